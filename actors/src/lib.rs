@@ -1,0 +1,1 @@
+//! The domain: pure state machines (deciders) and the `ModalSession` actor that drives them.

@@ -1,0 +1,1 @@
+//! The gateway: actix-web server, WebSocket protocol, HTTP endpoints and configuration.

@@ -1,0 +1,187 @@
+use std::pin::Pin;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::{Envelope, NewEvent, SessionId, StoreError};
+
+/// A stream of one session's envelopes, in seq order.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<Envelope, StoreError>> + Send + 'static>>;
+
+/// How appends become durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Durability {
+    /// Every append resolves only after a flush (fsync) that covers it; flushes are shared between
+    /// concurrent appends (group commit). The default.
+    Durable,
+    /// Appends resolve once written to memory; a background flush runs every `interval_ms`.
+    /// A crash loses at most that interval. For tests and load runs that choose it explicitly.
+    Buffered { interval_ms: u64 },
+}
+
+impl Default for Durability {
+    fn default() -> Self {
+        Self::Durable
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Active,
+    Ended,
+}
+
+/// What a caller supplies when a session is created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSession {
+    pub project: String,
+    pub created_ms: u64,
+    /// Hash of the token that lets a client re-attach. Never the token itself; never exported.
+    pub resume_token_hash: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub session: SessionId,
+    pub project: String,
+    pub status: SessionStatus,
+    pub created_ms: u64,
+    /// Time of the newest event (or of creation), Unix ms.
+    pub last_activity_ms: u64,
+    pub latest_seq: u64,
+    pub resume_token_hash: Option<String>,
+}
+
+/// Filters for [`EventLog::list_sessions`]; `None` matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionFilter {
+    pub project: Option<String>,
+    pub status: Option<SessionStatus>,
+    /// Only sessions whose last activity is at or after this time (Unix ms).
+    pub active_since_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPage {
+    pub sessions: Vec<SessionMeta>,
+    /// Pass as `after` to get the next page; `None` when this is the last page.
+    pub next: Option<SessionId>,
+}
+
+/// A cached fold of a session's events up to `seq`. Snapshots are a cache: deleting all of them never
+/// changes any session's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub seq: u64,
+    /// Version of the *state's* schema; a snapshot of another version is ignored on read.
+    pub schema_version: u32,
+    pub time_ms: u64,
+    pub state: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppendOutcome {
+    /// The envelopes as stored, seqs `expected_seq + 1 ..= expected_seq + n`.
+    pub envelopes: Vec<Envelope>,
+}
+
+impl AppendOutcome {
+    /// The stream's seq after this append.
+    pub fn last_seq(&self) -> Option<u64> {
+        self.envelopes.last().map(|e| e.seq)
+    }
+}
+
+/// When sessions are expired. Nothing but expiry ever deletes events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetentionPolicy {
+    /// Ended sessions are expired this long after their last activity.
+    pub ended_after: Duration,
+    /// Sessions of any status with no activity for this long are expired.
+    pub idle_after: Duration,
+    /// At most this many sessions are expired per batch.
+    pub batch_size: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpireReport {
+    pub sessions_expired: u64,
+    pub events_deleted: u64,
+    /// True when more sessions were due than the batch allowed.
+    pub more_due: bool,
+}
+
+/// The event log the rest of the system uses. Implementations must be safe to share between threads
+/// and runtimes (actix runs one Tokio runtime per worker thread).
+#[async_trait]
+pub trait EventLog: Send + Sync + 'static {
+    /// Record a new session. Durable when it resolves (the caller hands out a resume token next).
+    async fn create_session(&self, session: SessionId, new: NewSession) -> Result<SessionMeta, StoreError>;
+
+    /// Append `events` after `expected_seq` (0 for an empty stream). Atomic: all or nothing.
+    /// Resolves once the events are durable (per [`Durability`]). A mismatch is
+    /// [`StoreError::Conflict`] carrying the actual seq, and writes nothing.
+    async fn append(
+        &self,
+        session: SessionId,
+        expected_seq: u64,
+        events: Vec<NewEvent>,
+    ) -> Result<AppendOutcome, StoreError>;
+
+    /// Events with `from_seq <= seq <= to_seq` (inclusive; `to_seq` `None` means to the end),
+    /// upcast to the current schema.
+    async fn read(
+        &self,
+        session: SessionId,
+        from_seq: u64,
+        to_seq: Option<u64>,
+    ) -> Result<Vec<Envelope>, StoreError>;
+
+    /// All events from `from_seq` to the end as it is now, read lazily (for long replays).
+    fn stream(&self, session: SessionId, from_seq: u64) -> EventStream;
+
+    /// Events from `from_seq`, then every event committed (durably) afterwards, until the session is
+    /// expired or the log is closed. For following a live session.
+    fn follow(&self, session: SessionId, from_seq: u64) -> EventStream;
+
+    /// The last seq of the session's stream (0 when empty).
+    async fn latest_seq(&self, session: SessionId) -> Result<u64, StoreError>;
+
+    async fn session_meta(&self, session: SessionId) -> Result<Option<SessionMeta>, StoreError>;
+
+    async fn set_status(&self, session: SessionId, status: SessionStatus) -> Result<(), StoreError>;
+
+    /// Sessions in id order, starting after `after`, at most `limit` of them.
+    async fn list_sessions(
+        &self,
+        filter: &SessionFilter,
+        after: Option<SessionId>,
+        limit: usize,
+    ) -> Result<SessionPage, StoreError>;
+
+    async fn put_snapshot(&self, session: SessionId, snapshot: Snapshot) -> Result<(), StoreError>;
+
+    /// The session's snapshot if it was written with `schema_version`; others are ignored.
+    async fn get_snapshot(
+        &self,
+        session: SessionId,
+        schema_version: u32,
+    ) -> Result<Option<Snapshot>, StoreError>;
+
+    /// Delete one session's snapshots, or every snapshot when `session` is `None`.
+    async fn delete_snapshots(&self, session: Option<SessionId>) -> Result<(), StoreError>;
+
+    /// Expire one batch of sessions that the policy says are due at `now_ms`: their events,
+    /// snapshots and metadata.
+    async fn expire(&self, policy: &RetentionPolicy, now_ms: u64) -> Result<ExpireReport, StoreError>;
+
+    /// Bytes the log occupies on disk.
+    async fn disk_usage(&self) -> Result<u64, StoreError>;
+
+    /// Make everything appended so far durable (used at shutdown, and by buffered mode's callers).
+    async fn flush(&self) -> Result<(), StoreError>;
+}
