@@ -1,0 +1,381 @@
+//! Connection: per namespace, whether an account is connected, connecting or disconnected; which
+//! connector holds it; the accounts and the network; per connector, connected / active / disconnected;
+//! the wallets the browser discovered; and the recent wallets (at most two).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::chart::{region, tg, Statechart, ANY_STATE};
+use crate::model::caip::{parse_evm_chain_id, CaipAddress, CaipNetworkId, Namespace};
+use crate::model::connector::{
+    Connector, ConnectorType, DiscoveredWallet, RecentWallet, MAX_CONNECTORS, MAX_ICON_BYTES, MAX_RECENT_WALLETS,
+};
+use crate::model::networks::{ChainDefinition, NetworkRef};
+use crate::model::options::{AccountType, SessionOptions};
+use crate::session::{DomainError, Event, SessionState};
+
+pub const ID: &str = "connection";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ConnectionStatus {
+    #[default]
+    Disconnected,
+    Connecting,
+    Connected,
+}
+
+impl ConnectionStatus {
+    fn name(self) -> &'static str {
+        match self {
+            ConnectionStatus::Disconnected => "disconnected",
+            ConnectionStatus::Connecting => "connecting",
+            ConnectionStatus::Connected => "connected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    pub address: String,
+    #[serde(rename = "type")]
+    pub account_type: AccountType,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceConnection {
+    pub status: ConnectionStatus,
+    #[ts(type = "string | null")]
+    pub connector_id: Option<String>,
+    pub accounts: Vec<Account>,
+    /// The active account's address (the first account).
+    #[ts(type = "string | null")]
+    pub address: Option<String>,
+    #[ts(type = "string | null")]
+    pub caip_address: Option<CaipAddress>,
+    #[ts(type = "NetworkRef | null")]
+    pub network: Option<NetworkRef>,
+    /// The wallet request this namespace is waiting for (connect or sync).
+    #[ts(type = "string | null")]
+    pub pending_request: Option<String>,
+    /// Re-checking a stored connection (spec: loading while syncing).
+    pub syncing: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ConnectorStatus {
+    /// The connector of the active namespace.
+    Connected,
+    /// Holds a connection in another namespace.
+    Active,
+    Disconnected,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionState {
+    pub namespaces: BTreeMap<Namespace, NamespaceConnection>,
+    #[ts(type = "Namespace | null")]
+    pub active_namespace: Option<Namespace>,
+    pub connectors: Vec<Connector>,
+    /// Derived from `namespaces` and `connectors`.
+    pub connector_status: BTreeMap<String, ConnectorStatus>,
+    /// Newest first.
+    pub recent_wallets: Vec<RecentWallet>,
+    /// Derived: true while any stored connection is being synced.
+    pub loading: bool,
+}
+
+impl Default for ConnectionState {
+    fn default() -> Self {
+        Self {
+            namespaces: Namespace::ALL.into_iter().map(|n| (n, NamespaceConnection::default())).collect(),
+            active_namespace: None,
+            connectors: vec![],
+            connector_status: BTreeMap::new(),
+            recent_wallets: vec![],
+            loading: false,
+        }
+    }
+}
+
+impl ConnectionState {
+    pub fn namespace(&self, ns: Namespace) -> &NamespaceConnection {
+        static DISCONNECTED: std::sync::OnceLock<NamespaceConnection> = std::sync::OnceLock::new();
+        self.namespaces.get(&ns).unwrap_or_else(|| DISCONNECTED.get_or_init(NamespaceConnection::default))
+    }
+
+    pub fn connector(&self, id: &str) -> Option<&Connector> {
+        self.connectors.iter().find(|c| c.id == id)
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.namespaces.values().any(|n| n.status == ConnectionStatus::Connected)
+    }
+
+    /// Namespaces whose connection belongs to `connector_id` (connected or connecting).
+    pub fn namespaces_of(&self, connector_id: &str) -> Vec<Namespace> {
+        self.namespaces
+            .iter()
+            .filter(|(_, n)| n.status != ConnectionStatus::Disconnected && n.connector_id.as_deref() == Some(connector_id))
+            .map(|(ns, _)| *ns)
+            .collect()
+    }
+}
+
+/// What a wallet answered to a connect or sync request: `{ accounts: [...], chainId }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletAccounts {
+    pub accounts: Vec<String>,
+    pub chain_id: String,
+}
+
+/// Checks a wallet's answer and resolves its network against the session's networks: a chain the
+/// session does not support becomes the synthetic unsupported network.
+pub fn read_wallet_accounts(
+    namespace: Namespace,
+    result: &serde_json::Value,
+    networks: &[ChainDefinition],
+) -> Result<(Vec<Account>, NetworkRef), String> {
+    let answer: WalletAccounts =
+        serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
+    if answer.accounts.len() > 64 {
+        return Err("the wallet returned too many accounts".into());
+    }
+    if let Some(bad) = answer.accounts.iter().find(|a| !namespace.is_valid_address(a)) {
+        return Err(format!("the wallet returned an invalid {namespace} address {bad:?}"));
+    }
+    let accounts = answer
+        .accounts
+        .iter()
+        .map(|a| Account { address: a.clone(), account_type: AccountType::Eoa })
+        .collect();
+    let network = resolve_network(namespace, &answer.chain_id, networks)?;
+    Ok((accounts, network))
+}
+
+pub fn resolve_network(namespace: Namespace, chain_id: &str, networks: &[ChainDefinition]) -> Result<NetworkRef, String> {
+    let reference = match namespace {
+        Namespace::Eip155 => parse_evm_chain_id(chain_id)
+            .ok_or_else(|| format!("invalid chain id {chain_id:?}"))?
+            .to_string(),
+        _ => chain_id.to_string(),
+    };
+    let id = CaipNetworkId::new(namespace, reference);
+    Ok(networks
+        .iter()
+        .find(|c| c.caip_network_id == id)
+        .map(NetworkRef::of)
+        .unwrap_or_else(|| NetworkRef::unsupported(id)))
+}
+
+/// Builds the connector list from what the browser discovered, honouring the EIP-6963 and injected
+/// switches; wallets are de-duplicated by rdns (the first announcement wins).
+pub fn connectors_from(wallets: &[DiscoveredWallet], options: &SessionOptions) -> Result<Vec<Connector>, DomainError> {
+    if wallets.len() > MAX_CONNECTORS {
+        return Err(DomainError::TooMany { what: "wallets".into(), max: MAX_CONNECTORS });
+    }
+    let mut connectors: Vec<Connector> = Vec::new();
+    for (i, wallet) in wallets.iter().enumerate() {
+        let field = |name: &str| format!("wallets[{i}].{name}");
+        if wallet.name.trim().is_empty() || wallet.name.len() > 64 {
+            return Err(DomainError::InvalidInput { field: field("name"), message: "1 to 64 characters".into() });
+        }
+        let id = match wallet.kind {
+            ConnectorType::Announced => {
+                if !options.enable_eip6963 {
+                    continue;
+                }
+                match &wallet.rdns {
+                    Some(rdns) if !rdns.is_empty() && rdns.len() <= 128 => rdns.clone(),
+                    _ => {
+                        return Err(DomainError::InvalidInput {
+                            field: field("rdns"),
+                            message: "announced wallets carry an rdns of 1 to 128 characters".into(),
+                        });
+                    }
+                }
+            }
+            ConnectorType::Injected => {
+                if !options.enable_injected {
+                    continue;
+                }
+                "injected".to_string()
+            }
+            other => {
+                return Err(DomainError::InvalidInput {
+                    field: field("kind"),
+                    message: format!("the browser reports ANNOUNCED or INJECTED wallets, not {other:?}"),
+                });
+            }
+        };
+        if connectors.iter().any(|c| c.id == id) {
+            continue;
+        }
+        let icon = wallet.icon.clone().filter(|i| i.len() <= MAX_ICON_BYTES && i.starts_with("data:image/"));
+        connectors.push(Connector {
+            id,
+            name: wallet.name.trim().to_string(),
+            kind: wallet.kind,
+            rdns: wallet.rdns.clone(),
+            icon,
+            namespaces: vec![Namespace::Eip155],
+        });
+    }
+    Ok(connectors)
+}
+
+fn disconnected() -> NamespaceConnection {
+    NamespaceConnection::default()
+}
+
+pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
+    match event {
+        Event::ConnectorsUpdated { connectors } => state.connectors = connectors.clone(),
+        Event::ConnectStarted { namespace, connector_id, request_id } => {
+            let ns = state.namespaces.entry(*namespace).or_default();
+            *ns = NamespaceConnection {
+                status: ConnectionStatus::Connecting,
+                connector_id: Some(connector_id.clone()),
+                pending_request: Some(request_id.clone()),
+                ..disconnected()
+            };
+        }
+        Event::Connected { namespace, connector_id, accounts, network } => {
+            let ns = state.namespaces.entry(*namespace).or_default();
+            let address = accounts.first().map(|a| a.address.clone());
+            *ns = NamespaceConnection {
+                status: ConnectionStatus::Connected,
+                connector_id: Some(connector_id.clone()),
+                caip_address: address
+                    .clone()
+                    .map(|address| CaipAddress { network: network.caip_network_id.clone(), address }),
+                address,
+                accounts: accounts.clone(),
+                network: Some(network.clone()),
+                pending_request: None,
+                syncing: false,
+            };
+            state.active_namespace = Some(*namespace);
+        }
+        Event::SyncStarted { namespace, connector_id, request_id } => {
+            let ns = state.namespaces.entry(*namespace).or_default();
+            ns.status = ConnectionStatus::Connecting;
+            ns.connector_id = Some(connector_id.clone());
+            ns.pending_request = Some(request_id.clone());
+            ns.syncing = true;
+        }
+        Event::Synced { namespace, accounts, network } => {
+            let ns = state.namespaces.entry(*namespace).or_default();
+            ns.status = ConnectionStatus::Connected;
+            ns.address = accounts.first().map(|a| a.address.clone());
+            ns.caip_address =
+                ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
+            ns.accounts = accounts.clone();
+            ns.network = Some(network.clone());
+            ns.pending_request = None;
+            ns.syncing = false;
+            if state.active_namespace.is_none() {
+                state.active_namespace = Some(*namespace);
+            }
+        }
+        Event::AccountsChanged { namespace, accounts } => {
+            let ns = state.namespaces.entry(*namespace).or_default();
+            ns.address = accounts.first().map(|a| a.address.clone());
+            ns.caip_address = match (&ns.address, &ns.network) {
+                (Some(address), Some(network)) => {
+                    Some(CaipAddress { network: network.caip_network_id.clone(), address: address.clone() })
+                }
+                _ => None,
+            };
+            ns.accounts = accounts.clone();
+        }
+        Event::NetworkChanged { namespace, network } => {
+            let ns = state.namespaces.entry(*namespace).or_default();
+            ns.caip_address =
+                ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
+            ns.network = Some(network.clone());
+        }
+        Event::ConnectFailed { namespace, .. } | Event::SyncFailed { namespace, .. } | Event::Disconnected { namespace, .. } => {
+            state.namespaces.insert(*namespace, disconnected());
+            if state.active_namespace == Some(*namespace) {
+                state.active_namespace = state
+                    .namespaces
+                    .iter()
+                    .find(|(_, n)| n.status == ConnectionStatus::Connected)
+                    .map(|(ns, _)| *ns);
+            }
+        }
+        Event::RecentWalletUsed { wallet } => {
+            state.recent_wallets.retain(|w| w.id != wallet.id);
+            state.recent_wallets.insert(0, wallet.clone());
+            state.recent_wallets.truncate(MAX_RECENT_WALLETS);
+        }
+        _ => {}
+    }
+    state
+}
+
+/// Recomputes the derived fields: per-connector status and the loading flag.
+pub fn derive(state: &mut ConnectionState) {
+    let active_connector = state
+        .active_namespace
+        .and_then(|ns| state.namespaces.get(&ns))
+        .filter(|n| n.status == ConnectionStatus::Connected)
+        .and_then(|n| n.connector_id.clone());
+    let mut status = BTreeMap::new();
+    for connector in &state.connectors {
+        status.insert(connector.id.clone(), ConnectorStatus::Disconnected);
+    }
+    for n in state.namespaces.values() {
+        if let (ConnectionStatus::Connected, Some(id)) = (n.status, &n.connector_id) {
+            status.insert(id.clone(), ConnectorStatus::Active);
+        }
+    }
+    if let Some(id) = active_connector {
+        status.insert(id, ConnectorStatus::Connected);
+    }
+    state.connector_status = status;
+    state.loading = state.namespaces.values().any(|n| n.syncing);
+}
+
+pub fn chart() -> Statechart {
+    let regions = Namespace::ALL
+        .into_iter()
+        .map(|ns| {
+            let g = |from: &str, event: &str, to: &str| tg(from, event, to, "/namespace", ns.as_str());
+            region(
+                ns.as_str(),
+                "disconnected",
+                &["disconnected", "connecting", "connected"],
+                vec![
+                    g("disconnected", "ConnectStarted", "connecting"),
+                    g("connecting", "Connected", "connected"),
+                    g("connecting", "ConnectFailed", "disconnected"),
+                    g("connected", "SyncStarted", "connecting"),
+                    g("connecting", "Synced", "connected"),
+                    g("connecting", "SyncFailed", "disconnected"),
+                    g(ANY_STATE, "Disconnected", "disconnected"),
+                ],
+            )
+        })
+        .collect();
+    Statechart {
+        id: ID.into(),
+        description: "Per chain namespace: disconnected, connecting (connect or sync) or connected.".into(),
+        regions,
+    }
+}
+
+pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
+    Namespace::ALL
+        .into_iter()
+        .map(|ns| (ns.as_str().to_string(), state.connection.namespace(ns).status.name().to_string()))
+        .collect()
+}

@@ -1,0 +1,67 @@
+//! The modal: open or closed, and whether closing is allowed right now.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::chart::{region, t, Statechart};
+use crate::session::{Event, SessionState};
+
+pub const ID: &str = "modal";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ModalStatus {
+    #[default]
+    Closed,
+    Open,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModalState {
+    pub status: ModalStatus,
+    /// Derived: whether the close button and Escape work now (see `session::derive`).
+    pub closable: bool,
+}
+
+impl Default for ModalState {
+    fn default() -> Self {
+        Self { status: ModalStatus::Closed, closable: true }
+    }
+}
+
+impl ModalState {
+    pub fn is_open(&self) -> bool {
+        self.status == ModalStatus::Open
+    }
+}
+
+pub fn evolve(mut state: ModalState, event: &Event) -> ModalState {
+    match event {
+        Event::ModalOpened {} => state.status = ModalStatus::Open,
+        Event::ModalClosed {} => state.status = ModalStatus::Closed,
+        _ => {}
+    }
+    state
+}
+
+pub fn chart() -> Statechart {
+    Statechart {
+        id: ID.into(),
+        description: "Whether the modal is shown.".into(),
+        regions: vec![region(
+            ID,
+            "closed",
+            &["closed", "open"],
+            vec![t("closed", "ModalOpened", "open"), t("open", "ModalClosed", "closed")],
+        )],
+    }
+}
+
+pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
+    let name = match state.modal.status {
+        ModalStatus::Closed => "closed",
+        ModalStatus::Open => "open",
+    };
+    vec![(ID.into(), name.into())]
+}

@@ -1,0 +1,103 @@
+//! Connectors: the ways a visitor can connect, as the browser discovered them (EIP-6963 announcements,
+//! a legacy injected provider) or as the host app configured them (custom wallets).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::caip::Namespace;
+
+/// Connector types of the spec (section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ConnectorType {
+    MultiChain,
+    Announced,
+    Injected,
+    External,
+    WalletConnect,
+    Auth,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Connector {
+    /// The EIP-6963 rdns for announced wallets, `injected` for a legacy `window.ethereum`, the wallet
+    /// id for custom wallets.
+    pub id: String,
+    pub name: String,
+    pub kind: ConnectorType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rdns: Option<String>,
+    /// A small `data:` image (EIP-6963 icons), dropped when larger than [`MAX_ICON_BYTES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub icon: Option<String>,
+    pub namespaces: Vec<Namespace>,
+}
+
+pub const MAX_ICON_BYTES: usize = 8 * 1024;
+pub const MAX_CONNECTORS: usize = 32;
+
+/// A wallet the browser discovered, as the client reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DiscoveredWallet {
+    pub name: String,
+    /// EIP-6963 reverse-DNS identifier; absent for a legacy injected provider.
+    #[serde(default)]
+    #[ts(optional)]
+    pub rdns: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub icon: Option<String>,
+    /// `ANNOUNCED` (EIP-6963) or `INJECTED` (legacy `window.ethereum`).
+    pub kind: ConnectorType,
+}
+
+/// A recently used wallet (spec: id and rdns), newest first; at most [`MAX_RECENT_WALLETS`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentWallet {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rdns: Option<String>,
+    pub name: String,
+}
+
+pub const MAX_RECENT_WALLETS: usize = 2;
+
+/// Connector groups of the Connect view, in their default order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ConnectorGroup {
+    WalletConnect,
+    Recent,
+    Injected,
+    Featured,
+    Custom,
+    External,
+    Recommended,
+}
+
+impl ConnectorGroup {
+    pub const DEFAULT_ORDER: [ConnectorGroup; 7] = [
+        ConnectorGroup::WalletConnect,
+        ConnectorGroup::Recent,
+        ConnectorGroup::Injected,
+        ConnectorGroup::Featured,
+        ConnectorGroup::Custom,
+        ConnectorGroup::External,
+        ConnectorGroup::Recommended,
+    ];
+}
+
+/// Connect methods of the Connect view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ConnectMethod {
+    Email,
+    Social,
+    Wallet,
+}

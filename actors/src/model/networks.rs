@@ -1,0 +1,149 @@
+//! Chain definitions: the catalogue of networks the spec lists, plus networks a host app defines itself.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::caip::{CaipNetworkId, Namespace};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NativeCurrency {
+    pub name: String,
+    pub symbol: String,
+    pub decimals: u8,
+}
+
+/// A chain definition (spec section 3). `rpc_urls` and `block_explorers` hold the default URL of each.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChainDefinition {
+    pub caip_network_id: CaipNetworkId,
+    pub name: String,
+    pub native_currency: NativeCurrency,
+    #[serde(default)]
+    pub rpc_urls: Vec<String>,
+    #[serde(default)]
+    pub block_explorers: Vec<String>,
+    #[serde(default)]
+    pub testnet: bool,
+}
+
+impl ChainDefinition {
+    pub fn namespace(&self) -> Namespace {
+        self.caip_network_id.namespace
+    }
+}
+
+/// The network a connected account is on, as the modal shows it. `supported` is false for the
+/// synthetic unsupported network that a chain outside the session's networks becomes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkRef {
+    pub caip_network_id: CaipNetworkId,
+    pub name: String,
+    pub supported: bool,
+}
+
+impl NetworkRef {
+    pub fn of(chain: &ChainDefinition) -> Self {
+        Self { caip_network_id: chain.caip_network_id.clone(), name: chain.name.clone(), supported: true }
+    }
+
+    /// The synthetic network an unsupported chain switches to.
+    pub fn unsupported(caip_network_id: CaipNetworkId) -> Self {
+        Self { caip_network_id, name: "Unsupported Network".into(), supported: false }
+    }
+}
+
+pub const DEFAULT_NETWORK: &str = "eip155:1";
+
+pub const SOLANA_MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
+pub const SOLANA_DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+pub const SOLANA_TESTNET: &str = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z";
+pub const BITCOIN_MAINNET: &str = "bip122:000000000019d6689c085ae165831e93";
+pub const BITCOIN_TESTNET: &str = "bip122:000000000933ea01ad0ee984209779ba";
+
+/// (chain id, name, currency symbol, testnet) of every EVM network the spec lists; all use 18 decimals.
+const EVM_CHAINS: &[(u64, &str, &str, &str, bool)] = &[
+    (1, "Ethereum", "Ether", "ETH", false),
+    (5, "Goerli", "Goerli Ether", "ETH", true),
+    (11155111, "Sepolia", "Sepolia Ether", "ETH", true),
+    (10, "OP Mainnet", "Ether", "ETH", false),
+    (420, "Optimism Goerli", "Goerli Ether", "ETH", true),
+    (42161, "Arbitrum One", "Ether", "ETH", false),
+    (421613, "Arbitrum Goerli", "Goerli Ether", "ETH", true),
+    (137, "Polygon", "POL", "POL", false),
+    (80001, "Polygon Mumbai", "MATIC", "MATIC", true),
+    (42220, "Celo", "CELO", "CELO", false),
+    (1313161554, "Aurora", "Ether", "ETH", false),
+    (1313161555, "Aurora Testnet", "Ether", "ETH", true),
+    (56, "BNB Smart Chain", "BNB", "BNB", false),
+    (97, "BNB Smart Chain Testnet", "BNB", "tBNB", true),
+    (43114, "Avalanche", "Avalanche", "AVAX", false),
+    (43113, "Avalanche Fuji", "Avalanche Fuji", "AVAX", true),
+    (324, "ZKsync Era", "Ether", "ETH", false),
+    (280, "ZKsync Era Testnet", "Ether", "ETH", true),
+    (100, "Gnosis", "xDAI", "XDAI", false),
+    (8453, "Base", "Ether", "ETH", false),
+    (84531, "Base Goerli", "Goerli Ether", "ETH", true),
+    (84532, "Base Sepolia", "Sepolia Ether", "ETH", true),
+    (7777777, "Zora", "Ether", "ETH", false),
+    (999, "Zora Goerli", "Zora Goerli", "ETH", true),
+];
+
+/// Every network the catalogue knows, EVM first.
+pub fn catalogue() -> Vec<ChainDefinition> {
+    let evm = EVM_CHAINS.iter().map(|&(id, name, currency, symbol, testnet)| ChainDefinition {
+        caip_network_id: CaipNetworkId::eip155(id),
+        name: name.into(),
+        native_currency: NativeCurrency { name: currency.into(), symbol: symbol.into(), decimals: 18 },
+        rpc_urls: vec![],
+        block_explorers: vec![],
+        testnet,
+    });
+    let sol = |id: &str, name: &str, testnet| ChainDefinition {
+        caip_network_id: id.parse().expect("catalogue ids are valid"),
+        name: name.into(),
+        native_currency: NativeCurrency { name: "Solana".into(), symbol: "SOL".into(), decimals: 9 },
+        rpc_urls: vec![],
+        block_explorers: vec![],
+        testnet,
+    };
+    let btc = |id: &str, name: &str, testnet| ChainDefinition {
+        caip_network_id: id.parse().expect("catalogue ids are valid"),
+        name: name.into(),
+        native_currency: NativeCurrency { name: "Bitcoin".into(), symbol: "BTC".into(), decimals: 8 },
+        rpc_urls: vec![],
+        block_explorers: vec![],
+        testnet,
+    };
+    evm.chain([
+        sol(SOLANA_MAINNET, "Solana", false),
+        sol(SOLANA_DEVNET, "Solana Devnet", true),
+        sol(SOLANA_TESTNET, "Solana Testnet", true),
+        btc(BITCOIN_MAINNET, "Bitcoin", false),
+        btc(BITCOIN_TESTNET, "Bitcoin Testnet", true),
+    ])
+    .collect()
+}
+
+pub fn lookup(id: &CaipNetworkId) -> Option<ChainDefinition> {
+    catalogue().into_iter().find(|c| &c.caip_network_id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalogue_has_every_listed_network_once() {
+        let all = catalogue();
+        assert_eq!(all.len(), 24 + 3 + 2);
+        let mut ids: Vec<_> = all.iter().map(|c| c.caip_network_id.to_string()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len());
+        assert_eq!(lookup(&"eip155:42161".parse().unwrap()).unwrap().name, "Arbitrum One");
+        assert_eq!(lookup(&SOLANA_MAINNET.parse().unwrap()).unwrap().native_currency.decimals, 9);
+    }
+}

@@ -1,0 +1,388 @@
+//! The host app's options for a session (spec section 3), validated once when the session starts.
+//!
+//! Unknown fields are refused with the field's name, so a typo in a host app's configuration is
+//! reported instead of silently ignored.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::caip::{CaipNetworkId, Namespace};
+use super::connector::{ConnectMethod, ConnectorGroup};
+use super::networks::{self, ChainDefinition, DEFAULT_NETWORK};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeMode {
+    Light,
+    #[default]
+    Dark,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum SocialProvider {
+    Google,
+    X,
+    Farcaster,
+    Discord,
+    Apple,
+    Github,
+    Facebook,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum AccountType {
+    Eoa,
+    SmartAccount,
+    Payment,
+}
+
+impl AccountType {
+    /// The spec's default account type per namespace.
+    pub fn default_for(namespace: Namespace) -> AccountType {
+        match namespace {
+            Namespace::Eip155 => AccountType::SmartAccount,
+            Namespace::Bip122 => AccountType::Payment,
+            Namespace::Polkadot | Namespace::Solana | Namespace::Cosmos => AccountType::Eoa,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum WalletFeature {
+    Onramp,
+    Swaps,
+    Receive,
+    Send,
+}
+
+/// Feature flags (spec section 3). Email and social login are off by default: they need an
+/// embedded-wallet provider that a deployment configures explicitly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Features {
+    pub email: bool,
+    pub socials: Vec<SocialProvider>,
+    pub email_show_wallets: bool,
+    pub swaps: bool,
+    pub onramp: bool,
+    pub activity: bool,
+    pub send: bool,
+    pub receive: bool,
+    pub pay: bool,
+    pub analytics: bool,
+    pub all_wallets: bool,
+    pub legal_checkbox: bool,
+    pub smart_sessions: bool,
+    pub collapse_wallets: bool,
+    pub branding: bool,
+    #[ts(optional)]
+    pub connector_type_order: Option<Vec<ConnectorGroup>>,
+    #[ts(optional)]
+    pub connect_methods_order: Option<Vec<ConnectMethod>>,
+    #[ts(optional)]
+    pub wallet_features_order: Option<Vec<WalletFeature>>,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Self {
+            email: false,
+            socials: vec![],
+            email_show_wallets: true,
+            swaps: true,
+            onramp: true,
+            activity: true,
+            send: true,
+            receive: true,
+            pay: false,
+            analytics: false,
+            all_wallets: true,
+            legal_checkbox: false,
+            smart_sessions: false,
+            collapse_wallets: false,
+            branding: true,
+            connector_type_order: None,
+            connect_methods_order: None,
+            wallet_features_order: None,
+        }
+    }
+}
+
+/// The spec's default socials order.
+pub const DEFAULT_SOCIALS: [SocialProvider; 7] = [
+    SocialProvider::Google,
+    SocialProvider::X,
+    SocialProvider::Farcaster,
+    SocialProvider::Discord,
+    SocialProvider::Apple,
+    SocialProvider::Github,
+    SocialProvider::Facebook,
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AppMetadata {
+    pub name: String,
+    pub description: String,
+    pub url: String,
+    pub icons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CustomWallet {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub homepage: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub image_url: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub rdns: Option<String>,
+}
+
+/// A network the host app supports: a catalogue id (`"eip155:1"`) or a full definition (for chains
+/// the catalogue does not list, such as a local development node).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum NetworkOption {
+    Known(CaipNetworkId),
+    Custom(ChainDefinition),
+}
+
+/// Sign-in (SIWX) options.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SiwxOptions {
+    /// When true, a connected visitor must sign in: closing the sign-in view disconnects.
+    pub required: bool,
+    /// Statement shown in the message.
+    #[ts(optional)]
+    pub statement: Option<String>,
+    /// Sign out (revoke the session) when the wallet disconnects.
+    pub sign_out_on_disconnect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SessionOptions {
+    pub networks: Vec<NetworkOption>,
+    #[ts(optional)]
+    pub default_network: Option<CaipNetworkId>,
+    pub metadata: AppMetadata,
+    pub features: Features,
+    pub include_wallet_ids: Vec<String>,
+    pub exclude_wallet_ids: Vec<String>,
+    pub featured_wallet_ids: Vec<String>,
+    pub custom_wallets: Vec<CustomWallet>,
+    #[ts(optional)]
+    pub terms_conditions_url: Option<String>,
+    #[ts(optional)]
+    pub privacy_policy_url: Option<String>,
+    pub enable_wallet_connect: bool,
+    pub enable_eip6963: bool,
+    pub enable_injected: bool,
+    pub enable_wallets: bool,
+    pub enable_network_switch: bool,
+    pub allow_unsupported_chain: bool,
+    pub default_account_types: BTreeMap<Namespace, AccountType>,
+    pub theme_mode: ThemeMode,
+    pub theme_variables: BTreeMap<String, String>,
+    #[ts(optional)]
+    pub siwx: Option<SiwxOptions>,
+    pub debug: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        Self {
+            networks: vec![],
+            default_network: None,
+            metadata: AppMetadata::default(),
+            features: Features::default(),
+            include_wallet_ids: vec![],
+            exclude_wallet_ids: vec![],
+            featured_wallet_ids: vec![],
+            custom_wallets: vec![],
+            terms_conditions_url: None,
+            privacy_policy_url: None,
+            // WalletConnect needs a relay service this deployment does not run; hosts opt in.
+            enable_wallet_connect: false,
+            enable_eip6963: true,
+            enable_injected: true,
+            enable_wallets: true,
+            enable_network_switch: true,
+            allow_unsupported_chain: false,
+            default_account_types: BTreeMap::new(),
+            theme_mode: ThemeMode::Dark,
+            theme_variables: BTreeMap::new(),
+            siwx: None,
+            debug: false,
+        }
+    }
+}
+
+/// Theme variables a host may set.
+pub const THEME_VARIABLES: &[&str] = &[
+    "--vst-accent",
+    "--vst-color-mix",
+    "--vst-color-mix-strength",
+    "--vst-font-family",
+    "--vst-font-size-master",
+    "--vst-border-radius-master",
+    "--vst-z-index",
+];
+
+/// A refused option, naming the field (as the host wrote it) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, TS)]
+#[error("option `{field}`: {message}")]
+pub struct OptionsError {
+    pub field: String,
+    pub message: String,
+}
+
+const MAX_LIST: usize = 64;
+const MAX_TEXT: usize = 512;
+
+impl SessionOptions {
+    /// Checks what serde cannot and resolves the networks against the catalogue.
+    pub fn validate(&self) -> Result<Vec<ChainDefinition>, OptionsError> {
+        let err = |field: &str, message: String| Err(OptionsError { field: field.into(), message });
+        for (field, len) in [
+            ("networks", self.networks.len()),
+            ("includeWalletIds", self.include_wallet_ids.len()),
+            ("excludeWalletIds", self.exclude_wallet_ids.len()),
+            ("featuredWalletIds", self.featured_wallet_ids.len()),
+            ("customWallets", self.custom_wallets.len()),
+            ("themeVariables", self.theme_variables.len()),
+            ("metadata.icons", self.metadata.icons.len()),
+        ] {
+            if len > MAX_LIST {
+                return err(field, format!("at most {MAX_LIST} entries, got {len}"));
+            }
+        }
+        let texts = self
+            .include_wallet_ids
+            .iter()
+            .chain(&self.exclude_wallet_ids)
+            .chain(&self.featured_wallet_ids)
+            .chain(&self.metadata.icons)
+            .chain([&self.metadata.name, &self.metadata.description, &self.metadata.url])
+            .chain(self.theme_variables.values());
+        for text in texts {
+            if text.len() > MAX_TEXT {
+                return err("options", format!("a value is longer than {MAX_TEXT} characters"));
+            }
+        }
+        for key in self.theme_variables.keys() {
+            if !THEME_VARIABLES.contains(&key.as_str()) {
+                return err(
+                    &format!("themeVariables.{key}"),
+                    format!("unknown theme variable; known: {}", THEME_VARIABLES.join(", ")),
+                );
+            }
+        }
+        for (field, url) in [
+            ("termsConditionsUrl", &self.terms_conditions_url),
+            ("privacyPolicyUrl", &self.privacy_policy_url),
+        ] {
+            if let Some(url) = url {
+                if !(url.starts_with("https://") || url.starts_with("http://")) || url.len() > MAX_TEXT {
+                    return err(field, "must be an http(s) URL".into());
+                }
+            }
+        }
+        let mut resolved: Vec<ChainDefinition> = Vec::new();
+        for (i, network) in self.networks.iter().enumerate() {
+            let chain = match network {
+                NetworkOption::Known(id) => match networks::lookup(id) {
+                    Some(chain) => chain,
+                    None => {
+                        return err(
+                            &format!("networks[{i}]"),
+                            format!("{id} is not a known network; give a full chain definition"),
+                        );
+                    }
+                },
+                NetworkOption::Custom(chain) => {
+                    if chain.name.is_empty() || chain.name.len() > 64 {
+                        return err(&format!("networks[{i}].name"), "1 to 64 characters".into());
+                    }
+                    chain.clone()
+                }
+            };
+            if resolved.iter().any(|c| c.caip_network_id == chain.caip_network_id) {
+                return err(&format!("networks[{i}]"), format!("{} is listed twice", chain.caip_network_id));
+            }
+            resolved.push(chain);
+        }
+        if resolved.is_empty() {
+            let default: CaipNetworkId = DEFAULT_NETWORK.parse().expect("valid default");
+            resolved.push(networks::lookup(&default).expect("the default network is in the catalogue"));
+        }
+        if let Some(default) = &self.default_network {
+            if !resolved.iter().any(|c| &c.caip_network_id == default) {
+                return err("defaultNetwork", format!("{default} is not one of `networks`"));
+            }
+        }
+        Ok(resolved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: serde_json::Value) -> Result<SessionOptions, String> {
+        serde_json::from_value(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn unknown_options_are_refused_by_name() {
+        let e = parse(serde_json::json!({ "netwrks": [] })).unwrap_err();
+        assert!(e.contains("netwrks"), "{e}");
+        let e = parse(serde_json::json!({ "features": { "emial": true } })).unwrap_err();
+        assert!(e.contains("emial"), "{e}");
+    }
+
+    #[test]
+    fn networks_resolve_known_ids_and_custom_definitions() {
+        let options = parse(serde_json::json!({
+            "networks": ["eip155:1", {
+                "caipNetworkId": "eip155:31337", "name": "Anvil",
+                "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+                "rpcUrls": ["http://127.0.0.1:8545"]
+            }]
+        }))
+        .unwrap();
+        let resolved = options.validate().unwrap();
+        assert_eq!(resolved[0].name, "Ethereum");
+        assert_eq!(resolved[1].caip_network_id.to_string(), "eip155:31337");
+    }
+
+    #[test]
+    fn no_networks_means_the_default_chain() {
+        let resolved = SessionOptions::default().validate().unwrap();
+        assert_eq!(resolved.len(), 1);
+        assert_eq!(resolved[0].caip_network_id.to_string(), DEFAULT_NETWORK);
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        let unknown_network = parse(serde_json::json!({ "networks": ["eip155:424242"] })).unwrap();
+        assert_eq!(unknown_network.validate().unwrap_err().field, "networks[0]");
+        let bad_default =
+            parse(serde_json::json!({ "networks": ["eip155:1"], "defaultNetwork": "eip155:10" })).unwrap();
+        assert_eq!(bad_default.validate().unwrap_err().field, "defaultNetwork");
+        let bad_theme = parse(serde_json::json!({ "themeVariables": { "--x": "1" } })).unwrap();
+        assert_eq!(bad_theme.validate().unwrap_err().field, "themeVariables.--x");
+    }
+}

@@ -1,0 +1,128 @@
+//! Commands: what a session is asked to do. `ClientCommand`s arrive over the wire from the widget;
+//! `Command::Start` and `Command::Tick` come from the runtime itself (session creation, a deadline
+//! that fell due) and cannot be sent by a client.
+
+use serde::{Deserialize, Serialize};
+use strum::IntoStaticStr;
+use ts_rs::TS;
+
+use crate::machines::requests::WalletOutcome;
+use crate::machines::router::{RouteParams, View};
+use crate::machines::toasts::ToastVariant;
+use crate::model::caip::Namespace;
+use crate::model::connector::DiscoveredWallet;
+use crate::model::options::SessionOptions;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr)]
+#[serde(tag = "type", rename_all_fields = "camelCase")]
+pub enum ClientCommand {
+    /// A page (re)loaded and attached: stored connections are re-synced with the wallet.
+    PageLoaded {},
+    OpenModal {
+        #[serde(default)]
+        #[ts(optional)]
+        view: Option<View>,
+    },
+    CloseModal {},
+    Navigate {
+        view: View,
+        #[serde(default)]
+        #[ts(optional)]
+        params: Option<RouteParams>,
+        #[serde(default)]
+        #[ts(optional)]
+        replace: Option<bool>,
+    },
+    GoBack {},
+    /// The wallets the browser discovered (EIP-6963 announcements and a legacy injected provider).
+    ReportWallets {
+        wallets: Vec<DiscoveredWallet>,
+    },
+    SelectConnector {
+        connector_id: String,
+    },
+    Disconnect {
+        #[serde(default)]
+        #[ts(optional)]
+        namespace: Option<Namespace>,
+    },
+    /// The outcome of a wallet request the session issued.
+    ResolveWalletRequest {
+        request_id: String,
+        outcome: WalletOutcome,
+    },
+    /// EIP-1193 `accountsChanged`.
+    WalletAccountsChanged {
+        connector_id: String,
+        accounts: Vec<String>,
+    },
+    /// EIP-1193 `chainChanged`.
+    WalletChainChanged {
+        connector_id: String,
+        chain_id: String,
+    },
+    /// EIP-1193 `disconnect`.
+    WalletDisconnected {
+        connector_id: String,
+    },
+    ShowToast {
+        message: String,
+        variant: ToastVariant,
+        #[serde(default)]
+        #[ts(optional, type = "number")]
+        duration_ms: Option<u64>,
+        /// Never closes by itself.
+        #[serde(default)]
+        #[ts(optional)]
+        persistent: Option<bool>,
+    },
+    DismissToast {
+        id: String,
+    },
+    /// A swipe gesture on a toast; the server decides whether it dismisses.
+    SwipeToast {
+        id: String,
+        distance_px: f64,
+        elapsed_ms: f64,
+    },
+    SetToastHover {
+        hovered: bool,
+    },
+    SetToastInteraction {
+        active: bool,
+    },
+    SetPageVisibility {
+        hidden: bool,
+    },
+}
+
+impl ClientCommand {
+    pub fn type_name(&self) -> &'static str {
+        self.into()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Client(ClientCommand),
+    /// Creates the session (runtime only).
+    Start { project: String, origin: String, options: SessionOptions },
+    /// A deadline in the state fell due (runtime only).
+    Tick,
+}
+
+impl Command {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Command::Client(c) => c.type_name(),
+            Command::Start { .. } => "Start",
+            Command::Tick => "Tick",
+        }
+    }
+}
+
+impl From<ClientCommand> for Command {
+    fn from(c: ClientCommand) -> Self {
+        Command::Client(c)
+    }
+}

@@ -1,0 +1,208 @@
+//! Every event a session can record. One flat enum so each event type is one name in the log, in the
+//! statecharts and on the wire; each machine's `evolve` reacts to the variants that concern it.
+//!
+//! Changing a variant's payload incompatibly means bumping its schema version in
+//! [`Event::schema_version`] and adding an upcaster in `session::upcast`; the log is never rewritten.
+
+use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantNames};
+use ts_rs::TS;
+
+use crate::machines::connection::Account;
+use crate::machines::requests::{WalletOutcome, WalletRequest};
+use crate::machines::router::{NavigationMode, RouteParams, View};
+use crate::machines::toasts::{PauseReason, ToastDismissal, ToastVariant};
+use crate::model::caip::Namespace;
+use crate::model::connector::{Connector, RecentWallet};
+use crate::model::networks::{ChainDefinition, NetworkRef};
+use crate::model::options::SessionOptions;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr, VariantNames)]
+#[serde(tag = "type", content = "payload", rename_all_fields = "camelCase")]
+pub enum Event {
+    // --- session ---
+    /// The first event of every session: where it runs and the host app's validated options, with the
+    /// networks resolved (so a replay does not depend on today's catalogue).
+    SessionStarted {
+        project: String,
+        origin: String,
+        options: SessionOptions,
+        networks: Vec<ChainDefinition>,
+    },
+
+    // --- modal ---
+    ModalOpened {},
+    ModalClosed {},
+
+    // --- router ---
+    Navigated {
+        view: View,
+        #[ts(optional)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<RouteParams>,
+        mode: NavigationMode,
+    },
+    WentBack {
+        to: View,
+    },
+
+    // --- connection ---
+    ConnectorsUpdated {
+        connectors: Vec<Connector>,
+    },
+    ConnectStarted {
+        namespace: Namespace,
+        connector_id: String,
+        request_id: String,
+    },
+    Connected {
+        namespace: Namespace,
+        connector_id: String,
+        accounts: Vec<Account>,
+        network: NetworkRef,
+    },
+    ConnectFailed {
+        namespace: Namespace,
+        connector_id: String,
+        /// The wallet's error code, if the wallet answered with one.
+        #[ts(type = "number | null")]
+        code: Option<i64>,
+        message: String,
+    },
+    SyncStarted {
+        namespace: Namespace,
+        connector_id: String,
+        request_id: String,
+    },
+    Synced {
+        namespace: Namespace,
+        accounts: Vec<Account>,
+        network: NetworkRef,
+    },
+    SyncFailed {
+        namespace: Namespace,
+        message: String,
+    },
+    AccountsChanged {
+        namespace: Namespace,
+        accounts: Vec<Account>,
+    },
+    NetworkChanged {
+        namespace: Namespace,
+        network: NetworkRef,
+    },
+    Disconnected {
+        namespace: Namespace,
+        reason: String,
+    },
+    RecentWalletUsed {
+        wallet: RecentWallet,
+    },
+
+    // --- toasts ---
+    ToastQueued {
+        id: String,
+        message: String,
+        variant: ToastVariant,
+        #[ts(type = "number | null")]
+        auto_close_ms: Option<u64>,
+        #[ts(type = "number")]
+        at_ms: u64,
+    },
+    ToastShown {
+        id: String,
+        #[ts(type = "number | null")]
+        deadline_ms: Option<u64>,
+    },
+    ToastDismissed {
+        id: String,
+        reason: ToastDismissal,
+    },
+    ToastReshowScheduled {
+        #[ts(type = "number")]
+        at_ms: u64,
+    },
+    ToastReshowCancelled {},
+    ToastsCleared {},
+    ToastPauseStarted {
+        reason: PauseReason,
+        #[ts(type = "number")]
+        at_ms: u64,
+    },
+    ToastPauseEnded {
+        reason: PauseReason,
+        #[ts(type = "number")]
+        at_ms: u64,
+        /// No other reason keeps the timers paused.
+        resumed: bool,
+    },
+
+    // --- wallet requests ---
+    WalletRequestIssued {
+        request: WalletRequest,
+    },
+    WalletRequestSettled {
+        id: String,
+        outcome: WalletOutcome,
+    },
+    WalletRequestCancelled {
+        id: String,
+        reason: String,
+    },
+    WalletRequestsDrained {},
+}
+
+impl Event {
+    /// The event's type as stored in the log and named in statecharts.
+    pub fn type_name(&self) -> &'static str {
+        self.into()
+    }
+
+    /// Every event type.
+    pub fn type_names() -> &'static [&'static str] {
+        Self::VARIANTS
+    }
+
+    /// The current schema version of an event type. Bump it when a payload changes incompatibly and
+    /// teach `session::upcast` to convert the older version.
+    pub fn schema_version(type_name: &str) -> u32 {
+        match type_name {
+            // v2 renamed `rdns` to `wallet.rdns` and added `name` (see session::upcast).
+            "RecentWalletUsed" => 2,
+            _ => 1,
+        }
+    }
+
+    /// The event's payload, as the log stores it.
+    pub fn payload(&self) -> serde_json::Value {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(mut map)) => map.remove("payload").unwrap_or(serde_json::json!({})),
+            _ => serde_json::json!({}),
+        }
+    }
+
+    /// Rebuilds an event from its stored type and (current-version) payload.
+    pub fn from_parts(type_name: &str, payload: serde_json::Value) -> Result<Event, serde_json::Error> {
+        serde_json::from_value(serde_json::json!({ "type": type_name, "payload": payload }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_through_type_and_payload() {
+        let e = Event::ConnectFailed {
+            namespace: Namespace::Eip155,
+            connector_id: "io.example".into(),
+            code: Some(4001),
+            message: "Connection rejected".into(),
+        };
+        assert_eq!(e.type_name(), "ConnectFailed");
+        assert_eq!(e.payload()["connectorId"], "io.example");
+        assert_eq!(Event::from_parts(e.type_name(), e.payload()).unwrap(), e);
+        let empty = Event::ModalClosed {};
+        assert_eq!(Event::from_parts("ModalClosed", empty.payload()).unwrap(), empty);
+    }
+}

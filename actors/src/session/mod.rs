@@ -1,0 +1,35 @@
+//! A modal session: the composition of every machine into one decider.
+
+mod command;
+mod decide;
+mod error;
+mod event;
+mod state;
+pub mod upcast;
+pub mod wire;
+
+pub use command::{ClientCommand, Command};
+pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
+pub use error::{CommandError, DomainError};
+pub use event::Event;
+pub use state::{evolve, SessionState, STATE_SCHEMA_VERSION};
+
+use crate::decider::{Ctx, Decider};
+
+/// The whole session as one decider.
+pub struct Session;
+
+impl Decider for Session {
+    type State = SessionState;
+    type Command = Command;
+    type Event = Event;
+    type Error = DomainError;
+
+    fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
+        decide(state, command, ctx)
+    }
+
+    fn evolve(state: SessionState, event: &Event) -> SessionState {
+        evolve(state, event)
+    }
+}

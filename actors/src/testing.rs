@@ -1,0 +1,204 @@
+//! Given / when / then helpers for tests of the deciders (used by this crate's tests and by the
+//! gateway's and load harness's property tests).
+
+use crate::decider::Ctx;
+use crate::machines::requests::WalletOutcome;
+use crate::model::connector::{ConnectorType, DiscoveredWallet};
+use crate::model::options::SessionOptions;
+use crate::session::{self, ClientCommand, Command, DomainError, Event, SessionState};
+
+pub const T0: u64 = 1_700_000_000_000;
+pub const ALICE: &str = "0x52908400098527886E0F7030069857D2E4169EE7";
+pub const DEV_WALLET_RDNS: &str = "dev.vestibule.wallet";
+
+/// The events that start a session with `options`.
+pub fn started_with(options: SessionOptions) -> Vec<Event> {
+    let networks = options.validate().expect("test options are valid");
+    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks }]
+}
+
+pub fn started() -> Vec<Event> {
+    started_with(SessionOptions::default())
+}
+
+pub fn dev_wallet() -> DiscoveredWallet {
+    DiscoveredWallet { name: "Dev Wallet".into(), rdns: Some(DEV_WALLET_RDNS.into()), icon: None, kind: ConnectorType::Announced }
+}
+
+/// A session state after `events`, at a time, ready for a command.
+#[derive(Clone)]
+pub struct Given {
+    pub state: SessionState,
+    pub history: Vec<Event>,
+    pub now_ms: u64,
+}
+
+pub fn given(events: impl IntoIterator<Item = Event>) -> Given {
+    let history: Vec<Event> = events.into_iter().collect();
+    let state = history.iter().fold(SessionState::default(), session::evolve);
+    Given { state, history, now_ms: T0 }
+}
+
+impl Given {
+    pub fn at(mut self, now_ms: u64) -> Self {
+        self.now_ms = now_ms;
+        self
+    }
+
+    /// Decide `command` and keep its events (panics if refused): for building up a scenario.
+    pub fn and(mut self, command: impl Into<Command>) -> Self {
+        let command = command.into();
+        let events = self.when(command.clone()).result.unwrap_or_else(|e| panic!("{command:?} was refused: {e}"));
+        for e in &events {
+            self.state = session::evolve(std::mem::take(&mut self.state), e);
+        }
+        self.history.extend(events);
+        self
+    }
+
+    pub fn when(&self, command: impl Into<Command>) -> Then {
+        let ctx = Ctx { now_ms: self.now_ms, options: &self.state.options };
+        let result = session::decide(&self.state, command.into(), &ctx);
+        Then { before: self.state.clone(), result }
+    }
+
+    /// The id of the oldest pending wallet request.
+    pub fn pending_request(&self) -> String {
+        self.state.requests.order.first().cloned().expect("a pending request")
+    }
+}
+
+pub struct Then {
+    pub before: SessionState,
+    pub result: Result<Vec<Event>, DomainError>,
+}
+
+impl Then {
+    pub fn events(&self) -> &[Event] {
+        match &self.result {
+            Ok(events) => events,
+            Err(e) => panic!("expected events, the command was refused: {e}"),
+        }
+    }
+
+    pub fn event_types(&self) -> Vec<&'static str> {
+        self.events().iter().map(Event::type_name).collect()
+    }
+
+    pub fn error(&self) -> &DomainError {
+        match &self.result {
+            Ok(events) => panic!("expected a refusal, got {events:?}"),
+            Err(e) => e,
+        }
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.events().iter().fold(self.before.clone(), session::evolve)
+    }
+}
+
+pub fn wallet_ok(accounts: &[&str], chain_id: &str) -> WalletOutcome {
+    WalletOutcome::Ok { result: serde_json::json!({ "accounts": accounts, "chainId": chain_id }) }
+}
+
+pub fn wallet_err(code: i64, message: &str) -> WalletOutcome {
+    WalletOutcome::Error { code, message: message.into() }
+}
+
+/// A session where the dev wallet was discovered and connected ALICE on chain 1.
+pub fn connected() -> Given {
+    let g = given(started())
+        .and(ClientCommand::ReportWallets { wallets: vec![dev_wallet()] })
+        .and(ClientCommand::OpenModal { view: None })
+        .and(ClientCommand::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
+    let request_id = g.pending_request();
+    g.and(ClientCommand::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") })
+}
+
+/// A state-aware random visitor: picks a plausible next command for `state` (mostly valid, sometimes
+/// not), so random runs reach every state and refusal. Deterministic for a given RNG.
+pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientCommand {
+    use crate::machines::router::View;
+    use crate::machines::toasts::ToastVariant;
+    use crate::model::caip::Namespace;
+
+    let wallets = [
+        dev_wallet(),
+        DiscoveredWallet { name: "Other".into(), rdns: Some("io.other".into()), icon: None, kind: ConnectorType::Announced },
+        DiscoveredWallet { name: "Browser Wallet".into(), rdns: None, icon: None, kind: ConnectorType::Injected },
+    ];
+    let pick = |rng: &mut dyn rand::RngCore, items: &[String]| -> Option<String> {
+        (!items.is_empty()).then(|| items[(rng.next_u32() as usize) % items.len()].clone())
+    };
+    let connector_ids: Vec<String> = state.connection.connectors.iter().map(|c| c.id.clone()).collect();
+    let toast_ids: Vec<String> = state.toasts.order.clone();
+    let request_ids: Vec<String> = state.requests.order.clone();
+    match rng.random_range(0..100u32) {
+        0..=3 => ClientCommand::PageLoaded {},
+        4..=11 => ClientCommand::OpenModal { view: None },
+        12..=16 => ClientCommand::CloseModal {},
+        17..=20 => {
+            let views = [View::Connect, View::AllWallets, View::Networks, View::Account, View::Swap, View::SiwxSignMessage];
+            ClientCommand::Navigate { view: views[rng.random_range(0..views.len())], params: None, replace: Some(rng.random_bool(0.3)) }
+        }
+        21..=23 => ClientCommand::GoBack {},
+        24..=29 => {
+            let n = rng.random_range(0..=wallets.len());
+            ClientCommand::ReportWallets { wallets: wallets[..n].to_vec() }
+        }
+        30..=41 => ClientCommand::SelectConnector {
+            connector_id: pick(rng, &connector_ids).unwrap_or_else(|| "io.unknown".into()),
+        },
+        42..=45 => ClientCommand::Disconnect { namespace: rng.random_bool(0.5).then_some(Namespace::Eip155) },
+        46..=62 => {
+            let outcome = match rng.random_range(0..6u32) {
+                0 | 1 => wallet_ok(&[ALICE], "0x1"),
+                2 => wallet_ok(&[ALICE], "0x7a69"),
+                3 => wallet_ok(&[], "0x1"),
+                4 => wallet_err(4001, "User rejected the request."),
+                _ => wallet_err(-32603, "internal"),
+            };
+            ClientCommand::ResolveWalletRequest {
+                request_id: pick(rng, &request_ids).unwrap_or_else(|| "r999".into()),
+                outcome,
+            }
+        }
+        63..=65 => ClientCommand::WalletAccountsChanged {
+            connector_id: pick(rng, &connector_ids).unwrap_or_default(),
+            accounts: if rng.random_bool(0.5) { vec![] } else { vec![ALICE.into()] },
+        },
+        66..=68 => ClientCommand::WalletChainChanged {
+            connector_id: pick(rng, &connector_ids).unwrap_or_default(),
+            chain_id: ["0x1", "0xa4b1", "0x7a69"][rng.random_range(0..3)].into(),
+        },
+        69..=70 => ClientCommand::WalletDisconnected { connector_id: pick(rng, &connector_ids).unwrap_or_default() },
+        71..=82 => {
+            let variants = [ToastVariant::Success, ToastVariant::Error, ToastVariant::Loading];
+            ClientCommand::ShowToast {
+                message: format!("message {}", rng.random_range(0..5)),
+                variant: variants[rng.random_range(0..3)],
+                duration_ms: None,
+                persistent: Some(rng.random_bool(0.1)),
+            }
+        }
+        83..=86 => ClientCommand::DismissToast { id: pick(rng, &toast_ids).unwrap_or_else(|| "t999".into()) },
+        87..=89 => ClientCommand::SwipeToast {
+            id: pick(rng, &toast_ids).unwrap_or_else(|| "t999".into()),
+            distance_px: rng.random_range(-40.0..40.0),
+            elapsed_ms: rng.random_range(0.0..400.0),
+        },
+        90..=93 => ClientCommand::SetToastHover { hovered: rng.random_bool(0.5) },
+        94..=96 => ClientCommand::SetToastInteraction { active: rng.random_bool(0.5) },
+        _ => ClientCommand::SetPageVisibility { hidden: rng.random_bool(0.5) },
+    }
+}
+
+/// One step of a random run: either a client command or time passing (a `Tick` when due).
+pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) -> (Command, u64) {
+    if rng.random_bool(0.2) {
+        let now = now_ms + rng.random_range(0..3000);
+        (Command::Tick, now)
+    } else {
+        (Command::Client(random_command(rng, state)), now_ms + rng.random_range(0..50))
+    }
+}

@@ -1,0 +1,233 @@
+//! Given / when / then: the connection machine and the modal and router decisions around it.
+
+use vestibule_actors::machines::connection::ConnectionStatus;
+use vestibule_actors::machines::requests::RequestKind;
+use vestibule_actors::machines::router::View;
+use vestibule_actors::model::caip::Namespace;
+use vestibule_actors::model::connector::{ConnectorType, DiscoveredWallet};
+use vestibule_actors::session::{ClientCommand as C, DomainError, Event, CONNECTION_REJECTED, MODAL_CLOSED};
+use vestibule_actors::testing::*;
+
+fn discovered() -> Given {
+    given(started()).and(C::ReportWallets { wallets: vec![dev_wallet()] }).and(C::OpenModal { view: None })
+}
+
+fn selecting() -> Given {
+    discovered().and(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() })
+}
+
+#[test]
+fn given_a_discovered_wallet_when_selected_then_a_connect_request_is_issued_and_the_view_waits() {
+    let then = discovered().when(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
+    assert_eq!(then.event_types(), vec!["WalletRequestIssued", "ConnectStarted", "Navigated"]);
+    let state = then.state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Connecting);
+    assert_eq!(state.router.current(), View::ConnectingWallet);
+    let request = &state.requests.items[&state.requests.order[0]];
+    assert_eq!(request.kind, RequestKind::Connect);
+    assert_eq!(request.connector_id, DEV_WALLET_RDNS);
+}
+
+#[test]
+fn given_an_unknown_connector_when_selected_then_refused() {
+    let then = discovered().when(C::SelectConnector { connector_id: "io.nope".into() });
+    assert_eq!(then.error(), &DomainError::UnknownConnector("io.nope".into()));
+}
+
+#[test]
+fn given_a_pending_connect_when_the_wallet_answers_then_connected_and_the_modal_closes_on_account() {
+    let g = selecting();
+    let then = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_ok(&[ALICE], "0x1") });
+    assert_eq!(
+        then.event_types(),
+        vec!["WalletRequestSettled", "WalletRequestsDrained", "Connected", "RecentWalletUsed", "ModalClosed", "Navigated"]
+    );
+    let state = then.state();
+    let eip155 = state.connection.namespace(Namespace::Eip155);
+    assert_eq!(eip155.status, ConnectionStatus::Connected);
+    assert_eq!(eip155.address.as_deref(), Some(ALICE));
+    assert_eq!(eip155.caip_address.as_ref().unwrap().to_string(), format!("eip155:1:{ALICE}"));
+    assert!(eip155.network.as_ref().unwrap().supported);
+    assert_eq!(state.connection.recent_wallets[0].id, DEV_WALLET_RDNS);
+    assert_eq!(state.router.current(), View::Account);
+    assert!(!state.modal.is_open());
+    assert_eq!(state.connection.connector_status[DEV_WALLET_RDNS], vestibule_actors::machines::connection::ConnectorStatus::Connected);
+}
+
+#[test]
+fn given_a_pending_connect_when_the_wallet_rejects_with_4001_then_connection_rejected_and_back_to_connect() {
+    let g = selecting();
+    let then = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_err(4001, "User rejected the request.") });
+    let failed = then.events().iter().find_map(|e| match e {
+        Event::ConnectFailed { message, code, .. } => Some((message.clone(), *code)),
+        _ => None,
+    });
+    assert_eq!(failed, Some((CONNECTION_REJECTED.to_string(), Some(4001))));
+    let state = then.state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Disconnected);
+    assert_eq!(state.router.current(), View::Connect);
+    let toast = state.toasts.items.values().next().expect("an error toast");
+    assert_eq!(toast.message, CONNECTION_REJECTED);
+    assert!(toast.visible);
+}
+
+#[test]
+fn given_a_pending_connect_when_the_wallet_fails_otherwise_then_its_message_or_unknown_error() {
+    let g = selecting();
+    let then = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_err(-32603, "") });
+    assert!(then.events().iter().any(|e| matches!(e, Event::ConnectFailed { message, .. } if message == "Unknown error")));
+}
+
+#[test]
+fn given_a_pending_connect_when_the_modal_closes_then_the_connect_rejects_with_modal_closed() {
+    let then = selecting().when(C::CloseModal {});
+    assert!(then.events().iter().any(|e| matches!(e, Event::ConnectFailed { message, .. } if message == MODAL_CLOSED)));
+    assert!(then.events().iter().any(|e| matches!(e, Event::WalletRequestCancelled { .. })));
+    let state = then.state();
+    assert_eq!(state.router.current(), View::Connect);
+    assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Disconnected);
+    assert!(state.requests.items.is_empty());
+}
+
+#[test]
+fn given_a_cancelled_request_when_the_late_answer_arrives_then_it_is_refused() {
+    let g = selecting();
+    let request_id = g.pending_request();
+    let g = g.and(C::CloseModal {});
+    let then = g.when(C::ResolveWalletRequest { request_id: request_id.clone(), outcome: wallet_ok(&[ALICE], "0x1") });
+    assert_eq!(then.error(), &DomainError::UnknownRequest(request_id));
+}
+
+#[test]
+fn given_a_wallet_on_an_unsupported_chain_when_connected_then_the_network_is_the_synthetic_unsupported_one() {
+    let g = selecting();
+    let state = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_ok(&[ALICE], "0x7a69") }).state();
+    let network = state.connection.namespace(Namespace::Eip155).network.clone().unwrap();
+    assert!(!network.supported);
+    assert_eq!(network.caip_network_id.to_string(), "eip155:31337");
+}
+
+#[test]
+fn given_a_malformed_wallet_answer_when_resolved_then_failed_to_connect() {
+    let g = selecting();
+    let then = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_ok(&["0xnope"], "0x1") });
+    assert!(then.events().iter().any(|e| matches!(e, Event::ConnectFailed { message, .. } if message == "Failed to connect")));
+}
+
+#[test]
+fn given_a_connection_when_disconnected_then_account_and_network_reset() {
+    let then = connected().when(C::Disconnect { namespace: None });
+    let state = then.state();
+    let eip155 = state.connection.namespace(Namespace::Eip155);
+    assert_eq!(eip155.status, ConnectionStatus::Disconnected);
+    assert_eq!(eip155.address, None);
+    assert_eq!(eip155.network, None);
+    assert_eq!(state.connection.active_namespace, None);
+    assert_eq!(state.router.current(), View::Connect);
+}
+
+#[test]
+fn given_nothing_connected_when_disconnecting_then_refused() {
+    assert_eq!(discovered().when(C::Disconnect { namespace: None }).error(), &DomainError::NotConnected);
+}
+
+#[test]
+fn given_a_stored_connection_when_a_page_loads_then_it_becomes_connecting_and_a_silent_sync_is_requested() {
+    let then = connected().when(C::PageLoaded {});
+    let state = then.state();
+    let eip155 = state.connection.namespace(Namespace::Eip155);
+    assert_eq!(eip155.status, ConnectionStatus::Connecting);
+    assert!(eip155.syncing);
+    assert!(state.connection.loading);
+    let request = &state.requests.items[&state.requests.order[0]];
+    assert_eq!(request.kind, RequestKind::Sync);
+}
+
+#[test]
+fn given_a_sync_when_the_wallet_still_grants_the_account_then_connected_again() {
+    let g = connected().and(C::PageLoaded {});
+    let state = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_ok(&[ALICE], "0x1") }).state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Connected);
+    assert!(!state.connection.loading);
+}
+
+#[test]
+fn given_a_sync_when_the_wallet_grants_nothing_or_fails_then_disconnected() {
+    for outcome in [wallet_ok(&[], "0x1"), wallet_err(4100, "unauthorized")] {
+        let g = connected().and(C::PageLoaded {});
+        let state = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome }).state();
+        assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Disconnected);
+        assert_eq!(state.connection.namespace(Namespace::Eip155).address, None);
+    }
+}
+
+#[test]
+fn given_a_connection_when_the_wallet_switches_chain_then_the_network_follows() {
+    let state = connected().when(C::WalletChainChanged { connector_id: DEV_WALLET_RDNS.into(), chain_id: "0xa4b1".into() }).state();
+    let eip155 = state.connection.namespace(Namespace::Eip155);
+    assert_eq!(eip155.network.as_ref().unwrap().caip_network_id.to_string(), "eip155:42161");
+    // Arbitrum is in the catalogue but not among this session's networks.
+    assert!(!eip155.network.as_ref().unwrap().supported);
+    assert!(eip155.caip_address.as_ref().unwrap().to_string().starts_with("eip155:42161:"));
+}
+
+#[test]
+fn given_a_connection_when_the_wallet_reports_no_accounts_then_disconnected() {
+    let state = connected().when(C::WalletAccountsChanged { connector_id: DEV_WALLET_RDNS.into(), accounts: vec![] }).state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Disconnected);
+}
+
+#[test]
+fn recent_wallets_keep_the_two_newest() {
+    let mut g = given(started()).and(C::ReportWallets {
+        wallets: ["a", "b", "c"]
+            .iter()
+            .map(|n| DiscoveredWallet { name: n.to_uppercase(), rdns: Some(format!("io.{n}")), icon: None, kind: ConnectorType::Announced })
+            .collect(),
+    });
+    for n in ["a", "b", "c"] {
+        g = g.and(C::SelectConnector { connector_id: format!("io.{n}") });
+        let r = g.pending_request();
+        g = g.and(C::ResolveWalletRequest { request_id: r, outcome: wallet_ok(&[ALICE], "0x1") }).and(C::Disconnect { namespace: None });
+    }
+    let ids: Vec<_> = g.state.connection.recent_wallets.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(ids, vec!["io.c", "io.b"]);
+}
+
+#[test]
+fn wallets_are_deduplicated_by_rdns_and_disabled_sources_are_dropped() {
+    let mut w = dev_wallet();
+    w.name = "Duplicate".into();
+    let state = given(started()).when(C::ReportWallets { wallets: vec![dev_wallet(), w] }).state();
+    assert_eq!(state.connection.connectors.len(), 1);
+    assert_eq!(state.connection.connectors[0].name, "Dev Wallet");
+
+    let mut options = vestibule_actors::model::options::SessionOptions::default();
+    options.enable_eip6963 = false;
+    let then = given(started_with(options)).when(C::ReportWallets { wallets: vec![dev_wallet()] });
+    assert!(then.events().is_empty());
+}
+
+#[test]
+fn the_account_view_needs_a_connection_and_flow_views_cannot_be_opened_directly() {
+    assert_eq!(discovered().when(C::Navigate { view: View::Account, params: None, replace: None }).error(), &DomainError::NotConnected);
+    assert_eq!(
+        discovered().when(C::Navigate { view: View::SiwxSignMessage, params: None, replace: None }).error(),
+        &DomainError::ViewNotNavigable(View::SiwxSignMessage)
+    );
+    let state = connected().when(C::OpenModal { view: None }).state();
+    assert_eq!(state.router.current(), View::Account);
+}
+
+#[test]
+fn a_new_page_abandons_the_old_pages_requests() {
+    let state = selecting().when(C::PageLoaded {}).state();
+    assert!(state.requests.items.is_empty());
+    assert_eq!(state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Disconnected);
+    assert_eq!(state.router.current(), View::Connect);
+}
+
+#[test]
+fn commands_before_start_are_refused() {
+    assert_eq!(given([]).when(C::OpenModal { view: None }).error(), &DomainError::NotStarted);
+}
