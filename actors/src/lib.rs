@@ -7,8 +7,11 @@
 //! - [`session`]: the machines composed into one session decider, its events and commands.
 
 pub mod chart;
+pub mod codegen;
 pub mod decider;
 pub mod machines;
 pub mod model;
+pub mod protocol;
+pub mod runtime;
 pub mod session;
 pub mod testing;

@@ -45,10 +45,10 @@ pub const MAX_CONNECTORS: usize = 32;
 pub struct DiscoveredWallet {
     pub name: String,
     /// EIP-6963 reverse-DNS identifier; absent for a legacy injected provider.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rdns: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub icon: Option<String>,
     /// `ANNOUNCED` (EIP-6963) or `INJECTED` (legacy `window.ethereum`).

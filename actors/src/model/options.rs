@@ -80,10 +80,13 @@ pub struct Features {
     pub smart_sessions: bool,
     pub collapse_wallets: bool,
     pub branding: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub connector_type_order: Option<Vec<ConnectorGroup>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub connect_methods_order: Option<Vec<ConnectMethod>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub wallet_features_order: Option<Vec<WalletFeature>>,
 }
@@ -138,13 +141,13 @@ pub struct AppMetadata {
 pub struct CustomWallet {
     pub id: String,
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub homepage: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub image_url: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rdns: Option<String>,
 }
@@ -165,6 +168,7 @@ pub struct SiwxOptions {
     /// When true, a connected visitor must sign in: closing the sign-in view disconnects.
     pub required: bool,
     /// Statement shown in the message.
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub statement: Option<String>,
     /// Sign out (revoke the session) when the wallet disconnects.
@@ -175,6 +179,7 @@ pub struct SiwxOptions {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SessionOptions {
     pub networks: Vec<NetworkOption>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub default_network: Option<CaipNetworkId>,
     pub metadata: AppMetadata,
@@ -183,8 +188,10 @@ pub struct SessionOptions {
     pub exclude_wallet_ids: Vec<String>,
     pub featured_wallet_ids: Vec<String>,
     pub custom_wallets: Vec<CustomWallet>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub terms_conditions_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub privacy_policy_url: Option<String>,
     pub enable_wallet_connect: bool,
@@ -196,6 +203,7 @@ pub struct SessionOptions {
     pub default_account_types: BTreeMap<Namespace, AccountType>,
     pub theme_mode: ThemeMode,
     pub theme_variables: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub siwx: Option<SiwxOptions>,
     pub debug: bool,

@@ -19,17 +19,17 @@ pub enum ClientCommand {
     /// A page (re)loaded and attached: stored connections are re-synced with the wallet.
     PageLoaded {},
     OpenModal {
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         view: Option<View>,
     },
     CloseModal {},
     Navigate {
         view: View,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         params: Option<RouteParams>,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         replace: Option<bool>,
     },
@@ -42,7 +42,7 @@ pub enum ClientCommand {
         connector_id: String,
     },
     Disconnect {
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         namespace: Option<Namespace>,
     },
@@ -68,11 +68,11 @@ pub enum ClientCommand {
     ShowToast {
         message: String,
         variant: ToastVariant,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional, type = "number")]
         duration_ms: Option<u64>,
         /// Never closes by itself.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         persistent: Option<bool>,
     },

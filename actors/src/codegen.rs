@@ -1,0 +1,129 @@
+//! Generates the client's TypeScript definitions and statecharts from the Rust types, so the two
+//! sides are never kept by hand. Output: one `.ts` file per type (ts-rs), `charts.ts` (every machine's
+//! statechart as data), `constants.ts` (protocol version, close codes, event types) and `index.ts`.
+//!
+//! `vestibule codegen` writes them into `client/src/generated/`; `tests/generated_types.rs` fails
+//! when the checked-in files differ from what this produces.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ts_rs::TS;
+
+use crate::machines;
+use crate::machines::toasts;
+use crate::protocol::{close, ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use crate::session::Event;
+
+const HEADER: &str = "// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.\n";
+
+/// Every generated file: relative path to contents.
+pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
+    let dir = std::env::temp_dir().join(format!("vestibule-codegen-{}-{}", std::process::id(), rand::random::<u64>()));
+    std::fs::create_dir_all(&dir)?;
+    let result: std::io::Result<BTreeMap<String, String>> = (|| {
+        let export = |e: ts_rs::ExportError| std::io::Error::other(e.to_string());
+        ClientMessage::export_all_to(&dir).map_err(export)?;
+        ServerMessage::export_all_to(&dir).map_err(export)?;
+        crate::chart::Statechart::export_all_to(&dir).map_err(export)?;
+        let mut files = BTreeMap::new();
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            if name.ends_with(".ts") {
+                files.insert(name, std::fs::read_to_string(&path)?);
+            }
+        }
+        Ok(files)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut files = result?;
+
+    let charts = serde_json::to_string_pretty(&machines::charts()).expect("charts serialize");
+    files.insert(
+        "charts.ts".into(),
+        format!("{HEADER}import type {{ Statechart }} from \"./Statechart\";\n\nexport const charts: Statechart[] = {charts};\n"),
+    );
+
+    let event_types = serde_json::to_string(Event::type_names()).expect("names serialize");
+    let codes = [
+        ("NORMAL", close::NORMAL),
+        ("GOING_AWAY", close::GOING_AWAY),
+        ("POLICY", close::POLICY),
+        ("TOO_BIG", close::TOO_BIG),
+        ("INTERNAL", close::INTERNAL),
+        ("BAD_HELLO", close::BAD_HELLO),
+        ("UNAUTHORIZED", close::UNAUTHORIZED),
+        ("UNSUPPORTED_PROTOCOL", close::UNSUPPORTED_PROTOCOL),
+        ("RATE_LIMITED", close::RATE_LIMITED),
+        ("TOO_SLOW", close::TOO_SLOW),
+        ("HEARTBEAT_TIMEOUT", close::HEARTBEAT_TIMEOUT),
+        ("SESSION_ENDED", close::SESSION_ENDED),
+    ];
+    let codes: String = codes.iter().map(|(name, code)| format!("  {name}: {code},\n")).collect();
+    files.insert(
+        "constants.ts".into(),
+        format!(
+            "{HEADER}\nexport const PROTOCOL_VERSION = {PROTOCOL_VERSION};\n\n\
+             export const CLOSE_CODES = {{\n{codes}}} as const;\n\n\
+             export const EVENT_TYPES = {event_types} as const;\n\n\
+             export const TOASTS = {{ maxVisible: {}, defaultDurationMs: {}, reshowDelayMs: {}, swipeMinDistancePx: {}, swipeMinVelocityPxPerMs: {} }} as const;\n",
+            toasts::MAX_VISIBLE,
+            toasts::DEFAULT_DURATION_MS,
+            toasts::RESHOW_DELAY_MS,
+            toasts::SWIPE_MIN_DISTANCE_PX,
+            toasts::SWIPE_MIN_VELOCITY_PX_PER_MS,
+        ),
+    );
+
+    let mut index = String::from(HEADER);
+    for name in files.keys() {
+        let module = name.trim_end_matches(".ts");
+        if module == "charts" || module == "constants" {
+            index.push_str(&format!("export * from \"./{module}\";\n"));
+        } else {
+            index.push_str(&format!("export type * from \"./{module}\";\n"));
+        }
+    }
+    files.insert("index.ts".into(), index);
+    Ok(files)
+}
+
+/// Writes the generated files into `dir`, removing generated files that no longer exist.
+pub fn write(dir: &Path) -> std::io::Result<usize> {
+    let files = generate()?;
+    std::fs::create_dir_all(dir)?;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        if name.ends_with(".ts") && !files.contains_key(&name) {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    for (name, contents) in &files {
+        std::fs::write(dir.join(name), contents)?;
+    }
+    Ok(files.len())
+}
+
+/// The generated files that are missing, different or extra in `dir`.
+pub fn stale(dir: &Path) -> std::io::Result<Vec<String>> {
+    let files = generate()?;
+    let mut stale = Vec::new();
+    for (name, contents) in &files {
+        match std::fs::read_to_string(dir.join(name)) {
+            Ok(existing) if &existing == contents => {}
+            Ok(_) => stale.push(format!("{name} differs")),
+            Err(_) => stale.push(format!("{name} is missing")),
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.ends_with(".ts") && !files.contains_key(&name) {
+                stale.push(format!("{name} is no longer generated"));
+            }
+        }
+    }
+    Ok(stale)
+}

@@ -1,0 +1,106 @@
+//! Building diffs, and rebuilding state and diffs from the log.
+
+use std::sync::Arc;
+
+use vestibule_store::{Envelope, EventLog, NewEvent, SessionId, StoreError};
+
+use crate::protocol::{ServerMessage, WireEvent};
+use crate::session::{self, wire, Event, SessionState, STATE_SCHEMA_VERSION};
+
+/// One published diff, serialized once.
+#[derive(Debug, Clone)]
+pub struct DiffFrame {
+    pub seq: u64,
+    pub prev_seq: u64,
+    pub state_hash: String,
+    pub text: Arc<str>,
+}
+
+pub(crate) fn build_diff(
+    prev_seq: u64,
+    events: Vec<WireEvent>,
+    before: &serde_json::Value,
+    after: &serde_json::Value,
+    state_hash: String,
+) -> DiffFrame {
+    let seq = events.last().map_or(prev_seq, |e| e.seq);
+    let message = ServerMessage::Diff { seq, prev_seq, events, patch: wire::patch(before, after), state_hash: state_hash.clone() };
+    let text: Arc<str> = serde_json::to_string(&message).expect("a diff serializes").into();
+    DiffFrame { seq, prev_seq, state_hash, text }
+}
+
+pub(crate) fn to_new_event(event: &Event, time_ms: u64, correlation_id: &str) -> NewEvent {
+    let event_type = event.type_name();
+    NewEvent {
+        time_ms,
+        event_type: event_type.to_string(),
+        schema_version: Event::schema_version(event_type),
+        correlation_id: Some(correlation_id.to_string()),
+        payload: event.payload(),
+    }
+}
+
+/// The domain event stored in an envelope (already upcast by the log).
+pub(crate) fn decode(envelope: &Envelope) -> Result<Event, StoreError> {
+    Event::from_parts(&envelope.event_type, envelope.payload.clone()).map_err(|e| StoreError::Corrupt {
+        session: envelope.session,
+        seq: envelope.seq,
+        reason: format!("{} payload does not decode: {e}", envelope.event_type),
+    })
+}
+
+/// The state of `session` at `upto` (or at the end of its log): the newest usable snapshot plus the
+/// events after it. Returns the state and its seq.
+pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>) -> Result<(SessionState, u64), StoreError> {
+    let snapshot = log.get_snapshot(session, STATE_SCHEMA_VERSION).await?;
+    let snapshot = snapshot.filter(|s| upto.is_none_or(|u| s.seq <= u));
+    let (mut state, mut seq) = match snapshot {
+        Some(s) => match serde_json::from_value::<SessionState>(s.state) {
+            Ok(state) => (state, s.seq),
+            // A snapshot is only a cache: an unreadable one is ignored and the log folded instead.
+            Err(e) => {
+                tracing::warn!(session = %session, seq = s.seq, error = %e, "ignoring an unreadable snapshot");
+                (SessionState::default(), 0)
+            }
+        },
+        None => (SessionState::default(), 0),
+    };
+    let tail = log.read(session, seq + 1, upto).await?;
+    for envelope in &tail {
+        if envelope.seq != seq + 1 {
+            return Err(StoreError::Corrupt { session, seq: envelope.seq, reason: format!("gap after seq {seq}") });
+        }
+        state = session::evolve(state, &decode(envelope)?);
+        seq = envelope.seq;
+    }
+    Ok((state, seq))
+}
+
+/// The diffs after `from_seq`, one per decision (consecutive events sharing a correlation id), as
+/// they were published. Returns `None` if the log no longer reaches back that far.
+pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq: u64) -> Result<Vec<DiffFrame>, StoreError> {
+    let (mut state, at) = fold_log(log, session, Some(from_seq)).await?;
+    if at != from_seq {
+        return Err(StoreError::Corrupt { session, seq: from_seq, reason: format!("the log ends at {at}") });
+    }
+    let tail = log.read(session, from_seq + 1, None).await?;
+    let mut frames = Vec::new();
+    let mut before = wire::to_value(&state);
+    let mut i = 0;
+    while i < tail.len() {
+        let correlation = tail[i].correlation_id.clone();
+        let mut events = Vec::new();
+        while i < tail.len() && tail[i].correlation_id == correlation {
+            let event = decode(&tail[i])?;
+            state = session::evolve(state, &event);
+            events.push(WireEvent { seq: tail[i].seq, time_ms: tail[i].time_ms, event });
+            i += 1;
+        }
+        let after = wire::to_value(&state);
+        let prev = frames.last().map_or(from_seq, |f: &DiffFrame| f.seq);
+        let hash = wire::state_hash(&after);
+        frames.push(build_diff(prev, events, &before, &after, hash));
+        before = after;
+    }
+    Ok(frames)
+}

@@ -1,0 +1,63 @@
+//! Counters and histograms of the session runtime, registered by the gateway for `/metrics`.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabel {
+    pub outcome: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabel {
+    pub reason: &'static str,
+}
+
+pub struct RuntimeMetrics {
+    pub live_sessions: Gauge,
+    pub commands: Family<OutcomeLabel, Counter>,
+    /// Seconds from a decision to its events being durable.
+    pub append_seconds: Histogram,
+    pub events_appended: Counter,
+    pub diffs_published: Counter,
+    pub connections_dropped: Family<ReasonLabel, Counter>,
+    pub snapshots_written: Counter,
+}
+
+impl Default for RuntimeMetrics {
+    fn default() -> Self {
+        Self {
+            live_sessions: Gauge::default(),
+            commands: Family::default(),
+            append_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
+            events_appended: Counter::default(),
+            diffs_published: Counter::default(),
+            connections_dropped: Family::default(),
+            snapshots_written: Counter::default(),
+        }
+    }
+}
+
+impl RuntimeMetrics {
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register("vestibule_live_sessions", "Session actors running on this node", self.live_sessions.clone());
+        registry.register("vestibule_commands", "Commands handled, by outcome", self.commands.clone());
+        registry.register("vestibule_append_seconds", "Time from decision to durable events", self.append_seconds.clone());
+        registry.register("vestibule_events_appended", "Events made durable", self.events_appended.clone());
+        registry.register("vestibule_diffs_published", "Diffs published to connections", self.diffs_published.clone());
+        registry.register(
+            "vestibule_connections_dropped_by_session",
+            "Connections a session dropped, by reason",
+            self.connections_dropped.clone(),
+        );
+        registry.register("vestibule_snapshots_written", "Snapshots written", self.snapshots_written.clone());
+    }
+
+    pub fn command(&self, outcome: &'static str) {
+        self.commands.get_or_create(&OutcomeLabel { outcome }).inc();
+    }
+}

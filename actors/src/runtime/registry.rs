@@ -1,0 +1,167 @@
+//! The registry: one `ModalSession` actor per session id on this node, started on demand and
+//! forgotten when it stops.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use sha2::{Digest, Sha256};
+use vestibule_store::{EventLog, NewSession, SessionId, StoreError};
+
+use super::session_actor::{CommandReply, Start};
+use super::{Clock, ModalSession, RuntimeConfig, RuntimeMetrics};
+use crate::model::options::{OptionsError, SessionOptions};
+use crate::protocol::CommandStatus;
+use crate::session::Command;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("{0}")]
+    InvalidOptions(OptionsError),
+    #[error("the session could not be started: {0}")]
+    Refused(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the session actor stopped")]
+    Mailbox,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// No such session, or the token does not match: the same answer for both, on purpose.
+    #[error("unauthorized")]
+    Unauthorized,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+struct Inner {
+    sessions: Mutex<HashMap<SessionId, Addr<ModalSession>>>,
+    log: Arc<dyn EventLog>,
+    clock: Arc<dyn Clock>,
+    config: Arc<RuntimeConfig>,
+    metrics: Arc<RuntimeMetrics>,
+}
+
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+/// A resume token: 256 random bits, hex. Only its hash is stored.
+fn new_resume_token() -> String {
+    hex::encode(rand::random::<[u8; 32]>())
+}
+
+pub fn hash_resume_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Registry {
+    pub fn new(log: Arc<dyn EventLog>, clock: Arc<dyn Clock>, config: RuntimeConfig, metrics: Arc<RuntimeMetrics>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                sessions: Mutex::new(HashMap::new()),
+                log,
+                clock,
+                config: Arc::new(config),
+                metrics,
+            }),
+        }
+    }
+
+    pub fn log(&self) -> &Arc<dyn EventLog> {
+        &self.inner.log
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+
+    /// Sessions with a running actor on this node.
+    pub fn live(&self) -> usize {
+        self.inner.sessions.lock().expect("registry lock").len()
+    }
+
+    /// The session's actor, started (on the current arbiter) if it is not running. Must be called
+    /// from inside an actix system.
+    pub fn session(&self, id: SessionId) -> Addr<ModalSession> {
+        let mut sessions = self.inner.sessions.lock().expect("registry lock");
+        if let Some(addr) = sessions.get(&id).filter(|a| a.connected()) {
+            return addr.clone();
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let on_stop = Box::new(move |id: SessionId, addr: Addr<ModalSession>| {
+            if let Some(inner) = weak.upgrade() {
+                let mut sessions = inner.sessions.lock().expect("registry lock");
+                if sessions.get(&id) == Some(&addr) {
+                    sessions.remove(&id);
+                }
+            }
+        });
+        let inner = &self.inner;
+        let addr = ModalSession::new(id, inner.log.clone(), inner.clock.clone(), inner.config.clone(), inner.metrics.clone(), on_stop)
+            .start();
+        sessions.insert(id, addr.clone());
+        addr
+    }
+
+    /// Creates a session: validates the options, records it with the hash of a new resume token and
+    /// appends its first event. Returns the id and the token (the only time it exists in clear).
+    pub async fn create(&self, project: &str, origin: &str, options: SessionOptions) -> Result<(SessionId, String), CreateError> {
+        options.validate().map_err(CreateError::InvalidOptions)?;
+        let id = SessionId::random();
+        let token = new_resume_token();
+        let new = NewSession {
+            project: project.to_string(),
+            created_ms: self.inner.clock.now_ms(),
+            resume_token_hash: Some(hash_resume_token(&token)),
+        };
+        self.inner.log.create_session(id, new).await?;
+        let command = Command::Start { project: project.into(), origin: origin.into(), options };
+        let reply: CommandReply = self.session(id).send(Start { command }).await.map_err(|_| CreateError::Mailbox)?;
+        match reply.status {
+            CommandStatus::Accepted => Ok((id, token)),
+            CommandStatus::Refused => Err(CreateError::Refused(reply.error.map(|e| e.message).unwrap_or_default())),
+        }
+    }
+
+    /// Checks a resume token against the stored hash.
+    pub async fn authorize(&self, id: SessionId, token: &str) -> Result<(), AttachError> {
+        let meta = self.inner.log.session_meta(id).await?.ok_or(AttachError::Unauthorized)?;
+        let expected = meta.resume_token_hash.ok_or(AttachError::Unauthorized)?;
+        if constant_time_eq(expected.as_bytes(), hash_resume_token(token).as_bytes()) {
+            Ok(())
+        } else {
+            Err(AttachError::Unauthorized)
+        }
+    }
+
+    /// Stops every session actor (at shutdown; their state is already durable).
+    pub fn stop_all(&self) {
+        let sessions: Vec<_> = self.inner.sessions.lock().expect("registry lock").values().cloned().collect();
+        for addr in sessions {
+            addr.do_send(StopSession);
+        }
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StopSession;
+
+impl Handler<StopSession> for ModalSession {
+    type Result = ();
+
+    fn handle(&mut self, _: StopSession, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}

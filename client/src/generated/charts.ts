@@ -1,0 +1,706 @@
+// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+import type { Statechart } from "./Statechart";
+
+export const charts: Statechart[] = [
+  {
+    "id": "modal",
+    "description": "Whether the modal is shown.",
+    "regions": [
+      {
+        "id": "modal",
+        "initial": "closed",
+        "states": [
+          "closed",
+          "open"
+        ],
+        "transitions": [
+          {
+            "from": "closed",
+            "event": "ModalOpened",
+            "to": "open"
+          },
+          {
+            "from": "open",
+            "event": "ModalClosed",
+            "to": "closed"
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "router",
+    "description": "Which view the modal shows: the top of a stack of views.",
+    "regions": [
+      {
+        "id": "router",
+        "initial": "Connect",
+        "states": [
+          "Connect",
+          "ConnectingWallet",
+          "AllWallets",
+          "Networks",
+          "Account",
+          "SwitchNetwork",
+          "SwitchActiveChain",
+          "SIWXSignMessage",
+          "ApproveTransaction",
+          "UpdateEmailWallet",
+          "Swap"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "Connect",
+            "guard": {
+              "path": "/view",
+              "equals": "Connect"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "Connect",
+            "guard": {
+              "path": "/to",
+              "equals": "Connect"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "ConnectingWallet",
+            "guard": {
+              "path": "/view",
+              "equals": "ConnectingWallet"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "ConnectingWallet",
+            "guard": {
+              "path": "/to",
+              "equals": "ConnectingWallet"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "AllWallets",
+            "guard": {
+              "path": "/view",
+              "equals": "AllWallets"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "AllWallets",
+            "guard": {
+              "path": "/to",
+              "equals": "AllWallets"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "Networks",
+            "guard": {
+              "path": "/view",
+              "equals": "Networks"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "Networks",
+            "guard": {
+              "path": "/to",
+              "equals": "Networks"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "Account",
+            "guard": {
+              "path": "/view",
+              "equals": "Account"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "Account",
+            "guard": {
+              "path": "/to",
+              "equals": "Account"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "SwitchNetwork",
+            "guard": {
+              "path": "/view",
+              "equals": "SwitchNetwork"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "SwitchNetwork",
+            "guard": {
+              "path": "/to",
+              "equals": "SwitchNetwork"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "SwitchActiveChain",
+            "guard": {
+              "path": "/view",
+              "equals": "SwitchActiveChain"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "SwitchActiveChain",
+            "guard": {
+              "path": "/to",
+              "equals": "SwitchActiveChain"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "SIWXSignMessage",
+            "guard": {
+              "path": "/view",
+              "equals": "SIWXSignMessage"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "SIWXSignMessage",
+            "guard": {
+              "path": "/to",
+              "equals": "SIWXSignMessage"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "ApproveTransaction",
+            "guard": {
+              "path": "/view",
+              "equals": "ApproveTransaction"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "ApproveTransaction",
+            "guard": {
+              "path": "/to",
+              "equals": "ApproveTransaction"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "UpdateEmailWallet",
+            "guard": {
+              "path": "/view",
+              "equals": "UpdateEmailWallet"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "UpdateEmailWallet",
+            "guard": {
+              "path": "/to",
+              "equals": "UpdateEmailWallet"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "Swap",
+            "guard": {
+              "path": "/view",
+              "equals": "Swap"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "Swap",
+            "guard": {
+              "path": "/to",
+              "equals": "Swap"
+            }
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "connection",
+    "description": "Per chain namespace: disconnected, connecting (connect or sync) or connected.",
+    "regions": [
+      {
+        "id": "eip155",
+        "initial": "disconnected",
+        "states": [
+          "disconnected",
+          "connecting",
+          "connected"
+        ],
+        "transitions": [
+          {
+            "from": "disconnected",
+            "event": "ConnectStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Connected",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "ConnectFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          },
+          {
+            "from": "connected",
+            "event": "SyncStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Synced",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "SyncFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Disconnected",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "eip155"
+            }
+          }
+        ]
+      },
+      {
+        "id": "solana",
+        "initial": "disconnected",
+        "states": [
+          "disconnected",
+          "connecting",
+          "connected"
+        ],
+        "transitions": [
+          {
+            "from": "disconnected",
+            "event": "ConnectStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Connected",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "ConnectFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          },
+          {
+            "from": "connected",
+            "event": "SyncStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Synced",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "SyncFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Disconnected",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "solana"
+            }
+          }
+        ]
+      },
+      {
+        "id": "polkadot",
+        "initial": "disconnected",
+        "states": [
+          "disconnected",
+          "connecting",
+          "connected"
+        ],
+        "transitions": [
+          {
+            "from": "disconnected",
+            "event": "ConnectStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Connected",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "ConnectFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          },
+          {
+            "from": "connected",
+            "event": "SyncStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Synced",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "SyncFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Disconnected",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "polkadot"
+            }
+          }
+        ]
+      },
+      {
+        "id": "bip122",
+        "initial": "disconnected",
+        "states": [
+          "disconnected",
+          "connecting",
+          "connected"
+        ],
+        "transitions": [
+          {
+            "from": "disconnected",
+            "event": "ConnectStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Connected",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "ConnectFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          },
+          {
+            "from": "connected",
+            "event": "SyncStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Synced",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "SyncFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Disconnected",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "bip122"
+            }
+          }
+        ]
+      },
+      {
+        "id": "cosmos",
+        "initial": "disconnected",
+        "states": [
+          "disconnected",
+          "connecting",
+          "connected"
+        ],
+        "transitions": [
+          {
+            "from": "disconnected",
+            "event": "ConnectStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Connected",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "ConnectFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          },
+          {
+            "from": "connected",
+            "event": "SyncStarted",
+            "to": "connecting",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "Synced",
+            "to": "connected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          },
+          {
+            "from": "connecting",
+            "event": "SyncFailed",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Disconnected",
+            "to": "disconnected",
+            "guard": {
+              "path": "/namespace",
+              "equals": "cosmos"
+            }
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "toasts",
+    "description": "The toast queue: whether any toast is queued, and whether timers run.",
+    "regions": [
+      {
+        "id": "queue",
+        "initial": "empty",
+        "states": [
+          "empty",
+          "active"
+        ],
+        "transitions": [
+          {
+            "from": "empty",
+            "event": "ToastQueued",
+            "to": "active"
+          },
+          {
+            "from": "active",
+            "event": "ToastsCleared",
+            "to": "empty"
+          }
+        ]
+      },
+      {
+        "id": "timers",
+        "initial": "running",
+        "states": [
+          "running",
+          "paused"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "ToastPauseStarted",
+            "to": "paused"
+          },
+          {
+            "from": "paused",
+            "event": "ToastPauseEnded",
+            "to": "running",
+            "guard": {
+              "path": "/resumed",
+              "equals": true
+            }
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "requests",
+    "description": "Browser effects the session is waiting for.",
+    "regions": [
+      {
+        "id": "requests",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "pending"
+        ],
+        "transitions": [
+          {
+            "from": "idle",
+            "event": "WalletRequestIssued",
+            "to": "pending"
+          },
+          {
+            "from": "pending",
+            "event": "WalletRequestsDrained",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
+  }
+];

@@ -1,0 +1,22 @@
+// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+
+export const PROTOCOL_VERSION = 1;
+
+export const CLOSE_CODES = {
+  NORMAL: 1000,
+  GOING_AWAY: 1001,
+  POLICY: 1008,
+  TOO_BIG: 1009,
+  INTERNAL: 1011,
+  BAD_HELLO: 4000,
+  UNAUTHORIZED: 4001,
+  UNSUPPORTED_PROTOCOL: 4002,
+  RATE_LIMITED: 4003,
+  TOO_SLOW: 4004,
+  HEARTBEAT_TIMEOUT: 4005,
+  SESSION_ENDED: 4006,
+} as const;
+
+export const EVENT_TYPES = ["SessionStarted","ModalOpened","ModalClosed","Navigated","WentBack","ConnectorsUpdated","ConnectStarted","Connected","ConnectFailed","SyncStarted","Synced","SyncFailed","AccountsChanged","NetworkChanged","Disconnected","RecentWalletUsed","ToastQueued","ToastShown","ToastDismissed","ToastReshowScheduled","ToastReshowCancelled","ToastsCleared","ToastPauseStarted","ToastPauseEnded","WalletRequestIssued","WalletRequestSettled","WalletRequestCancelled","WalletRequestsDrained"] as const;
+
+export const TOASTS = { maxVisible: 3, defaultDurationMs: 4000, reshowDelayMs: 150, swipeMinDistancePx: 20, swipeMinVelocityPxPerMs: 0.11 } as const;
