@@ -76,10 +76,16 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
         ),
     );
 
+    let frames = serde_json::to_string_pretty(&fixture_frames()).expect("frames serialize");
+    files.insert(
+        "fixtureFrames.ts".into(),
+        format!("{HEADER}// Frames of a scripted session, built by the functions the session actor uses. For the client's tests.\nimport type {{ ServerMessage }} from \"./ServerMessage\";\n\nexport const fixtureFrames: ServerMessage[] = {frames};\n"),
+    );
+
     let mut index = String::from(HEADER);
     for name in files.keys() {
         let module = name.trim_end_matches(".ts");
-        if module == "charts" || module == "constants" {
+        if module == "charts" || module == "constants" || module == "fixtureFrames" {
             index.push_str(&format!("export * from \"./{module}\";\n"));
         } else {
             index.push_str(&format!("export type * from \"./{module}\";\n"));
@@ -87,6 +93,67 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
     }
     files.insert("index.ts".into(), index);
     Ok(files)
+}
+
+/// A scripted session (discover, connect, toasts, a rejected reconnect, disconnect) as the frames a
+/// client receives: a welcome with the state, then one diff per decision. Deterministic.
+pub fn fixture_frames() -> Vec<ServerMessage> {
+    use crate::machines::toasts::ToastVariant;
+    use crate::protocol::WireEvent;
+    use crate::session::{self, wire, ClientCommand as C, Command, SessionState};
+    use crate::testing::{dev_wallet, started, wallet_err, wallet_ok, ALICE, DEV_WALLET_RDNS, T0};
+
+    let start = started();
+    let mut state = start.iter().fold(SessionState::default(), session::evolve);
+    let mut json = wire::to_value(&state);
+    let mut seq = start.len() as u64;
+    let mut frames = vec![ServerMessage::Welcome {
+        protocol: PROTOCOL_VERSION,
+        session_id: "0123456789abcdef0123456789abcdef".into(),
+        resume_token: Some("fixture-token".into()),
+        seq,
+        resumed: false,
+        state: Some(Box::new(state.clone())),
+        state_hash: wire::state_hash(&json),
+    }];
+    let mut now = T0;
+    let mut step = |state: &mut SessionState, command: Command, now: u64| {
+        let ctx = crate::decider::Ctx { now_ms: now, options: &state.options };
+        let events = session::decide(state, command, &ctx).expect("the fixture script is valid");
+        let before = json.clone();
+        let prev = seq;
+        let wire_events: Vec<WireEvent> = events
+            .into_iter()
+            .map(|event| {
+                seq += 1;
+                *state = session::evolve(std::mem::take(state), &event);
+                WireEvent { seq, time_ms: now, event }
+            })
+            .collect();
+        json = wire::to_value(state);
+        frames.push(ServerMessage::Diff { seq, prev_seq: prev, events: wire_events, patch: wire::patch(&before, &json), state_hash: wire::state_hash(&json) });
+    };
+    let pending = |state: &SessionState| state.requests.order[0].clone();
+    step(&mut state, C::ReportWallets { wallets: vec![dev_wallet()] }.into(), now);
+    step(&mut state, C::OpenModal { view: None }.into(), now);
+    step(&mut state, C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() }.into(), now);
+    now += 1200;
+    let request_id = pending(&state);
+    step(&mut state, C::ResolveWalletRequest { request_id, outcome: wallet_err(4001, "User rejected the request.") }.into(), now);
+    step(&mut state, C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() }.into(), now);
+    let request_id = pending(&state);
+    step(&mut state, C::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") }.into(), now);
+    for i in 0..4 {
+        let message = format!("Toast \"{i}\"\t\u{2713} \u{e9}");
+        step(&mut state, C::ShowToast { message, variant: ToastVariant::Success, duration_ms: None, persistent: None }.into(), now);
+    }
+    now += 4000;
+    step(&mut state, Command::Tick, now);
+    now += 150;
+    step(&mut state, Command::Tick, now);
+    step(&mut state, C::SetToastHover { hovered: true }.into(), now);
+    step(&mut state, C::Disconnect { namespace: None }.into(), now);
+    frames
 }
 
 /// Writes the generated files into `dir`, removing generated files that no longer exist.

@@ -60,3 +60,4 @@ export type * from "./WalletRequests";
 export type * from "./WireEvent";
 export * from "./charts";
 export * from "./constants";
+export * from "./fixtureFrames";

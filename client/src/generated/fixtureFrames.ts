@@ -1,0 +1,1210 @@
+// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+// Frames of a scripted session, built by the functions the session actor uses. For the client's tests.
+import type { ServerMessage } from "./ServerMessage";
+
+export const fixtureFrames: ServerMessage[] = [
+  {
+    "type": "welcome",
+    "protocol": 1,
+    "sessionId": "0123456789abcdef0123456789abcdef",
+    "resumeToken": "fixture-token",
+    "seq": 1,
+    "resumed": false,
+    "state": {
+      "started": true,
+      "project": "test",
+      "origin": "http://localhost:3000",
+      "options": {
+        "networks": [],
+        "metadata": {
+          "name": "",
+          "description": "",
+          "url": "",
+          "icons": []
+        },
+        "features": {
+          "email": false,
+          "socials": [],
+          "emailShowWallets": true,
+          "swaps": true,
+          "onramp": true,
+          "activity": true,
+          "send": true,
+          "receive": true,
+          "pay": false,
+          "analytics": false,
+          "allWallets": true,
+          "legalCheckbox": false,
+          "smartSessions": false,
+          "collapseWallets": false,
+          "branding": true
+        },
+        "includeWalletIds": [],
+        "excludeWalletIds": [],
+        "featuredWalletIds": [],
+        "customWallets": [],
+        "enableWalletConnect": false,
+        "enableEip6963": true,
+        "enableInjected": true,
+        "enableWallets": true,
+        "enableNetworkSwitch": true,
+        "allowUnsupportedChain": false,
+        "defaultAccountTypes": {},
+        "themeMode": "dark",
+        "themeVariables": {},
+        "debug": false
+      },
+      "networks": [
+        {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "nativeCurrency": {
+            "name": "Ether",
+            "symbol": "ETH",
+            "decimals": 18
+          },
+          "rpcUrls": [],
+          "blockExplorers": [],
+          "testnet": false
+        }
+      ],
+      "modal": {
+        "status": "closed",
+        "closable": true
+      },
+      "router": {
+        "stack": [
+          {
+            "view": "Connect"
+          }
+        ]
+      },
+      "connection": {
+        "namespaces": {
+          "eip155": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false
+          },
+          "solana": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false
+          },
+          "polkadot": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false
+          },
+          "bip122": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false
+          },
+          "cosmos": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false
+          }
+        },
+        "activeNamespace": null,
+        "connectors": [],
+        "connectorStatus": {},
+        "recentWallets": [],
+        "loading": false
+      },
+      "connectView": {
+        "methods": [
+          "wallet"
+        ],
+        "groups": []
+      },
+      "toasts": {
+        "status": "empty",
+        "timers": "running",
+        "items": {},
+        "order": [],
+        "pausedBy": [],
+        "reshowAtMs": null,
+        "nextId": 0
+      },
+      "requests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "nextId": 0
+      }
+    },
+    "stateHash": "282b6a16f963b1ec"
+  },
+  {
+    "type": "diff",
+    "seq": 2,
+    "prevSeq": 1,
+    "events": [
+      {
+        "seq": 2,
+        "timeMs": 1700000000000,
+        "type": "ConnectorsUpdated",
+        "payload": {
+          "connectors": [
+            {
+              "id": "dev.vestibule.wallet",
+              "name": "Dev Wallet",
+              "kind": "ANNOUNCED",
+              "rdns": "dev.vestibule.wallet",
+              "namespaces": [
+                "eip155"
+              ]
+            }
+          ]
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/connectView/groups/0",
+        "value": {
+          "entries": [
+            {
+              "connectorId": "dev.vestibule.wallet",
+              "homepage": null,
+              "icon": null,
+              "installed": true,
+              "name": "Dev Wallet",
+              "walletId": "dev.vestibule.wallet"
+            }
+          ],
+          "group": "injected"
+        }
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "disconnected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectors/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "kind": "ANNOUNCED",
+          "name": "Dev Wallet",
+          "namespaces": [
+            "eip155"
+          ],
+          "rdns": "dev.vestibule.wallet"
+        }
+      }
+    ],
+    "stateHash": "924f45d58940bda8"
+  },
+  {
+    "type": "diff",
+    "seq": 3,
+    "prevSeq": 2,
+    "events": [
+      {
+        "seq": 3,
+        "timeMs": 1700000000000,
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "9228a43f8234e5bf"
+  },
+  {
+    "type": "diff",
+    "seq": 6,
+    "prevSeq": 3,
+    "events": [
+      {
+        "seq": 4,
+        "timeMs": 1700000000000,
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r1",
+            "connectorId": "dev.vestibule.wallet",
+            "namespace": "eip155",
+            "kind": {
+              "type": "connect"
+            },
+            "issuedMs": 1700000000000
+          }
+        }
+      },
+      {
+        "seq": 5,
+        "timeMs": 1700000000000,
+        "type": "ConnectStarted",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "requestId": "r1"
+        }
+      },
+      {
+        "seq": 6,
+        "timeMs": 1700000000000,
+        "type": "Navigated",
+        "payload": {
+          "view": "ConnectingWallet",
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "mode": "push"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/connectorId",
+        "value": "dev.vestibule.wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": "r1"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connecting"
+      },
+      {
+        "op": "add",
+        "path": "/requests/items/r1",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "id": "r1",
+          "issuedMs": 1700000000000,
+          "kind": {
+            "type": "connect"
+          },
+          "namespace": "eip155"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r1"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "add",
+        "path": "/router/stack/1",
+        "value": {
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "view": "ConnectingWallet"
+        }
+      }
+    ],
+    "stateHash": "f13c6f92947c19a6"
+  },
+  {
+    "type": "diff",
+    "seq": 12,
+    "prevSeq": 6,
+    "events": [
+      {
+        "seq": 7,
+        "timeMs": 1700000001200,
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r1",
+          "outcome": {
+            "status": "error",
+            "code": 4001,
+            "message": "User rejected the request."
+          }
+        }
+      },
+      {
+        "seq": 8,
+        "timeMs": 1700000001200,
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 9,
+        "timeMs": 1700000001200,
+        "type": "ConnectFailed",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "code": 4001,
+          "message": "Connection rejected"
+        }
+      },
+      {
+        "seq": 10,
+        "timeMs": 1700000001200,
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t1",
+          "message": "Connection rejected",
+          "variant": "error",
+          "autoCloseMs": 4000,
+          "atMs": 1700000001200
+        }
+      },
+      {
+        "seq": 11,
+        "timeMs": 1700000001200,
+        "type": "ToastShown",
+        "payload": {
+          "id": "t1",
+          "deadlineMs": 1700000005200
+        }
+      },
+      {
+        "seq": 12,
+        "timeMs": 1700000001200,
+        "type": "Navigated",
+        "payload": {
+          "view": "Connect",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/connectorId",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "disconnected"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/items/r1"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1"
+      },
+      {
+        "op": "add",
+        "path": "/toasts/items/t1",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000001200,
+          "deadlineMs": 1700000005200,
+          "id": "t1",
+          "message": "Connection rejected",
+          "remainingMs": null,
+          "variant": "error",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/0",
+        "value": "t1"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/status",
+        "value": "active"
+      }
+    ],
+    "stateHash": "13ef414b2643755a"
+  },
+  {
+    "type": "diff",
+    "seq": 15,
+    "prevSeq": 12,
+    "events": [
+      {
+        "seq": 13,
+        "timeMs": 1700000001200,
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r2",
+            "connectorId": "dev.vestibule.wallet",
+            "namespace": "eip155",
+            "kind": {
+              "type": "connect"
+            },
+            "issuedMs": 1700000001200
+          }
+        }
+      },
+      {
+        "seq": 14,
+        "timeMs": 1700000001200,
+        "type": "ConnectStarted",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "requestId": "r2"
+        }
+      },
+      {
+        "seq": 15,
+        "timeMs": 1700000001200,
+        "type": "Navigated",
+        "payload": {
+          "view": "ConnectingWallet",
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "mode": "push"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/connectorId",
+        "value": "dev.vestibule.wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": "r2"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connecting"
+      },
+      {
+        "op": "add",
+        "path": "/requests/items/r2",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "id": "r2",
+          "issuedMs": 1700000001200,
+          "kind": {
+            "type": "connect"
+          },
+          "namespace": "eip155"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 2
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r2"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "add",
+        "path": "/router/stack/1",
+        "value": {
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "view": "ConnectingWallet"
+        }
+      }
+    ],
+    "stateHash": "e2d1e7fbc7cb7918"
+  },
+  {
+    "type": "diff",
+    "seq": 21,
+    "prevSeq": 15,
+    "events": [
+      {
+        "seq": 16,
+        "timeMs": 1700000001200,
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r2",
+          "outcome": {
+            "status": "ok",
+            "result": {
+              "accounts": [
+                "0x52908400098527886E0F7030069857D2E4169EE7"
+              ],
+              "chainId": "0x1"
+            }
+          }
+        }
+      },
+      {
+        "seq": 17,
+        "timeMs": 1700000001200,
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 18,
+        "timeMs": 1700000001200,
+        "type": "Connected",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "accounts": [
+            {
+              "address": "0x52908400098527886E0F7030069857D2E4169EE7",
+              "type": "eoa"
+            }
+          ],
+          "network": {
+            "caipNetworkId": "eip155:1",
+            "name": "Ethereum",
+            "supported": true
+          }
+        }
+      },
+      {
+        "seq": 19,
+        "timeMs": 1700000001200,
+        "type": "RecentWalletUsed",
+        "payload": {
+          "wallet": {
+            "id": "dev.vestibule.wallet",
+            "rdns": "dev.vestibule.wallet",
+            "name": "Dev Wallet"
+          }
+        }
+      },
+      {
+        "seq": 20,
+        "timeMs": 1700000001200,
+        "type": "ModalClosed",
+        "payload": {}
+      },
+      {
+        "seq": 21,
+        "timeMs": 1700000001200,
+        "type": "Navigated",
+        "payload": {
+          "view": "Account",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/group",
+        "value": "recent"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeNamespace",
+        "value": "eip155"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/namespaces/eip155/accounts/0",
+        "value": {
+          "address": "0x52908400098527886E0F7030069857D2E4169EE7",
+          "type": "eoa"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/address",
+        "value": "0x52908400098527886E0F7030069857D2E4169EE7"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/caipAddress",
+        "value": "eip155:1:0x52908400098527886E0F7030069857D2E4169EE7"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/network",
+        "value": {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "supported": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/recentWallets/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "name": "Dev Wallet",
+          "rdns": "dev.vestibule.wallet"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "closed"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/items/r2"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/0/view",
+        "value": "Account"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1"
+      }
+    ],
+    "stateHash": "a67a19aeefc3d560"
+  },
+  {
+    "type": "diff",
+    "seq": 23,
+    "prevSeq": 21,
+    "events": [
+      {
+        "seq": 22,
+        "timeMs": 1700000001200,
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t2",
+          "message": "Toast \"0\"\t✓ é",
+          "variant": "success",
+          "autoCloseMs": 4000,
+          "atMs": 1700000001200
+        }
+      },
+      {
+        "seq": 23,
+        "timeMs": 1700000001200,
+        "type": "ToastShown",
+        "payload": {
+          "id": "t2",
+          "deadlineMs": 1700000005200
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/toasts/items/t2",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000001200,
+          "deadlineMs": 1700000005200,
+          "id": "t2",
+          "message": "Toast \"0\"\t✓ é",
+          "remainingMs": null,
+          "variant": "success",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 2
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/1",
+        "value": "t2"
+      }
+    ],
+    "stateHash": "ff221399bc07d30b"
+  },
+  {
+    "type": "diff",
+    "seq": 25,
+    "prevSeq": 23,
+    "events": [
+      {
+        "seq": 24,
+        "timeMs": 1700000001200,
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t3",
+          "message": "Toast \"1\"\t✓ é",
+          "variant": "success",
+          "autoCloseMs": 4000,
+          "atMs": 1700000001200
+        }
+      },
+      {
+        "seq": 25,
+        "timeMs": 1700000001200,
+        "type": "ToastShown",
+        "payload": {
+          "id": "t3",
+          "deadlineMs": 1700000005200
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/toasts/items/t3",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000001200,
+          "deadlineMs": 1700000005200,
+          "id": "t3",
+          "message": "Toast \"1\"\t✓ é",
+          "remainingMs": null,
+          "variant": "success",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 3
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/2",
+        "value": "t3"
+      }
+    ],
+    "stateHash": "d4df7d7e8afbb915"
+  },
+  {
+    "type": "diff",
+    "seq": 26,
+    "prevSeq": 25,
+    "events": [
+      {
+        "seq": 26,
+        "timeMs": 1700000001200,
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t4",
+          "message": "Toast \"2\"\t✓ é",
+          "variant": "success",
+          "autoCloseMs": 4000,
+          "atMs": 1700000001200
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/toasts/items/t4",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000001200,
+          "deadlineMs": null,
+          "id": "t4",
+          "message": "Toast \"2\"\t✓ é",
+          "remainingMs": null,
+          "variant": "success",
+          "visible": false
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 4
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/3",
+        "value": "t4"
+      }
+    ],
+    "stateHash": "a04a8bdbb69326dc"
+  },
+  {
+    "type": "diff",
+    "seq": 27,
+    "prevSeq": 26,
+    "events": [
+      {
+        "seq": 27,
+        "timeMs": 1700000001200,
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t5",
+          "message": "Toast \"3\"\t✓ é",
+          "variant": "success",
+          "autoCloseMs": 4000,
+          "atMs": 1700000001200
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/toasts/items/t5",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000001200,
+          "deadlineMs": null,
+          "id": "t5",
+          "message": "Toast \"3\"\t✓ é",
+          "remainingMs": null,
+          "variant": "success",
+          "visible": false
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 5
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/4",
+        "value": "t5"
+      }
+    ],
+    "stateHash": "bec2077a760f5d43"
+  },
+  {
+    "type": "diff",
+    "seq": 31,
+    "prevSeq": 27,
+    "events": [
+      {
+        "seq": 28,
+        "timeMs": 1700000005200,
+        "type": "ToastDismissed",
+        "payload": {
+          "id": "t1",
+          "reason": "expired"
+        }
+      },
+      {
+        "seq": 29,
+        "timeMs": 1700000005200,
+        "type": "ToastReshowScheduled",
+        "payload": {
+          "atMs": 1700000005350
+        }
+      },
+      {
+        "seq": 30,
+        "timeMs": 1700000005200,
+        "type": "ToastDismissed",
+        "payload": {
+          "id": "t2",
+          "reason": "expired"
+        }
+      },
+      {
+        "seq": 31,
+        "timeMs": 1700000005200,
+        "type": "ToastDismissed",
+        "payload": {
+          "id": "t3",
+          "reason": "expired"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "remove",
+        "path": "/toasts/items/t1"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/items/t2"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/items/t3"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/order/0",
+        "value": "t4"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/order/1",
+        "value": "t5"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/order/2"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/order/2"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/order/2"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/reshowAtMs",
+        "value": 1700000005350
+      }
+    ],
+    "stateHash": "95e136022aac0194"
+  },
+  {
+    "type": "diff",
+    "seq": 33,
+    "prevSeq": 31,
+    "events": [
+      {
+        "seq": 32,
+        "timeMs": 1700000005350,
+        "type": "ToastShown",
+        "payload": {
+          "id": "t4",
+          "deadlineMs": 1700000009350
+        }
+      },
+      {
+        "seq": 33,
+        "timeMs": 1700000005350,
+        "type": "ToastShown",
+        "payload": {
+          "id": "t5",
+          "deadlineMs": 1700000009350
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/toasts/items/t4/deadlineMs",
+        "value": 1700000009350
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/items/t4/visible",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/items/t5/deadlineMs",
+        "value": 1700000009350
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/items/t5/visible",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/reshowAtMs",
+        "value": null
+      }
+    ],
+    "stateHash": "8d40d73cb0898825"
+  },
+  {
+    "type": "diff",
+    "seq": 34,
+    "prevSeq": 33,
+    "events": [
+      {
+        "seq": 34,
+        "timeMs": 1700000005350,
+        "type": "ToastPauseStarted",
+        "payload": {
+          "reason": "hover",
+          "atMs": 1700000005350
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/toasts/items/t4/deadlineMs",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/items/t4/remainingMs",
+        "value": 4000
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/items/t5/deadlineMs",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/items/t5/remainingMs",
+        "value": 4000
+      },
+      {
+        "op": "add",
+        "path": "/toasts/pausedBy/0",
+        "value": "hover"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/timers",
+        "value": "paused"
+      }
+    ],
+    "stateHash": "63e09c4b5f51a84d"
+  },
+  {
+    "type": "diff",
+    "seq": 36,
+    "prevSeq": 34,
+    "events": [
+      {
+        "seq": 35,
+        "timeMs": 1700000005350,
+        "type": "Disconnected",
+        "payload": {
+          "namespace": "eip155",
+          "reason": "user"
+        }
+      },
+      {
+        "seq": 36,
+        "timeMs": 1700000005350,
+        "type": "Navigated",
+        "payload": {
+          "view": "Connect",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/activeNamespace",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "disconnected"
+      },
+      {
+        "op": "remove",
+        "path": "/connection/namespaces/eip155/accounts/0"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/address",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/caipAddress",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/connectorId",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/network",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "disconnected"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/0/view",
+        "value": "Connect"
+      }
+    ],
+    "stateHash": "2afc86afbddedcb7"
+  }
+];
