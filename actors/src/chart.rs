@@ -22,6 +22,9 @@ pub struct Statechart {
 #[serde(rename_all = "camelCase")]
 pub struct Region {
     pub id: String,
+    /// JSON pointer into the serialized session state where this region's current state name is.
+    /// The server, the replay tool and the browser's mirror all read state names from here.
+    pub state_path: String,
     pub initial: String,
     pub states: Vec<String>,
     pub transitions: Vec<Transition>,
@@ -69,6 +72,17 @@ impl Statechart {
             .map(|t| t.to.as_str())
     }
 
+    /// `(region, state)` for every region, read from a serialized session state.
+    pub fn states_in(&self, state: &serde_json::Value) -> Vec<(String, String)> {
+        self.regions
+            .iter()
+            .map(|r| {
+                let name = state.pointer(&r.state_path).and_then(|v| v.as_str()).unwrap_or("").to_string();
+                (r.id.clone(), name)
+            })
+            .collect()
+    }
+
     /// Every event type this chart reacts to.
     pub fn event_types(&self) -> impl Iterator<Item = &str> {
         self.regions.iter().flat_map(|r| r.transitions.iter().map(|t| t.event.as_str()))
@@ -90,9 +104,10 @@ pub fn tg(from: &str, event: &str, to: &str, path: &str, equals: impl Into<serde
     }
 }
 
-pub fn region(id: &str, initial: &str, states: &[&str], transitions: Vec<Transition>) -> Region {
+pub fn region(id: &str, state_path: &str, initial: &str, states: &[&str], transitions: Vec<Transition>) -> Region {
     Region {
         id: id.into(),
+        state_path: state_path.into(),
         initial: initial.into(),
         states: states.iter().map(|s| s.to_string()).collect(),
         transitions,

@@ -117,7 +117,13 @@ pub fn fixture_frames() -> Vec<ServerMessage> {
         state_hash: wire::state_hash(&json),
     }];
     let mut now = T0;
+    let mut commands = 0;
     let mut step = |state: &mut SessionState, command: Command, now: u64| {
+        commands += 1;
+        let correlation = match command {
+            Command::Tick => format!("timer:{}", seq + 1),
+            _ => format!("c{commands}"),
+        };
         let ctx = crate::decider::Ctx { now_ms: now, options: &state.options };
         let events = session::decide(state, command, &ctx).expect("the fixture script is valid");
         let before = json.clone();
@@ -127,7 +133,7 @@ pub fn fixture_frames() -> Vec<ServerMessage> {
             .map(|event| {
                 seq += 1;
                 *state = session::evolve(std::mem::take(state), &event);
-                WireEvent { seq, time_ms: now, event }
+                WireEvent { seq, time_ms: now, correlation_id: Some(correlation.clone()), event }
             })
             .collect();
         json = wire::to_value(state);

@@ -58,6 +58,10 @@ pub struct WireEvent {
     pub seq: u64,
     #[ts(type = "number")]
     pub time_ms: u64,
+    /// The command that caused the event: a client's command id, `timer:<seq>` or `session:start`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub correlation_id: Option<String>,
     #[serde(flatten)]
     pub event: Event,
 }
@@ -178,7 +182,7 @@ mod tests {
 
     #[test]
     fn wire_events_flatten_the_event() {
-        let e = WireEvent { seq: 3, time_ms: 10, event: Event::ModalClosed {} };
+        let e = WireEvent { seq: 3, time_ms: 10, correlation_id: None, event: Event::ModalClosed {} };
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json, serde_json::json!({ "seq": 3, "timeMs": 10, "type": "ModalClosed", "payload": {} }));
         assert_eq!(serde_json::from_value::<WireEvent>(json).unwrap(), e);

@@ -14,7 +14,7 @@ use crate::model::connector::{
 };
 use crate::model::networks::{ChainDefinition, NetworkRef};
 use crate::model::options::{AccountType, SessionOptions};
-use crate::session::{DomainError, Event, SessionState};
+use crate::session::{DomainError, Event};
 
 pub const ID: &str = "connection";
 
@@ -27,15 +27,6 @@ pub enum ConnectionStatus {
     Connected,
 }
 
-impl ConnectionStatus {
-    fn name(self) -> &'static str {
-        match self {
-            ConnectionStatus::Disconnected => "disconnected",
-            ConnectionStatus::Connecting => "connecting",
-            ConnectionStatus::Connected => "connected",
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -352,6 +343,7 @@ pub fn chart() -> Statechart {
             let g = |from: &str, event: &str, to: &str| tg(from, event, to, "/namespace", ns.as_str());
             region(
                 ns.as_str(),
+                &format!("/connection/namespaces/{}/status", ns.as_str()),
                 "disconnected",
                 &["disconnected", "connecting", "connected"],
                 vec![
@@ -371,11 +363,4 @@ pub fn chart() -> Statechart {
         description: "Per chain namespace: disconnected, connecting (connect or sync) or connected.".into(),
         regions,
     }
-}
-
-pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
-    Namespace::ALL
-        .into_iter()
-        .map(|ns| (ns.as_str().to_string(), state.connection.namespace(ns).status.name().to_string()))
-        .collect()
 }

@@ -12,23 +12,21 @@ pub mod router;
 pub mod toasts;
 
 use crate::chart::Statechart;
-use crate::session::SessionState;
 
-/// A machine as the outside world sees it: its chart, and where a state currently is in it.
+/// A machine as the outside world sees it: its chart. Where a session is in it is read from the
+/// serialized state through each region's `state_path`.
 pub struct MachineInfo {
     pub id: &'static str,
     pub chart: fn() -> Statechart,
-    /// `(region, state)` for every region of the chart.
-    pub state_names: fn(&SessionState) -> Vec<(String, String)>,
 }
 
 /// Every machine of a session, in the order views and tools show them.
 pub const ALL: &[MachineInfo] = &[
-    MachineInfo { id: modal::ID, chart: modal::chart, state_names: modal::state_names },
-    MachineInfo { id: router::ID, chart: router::chart, state_names: router::state_names },
-    MachineInfo { id: connection::ID, chart: connection::chart, state_names: connection::state_names },
-    MachineInfo { id: toasts::ID, chart: toasts::chart, state_names: toasts::state_names },
-    MachineInfo { id: requests::ID, chart: requests::chart, state_names: requests::state_names },
+    MachineInfo { id: modal::ID, chart: modal::chart },
+    MachineInfo { id: router::ID, chart: router::chart },
+    MachineInfo { id: connection::ID, chart: connection::chart },
+    MachineInfo { id: toasts::ID, chart: toasts::chart },
+    MachineInfo { id: requests::ID, chart: requests::chart },
 ];
 
 /// Every machine's chart.

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::chart::{region, t, Statechart};
-use crate::session::{Event, SessionState};
+use crate::session::Event;
 
 pub const ID: &str = "modal";
 
@@ -51,17 +51,10 @@ pub fn chart() -> Statechart {
         description: "Whether the modal is shown.".into(),
         regions: vec![region(
             ID,
+            "/modal/status",
             "closed",
             &["closed", "open"],
             vec![t("closed", "ModalOpened", "open"), t("open", "ModalClosed", "closed")],
         )],
     }
-}
-
-pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
-    let name = match state.modal.status {
-        ModalStatus::Closed => "closed",
-        ModalStatus::Open => "open",
-    };
-    vec![(ID.into(), name.into())]
 }

@@ -10,7 +10,7 @@ use ts_rs::TS;
 
 use crate::chart::{region, t, Statechart};
 use crate::model::caip::Namespace;
-use crate::session::{Event, SessionState};
+use crate::session::Event;
 
 pub const ID: &str = "requests";
 
@@ -131,17 +131,10 @@ pub fn chart() -> Statechart {
         description: "Browser effects the session is waiting for.".into(),
         regions: vec![region(
             ID,
+            "/requests/status",
             "idle",
             &["idle", "pending"],
             vec![t("idle", "WalletRequestIssued", "pending"), t("pending", "WalletRequestsDrained", "idle")],
         )],
     }
-}
-
-pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
-    let name = match state.requests.status {
-        RequestsStatus::Idle => "idle",
-        RequestsStatus::Pending => "pending",
-    };
-    vec![(ID.into(), name.into())]
 }

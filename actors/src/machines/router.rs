@@ -7,7 +7,7 @@ use ts_rs::TS;
 
 use crate::chart::{region, tg, Statechart, ANY_STATE};
 use crate::model::caip::CaipNetworkId;
-use crate::session::{Event, SessionState};
+use crate::session::Event;
 
 pub const ID: &str = "router";
 
@@ -99,13 +99,15 @@ pub const MAX_DEPTH: usize = 16;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RouterState {
+    /// The view shown: the top of the stack.
+    pub current: View,
     /// Bottom first; the last entry is the current view. Never empty.
     pub stack: Vec<Route>,
 }
 
 impl Default for RouterState {
     fn default() -> Self {
-        Self { stack: vec![Route { view: View::Connect, params: None }] }
+        Self { current: View::Connect, stack: vec![Route { view: View::Connect, params: None }] }
     }
 }
 
@@ -157,6 +159,7 @@ pub fn evolve(mut state: RouterState, event: &Event) -> RouterState {
         }
         _ => {}
     }
+    state.current = state.stack.last().map_or(View::Connect, |r| r.view);
     state
 }
 
@@ -170,12 +173,8 @@ pub fn chart() -> Statechart {
     Statechart {
         id: ID.into(),
         description: "Which view the modal shows: the top of a stack of views.".into(),
-        regions: vec![region(ID, View::Connect.name(), &names, transitions)],
+        regions: vec![region(ID, "/router/current", View::Connect.name(), &names, transitions)],
     }
-}
-
-pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
-    vec![(ID.into(), state.router.current().name().into())]
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::chart::{region, t, tg, Statechart, ANY_STATE};
-use crate::session::{DomainError, Event, SessionState};
+use crate::session::{DomainError, Event};
 
 pub const ID: &str = "toasts";
 
@@ -358,12 +358,14 @@ pub fn chart() -> Statechart {
         regions: vec![
             region(
                 "queue",
+                "/toasts/status",
                 "empty",
                 &["empty", "active"],
                 vec![t("empty", "ToastQueued", "active"), t("active", "ToastsCleared", "empty")],
             ),
             region(
                 "timers",
+                "/toasts/timers",
                 "running",
                 &["running", "paused"],
                 vec![
@@ -373,16 +375,4 @@ pub fn chart() -> Statechart {
             ),
         ],
     }
-}
-
-pub fn state_names(state: &SessionState) -> Vec<(String, String)> {
-    let queue = match state.toasts.status {
-        QueueStatus::Empty => "empty",
-        QueueStatus::Active => "active",
-    };
-    let timers = match state.toasts.timers {
-        TimerStatus::Running => "running",
-        TimerStatus::Paused => "paused",
-    };
-    vec![("queue".into(), queue.into()), ("timers".into(), timers.into())]
 }

@@ -93,7 +93,7 @@ pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq
         while i < tail.len() && tail[i].correlation_id == correlation {
             let event = decode(&tail[i])?;
             state = session::evolve(state, &event);
-            events.push(WireEvent { seq: tail[i].seq, time_ms: tail[i].time_ms, event });
+            events.push(WireEvent { seq: tail[i].seq, time_ms: tail[i].time_ms, correlation_id: tail[i].correlation_id.clone(), event });
             i += 1;
         }
         let after = wire::to_value(&state);

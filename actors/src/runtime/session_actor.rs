@@ -287,7 +287,7 @@ impl ModalSession {
             .envelopes
             .iter()
             .zip(events)
-            .map(|(envelope, event)| WireEvent { seq: envelope.seq, time_ms: envelope.time_ms, event })
+            .map(|(envelope, event)| WireEvent { seq: envelope.seq, time_ms: envelope.time_ms, correlation_id: envelope.correlation_id.clone(), event })
             .collect();
         let prev_seq = self.seq;
         self.seq = outcome.last_seq().unwrap_or(self.seq);

@@ -18,7 +18,11 @@ import type { WalletRequest } from "./WalletRequest";
 /**
  * An event as the client receives it: the event and its place in the log.
  */
-export type WireEvent = { seq: number, timeMs: number, } & ({ "type": "SessionStarted", "payload": { project: string, origin: string, options: SessionOptions, networks: Array<ChainDefinition>, } } | { "type": "ModalOpened", "payload": Record<string, never> } | { "type": "ModalClosed", "payload": Record<string, never> } | { "type": "Navigated", "payload": { view: View, params?: RouteParams, mode: NavigationMode, } } | { "type": "WentBack", "payload": { to: View, } } | { "type": "ConnectorsUpdated", "payload": { connectors: Array<Connector>, } } | { "type": "ConnectStarted", "payload": { namespace: Namespace, connectorId: string, requestId: string, } } | { "type": "Connected", "payload": { namespace: Namespace, connectorId: string, accounts: Array<Account>, network: NetworkRef, } } | { "type": "ConnectFailed", "payload": { namespace: Namespace, connectorId: string, 
+export type WireEvent = { seq: number, timeMs: number, 
+/**
+ * The command that caused the event: a client's command id, `timer:<seq>` or `session:start`.
+ */
+correlationId?: string, } & ({ "type": "SessionStarted", "payload": { project: string, origin: string, options: SessionOptions, networks: Array<ChainDefinition>, } } | { "type": "ModalOpened", "payload": Record<string, never> } | { "type": "ModalClosed", "payload": Record<string, never> } | { "type": "Navigated", "payload": { view: View, params?: RouteParams, mode: NavigationMode, } } | { "type": "WentBack", "payload": { to: View, } } | { "type": "ConnectorsUpdated", "payload": { connectors: Array<Connector>, } } | { "type": "ConnectStarted", "payload": { namespace: Namespace, connectorId: string, requestId: string, } } | { "type": "Connected", "payload": { namespace: Namespace, connectorId: string, accounts: Array<Account>, network: NetworkRef, } } | { "type": "ConnectFailed", "payload": { namespace: Namespace, connectorId: string, 
 /**
  * The wallet's error code, if the wallet answered with one.
  */

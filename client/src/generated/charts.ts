@@ -8,6 +8,7 @@ export const charts: Statechart[] = [
     "regions": [
       {
         "id": "modal",
+        "statePath": "/modal/status",
         "initial": "closed",
         "states": [
           "closed",
@@ -34,6 +35,7 @@ export const charts: Statechart[] = [
     "regions": [
       {
         "id": "router",
+        "statePath": "/router/current",
         "initial": "Connect",
         "states": [
           "Connect",
@@ -257,6 +259,7 @@ export const charts: Statechart[] = [
     "regions": [
       {
         "id": "eip155",
+        "statePath": "/connection/namespaces/eip155/status",
         "initial": "disconnected",
         "states": [
           "disconnected",
@@ -331,6 +334,7 @@ export const charts: Statechart[] = [
       },
       {
         "id": "solana",
+        "statePath": "/connection/namespaces/solana/status",
         "initial": "disconnected",
         "states": [
           "disconnected",
@@ -405,6 +409,7 @@ export const charts: Statechart[] = [
       },
       {
         "id": "polkadot",
+        "statePath": "/connection/namespaces/polkadot/status",
         "initial": "disconnected",
         "states": [
           "disconnected",
@@ -479,6 +484,7 @@ export const charts: Statechart[] = [
       },
       {
         "id": "bip122",
+        "statePath": "/connection/namespaces/bip122/status",
         "initial": "disconnected",
         "states": [
           "disconnected",
@@ -553,6 +559,7 @@ export const charts: Statechart[] = [
       },
       {
         "id": "cosmos",
+        "statePath": "/connection/namespaces/cosmos/status",
         "initial": "disconnected",
         "states": [
           "disconnected",
@@ -633,6 +640,7 @@ export const charts: Statechart[] = [
     "regions": [
       {
         "id": "queue",
+        "statePath": "/toasts/status",
         "initial": "empty",
         "states": [
           "empty",
@@ -653,6 +661,7 @@ export const charts: Statechart[] = [
       },
       {
         "id": "timers",
+        "statePath": "/toasts/timers",
         "initial": "running",
         "states": [
           "running",
@@ -683,6 +692,7 @@ export const charts: Statechart[] = [
     "regions": [
       {
         "id": "requests",
+        "statePath": "/requests/status",
         "initial": "idle",
         "states": [
           "idle",

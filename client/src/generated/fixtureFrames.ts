@@ -73,6 +73,7 @@ export const fixtureFrames: ServerMessage[] = [
         "closable": true
       },
       "router": {
+        "current": "Connect",
         "stack": [
           {
             "view": "Connect"
@@ -160,7 +161,7 @@ export const fixtureFrames: ServerMessage[] = [
         "nextId": 0
       }
     },
-    "stateHash": "282b6a16f963b1ec"
+    "stateHash": "42423cf67a945696"
   },
   {
     "type": "diff",
@@ -170,6 +171,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 2,
         "timeMs": 1700000000000,
+        "correlationId": "c1",
         "type": "ConnectorsUpdated",
         "payload": {
           "connectors": [
@@ -223,7 +225,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "924f45d58940bda8"
+    "stateHash": "3cfc3e8baf3116c8"
   },
   {
     "type": "diff",
@@ -233,6 +235,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 3,
         "timeMs": 1700000000000,
+        "correlationId": "c2",
         "type": "ModalOpened",
         "payload": {}
       }
@@ -244,7 +247,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "9228a43f8234e5bf"
+    "stateHash": "a848188be2387f0c"
   },
   {
     "type": "diff",
@@ -254,6 +257,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 4,
         "timeMs": 1700000000000,
+        "correlationId": "c3",
         "type": "WalletRequestIssued",
         "payload": {
           "request": {
@@ -270,6 +274,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 5,
         "timeMs": 1700000000000,
+        "correlationId": "c3",
         "type": "ConnectStarted",
         "payload": {
           "namespace": "eip155",
@@ -280,6 +285,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 6,
         "timeMs": 1700000000000,
+        "correlationId": "c3",
         "type": "Navigated",
         "payload": {
           "view": "ConnectingWallet",
@@ -335,6 +341,11 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "pending"
       },
       {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "ConnectingWallet"
+      },
+      {
         "op": "add",
         "path": "/router/stack/1",
         "value": {
@@ -345,7 +356,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "f13c6f92947c19a6"
+    "stateHash": "322a4a0668293680"
   },
   {
     "type": "diff",
@@ -355,6 +366,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 7,
         "timeMs": 1700000001200,
+        "correlationId": "c4",
         "type": "WalletRequestSettled",
         "payload": {
           "id": "r1",
@@ -368,12 +380,14 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 8,
         "timeMs": 1700000001200,
+        "correlationId": "c4",
         "type": "WalletRequestsDrained",
         "payload": {}
       },
       {
         "seq": 9,
         "timeMs": 1700000001200,
+        "correlationId": "c4",
         "type": "ConnectFailed",
         "payload": {
           "namespace": "eip155",
@@ -385,6 +399,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 10,
         "timeMs": 1700000001200,
+        "correlationId": "c4",
         "type": "ToastQueued",
         "payload": {
           "id": "t1",
@@ -397,6 +412,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 11,
         "timeMs": 1700000001200,
+        "correlationId": "c4",
         "type": "ToastShown",
         "payload": {
           "id": "t1",
@@ -406,6 +422,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 12,
         "timeMs": 1700000001200,
+        "correlationId": "c4",
         "type": "Navigated",
         "payload": {
           "view": "Connect",
@@ -443,6 +460,11 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "idle"
       },
       {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "Connect"
+      },
+      {
         "op": "remove",
         "path": "/router/stack/1"
       },
@@ -476,7 +498,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "13ef414b2643755a"
+    "stateHash": "bfb7ae4690313070"
   },
   {
     "type": "diff",
@@ -486,6 +508,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 13,
         "timeMs": 1700000001200,
+        "correlationId": "c5",
         "type": "WalletRequestIssued",
         "payload": {
           "request": {
@@ -502,6 +525,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 14,
         "timeMs": 1700000001200,
+        "correlationId": "c5",
         "type": "ConnectStarted",
         "payload": {
           "namespace": "eip155",
@@ -512,6 +536,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 15,
         "timeMs": 1700000001200,
+        "correlationId": "c5",
         "type": "Navigated",
         "payload": {
           "view": "ConnectingWallet",
@@ -567,6 +592,11 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "pending"
       },
       {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "ConnectingWallet"
+      },
+      {
         "op": "add",
         "path": "/router/stack/1",
         "value": {
@@ -577,7 +607,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "e2d1e7fbc7cb7918"
+    "stateHash": "e4a0bc05626fd0ce"
   },
   {
     "type": "diff",
@@ -587,6 +617,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 16,
         "timeMs": 1700000001200,
+        "correlationId": "c6",
         "type": "WalletRequestSettled",
         "payload": {
           "id": "r2",
@@ -604,12 +635,14 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 17,
         "timeMs": 1700000001200,
+        "correlationId": "c6",
         "type": "WalletRequestsDrained",
         "payload": {}
       },
       {
         "seq": 18,
         "timeMs": 1700000001200,
+        "correlationId": "c6",
         "type": "Connected",
         "payload": {
           "namespace": "eip155",
@@ -630,6 +663,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 19,
         "timeMs": 1700000001200,
+        "correlationId": "c6",
         "type": "RecentWalletUsed",
         "payload": {
           "wallet": {
@@ -642,12 +676,14 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 20,
         "timeMs": 1700000001200,
+        "correlationId": "c6",
         "type": "ModalClosed",
         "payload": {}
       },
       {
         "seq": 21,
         "timeMs": 1700000001200,
+        "correlationId": "c6",
         "type": "Navigated",
         "payload": {
           "view": "Account",
@@ -737,6 +773,11 @@ export const fixtureFrames: ServerMessage[] = [
       },
       {
         "op": "replace",
+        "path": "/router/current",
+        "value": "Account"
+      },
+      {
+        "op": "replace",
         "path": "/router/stack/0/view",
         "value": "Account"
       },
@@ -745,7 +786,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "a67a19aeefc3d560"
+    "stateHash": "7d67254247d44150"
   },
   {
     "type": "diff",
@@ -755,6 +796,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 22,
         "timeMs": 1700000001200,
+        "correlationId": "c7",
         "type": "ToastQueued",
         "payload": {
           "id": "t2",
@@ -767,6 +809,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 23,
         "timeMs": 1700000001200,
+        "correlationId": "c7",
         "type": "ToastShown",
         "payload": {
           "id": "t2",
@@ -800,7 +843,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "ff221399bc07d30b"
+    "stateHash": "0482c178a1556f89"
   },
   {
     "type": "diff",
@@ -810,6 +853,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 24,
         "timeMs": 1700000001200,
+        "correlationId": "c8",
         "type": "ToastQueued",
         "payload": {
           "id": "t3",
@@ -822,6 +866,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 25,
         "timeMs": 1700000001200,
+        "correlationId": "c8",
         "type": "ToastShown",
         "payload": {
           "id": "t3",
@@ -855,7 +900,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "d4df7d7e8afbb915"
+    "stateHash": "460a4cba3f41da49"
   },
   {
     "type": "diff",
@@ -865,6 +910,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 26,
         "timeMs": 1700000001200,
+        "correlationId": "c9",
         "type": "ToastQueued",
         "payload": {
           "id": "t4",
@@ -901,7 +947,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "a04a8bdbb69326dc"
+    "stateHash": "c6e0ca80ef0688fe"
   },
   {
     "type": "diff",
@@ -911,6 +957,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 27,
         "timeMs": 1700000001200,
+        "correlationId": "c10",
         "type": "ToastQueued",
         "payload": {
           "id": "t5",
@@ -947,7 +994,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "bec2077a760f5d43"
+    "stateHash": "bdec2a2360da7374"
   },
   {
     "type": "diff",
@@ -957,6 +1004,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 28,
         "timeMs": 1700000005200,
+        "correlationId": "timer:28",
         "type": "ToastDismissed",
         "payload": {
           "id": "t1",
@@ -966,6 +1014,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 29,
         "timeMs": 1700000005200,
+        "correlationId": "timer:28",
         "type": "ToastReshowScheduled",
         "payload": {
           "atMs": 1700000005350
@@ -974,6 +1023,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 30,
         "timeMs": 1700000005200,
+        "correlationId": "timer:28",
         "type": "ToastDismissed",
         "payload": {
           "id": "t2",
@@ -983,6 +1033,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 31,
         "timeMs": 1700000005200,
+        "correlationId": "timer:28",
         "type": "ToastDismissed",
         "payload": {
           "id": "t3",
@@ -1031,7 +1082,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "95e136022aac0194"
+    "stateHash": "4b97d53a2f250c47"
   },
   {
     "type": "diff",
@@ -1041,6 +1092,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 32,
         "timeMs": 1700000005350,
+        "correlationId": "timer:32",
         "type": "ToastShown",
         "payload": {
           "id": "t4",
@@ -1050,6 +1102,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 33,
         "timeMs": 1700000005350,
+        "correlationId": "timer:32",
         "type": "ToastShown",
         "payload": {
           "id": "t5",
@@ -1084,7 +1137,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "8d40d73cb0898825"
+    "stateHash": "2f58638ca6f0fde2"
   },
   {
     "type": "diff",
@@ -1094,6 +1147,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 34,
         "timeMs": 1700000005350,
+        "correlationId": "c13",
         "type": "ToastPauseStarted",
         "payload": {
           "reason": "hover",
@@ -1133,7 +1187,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "63e09c4b5f51a84d"
+    "stateHash": "3c8d07ad23929b1d"
   },
   {
     "type": "diff",
@@ -1143,6 +1197,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 35,
         "timeMs": 1700000005350,
+        "correlationId": "c14",
         "type": "Disconnected",
         "payload": {
           "namespace": "eip155",
@@ -1152,6 +1207,7 @@ export const fixtureFrames: ServerMessage[] = [
       {
         "seq": 36,
         "timeMs": 1700000005350,
+        "correlationId": "c14",
         "type": "Navigated",
         "payload": {
           "view": "Connect",
@@ -1201,10 +1257,15 @@ export const fixtureFrames: ServerMessage[] = [
       },
       {
         "op": "replace",
+        "path": "/router/current",
+        "value": "Connect"
+      },
+      {
+        "op": "replace",
         "path": "/router/stack/0/view",
         "value": "Connect"
       }
     ],
-    "stateHash": "2afc86afbddedcb7"
+    "stateHash": "06c9c422dbe2f7eb"
   }
 ];
