@@ -1,1 +1,13 @@
 //! The gateway: actix-web server, WebSocket protocol, HTTP endpoints and configuration.
+
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod limits;
+pub mod metrics;
+pub mod origin;
+pub mod server;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+pub mod ws;

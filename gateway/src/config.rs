@@ -1,0 +1,323 @@
+//! The gateway's configuration: defaults, then a TOML file, then `VESTIBULE_*` environment variables
+//! (nested keys joined by `__`, e.g. `VESTIBULE_LIMITS__MAX_FRAME_BYTES=131072`), then command-line
+//! flags. Validated at start; every error names the field.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+use vestibule_actors::runtime::RuntimeConfig;
+
+use crate::origin::{OriginPattern, DEFAULT_ALLOWED_ORIGINS};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Address to listen on; port 0 picks a free port (the chosen address is printed).
+    pub listen: String,
+    /// Data directory of the event log.
+    pub data: PathBuf,
+    /// Directory served at `/` (the demo app and the widget's script).
+    pub static_dir: PathBuf,
+    /// HTTP worker threads; 0 means one per CPU.
+    pub workers: usize,
+    pub log_format: LogFormat,
+    pub store: StoreSettings,
+    pub runtime: RuntimeConfig,
+    pub limits: Limits,
+    pub retention: RetentionSettings,
+    /// Projects allowed to open sessions. When none is configured, a `demo` project with the spec's
+    /// default allowed origins (plus this gateway's own origin) exists.
+    pub projects: Vec<ProjectConfig>,
+    /// Enables the debug API (`/debug/...`) for callers presenting this bearer token.
+    pub admin_token: Option<String>,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            data: PathBuf::from("data"),
+            static_dir: PathBuf::from("client/dist"),
+            workers: 0,
+            log_format: LogFormat::Text,
+            store: StoreSettings::default(),
+            runtime: RuntimeConfig::default(),
+            limits: Limits::default(),
+            retention: RetentionSettings::default(),
+            projects: vec![],
+            admin_token: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DurabilityMode {
+    /// Every acknowledged event is on disk (group commit). The default.
+    Durable,
+    /// Events are flushed every `flush_interval`; a crash may lose that much. For load runs.
+    Buffered,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    pub durability: DurabilityMode,
+    #[serde(with = "humantime_serde")]
+    pub flush_interval: Duration,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        Self { durability: DurabilityMode::Durable, flush_interval: Duration::from_millis(10) }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest frame a client may send.
+    pub max_frame_bytes: usize,
+    pub commands_per_second: u32,
+    pub command_burst: u32,
+    pub connections_per_ip: usize,
+    pub max_connections: usize,
+    /// Diffs a connection may have unacknowledged before the server stops sending to it.
+    pub unacked_diffs: usize,
+    /// Frames queued for one connection; a connection this far behind is dropped (it can resume).
+    pub outbound_queue: usize,
+    #[serde(with = "humantime_serde")]
+    pub heartbeat_interval: Duration,
+    #[serde(with = "humantime_serde")]
+    pub heartbeat_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    pub hello_timeout: Duration,
+    /// A send to a client that takes longer than this ends the connection.
+    #[serde(with = "humantime_serde")]
+    pub write_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_frame_bytes: 64 * 1024,
+            commands_per_second: 20,
+            command_burst: 40,
+            connections_per_ip: 256,
+            max_connections: 50_000,
+            unacked_diffs: 64,
+            outbound_queue: 256,
+            heartbeat_interval: Duration::from_secs(15),
+            heartbeat_timeout: Duration::from_secs(45),
+            hello_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// Ended sessions are deleted this long after their last event.
+    #[serde(with = "humantime_serde")]
+    pub ended_after: Duration,
+    /// Any session idle this long is deleted.
+    #[serde(with = "humantime_serde")]
+    pub idle_after: Duration,
+    /// How often the background expiry runs.
+    #[serde(with = "humantime_serde")]
+    pub interval: Duration,
+    pub batch_size: usize,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        Self {
+            ended_after: Duration::from_secs(7 * 24 * 3600),
+            idle_after: Duration::from_secs(30 * 24 * 3600),
+            interval: Duration::from_secs(600),
+            batch_size: 500,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    pub id: String,
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+}
+
+/// A project with its patterns parsed.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub id: String,
+    pub allowed_origins: Vec<OriginPattern>,
+}
+
+impl Project {
+    pub fn allows(&self, origin: &str) -> bool {
+        self.allowed_origins.iter().any(|p| p.matches(origin))
+    }
+}
+
+/// Flags that override the file and the environment.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Overrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(pub String);
+
+impl GatewayConfig {
+    /// Defaults, then `file`, then the environment, then `overrides`.
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(GatewayConfig::default()));
+        if let Some(file) = file {
+            if !file.is_file() {
+                return Err(ConfigError(format!("the config file {} does not exist", file.display())));
+            }
+            figment = figment.merge(Toml::file_exact(file));
+        }
+        figment = figment
+            .merge(Env::prefixed("VESTIBULE_").split("__").ignore(&["log"]))
+            .merge(Serialized::defaults(overrides));
+        let config: GatewayConfig = figment.extract().map_err(|e| {
+            ConfigError(e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |field: &str, message: String| Err(ConfigError(format!("`{field}`: {message}")));
+        if self.listen.parse::<std::net::SocketAddr>().is_err() {
+            return err("listen", format!("{:?} is not an address such as 127.0.0.1:8080", self.listen));
+        }
+        let l = &self.limits;
+        if l.max_frame_bytes < 1024 || l.max_frame_bytes > 16 * 1024 * 1024 {
+            return err("limits.max_frame_bytes", "between 1024 and 16777216".into());
+        }
+        if l.commands_per_second == 0 || l.command_burst == 0 {
+            return err("limits.commands_per_second", "must be at least 1 (and command_burst too)".into());
+        }
+        if l.unacked_diffs == 0 || l.outbound_queue <= l.unacked_diffs {
+            return err("limits.outbound_queue", format!("must be larger than limits.unacked_diffs ({})", l.unacked_diffs));
+        }
+        if l.heartbeat_timeout <= l.heartbeat_interval {
+            return err("limits.heartbeat_timeout", "must be longer than limits.heartbeat_interval".into());
+        }
+        if l.connections_per_ip == 0 || l.max_connections == 0 {
+            return err("limits.connections_per_ip", "must be at least 1 (and max_connections too)".into());
+        }
+        if self.runtime.snapshot_every == 0 {
+            return err("runtime.snapshot_every", "must be at least 1".into());
+        }
+        if self.runtime.mailbox_capacity < 2 {
+            return err("runtime.mailbox_capacity", "must be at least 2".into());
+        }
+        if self.retention.batch_size == 0 {
+            return err("retention.batch_size", "must be at least 1".into());
+        }
+        if self.admin_token.as_ref().is_some_and(|t| t.len() < 16) {
+            return err("admin_token", "use at least 16 characters".into());
+        }
+        let mut ids = BTreeSet::new();
+        for (i, p) in self.projects.iter().enumerate() {
+            if p.id.is_empty() || p.id.len() > 64 || !p.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                return err(&format!("projects[{i}].id"), "1 to 64 of A-Z a-z 0-9 - _".into());
+            }
+            if !ids.insert(&p.id) {
+                return err(&format!("projects[{i}].id"), format!("{:?} is listed twice", p.id));
+            }
+            for (j, pattern) in p.allowed_origins.iter().enumerate() {
+                if let Err(e) = OriginPattern::parse(pattern) {
+                    return err(&format!("projects[{i}].allowed_origins[{j}]"), e.to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The projects in force. `own_origin` (this gateway's address) is added to the default project
+    /// so the demo app it serves can connect.
+    pub fn resolved_projects(&self, own_origin: &str) -> Vec<Project> {
+        let parse = |patterns: &[String]| patterns.iter().filter_map(|p| OriginPattern::parse(p).ok()).collect();
+        if self.projects.is_empty() {
+            let mut patterns: Vec<String> = DEFAULT_ALLOWED_ORIGINS.iter().map(|s| s.to_string()).collect();
+            patterns.push(own_origin.to_string());
+            return vec![Project { id: "demo".into(), allowed_origins: parse(&patterns) }];
+        }
+        self.projects.iter().map(|p| Project { id: p.id.clone(), allowed_origins: parse(&p.allowed_origins) }).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_toml(text: &str) -> Result<GatewayConfig, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.toml");
+        std::fs::write(&path, text).unwrap();
+        GatewayConfig::load(Some(&path), &Overrides::default())
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        GatewayConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn a_file_overrides_defaults_and_flags_override_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.toml");
+        std::fs::write(&path, "listen = \"127.0.0.1:9000\"\n[limits]\nmax_frame_bytes = 2048\n").unwrap();
+        let c = GatewayConfig::load(Some(&path), &Overrides::default()).unwrap();
+        assert_eq!((c.listen.as_str(), c.limits.max_frame_bytes), ("127.0.0.1:9000", 2048));
+        let c = GatewayConfig::load(Some(&path), &Overrides { listen: Some("127.0.0.1:9001".into()), ..Default::default() }).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:9001");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = load_toml("[limits]\nmax_frame_bytes = \"lots\"\n").unwrap_err().to_string();
+        assert!(e.contains("max_frame_bytes"), "{e}");
+        let e = load_toml("[limits]\nmax_frame_bytes = 10\n").unwrap_err().to_string();
+        assert!(e.contains("limits.max_frame_bytes"), "{e}");
+        let e = load_toml("listn = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("listn"), "{e}");
+        let e = load_toml("[[projects]]\nid = \"a\"\nallowed_origins = [\"https://a.*.b\"]\n").unwrap_err().to_string();
+        assert!(e.contains("projects[0].allowed_origins[0]"), "{e}");
+        let e = load_toml("[runtime]\npassivate_after = \"soon\"\n").unwrap_err().to_string();
+        assert!(e.contains("passivate_after"), "{e}");
+    }
+
+    #[test]
+    fn without_projects_a_demo_project_allows_the_defaults_and_the_gateway_itself() {
+        let projects = GatewayConfig::default().resolved_projects("http://127.0.0.1:8080");
+        assert_eq!(projects.len(), 1);
+        assert!(projects[0].allows("http://localhost:5173"));
+        assert!(projects[0].allows("http://127.0.0.1:8080"));
+        assert!(!projects[0].allows("https://evil.example"));
+    }
+}

@@ -1,0 +1,56 @@
+//! What every request handler shares.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use vestibule_actors::runtime::Registry;
+
+use crate::config::{GatewayConfig, Project};
+use crate::limits::ConnectionCounter;
+use crate::metrics::GatewayMetrics;
+
+pub struct AppState {
+    pub config: GatewayConfig,
+    pub projects: HashMap<String, Project>,
+    pub registry: Registry,
+    pub metrics: Arc<GatewayMetrics>,
+    pub connections: ConnectionCounter,
+    next_connection: AtomicU64,
+    shutting_down: AtomicBool,
+    shutdown: tokio::sync::watch::Sender<bool>,
+}
+
+impl AppState {
+    pub fn new(config: GatewayConfig, projects: Vec<Project>, registry: Registry, metrics: Arc<GatewayMetrics>) -> Self {
+        let connections = ConnectionCounter::new(config.limits.connections_per_ip, config.limits.max_connections);
+        Self {
+            projects: projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
+            config,
+            registry,
+            metrics,
+            connections,
+            next_connection: AtomicU64::new(1),
+            shutting_down: AtomicBool::new(false),
+            shutdown: tokio::sync::watch::channel(false).0,
+        }
+    }
+
+    pub fn next_connection_id(&self) -> u64 {
+        self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+
+    /// Stop accepting connections and tell every open one to close with 1001.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::Relaxed);
+        let _ = self.shutdown.send(true);
+    }
+
+    pub fn shutdown_signal(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+}
