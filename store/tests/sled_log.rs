@@ -337,6 +337,29 @@ async fn a_lagging_follower_rereads_from_the_log_and_misses_nothing() {
 }
 
 #[tokio::test]
+async fn a_follower_whose_notifications_overflowed_catches_up_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open(StoreConfig { follow_buffer: 2, ..config(dir.path(), Durability::Durable) }).unwrap();
+    let (target, other) = (SessionId::random(), SessionId::random());
+    log.create_session(target, new_session("p")).await.unwrap();
+    log.create_session(other, new_session("p")).await.unwrap();
+    log.append(target, 0, events(1..=1)).await.unwrap();
+    let mut follow = log.follow(target, 1);
+    assert_eq!(next_event(&mut follow).await.seq, 1); // caught up, now live
+    // While the follower is not polled: its session's notifications, then enough others to push
+    // every one of them out of the two-message buffer.
+    for seq in 1..10 {
+        log.append(target, seq, vec![event(seq + 1)]).await.unwrap();
+    }
+    for seq in 0..5 {
+        log.append(other, seq, vec![event(seq + 1)]).await.unwrap();
+    }
+    for seq in 2..=10 {
+        assert_eq!(next_event(&mut follow).await.seq, seq);
+    }
+}
+
+#[tokio::test]
 async fn expiry_deletes_due_sessions_in_batches_and_nothing_else() {
     let (_dir, log) = temp_log();
     let policy = RetentionPolicy {
