@@ -1,1 +1,3 @@
 //! Shared helpers for the cross-crate tests in `tests/`.
+
+pub mod store_crash;

@@ -1,0 +1,350 @@
+//! The event log benchmark: durable append throughput and latency at several concurrency levels,
+//! against a ceiling measured in the same run, and replay read speed.
+//!
+//! Run it with `cargo bench -p vestibule-store --bench store` (or `vestibule bench store`).
+//! [`run`] builds its own Tokio runtime: call it from a plain thread (inside an async context, use
+//! `spawn_blocking`).
+//!
+//! - **Ours**: `concurrency` sessions, each with one task that appends one event, waits for the
+//!   append to resolve (durable: after the fsync covering it), and appends the next.
+//! - **Ceiling**: raw sled, no log: batches of `concurrency` records with exactly the bytes and
+//!   keys the log writes, one `apply_batch` and one flush (sled flush + fdatasync, the same flush
+//!   the log does) per batch, back to back on one thread. That is the best any group commit of
+//!   `concurrency` waiting appenders could do on this sled, so `ratio` = ours / ceiling is the cost
+//!   of the log's machinery (queueing, validation, metadata, waking waiters).
+//! - **Replay**: one session of `replay_events` events, read with `stream` after a reopen.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::{Durability, EventLog, NewEvent, NewSession, SessionId, SledEventLog, StoreConfig, StoreError, layout};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BenchOptions {
+    /// Where the temporary logs go (a fresh subdirectory, removed afterwards). Default: the system
+    /// temp directory. It should be on the disk the log will really use.
+    pub dir: Option<PathBuf>,
+    /// Concurrent sessions (one appending task each) per level.
+    pub concurrency: Vec<usize>,
+    /// Measured time per level, for ours and for the ceiling each.
+    pub secs_per_level: f64,
+    /// Unmeasured warm-up before each measurement.
+    pub warmup_secs: f64,
+    /// Size of each event's JSON payload, roughly.
+    pub payload_bytes: usize,
+    /// Events in the replayed session.
+    pub replay_events: u64,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            dir: None,
+            concurrency: vec![1, 16, 256],
+            secs_per_level: 3.0,
+            warmup_secs: 0.5,
+            payload_bytes: 160,
+            replay_events: 100_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelReport {
+    pub concurrency: usize,
+    pub appends: u64,
+    pub secs: f64,
+    pub appends_per_sec: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// Appends per flush (the group commit's batch size).
+    pub appends_per_flush: f64,
+    /// Raw sled, same bytes, batches of `concurrency`, one flush each: records per second.
+    pub ceiling_per_sec: f64,
+    /// `appends_per_sec / ceiling_per_sec`.
+    pub ratio: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayReport {
+    pub events: u64,
+    pub secs: f64,
+    pub events_per_sec: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    pub options: BenchOptions,
+    /// Bytes of one stored event record.
+    pub record_bytes: usize,
+    /// Mean time of one fdatasync of a 4 KiB write on the bench's disk, measured first.
+    pub fsync_ms: f64,
+    pub levels: Vec<LevelReport>,
+    pub replay: ReplayReport,
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "event log benchmark: durable appends of one {} B record, {:.1} s per level; fsync ≈ {:.3} ms",
+            self.record_bytes, self.options.secs_per_level, self.fsync_ms
+        )?;
+        writeln!(
+            f,
+            "{:>9} {:>11} {:>8} {:>8} {:>8} {:>10} {:>11} {:>6}",
+            "sessions", "appends/s", "p50 ms", "p99 ms", "max ms", "per flush", "ceiling/s", "ratio"
+        )?;
+        for l in &self.levels {
+            writeln!(
+                f,
+                "{:>9} {:>11.0} {:>8.3} {:>8.3} {:>8.2} {:>10.1} {:>11.0} {:>5.0}%",
+                l.concurrency,
+                l.appends_per_sec,
+                l.p50_ms,
+                l.p99_ms,
+                l.max_ms,
+                l.appends_per_flush,
+                l.ceiling_per_sec,
+                l.ratio * 100.0
+            )?;
+        }
+        writeln!(
+            f,
+            "replay: {} events streamed in {:.3} s = {:.0} events/s",
+            self.replay.events, self.replay.secs, self.replay.events_per_sec
+        )
+    }
+}
+
+fn bench_event(payload_bytes: usize, n: u64) -> NewEvent {
+    NewEvent {
+        time_ms: 1_700_000_000_000 + n,
+        event_type: "bench.appended".into(),
+        schema_version: 1,
+        correlation_id: Some(format!("cmd-{n:016x}")),
+        payload: serde_json::json!({ "n": n, "pad": "x".repeat(payload_bytes.saturating_sub(24)) }),
+    }
+}
+
+fn bench_config(dir: &Path) -> StoreConfig {
+    StoreConfig { lock_wait_ms: 10_000, ..StoreConfig::at(dir).with_durability(Durability::Durable) }
+}
+
+fn fsync_ms(dir: &Path) -> Result<f64, StoreError> {
+    use std::io::Write;
+    let io = |source| StoreError::Io { dir: dir.to_path_buf(), source };
+    let path = dir.join("fsync-probe");
+    let mut f = std::fs::File::create(&path).map_err(io)?;
+    let block = vec![7u8; 4096];
+    let n = 200;
+    let start = Instant::now();
+    for _ in 0..n {
+        f.write_all(&block).map_err(io)?;
+        f.sync_data().map_err(io)?;
+    }
+    let ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(n);
+    let _ = std::fs::remove_file(path);
+    Ok(ms)
+}
+
+/// Run the whole benchmark. Takes about `(2 * secs_per_level + 2 * warmup_secs) * levels` plus the
+/// replay (a few seconds).
+pub fn run(options: BenchOptions) -> Result<BenchReport, StoreError> {
+    let base = options.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let root = base.join(format!("vestibule-store-bench-{}-{}", std::process::id(), SessionId::random()));
+    std::fs::create_dir_all(&root).map_err(|source| StoreError::Io { dir: root.clone(), source })?;
+    let result = run_in(&root, options);
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
+fn run_in(root: &Path, options: BenchOptions) -> Result<BenchReport, StoreError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|source| StoreError::Io { dir: root.to_path_buf(), source })?;
+    let record_bytes = layout::encode_event(&bench_event(options.payload_bytes, 0)).map_err(StoreError::Engine)?.len();
+    let fsync_ms = fsync_ms(root)?;
+    let mut levels = Vec::new();
+    for (i, &c) in options.concurrency.iter().enumerate() {
+        let c = c.max(1);
+        let ours = rt.block_on(ours(&root.join(format!("ours-{i}")), c, &options))?;
+        let ceiling = ceiling(&root.join(format!("ceiling-{i}")), c, &options)?;
+        levels.push(LevelReport { ceiling_per_sec: ceiling, ratio: ours.appends_per_sec / ceiling, ..ours });
+    }
+    let replay = rt.block_on(replay(&root.join("replay"), &options))?;
+    Ok(BenchReport { options, record_bytes, fsync_ms, levels, replay })
+}
+
+async fn ours(dir: &Path, c: usize, o: &BenchOptions) -> Result<LevelReport, StoreError> {
+    let log = Arc::new(SledEventLog::open(bench_config(dir))?);
+    let mut sessions = Vec::with_capacity(c);
+    for _ in 0..c {
+        let s = SessionId::random();
+        log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None }).await?;
+        sessions.push(s);
+    }
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(o.warmup_secs);
+    let stop = measure_from + Duration::from_secs_f64(o.secs_per_level);
+    let stats_before = Arc::new(std::sync::Mutex::new(None));
+    let tasks: Vec<_> = sessions
+        .into_iter()
+        .map(|s| {
+            let (log, payload_bytes, stats_before) = (log.clone(), o.payload_bytes, stats_before.clone());
+            tokio::spawn(async move {
+                let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+                let mut seq = 0u64;
+                let mut measured = 0u64;
+                loop {
+                    let t0 = Instant::now();
+                    if t0 >= stop {
+                        break;
+                    }
+                    if t0 >= measure_from {
+                        let mut guard = stats_before.lock().unwrap();
+                        if guard.is_none() {
+                            *guard = Some(log.stats());
+                        }
+                    }
+                    seq = log.append(s, seq, vec![bench_event(payload_bytes, seq + 1)]).await?.last_seq().unwrap_or(seq);
+                    if t0 >= measure_from {
+                        hist.saturating_record(t0.elapsed().as_micros() as u64);
+                        measured += 1;
+                    }
+                }
+                Ok::<_, StoreError>((hist, measured))
+            })
+        })
+        .collect();
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+    let mut appends = 0;
+    for t in tasks {
+        let (h, n) = t.await.map_err(|e| StoreError::Engine(format!("bench task: {e}")))??;
+        hist.add(h).map_err(|e| StoreError::Engine(e.to_string()))?;
+        appends += n;
+    }
+    let secs = stop.saturating_duration_since(measure_from).as_secs_f64();
+    let before = stats_before.lock().unwrap().unwrap_or_default();
+    let after = log.stats();
+    let flushes = after.flushes.saturating_sub(before.flushes).max(1);
+    Ok(LevelReport {
+        concurrency: c,
+        appends,
+        secs,
+        appends_per_sec: appends as f64 / secs,
+        p50_ms: hist.value_at_quantile(0.50) as f64 / 1000.0,
+        p99_ms: hist.value_at_quantile(0.99) as f64 / 1000.0,
+        max_ms: hist.max() as f64 / 1000.0,
+        appends_per_flush: (after.appends - before.appends) as f64 / flushes as f64,
+        ceiling_per_sec: 0.0,
+        ratio: 0.0,
+    })
+}
+
+/// Raw sled with the log's bytes: batches of `c` records, one flush (sled + fdatasync) each.
+fn ceiling(dir: &Path, c: usize, o: &BenchOptions) -> Result<f64, StoreError> {
+    let err = |e: sled::Error| StoreError::Engine(format!("{e} ({})", dir.display()));
+    let io = |source| StoreError::Io { dir: dir.to_path_buf(), source };
+    let db = sled::Config::new().path(dir).flush_every_ms(None).open().map_err(err)?;
+    let tree = db.open_tree(layout::TREE_NAME).map_err(err)?;
+    let data_file = std::fs::File::open(dir.join("db")).map_err(io)?;
+    let sessions: Vec<SessionId> = (0..c).map(|_| SessionId::random()).collect();
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(o.warmup_secs);
+    let stop = measure_from + Duration::from_secs_f64(o.secs_per_level);
+    let mut seq = 0u64;
+    let mut measured = 0u64;
+    let mut t_measure = None;
+    loop {
+        let now = Instant::now();
+        if now >= stop {
+            break;
+        }
+        if now >= measure_from && t_measure.is_none() {
+            t_measure = Some(now);
+        }
+        seq += 1;
+        let mut batch = sled::Batch::default();
+        for s in &sessions {
+            // Encoded per record, as the log's callers do.
+            let record = layout::encode_event(&bench_event(o.payload_bytes, seq)).map_err(StoreError::Engine)?;
+            batch.insert(&layout::event_key(s, seq), record);
+        }
+        tree.apply_batch(batch).map_err(err)?;
+        db.flush().map_err(err)?;
+        data_file.sync_data().map_err(io)?;
+        if t_measure.is_some() {
+            measured += c as u64;
+        }
+    }
+    let secs = t_measure.map_or(0.0, |t| t.elapsed().as_secs_f64()).max(1e-9);
+    Ok(measured as f64 / secs)
+}
+
+async fn replay(dir: &Path, o: &BenchOptions) -> Result<ReplayReport, StoreError> {
+    let s = SessionId::random();
+    {
+        let log = SledEventLog::open(bench_config(dir))?;
+        log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None }).await?;
+        let mut seq = 0;
+        while seq < o.replay_events {
+            let n = (o.replay_events - seq).min(1000);
+            let events = (seq + 1..=seq + n).map(|i| bench_event(o.payload_bytes, i)).collect();
+            seq = log.append(s, seq, events).await?.last_seq().unwrap_or(seq);
+        }
+    }
+    // Reopened, as when a session is rehydrated after a restart.
+    let log = SledEventLog::open(bench_config(dir))?;
+    let start = Instant::now();
+    let mut stream = log.stream(s, 1);
+    let mut events = 0u64;
+    while let Some(e) = stream.next().await {
+        let e = e?;
+        events += 1;
+        if e.seq != events {
+            return Err(StoreError::Engine(format!("replay out of order at {events}: got seq {}", e.seq)));
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    Ok(ReplayReport { events, secs, events_per_sec: events as f64 / secs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_run_produces_a_complete_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = run(BenchOptions {
+            dir: Some(dir.path().to_path_buf()),
+            concurrency: vec![1, 4],
+            secs_per_level: 0.2,
+            warmup_secs: 0.05,
+            payload_bytes: 64,
+            replay_events: 2_000,
+        })
+        .unwrap();
+        assert_eq!(report.levels.len(), 2);
+        for l in &report.levels {
+            assert!(l.appends > 0 && l.appends_per_sec > 0.0 && l.ceiling_per_sec > 0.0, "{l:?}");
+            assert!(l.p50_ms <= l.p99_ms && l.p99_ms <= l.max_ms, "{l:?}");
+        }
+        assert_eq!(report.replay.events, 2_000);
+        let table = report.to_string();
+        assert!(table.contains("ceiling/s") && table.contains("replay"), "{table}");
+        // Cleaned up after itself.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,89 @@
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Durability;
+
+/// Configuration of [`crate::SledEventLog`]; deserializable so the gateway can read it from its
+/// config file, e.g. (TOML):
+///
+/// ```toml
+/// [store]
+/// path = "data/events"
+/// durability = { mode = "durable" }            # or { mode = "buffered", interval_ms = 100 }
+/// ```
+///
+/// Every field but `path` has a default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The data directory (created if missing). One process at a time may hold it open.
+    pub path: PathBuf,
+    /// `Durable` (the default): appends resolve after the fsync that covers them.
+    pub durability: Durability,
+    /// Memory sled may use for its page cache, in bytes.
+    pub cache_capacity_bytes: u64,
+    /// Largest encoded event record accepted by `append`, in bytes (larger is `InvalidAppend`).
+    pub max_event_bytes: usize,
+    /// Most queued operations folded into one group commit (one write batch, one flush).
+    pub max_batch_ops: usize,
+    /// Operations that may wait for the writer before callers of `append` wait to enqueue.
+    pub queue_capacity: usize,
+    /// Commit notifications kept for followers; a follower further behind re-reads from the log.
+    pub follow_buffer: usize,
+    /// How long `open` waits for another holder of the directory to let go before it returns
+    /// `StoreError::Locked`. 0 fails at once. (sled releases its file lock shortly after the last
+    /// handle is dropped, not at the drop itself, so tests that reopen in-process set this.)
+    pub lock_wait_ms: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            path: PathBuf::from("data/events"),
+            durability: Durability::Durable,
+            cache_capacity_bytes: 256 * 1024 * 1024,
+            max_event_bytes: 256 * 1024,
+            max_batch_ops: 4096,
+            queue_capacity: 65_536,
+            follow_buffer: 1024,
+            lock_wait_ms: 0,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The defaults, at `path`.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into(), ..Self::default() }
+    }
+
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    pub fn with_lock_wait_ms(mut self, ms: u64) -> Self {
+        self.lock_wait_ms = ms;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deserializes_from_partial_json_with_defaults() {
+        let c: StoreConfig = serde_json::from_str(
+            r#"{"path": "/var/lib/vestibule", "durability": {"mode": "buffered", "interval_ms": 50}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.path, PathBuf::from("/var/lib/vestibule"));
+        assert_eq!(c.durability, Durability::Buffered { interval_ms: 50 });
+        assert_eq!(c.max_batch_ops, StoreConfig::default().max_batch_ops);
+        let d: StoreConfig = serde_json::from_str(r#"{"path": "x"}"#).unwrap();
+        assert_eq!(d.durability, Durability::Durable);
+        assert!(serde_json::from_str::<StoreConfig>(r#"{"pathh": "x"}"#).is_err());
+    }
+}

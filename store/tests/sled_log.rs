@@ -1,0 +1,562 @@
+//! Behaviour of the sled event log through the `EventLog` trait.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{config, event, new_session, open, temp_log};
+use futures_util::{StreamExt, TryStreamExt};
+use serde_json::json;
+use vestibule_store::{
+    Durability, Envelope, EventLog, NewEvent, RetentionPolicy, SessionFilter, SessionId, SessionStatus, SledEventLog,
+    Snapshot, StoreConfig, StoreError, spawn_retention,
+};
+
+fn events(range: std::ops::RangeInclusive<u64>) -> Vec<NewEvent> {
+    range.map(event).collect()
+}
+
+#[tokio::test]
+async fn appends_get_contiguous_seqs_and_read_returns_them() {
+    let (_dir, log) = temp_log();
+    let s = SessionId::random();
+    let meta = log.create_session(s, new_session("demo")).await.unwrap();
+    assert_eq!((meta.latest_seq, meta.status), (0, SessionStatus::Active));
+    assert_eq!(log.latest_seq(s).await.unwrap(), 0);
+
+    let a = log.append(s, 0, events(1..=3)).await.unwrap();
+    assert_eq!(a.envelopes.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(a.last_seq(), Some(3));
+    let b = log.append(s, 3, events(4..=4)).await.unwrap();
+    assert_eq!(b.envelopes[0].seq, 4);
+
+    let all = log.read(s, 1, None).await.unwrap();
+    let expected: Vec<Envelope> = a.envelopes.iter().chain(&b.envelopes).cloned().collect();
+    assert_eq!(all, expected);
+    assert_eq!(all[0], Envelope::from_new(s, 1, event(1)));
+    assert_eq!(log.read(s, 2, Some(3)).await.unwrap(), expected[1..3].to_vec());
+    assert_eq!(log.read(s, 0, Some(1)).await.unwrap(), expected[..1].to_vec());
+    assert!(log.read(s, 5, None).await.unwrap().is_empty());
+    assert_eq!(log.latest_seq(s).await.unwrap(), 4);
+
+    let meta = log.session_meta(s).await.unwrap().unwrap();
+    assert_eq!(meta.latest_seq, 4);
+    assert_eq!(meta.last_activity_ms, event(4).time_ms);
+    assert_eq!(meta.project, "demo");
+    assert_eq!(meta.created_ms, 1_000);
+    assert_eq!(meta.resume_token_hash, Some("h".repeat(64)));
+}
+
+#[tokio::test]
+async fn conflicts_and_refusals_write_nothing() {
+    let (_dir, log) = temp_log();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    log.append(s, 0, events(1..=2)).await.unwrap();
+
+    match log.append(s, 1, events(3..=3)).await {
+        Err(StoreError::Conflict { session, expected: 1, actual: 2 }) => assert_eq!(session, s),
+        other => panic!("{other:?}"),
+    }
+    match log.append(s, 5, events(3..=3)).await {
+        Err(StoreError::Conflict { expected: 5, actual: 2, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(log.append(s, 2, vec![]).await, Err(StoreError::InvalidAppend(_))));
+    // One bad event refuses the whole append.
+    let mut bad = events(3..=4);
+    bad[1].event_type = String::new();
+    assert!(matches!(log.append(s, 2, bad).await, Err(StoreError::InvalidAppend(_))));
+    assert_eq!(log.latest_seq(s).await.unwrap(), 2);
+    assert_eq!(log.read(s, 1, None).await.unwrap().len(), 2);
+
+    let unknown = SessionId::random();
+    assert!(matches!(log.append(unknown, 0, events(1..=1)).await, Err(StoreError::UnknownSession(u)) if u == unknown));
+    assert!(matches!(log.read(unknown, 1, None).await, Err(StoreError::UnknownSession(_))));
+    assert!(matches!(log.latest_seq(unknown).await, Err(StoreError::UnknownSession(_))));
+    assert!(log.session_meta(unknown).await.unwrap().is_none());
+    assert!(matches!(log.set_status(unknown, SessionStatus::Ended).await, Err(StoreError::UnknownSession(_))));
+    assert!(matches!(log.create_session(s, new_session("p")).await, Err(StoreError::SessionExists(x)) if x == s));
+    assert_eq!(log.stats().appends, 1);
+}
+
+#[tokio::test]
+async fn oversized_events_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open(StoreConfig { max_event_bytes: 100, ..config(dir.path(), Durability::Durable) }).unwrap();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    let mut big = event(1);
+    big.payload = json!({ "blob": "x".repeat(200) });
+    assert!(matches!(log.append(s, 0, vec![big]).await, Err(StoreError::InvalidAppend(_))));
+    assert_eq!(log.latest_seq(s).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn status_and_metadata_follow_the_session() {
+    let (_dir, log) = temp_log();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    log.set_status(s, SessionStatus::Ended).await.unwrap();
+    let m = log.session_meta(s).await.unwrap().unwrap();
+    assert_eq!((m.status, m.last_activity_ms, m.latest_seq), (SessionStatus::Ended, 1_000, 0));
+    let mut late = event(1);
+    late.time_ms = 9_999;
+    log.append(s, 0, vec![late]).await.unwrap();
+    let m = log.session_meta(s).await.unwrap().unwrap();
+    assert_eq!((m.status, m.last_activity_ms, m.latest_seq), (SessionStatus::Ended, 9_999, 1));
+    log.set_status(s, SessionStatus::Active).await.unwrap();
+    assert_eq!(log.session_meta(s).await.unwrap().unwrap().status, SessionStatus::Active);
+}
+
+#[tokio::test]
+async fn data_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SessionId::random();
+    {
+        let log = open(dir.path());
+        log.create_session(s, new_session("p")).await.unwrap();
+        log.append(s, 0, events(1..=5)).await.unwrap();
+        log.set_status(s, SessionStatus::Ended).await.unwrap();
+    }
+    let log = open(dir.path());
+    assert_eq!(log.read(s, 1, None).await.unwrap().len(), 5);
+    assert_eq!(log.session_meta(s).await.unwrap().unwrap().status, SessionStatus::Ended);
+    log.append(s, 5, events(6..=6)).await.unwrap();
+}
+
+#[tokio::test]
+async fn list_sessions_pages_in_id_order_with_filters() {
+    let (_dir, log) = temp_log();
+    let mut ids = Vec::new();
+    for i in 0..25u64 {
+        let s = SessionId::random();
+        let project = if i % 2 == 0 { "even" } else { "odd" };
+        log.create_session(s, new_session(project)).await.unwrap();
+        let mut e = event(i);
+        e.time_ms = 10_000 + i * 100;
+        log.append(s, 0, vec![e]).await.unwrap();
+        if i % 5 == 0 {
+            log.set_status(s, SessionStatus::Ended).await.unwrap();
+        }
+        ids.push((s, i));
+    }
+    ids.sort();
+
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = log.list_sessions(&SessionFilter::default(), after, 10).await.unwrap();
+        assert!(page.sessions.len() <= 10);
+        seen.extend(page.sessions.iter().map(|m| m.session));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ids.iter().map(|(s, _)| *s).collect::<Vec<_>>());
+
+    let filter = SessionFilter {
+        project: Some("even".into()),
+        status: Some(SessionStatus::Active),
+        active_since_ms: Some(10_000 + 10 * 100),
+    };
+    let page = log.list_sessions(&filter, None, 100).await.unwrap();
+    let want: Vec<SessionId> =
+        ids.iter().filter(|(_, i)| i % 2 == 0 && i % 5 != 0 && *i >= 10).map(|(s, _)| *s).collect();
+    assert_eq!(page.sessions.iter().map(|m| m.session).collect::<Vec<_>>(), want);
+    assert_eq!(page.next, None);
+    assert!(page.sessions.iter().all(|m| m.latest_seq == 1 && m.project == "even"));
+}
+
+/// A toy fold: the state is the sum of the events' `n`, and the number of events.
+fn fold(mut state: serde_json::Value, events: &[Envelope]) -> serde_json::Value {
+    for e in events {
+        let sum = state["sum"].as_u64().unwrap_or(0) + e.payload["n"].as_u64().unwrap();
+        let count = state["count"].as_u64().unwrap_or(0) + 1;
+        state = json!({ "sum": sum, "count": count });
+    }
+    state
+}
+
+/// How a session's state is loaded: the snapshot (if any, of the current version), then the events after it.
+async fn load_state(log: &SledEventLog, s: SessionId) -> serde_json::Value {
+    let (from, state) = match log.get_snapshot(s, 2).await.unwrap() {
+        Some(snap) => (snap.seq + 1, snap.state),
+        None => (1, json!({})),
+    };
+    fold(state, &log.read(s, from, None).await.unwrap())
+}
+
+#[tokio::test]
+async fn snapshots_are_versioned_and_deleting_them_never_changes_state() {
+    let (_dir, log) = temp_log();
+    let mut sessions = Vec::new();
+    for k in 0..4u64 {
+        let s = SessionId::random();
+        log.create_session(s, new_session("p")).await.unwrap();
+        log.append(s, 0, events(1..=(5 + k))).await.unwrap();
+        sessions.push(s);
+    }
+    // Snapshots at various points, of the current (2) and of an old (1) state version.
+    for (i, s) in sessions.iter().enumerate() {
+        let upto = log.read(*s, 1, Some(3)).await.unwrap();
+        let snap = Snapshot { seq: 3, schema_version: 2, time_ms: 5, state: fold(json!({}), &upto) };
+        log.put_snapshot(*s, snap.clone()).await.unwrap();
+        assert_eq!(log.get_snapshot(*s, 2).await.unwrap(), Some(snap));
+        // An old-version snapshot with a wrong state is never used for version 2.
+        let old = Snapshot { seq: 2, schema_version: 1, time_ms: 5, state: json!({"sum": 999_999, "count": i}) };
+        log.put_snapshot(*s, old.clone()).await.unwrap();
+        assert_eq!(log.get_snapshot(*s, 1).await.unwrap(), Some(old));
+        assert_eq!(log.get_snapshot(*s, 2).await.unwrap().unwrap().seq, 3);
+        assert_eq!(log.get_snapshot(*s, 3).await.unwrap(), None);
+    }
+    let too_far = Snapshot { seq: 99, schema_version: 2, time_ms: 0, state: json!({}) };
+    assert!(matches!(log.put_snapshot(sessions[0], too_far).await, Err(StoreError::InvalidAppend(_))));
+    assert!(matches!(
+        log.put_snapshot(SessionId::random(), Snapshot { seq: 0, schema_version: 2, time_ms: 0, state: json!({}) }).await,
+        Err(StoreError::UnknownSession(_))
+    ));
+
+    let mut before = Vec::new();
+    for s in &sessions {
+        let state = load_state(&log, *s).await;
+        assert_eq!(state, fold(json!({}), &log.read(*s, 1, None).await.unwrap()), "snapshot + tail == full fold");
+        before.push(state);
+    }
+    log.delete_snapshots(Some(sessions[0])).await.unwrap();
+    assert_eq!(log.get_snapshot(sessions[0], 2).await.unwrap(), None);
+    assert!(log.get_snapshot(sessions[1], 2).await.unwrap().is_some());
+    log.delete_snapshots(None).await.unwrap();
+    for (s, state) in sessions.iter().zip(&before) {
+        assert_eq!(log.get_snapshot(*s, 2).await.unwrap(), None);
+        assert_eq!(log.get_snapshot(*s, 1).await.unwrap(), None);
+        assert_eq!(&load_state(&log, *s).await, state);
+    }
+}
+
+#[tokio::test]
+async fn stream_reads_lazily_up_to_the_end_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open(config(dir.path(), Durability::Buffered { interval_ms: 50 })).unwrap();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    let mut seq = 0;
+    while seq < 5_000 {
+        let batch: Vec<_> = ((seq + 1)..=(seq + 500)).map(event).collect();
+        seq = log.append(s, seq, batch).await.unwrap().last_seq().unwrap();
+    }
+    let mut stream = log.stream(s, 10);
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first.seq, 10);
+    // Appended after the stream started: not part of it.
+    log.append(s, 5_000, events(5_001..=5_001)).await.unwrap();
+    let rest: Vec<Envelope> = stream.try_collect().await.unwrap();
+    assert_eq!(rest.len(), 5_000 - 10);
+    for (i, e) in rest.iter().enumerate() {
+        assert_eq!(e.seq, 11 + i as u64);
+        assert_eq!(e.payload, json!({ "n": e.seq }));
+    }
+    let unknown: Vec<_> = log.stream(SessionId::random(), 1).collect().await;
+    assert!(matches!(unknown.as_slice(), [Err(StoreError::UnknownSession(_))]));
+}
+
+async fn next_event(stream: &mut vestibule_store::EventStream) -> Envelope {
+    tokio::time::timeout(Duration::from_secs(20), stream.next())
+        .await
+        .expect("follow produced nothing within 20 s")
+        .expect("follow ended")
+        .expect("follow failed")
+}
+
+#[tokio::test]
+async fn follow_gives_existing_then_new_events_and_ends_on_expiry() {
+    let (_dir, log) = temp_log();
+    let s = SessionId::random();
+    let other = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    log.create_session(other, new_session("p")).await.unwrap();
+    log.append(s, 0, events(1..=3)).await.unwrap();
+
+    let mut follow = log.follow(s, 2);
+    assert_eq!(next_event(&mut follow).await.seq, 2);
+    assert_eq!(next_event(&mut follow).await.seq, 3);
+    log.append(other, 0, events(1..=1)).await.unwrap();
+    log.append(s, 3, events(4..=5)).await.unwrap();
+    assert_eq!(next_event(&mut follow).await.seq, 4);
+    assert_eq!(next_event(&mut follow).await.seq, 5);
+    log.append(s, 5, events(6..=6)).await.unwrap();
+    let e6 = next_event(&mut follow).await;
+    assert_eq!(e6, Envelope::from_new(s, 6, event(6)));
+
+    log.set_status(s, SessionStatus::Ended).await.unwrap();
+    let policy = RetentionPolicy {
+        ended_after: Duration::from_millis(0),
+        idle_after: Duration::from_secs(1_000_000),
+        batch_size: 10,
+    };
+    let report = log.expire(&policy, 10_000).await.unwrap();
+    assert_eq!(report.sessions_expired, 1);
+    let end = tokio::time::timeout(Duration::from_secs(20), follow.next()).await.expect("follow did not end");
+    assert!(end.is_none(), "{end:?}");
+
+    let unknown: Vec<_> = log.follow(SessionId::random(), 1).collect().await;
+    assert!(matches!(unknown.as_slice(), [Err(StoreError::UnknownSession(_))]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_follower_rereads_from_the_log_and_misses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // A one-message notification buffer: any follower that is not instantly scheduled lags.
+    let log = Arc::new(SledEventLog::open(StoreConfig { follow_buffer: 1, ..config(dir.path(), Durability::Durable) }).unwrap());
+    let sessions: Vec<SessionId> = (0..8).map(|_| SessionId::random()).collect();
+    for s in &sessions {
+        log.create_session(*s, new_session("p")).await.unwrap();
+    }
+    let target = sessions[0];
+    let mut follow = log.follow(target, 1);
+    let writers: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let (log, s) = (log.clone(), *s);
+            tokio::spawn(async move {
+                for seq in 0..100u64 {
+                    log.append(s, seq, vec![event(seq + 1)]).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for seq in 1..=100u64 {
+        let e = next_event(&mut follow).await;
+        assert_eq!((e.seq, e.payload.clone()), (seq, json!({ "n": seq })));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_follower_whose_notifications_overflowed_catches_up_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open(StoreConfig { follow_buffer: 2, ..config(dir.path(), Durability::Durable) }).unwrap();
+    let (target, other) = (SessionId::random(), SessionId::random());
+    log.create_session(target, new_session("p")).await.unwrap();
+    log.create_session(other, new_session("p")).await.unwrap();
+    log.append(target, 0, events(1..=1)).await.unwrap();
+    let mut follow = log.follow(target, 1);
+    assert_eq!(next_event(&mut follow).await.seq, 1); // caught up, now live
+    // While the follower is not polled: its session's notifications, then enough others to push
+    // every one of them out of the two-message buffer.
+    for seq in 1..10 {
+        log.append(target, seq, vec![event(seq + 1)]).await.unwrap();
+    }
+    for seq in 0..5 {
+        log.append(other, seq, vec![event(seq + 1)]).await.unwrap();
+    }
+    for seq in 2..=10 {
+        assert_eq!(next_event(&mut follow).await.seq, seq);
+    }
+}
+
+#[tokio::test]
+async fn expiry_deletes_due_sessions_in_batches_and_nothing_else() {
+    let (_dir, log) = temp_log();
+    let policy = RetentionPolicy {
+        ended_after: Duration::from_secs(60),
+        idle_after: Duration::from_secs(3_600),
+        batch_size: 2,
+    };
+    let now = 10_000_000u64;
+    let mk = |t: u64| {
+        let mut e = event(1);
+        e.time_ms = t;
+        vec![e]
+    };
+    // ended long enough ago (x3), ended recently, active but idle, active and recent.
+    let mut ended_old = Vec::new();
+    for _ in 0..3 {
+        let s = SessionId::random();
+        log.create_session(s, new_session("p")).await.unwrap();
+        log.append(s, 0, mk(now - 61_000)).await.unwrap();
+        log.put_snapshot(s, Snapshot { seq: 1, schema_version: 1, time_ms: 0, state: json!({}) }).await.unwrap();
+        log.set_status(s, SessionStatus::Ended).await.unwrap();
+        ended_old.push(s);
+    }
+    let ended_recent = SessionId::random();
+    log.create_session(ended_recent, new_session("p")).await.unwrap();
+    log.append(ended_recent, 0, mk(now - 30_000)).await.unwrap();
+    log.set_status(ended_recent, SessionStatus::Ended).await.unwrap();
+    let idle = SessionId::random();
+    log.create_session(idle, new_session("p")).await.unwrap();
+    log.append(idle, 0, mk(now - 3_600_000)).await.unwrap();
+    let live = SessionId::random();
+    log.create_session(live, new_session("p")).await.unwrap();
+    log.append(live, 0, mk(now - 59_000)).await.unwrap();
+
+    let r1 = log.expire(&policy, now).await.unwrap();
+    assert_eq!((r1.sessions_expired, r1.events_deleted, r1.more_due), (2, 2, true));
+    let r2 = log.expire(&policy, now).await.unwrap();
+    assert_eq!((r2.sessions_expired, r2.events_deleted, r2.more_due), (2, 2, false));
+    let r3 = log.expire(&policy, now).await.unwrap();
+    assert_eq!(r3, Default::default());
+
+    for s in ended_old.iter().chain([&idle]) {
+        assert!(log.session_meta(*s).await.unwrap().is_none());
+        assert!(matches!(log.read(*s, 1, None).await, Err(StoreError::UnknownSession(_))));
+        assert_eq!(log.get_snapshot(*s, 1).await.unwrap(), None);
+        assert_eq!(log.raw_event(*s, 1).unwrap(), None);
+    }
+    for s in [ended_recent, live] {
+        assert_eq!(log.read(s, 1, None).await.unwrap().len(), 1);
+    }
+    // An expired id can be used again once its events are gone.
+    log.create_session(idle, new_session("p")).await.unwrap();
+    assert_eq!(log.latest_seq(idle).await.unwrap(), 0);
+    assert!(log.disk_usage().await.unwrap() > 0);
+}
+
+#[tokio::test]
+async fn the_retention_task_expires_in_the_background() {
+    let (_dir, log) = temp_log();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap(); // created_ms 1000: long idle
+    let keep = SessionId::random();
+    log.create_session(keep, vestibule_store::NewSession { created_ms: u64::MAX / 2, ..new_session("p") })
+        .await
+        .unwrap();
+    let policy = RetentionPolicy {
+        ended_after: Duration::from_secs(60),
+        idle_after: Duration::from_secs(60),
+        batch_size: 100,
+    };
+    let handle = spawn_retention(log.clone(), policy, Duration::from_millis(20));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while log.session_meta(s).await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "the retention task did not expire the idle session");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(handle.sessions_expired() >= 1);
+    handle.stop();
+    assert!(log.session_meta(keep).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn concurrent_appends_share_flushes() {
+    let (_dir, log) = temp_log();
+    let sessions: Vec<SessionId> = (0..64).map(|_| SessionId::random()).collect();
+    for s in &sessions {
+        log.create_session(*s, new_session("p")).await.unwrap();
+    }
+    let before = log.stats();
+    let appends = sessions.iter().map(|s| log.append(*s, 0, events(1..=2)));
+    for r in futures_util::future::join_all(appends).await {
+        assert_eq!(r.unwrap().last_seq(), Some(2));
+    }
+    let after = log.stats();
+    assert_eq!(after.appends - before.appends, 64);
+    assert_eq!(after.events - before.events, 128);
+    let flushes = after.flushes - before.flushes;
+    assert!(flushes >= 1 && flushes < 16, "64 concurrent appends took {flushes} flushes");
+}
+
+#[test]
+fn works_from_plain_threads_each_with_its_own_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                // Like an actix worker: a current-thread runtime per thread.
+                let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                rt.block_on(async {
+                    let s = SessionId::random();
+                    log.create_session(s, new_session("p")).await.unwrap();
+                    for seq in 0..20 {
+                        log.append(s, seq, vec![event(seq + 1)]).await.unwrap();
+                    }
+                    assert_eq!(log.read(s, 1, None).await.unwrap().len(), 20);
+                })
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn buffered_mode_resolves_before_flushing_and_flush_makes_it_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open(config(dir.path(), Durability::Buffered { interval_ms: 3_600_000 })).unwrap();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap(); // durable on resolve: flushes
+    let flushes = log.stats().flushes;
+    let mut follow = log.follow(s, 1);
+    for seq in 0..10 {
+        log.append(s, seq, vec![event(seq + 1)]).await.unwrap();
+    }
+    assert_eq!(log.stats().flushes, flushes, "buffered appends must not wait for a flush");
+    assert_eq!(log.read(s, 1, None).await.unwrap().len(), 10, "written events are readable");
+    log.flush().await.unwrap();
+    assert_eq!(log.stats().flushes, flushes + 1);
+    for seq in 1..=10 {
+        assert_eq!(next_event(&mut follow).await.seq, seq);
+    }
+}
+
+#[tokio::test]
+async fn a_held_directory_is_locked_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let _log = SledEventLog::open(StoreConfig::at(dir.path())).unwrap();
+    match SledEventLog::open(StoreConfig::at(dir.path())) {
+        Err(StoreError::Locked { dir: d }) => {
+            assert_eq!(d, dir.path());
+            let msg = StoreError::Locked { dir: d }.to_string();
+            assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    }
+}
+
+#[test]
+fn io_errors_name_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    match SledEventLog::open(StoreConfig::at(file.join("log"))) {
+        Err(e @ StoreError::Io { .. }) => assert!(e.to_string().contains("not-a-dir"), "{e}"),
+        other => panic!("expected Io, got {other:?}"),
+    }
+}
+
+#[test]
+fn opening_logs_the_durability_mode() {
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let dir = tempfile::tempdir().unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        drop(SledEventLog::open(config(&dir.path().join("a"), Durability::Durable)).unwrap());
+        drop(SledEventLog::open(config(&dir.path().join("b"), Durability::Buffered { interval_ms: 25 })).unwrap());
+    });
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("INFO") && text.contains("durability=\"durable\""), "{text}");
+    assert!(text.contains("durability=\"buffered\"") && text.contains("interval_ms=25"), "{text}");
+}
