@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use frames::{fold_log, DiffFrame};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, Registry};
-pub use session_actor::{Attach, Detach, Execute, Inspect, ModalSession, SessionSnapshot};
+pub use session_actor::{Attach, CommandReply, Detach, Execute, Inspect, ModalSession, SessionSnapshot};
 
 /// Wall-clock time, supplied by the shell: the domain never reads a clock itself.
 pub trait Clock: Send + Sync + 'static {
@@ -75,24 +75,52 @@ pub enum Outbound {
     Message(Arc<str>),
 }
 
-/// How a session reaches one connection: a bounded channel, and the close code to use if the
-/// session drops the connection (it cannot send a close frame through a full channel).
+/// How a session reaches one connection: a bounded channel, and a signal for when the session drops
+/// the connection (it cannot send a close frame through a full channel, and the connection may not be
+/// reading the channel while it waits for acknowledgements).
 #[derive(Debug, Clone)]
 pub struct ConnectionLink {
     pub id: u64,
     pub sender: tokio::sync::mpsc::Sender<Outbound>,
-    close_code: Arc<AtomicU16>,
+    dropped: Arc<DropSignal>,
+}
+
+/// Set once by the session when it drops a connection: the close code to use.
+#[derive(Debug, Default)]
+pub struct DropSignal {
+    code: AtomicU16,
+    notify: tokio::sync::Notify,
+}
+
+impl DropSignal {
+    /// Resolves with the close code once the session has dropped the connection.
+    pub async fn dropped(&self) -> u16 {
+        loop {
+            let notified = self.notify.notified();
+            match self.code.load(Ordering::Acquire) {
+                0 => notified.await,
+                code => return code,
+            }
+        }
+    }
+
+    /// The close code if the session dropped the connection (0 if not).
+    pub fn code(&self) -> u16 {
+        self.code.load(Ordering::Acquire)
+    }
 }
 
 impl ConnectionLink {
-    pub fn new(id: u64, capacity: usize) -> (Self, tokio::sync::mpsc::Receiver<Outbound>, Arc<AtomicU16>) {
+    pub fn new(id: u64, capacity: usize) -> (Self, tokio::sync::mpsc::Receiver<Outbound>, Arc<DropSignal>) {
         let (sender, receiver) = tokio::sync::mpsc::channel(capacity.max(1));
-        let close_code = Arc::new(AtomicU16::new(0));
-        (Self { id, sender, close_code: close_code.clone() }, receiver, close_code)
+        let dropped = Arc::new(DropSignal::default());
+        (Self { id, sender, dropped: dropped.clone() }, receiver, dropped)
     }
 
-    /// Records why the session is about to drop this link.
-    pub fn set_close_code(&self, code: u16) {
-        self.close_code.store(code, Ordering::Relaxed);
+    /// Tells the connection the session dropped it, and why.
+    pub fn drop_with(&self, code: u16) {
+        self.dropped.code.store(code, Ordering::Release);
+        self.dropped.notify.notify_waiters();
+        self.dropped.notify.notify_one();
     }
 }

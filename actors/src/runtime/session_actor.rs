@@ -174,7 +174,7 @@ impl ModalSession {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
                 let link = self.connections.swap_remove(i);
-                link.set_close_code(close::TOO_SLOW);
+                link.drop_with(close::TOO_SLOW);
                 self.metrics.connections_dropped.get_or_create(&super::metrics::ReasonLabel { reason: "too_slow" }).inc();
                 tracing::info!(session = %self.id, connection = link.id, "dropped a connection that fell behind");
                 false
@@ -467,7 +467,7 @@ impl Actor for ModalSession {
     fn stopped(&mut self, ctx: &mut Self::Context) {
         self.metrics.live_sessions.dec();
         for link in self.connections.drain(..) {
-            link.set_close_code(close::SESSION_ENDED);
+            link.drop_with(close::SESSION_ENDED);
         }
         if let Some(on_stop) = self.on_stop.take() {
             on_stop(self.id, ctx.address());

@@ -2,7 +2,6 @@
 //! unacknowledged diffs, a command rate limit, a heartbeat and graceful shutdown.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,7 +10,7 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc::Receiver;
 use tracing::Instrument;
 use vestibule_actors::protocol::{close, ClientMessage, CommandStatus, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
-use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, Execute, ModalSession, Outbound};
+use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropSignal, Execute, ModalSession, Outbound};
 use vestibule_actors::session::CommandError;
 use vestibule_store::SessionId;
 
@@ -42,6 +41,16 @@ fn error_frame(code: ProtocolErrorCode, message: &str, close: Option<u16>) -> St
     serde_json::to_string(&ServerMessage::Error { code, message: message.into(), close }).expect("an error serializes")
 }
 
+/// A close frame's reason is at most 123 bytes (RFC 6455 5.5: control frames carry 125 bytes, two
+/// of them the code); longer reasons are cut at a character boundary.
+fn close_description(reason: &str) -> String {
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    reason[..end].to_string()
+}
+
 fn valid_command_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
@@ -51,7 +60,7 @@ struct Attached {
     session_id: SessionId,
     addr: actix::Addr<ModalSession>,
     outbound: Receiver<Outbound>,
-    close_code: Arc<AtomicU16>,
+    dropped: Arc<DropSignal>,
 }
 
 impl Connection {
@@ -77,8 +86,9 @@ impl Connection {
             };
             self.state.metrics.connections.dec();
             tracing::debug!(code = ending.code, reason = %ending.reason, "connection closed");
-            let reason = CloseReason { code: CloseCode::from(ending.code), description: Some(ending.reason) };
-            let _ = ws.close(Some(reason)).await;
+            let reason = CloseReason { code: CloseCode::from(ending.code), description: Some(close_description(&ending.reason)) };
+            // A client that does not read could block the close frame forever.
+            let _ = tokio::time::timeout(self.state.config.limits.write_timeout, ws.close(Some(reason))).await;
         }
         .instrument(span)
         .await
@@ -162,10 +172,10 @@ impl Connection {
                 }
             }
         };
-        let (link, outbound, close_code) = ConnectionLink::new(self.id, limits.outbound_queue);
+        let (link, outbound, dropped) = ConnectionLink::new(self.id, limits.outbound_queue);
         let addr = registry.session(session_id);
         match addr.send(Attach { link, last_seq, new_resume_token: new_token }).await {
-            Ok(Ok(())) => Ok(Attached { session_id, addr, outbound, close_code }),
+            Ok(Ok(())) => Ok(Attached { session_id, addr, outbound, dropped }),
             Ok(Err(CommandError { message, .. })) => {
                 tracing::error!(session = %session_id, %message, "attach refused");
                 Err(self.fail(ws, ProtocolErrorCode::Internal, "the session is unavailable", close::INTERNAL).await)
@@ -219,17 +229,11 @@ impl Connection {
                         Message::Close(_) => return Ending::new(close::NORMAL, "client closed"),
                     }
                 }
+                code = attached.dropped.dropped() => return self.dropped_by_session(ws, code).await,
                 frame = attached.outbound.recv(), if window_open => {
                     let Some(frame) = frame else {
-                        // The session dropped this connection (too far behind, or the session stopped).
-                        let code = match attached.close_code.load(Ordering::Relaxed) { 0 => close::INTERNAL, c => c };
-                        let (kind, message) = if code == close::TOO_SLOW {
-                            (ProtocolErrorCode::TooSlow, "too many unacknowledged diffs; resume with lastSeq")
-                        } else {
-                            (ProtocolErrorCode::Internal, "the session stopped; resume with lastSeq")
-                        };
-                        if code == close::TOO_SLOW { self.state.metrics.refusal("too_slow"); }
-                        return self.fail(ws, kind, message, code).await;
+                        let code = match attached.dropped.code() { 0 => close::INTERNAL, c => c };
+                        return self.dropped_by_session(ws, code).await;
                     };
                     let text = match frame {
                         Outbound::Diff { seq, text } => { unacked.push_back(seq); text }
@@ -251,6 +255,18 @@ impl Connection {
                 }
             }
         }
+    }
+
+    /// The session dropped this connection: too far behind, or the session stopped.
+    async fn dropped_by_session(&self, ws: &mut Session, code: u16) -> Ending {
+        let (kind, message) = if code == close::TOO_SLOW {
+            self.state.metrics.refusal("too_slow");
+            (ProtocolErrorCode::TooSlow, "too many unacknowledged diffs; resume with lastSeq")
+        } else {
+            (ProtocolErrorCode::Internal, "the session stopped; resume with lastSeq")
+        };
+        tracing::info!(code, "the session dropped this connection");
+        self.fail(ws, kind, message, code).await
     }
 
     async fn on_text(

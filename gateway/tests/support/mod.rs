@@ -1,0 +1,324 @@
+//! Test support: the real `vestibule` binary on a loopback port with a real sled directory, and a
+//! real WebSocket client that mirrors the session the way the widget does (patches + hash check).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use vestibule_actors::session::wire;
+
+pub const ORIGIN: &str = "http://localhost:3000";
+
+pub const CONFIG: &str = r#"
+[[projects]]
+id = "test"
+allowed_origins = ["http://localhost:*"]
+
+[[projects]]
+id = "other"
+allowed_origins = ["https://other.example"]
+"#;
+
+/// A `vestibule serve` process. Killed (SIGKILL) when dropped.
+pub struct Gateway {
+    pub child: Child,
+    pub addr: String,
+    pub data: PathBuf,
+    pub config: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Gateway {
+    pub fn start(config: &str) -> Gateway {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let data = dir.path().join("data");
+        let mut gateway = Self::start_at(&data, config, "127.0.0.1:0");
+        gateway._dir = Some(dir);
+        gateway
+    }
+
+    /// Starts on `data` (kept by the caller) at `listen`.
+    pub fn start_at(data: &Path, config: &str, listen: &str) -> Gateway {
+        let config_path = data.with_extension("toml");
+        std::fs::create_dir_all(data.parent().unwrap()).unwrap();
+        std::fs::write(&config_path, config).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vestibule"))
+            .args(["serve", "--listen", listen, "--data"])
+            .arg(data)
+            .arg("--config")
+            .arg(&config_path)
+            .arg("--static-dir")
+            .arg(data.join("no-static"))
+            .env("VESTIBULE_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the vestibule binary starts");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("the gateway prints its address");
+        let addr = line
+            .trim()
+            .strip_prefix("vestibule listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Gateway { child, addr, data: data.to_path_buf(), config: config_path, _dir: None }
+    }
+
+    pub fn ws_url(&self, project: &str) -> String {
+        format!("ws://{}/ws?projectId={project}", self.addr)
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().expect("the gateway exits")
+    }
+
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+
+    pub async fn http_get(&self, path: &str, origin: Option<&str>) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = TcpStream::connect(&self.addr).await.unwrap();
+        let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{origin}Connection: close\r\n\r\n", self.addr);
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+        (status, body)
+    }
+
+    pub async fn metric(&self, name_and_labels: &str) -> f64 {
+        let (_, body) = self.http_get("/metrics", None).await;
+        body.lines()
+            .find(|l| l.starts_with(name_and_labels) && l[name_and_labels.len()..].starts_with(' '))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A WebSocket client that mirrors its session like the widget: it applies each diff's patch to its
+/// copy of the state and checks seq continuity and the state hash.
+pub struct Client {
+    pub ws: Ws,
+    pub session_id: String,
+    pub resume_token: String,
+    pub seq: u64,
+    pub state: Value,
+    pub diffs: Vec<Value>,
+    pub next_command: u64,
+}
+
+pub async fn connect(url: &str, origin: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    let mut request = url.into_client_request().unwrap();
+    request.headers_mut().insert("Origin", HeaderValue::from_str(origin).unwrap());
+    tokio_tungstenite::connect_async(request).await.map(|(ws, _)| ws)
+}
+
+pub async fn recv_json(ws: &mut Ws) -> Value {
+    recv_json_within(ws, Duration::from_secs(10)).await.expect("a frame in time")
+}
+
+/// The next JSON text frame, or `None` if the connection closed (or nothing came in time).
+pub async fn recv_json_within(ws: &mut Ws, timeout: Duration) -> Option<Value> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Err(_) => return None,
+            Ok(None) | Ok(Some(Err(_))) => return None,
+            Ok(Some(Ok(Message::Text(text)))) => return Some(serde_json::from_str(&text).expect("server frames are JSON")),
+            Ok(Some(Ok(Message::Close(_)))) => return None,
+            Ok(Some(Ok(_))) => continue,
+        }
+    }
+}
+
+/// Reads until the connection closes; returns the close code and every JSON frame before it.
+pub async fn read_until_close(ws: &mut Ws) -> (Option<u16>, Vec<Value>) {
+    let mut frames = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Err(_) => panic!("the connection did not close in time (frames: {frames:?})"),
+            Ok(None) | Ok(Some(Err(_))) => return (None, frames),
+            Ok(Some(Ok(Message::Close(frame)))) => return (frame.map(|f| u16::from(f.code)), frames),
+            Ok(Some(Ok(Message::Text(text)))) => frames.push(serde_json::from_str(&text).unwrap()),
+            Ok(Some(Ok(_))) => {}
+        }
+    }
+}
+
+pub fn close_code(code: CloseCode) -> u16 {
+    u16::from(code)
+}
+
+impl Client {
+    /// Opens a new session with `options`.
+    pub async fn create(gateway: &Gateway, options: Value) -> Client {
+        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
+        send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": options })).await;
+        let welcome = recv_json(&mut ws).await;
+        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        let mut client = Client {
+            ws,
+            session_id: welcome["sessionId"].as_str().unwrap().to_string(),
+            resume_token: welcome["resumeToken"].as_str().expect("a new session has a token").to_string(),
+            seq: 0,
+            state: Value::Null,
+            diffs: vec![],
+            next_command: 0,
+        };
+        client.apply_welcome(&welcome);
+        client
+    }
+
+    /// Re-attaches to `session_id` with `last_seq`; returns the welcome.
+    pub async fn resume(gateway: &Gateway, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
+        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
+        let mut hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session_id, "resumeToken": token });
+        if let Some(last) = last_seq {
+            hello["lastSeq"] = json!(last);
+        }
+        send(&mut ws, hello).await;
+        let welcome = recv_json(&mut ws).await;
+        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        let mut client = Client {
+            ws,
+            session_id: session_id.into(),
+            resume_token: token.into(),
+            seq: last_seq.unwrap_or(0),
+            state,
+            diffs: vec![],
+            next_command: 1000,
+        };
+        client.apply_welcome(&welcome);
+        (client, welcome)
+    }
+
+    fn apply_welcome(&mut self, welcome: &Value) {
+        if welcome["resumed"] == json!(false) {
+            self.state = welcome["state"].clone();
+            self.seq = welcome["seq"].as_u64().unwrap();
+            assert_eq!(wire::state_hash(&self.state), welcome["stateHash"].as_str().unwrap(), "welcome hash");
+        }
+    }
+
+    /// Applies a diff: seq continuity, patch, hash.
+    pub fn apply_diff(&mut self, diff: &Value) {
+        assert_eq!(diff["type"], "diff", "{diff}");
+        assert_eq!(diff["prevSeq"].as_u64().unwrap(), self.seq, "a gap or a repeat before {diff}");
+        let patch: json_patch::Patch = serde_json::from_value(diff["patch"].clone()).unwrap();
+        json_patch::patch(&mut self.state, &patch).expect("the patch applies");
+        assert_eq!(wire::state_hash(&self.state), diff["stateHash"].as_str().unwrap(), "the mirrored state hashes like the server's");
+        let events = diff["events"].as_array().unwrap();
+        for (i, e) in events.iter().enumerate() {
+            assert_eq!(e["seq"].as_u64().unwrap(), self.seq + 1 + i as u64, "event seqs are contiguous");
+        }
+        self.seq = diff["seq"].as_u64().unwrap();
+        self.diffs.push(diff.clone());
+    }
+
+    pub async fn send_command(&mut self, command: Value) -> String {
+        self.next_command += 1;
+        let id = format!("c{}", self.next_command);
+        send(&mut self.ws, json!({ "type": "command", "id": id, "command": command })).await;
+        id
+    }
+
+    /// Sends a command and reads its result and, if it changed something, its diff.
+    pub async fn command(&mut self, command: Value) -> Value {
+        let id = self.send_command(command).await;
+        let result = self.recv_non_diff().await;
+        assert_eq!(result["type"], "result", "{result}");
+        assert_eq!(result["commandId"], id.as_str());
+        if result["status"] == "accepted" && result["seq"].as_u64().unwrap() > self.seq {
+            let diff = recv_json(&mut self.ws).await;
+            self.apply_diff(&diff);
+            self.ack().await;
+        }
+        result
+    }
+
+    /// The next frame that is not a diff, applying diffs that arrive first.
+    pub async fn recv_non_diff(&mut self) -> Value {
+        loop {
+            let frame = recv_json(&mut self.ws).await;
+            if frame["type"] == "diff" {
+                self.apply_diff(&frame);
+            } else {
+                return frame;
+            }
+        }
+    }
+
+    /// Applies diffs until the mirror reaches `seq`.
+    pub async fn catch_up(&mut self, seq: u64) {
+        while self.seq < seq {
+            let frame = recv_json(&mut self.ws).await;
+            self.apply_diff(&frame);
+        }
+        self.ack().await;
+    }
+
+    pub async fn ack(&mut self) {
+        let seq = self.seq;
+        send(&mut self.ws, json!({ "type": "ack", "seq": seq })).await;
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
+
+pub async fn send(ws: &mut Ws, value: Value) {
+    ws.send(Message::text(value.to_string())).await.expect("the frame is sent");
+}
+
+pub fn show_toast(message: &str) -> Value {
+    json!({ "type": "ShowToast", "message": message, "variant": "success" })
+}
+
+/// Folds the session's log from scratch, ignoring snapshots, with the gateway stopped.
+pub async fn fold_from_disk(data: &Path, session: &str) -> (Value, u64) {
+    let log = vestibule_gateway::store::open_at(vestibule_store::StoreConfig::at(data).with_lock_wait_ms(5000)).expect("the log opens");
+    let id: vestibule_store::SessionId = session.parse().unwrap();
+    let events = log.read(id, 1, None).await.unwrap();
+    let mut state = vestibule_actors::session::SessionState::default();
+    for e in &events {
+        let event = vestibule_actors::session::Event::from_parts(&e.event_type, e.payload.clone()).unwrap();
+        state = vestibule_actors::session::evolve(state, &event);
+    }
+    (wire::to_value(&state), events.last().map_or(0, |e| e.seq))
+}

@@ -1,0 +1,339 @@
+//! The WebSocket protocol against the real gateway on 127.0.0.1 with a real sled directory.
+
+mod support;
+
+use std::time::Duration;
+
+use futures_util::SinkExt;
+use serde_json::{json, Value};
+use support::*;
+
+#[tokio::test]
+async fn a_command_gets_its_result_then_its_diff_and_the_mirror_matches() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({})).await;
+    assert_eq!(client.state["started"], true);
+    let id = client.send_command(json!({ "type": "OpenModal" })).await;
+    let result = recv_json(&mut client.ws).await;
+    assert_eq!((result["type"].as_str(), result["commandId"].as_str(), result["status"].as_str()), (Some("result"), Some(id.as_str()), Some("accepted")));
+    let diff = recv_json(&mut client.ws).await;
+    assert_eq!(diff["type"], "diff");
+    assert_eq!(diff["seq"], result["seq"]);
+    client.apply_diff(&diff);
+    assert_eq!(client.state["modal"]["status"], "open");
+    assert_eq!(diff["events"][0]["type"], "ModalOpened");
+    assert_eq!(diff["events"][0]["correlationId"], id.as_str());
+}
+
+#[tokio::test]
+async fn a_refused_command_gets_a_typed_error_and_no_diff() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({})).await;
+    let seq = client.seq;
+    let result = client.command(json!({ "type": "DismissToast", "id": "t404" })).await;
+    assert_eq!(result["status"], "refused");
+    assert_eq!(result["error"]["code"], "unknown_toast");
+    assert_eq!(client.seq, seq);
+    assert!(recv_json_within(&mut client.ws, Duration::from_millis(300)).await.is_none(), "no diff follows a refusal");
+}
+
+#[tokio::test]
+async fn two_connections_to_one_session_see_the_same_diffs_in_the_same_order() {
+    let gateway = Gateway::start(CONFIG);
+    let mut a = Client::create(&gateway, json!({})).await;
+    let (mut b, _) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(a.seq), a.state.clone()).await;
+    for i in 0..5 {
+        a.command(show_toast(&format!("toast {i}"))).await;
+    }
+    b.catch_up(a.seq).await;
+    assert_eq!(a.diffs, b.diffs);
+    assert_eq!(a.state, b.state);
+}
+
+#[tokio::test]
+async fn a_client_that_missed_n_diffs_gets_exactly_those_n_on_resume() {
+    let gateway = Gateway::start(CONFIG);
+    let mut a = Client::create(&gateway, json!({})).await;
+    let (b, _) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(a.seq), a.state.clone()).await;
+    let (b_seq, b_state) = (b.seq, b.state.clone());
+    b.close().await;
+    let before = a.diffs.len();
+    for i in 0..7 {
+        a.command(show_toast(&format!("missed {i}"))).await;
+    }
+    let missed = &a.diffs[before..];
+    let (mut b, welcome) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(b_seq), b_state).await;
+    assert_eq!(welcome["resumed"], true);
+    assert!(welcome.get("state").is_none());
+    b.catch_up(a.seq).await;
+    assert_eq!(b.diffs, missed, "exactly the missed diffs, in order");
+    assert!(recv_json_within(&mut b.ws, Duration::from_millis(300)).await.is_none(), "and nothing more");
+    assert_eq!(b.state, a.state);
+}
+
+#[tokio::test]
+async fn resuming_after_a_restart_rebuilds_the_missed_diffs_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+    let mut a = Client::create(&gateway, json!({})).await;
+    a.command(json!({ "type": "OpenModal" })).await;
+    let (seen_seq, seen_state) = (a.seq, a.state.clone());
+    let before = a.diffs.len();
+    for i in 0..4 {
+        a.command(show_toast(&format!("after {i}"))).await;
+    }
+    let missed: Vec<Value> = a.diffs[before..].to_vec();
+    let (session, token) = (a.session_id.clone(), a.resume_token.clone());
+    drop(a);
+    gateway.terminate();
+    let gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+    let (mut b, welcome) = Client::resume(&gateway, &session, &token, Some(seen_seq), seen_state).await;
+    assert_eq!(welcome["resumed"], true);
+    b.catch_up(missed.last().unwrap()["seq"].as_u64().unwrap()).await;
+    // The rebuilt diffs carry the same events and end in the same state.
+    let events = |diffs: &[Value]| diffs.iter().map(|d| d["events"].clone()).collect::<Vec<_>>();
+    assert_eq!(events(&b.diffs), events(&missed));
+    assert_eq!(b.diffs.last().unwrap()["stateHash"], missed.last().unwrap()["stateHash"]);
+}
+
+#[tokio::test]
+async fn a_client_without_a_usable_last_seq_gets_the_whole_state() {
+    let gateway = Gateway::start(CONFIG);
+    let mut a = Client::create(&gateway, json!({})).await;
+    a.command(json!({ "type": "OpenModal" })).await;
+    let (b, welcome) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), None, Value::Null).await;
+    assert_eq!(welcome["resumed"], false);
+    assert_eq!(b.state, a.state);
+    let (c, welcome) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(a.seq + 50), Value::Null).await;
+    assert_eq!(welcome["resumed"], false, "a seq from the future is not trusted");
+    assert_eq!(c.state, a.state);
+}
+
+#[tokio::test]
+async fn a_retried_command_id_gets_its_first_result_and_no_second_diff() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({})).await;
+    send(&mut client.ws, json!({ "type": "command", "id": "same-1", "command": show_toast("once") })).await;
+    let first = recv_json(&mut client.ws).await;
+    let diff = recv_json(&mut client.ws).await;
+    client.apply_diff(&diff);
+    send(&mut client.ws, json!({ "type": "command", "id": "same-1", "command": show_toast("once") })).await;
+    let second = recv_json(&mut client.ws).await;
+    assert_eq!(first, second);
+    assert!(recv_json_within(&mut client.ws, Duration::from_millis(300)).await.is_none(), "no second diff");
+    assert_eq!(client.state["toasts"]["order"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_wrong_resume_token_is_refused_without_saying_whether_the_session_exists() {
+    let gateway = Gateway::start(CONFIG);
+    let client = Client::create(&gateway, json!({})).await;
+    let mut frames_for = Vec::new();
+    for (session, token) in [
+        (client.session_id.clone(), "0".repeat(64)),
+        ("0123456789abcdef0123456789abcdef".to_string(), client.resume_token.clone()),
+        ("not-a-session".to_string(), "x".into()),
+    ] {
+        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+        send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": 0 })).await;
+        let (code, frames) = read_until_close(&mut ws).await;
+        assert_eq!(code, Some(4001));
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0]["code"], "unauthorized");
+        frames_for.push(frames[0].clone());
+    }
+    assert!(frames_for.windows(2).all(|w| w[0] == w[1]), "the same answer for every case");
+}
+
+#[tokio::test]
+async fn upgrades_are_refused_for_bad_origins_and_projects_and_the_check_endpoint_says_why() {
+    let gateway = Gateway::start(CONFIG);
+    let refused = |r: Result<_, tokio_tungstenite::tungstenite::Error>| match r {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            let body = String::from_utf8(response.body().clone().unwrap_or_default()).unwrap();
+            (response.status().as_u16(), body)
+        }
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("the upgrade was accepted"),
+    };
+    let (status, body) = refused(connect(&gateway.ws_url("test"), "https://evil.example").await);
+    assert_eq!(status, 403);
+    assert!(body.contains("Invalid App Configuration"), "{body}");
+    let (status, body) = refused(connect(&format!("ws://{}/ws", gateway.addr), ORIGIN).await);
+    assert_eq!(status, 400);
+    assert!(body.contains("Project ID Not Configured"), "{body}");
+    let (status, body) = refused(connect(&gateway.ws_url("nope"), ORIGIN).await);
+    assert_eq!(status, 403);
+    assert!(body.contains("Invalid Project ID"), "{body}");
+    // A project's own allowlist applies: `other` allows only https://other.example.
+    let (status, _) = refused(connect(&gateway.ws_url("other"), ORIGIN).await);
+    assert_eq!(status, 403);
+    assert!(connect(&gateway.ws_url("other"), "https://other.example").await.is_ok());
+
+    let (status, body) = gateway.http_get("/ws/check?projectId=test", Some("https://evil.example")).await;
+    assert_eq!(status, 403);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["message"], "Invalid App Configuration");
+    let (status, body) = gateway.http_get("/ws/check?projectId=test", Some(ORIGIN)).await;
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["ok"].clone()), (200, json!(true)));
+    assert!(gateway.metric("vestibule_refusals_total{kind=\"invalid_app_configuration\"}").await >= 2.0);
+}
+
+#[tokio::test]
+async fn garbage_unknown_types_and_oversized_frames_get_their_error_or_close_while_other_sessions_work() {
+    let gateway = Gateway::start(CONFIG);
+    let mut bystander = Client::create(&gateway, json!({})).await;
+    let mut client = Client::create(&gateway, json!({})).await;
+
+    client.ws.send(tokio_tungstenite::tungstenite::Message::text("{not json")).await.unwrap();
+    let error = recv_json(&mut client.ws).await;
+    assert_eq!((error["type"].as_str(), error["code"].as_str()), (Some("error"), Some("malformed_message")));
+    send(&mut client.ws, json!({ "type": "teleport" })).await;
+    assert_eq!(recv_json(&mut client.ws).await["code"], "unknown_message_type");
+    send(&mut client.ws, json!({ "type": "command", "id": "bad id!", "command": { "type": "OpenModal" } })).await;
+    assert_eq!(recv_json(&mut client.ws).await["code"], "malformed_message");
+    // Still usable after all that.
+    assert_eq!(client.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
+
+    let big = "x".repeat(70 * 1024);
+    let _ = client.ws.send(tokio_tungstenite::tungstenite::Message::text(big)).await;
+    let (code, frames) = read_until_close(&mut client.ws).await;
+    assert_eq!(code, Some(1009));
+    assert_eq!(frames.last().unwrap()["code"], "frame_too_large");
+
+    assert_eq!(bystander.command(show_toast("still here")).await["status"], "accepted");
+}
+
+#[tokio::test]
+async fn a_hello_must_come_first_and_name_a_supported_protocol() {
+    let gateway = Gateway::start(CONFIG);
+    let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+    send(&mut ws, json!({ "type": "command", "id": "c1", "command": { "type": "OpenModal" } })).await;
+    let (code, frames) = read_until_close(&mut ws).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("bad_hello")));
+
+    let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+    send(&mut ws, json!({ "type": "hello", "protocol": 99, "projectId": "test" })).await;
+    let (code, frames) = read_until_close(&mut ws).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(4002), Some("unsupported_protocol")));
+
+    let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": { "netwroks": [] } })).await;
+    let (code, frames) = read_until_close(&mut ws).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("bad_hello")));
+    assert!(frames[0]["message"].as_str().unwrap().contains("netwroks"), "{}", frames[0]);
+
+    let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": { "networks": ["eip155:424242"] } })).await;
+    let (code, frames) = read_until_close(&mut ws).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("invalid_options")));
+    assert!(frames[0]["message"].as_str().unwrap().contains("networks[0]"), "{}", frames[0]);
+}
+
+#[tokio::test]
+async fn commands_beyond_the_rate_limit_are_refused_with_a_typed_error() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({})).await;
+    for _ in 0..60 {
+        client.send_command(json!({ "type": "SetToastHover", "hovered": true })).await;
+    }
+    let mut refused = 0;
+    for _ in 0..60 {
+        let frame = client.recv_non_diff().await;
+        if frame["status"] == "refused" {
+            assert_eq!(frame["error"]["code"], "rate_limited");
+            refused += 1;
+        }
+    }
+    assert!(refused >= 15, "the burst is 40 at 20/s; {refused} refused");
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_is_cut_off_and_the_server_memory_stays_bounded() {
+    let config = format!("{CONFIG}\n[limits]\nunacked_diffs = 8\noutbound_queue = 16\nwrite_timeout = \"2s\"\ncommands_per_second = 1000\ncommand_burst = 1000\n");
+    let gateway = Gateway::start(&config);
+    let mut writer = Client::create(&gateway, json!({})).await;
+    // The reader attaches and then never reads nor acknowledges anything.
+    let (reader, _) = Client::resume(&gateway, &writer.session_id, &writer.resume_token.clone(), Some(writer.seq), writer.state.clone()).await;
+    let rss_before = gateway.rss_bytes();
+    let long = "m".repeat(250);
+    for i in 0..400 {
+        writer.command(show_toast(&format!("{long} {i}"))).await;
+    }
+    let rss_after = gateway.rss_bytes();
+    let mut reader = reader;
+    assert!(gateway.metric("vestibule_connections_dropped_by_session_total{reason=\"too_slow\"}").await >= 1.0, "the session dropped the reader");
+    // The reader's connection ends within the write timeout even though it never reads.
+    let mut closed = false;
+    for _ in 0..50 {
+        if gateway.metric("vestibule_connections").await == 1.0 {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(closed, "only the writer is still connected");
+    // When the reader finally reads, it finds what it missed up to the cut, then the reason.
+    let (code, frames) = read_until_close(&mut reader.ws).await;
+    assert_eq!(code, Some(4004));
+    assert_eq!(frames.last().unwrap()["code"], "too_slow");
+    assert!(rss_after < rss_before + 32 * 1024 * 1024, "memory grew from {rss_before} to {rss_after}");
+}
+
+#[tokio::test]
+async fn a_silent_client_is_cut_off_by_the_heartbeat_and_a_live_one_is_not() {
+    let config = format!("{CONFIG}\n[limits]\nheartbeat_interval = \"200ms\"\nheartbeat_timeout = \"700ms\"\n");
+    let gateway = Gateway::start(&config);
+    // A stalled tab: it neither reads (so it never answers the server's pings) nor sends.
+    let mut stalled = Client::create(&gateway, json!({})).await;
+    // A live client reads, and so answers pings.
+    let mut live = Client::create(&gateway, json!({})).await;
+    assert!(recv_json_within(&mut live.ws, Duration::from_millis(2000)).await.is_none());
+    assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"heartbeat_timeout\"}").await, 1.0);
+    assert_eq!(gateway.metric("vestibule_connections").await, 1.0);
+    // Reading now, the stalled client finds the error and a 4005 close, unless its client library
+    // first trips over answering the queued pings on the closed socket.
+    let (code, frames) = read_until_close(&mut stalled.ws).await;
+    assert!(code == Some(4005) || code.is_none(), "{code:?}");
+    if let Some(last) = frames.last() {
+        assert_eq!(last["code"], "heartbeat_timeout");
+    }
+    assert_eq!(live.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
+}
+
+#[tokio::test]
+async fn sigterm_closes_every_connection_with_1001_and_the_server_exits_cleanly() {
+    let mut gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({})).await;
+    client.command(show_toast("before shutdown")).await;
+    unsafe { libc::kill(gateway.child.id() as i32, libc::SIGTERM) };
+    let (code, frames) = read_until_close(&mut client.ws).await;
+    assert_eq!(code, Some(1001));
+    assert_eq!(frames.last().unwrap()["code"], "shutting_down");
+    let status = gateway.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn health_and_metrics_are_served() {
+    let gateway = Gateway::start(CONFIG);
+    assert!(connect(&gateway.ws_url("nope"), ORIGIN).await.is_err());
+    let mut client = Client::create(&gateway, json!({})).await;
+    client.command(show_toast("counted")).await;
+    let (status, body) = gateway.http_get("/healthz", None).await;
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((health["status"].as_str(), health["liveSessions"].as_u64()), (Some("ok"), Some(1)));
+    let (status, metrics) = gateway.http_get("/metrics", None).await;
+    assert_eq!(status, 200);
+    for family in [
+        "vestibule_live_sessions",
+        "vestibule_connections",
+        "vestibule_commands_total",
+        "vestibule_append_seconds_bucket",
+        "vestibule_refusals",
+    ] {
+        assert!(metrics.contains(family), "{family} missing from:\n{metrics}");
+    }
+    assert!(gateway.metric("vestibule_commands_total{outcome=\"accepted\"}").await >= 1.0);
+}
