@@ -175,9 +175,8 @@ impl Shared {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        let mut expected = from;
         let range = layout::event_key(&session, from)..=layout::event_key(&session, to);
-        for item in self.tree.range(range).take(limit) {
+        for (expected, item) in (from..).zip(self.tree.range(range).take(limit)) {
             let (k, v) = item.map_err(|e| self.sled_error(e))?;
             let seq = match layout::parse_event_key(&k) {
                 Some((s, seq)) if s == session => seq,
@@ -196,7 +195,6 @@ impl Shared {
                 });
             }
             out.push(self.upcast(layout::decode_event(session, seq, &v)?)?);
-            expected += 1;
         }
         Ok(out)
     }

@@ -256,14 +256,12 @@ impl Writer {
                     && (b.force_flush || b.tick || self.last_flush.elapsed() >= Duration::from_millis(interval_ms))
             }
         };
-        if flush_now {
-            if let Err(e) = self.flush() {
-                self.fail(&e);
-                for d in b.done {
-                    d.complete(Some(self.failure_error()));
-                }
-                return;
+        if flush_now && let Err(e) = self.flush() {
+            self.fail(&e);
+            for d in b.done {
+                d.complete(Some(self.failure_error()));
             }
+            return;
         }
         for d in b.done {
             d.complete(None);
@@ -285,19 +283,19 @@ impl Writer {
         let generation = self.generation;
         self.shared.progress.send_modify(|p| p.durable_gen = generation);
         let notice = std::mem::take(&mut self.pending_notice);
-        if !notice.is_empty() {
-            if let Some(tx) = self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                let _ = tx.send(Arc::new(notice)); // Err only means no follower is listening.
-            }
+        if !notice.is_empty()
+            && let Some(tx) = self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        {
+            let _ = tx.send(Arc::new(notice)); // Err only means no follower is listening.
         }
         Ok(())
     }
 
     fn shutdown(mut self) {
-        if self.failure.is_none() {
-            if let Err(e) = self.flush() {
-                tracing::error!(dir = %self.shared.dir.display(), error = %e, "final flush of the event log failed");
-            }
+        if self.failure.is_none()
+            && let Err(e) = self.flush()
+        {
+            tracing::error!(dir = %self.shared.dir.display(), error = %e, "final flush of the event log failed");
         }
         self.shared.progress.send_modify(|p| p.closed = true);
         // Dropping the broadcast sender ends every follower.
