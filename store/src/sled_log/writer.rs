@@ -173,6 +173,15 @@ impl Writer {
     }
 
     pub(crate) fn run(mut self) {
+        // Whatever way this thread ends (even a panic), readers waiting for a flush must hear of it.
+        struct CloseOnExit(Arc<Shared>);
+        impl Drop for CloseOnExit {
+            fn drop(&mut self) {
+                self.0.progress.send_modify(|p| p.closed = true);
+                self.0.notices.lock().unwrap_or_else(|p| p.into_inner()).take();
+            }
+        }
+        let _close = CloseOnExit(self.shared.clone());
         let mut ops = Vec::with_capacity(self.max_batch_ops);
         while let Some(first) = self.rx.blocking_recv() {
             ops.push(first);
@@ -291,15 +300,14 @@ impl Writer {
         Ok(())
     }
 
+    /// The queue is closed (the log was dropped): flush what is left. `CloseOnExit` then marks the
+    /// log closed and drops the broadcast sender, which ends every follower.
     fn shutdown(mut self) {
         if self.failure.is_none()
             && let Err(e) = self.flush()
         {
             tracing::error!(dir = %self.shared.dir.display(), error = %e, "final flush of the event log failed");
         }
-        self.shared.progress.send_modify(|p| p.closed = true);
-        // Dropping the broadcast sender ends every follower.
-        self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// The latest seq of `session` as of everything staged so far, or `None` if it does not exist.
