@@ -170,6 +170,33 @@ async fn list_sessions_pages_in_id_order_with_filters() {
     assert!(page.sessions.iter().all(|m| m.latest_seq == 1 && m.project == "even"));
 }
 
+#[tokio::test]
+async fn a_selective_listing_pages_through_a_bounded_scan() {
+    let (_dir, log) = temp_log();
+    // More sessions than one call looks at (10,000), one of them at the very end of the id order.
+    for chunk in 0..11u8 {
+        let creates = (0..1_000u16).map(|i| {
+            let mut id = [0u8; 16];
+            id[0] = chunk;
+            id[14..].copy_from_slice(&i.to_be_bytes());
+            log.create_session(SessionId::from_bytes(id), new_session("bulk"))
+        });
+        for r in futures_util::future::join_all(creates).await {
+            r.unwrap();
+        }
+    }
+    let needle = SessionId::from_bytes([0xff; 16]);
+    log.create_session(needle, new_session("needle")).await.unwrap();
+
+    let filter = SessionFilter { project: Some("needle".into()), ..SessionFilter::default() };
+    let first = log.list_sessions(&filter, None, 10).await.unwrap();
+    assert!(first.sessions.is_empty() && first.next.is_some(), "a short page still says where to go on");
+    let second = log.list_sessions(&filter, first.next, 10).await.unwrap();
+    assert_eq!(second.sessions.iter().map(|m| m.session).collect::<Vec<_>>(), vec![needle]);
+    assert_eq!(second.next, None);
+    assert_eq!(log.list_sessions(&SessionFilter::default(), None, 0).await.unwrap().sessions.len(), 0);
+}
+
 /// A toy fold: the state is the sum of the events' `n`, and the number of events.
 fn fold(mut state: serde_json::Value, events: &[Envelope]) -> serde_json::Value {
     for e in events {
