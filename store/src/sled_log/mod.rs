@@ -294,8 +294,14 @@ impl SledEventLog {
                 Err(e) => return Err(map_sled_error(&dir, e)),
             }
         };
-        // Make the directory entries sled may just have created durable.
-        std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
+        // sled writes its `conf` file without syncing it, and may just have created its files:
+        // make them and the directory entries durable before anything is acknowledged.
+        for file in [dir.join("conf"), dir.join("db"), dir.join("blobs"), dir.clone()] {
+            match std::fs::File::open(&file).and_then(|f| f.sync_all()) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.map_err(io)?,
+            }
+        }
         let tree = db.open_tree(layout::TREE_NAME).map_err(|e| map_sled_error(&dir, e))?;
         match tree.get(layout::LAYOUT_KEY).map_err(|e| map_sled_error(&dir, e))? {
             Some(v) if v.as_ref() == layout::LAYOUT_VERSION.to_be_bytes() => {}
