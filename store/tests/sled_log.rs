@@ -513,6 +513,49 @@ fn works_from_plain_threads_each_with_its_own_runtime() {
     }
 }
 
+/// A minimal executor with no Tokio runtime behind it: parks the thread until woken.
+fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => return v,
+            std::task::Poll::Pending => std::thread::park(),
+        }
+    }
+}
+
+#[test]
+fn works_without_any_tokio_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path());
+    let s = SessionId::random();
+    let other = log.clone();
+    std::thread::spawn(move || {
+        block_on(async {
+            other.create_session(s, new_session("p")).await.unwrap();
+            let mut follow = other.follow(s, 1);
+            other.append(s, 0, events(1..=3)).await.unwrap();
+            for seq in 1..=3 {
+                assert_eq!(follow.next().await.unwrap().unwrap().seq, seq);
+            }
+            let streamed: Vec<Envelope> = other.stream(s, 2).try_collect().await.unwrap();
+            assert_eq!(streamed.len(), 2);
+            other.flush().await.unwrap();
+        })
+    })
+    .join()
+    .unwrap();
+    assert_eq!(block_on(log.read(s, 1, None)).unwrap().len(), 3);
+}
+
 #[tokio::test]
 async fn buffered_mode_resolves_before_flushing_and_flush_makes_it_durable() {
     let dir = tempfile::tempdir().unwrap();
