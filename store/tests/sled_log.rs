@@ -577,6 +577,20 @@ async fn buffered_mode_resolves_before_flushing_and_flush_makes_it_durable() {
 }
 
 #[tokio::test]
+async fn buffered_mode_flushes_on_its_interval_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open(config(dir.path(), Durability::Buffered { interval_ms: 20 })).unwrap();
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    let mut follow = log.follow(s, 1);
+    let flushes = log.stats().flushes;
+    log.append(s, 0, events(1..=1)).await.unwrap();
+    // Nobody calls flush(): the follower gets the event once the interval's flush made it durable.
+    assert_eq!(next_event(&mut follow).await.seq, 1);
+    assert!(log.stats().flushes > flushes);
+}
+
+#[tokio::test]
 async fn a_held_directory_is_locked_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let _log = SledEventLog::open(StoreConfig::at(dir.path())).unwrap();
