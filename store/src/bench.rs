@@ -13,6 +13,9 @@
 //!   `concurrency` waiting appenders could do on this sled, so `ratio` = ours / ceiling is the cost
 //!   of the log's machinery (queueing, validation, metadata, waking waiters).
 //! - **Replay**: one session of `replay_events` events, read with `stream` after a reopen.
+//!
+//! Within a level, ours and the ceiling alternate in `rounds` short slices, so a busy moment of the
+//! (shared) machine hits both sides rather than one.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -35,7 +38,9 @@ pub struct BenchOptions {
     pub concurrency: Vec<usize>,
     /// Measured time per level, for ours and for the ceiling each.
     pub secs_per_level: f64,
-    /// Unmeasured warm-up before each measurement.
+    /// Each level alternates ours and the ceiling this many times (`secs_per_level / rounds` each).
+    pub rounds: usize,
+    /// Unmeasured warm-up before each measured slice.
     pub warmup_secs: f64,
     /// Size of each event's JSON payload, roughly.
     pub payload_bytes: usize,
@@ -48,8 +53,9 @@ impl Default for BenchOptions {
         Self {
             dir: None,
             concurrency: vec![1, 16, 256],
-            secs_per_level: 3.0,
-            warmup_secs: 0.5,
+            secs_per_level: 4.0,
+            rounds: 4,
+            warmup_secs: 0.2,
             payload_bytes: 160,
             replay_events: 100_000,
         }
@@ -85,7 +91,7 @@ pub struct BenchReport {
     pub options: BenchOptions,
     /// Bytes of one stored event record.
     pub record_bytes: usize,
-    /// Mean time of one fdatasync of a 4 KiB write on the bench's disk, measured first.
+    /// Mean time of one fdatasync of a 4 KiB overwrite on the bench's disk, measured first.
     pub fsync_ms: f64,
     pub levels: Vec<LevelReport>,
     pub replay: ReplayReport,
@@ -139,16 +145,18 @@ fn bench_config(dir: &Path) -> StoreConfig {
     StoreConfig { lock_wait_ms: 10_000, ..StoreConfig::at(dir).with_durability(Durability::Durable) }
 }
 
+/// Mean fdatasync of a 4 KiB overwrite in place (no file growth, so no metadata to commit).
 fn fsync_ms(dir: &Path) -> Result<f64, StoreError> {
-    use std::io::Write;
+    use std::os::unix::fs::FileExt;
     let io = |source| StoreError::Io { dir: dir.to_path_buf(), source };
     let path = dir.join("fsync-probe");
-    let mut f = std::fs::File::create(&path).map_err(io)?;
+    let f = std::fs::File::create(&path).map_err(io)?;
     let block = vec![7u8; 4096];
+    f.write_all_at(&block, 0).and_then(|_| f.sync_all()).map_err(io)?;
     let n = 200;
     let start = Instant::now();
     for _ in 0..n {
-        f.write_all(&block).map_err(io)?;
+        f.write_all_at(&block, 0).map_err(io)?;
         f.sync_data().map_err(io)?;
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(n);
@@ -156,8 +164,8 @@ fn fsync_ms(dir: &Path) -> Result<f64, StoreError> {
     Ok(ms)
 }
 
-/// Run the whole benchmark. Takes about `(2 * secs_per_level + 2 * warmup_secs) * levels` plus the
-/// replay (a few seconds).
+/// Run the whole benchmark. Takes about `2 * (secs_per_level + rounds * warmup_secs)` per level,
+/// plus the replay (a few seconds): about 40 s with the defaults.
 pub fn run(options: BenchOptions) -> Result<BenchReport, StoreError> {
     let base = options.dir.clone().unwrap_or_else(std::env::temp_dir);
     let root = base.join(format!("vestibule-store-bench-{}-{}", std::process::id(), SessionId::random()));
@@ -175,121 +183,186 @@ fn run_in(root: &Path, options: BenchOptions) -> Result<BenchReport, StoreError>
         .map_err(|source| StoreError::Io { dir: root.to_path_buf(), source })?;
     let record_bytes = layout::encode_event(&bench_event(options.payload_bytes, 0)).map_err(StoreError::Engine)?.len();
     let fsync_ms = fsync_ms(root)?;
+    let rounds = options.rounds.max(1);
+    let slice = options.secs_per_level / rounds as f64;
     let mut levels = Vec::new();
     for (i, &c) in options.concurrency.iter().enumerate() {
         let c = c.max(1);
-        let ours = rt.block_on(ours(&root.join(format!("ours-{i}")), c, &options))?;
-        let ceiling = ceiling(&root.join(format!("ceiling-{i}")), c, &options)?;
-        levels.push(LevelReport { ceiling_per_sec: ceiling, ratio: ours.appends_per_sec / ceiling, ..ours });
+        let mut ours = rt.block_on(OursRig::open(&root.join(format!("ours-{i}")), c, options.payload_bytes))?;
+        let mut ceiling = CeilingRig::open(&root.join(format!("ceiling-{i}")), c, options.payload_bytes)?;
+        let mut hist = new_histogram();
+        let (mut appends, mut secs, mut flushes, mut flushed_appends) = (0u64, 0.0, 0u64, 0u64);
+        let (mut records, mut ceiling_secs) = (0u64, 0.0);
+        // Alternate short slices of ours and of the ceiling, so both see the same machine: it is
+        // shared, and its disk and CPUs are busier at some moments than at others.
+        for _ in 0..rounds {
+            let o = rt.block_on(ours.measure(options.warmup_secs, slice))?;
+            hist.add(&o.hist).map_err(|e| StoreError::Engine(e.to_string()))?;
+            appends += o.appends;
+            secs += o.secs;
+            flushes += o.flushes;
+            flushed_appends += o.flushed_appends;
+            let (r, s) = ceiling.measure(options.warmup_secs, slice)?;
+            records += r;
+            ceiling_secs += s;
+        }
+        let appends_per_sec = appends as f64 / secs;
+        let ceiling_per_sec = records as f64 / ceiling_secs;
+        levels.push(LevelReport {
+            concurrency: c,
+            appends,
+            secs,
+            appends_per_sec,
+            p50_ms: hist.value_at_quantile(0.50) as f64 / 1000.0,
+            p99_ms: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            max_ms: hist.max() as f64 / 1000.0,
+            appends_per_flush: flushed_appends as f64 / flushes.max(1) as f64,
+            ceiling_per_sec,
+            ratio: appends_per_sec / ceiling_per_sec,
+        });
     }
     let replay = rt.block_on(replay(&root.join("replay"), &options))?;
     Ok(BenchReport { options, record_bytes, fsync_ms, levels, replay })
 }
 
-async fn ours(dir: &Path, c: usize, o: &BenchOptions) -> Result<LevelReport, StoreError> {
-    let log = Arc::new(SledEventLog::open(bench_config(dir))?);
-    let mut sessions = Vec::with_capacity(c);
-    for _ in 0..c {
-        let s = SessionId::random();
-        log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None }).await?;
-        sessions.push(s);
+fn new_histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")
+}
+
+struct OursRig {
+    log: Arc<SledEventLog>,
+    /// Each session and its current seq.
+    sessions: Vec<(SessionId, u64)>,
+    payload_bytes: usize,
+}
+
+struct OursSlice {
+    hist: Histogram<u64>,
+    appends: u64,
+    secs: f64,
+    flushes: u64,
+    flushed_appends: u64,
+}
+
+impl OursRig {
+    async fn open(dir: &Path, c: usize, payload_bytes: usize) -> Result<Self, StoreError> {
+        let log = Arc::new(SledEventLog::open(bench_config(dir))?);
+        let mut sessions = Vec::with_capacity(c);
+        for _ in 0..c {
+            let s = SessionId::random();
+            log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None })
+                .await?;
+            sessions.push((s, 0));
+        }
+        Ok(Self { log, sessions, payload_bytes })
     }
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs_f64(o.warmup_secs);
-    let stop = measure_from + Duration::from_secs_f64(o.secs_per_level);
-    let stats_before = Arc::new(std::sync::Mutex::new(None));
-    let tasks: Vec<_> = sessions
-        .into_iter()
-        .map(|s| {
-            let (log, payload_bytes, stats_before) = (log.clone(), o.payload_bytes, stats_before.clone());
-            tokio::spawn(async move {
-                let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
-                let mut seq = 0u64;
-                let mut measured = 0u64;
-                loop {
-                    let t0 = Instant::now();
-                    if t0 >= stop {
-                        break;
-                    }
-                    if t0 >= measure_from {
-                        let mut guard = stats_before.lock().unwrap();
-                        if guard.is_none() {
-                            *guard = Some(log.stats());
+
+    /// Every session appends in a loop for `warmup + secs`; only the last `secs` are measured.
+    async fn measure(&mut self, warmup: f64, secs: f64) -> Result<OursSlice, StoreError> {
+        let measure_from = Instant::now() + Duration::from_secs_f64(warmup);
+        let stop = measure_from + Duration::from_secs_f64(secs);
+        let stats_before = Arc::new(std::sync::Mutex::new(None));
+        let tasks: Vec<_> = self
+            .sessions
+            .iter()
+            .map(|&(s, mut seq)| {
+                let (log, payload_bytes, stats_before) = (self.log.clone(), self.payload_bytes, stats_before.clone());
+                tokio::spawn(async move {
+                    let mut hist = new_histogram();
+                    let mut measured = 0u64;
+                    loop {
+                        let t0 = Instant::now();
+                        if t0 >= stop {
+                            break;
+                        }
+                        if t0 >= measure_from {
+                            let mut first = stats_before.lock().unwrap();
+                            if first.is_none() {
+                                *first = Some(log.stats());
+                            }
+                        }
+                        let event = bench_event(payload_bytes, seq + 1);
+                        seq = log.append(s, seq, vec![event]).await?.last_seq().unwrap_or(seq);
+                        if t0 >= measure_from {
+                            hist.saturating_record(t0.elapsed().as_micros() as u64);
+                            measured += 1;
                         }
                     }
-                    seq = log.append(s, seq, vec![bench_event(payload_bytes, seq + 1)]).await?.last_seq().unwrap_or(seq);
-                    if t0 >= measure_from {
-                        hist.saturating_record(t0.elapsed().as_micros() as u64);
-                        measured += 1;
-                    }
-                }
-                Ok::<_, StoreError>((hist, measured))
+                    Ok::<_, StoreError>((s, seq, hist, measured))
+                })
             })
-        })
-        .collect();
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
-    let mut appends = 0;
-    for t in tasks {
-        let (h, n) = t.await.map_err(|e| StoreError::Engine(format!("bench task: {e}")))??;
-        hist.add(h).map_err(|e| StoreError::Engine(e.to_string()))?;
-        appends += n;
+            .collect();
+        let mut slice = OursSlice { hist: new_histogram(), appends: 0, secs, flushes: 0, flushed_appends: 0 };
+        let mut sessions = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            let (s, seq, h, n) = t.await.map_err(|e| StoreError::Engine(format!("bench task: {e}")))??;
+            slice.hist.add(h).map_err(|e| StoreError::Engine(e.to_string()))?;
+            slice.appends += n;
+            sessions.push((s, seq));
+        }
+        self.sessions = sessions;
+        let before = stats_before.lock().unwrap().unwrap_or_default();
+        let after = self.log.stats();
+        slice.flushes = after.flushes.saturating_sub(before.flushes);
+        slice.flushed_appends = after.appends.saturating_sub(before.appends);
+        Ok(slice)
     }
-    let secs = stop.saturating_duration_since(measure_from).as_secs_f64();
-    let before = stats_before.lock().unwrap().unwrap_or_default();
-    let after = log.stats();
-    let flushes = after.flushes.saturating_sub(before.flushes).max(1);
-    Ok(LevelReport {
-        concurrency: c,
-        appends,
-        secs,
-        appends_per_sec: appends as f64 / secs,
-        p50_ms: hist.value_at_quantile(0.50) as f64 / 1000.0,
-        p99_ms: hist.value_at_quantile(0.99) as f64 / 1000.0,
-        max_ms: hist.max() as f64 / 1000.0,
-        appends_per_flush: (after.appends - before.appends) as f64 / flushes as f64,
-        ceiling_per_sec: 0.0,
-        ratio: 0.0,
-    })
 }
 
 /// Raw sled with the log's bytes: batches of `c` records, one flush (sled + fdatasync) each.
-fn ceiling(dir: &Path, c: usize, o: &BenchOptions) -> Result<f64, StoreError> {
-    let err = |e: sled::Error| StoreError::Engine(format!("{e} ({})", dir.display()));
-    let io = |source| StoreError::Io { dir: dir.to_path_buf(), source };
-    let db = sled::Config::new().path(dir).flush_every_ms(None).open().map_err(err)?;
-    let tree = db.open_tree(layout::TREE_NAME).map_err(err)?;
-    let data_file = std::fs::File::open(dir.join("db")).map_err(io)?;
-    let sessions: Vec<SessionId> = (0..c).map(|_| SessionId::random()).collect();
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs_f64(o.warmup_secs);
-    let stop = measure_from + Duration::from_secs_f64(o.secs_per_level);
-    let mut seq = 0u64;
-    let mut measured = 0u64;
-    let mut t_measure = None;
-    loop {
-        let now = Instant::now();
-        if now >= stop {
-            break;
-        }
-        if now >= measure_from && t_measure.is_none() {
-            t_measure = Some(now);
-        }
-        seq += 1;
-        let mut batch = sled::Batch::default();
-        for s in &sessions {
-            // Encoded per record, as the log's callers do.
-            let record = layout::encode_event(&bench_event(o.payload_bytes, seq)).map_err(StoreError::Engine)?;
-            batch.insert(&layout::event_key(s, seq), record);
-        }
-        tree.apply_batch(batch).map_err(err)?;
-        db.flush().map_err(err)?;
-        data_file.sync_data().map_err(io)?;
-        if t_measure.is_some() {
-            measured += c as u64;
-        }
+struct CeilingRig {
+    db: sled::Db,
+    tree: sled::Tree,
+    data_file: std::fs::File,
+    sessions: Vec<SessionId>,
+    seq: u64,
+    payload_bytes: usize,
+    dir: PathBuf,
+}
+
+impl CeilingRig {
+    fn open(dir: &Path, c: usize, payload_bytes: usize) -> Result<Self, StoreError> {
+        let err = |e: sled::Error| StoreError::Engine(format!("{e} ({})", dir.display()));
+        let db = sled::Config::new().path(dir).flush_every_ms(None).open().map_err(err)?;
+        let tree = db.open_tree(layout::TREE_NAME).map_err(err)?;
+        let data_file =
+            std::fs::File::open(dir.join("db")).map_err(|source| StoreError::Io { dir: dir.to_path_buf(), source })?;
+        let sessions = (0..c).map(|_| SessionId::random()).collect();
+        Ok(Self { db, tree, data_file, sessions, seq: 0, payload_bytes, dir: dir.to_path_buf() })
     }
-    let secs = t_measure.map_or(0.0, |t| t.elapsed().as_secs_f64()).max(1e-9);
-    Ok(measured as f64 / secs)
+
+    /// Records committed per second over `secs`, after `warmup`: (records, seconds measured).
+    fn measure(&mut self, warmup: f64, secs: f64) -> Result<(u64, f64), StoreError> {
+        let dir = self.dir.clone();
+        let err = |e: sled::Error| StoreError::Engine(format!("{e} ({})", dir.display()));
+        let measure_from = Instant::now() + Duration::from_secs_f64(warmup);
+        let stop = measure_from + Duration::from_secs_f64(secs);
+        let mut measured = 0u64;
+        let mut t_measure = None;
+        loop {
+            let now = Instant::now();
+            if now >= stop {
+                break;
+            }
+            if now >= measure_from && t_measure.is_none() {
+                t_measure = Some(now);
+            }
+            self.seq += 1;
+            let mut batch = sled::Batch::default();
+            for s in &self.sessions {
+                // Encoded per record, as the log's callers do.
+                let record = layout::encode_event(&bench_event(self.payload_bytes, self.seq)).map_err(StoreError::Engine)?;
+                batch.insert(&layout::event_key(s, self.seq), record);
+            }
+            self.tree.apply_batch(batch).map_err(err)?;
+            self.db.flush().map_err(err)?;
+            self.data_file.sync_data().map_err(|source| StoreError::Io { dir: dir.clone(), source })?;
+            if t_measure.is_some() {
+                measured += self.sessions.len() as u64;
+            }
+        }
+        Ok((measured, t_measure.map_or(0.0, |t| t.elapsed().as_secs_f64()).max(1e-9)))
+    }
 }
 
 async fn replay(dir: &Path, o: &BenchOptions) -> Result<ReplayReport, StoreError> {
@@ -331,6 +404,7 @@ mod tests {
             dir: Some(dir.path().to_path_buf()),
             concurrency: vec![1, 4],
             secs_per_level: 0.2,
+            rounds: 2,
             warmup_secs: 0.05,
             payload_bytes: 64,
             replay_events: 2_000,

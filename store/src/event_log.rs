@@ -11,21 +11,16 @@ use crate::{Envelope, NewEvent, SessionId, StoreError};
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<Envelope, StoreError>> + Send + 'static>>;
 
 /// How appends become durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "mode")]
 pub enum Durability {
     /// Every append resolves only after a flush (fsync) that covers it; flushes are shared between
     /// concurrent appends (group commit). The default.
+    #[default]
     Durable,
     /// Appends resolve once written to memory; a background flush runs every `interval_ms`.
     /// A crash loses at most that interval. For tests and load runs that choose it explicitly.
     Buffered { interval_ms: u64 },
-}
-
-impl Default for Durability {
-    fn default() -> Self {
-        Self::Durable
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,6 +21,6 @@ pub use event_log::{
     AppendOutcome, Durability, EventLog, EventStream, ExpireReport, NewSession, RetentionPolicy,
     SessionFilter, SessionMeta, SessionPage, SessionStatus, Snapshot,
 };
-pub use retention::{RetentionHandle, run_retention_once, spawn_retention};
+pub use retention::{RetentionHandle, RetentionTotals, run_retention_once, spawn_retention};
 pub use sled_log::{SledEventLog, StoreStats};
 pub use upcast::{NoUpcasting, Upcaster};

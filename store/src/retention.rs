@@ -13,6 +13,13 @@ use crate::{EventLog, ExpireReport, RetentionPolicy};
 /// Most `expire` batches one run does before it waits for the next interval.
 const MAX_BATCHES_PER_RUN: usize = 1000;
 
+/// What a retention task did, over its life.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetentionTotals {
+    pub runs: u64,
+    pub sessions_expired: u64,
+}
+
 /// Handle to the task started by [`spawn_retention`]. Dropping it (or [`RetentionHandle::stop`])
 /// stops the task after the batch it is running.
 pub struct RetentionHandle {
@@ -33,9 +40,10 @@ impl RetentionHandle {
         self.expired.load(Ordering::Acquire)
     }
 
-    /// Stop the task and wait for it to finish its current batch.
-    pub fn stop(mut self) {
+    /// Stop the task, wait for it to finish its current run, and return its totals.
+    pub fn stop(mut self) -> RetentionTotals {
         self.shutdown();
+        RetentionTotals { runs: self.runs(), sessions_expired: self.sessions_expired() }
     }
 
     fn shutdown(&mut self) {

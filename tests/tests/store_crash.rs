@@ -159,10 +159,10 @@ fn acknowledged_appends_survive_sigkill() {
     for cycle in 0..cycles {
         let stderr_name = format!("child-{cycle}.stderr");
         let (mut child, ready, reader) = spawn(dir.path(), &["append", &data_arg, &cycle.to_string()], &stderr_name);
-        // One kill in five lands at an arbitrary moment from the start (opening, recovery,
-        // creating); the others land while appends are in full flow.
-        if rng.random_bool(0.2) {
-            std::thread::sleep(Duration::from_millis(rng.random_range(0..150)));
+        // One kill in four lands in the child's first 60 ms (opening, recovery, creating, first
+        // appends); the others land while appends are in full flow.
+        if rng.random_bool(0.25) {
+            std::thread::sleep(Duration::from_millis(rng.random_range(0..60)));
             killed_before_ready += u32::from(ready.try_recv().is_err());
         } else {
             if ready.recv_timeout(Duration::from_secs(60)).is_err() {

@@ -175,9 +175,8 @@ impl Shared {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        let mut expected = from;
         let range = layout::event_key(&session, from)..=layout::event_key(&session, to);
-        for item in self.tree.range(range).take(limit) {
+        for (expected, item) in (from..).zip(self.tree.range(range).take(limit)) {
             let (k, v) = item.map_err(|e| self.sled_error(e))?;
             let seq = match layout::parse_event_key(&k) {
                 Some((s, seq)) if s == session => seq,
@@ -196,7 +195,6 @@ impl Shared {
                 });
             }
             out.push(self.upcast(layout::decode_event(session, seq, &v)?)?);
-            expected += 1;
         }
         Ok(out)
     }
@@ -296,8 +294,14 @@ impl SledEventLog {
                 Err(e) => return Err(map_sled_error(&dir, e)),
             }
         };
-        // Make the directory entries sled may just have created durable.
-        std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
+        // sled writes its `conf` file without syncing it, and may just have created its files:
+        // make them and the directory entries durable before anything is acknowledged.
+        for file in [dir.join("conf"), dir.join("db"), dir.join("blobs"), dir.clone()] {
+            match std::fs::File::open(&file).and_then(|f| f.sync_all()) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.map_err(io)?,
+            }
+        }
         let tree = db.open_tree(layout::TREE_NAME).map_err(|e| map_sled_error(&dir, e))?;
         match tree.get(layout::LAYOUT_KEY).map_err(|e| map_sled_error(&dir, e))? {
             Some(v) if v.as_ref() == layout::LAYOUT_VERSION.to_be_bytes() => {}

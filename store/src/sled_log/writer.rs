@@ -80,6 +80,8 @@ struct BatchState {
     touched: HashSet<SessionId>,
     staged_meta: HashMap<SessionId, MetaRecord>,
     notice: Notice,
+    /// Sessions this batch appended to.
+    notice_sessions: HashSet<SessionId>,
     force_flush: bool,
     tick: bool,
     done: Vec<Box<dyn Complete>>,
@@ -153,6 +155,10 @@ pub(crate) struct Writer {
     syncer: Syncer,
     /// Set when a write or flush failed: nothing is acknowledged after that.
     failure: Option<(Option<io::ErrorKind>, String)>,
+    /// Sessions whose appends the last batch acknowledged (see `gather`).
+    returning: HashSet<SessionId>,
+    gather_cooldown: u32,
+    last_flush_time: Duration,
 }
 
 impl Writer {
@@ -169,10 +175,22 @@ impl Writer {
             last_flush: Instant::now(),
             syncer,
             failure: None,
+            returning: HashSet::new(),
+            gather_cooldown: 0,
+            last_flush_time: Duration::ZERO,
         })
     }
 
     pub(crate) fn run(mut self) {
+        // Whatever way this thread ends (even a panic), readers waiting for a flush must hear of it.
+        struct CloseOnExit(Arc<Shared>);
+        impl Drop for CloseOnExit {
+            fn drop(&mut self) {
+                self.0.progress.send_modify(|p| p.closed = true);
+                self.0.notices.lock().unwrap_or_else(|p| p.into_inner()).take();
+            }
+        }
+        let _close = CloseOnExit(self.shared.clone());
         let mut ops = Vec::with_capacity(self.max_batch_ops);
         while let Some(first) = self.rx.blocking_recv() {
             ops.push(first);
@@ -182,9 +200,61 @@ impl Writer {
                     Err(_) => break,
                 }
             }
+            self.gather(&mut ops);
             self.process(&mut ops);
         }
         self.shutdown();
+    }
+
+    /// Closed-loop appenders (an actor appending its next event as soon as the previous one is
+    /// durable, a load test) come back right after their batch completes. If the batch being formed
+    /// lacks some of the sessions the previous batch just acknowledged, wait a moment for them
+    /// (while they keep arriving, up to the duration of the last flush), so they share this flush
+    /// rather than splitting into groups that alternate between flushes. When they do not come
+    /// back, stop waiting for a while: sporadic appends pay at most one idle gap in 33 batches.
+    fn gather(&mut self, ops: &mut Vec<Op>) {
+        const IDLE_GAP: Duration = Duration::from_micros(50);
+        const COOLDOWN_BATCHES: u32 = 32;
+        let mut missing = std::mem::take(&mut self.returning);
+        if missing.is_empty() || ops.len() >= self.max_batch_ops {
+            return;
+        }
+        if self.gather_cooldown > 0 {
+            self.gather_cooldown -= 1;
+            return;
+        }
+        for op in ops.iter() {
+            if let Op::Append { session, .. } = op {
+                missing.remove(session);
+            }
+        }
+        let start = Instant::now();
+        let cap = self.last_flush_time.min(Duration::from_millis(1));
+        let mut last_arrival = start;
+        let mut arrived = 0usize;
+        while !missing.is_empty() && ops.len() < self.max_batch_ops {
+            match self.rx.try_recv() {
+                Ok(op) => {
+                    if let Op::Append { session, .. } = &op {
+                        missing.remove(session);
+                    }
+                    ops.push(op);
+                    arrived += 1;
+                    last_arrival = Instant::now();
+                }
+                Err(mpsc::error::TryRecvError::Empty) => {
+                    let now = Instant::now();
+                    if now - last_arrival >= IDLE_GAP || now - start >= cap {
+                        if arrived == 0 {
+                            self.gather_cooldown = COOLDOWN_BATCHES;
+                        }
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+                Err(mpsc::error::TryRecvError::Disconnected) => break,
+            }
+        }
     }
 
     fn failure_error(&self) -> StoreError {
@@ -256,14 +326,15 @@ impl Writer {
                     && (b.force_flush || b.tick || self.last_flush.elapsed() >= Duration::from_millis(interval_ms))
             }
         };
-        if flush_now {
-            if let Err(e) = self.flush() {
-                self.fail(&e);
-                for d in b.done {
-                    d.complete(Some(self.failure_error()));
-                }
-                return;
+        if flush_now && let Err(e) = self.flush() {
+            self.fail(&e);
+            for d in b.done {
+                d.complete(Some(self.failure_error()));
             }
+            return;
+        }
+        if flush_now {
+            self.returning = b.notice_sessions;
         }
         for d in b.done {
             d.complete(None);
@@ -276,32 +347,33 @@ impl Writer {
             return Ok(());
         }
         let io = |e: io::Error| StoreError::Io { dir: self.shared.dir.clone(), source: e };
+        let started = Instant::now();
         self.syncer.sync_blobs().map_err(io)?;
         self.shared.db.flush().map_err(|e| self.shared.sled_error(e))?;
         self.syncer.sync_data_file().map_err(io)?;
         self.dirty = false;
         self.last_flush = Instant::now();
+        self.last_flush_time = self.last_flush - started;
         self.shared.stats.flushes.fetch_add(1, Relaxed);
         let generation = self.generation;
         self.shared.progress.send_modify(|p| p.durable_gen = generation);
         let notice = std::mem::take(&mut self.pending_notice);
-        if !notice.is_empty() {
-            if let Some(tx) = self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                let _ = tx.send(Arc::new(notice)); // Err only means no follower is listening.
-            }
+        if !notice.is_empty()
+            && let Some(tx) = self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        {
+            let _ = tx.send(Arc::new(notice)); // Err only means no follower is listening.
         }
         Ok(())
     }
 
+    /// The queue is closed (the log was dropped): flush what is left. `CloseOnExit` then marks the
+    /// log closed and drops the broadcast sender, which ends every follower.
     fn shutdown(mut self) {
-        if self.failure.is_none() {
-            if let Err(e) = self.flush() {
-                tracing::error!(dir = %self.shared.dir.display(), error = %e, "final flush of the event log failed");
-            }
+        if self.failure.is_none()
+            && let Err(e) = self.flush()
+        {
+            tracing::error!(dir = %self.shared.dir.display(), error = %e, "final flush of the event log failed");
         }
-        self.shared.progress.send_modify(|p| p.closed = true);
-        // Dropping the broadcast sender ends every follower.
-        self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// The latest seq of `session` as of everything staged so far, or `None` if it does not exist.
@@ -410,6 +482,7 @@ impl Writer {
         b.events += n;
         b.touched.insert(session);
         b.notice.committed.insert(session, actual + n);
+        b.notice_sessions.insert(session);
         self.cache.insert(session, Some(actual + n));
         Ok(actual + 1)
     }
