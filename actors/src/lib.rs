@@ -1,1 +1,3 @@
 //! The domain: pure state machines (deciders) and the `ModalSession` actor that drives them.
+
+pub mod siwx;
