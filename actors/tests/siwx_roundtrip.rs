@@ -3,7 +3,9 @@
 
 use alloy_primitives::Address;
 use proptest::prelude::*;
-use vestibule_actors::siwx::{FieldError, MessageFields, Namespace, ParseErrorKind, SiwxMessage, SolanaAddress};
+use vestibule_actors::siwx::{
+    FieldError, MessageFields, Namespace, ParseErrorKind, SiwxMessage, SolanaAddress,
+};
 
 const PCHAR: &str = "([a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})";
 
@@ -29,7 +31,10 @@ fn authority() -> impl Strategy<Value = String> {
     (
         proptest::option::of("([a-zA-Z0-9._~!$&'()*+,;=:-]|%[0-9A-F]{2}){0,10}"),
         host(),
-        proptest::option::of(prop_oneof![Just(String::new()), any::<u16>().prop_map(|p| p.to_string())]),
+        proptest::option::of(prop_oneof![
+            Just(String::new()),
+            any::<u16>().prop_map(|p| p.to_string())
+        ]),
     )
         .prop_map(|(userinfo, host, port)| {
             let mut s = String::new();
@@ -71,7 +76,11 @@ fn uri() -> impl Strategy<Value = String> {
             s
         });
     // No authority: `urn:...`, `did:...` style (path-rootless).
-    let opaque = (scheme(), "([a-zA-Z0-9._~!$&'()*+,;=@-]|%[0-9A-F]{2})", pchars(20))
+    let opaque = (
+        scheme(),
+        "([a-zA-Z0-9._~!$&'()*+,;=@-]|%[0-9A-F]{2})",
+        pchars(20),
+    )
         .prop_map(|(scheme, first, rest)| format!("{scheme}:{first}{rest}"));
     prop_oneof![3 => hierarchical, 1 => opaque]
 }
@@ -97,7 +106,9 @@ fn timestamp() -> impl Strategy<Value = String> {
             }
             match offset {
                 None => t.push('Z'),
-                Some((neg, oh, om)) => t.push_str(&format!("{}{oh:02}:{om:02}", if neg { '-' } else { '+' })),
+                Some((neg, oh, om)) => {
+                    t.push_str(&format!("{}{oh:02}:{om:02}", if neg { '-' } else { '+' }))
+                }
             }
             t
         })
@@ -121,7 +132,10 @@ fn common_fields() -> impl Strategy<Value = MessageFields> {
         ),
     )
         .prop_map(
-            |((scheme, domain, statement, uri, nonce), (issued_at, expiration_time, not_before, request_id, resources))| {
+            |(
+                (scheme, domain, statement, uri, nonce),
+                (issued_at, expiration_time, not_before, request_id, resources),
+            )| {
                 MessageFields {
                     scheme,
                     domain: Some(domain),
@@ -158,9 +172,11 @@ fn solana_fields() -> impl Strategy<Value = MessageFields> {
 }
 
 fn round_trip(ns: Namespace, fields: &MessageFields) -> Result<(), TestCaseError> {
-    let built = SiwxMessage::from_fields(ns, fields).map_err(|e| TestCaseError::fail(format!("build: {e}")))?;
+    let built = SiwxMessage::from_fields(ns, fields)
+        .map_err(|e| TestCaseError::fail(format!("build: {e}")))?;
     let text = built.to_message();
-    let parsed = SiwxMessage::parse(&text).map_err(|e| TestCaseError::fail(format!("parse: {e}\n{text}")))?;
+    let parsed = SiwxMessage::parse(&text)
+        .map_err(|e| TestCaseError::fail(format!("parse: {e}\n{text}")))?;
     prop_assert_eq!(parsed.namespace(), ns);
     prop_assert_eq!(&parsed.to_fields(), fields, "fields differ for\n{}", text);
     prop_assert_eq!(&parsed, &built);

@@ -22,8 +22,12 @@ use serde_json::json;
 use sha2::Digest as _;
 use time::macros::datetime;
 use vestibule_actors::siwx::verify::eip191_hash;
-use vestibule_actors::siwx::{MessageFields, Namespace, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy};
-use vestibule_gateway::siwx::{Eip1271Checker, SiwxError, SiwxVerifyArgs, run_verify, verify_message};
+use vestibule_actors::siwx::{
+    MessageFields, Namespace, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy,
+};
+use vestibule_gateway::siwx::{
+    Eip1271Checker, SiwxError, SiwxVerifyArgs, run_verify, verify_message,
+};
 
 sol!(
     #[sol(rpc)]
@@ -34,11 +38,15 @@ sol!(
 /// anvil's chain id unless told otherwise.
 const ANVIL_CHAIN_ID: u64 = 31337;
 /// The first of anvil's default, pre-funded development accounts (publicly known test key).
-const ANVIL_DEPLOYER_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const ANVIL_DEPLOYER_KEY: &str =
+    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const NONCE: &str = "Fw7Tq2Yh9Kc4Xn6Bv3Jm8Rp5";
 
 fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn anvil_binary() -> PathBuf {
@@ -47,7 +55,8 @@ fn anvil_binary() -> PathBuf {
         assert!(p.is_file(), "VESTIBULE_ANVIL={} is not a file", p.display());
         return p;
     }
-    let p = workspace_root().join("tests/peers/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
+    let p =
+        workspace_root().join("tests/peers/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
     assert!(
         p.is_file(),
         "anvil is not installed (looked for VESTIBULE_ANVIL, then {}).\n\
@@ -69,9 +78,19 @@ impl Anvil {
         let bin = anvil_binary();
         let mut last_error = String::new();
         for _attempt in 0..3 {
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
             let mut child = Command::new(&bin)
-                .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--silent"])
+                .args([
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    &port.to_string(),
+                    "--silent",
+                ])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -85,7 +104,10 @@ impl Anvil {
                     break;
                 }
                 if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                    return Anvil { child, url: format!("http://{addr}") };
+                    return Anvil {
+                        child,
+                        url: format!("http://{addr}"),
+                    };
                 }
                 if Instant::now() > deadline {
                     let _ = child.kill();
@@ -110,8 +132,12 @@ impl Drop for Anvil {
 /// anvil, plus an OwnedWallet deployed on it for `owner`.
 async fn deploy_wallet(anvil: &Anvil, owner: Address) -> Address {
     let deployer: PrivateKeySigner = ANVIL_DEPLOYER_KEY.parse().unwrap();
-    let provider = ProviderBuilder::new().wallet(deployer).connect_http(anvil.url.parse().unwrap());
-    let wallet = OwnedWallet::deploy(&provider, owner).await.expect("deploy OwnedWallet");
+    let provider = ProviderBuilder::new()
+        .wallet(deployer)
+        .connect_http(anvil.url.parse().unwrap());
+    let wallet = OwnedWallet::deploy(&provider, owner)
+        .await
+        .expect("deploy OwnedWallet");
     assert_eq!(wallet.owner().call().await.unwrap(), owner);
     *wallet.address()
 }
@@ -132,15 +158,26 @@ fn siwe_message(address: Address, chain_id: u64) -> String {
         issued_at: Some("2024-05-01T11:59:00Z".into()),
         ..Default::default()
     };
-    SiwxMessage::from_fields(Namespace::Eip155, &f).unwrap().to_message()
+    SiwxMessage::from_fields(Namespace::Eip155, &f)
+        .unwrap()
+        .to_message()
 }
 
 fn policy() -> VerifyPolicy {
-    VerifyPolicy::for_origin("https://app.example", NONCE, datetime!(2024-05-01 12:00:00 UTC)).unwrap()
+    VerifyPolicy::for_origin(
+        "https://app.example",
+        NONCE,
+        datetime!(2024-05-01 12:00:00 UTC),
+    )
+    .unwrap()
 }
 
 fn personal_sign(signer: &PrivateKeySigner, text: &str) -> Vec<u8> {
-    signer.sign_message_sync(text.as_bytes()).unwrap().as_bytes().to_vec()
+    signer
+        .sign_message_sync(text.as_bytes())
+        .unwrap()
+        .as_bytes()
+        .to_vec()
 }
 
 #[test]
@@ -169,15 +206,33 @@ async fn an_owner_signature_verifies_for_the_contract_account() {
     let sig = personal_sign(&owner(), &text);
 
     // The contract accepts the owner's signature of the EIP-191 hash ...
-    assert!(checker.is_valid_signature(wallet, eip191_hash(text.as_bytes()), &sig).await.unwrap());
+    assert!(
+        checker
+            .is_valid_signature(wallet, eip191_hash(text.as_bytes()), &sig)
+            .await
+            .unwrap()
+    );
     // ... and so does the full verification, by EIP-1271 after EOA recovery fails.
-    let v = verify_message(&text, &sig, &policy(), Some(&checker)).await.unwrap();
+    let v = verify_message(&text, &sig, &policy(), Some(&checker))
+        .await
+        .unwrap();
     assert_eq!(v.method, SignatureMethod::Eip1271);
-    assert_eq!(v.message.account.caip10(), format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None)));
+    assert_eq!(
+        v.message.account.caip10(),
+        format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None))
+    );
 
     // Without an RPC endpoint the same signature is only an EOA signature by someone else.
-    let err = verify_message(&text, &sig, &policy(), None).await.unwrap_err();
-    assert!(matches!(err, SiwxError::Rejected(VerifyError::SignatureMismatch { .. })), "{err}");
+    let err = verify_message(&text, &sig, &policy(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SiwxError::Rejected(VerifyError::SignatureMismatch { .. })
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -189,45 +244,108 @@ async fn contract_refusals_and_rpc_problems_have_their_reasons() {
 
     // Signed by a key that is not the owner: the contract says no.
     let stranger = PrivateKeySigner::from_slice(&[0x52; 32]).unwrap();
-    let err = verify_message(&text, &personal_sign(&stranger, &text), &policy(), Some(&checker)).await.unwrap_err();
+    let err = verify_message(
+        &text,
+        &personal_sign(&stranger, &text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
 
     // A tampered owner signature, and one of the wrong length.
     let mut sig = personal_sign(&owner(), &text);
     sig[7] ^= 0x01;
-    let err = verify_message(&text, &sig, &policy(), Some(&checker)).await.unwrap_err();
+    let err = verify_message(&text, &sig, &policy(), Some(&checker))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
-    let err = verify_message(&text, &sig[..64], &policy(), Some(&checker)).await.unwrap_err();
+    let err = verify_message(&text, &sig[..64], &policy(), Some(&checker))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
 
     // The owner's signature of a different message.
     let other = text.replace("contract account", "contract acc0unt");
-    let err = verify_message(&other, &personal_sign(&owner(), &text), &policy(), Some(&checker)).await.unwrap_err();
+    let err = verify_message(
+        &other,
+        &personal_sign(&owner(), &text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
 
     // Claims are checked before any RPC call: an expired message never reaches the contract.
     let mut expired = policy();
     expired.expected_nonce = Some("notTheNonce1".into());
-    let err = verify_message(&text, &personal_sign(&owner(), &text), &expired, Some(&checker)).await.unwrap_err();
+    let err = verify_message(
+        &text,
+        &personal_sign(&owner(), &text),
+        &expired,
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), "nonce_mismatch");
 
     // A message for another chain than the endpoint's.
     let mainnet = siwe_message(wallet, 1);
-    let err = verify_message(&mainnet, &personal_sign(&owner(), &mainnet), &policy(), Some(&checker)).await.unwrap_err();
-    assert_eq!(err, SiwxError::RpcChainMismatch { message_chain_id: 1, rpc_chain_id: ANVIL_CHAIN_ID });
+    let err = verify_message(
+        &mainnet,
+        &personal_sign(&owner(), &mainnet),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        SiwxError::RpcChainMismatch {
+            message_chain_id: 1,
+            rpc_chain_id: ANVIL_CHAIN_ID
+        }
+    );
 
     // An address without code keeps the EOA verdict.
     let eoa_text = siwe_message(stranger.address(), ANVIL_CHAIN_ID);
-    let err = verify_message(&eoa_text, &personal_sign(&owner(), &eoa_text), &policy(), Some(&checker)).await.unwrap_err();
+    let err = verify_message(
+        &eoa_text,
+        &personal_sign(&owner(), &eoa_text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), "signature_mismatch", "{err}");
     // ... and a real EOA signature never needs the endpoint.
-    let ok = verify_message(&eoa_text, &personal_sign(&stranger, &eoa_text), &policy(), Some(&checker)).await.unwrap();
+    let ok = verify_message(
+        &eoa_text,
+        &personal_sign(&stranger, &eoa_text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap();
     assert_eq!(ok.method, SignatureMethod::Eip191);
 
     // An endpoint that does not answer.
-    let dead_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead_port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dead = Eip1271Checker::new(&format!("http://127.0.0.1:{dead_port}")).unwrap();
-    let err = verify_message(&text, &personal_sign(&owner(), &text), &policy(), Some(&dead)).await.unwrap_err();
+    let err = verify_message(
+        &text,
+        &personal_sign(&owner(), &text),
+        &policy(),
+        Some(&dead),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), "rpc_error", "{err}");
 }
 
@@ -240,7 +358,10 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
     let path = dir.path().join("message.txt");
     std::fs::write(&path, &text).unwrap();
 
-    let mut args = SiwxVerifyArgs::new(&path, format!("0x{}", hex::encode(personal_sign(&owner(), &text))));
+    let mut args = SiwxVerifyArgs::new(
+        &path,
+        format!("0x{}", hex::encode(personal_sign(&owner(), &text))),
+    );
     args.domain = Some("app.example".into());
     args.nonce = Some(NONCE.into());
     args.at = Some("2024-05-01T12:00:00Z".into());
@@ -251,11 +372,19 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
 
     args.rpc = None;
     let (v, code) = run_verify(&args).await.unwrap();
-    assert_eq!((code, v["reason"]["code"].as_str()), (1, Some("signature_mismatch")), "{v:#}");
+    assert_eq!(
+        (code, v["reason"]["code"].as_str()),
+        (1, Some("signature_mismatch")),
+        "{v:#}"
+    );
 
     let stranger = PrivateKeySigner::from_slice(&[0x53; 32]).unwrap();
     args.rpc = Some(anvil.url.clone());
     args.signature = hex::encode(personal_sign(&stranger, &text));
     let (v, code) = run_verify(&args).await.unwrap();
-    assert_eq!((code, v["reason"]["code"].as_str()), (1, Some("contract_rejected")), "{v:#}");
+    assert_eq!(
+        (code, v["reason"]["code"].as_str()),
+        (1, Some("contract_rejected")),
+        "{v:#}"
+    );
 }
