@@ -5,6 +5,8 @@
 //! - [`model`]: value types (CAIP ids, networks, connectors, the host's options).
 //! - [`machines`]: one module per state machine.
 //! - [`session`]: the machines composed into one session decider, its events and commands.
+//! - [`siwx`]: sign-in messages (EIP-4361, Sign-In With Solana) and their verification.
+//! - [`protocol`]: the wire protocol; [`runtime`]: the session actor and its registry.
 
 pub mod chart;
 pub mod codegen;
@@ -14,4 +16,5 @@ pub mod model;
 pub mod protocol;
 pub mod runtime;
 pub mod session;
+pub mod siwx;
 pub mod testing;

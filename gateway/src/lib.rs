@@ -7,6 +7,7 @@ pub mod limits;
 pub mod metrics;
 pub mod origin;
 pub mod server;
+pub mod siwx;
 pub mod state;
 pub mod store;
 pub mod telemetry;

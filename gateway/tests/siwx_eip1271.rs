@@ -1,0 +1,390 @@
+//! EIP-1271 contract-account verification against a real contract on a local anvil node.
+//!
+//! The contract is `tests/peers/contracts/OwnedWallet.sol`, compiled by solc-js into the committed
+//! artifact `OwnedWallet.json` (`tests/peers/scripts/compile-contracts.mjs`). Each test starts its
+//! own anvil on a free loopback port, deploys the wallet with alloy, signs a Sign-In With Ethereum
+//! message with the wallet owner's key, and verifies it through `isValidSignature`.
+//!
+//! anvil is found through `VESTIBULE_ANVIL`, else in `tests/peers/node_modules` (installed by
+//! `ensure_peers` in `scripts/lib/peers.sh`). A missing anvil fails the tests; it never skips them.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use alloy::primitives::Address;
+use alloy::providers::ProviderBuilder;
+use alloy::signers::SignerSync;
+use alloy::signers::local::PrivateKeySigner;
+use alloy::sol;
+use serde_json::json;
+use sha2::Digest as _;
+use time::macros::datetime;
+use vestibule_actors::siwx::verify::eip191_hash;
+use vestibule_actors::siwx::{
+    MessageFields, Namespace, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy,
+};
+use vestibule_gateway::siwx::{
+    Eip1271Checker, SiwxError, SiwxVerifyArgs, run_verify, verify_message,
+};
+
+sol!(
+    #[sol(rpc)]
+    OwnedWallet,
+    "../tests/peers/contracts/OwnedWallet.json"
+);
+
+/// anvil's chain id unless told otherwise.
+const ANVIL_CHAIN_ID: u64 = 31337;
+/// The first of anvil's default, pre-funded development accounts (publicly known test key).
+const ANVIL_DEPLOYER_KEY: &str =
+    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const NONCE: &str = "Fw7Tq2Yh9Kc4Xn6Bv3Jm8Rp5";
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn anvil_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("VESTIBULE_ANVIL") {
+        let p = PathBuf::from(p);
+        assert!(p.is_file(), "VESTIBULE_ANVIL={} is not a file", p.display());
+        return p;
+    }
+    let p =
+        workspace_root().join("tests/peers/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
+    assert!(
+        p.is_file(),
+        "anvil is not installed (looked for VESTIBULE_ANVIL, then {}).\n\
+         Install the test peers: `./scripts/test` does it, or by hand \
+         `bash -c '. scripts/lib/peers.sh && ensure_peers'` (that is `cd tests/peers && npm ci`).",
+        p.display()
+    );
+    p
+}
+
+/// A running anvil, killed (by its pid) when dropped.
+struct Anvil {
+    child: Child,
+    url: String,
+}
+
+impl Anvil {
+    fn start() -> Anvil {
+        let bin = anvil_binary();
+        let mut last_error = String::new();
+        for _attempt in 0..3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut child = Command::new(&bin)
+                .args([
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    &port.to_string(),
+                    "--silent",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    last_error = format!("anvil exited with {status} (port {port} taken?)");
+                    break;
+                }
+                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                    return Anvil {
+                        child,
+                        url: format!("http://{addr}"),
+                    };
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last_error = "anvil did not listen within 30 s".into();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("could not start anvil: {last_error}");
+    }
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// anvil, plus an OwnedWallet deployed on it for `owner`.
+async fn deploy_wallet(anvil: &Anvil, owner: Address) -> Address {
+    let deployer: PrivateKeySigner = ANVIL_DEPLOYER_KEY.parse().unwrap();
+    let provider = ProviderBuilder::new()
+        .wallet(deployer)
+        .connect_http(anvil.url.parse().unwrap());
+    let wallet = OwnedWallet::deploy(&provider, owner)
+        .await
+        .expect("deploy OwnedWallet");
+    assert_eq!(wallet.owner().call().await.unwrap(), owner);
+    *wallet.address()
+}
+
+fn owner() -> PrivateKeySigner {
+    PrivateKeySigner::from_slice(&[0x51; 32]).unwrap()
+}
+
+fn siwe_message(address: Address, chain_id: u64) -> String {
+    let f = MessageFields {
+        domain: Some("app.example".into()),
+        address: Some(address.to_checksum(None)),
+        statement: Some("Sign in with a contract account".into()),
+        uri: Some("https://app.example/login".into()),
+        version: Some("1".into()),
+        chain_id: Some(chain_id.to_string()),
+        nonce: Some(NONCE.into()),
+        issued_at: Some("2024-05-01T11:59:00Z".into()),
+        ..Default::default()
+    };
+    SiwxMessage::from_fields(Namespace::Eip155, &f)
+        .unwrap()
+        .to_message()
+}
+
+fn policy() -> VerifyPolicy {
+    VerifyPolicy::for_origin(
+        "https://app.example",
+        NONCE,
+        datetime!(2024-05-01 12:00:00 UTC),
+    )
+    .unwrap()
+}
+
+fn personal_sign(signer: &PrivateKeySigner, text: &str) -> Vec<u8> {
+    signer
+        .sign_message_sync(text.as_bytes())
+        .unwrap()
+        .as_bytes()
+        .to_vec()
+}
+
+#[test]
+fn artifact_matches_its_source() {
+    let dir = workspace_root().join("tests/peers/contracts");
+    let source = std::fs::read(dir.join("OwnedWallet.sol")).unwrap();
+    let artifact: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("OwnedWallet.json")).unwrap()).unwrap();
+    assert_eq!(
+        artifact["sourceSha256"],
+        json!(hex::encode(sha2::Sha256::digest(&source))),
+        "OwnedWallet.json is stale: run `cd tests/peers && npm run build:contracts`"
+    );
+    assert!(artifact["bytecode"].as_str().unwrap().len() > 2);
+}
+
+#[tokio::test]
+async fn an_owner_signature_verifies_for_the_contract_account() {
+    let anvil = Anvil::start();
+    let wallet = deploy_wallet(&anvil, owner().address()).await;
+    let checker = Eip1271Checker::new(&anvil.url).unwrap();
+    assert_eq!(checker.chain_id().await.unwrap(), ANVIL_CHAIN_ID);
+    assert!(checker.has_code(wallet).await.unwrap());
+
+    let text = siwe_message(wallet, ANVIL_CHAIN_ID);
+    let sig = personal_sign(&owner(), &text);
+
+    // The contract accepts the owner's signature of the EIP-191 hash ...
+    assert!(
+        checker
+            .is_valid_signature(wallet, eip191_hash(text.as_bytes()), &sig)
+            .await
+            .unwrap()
+    );
+    // ... and so does the full verification, by EIP-1271 after EOA recovery fails.
+    let v = verify_message(&text, &sig, &policy(), Some(&checker))
+        .await
+        .unwrap();
+    assert_eq!(v.method, SignatureMethod::Eip1271);
+    assert_eq!(
+        v.message.account.caip10(),
+        format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None))
+    );
+
+    // Without an RPC endpoint the same signature is only an EOA signature by someone else.
+    let err = verify_message(&text, &sig, &policy(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SiwxError::Rejected(VerifyError::SignatureMismatch { .. })
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn contract_refusals_and_rpc_problems_have_their_reasons() {
+    let anvil = Anvil::start();
+    let wallet = deploy_wallet(&anvil, owner().address()).await;
+    let checker = Eip1271Checker::new(&anvil.url).unwrap();
+    let text = siwe_message(wallet, ANVIL_CHAIN_ID);
+
+    // Signed by a key that is not the owner: the contract says no.
+    let stranger = PrivateKeySigner::from_slice(&[0x52; 32]).unwrap();
+    let err = verify_message(
+        &text,
+        &personal_sign(&stranger, &text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "contract_rejected", "{err}");
+
+    // A tampered owner signature, and one of the wrong length.
+    let mut sig = personal_sign(&owner(), &text);
+    sig[7] ^= 0x01;
+    let err = verify_message(&text, &sig, &policy(), Some(&checker))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "contract_rejected", "{err}");
+    let err = verify_message(&text, &sig[..64], &policy(), Some(&checker))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "contract_rejected", "{err}");
+
+    // The owner's signature of a different message.
+    let other = text.replace("contract account", "contract acc0unt");
+    let err = verify_message(
+        &other,
+        &personal_sign(&owner(), &text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "contract_rejected", "{err}");
+
+    // Claims are checked before any RPC call: an expired message never reaches the contract.
+    let mut expired = policy();
+    expired.expected_nonce = Some("notTheNonce1".into());
+    let err = verify_message(
+        &text,
+        &personal_sign(&owner(), &text),
+        &expired,
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "nonce_mismatch");
+
+    // A message for another chain than the endpoint's.
+    let mainnet = siwe_message(wallet, 1);
+    let err = verify_message(
+        &mainnet,
+        &personal_sign(&owner(), &mainnet),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        SiwxError::RpcChainMismatch {
+            message_chain_id: 1,
+            rpc_chain_id: ANVIL_CHAIN_ID
+        }
+    );
+
+    // An address without code keeps the EOA verdict.
+    let eoa_text = siwe_message(stranger.address(), ANVIL_CHAIN_ID);
+    let err = verify_message(
+        &eoa_text,
+        &personal_sign(&owner(), &eoa_text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "signature_mismatch", "{err}");
+    // ... and a real EOA signature never needs the endpoint.
+    let ok = verify_message(
+        &eoa_text,
+        &personal_sign(&stranger, &eoa_text),
+        &policy(),
+        Some(&checker),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ok.method, SignatureMethod::Eip191);
+
+    // An endpoint that does not answer.
+    let dead_port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead = Eip1271Checker::new(&format!("http://127.0.0.1:{dead_port}")).unwrap();
+    let err = verify_message(
+        &text,
+        &personal_sign(&owner(), &text),
+        &policy(),
+        Some(&dead),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "rpc_error", "{err}");
+}
+
+#[tokio::test]
+async fn the_cli_verifies_a_contract_account_with_rpc() {
+    let anvil = Anvil::start();
+    let wallet = deploy_wallet(&anvil, owner().address()).await;
+    let text = siwe_message(wallet, ANVIL_CHAIN_ID);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("message.txt");
+    std::fs::write(&path, &text).unwrap();
+
+    let mut args = SiwxVerifyArgs::new(
+        &path,
+        format!("0x{}", hex::encode(personal_sign(&owner(), &text))),
+    );
+    args.domain = Some("app.example".into());
+    args.nonce = Some(NONCE.into());
+    args.at = Some("2024-05-01T12:00:00Z".into());
+    args.rpc = Some(anvil.url.clone());
+    let (v, code) = run_verify(&args).await.unwrap();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["method"], json!("eip1271"));
+
+    args.rpc = None;
+    let (v, code) = run_verify(&args).await.unwrap();
+    assert_eq!(
+        (code, v["reason"]["code"].as_str()),
+        (1, Some("signature_mismatch")),
+        "{v:#}"
+    );
+
+    let stranger = PrivateKeySigner::from_slice(&[0x53; 32]).unwrap();
+    args.rpc = Some(anvil.url.clone());
+    args.signature = hex::encode(personal_sign(&stranger, &text));
+    let (v, code) = run_verify(&args).await.unwrap();
+    assert_eq!(
+        (code, v["reason"]["code"].as_str()),
+        (1, Some("contract_rejected")),
+        "{v:#}"
+    );
+}
