@@ -6,7 +6,8 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("vestibule: {e:#}");
-            std::process::exit(1);
+            // 1 means "checked and found wanting" (e.g. an invalid signature); 2 is a usage or I/O error.
+            std::process::exit(2);
         }
     }
 }
