@@ -137,6 +137,7 @@ fn bench_event(payload_bytes: usize, n: u64) -> NewEvent {
         event_type: "bench.appended".into(),
         schema_version: 1,
         correlation_id: Some(format!("cmd-{n:016x}")),
+        checksum: None,
         payload: serde_json::json!({ "n": n, "pad": "x".repeat(payload_bytes.saturating_sub(24)) }),
     }
 }

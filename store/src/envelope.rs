@@ -76,6 +76,11 @@ pub struct NewEvent {
     pub schema_version: u32,
     /// The command that caused the event (its client-generated id), if any.
     pub correlation_id: Option<String>,
+    /// The caller's checksum of its state after this event, if it recorded one (the session actor
+    /// records the state hash it sent to clients on the last event of each decision), so a replay
+    /// can prove it reaches the same states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
     pub payload: serde_json::Value,
 }
 
@@ -89,6 +94,8 @@ pub struct Envelope {
     pub event_type: String,
     pub schema_version: u32,
     pub correlation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
     pub payload: serde_json::Value,
 }
 
@@ -101,6 +108,7 @@ impl Envelope {
             event_type: event.event_type,
             schema_version: event.schema_version,
             correlation_id: event.correlation_id,
+            checksum: event.checksum,
             payload: event.payload,
         }
     }

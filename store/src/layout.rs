@@ -37,6 +37,9 @@ pub const SNAPSHOT_KIND: u8 = b's';
 
 /// Format byte of event records written by this code.
 pub const EVENT_FORMAT_V1: u8 = 1;
+/// Format 2 adds the optional checksum after the correlation id. Written from now on; format 1
+/// records stay readable (the log is never rewritten).
+pub const EVENT_FORMAT_V2: u8 = 2;
 /// Format byte of metadata records written by this code.
 pub const META_FORMAT_V1: u8 = 1;
 /// Format byte of snapshot records written by this code.
@@ -124,16 +127,19 @@ fn parse_prefixed(kind: u8, key: &[u8]) -> Option<SessionId> {
 // Event records
 // ---------------------------------------------------------------------------------------------
 
-/// Encode an event as a format-1 record:
+/// Encode an event as a format-2 record:
 ///
 /// ```text
-/// u8     format = 1
+/// u8     format = 2
 /// u64 BE time_ms
 /// u32 BE schema_version
 /// u16 BE length of event_type, then event_type (UTF-8)
 /// u16 BE 0 for no correlation id, else 1 + its length, then the correlation id (UTF-8)
+/// u16 BE 0 for no checksum, else 1 + its length, then the checksum (UTF-8)
 /// ...    payload as JSON text, to the end of the record
 /// ```
+///
+/// Format 1 is the same without the checksum field.
 ///
 /// The session and seq are the key, so they are not repeated. Fails (with a reason) on labels
 /// that are empty or too long.
@@ -149,13 +155,24 @@ pub fn encode_event(event: &NewEvent) -> Result<Vec<u8>, String> {
     if corr.is_some_and(|c| c.len() > MAX_LABEL_BYTES) {
         return Err(format!("correlation id longer than {MAX_LABEL_BYTES} bytes"));
     }
-    let mut out = Vec::with_capacity(EVENT_HEADER_LEN + kind.len() + 2 + 64);
-    out.push(EVENT_FORMAT_V1);
+    let checksum = event.checksum.as_deref().map(str::as_bytes);
+    if checksum.is_some_and(|c| c.len() > MAX_LABEL_BYTES) {
+        return Err(format!("checksum longer than {MAX_LABEL_BYTES} bytes"));
+    }
+    let mut out = Vec::with_capacity(EVENT_HEADER_LEN + kind.len() + 4 + 64);
+    out.push(EVENT_FORMAT_V2);
     out.extend_from_slice(&event.time_ms.to_be_bytes());
     out.extend_from_slice(&event.schema_version.to_be_bytes());
     out.extend_from_slice(&(kind.len() as u16).to_be_bytes());
     out.extend_from_slice(kind);
     match corr {
+        None => out.extend_from_slice(&0u16.to_be_bytes()),
+        Some(c) => {
+            out.extend_from_slice(&(c.len() as u16 + 1).to_be_bytes());
+            out.extend_from_slice(c);
+        }
+    }
+    match checksum {
         None => out.extend_from_slice(&0u16.to_be_bytes()),
         Some(c) => {
             out.extend_from_slice(&(c.len() as u16 + 1).to_be_bytes());
@@ -168,7 +185,7 @@ pub fn encode_event(event: &NewEvent) -> Result<Vec<u8>, String> {
 
 /// The event time of a record, read from its fixed header only.
 pub fn event_record_time(record: &[u8]) -> Option<u64> {
-    if record.len() < EVENT_HEADER_LEN || record[0] != EVENT_FORMAT_V1 {
+    if record.len() < EVENT_HEADER_LEN || !matches!(record[0], EVENT_FORMAT_V1 | EVENT_FORMAT_V2) {
         return None;
     }
     Some(u64::from_be_bytes(record[1..9].try_into().ok()?))
@@ -179,7 +196,7 @@ pub fn decode_event(session: SessionId, seq: u64, record: &[u8]) -> Result<Envel
     let corrupt = |reason: String| StoreError::Corrupt { session, seq, reason };
     let mut r = Reader::new(record);
     let format = r.u8().ok_or_else(|| corrupt("empty record".into()))?;
-    if format != EVENT_FORMAT_V1 {
+    if !matches!(format, EVENT_FORMAT_V1 | EVENT_FORMAT_V2) {
         return Err(corrupt(format!("unknown event record format {format}")));
     }
     let time_ms = r.u64().ok_or_else(|| corrupt("truncated header".into()))?;
@@ -191,8 +208,16 @@ pub fn decode_event(session: SessionId, seq: u64, record: &[u8]) -> Result<Envel
         0 => None,
         n => Some(r.str(n - 1).map_err(|e| corrupt(format!("correlation id: {e}")))?),
     };
+    let checksum = if format == EVENT_FORMAT_V2 {
+        match r.u16().ok_or_else(|| corrupt("truncated checksum".into()))? as usize {
+            0 => None,
+            n => Some(r.str(n - 1).map_err(|e| corrupt(format!("checksum: {e}")))?),
+        }
+    } else {
+        None
+    };
     let payload = serde_json::from_slice(r.rest()).map_err(|e| corrupt(format!("payload: {e}")))?;
-    Ok(Envelope { session, seq, time_ms, event_type, schema_version, correlation_id, payload })
+    Ok(Envelope { session, seq, time_ms, event_type, schema_version, correlation_id, checksum, payload })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,6 +385,7 @@ mod tests {
             event_type: "wallet.connected".into(),
             schema_version: 3,
             correlation_id: corr.map(Into::into),
+            checksum: corr.map(|c| format!("sum-{c}")),
             payload: json!({"address": "0xabc", "chain": 1}),
         }
     }
@@ -370,7 +396,7 @@ mod tests {
         for corr in [None, Some(""), Some("cmd-1")] {
             let e = event(corr);
             let bytes = encode_event(&e).unwrap();
-            assert_eq!(bytes[0], EVENT_FORMAT_V1);
+            assert_eq!(bytes[0], EVENT_FORMAT_V2);
             assert_eq!(event_record_time(&bytes), Some(e.time_ms));
             let env = decode_event(s, 7, &bytes).unwrap();
             assert_eq!(env, Envelope::from_new(s, 7, e));

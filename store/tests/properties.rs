@@ -35,6 +35,7 @@ fn arb_event() -> impl Strategy<Value = NewEvent> {
             event_type,
             schema_version,
             correlation_id,
+            checksum: None,
             payload,
         },
     )

@@ -29,6 +29,7 @@ pub fn expected_event(session: SessionId, seq: u64) -> NewEvent {
         event_type: "crash.appended".into(),
         schema_version: 1,
         correlation_id: Some(format!("{session}:{seq}")),
+        checksum: None,
         payload: serde_json::json!({
             "session": session.to_string(),
             "seq": seq,

@@ -29,13 +29,14 @@ pub(crate) fn build_diff(
     DiffFrame { seq, prev_seq, state_hash, text }
 }
 
-pub(crate) fn to_new_event(event: &Event, time_ms: u64, correlation_id: &str) -> NewEvent {
+pub(crate) fn to_new_event(event: &Event, time_ms: u64, correlation_id: &str, checksum: Option<String>) -> NewEvent {
     let event_type = event.type_name();
     NewEvent {
         time_ms,
         event_type: event_type.to_string(),
         schema_version: Event::schema_version(event_type),
         correlation_id: Some(correlation_id.to_string()),
+        checksum,
         payload: event.payload(),
     }
 }

@@ -46,6 +46,13 @@ fn internal_error(message: &str) -> CommandError {
     CommandError { code: "internal".into(), message: message.into() }
 }
 
+/// A decision's resulting state, computed before its events are appended.
+struct Committed {
+    state: SessionState,
+    json: serde_json::Value,
+    hash: String,
+}
+
 /// Runs a command from a client. The result goes to the connection `reply_to` (before the diff) and
 /// is returned to the sender.
 #[derive(Message)]
@@ -236,7 +243,23 @@ impl ModalSession {
             }
             Ok(Ok(events)) => events,
         };
-        let new_events = events.iter().map(|e| to_new_event(e, now, &correlation)).collect();
+        // Evolve before appending: the new state's hash is recorded with the events, so a replay can
+        // prove it reaches the states clients were sent. Nothing changes here until the append is durable.
+        let evolved = catch_unwind(AssertUnwindSafe(|| events.iter().fold(self.state.clone(), session::evolve)));
+        let Ok(next) = evolved else {
+            tracing::error!(session = %self.id, seq = self.seq, command = command_type, "evolving a decision panicked; the command is refused");
+            self.metrics.command("failed");
+            let reply = CommandReply::refused(self.seq, internal_error("the command could not be applied"));
+            return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
+        };
+        let next_json = wire::to_value(&next);
+        let next_hash = wire::state_hash(&next_json);
+        let last = events.len() - 1;
+        let new_events = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| to_new_event(e, now, &correlation, (i == last).then(|| next_hash.clone())))
+            .collect();
         let log = self.log.clone();
         let (id, expected) = (self.id, self.seq);
         let started = Instant::now();
@@ -244,7 +267,7 @@ impl ModalSession {
             move |result, act, ctx| {
                 act.metrics.append_seconds.observe(started.elapsed().as_secs_f64());
                 let reply = match result {
-                    Ok(outcome) => act.apply(events, outcome, &correlation, reply_to, client_command, ctx),
+                    Ok(outcome) => act.apply(events, outcome, Committed { state: next, json: next_json, hash: next_hash }, &correlation, reply_to, client_command, ctx),
                     Err(error) => act.append_failed(error, ctx),
                 };
                 act.rearm(ctx);
@@ -261,28 +284,22 @@ impl ModalSession {
         reply
     }
 
+    /// Makes a durable decision current and publishes it: the result to the sender, then one diff to
+    /// every connection.
+    #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
         events: Vec<Event>,
         outcome: AppendOutcome,
+        next: Committed,
         correlation: &str,
         reply_to: Option<u64>,
         client_command: bool,
         ctx: &mut Context<Self>,
     ) -> CommandReply {
-        let evolved = catch_unwind(AssertUnwindSafe(|| events.iter().fold(self.state.clone(), session::evolve)));
-        let Ok(state) = evolved else {
-            // The events are durable but this build cannot apply them: stop serving the session
-            // rather than publish a state that disagrees with the log.
-            let reason = format!("events up to seq {} cannot be applied", outcome.last_seq().unwrap_or(self.seq));
-            tracing::error!(session = %self.id, seq = self.seq, "{reason}");
-            self.failed = Some(reason.clone());
-            ctx.stop();
-            return CommandReply::refused(self.seq, internal_error(&reason));
-        };
-        let before = std::mem::replace(&mut self.json, wire::to_value(&state));
-        self.state = state;
-        self.hash = wire::state_hash(&self.json);
+        let before = std::mem::replace(&mut self.json, next.json);
+        self.state = next.state;
+        self.hash = next.hash;
         let wire_events: Vec<WireEvent> = outcome
             .envelopes
             .iter()

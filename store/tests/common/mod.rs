@@ -27,6 +27,7 @@ pub fn event(n: u64) -> NewEvent {
         event_type: "test.counted".into(),
         schema_version: 1,
         correlation_id: Some(format!("cmd-{n}")),
+        checksum: None,
         payload: json!({ "n": n }),
     }
 }
