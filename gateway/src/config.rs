@@ -184,13 +184,23 @@ pub struct Overrides {
     pub static_dir: Option<PathBuf>,
 }
 
+/// Every `VESTIBULE_*` variable is read as configuration and an unknown one is an error (a typo
+/// must not be silently ignored), so tools and tests use other names (e.g. `ANVIL_BIN`).
+pub const ENV_PREFIX: &str = "VESTIBULE_";
+
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]
 pub struct ConfigError(pub String);
 
 impl GatewayConfig {
-    /// Defaults, then `file`, then the environment, then `overrides`.
+    /// Defaults, then `file`, then the `VESTIBULE_*` environment, then `overrides`.
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        Self::load_with_env(file, overrides, ENV_PREFIX)
+    }
+
+    /// As [`GatewayConfig::load`] with another environment prefix, so tests do not depend on the
+    /// environment of whoever runs them.
+    fn load_with_env(file: Option<&Path>, overrides: &Overrides, env_prefix: &str) -> Result<Self, ConfigError> {
         let mut figment = Figment::from(Serialized::defaults(GatewayConfig::default()));
         if let Some(file) = file {
             if !file.is_file() {
@@ -199,7 +209,7 @@ impl GatewayConfig {
             figment = figment.merge(Toml::file_exact(file));
         }
         figment = figment
-            .merge(Env::prefixed("VESTIBULE_").split("__").ignore(&["log"]))
+            .merge(Env::prefixed(env_prefix).split("__").ignore(&["log"]))
             .merge(Serialized::defaults(overrides));
         let config: GatewayConfig = figment.extract().map_err(|e| {
             ConfigError(e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))
@@ -279,8 +289,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.toml");
         std::fs::write(&path, text).unwrap();
-        GatewayConfig::load(Some(&path), &Overrides::default())
+        GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV)
     }
+
+    /// No test sets variables with this prefix, so the developer's `VESTIBULE_*` cannot leak in.
+    const TEST_ENV: &str = "VESTIBULE_CONFIG_UNIT_TEST_";
 
     #[test]
     fn defaults_are_valid() {
@@ -292,9 +305,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.toml");
         std::fs::write(&path, "listen = \"127.0.0.1:9000\"\n[limits]\nmax_frame_bytes = 2048\n").unwrap();
-        let c = GatewayConfig::load(Some(&path), &Overrides::default()).unwrap();
+        let c = GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV).unwrap();
         assert_eq!((c.listen.as_str(), c.limits.max_frame_bytes), ("127.0.0.1:9000", 2048));
-        let c = GatewayConfig::load(Some(&path), &Overrides { listen: Some("127.0.0.1:9001".into()), ..Default::default() }).unwrap();
+        let flags = Overrides { listen: Some("127.0.0.1:9001".into()), ..Default::default() };
+        let c = GatewayConfig::load_with_env(Some(&path), &flags, TEST_ENV).unwrap();
         assert_eq!(c.listen, "127.0.0.1:9001");
     }
 

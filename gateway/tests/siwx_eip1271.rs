@@ -5,7 +5,7 @@
 //! own anvil on a free loopback port, deploys the wallet with alloy, signs a Sign-In With Ethereum
 //! message with the wallet owner's key, and verifies it through `isValidSignature`.
 //!
-//! anvil is found through `VESTIBULE_ANVIL`, else in `tests/peers/node_modules` (installed by
+//! anvil is found through `ANVIL_BIN`, else in `tests/peers/node_modules` (installed by
 //! `ensure_peers` in `scripts/lib/peers.sh`). A missing anvil fails the tests; it never skips them.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -50,16 +50,16 @@ fn workspace_root() -> PathBuf {
 }
 
 fn anvil_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("VESTIBULE_ANVIL") {
+    if let Some(p) = std::env::var_os("ANVIL_BIN") {
         let p = PathBuf::from(p);
-        assert!(p.is_file(), "VESTIBULE_ANVIL={} is not a file", p.display());
+        assert!(p.is_file(), "ANVIL_BIN={} is not a file", p.display());
         return p;
     }
     let p =
         workspace_root().join("tests/peers/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
     assert!(
         p.is_file(),
-        "anvil is not installed (looked for VESTIBULE_ANVIL, then {}).\n\
+        "anvil is not installed (looked for ANVIL_BIN, then {}).\n\
          Install the test peers: `./scripts/test` does it, or by hand \
          `bash -c '. scripts/lib/peers.sh && ensure_peers'` (that is `cd tests/peers && npm ci`).",
         p.display()

@@ -3,10 +3,10 @@
 # caller has not). Every function is idempotent: it installs only what is missing.
 #
 #   . scripts/lib/peers.sh
-#   ensure_peers        # npm ci in tests/peers when needed; exports VESTIBULE_ANVIL
+#   ensure_peers        # npm ci in tests/peers when needed; exports ANVIL_BIN
 #   build_contracts     # recompile tests/peers/contracts/*.sol into their committed JSON artifacts
 #
-# The Rust tests find anvil through VESTIBULE_ANVIL, else at the path anvil_path prints.
+# The Rust tests find anvil through ANVIL_BIN, else at the path anvil_path prints.
 
 if ! declare -F ensure_npm_deps >/dev/null 2>&1; then
     . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -35,7 +35,7 @@ ensure_peers() {
         (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
     fi
     [ -x "$anvil" ] || die "anvil is not at $anvil after npm ci in tests/peers"
-    export VESTIBULE_ANVIL="$anvil"
+    export ANVIL_BIN="$anvil"
 }
 
 ensure_anvil() {
