@@ -72,6 +72,9 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         }
     })
     .workers(workers)
+    // Results and diffs are small frames written back to back; without this the second waits for
+    // the client's delayed ACK (tens of milliseconds).
+    .tcp_nodelay(true)
     .disable_signals()
     .shutdown_timeout(5)
     .listen(listener)?

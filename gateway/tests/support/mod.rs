@@ -144,7 +144,7 @@ pub struct Client {
 pub async fn connect(url: &str, origin: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
     let mut request = url.into_client_request().unwrap();
     request.headers_mut().insert("Origin", HeaderValue::from_str(origin).unwrap());
-    tokio_tungstenite::connect_async(request).await.map(|(ws, _)| ws)
+    tokio_tungstenite::connect_async_with_config(request, None, true).await.map(|(ws, _)| ws)
 }
 
 pub async fn recv_json(ws: &mut Ws) -> Value {
