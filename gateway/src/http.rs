@@ -18,14 +18,8 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
 
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let mut text = String::new();
-    if encode(&mut text, &state.metrics.registry()).is_err() {
+    if encode(&mut text, &state.metrics.registry(state.registry.log().metrics())).is_err() {
         return HttpResponse::InternalServerError().finish();
-    }
-    if let Some(extra) = crate::store::metrics_text(state.registry.log().as_ref()) {
-        // encode() ends with "# EOF"; the store's families go before it.
-        if let Some(stripped) = text.strip_suffix("# EOF\n") {
-            text = format!("{stripped}{extra}# EOF\n");
-        }
     }
     HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8"))

@@ -1,5 +1,4 @@
-//! Opening the event log from the gateway's configuration, its background retention, and its
-//! counters for `/metrics`.
+//! Opening the event log from the gateway's configuration, and its background retention.
 
 use std::sync::Arc;
 
@@ -34,10 +33,4 @@ pub fn spawn_retention(log: Arc<dyn EventLog>, config: &GatewayConfig) {
     let policy = RetentionPolicy { ended_after: r.ended_after, idle_after: r.idle_after, batch_size: r.batch_size };
     // The handle stops the task when dropped; the gateway keeps it for its whole life.
     std::mem::forget(vestibule_store::spawn_retention(log, policy, r.interval));
-}
-
-/// The store's counters in Prometheus text format.
-pub fn metrics_text(log: &dyn EventLog) -> Option<String> {
-    let _ = log;
-    None
 }

@@ -332,8 +332,13 @@ async fn health_and_metrics_are_served() {
         "vestibule_commands_total",
         "vestibule_append_seconds_bucket",
         "vestibule_refusals",
+        "vestibule_store_flush_seconds_bucket",
+        "vestibule_store_batch_appends_bucket",
     ] {
         assert!(metrics.contains(family), "{family} missing from:\n{metrics}");
     }
     assert!(gateway.metric("vestibule_commands_total{outcome=\"accepted\"}").await >= 1.0);
+    // Durable by default: the accepted command's events were flushed, in a batch of at least one.
+    assert!(gateway.metric("vestibule_store_flush_seconds_count").await >= 1.0);
+    assert!(gateway.metric("vestibule_store_batch_appends_bucket{le=\"+Inf\"}").await >= 1.0);
 }

@@ -179,4 +179,9 @@ pub trait EventLog: Send + Sync + 'static {
 
     /// Make everything appended so far durable (used at shutdown, and by buffered mode's callers).
     async fn flush(&self) -> Result<(), StoreError>;
+
+    /// Counters and histograms for a metrics endpoint; `None` for a backend that keeps none.
+    fn metrics(&self) -> Option<crate::StoreMetrics> {
+        None
+    }
 }

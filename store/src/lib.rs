@@ -9,6 +9,7 @@ mod config;
 mod envelope;
 mod error;
 mod event_log;
+mod histogram;
 pub mod layout;
 mod retention;
 mod sled_log;
@@ -22,5 +23,6 @@ pub use event_log::{
     SessionFilter, SessionMeta, SessionPage, SessionStatus, Snapshot,
 };
 pub use retention::{RetentionHandle, RetentionTotals, run_retention_once, spawn_retention};
-pub use sled_log::{SledEventLog, StoreStats};
+pub use histogram::HistogramSnapshot;
+pub use sled_log::{SledEventLog, StoreMetrics, StoreStats};
 pub use upcast::{NoUpcasting, Upcaster};

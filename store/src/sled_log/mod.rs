@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use self::writer::{Op, Writer};
+use crate::histogram::{AtomicHistogram, HistogramSnapshot, BATCH_APPENDS_BOUNDS, FLUSH_SECONDS_BOUNDS};
 use crate::layout::{self, MetaRecord};
 use crate::{
     AppendOutcome, Durability, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting,
@@ -71,12 +72,36 @@ pub(crate) struct Progress {
     closed: bool,
 }
 
-#[derive(Default)]
 pub(crate) struct Counters {
     batches: AtomicU64,
     flushes: AtomicU64,
     appends: AtomicU64,
     events: AtomicU64,
+    /// Duration of each flush (blob sync + sled flush + fdatasync).
+    flush_seconds: AtomicHistogram,
+    /// Appends in each batch that wrote: how much group commit shares a flush.
+    batch_appends: AtomicHistogram,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Self {
+            batches: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            appends: AtomicU64::new(0),
+            events: AtomicU64::new(0),
+            flush_seconds: AtomicHistogram::new(FLUSH_SECONDS_BOUNDS),
+            batch_appends: AtomicHistogram::new(BATCH_APPENDS_BOUNDS),
+        }
+    }
+}
+
+/// What `/metrics` shows of the store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoreMetrics {
+    pub stats: StoreStats,
+    pub flush_seconds: HistogramSnapshot,
+    pub batch_appends: HistogramSnapshot,
 }
 
 /// Counters since open, for tests, metrics and the benchmark.
@@ -374,6 +399,14 @@ impl SledEventLog {
             flushes: c.flushes.load(Relaxed),
             appends: c.appends.load(Relaxed),
             events: c.events.load(Relaxed),
+        }
+    }
+
+    pub fn metrics(&self) -> StoreMetrics {
+        StoreMetrics {
+            stats: self.stats(),
+            flush_seconds: self.shared.stats.flush_seconds.snapshot(),
+            batch_appends: self.shared.stats.batch_appends.snapshot(),
         }
     }
 
@@ -782,5 +815,9 @@ impl EventLog for SledEventLog {
 
     async fn flush(&self) -> Result<(), StoreError> {
         self.call(|reply| Op::Flush { reply }).await
+    }
+
+    fn metrics(&self) -> Option<StoreMetrics> {
+        Some(SledEventLog::metrics(self))
     }
 }

@@ -316,6 +316,9 @@ impl Writer {
             }
             self.dirty = true;
             stats.appends.fetch_add(b.appends, Relaxed);
+            if b.appends > 0 {
+                stats.batch_appends.observe(b.appends as f64);
+            }
             stats.events.fetch_add(b.events, Relaxed);
             self.pending_notice.merge(std::mem::take(&mut b.notice));
         }
@@ -355,6 +358,7 @@ impl Writer {
         self.last_flush = Instant::now();
         self.last_flush_time = self.last_flush - started;
         self.shared.stats.flushes.fetch_add(1, Relaxed);
+        self.shared.stats.flush_seconds.observe(self.last_flush_time.as_secs_f64());
         let generation = self.generation;
         self.shared.progress.send_modify(|p| p.durable_gen = generation);
         let notice = std::mem::take(&mut self.pending_notice);
