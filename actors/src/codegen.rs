@@ -124,7 +124,8 @@ pub fn fixture_frames() -> Vec<ServerMessage> {
             Command::Tick => format!("timer:{}", seq + 1),
             _ => format!("c{commands}"),
         };
-        let ctx = crate::decider::Ctx { now_ms: now, options: &state.options };
+        let nonce = format!("FixtureNonce{commands}");
+        let ctx = crate::decider::Ctx { now_ms: now, options: &state.options, nonce: &nonce };
         let events = session::decide(state, command, &ctx).expect("the fixture script is valid");
         let before = json.clone();
         let prev = seq;

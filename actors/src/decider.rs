@@ -12,6 +12,10 @@ pub struct Ctx<'a> {
     pub now_ms: u64,
     /// The host app's options for this session (validated when the session started).
     pub options: &'a SessionOptions,
+    /// A fresh nonce from a CSPRNG, used if the decision issues a sign-in message. The runtime
+    /// draws a new one whenever a decision used it, so each is used at most once; tests pass
+    /// fixed values. Randomness as an input keeps `decide` pure.
+    pub nonce: &'a str,
 }
 
 pub trait Decider {

@@ -11,6 +11,32 @@ pub const T0: u64 = 1_700_000_000_000;
 pub const ALICE: &str = "0x52908400098527886E0F7030069857D2E4169EE7";
 pub const DEV_WALLET_RDNS: &str = "dev.vestibule.wallet";
 
+/// A visitor whose key the tests hold, so sign-in messages can really be signed.
+pub const SIGNER_KEY: [u8; 32] = [0x42; 32];
+
+pub fn signer_address() -> String {
+    let key = k256::ecdsa::SigningKey::from_slice(&SIGNER_KEY).expect("a valid key");
+    alloy_primitives::Address::from_private_key(&key).to_checksum(None)
+}
+
+/// An EIP-191 (`personal_sign`) signature of `message` by `key`, as a wallet returns it.
+pub fn personal_sign(key: &[u8; 32], message: &str) -> String {
+    let key = k256::ecdsa::SigningKey::from_slice(key).expect("a valid key");
+    let hash = alloy_primitives::eip191_hash_message(message.as_bytes());
+    let (sig, recid) = key.sign_prehash_recoverable(hash.as_slice()).expect("signing succeeds");
+    let mut out = sig.to_bytes().to_vec();
+    out.push(27 + recid.to_byte());
+    format!("0x{}", hex::encode(out))
+}
+
+/// Options with sign-in enabled (`required` as given).
+pub fn sign_in_options(required: bool) -> SessionOptions {
+    SessionOptions {
+        siwx: Some(crate::model::options::SiwxOptions { required, ..Default::default() }),
+        ..Default::default()
+    }
+}
+
 /// The events that start a session with `options`.
 pub fn started_with(options: SessionOptions) -> Vec<Event> {
     let networks = options.validate().expect("test options are valid");
@@ -57,7 +83,9 @@ impl Given {
     }
 
     pub fn when(&self, command: impl Into<Command>) -> Then {
-        let ctx = Ctx { now_ms: self.now_ms, options: &self.state.options };
+        // Deterministic and distinct per decision, as the runtime's CSPRNG nonces are distinct.
+        let nonce = format!("TestNonce{:08}", self.history.len());
+        let ctx = Ctx { now_ms: self.now_ms, options: &self.state.options, nonce: &nonce };
         let result = session::decide(&self.state, command.into(), &ctx);
         Then { before: self.state.clone(), result }
     }
@@ -133,6 +161,27 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
     let connector_ids: Vec<String> = state.connection.connectors.iter().map(|c| c.id.clone()).collect();
     let toast_ids: Vec<String> = state.toasts.order.clone();
     let request_ids: Vec<String> = state.requests.order.clone();
+    if rng.random_range(0..100u32) < 8 {
+        return match rng.random_range(0..4u32) {
+            0 | 1 => ClientCommand::SiwxSign {},
+            2 => ClientCommand::SiwxCancel {},
+            _ => ClientCommand::SiwxSignOut { account: None },
+        };
+    }
+    let sign_request = request_ids.iter().find_map(|id| match &state.requests.items[id].kind {
+        crate::machines::requests::RequestKind::SignMessage { message, .. } => Some((id.clone(), message.clone())),
+        _ => None,
+    });
+    if let Some((request_id, message)) = sign_request.filter(|_| rng.random_bool(0.5)) {
+        let outcome = match rng.random_range(0..5u32) {
+            0 | 1 => WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) },
+            2 => WalletOutcome::Ok { result: serde_json::json!(personal_sign(&[0x43; 32], &message)) },
+            3 => wallet_err(4001, "User rejected the request."),
+            _ => WalletOutcome::Ok { result: serde_json::json!("0xnot-a-signature") },
+        };
+        return ClientCommand::ResolveWalletRequest { request_id, outcome };
+    }
+    let signer = signer_address();
     match rng.random_range(0..100u32) {
         0..=3 => ClientCommand::PageLoaded {},
         4..=11 => ClientCommand::OpenModal { view: None },
@@ -152,7 +201,8 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         42..=45 => ClientCommand::Disconnect { namespace: rng.random_bool(0.5).then_some(Namespace::Eip155) },
         46..=62 => {
             let outcome = match rng.random_range(0..6u32) {
-                0 | 1 => wallet_ok(&[ALICE], "0x1"),
+                0 => wallet_ok(&[ALICE], "0x1"),
+                1 => wallet_ok(&[signer.as_str()], "0x1"),
                 2 => wallet_ok(&[ALICE], "0x7a69"),
                 3 => wallet_ok(&[], "0x1"),
                 4 => wallet_err(4001, "User rejected the request."),
@@ -195,6 +245,11 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
 
 /// One step of a random run: either a client command or time passing (a `Tick` when due).
 pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) -> (Command, u64) {
+    // The runtime answers a pending on-chain signature check (as the gateway's checker would).
+    if let Some(check) = state.siwx.pending_contract_check().filter(|_| rng.random_bool(0.5)) {
+        let verdict = if rng.random_bool(0.5) { Ok(()) } else { Err("the contract refused the signature".into()) };
+        return (Command::SiwxContractChecked { nonce: check.nonce, verdict }, now_ms + rng.random_range(0..50));
+    }
     if rng.random_bool(0.2) {
         let now = now_ms + rng.random_range(0..3000);
         (Command::Tick, now)

@@ -9,6 +9,7 @@ pub mod connection;
 pub mod modal;
 pub mod requests;
 pub mod router;
+pub mod siwx;
 pub mod toasts;
 
 use crate::chart::Statechart;
@@ -27,6 +28,7 @@ pub const ALL: &[MachineInfo] = &[
     MachineInfo { id: connection::ID, chart: connection::chart },
     MachineInfo { id: toasts::ID, chart: toasts::chart },
     MachineInfo { id: requests::ID, chart: requests::chart },
+    MachineInfo { id: siwx::ID, chart: siwx::chart },
 ];
 
 /// Every machine's chart.

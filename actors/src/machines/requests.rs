@@ -24,6 +24,9 @@ pub enum RequestKind {
     Connect,
     /// Read the accounts the wallet already granted (`eth_accounts`, `eth_chainId`). Never prompts.
     Sync,
+    /// Sign `message` with `address` (`personal_sign` on eip155, `signMessage` on Solana). The
+    /// result is the signature as a string, or `{ signature, cacao? }`.
+    SignMessage { message: String, address: String },
     /// A JSON-RPC request to the wallet.
     Rpc {
         method: String,

@@ -173,6 +173,11 @@ pub struct SiwxOptions {
     pub statement: Option<String>,
     /// Sign out (revoke the session) when the wallet disconnects.
     pub sign_out_on_disconnect: bool,
+    /// Validity of a sign-in, written as the message's Expiration Time (60 s to 30 days; default
+    /// one day).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub expires_in_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -206,6 +211,10 @@ pub struct SessionOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub siwx: Option<SiwxOptions>,
+    /// The older name of `siwx` (same settings); setting both is refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub siwe_config: Option<SiwxOptions>,
     pub debug: bool,
 }
 
@@ -233,6 +242,7 @@ impl Default for SessionOptions {
             theme_mode: ThemeMode::Dark,
             theme_variables: BTreeMap::new(),
             siwx: None,
+            siwe_config: None,
             debug: false,
         }
     }
@@ -262,8 +272,26 @@ const MAX_TEXT: usize = 512;
 
 impl SessionOptions {
     /// Checks what serde cannot and resolves the networks against the catalogue.
+    /// The sign-in settings, under either name.
+    pub fn sign_in(&self) -> Option<&SiwxOptions> {
+        self.siwx.as_ref().or(self.siwe_config.as_ref())
+    }
+
     pub fn validate(&self) -> Result<Vec<ChainDefinition>, OptionsError> {
         let err = |field: &str, message: String| Err(OptionsError { field: field.into(), message });
+        if self.siwx.is_some() && self.siwe_config.is_some() {
+            return err("siwx", crate::machines::siwx::BOTH_CONFIGS.into());
+        }
+        if let Some(siwx) = self.sign_in() {
+            if let Some(s) = siwx.expires_in_seconds
+                && !(60..=30 * 24 * 3600).contains(&s)
+            {
+                return err("siwx.expiresInSeconds", format!("{s} is not between 60 and 2592000"));
+            }
+            if siwx.statement.as_ref().is_some_and(|s| s.contains('\n') || s.len() > MAX_TEXT) {
+                return err("siwx.statement", format!("one line of at most {MAX_TEXT} characters"));
+            }
+        }
         for (field, len) in [
             ("networks", self.networks.len()),
             ("includeWalletIds", self.include_wallet_ids.len()),

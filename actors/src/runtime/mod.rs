@@ -2,6 +2,7 @@
 //! the registry that finds or starts them. The actor persists before it publishes: a command's diff
 //! leaves only after its events are durable in the log.
 
+pub mod effects;
 mod frames;
 mod metrics;
 mod registry;
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use effects::ContractSignatureChecker;
 pub use frames::{fold_log, DiffFrame};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, Registry};

@@ -1,6 +1,7 @@
 //! The registry: one `ModalSession` actor per session id on this node, started on demand and
 //! forgotten when it stops.
 
+use super::effects::ContractSignatureChecker;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -41,6 +42,7 @@ struct Inner {
     clock: Arc<dyn Clock>,
     config: Arc<RuntimeConfig>,
     metrics: Arc<RuntimeMetrics>,
+    checker: Option<Arc<dyn ContractSignatureChecker>>,
 }
 
 #[derive(Clone)]
@@ -70,8 +72,16 @@ impl Registry {
                 clock,
                 config: Arc::new(config),
                 metrics,
+                checker: None,
             }),
         }
+    }
+
+    /// Lets contract accounts sign in: sessions ask `checker` about their signatures (EIP-1271).
+    /// Call before the registry is shared.
+    pub fn with_contract_checker(mut self, checker: Arc<dyn ContractSignatureChecker>) -> Self {
+        Arc::get_mut(&mut self.inner).expect("with_contract_checker is called before the registry is shared").checker = Some(checker);
+        self
     }
 
     pub fn log(&self) -> &Arc<dyn EventLog> {
@@ -109,6 +119,7 @@ impl Registry {
         });
         let inner = &self.inner;
         let addr = ModalSession::new(id, inner.log.clone(), inner.clock.clone(), inner.config.clone(), inner.metrics.clone(), on_stop)
+            .with_checker(inner.checker.clone())
             .start();
         sessions.insert(id, addr.clone());
         addr

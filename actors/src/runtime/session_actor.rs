@@ -15,6 +15,7 @@ use super::frames::{build_diff, diffs_since, fold_log, to_new_event, DiffFrame};
 use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
 use crate::protocol::{close, CommandStatus, ServerMessage, WireEvent, PROTOCOL_VERSION};
+use super::effects::ContractSignatureChecker;
 use crate::session::{self, wire, ClientCommand, Command, CommandError, Event, SessionState, STATE_SCHEMA_VERSION};
 
 /// The answer to a command, as the caller of [`Execute`] receives it (connections get the same as a
@@ -119,6 +120,11 @@ pub struct ModalSession {
     result_order: VecDeque<String>,
     timer: Option<(u64, SpawnHandle)>,
     passivation: Option<SpawnHandle>,
+    /// The nonce the next sign-in message will carry (see `Ctx::nonce`); replaced once used.
+    nonce: String,
+    checker: Option<Arc<dyn ContractSignatureChecker>>,
+    /// The nonce of the contract check in flight, so a check is asked once.
+    checking: Option<String>,
     last_snapshot_seq: u64,
 }
 
@@ -152,8 +158,40 @@ impl ModalSession {
             result_order: VecDeque::new(),
             timer: None,
             passivation: None,
+            nonce: crate::siwx::generate_nonce().as_str().to_string(),
+            checker: None,
+            checking: None,
             last_snapshot_seq: 0,
         }
+    }
+
+    pub(crate) fn with_checker(mut self, checker: Option<Arc<dyn ContractSignatureChecker>>) -> Self {
+        self.checker = checker;
+        self
+    }
+
+    /// Starts the effects the state asks for (see `runtime::effects`); after every change and
+    /// after rehydration, so a check interrupted by a restart is asked again.
+    fn run_effects(&mut self, ctx: &mut Context<Self>) {
+        let Some(check) = self.state.siwx.pending_contract_check() else {
+            self.checking = None;
+            return;
+        };
+        if self.checking.as_deref() == Some(check.nonce.as_str()) {
+            return;
+        }
+        let nonce = check.nonce.clone();
+        self.checking = Some(nonce.clone());
+        tracing::debug!(session = %self.id, seq = self.seq, chain = %check.chain, "checking a contract account's signature");
+        let future = match &self.checker {
+            Some(checker) => checker.check(check),
+            None => super::effects::no_checker(),
+        };
+        ctx.spawn(future.into_actor(self).map(move |verdict, act, ctx| {
+            let correlation = format!("effect:{}", act.seq + 1);
+            let fut = act.run(Command::SiwxContractChecked { nonce, verdict }, correlation, None).map(|_, act, ctx| act.rearm(ctx));
+            ctx.wait(fut);
+        }));
     }
 
     fn remember(&mut self, command_id: &str, reply: &CommandReply) {
@@ -221,7 +259,7 @@ impl ModalSession {
         let now = self.clock.now_ms();
         let command_type = command.type_name();
         let decided = catch_unwind(AssertUnwindSafe(|| {
-            session::decide(&self.state, command, &Ctx { now_ms: now, options: &self.state.options })
+            session::decide(&self.state, command, &Ctx { now_ms: now, options: &self.state.options, nonce: &self.nonce })
         }));
         let events = match decided {
             Err(_) => {
@@ -243,6 +281,11 @@ impl ModalSession {
             }
             Ok(Ok(events)) => events,
         };
+        if events.iter().any(|e| matches!(e, Event::SiwxChallengeIssued { challenge } if challenge.nonce == self.nonce)) {
+            // Drawn now, not when the append succeeds: a nonce is never offered twice, even if
+            // this decision is refused by the store.
+            self.nonce = crate::siwx::generate_nonce().as_str().to_string();
+        }
         // Evolve before appending: the new state's hash is recorded with the events, so a replay can
         // prove it reaches the states clients were sent. Nothing changes here until the append is durable.
         let evolved = catch_unwind(AssertUnwindSafe(|| events.iter().fold(self.state.clone(), session::evolve)));
@@ -404,6 +447,7 @@ impl ModalSession {
 
     /// Arms one timer for the earliest deadline in the state; its firing becomes a `Tick` command.
     fn rearm(&mut self, ctx: &mut Context<Self>) {
+        self.run_effects(ctx);
         let deadline = self.state.next_deadline();
         if self.timer.as_ref().map(|t| t.0) == deadline {
             return;

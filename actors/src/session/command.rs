@@ -94,6 +94,16 @@ pub enum ClientCommand {
     SetPageVisibility {
         hidden: bool,
     },
+    /// The Sign button of the SIWXSignMessage view: ask the wallet to sign the server's message.
+    SiwxSign {},
+    /// The Cancel button of the SIWXSignMessage view.
+    SiwxCancel {},
+    /// Sign out: end the sign-in session of `account` (CAIP-10), or of the active account.
+    SiwxSignOut {
+        #[ts(optional)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<String>,
+    },
 }
 
 impl ClientCommand {
@@ -109,6 +119,9 @@ pub enum Command {
     Start { project: String, origin: String, options: SessionOptions },
     /// A deadline in the state fell due (runtime only).
     Tick,
+    /// The runtime's answer to a pending on-chain signature check (EIP-1271) for the challenge
+    /// with `nonce`: `Ok(())` when the contract accepted the signature, else why not.
+    SiwxContractChecked { nonce: String, verdict: Result<(), String> },
 }
 
 impl Command {
@@ -117,6 +130,7 @@ impl Command {
             Command::Client(c) => c.type_name(),
             Command::Start { .. } => "Start",
             Command::Tick => "Tick",
+            Command::SiwxContractChecked { .. } => "SiwxContractChecked",
         }
     }
 }

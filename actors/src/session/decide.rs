@@ -8,7 +8,7 @@ use crate::machines::router::{self, NavigationMode, RouteParams, View};
 use crate::machines::toasts::{self, PauseReason, ToastRequest, ToastVariant, MAX_MESSAGE_CHARS};
 use crate::model::caip::Namespace;
 use crate::model::connector::RecentWallet;
-use crate::session::{evolve, ClientCommand, Command, DomainError, Event, SessionState};
+use crate::session::{evolve, sign_in, ClientCommand, Command, DomainError, Event, SessionState};
 
 pub const CONNECTION_REJECTED: &str = "Connection rejected";
 pub const MODAL_CLOSED: &str = "Modal closed";
@@ -17,53 +17,55 @@ pub const UNKNOWN_ERROR: &str = "Unknown error";
 
 /// Events accumulated by a decision, with the state they lead to, so each step of a decision sees
 /// the effect of the previous ones (ids, queue lengths).
-struct Decision {
-    state: SessionState,
+pub(super) struct Decision {
+    pub(super) state: SessionState,
     events: Vec<Event>,
-    now_ms: u64,
+    pub(super) now_ms: u64,
+    /// `Ctx::nonce`: for at most one sign-in message per decision.
+    pub(super) nonce: String,
 }
 
 impl Decision {
-    fn new(state: &SessionState, now_ms: u64) -> Self {
-        Self { state: state.clone(), events: Vec::new(), now_ms }
+    pub(super) fn new(state: &SessionState, ctx: &Ctx) -> Self {
+        Self { state: state.clone(), events: Vec::new(), now_ms: ctx.now_ms, nonce: ctx.nonce.to_string() }
     }
 
-    fn push(&mut self, event: Event) {
+    pub(super) fn push(&mut self, event: Event) {
         self.state = evolve(std::mem::take(&mut self.state), &event);
         self.events.push(event);
     }
 
-    fn extend(&mut self, events: impl IntoIterator<Item = Event>) {
+    pub(super) fn extend(&mut self, events: impl IntoIterator<Item = Event>) {
         for e in events {
             self.push(e);
         }
     }
 
-    fn navigate(&mut self, view: View, params: Option<RouteParams>, mode: NavigationMode) {
+    pub(super) fn navigate(&mut self, view: View, params: Option<RouteParams>, mode: NavigationMode) {
         if let Some(e) = router::navigate(&self.state.router, view, params, mode) {
             self.push(e);
         }
     }
 
-    fn toast(&mut self, message: &str, variant: ToastVariant) {
+    pub(super) fn toast(&mut self, message: &str, variant: ToastVariant) {
         let events = toasts::show(&self.state.toasts, ToastRequest::new(message, variant), self.now_ms);
         self.extend(events);
     }
 
-    fn open_modal(&mut self) {
+    pub(super) fn open_modal(&mut self) {
         if !self.state.modal.is_open() {
             self.push(Event::ModalOpened {});
         }
     }
 
-    fn close_modal(&mut self) {
+    pub(super) fn close_modal(&mut self) {
         if self.state.modal.is_open() {
             self.push(Event::ModalClosed {});
         }
     }
 
     /// Ends requests (settled or cancelled by `event`) and marks the machine idle when none is left.
-    fn end_request(&mut self, event: Event) {
+    pub(super) fn end_request(&mut self, event: Event) {
         let id = match &event {
             Event::WalletRequestSettled { id, .. } | Event::WalletRequestCancelled { id, .. } => id.clone(),
             _ => unreachable!("end_request takes a settle or cancel event"),
@@ -75,7 +77,7 @@ impl Decision {
         }
     }
 
-    fn issue_request(&mut self, connector_id: &str, namespace: Namespace, kind: RequestKind) -> Result<String, DomainError> {
+    pub(super) fn issue_request(&mut self, connector_id: &str, namespace: Namespace, kind: RequestKind) -> Result<String, DomainError> {
         if self.state.requests.order.len() >= requests::MAX_PENDING {
             return Err(DomainError::TooMany { what: "pending wallet requests".into(), max: requests::MAX_PENDING });
         }
@@ -93,7 +95,7 @@ impl Decision {
     }
 
     /// Abandons the connect or sync a namespace is waiting for.
-    fn abandon_pending(&mut self, namespace: Namespace, message: &str) {
+    pub(super) fn abandon_pending(&mut self, namespace: Namespace, message: &str) {
         let ns = self.state.connection.namespace(namespace).clone();
         if ns.status != ConnectionStatus::Connecting {
             return;
@@ -111,7 +113,7 @@ impl Decision {
         });
     }
 
-    fn finish(self) -> Vec<Event> {
+    pub(super) fn finish(self) -> Vec<Event> {
         self.events
     }
 }
@@ -126,14 +128,25 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
             Ok(vec![Event::SessionStarted { project, origin, options, networks }])
         }
         _ if !state.started => Err(DomainError::NotStarted),
-        Command::Tick => Ok(toasts::tick(&state.toasts, ctx.now_ms)),
+        Command::Tick => {
+            let mut d = Decision::new(state, ctx);
+            let events = toasts::tick(&d.state.toasts, ctx.now_ms);
+            d.extend(events);
+            sign_in::expire_sessions(&mut d);
+            Ok(d.finish())
+        }
+        Command::SiwxContractChecked { nonce, verdict } => {
+            let mut d = Decision::new(state, ctx);
+            sign_in::contract_checked(&mut d, &nonce, verdict);
+            Ok(d.finish())
+        }
         Command::Client(command) => decide_client(state, command, ctx),
     }
 }
 
 fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
     let now = ctx.now_ms;
-    let mut d = Decision::new(state, now);
+    let mut d = Decision::new(state, ctx);
     match command {
         ClientCommand::PageLoaded {} => page_loaded(&mut d)?,
         ClientCommand::OpenModal { view } => {
@@ -142,6 +155,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
                     check_navigable(&d.state, view)?;
                     view
                 }
+                None if d.state.siwx.challenge.is_some() => View::SiwxSignMessage,
                 None if d.state.connection.is_connected() => View::Account,
                 None => View::Connect,
             };
@@ -213,6 +227,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
                     .collect();
                 if accounts != d.state.connection.namespace(ns).accounts {
                     d.push(Event::AccountsChanged { namespace: ns, accounts });
+                    sign_in::request_if_needed(&mut d);
                 }
             }
         }
@@ -225,6 +240,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
                     .map_err(|message| DomainError::InvalidInput { field: "chainId".into(), message })?;
                 if Some(&network) != d.state.connection.namespace(ns).network.as_ref() {
                     d.push(Event::NetworkChanged { namespace: ns, network });
+                    sign_in::request_if_needed(&mut d);
                 }
             }
         }
@@ -265,6 +281,9 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
             let events = toasts::set_pause(&d.state.toasts, PauseReason::PageHidden, hidden, now);
             d.extend(events);
         }
+        ClientCommand::SiwxSign {} => sign_in::sign(&mut d)?,
+        ClientCommand::SiwxCancel {} => sign_in::cancel(&mut d)?,
+        ClientCommand::SiwxSignOut { account } => sign_in::sign_out(&mut d, account)?,
     }
     Ok(d.finish())
 }
@@ -345,7 +364,7 @@ fn reject_pending_connects(d: &mut Decision, message: &str) {
 }
 
 /// Spec: disconnecting resets account and network state and the status becomes disconnected.
-fn disconnect(d: &mut Decision, namespace: Namespace, reason: &str) {
+pub(super) fn disconnect(d: &mut Decision, namespace: Namespace, reason: &str) {
     let conn = d.state.connection.namespace(namespace).clone();
     if conn.status == ConnectionStatus::Disconnected {
         return;
@@ -355,10 +374,12 @@ fn disconnect(d: &mut Decision, namespace: Namespace, reason: &str) {
             d.end_request(Event::WalletRequestCancelled { id: request_id, reason: "disconnected".into() });
         }
     }
+    sign_in::abandon_challenge_of(d, namespace);
     d.push(Event::Disconnected { namespace, reason: reason.into() });
+    sign_in::sign_out_on_disconnect(d, namespace);
 }
 
-fn wallet_error_message(outcome: &WalletOutcome) -> String {
+pub(super) fn wallet_error_message(outcome: &WalletOutcome) -> String {
     match outcome {
         WalletOutcome::Error { message, .. } if !message.trim().is_empty() => message.trim().chars().take(200).collect(),
         _ => UNKNOWN_ERROR.into(),
@@ -402,8 +423,11 @@ fn resolve_request(d: &mut Decision, request_id: &str, outcome: WalletOutcome) -
                             name: connector.map(|c| c.name).unwrap_or_else(|| request.connector_id.clone()),
                         },
                     });
-                    d.close_modal();
-                    d.navigate(View::Account, None, NavigationMode::Reset);
+                    // Spec: connecting with no sign-in session opens SIWXSignMessage.
+                    if !sign_in::request_if_needed(d) {
+                        d.close_modal();
+                        d.navigate(View::Account, None, NavigationMode::Reset);
+                    }
                 }
                 Err(message) => {
                     d.push(Event::ConnectFailed { namespace: ns, connector_id: request.connector_id.clone(), code, message: message.clone() });
@@ -425,6 +449,7 @@ fn resolve_request(d: &mut Decision, request_id: &str, outcome: WalletOutcome) -
                 Err(message) => d.push(Event::SyncFailed { namespace: ns, message }),
             }
         }
+        RequestKind::SignMessage { .. } => sign_in::signature_received(d, &request, outcome),
         // A late answer to a request the session stopped waiting for, or an RPC result: recorded.
         _ => {}
     }

@@ -38,6 +38,13 @@ pub enum DomainError {
     SwipeBelowThreshold,
     #[error("the feature `{0}` is not enabled")]
     FeatureDisabled(&'static str),
+    /// A sign-in precondition from the spec's catalogue ("SIWX is not enabled", ...).
+    #[error("{0}")]
+    SignInUnavailable(&'static str),
+    #[error("a signature request is already pending")]
+    SignInPending,
+    #[error("no sign-in session for {0}")]
+    NoSignInSession(String),
 }
 
 impl DomainError {
@@ -59,6 +66,11 @@ impl DomainError {
             DomainError::UnknownToast(_) => "unknown_toast",
             DomainError::SwipeBelowThreshold => "swipe_below_threshold",
             DomainError::FeatureDisabled(_) => "feature_disabled",
+            DomainError::SignInUnavailable(m) if *m == crate::machines::siwx::NOT_ENABLED => "siwx_not_enabled",
+            DomainError::SignInUnavailable(m) if *m == crate::machines::siwx::NO_ACTIVE_ADDRESS => "no_active_caip_address",
+            DomainError::SignInUnavailable(_) => "no_active_caip_network",
+            DomainError::SignInPending => "siwx_pending",
+            DomainError::NoSignInSession(_) => "no_sign_in_session",
         }
     }
 

@@ -11,6 +11,7 @@ use ts_rs::TS;
 use crate::machines::connection::Account;
 use crate::machines::requests::{WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, RouteParams, View};
+use crate::machines::siwx::{SignInSession, SiwxChallenge};
 use crate::machines::toasts::{PauseReason, ToastDismissal, ToastVariant};
 use crate::model::caip::Namespace;
 use crate::model::connector::{Connector, RecentWallet};
@@ -150,6 +151,40 @@ pub enum Event {
         reason: String,
     },
     WalletRequestsDrained {},
+
+    // --- siwx ---
+    /// A sign-in message was built for the active account, with a fresh single-use nonce.
+    SiwxChallengeIssued {
+        challenge: SiwxChallenge,
+    },
+    SiwxSignRequested {
+        request_id: String,
+        #[ts(type = "string | null")]
+        toast_id: Option<String>,
+    },
+    /// The wallet refused to sign (EIP-1193 4001); the same message can be signed again.
+    SiwxDeclined {
+        message: String,
+    },
+    /// The signature is not the account's EIP-191 signature: the account may be a contract, whose
+    /// `isValidSignature` the runtime asks on chain.
+    SiwxContractCheckStarted {
+        signature: String,
+    },
+    /// The signature did not verify; its nonce is spent.
+    SiwxVerificationFailed {
+        code: String,
+        message: String,
+    },
+    SiwxSignedIn {
+        session: SignInSession,
+    },
+    SiwxCancelled {},
+    /// A sign-in session ended: `reason` is `revoked`, `expired` or `disconnected`.
+    SiwxSignedOut {
+        account: String,
+        reason: String,
+    },
 }
 
 impl Event {

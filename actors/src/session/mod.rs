@@ -4,6 +4,7 @@ mod command;
 mod decide;
 mod error;
 mod event;
+mod sign_in;
 mod state;
 pub mod upcast;
 pub mod wire;
@@ -12,7 +13,7 @@ pub use command::{ClientCommand, Command};
 pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
 pub use error::{CommandError, DomainError};
 pub use event::Event;
-pub use state::{evolve, SessionState, STATE_SCHEMA_VERSION};
+pub use state::{evolve, has_sign_in_session, SessionState, STATE_SCHEMA_VERSION};
 
 use crate::decider::{Ctx, Decider};
 

@@ -6,6 +6,7 @@ use crate::machines::connection::{self, ConnectionState};
 use crate::machines::modal::{self, ModalState};
 use crate::machines::requests::{self, WalletRequests};
 use crate::machines::router::{self, RouterState, View};
+use crate::machines::siwx::{self, SiwxState};
 use crate::machines::toasts::{self, ToastQueue};
 use crate::model::networks::ChainDefinition;
 use crate::model::options::SessionOptions;
@@ -13,7 +14,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 1;
+pub const STATE_SCHEMA_VERSION: u32 = 2;
 
 /// A session's whole state: the fold of its events. Mirrored by the browser, field for field.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
@@ -32,6 +33,7 @@ pub struct SessionState {
     pub connect_view: ConnectView,
     pub toasts: ToastQueue,
     pub requests: WalletRequests,
+    pub siwx: SiwxState,
 }
 
 /// The state after one more event. Total: never fails, ignores what does not apply.
@@ -48,6 +50,7 @@ pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     state.connection = connection::evolve(std::mem::take(&mut state.connection), event);
     state.toasts = toasts::evolve(std::mem::take(&mut state.toasts), event);
     state.requests = requests::evolve(std::mem::take(&mut state.requests), event);
+    state.siwx = siwx::evolve(std::mem::take(&mut state.siwx), event);
     derive(&mut state);
     state
 }
@@ -67,20 +70,29 @@ fn derive(state: &mut SessionState) {
 /// Spec: closing is disabled on ApproveTransaction or SIWXSignMessage when sign-in is required and no
 /// sign-in session exists.
 fn closable(state: &SessionState) -> bool {
-    let sign_in_required = state.options.siwx.as_ref().is_some_and(|s| s.required);
+    let sign_in_required = state.options.sign_in().is_some_and(|s| s.required);
     let guarded_view = matches!(state.router.current(), View::ApproveTransaction | View::SiwxSignMessage);
     !(sign_in_required && guarded_view && !has_sign_in_session(state))
 }
 
-/// Whether the visitor holds a sign-in session. Sign-in sessions are not part of the state yet, so
-/// there is none.
-fn has_sign_in_session(_state: &SessionState) -> bool {
-    false
+/// Whether the active account holds a sign-in session (expired ones are removed by a deadline).
+pub fn has_sign_in_session(state: &SessionState) -> bool {
+    state.active_caip_address().is_some_and(|a| state.siwx.session_for(&a).is_some())
 }
 
 impl SessionState {
     /// The earliest deadline in the state, when the runtime must send `Tick`.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.toasts.next_deadline()
+        [self.toasts.next_deadline(), self.siwx.next_deadline()].into_iter().flatten().min()
+    }
+
+    /// The active namespace's account as CAIP-10 (`eip155:1:0xAb…`), when connected.
+    pub fn active_caip_address(&self) -> Option<String> {
+        let ns = self.connection.active_namespace?;
+        let conn = self.connection.namespace(ns);
+        if conn.status != crate::machines::connection::ConnectionStatus::Connected {
+            return None;
+        }
+        Some(format!("{}:{}", conn.network.as_ref()?.caip_network_id, conn.address.as_ref()?))
     }
 }

@@ -10,4 +10,4 @@ export type ClientCommand = { "type": "PageLoaded", } | { "type": "OpenModal", v
 /**
  * Never closes by itself.
  */
-persistent?: boolean, } | { "type": "DismissToast", id: string, } | { "type": "SwipeToast", id: string, distancePx: number, elapsedMs: number, } | { "type": "SetToastHover", hovered: boolean, } | { "type": "SetToastInteraction", active: boolean, } | { "type": "SetPageVisibility", hidden: boolean, };
+persistent?: boolean, } | { "type": "DismissToast", id: string, } | { "type": "SwipeToast", id: string, distancePx: number, elapsedMs: number, } | { "type": "SetToastHover", hovered: boolean, } | { "type": "SetToastInteraction", active: boolean, } | { "type": "SetPageVisibility", hidden: boolean, } | { "type": "SiwxSign", } | { "type": "SiwxCancel", } | { "type": "SiwxSignOut", account?: string, };

@@ -8,4 +8,8 @@ import type { NetworkOption } from "./NetworkOption";
 import type { SiwxOptions } from "./SiwxOptions";
 import type { ThemeMode } from "./ThemeMode";
 
-export type SessionOptions = { networks: Array<NetworkOption>, defaultNetwork?: string, metadata: AppMetadata, features: Features, includeWalletIds: Array<string>, excludeWalletIds: Array<string>, featuredWalletIds: Array<string>, customWallets: Array<CustomWallet>, termsConditionsUrl?: string, privacyPolicyUrl?: string, enableWalletConnect: boolean, enableEip6963: boolean, enableInjected: boolean, enableWallets: boolean, enableNetworkSwitch: boolean, allowUnsupportedChain: boolean, defaultAccountTypes: { [key in Namespace]?: AccountType }, themeMode: ThemeMode, themeVariables: { [key in string]?: string }, siwx?: SiwxOptions, debug: boolean, };
+export type SessionOptions = { networks: Array<NetworkOption>, defaultNetwork?: string, metadata: AppMetadata, features: Features, includeWalletIds: Array<string>, excludeWalletIds: Array<string>, featuredWalletIds: Array<string>, customWallets: Array<CustomWallet>, termsConditionsUrl?: string, privacyPolicyUrl?: string, enableWalletConnect: boolean, enableEip6963: boolean, enableInjected: boolean, enableWallets: boolean, enableNetworkSwitch: boolean, allowUnsupportedChain: boolean, defaultAccountTypes: { [key in Namespace]?: AccountType }, themeMode: ThemeMode, themeVariables: { [key in string]?: string }, siwx?: SiwxOptions, 
+/**
+ * The older name of `siwx` (same settings); setting both is refused.
+ */
+siweConfig?: SiwxOptions, debug: boolean, };

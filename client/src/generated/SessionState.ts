@@ -5,6 +5,7 @@ import type { ConnectionState } from "./ConnectionState";
 import type { ModalState } from "./ModalState";
 import type { RouterState } from "./RouterState";
 import type { SessionOptions } from "./SessionOptions";
+import type { SiwxState } from "./SiwxState";
 import type { ToastQueue } from "./ToastQueue";
 import type { WalletRequests } from "./WalletRequests";
 
@@ -19,4 +20,4 @@ networks: Array<ChainDefinition>, modal: ModalState, router: RouterState, connec
 /**
  * Derived: what the Connect view lists.
  */
-connectView: ConnectView, toasts: ToastQueue, requests: WalletRequests, };
+connectView: ConnectView, toasts: ToastQueue, requests: WalletRequests, siwx: SiwxState, };

@@ -15,4 +15,9 @@ statement?: string,
 /**
  * Sign out (revoke the session) when the wallet disconnects.
  */
-signOutOnDisconnect: boolean, };
+signOutOnDisconnect: boolean, 
+/**
+ * Validity of a sign-in, written as the message's Expiration Time (60 s to 30 days; default
+ * one day).
+ */
+expiresInSeconds?: number, };

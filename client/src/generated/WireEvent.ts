@@ -9,6 +9,8 @@ import type { PauseReason } from "./PauseReason";
 import type { RecentWallet } from "./RecentWallet";
 import type { RouteParams } from "./RouteParams";
 import type { SessionOptions } from "./SessionOptions";
+import type { SignInSession } from "./SignInSession";
+import type { SiwxChallenge } from "./SiwxChallenge";
 import type { ToastDismissal } from "./ToastDismissal";
 import type { ToastVariant } from "./ToastVariant";
 import type { View } from "./View";
@@ -30,4 +32,4 @@ code: number | null, message: string, } } | { "type": "SyncStarted", "payload": 
 /**
  * No other reason keeps the timers paused.
  */
-resumed: boolean, } } | { "type": "WalletRequestIssued", "payload": { request: WalletRequest, } } | { "type": "WalletRequestSettled", "payload": { id: string, outcome: WalletOutcome, } } | { "type": "WalletRequestCancelled", "payload": { id: string, reason: string, } } | { "type": "WalletRequestsDrained", "payload": Record<string, never> });
+resumed: boolean, } } | { "type": "WalletRequestIssued", "payload": { request: WalletRequest, } } | { "type": "WalletRequestSettled", "payload": { id: string, outcome: WalletOutcome, } } | { "type": "WalletRequestCancelled", "payload": { id: string, reason: string, } } | { "type": "WalletRequestsDrained", "payload": Record<string, never> } | { "type": "SiwxChallengeIssued", "payload": { challenge: SiwxChallenge, } } | { "type": "SiwxSignRequested", "payload": { requestId: string, toastId: string | null, } } | { "type": "SiwxDeclined", "payload": { message: string, } } | { "type": "SiwxContractCheckStarted", "payload": { signature: string, } } | { "type": "SiwxVerificationFailed", "payload": { code: string, message: string, } } | { "type": "SiwxSignedIn", "payload": { session: SignInSession, } } | { "type": "SiwxCancelled", "payload": Record<string, never> } | { "type": "SiwxSignedOut", "payload": { account: string, reason: string, } });

@@ -712,5 +712,79 @@ export const charts: Statechart[] = [
         ]
       }
     ]
+  },
+  {
+    "id": "siwx",
+    "description": "Sign-in with the wallet: message, signature, verification.",
+    "regions": [
+      {
+        "id": "siwx",
+        "statePath": "/siwx/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "ready",
+          "signing",
+          "verifying"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "SiwxChallengeIssued",
+            "to": "ready"
+          },
+          {
+            "from": "ready",
+            "event": "SiwxSignRequested",
+            "to": "signing"
+          },
+          {
+            "from": "signing",
+            "event": "SiwxDeclined",
+            "to": "ready"
+          },
+          {
+            "from": "signing",
+            "event": "SiwxContractCheckStarted",
+            "to": "verifying"
+          },
+          {
+            "from": "signing",
+            "event": "SiwxSignedIn",
+            "to": "idle"
+          },
+          {
+            "from": "verifying",
+            "event": "SiwxSignedIn",
+            "to": "idle"
+          },
+          {
+            "from": "signing",
+            "event": "SiwxVerificationFailed",
+            "to": "idle"
+          },
+          {
+            "from": "verifying",
+            "event": "SiwxVerificationFailed",
+            "to": "idle"
+          },
+          {
+            "from": "ready",
+            "event": "SiwxCancelled",
+            "to": "idle"
+          },
+          {
+            "from": "signing",
+            "event": "SiwxCancelled",
+            "to": "idle"
+          },
+          {
+            "from": "verifying",
+            "event": "SiwxCancelled",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
   }
 ];

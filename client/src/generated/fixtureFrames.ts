@@ -159,9 +159,16 @@ export const fixtureFrames: ServerMessage[] = [
         "items": {},
         "order": [],
         "nextId": 0
+      },
+      "siwx": {
+        "status": "idle",
+        "challenge": null,
+        "error": null,
+        "sessions": {},
+        "nextSession": 0
       }
     },
-    "stateHash": "42423cf67a945696"
+    "stateHash": "cccaf706a40a1f59"
   },
   {
     "type": "diff",
@@ -225,7 +232,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "3cfc3e8baf3116c8"
+    "stateHash": "607bbb6f8ef3c653"
   },
   {
     "type": "diff",
@@ -247,7 +254,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "a848188be2387f0c"
+    "stateHash": "435551c27ac050df"
   },
   {
     "type": "diff",
@@ -356,7 +363,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "322a4a0668293680"
+    "stateHash": "0b9c21ca4201f4c0"
   },
   {
     "type": "diff",
@@ -498,7 +505,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "bfb7ae4690313070"
+    "stateHash": "2bd7e037edb59060"
   },
   {
     "type": "diff",
@@ -607,7 +614,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "e4a0bc05626fd0ce"
+    "stateHash": "902662612737ced2"
   },
   {
     "type": "diff",
@@ -786,7 +793,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "7d67254247d44150"
+    "stateHash": "40c2b6e1ee198d83"
   },
   {
     "type": "diff",
@@ -843,7 +850,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "0482c178a1556f89"
+    "stateHash": "a926308b6e70fad9"
   },
   {
     "type": "diff",
@@ -900,7 +907,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "460a4cba3f41da49"
+    "stateHash": "db53ae1e95ec222e"
   },
   {
     "type": "diff",
@@ -947,7 +954,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "c6e0ca80ef0688fe"
+    "stateHash": "563235d57a5bfeb7"
   },
   {
     "type": "diff",
@@ -994,7 +1001,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "bdec2a2360da7374"
+    "stateHash": "79186a157cc2e4ae"
   },
   {
     "type": "diff",
@@ -1082,7 +1089,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "4b97d53a2f250c47"
+    "stateHash": "542ca67614737260"
   },
   {
     "type": "diff",
@@ -1137,7 +1144,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "2f58638ca6f0fde2"
+    "stateHash": "4e7f0a4268831099"
   },
   {
     "type": "diff",
@@ -1187,7 +1194,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "3c8d07ad23929b1d"
+    "stateHash": "ca698daed228215c"
   },
   {
     "type": "diff",
@@ -1266,6 +1273,6 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "06c9c422dbe2f7eb"
+    "stateHash": "7d114b23fd2b1c2e"
   }
 ];
