@@ -61,6 +61,11 @@ fn check_run(seed: u64, steps: usize) -> Result<Taken, String> {
             }
         }
         check_invariants(&state)?;
+        // Snapshots store the state as JSON: reading one back must give the same state.
+        let back: SessionState = serde_json::from_value(wire::to_value(&state)).map_err(|e| format!("state does not deserialize: {e}"))?;
+        if back != state {
+            return Err(format!("the state does not survive a JSON round trip (after {command:?})"));
+        }
     }
     Ok(taken)
 }
