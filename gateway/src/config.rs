@@ -34,6 +34,35 @@ pub struct GatewayConfig {
     pub projects: Vec<ProjectConfig>,
     /// Enables the debug API (`/debug/...`) for callers presenting this bearer token.
     pub admin_token: Option<String>,
+    pub siwx: SiwxSettings,
+}
+
+/// Server-side sign-in settings. RPC endpoints come only from here, never from the browser.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SiwxSettings {
+    /// JSON-RPC endpoints for contract-account (EIP-1271) checks, by CAIP-2 chain id:
+    /// `rpc_urls = { "eip155:1" = "https://..." }`. Without one, contract accounts cannot sign in.
+    pub rpc_urls: std::collections::BTreeMap<String, String>,
+    /// An on-chain check that takes longer fails.
+    #[serde(with = "humantime_serde")]
+    pub check_timeout: Duration,
+    /// Longest life of a sign-in token (a token never outlives its sign-in session).
+    #[serde(with = "humantime_serde")]
+    pub token_ttl: Duration,
+    /// The `iss` claim of sign-in tokens.
+    pub issuer: String,
+}
+
+impl Default for SiwxSettings {
+    fn default() -> Self {
+        Self {
+            rpc_urls: Default::default(),
+            check_timeout: Duration::from_secs(10),
+            token_ttl: Duration::from_secs(3600),
+            issuer: "vestibule".into(),
+        }
+    }
 }
 
 impl Default for GatewayConfig {
@@ -50,6 +79,7 @@ impl Default for GatewayConfig {
             retention: RetentionSettings::default(),
             projects: vec![],
             admin_token: None,
+            siwx: SiwxSettings::default(),
         }
     }
 }
@@ -220,6 +250,18 @@ impl GatewayConfig {
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |field: &str, message: String| Err(ConfigError(format!("`{field}`: {message}")));
+        for (chain, url) in &self.siwx.rpc_urls {
+            let caip2_evm = chain.strip_prefix("eip155:").is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()));
+            if !caip2_evm {
+                return err(&format!("siwx.rpc_urls.{chain}"), "keys are CAIP-2 EVM chain ids such as \"eip155:1\"".into());
+            }
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return err(&format!("siwx.rpc_urls.{chain}"), format!("{url:?} is not an http(s) URL"));
+            }
+        }
+        if self.siwx.token_ttl < Duration::from_secs(60) {
+            return err("siwx.token_ttl", "at least 60s".into());
+        }
         if self.listen.parse::<std::net::SocketAddr>().is_err() {
             return err("listen", format!("{:?} is not an address such as 127.0.0.1:8080", self.listen));
         }

@@ -48,7 +48,10 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let addr = listener.local_addr()?;
     let projects = config.resolved_projects(&format!("http://{addr}"));
     let metrics = Arc::new(GatewayMetrics::default());
-    let registry = Registry::new(log.clone(), Arc::new(SystemClock), config.runtime.clone(), metrics.runtime.clone());
+    let checker = crate::siwx::checker::RpcContractChecker::from_settings(&config.siwx)?;
+    let registry = Registry::new(log.clone(), Arc::new(SystemClock), config.runtime.clone(), metrics.runtime.clone())
+        .with_contract_checker(Arc::new(checker));
+    let token_keys = crate::siwx::token::TokenKeys::load_or_create(&config.data)?;
     store::spawn_retention(log, &config);
     let workers = if config.workers == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { config.workers };
     let static_dir = config.static_dir.clone();
@@ -56,7 +59,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     if !has_static {
         tracing::warn!(dir = %static_dir.display(), "the client is not built; / shows a notice");
     }
-    let state = web::Data::new(AppState::new(config, projects, registry, metrics));
+    let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys));
     let app_state = state.clone();
     let server = HttpServer::new(move || {
         let app = App::new()
@@ -64,7 +67,11 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
             .route("/ws", web::get().to(ws::upgrade))
             .route("/ws/check", web::get().to(ws::check))
             .route("/healthz", web::get().to(http::healthz))
-            .route("/metrics", web::get().to(http::metrics));
+            .route("/metrics", web::get().to(http::metrics))
+            .route("/.well-known/jwks.json", web::get().to(crate::siwx::http::jwks))
+            .route("/siwx/token", web::post().to(crate::siwx::http::token))
+            .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))
+            .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out));
         if has_static {
             app.service(actix_files::Files::new("/", &static_dir).index_file("index.html"))
         } else {

@@ -9,6 +9,7 @@ use vestibule_actors::runtime::Registry;
 use crate::config::{GatewayConfig, Project};
 use crate::limits::ConnectionCounter;
 use crate::metrics::GatewayMetrics;
+use crate::siwx::token::TokenKeys;
 
 pub struct AppState {
     pub config: GatewayConfig,
@@ -16,13 +17,15 @@ pub struct AppState {
     pub registry: Registry,
     pub metrics: Arc<GatewayMetrics>,
     pub connections: ConnectionCounter,
+    /// Signs the sign-in tokens the host app's backend verifies.
+    pub token_keys: TokenKeys,
     next_connection: AtomicU64,
     shutting_down: AtomicBool,
     shutdown: tokio::sync::watch::Sender<bool>,
 }
 
 impl AppState {
-    pub fn new(config: GatewayConfig, projects: Vec<Project>, registry: Registry, metrics: Arc<GatewayMetrics>) -> Self {
+    pub fn new(config: GatewayConfig, projects: Vec<Project>, registry: Registry, metrics: Arc<GatewayMetrics>, token_keys: TokenKeys) -> Self {
         let connections = ConnectionCounter::new(config.limits.connections_per_ip, config.limits.max_connections);
         Self {
             projects: projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
@@ -30,6 +33,7 @@ impl AppState {
             registry,
             metrics,
             connections,
+            token_keys,
             next_connection: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),
             shutdown: tokio::sync::watch::channel(false).0,

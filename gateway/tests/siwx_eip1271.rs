@@ -8,6 +8,8 @@
 //! anvil is found through `ANVIL_BIN`, else in `tests/peers/node_modules` (installed by
 //! `ensure_peers` in `scripts/lib/peers.sh`). A missing anvil fails the tests; it never skips them.
 
+mod support;
+
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -387,4 +389,49 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
         (1, Some("contract_rejected")),
         "{v:#}"
     );
+}
+
+/// The whole flow through the real gateway: a contract account connects, its owner signs the
+/// server's message, and the session's runtime asks the contract on anvil (EIP-1271).
+#[tokio::test]
+async fn a_contract_account_signs_in_through_the_gateway() {
+    use support::*;
+    let anvil = Anvil::start();
+    let wallet = deploy_wallet(&anvil, owner().address()).await;
+    let config = format!("{CONFIG}\n[siwx]\nrpc_urls = {{ \"eip155:{ANVIL_CHAIN_ID}\" = \"{}\" }}\n", anvil.url);
+    let gateway = Gateway::start(&config);
+    let anvil_network = json!({
+        "caipNetworkId": format!("eip155:{ANVIL_CHAIN_ID}"),
+        "name": "Anvil",
+        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+        "testnet": true
+    });
+    let mut client = Client::create(&gateway, json!({ "networks": [anvil_network], "siwx": {} })).await;
+    connect_wallet(&mut client, &wallet.to_checksum(None), &format!("0x{ANVIL_CHAIN_ID:x}")).await;
+    assert_eq!(client.state["router"]["current"], "SIWXSignMessage");
+    sign(&mut client, &owner()).await;
+    let account = format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None));
+    // The check runs after the signature's diff; its verdict arrives as another diff.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while client.state["siwx"]["sessions"][&account].is_null() && Instant::now() < deadline {
+        let frame = recv_json(&mut client.ws).await;
+        client.apply_diff(&frame);
+    }
+    assert_eq!(client.state["siwx"]["sessions"][&account]["method"], "eip1271", "{}", client.state["siwx"]);
+
+    // A stranger's signature for the same contract account is refused by the contract.
+    let mut other = Client::create(&gateway, json!({ "networks": [json!({
+        "caipNetworkId": format!("eip155:{ANVIL_CHAIN_ID}"),
+        "name": "Anvil",
+        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 }
+    })], "siwx": {} })).await;
+    connect_wallet(&mut other, &wallet.to_checksum(None), &format!("0x{ANVIL_CHAIN_ID:x}")).await;
+    sign(&mut other, &PrivateKeySigner::from_slice(&[0x52; 32]).unwrap()).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while other.state["siwx"]["error"].is_null() && Instant::now() < deadline {
+        let frame = recv_json(&mut other.ws).await;
+        other.apply_diff(&frame);
+    }
+    assert_eq!(other.state["siwx"]["error"], "The signature could not be verified");
+    assert!(other.state["siwx"]["sessions"].as_object().unwrap().is_empty());
 }

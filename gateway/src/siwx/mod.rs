@@ -2,8 +2,11 @@
 //! `vestibule siwx verify` command's logic. The messages, the pure checks and the EOA / ed25519
 //! verifiers are `vestibule_actors::siwx`.
 
+pub mod checker;
 pub mod cli;
 pub mod eip1271;
+pub mod http;
+pub mod token;
 pub mod verify;
 
 pub use cli::{SiwxVerifyArgs, run_verify};

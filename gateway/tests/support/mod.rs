@@ -111,6 +111,23 @@ impl Gateway {
         (status, body)
     }
 
+    pub async fn http_post(&self, path: &str, body: &Value) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = TcpStream::connect(&self.addr).await.unwrap();
+        let body = body.to_string();
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+        (status, body)
+    }
+
     pub async fn metric(&self, name_and_labels: &str) -> f64 {
         let (_, body) = self.http_get("/metrics", None).await;
         body.lines()
@@ -322,3 +339,37 @@ pub async fn fold_from_disk(data: &Path, session: &str) -> (Value, u64) {
     }
     (wire::to_value(&state), events.last().map_or(0, |e| e.seq))
 }
+
+// --- the widget and the wallet in the sign-in flow ---
+
+pub fn first_request(state: &Value) -> (String, Value) {
+    let id = state["requests"]["order"][0].as_str().expect("a pending wallet request").to_string();
+    (id.clone(), state["requests"]["items"][&id]["kind"].clone())
+}
+
+/// Reports the dev wallet, connects `address` on `chain_hex`, and returns the client on the
+/// SIWXSignMessage view.
+pub async fn connect_wallet(client: &mut Client, address: &str, chain_hex: &str) {
+    let wallet = json!({ "name": "Dev Wallet", "rdns": "dev.vestibule.wallet", "kind": "ANNOUNCED" });
+    client.command(json!({ "type": "ReportWallets", "wallets": [wallet] })).await;
+    client.command(json!({ "type": "SelectConnector", "connectorId": "dev.vestibule.wallet" })).await;
+    let (request_id, kind) = first_request(&client.state);
+    assert_eq!(kind["type"], "connect");
+    let outcome = json!({ "status": "ok", "result": { "accounts": [address], "chainId": chain_hex } });
+    let result = client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+}
+
+/// Clicks Sign and answers the wallet prompt with `signer`'s `personal_sign` of the exact message.
+pub async fn sign(client: &mut Client, signer: &alloy::signers::local::PrivateKeySigner) -> String {
+    let result = client.command(json!({ "type": "SiwxSign", })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    let (request_id, kind) = first_request(&client.state);
+    assert_eq!(kind["type"], "signMessage");
+    let message = kind["message"].as_str().unwrap().to_string();
+    let signature = format!("0x{}", hex::encode(alloy::signers::SignerSync::sign_message_sync(signer, message.as_bytes()).unwrap().as_bytes()));
+    let outcome = json!({ "status": "ok", "result": signature });
+    client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
+    message
+}
+

@@ -1,0 +1,122 @@
+//! HTTP endpoints for sign-in: the public key set, a token for the page's signed-in session, token
+//! introspection (which knows about sign-outs) and sign-out. Documented in `docs/siwx.md`.
+
+use std::str::FromStr;
+
+use actix_web::{http::header, web, HttpResponse};
+use serde::Deserialize;
+use vestibule_actors::runtime::{Execute, Inspect};
+use vestibule_actors::session::ClientCommand;
+use vestibule_store::SessionId;
+
+use super::token::{SignInClaims, TokenError};
+use crate::state::AppState;
+
+/// Proof that the caller is the page holding the modal session (the resume token is what the widget
+/// keeps; it is never sent anywhere else).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionCredentials {
+    session_id: String,
+    resume_token: String,
+    /// For sign-out: the CAIP-10 account (default: the active one).
+    #[serde(default)]
+    account: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntrospectRequest {
+    token: String,
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn error(status: actix_web::http::StatusCode, code: &str, message: &str) -> HttpResponse {
+    HttpResponse::build(status).json(serde_json::json!({ "code": code, "message": message }))
+}
+
+fn unauthorized() -> HttpResponse {
+    error(actix_web::http::StatusCode::UNAUTHORIZED, "unauthorized", "unknown session or wrong resume token")
+}
+
+pub async fn jwks(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+        .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
+        .json(state.token_keys.jwks())
+}
+
+async fn authorized(state: &AppState, creds: &SessionCredentials) -> Option<SessionId> {
+    let id = SessionId::from_str(&creds.session_id).ok()?;
+    state.registry.authorize(id, &creds.resume_token).await.ok()?;
+    Some(id)
+}
+
+/// `POST /siwx/token`: a token for the active account's sign-in session.
+pub async fn token(state: web::Data<AppState>, body: web::Json<SessionCredentials>) -> HttpResponse {
+    let Some(id) = authorized(&state, &body).await else { return unauthorized() };
+    let Ok(Ok(snapshot)) = state.registry.session(id).send(Inspect).await else {
+        return error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry");
+    };
+    let s = &snapshot.state;
+    let Some(sign_in) = s.active_caip_address().and_then(|a| s.siwx.session_for(&a).cloned()) else {
+        return error(actix_web::http::StatusCode::NOT_FOUND, "no_sign_in_session", "the active account has not signed in");
+    };
+    let now = now_s();
+    let exp = (sign_in.expires_ms / 1000).min(now + state.config.siwx.token_ttl.as_secs());
+    let claims = SignInClaims {
+        iss: state.config.siwx.issuer.clone(),
+        sub: sign_in.account.clone(),
+        aud: s.project.clone(),
+        sid: id.to_string(),
+        sis: sign_in.id.clone(),
+        origin: s.origin.clone(),
+        method: serde_json::to_value(sign_in.method).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+        iat: now,
+        exp,
+    };
+    let token = state.token_keys.issue(&claims);
+    tracing::info!(session = %id, sign_in = %sign_in.id, "sign-in token issued");
+    HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(serde_json::json!({ "token": token, "claims": claims }))
+}
+
+/// `POST /siwx/introspect`: whether a token is valid now, including sign-outs (which an offline
+/// check cannot see before the token expires).
+pub async fn introspect(state: web::Data<AppState>, body: web::Json<IntrospectRequest>) -> HttpResponse {
+    let inactive = |reason: &str| HttpResponse::Ok().json(serde_json::json!({ "active": false, "reason": reason }));
+    let claims = match state.token_keys.verify(&body.token, now_s()) {
+        Ok(claims) => claims,
+        Err(TokenError::Expired) => return inactive("expired"),
+        Err(TokenError::BadSignature) => return inactive("bad_signature"),
+        Err(TokenError::Malformed) => return inactive("malformed"),
+    };
+    let Ok(id) = SessionId::from_str(&claims.sid) else { return inactive("malformed") };
+    // A session that no longer exists (expired by retention) has no sign-in.
+    if !matches!(state.registry.log().session_meta(id).await, Ok(Some(_))) {
+        return inactive("signed_out");
+    }
+    let Ok(Ok(snapshot)) = state.registry.session(id).send(Inspect).await else {
+        return error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry");
+    };
+    match snapshot.state.siwx.session_for(&claims.sub) {
+        Some(s) if s.id == claims.sis => HttpResponse::Ok().json(serde_json::json!({ "active": true, "claims": claims })),
+        _ => inactive("signed_out"),
+    }
+}
+
+/// `POST /siwx/signout`: ends a sign-in session (the host's "sign out" button).
+pub async fn sign_out(state: web::Data<AppState>, body: web::Json<SessionCredentials>) -> HttpResponse {
+    let Some(id) = authorized(&state, &body).await else { return unauthorized() };
+    let command = ClientCommand::SiwxSignOut { account: body.account.clone() };
+    let command_id = format!("http-signout-{}", hex::encode(rand::random::<[u8; 8]>()));
+    match state.registry.session(id).send(Execute { command_id, command, reply_to: None }).await {
+        Ok(reply) => match reply.error {
+            None => HttpResponse::NoContent().finish(),
+            Some(e) => HttpResponse::Conflict().json(serde_json::json!({ "code": e.code, "message": e.message })),
+        },
+        Err(_) => error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry"),
+    }
+}

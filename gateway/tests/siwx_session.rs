@@ -1,0 +1,97 @@
+//! Sign-in end to end against the real gateway: a real WebSocket client plays the widget and the
+//! wallet (with a real secp256k1 key), the server builds and verifies the message, and the host's
+//! backend gets a token it verifies offline with the published key set and online by introspection.
+
+mod support;
+
+use alloy::signers::local::PrivateKeySigner;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::{json, Value};
+use support::*;
+
+fn wallet() -> PrivateKeySigner {
+    PrivateKeySigner::from_slice(&[0x61; 32]).unwrap()
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+#[tokio::test]
+async fn a_wallet_signs_in_and_the_host_backend_can_rely_on_the_token() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({ "siwx": { "statement": "Sign in to the test app" } })).await;
+    let address = wallet().address().to_checksum(None);
+    connect_wallet(&mut client, &address, "0x1").await;
+    assert_eq!(client.state["router"]["current"], "SIWXSignMessage", "connecting opens the sign-in view");
+
+    // Before signing, there is no token to have.
+    let creds = json!({ "sessionId": client.session_id, "resumeToken": client.resume_token });
+    assert_eq!(gateway.http_post("/siwx/token", &creds).await.0, 404);
+
+    let message = sign(&mut client, &wallet()).await;
+    assert!(message.starts_with("http://localhost:3000 wants you to sign in with your Ethereum account:\n"), "{message}");
+    let account = format!("eip155:1:{address}");
+    let session = &client.state["siwx"]["sessions"][&account];
+    assert_eq!(session["method"], "eip191", "{}", client.state["siwx"]);
+    assert_eq!(client.state["modal"]["status"], "closed", "signing closes the modal");
+
+    // A wrong resume token gets nothing.
+    let wrong = json!({ "sessionId": client.session_id, "resumeToken": "0".repeat(64) });
+    assert_eq!(gateway.http_post("/siwx/token", &wrong).await.0, 401);
+
+    let (status, body) = gateway.http_post("/siwx/token", &creds).await;
+    assert_eq!(status, 200, "{body}");
+    let token = serde_json::from_str::<Value>(&body).unwrap()["token"].as_str().unwrap().to_string();
+
+    // Offline: the published key verifies the token and the claims name the account and session.
+    let (_, jwks) = gateway.http_get("/.well-known/jwks.json", None).await;
+    let jwks: Value = serde_json::from_str(&jwks).unwrap();
+    let x = URL_SAFE_NO_PAD.decode(jwks["keys"][0]["x"].as_str().unwrap()).unwrap();
+    let key = ed25519_dalek::VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap();
+    let claims = vestibule_gateway::siwx::token::verify_with(&key, &token, now_s()).expect("a valid token");
+    assert_eq!((claims.sub.as_str(), claims.aud.as_str(), claims.sid.as_str()), (account.as_str(), "test", client.session_id.as_str()));
+    assert!(claims.exp > now_s());
+
+    // Online: active until the visitor signs out, then not.
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+    assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], true, "{verdict}");
+    assert_eq!(gateway.http_post("/siwx/signout", &creds).await.0, 204);
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+    let verdict: Value = serde_json::from_str(&verdict).unwrap();
+    assert_eq!((verdict["active"].as_bool(), verdict["reason"].as_str()), (Some(false), Some("signed_out")));
+    // A tampered token is refused.
+    let tampered = format!("{}x", &token[..token.len() - 1]);
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": tampered })).await;
+    assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], false);
+}
+
+#[tokio::test]
+async fn a_signature_by_another_key_is_refused_and_its_nonce_never_works_again() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({ "siwx": { "required": true } })).await;
+    let address = wallet().address().to_checksum(None);
+    connect_wallet(&mut client, &address, "0x1").await;
+    let first_nonce = client.state["siwx"]["challenge"]["nonce"].as_str().unwrap().to_string();
+    // Closing is disabled while sign-in is required and missing.
+    let result = client.command(json!({ "type": "CloseModal", })).await;
+    assert_eq!(result["error"]["code"], "close_disabled");
+
+    let stranger = PrivateKeySigner::from_slice(&[0x62; 32]).unwrap();
+    sign(&mut client, &stranger).await;
+    // No RPC endpoint is configured, so the contract-account check fails at once.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while client.state["siwx"]["status"] != "ready" && std::time::Instant::now() < deadline {
+        let frame = recv_json(&mut client.ws).await;
+        client.apply_diff(&frame);
+    }
+    let siwx = &client.state["siwx"];
+    assert_eq!(siwx["error"], "The signature could not be verified", "{siwx}");
+    assert!(siwx["sessions"].as_object().unwrap().is_empty());
+    assert_ne!(siwx["challenge"]["nonce"].as_str().unwrap(), first_nonce, "the spent nonce is replaced");
+    // The visitor cancels: sign-in is required, so the wallet is disconnected.
+    client.command(json!({ "type": "SiwxCancel", })).await;
+    assert_eq!(client.state["connection"]["namespaces"]["eip155"]["status"], "disconnected");
+    assert_eq!(client.state["router"]["current"], "Connect");
+}
