@@ -40,6 +40,9 @@ pub enum Command {
         #[command(subcommand)]
         command: BenchCommand,
     },
+    /// Simulated visitors driving real flows over WebSockets: latency percentiles, throughput,
+    /// errors, seq gaps, hash mismatches; optionally SIGKILLing the gateway under load.
+    Load(crate::load::LoadArgs),
     /// Regenerate the client's TypeScript definitions and statecharts from the Rust types.
     Codegen {
         /// Output directory.
@@ -105,6 +108,15 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("{report}");
             }
             Ok(0)
+        }
+        Command::Load(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let (report, passed) = runtime.block_on(crate::load::run(args))?;
+            println!("{report}");
+            if !passed {
+                eprintln!("load check FAILED: every session must connect, with no gap, no hash mismatch and nothing lost");
+            }
+            Ok(if passed { 0 } else { 1 })
         }
         Command::Codegen { out, check } => {
             if check {

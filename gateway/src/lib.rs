@@ -4,6 +4,7 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod limits;
+pub mod load;
 pub mod metrics;
 pub mod origin;
 pub mod server;

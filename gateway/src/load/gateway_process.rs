@@ -1,0 +1,123 @@
+//! The gateway a load run starts for itself: this same binary (`vestibule serve`) as a child
+//! process on a loopback port, so its resident memory can be measured apart from the visitors' and
+//! it can be SIGKILLed and restarted on the same data directory.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+pub struct GatewayProcess {
+    child: Child,
+    pub addr: String,
+    data: PathBuf,
+    config: PathBuf,
+}
+
+/// Limits fit for thousands of visitors from one address; durability stays the default.
+const LOAD_CONFIG: &str = r#"
+[limits]
+connections_per_ip = 1000000
+max_connections = 1000000
+commands_per_second = 1000
+command_burst = 1000
+"#;
+
+impl GatewayProcess {
+    pub fn start(data: &Path, listen: &str) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(data)?;
+        let config = data.with_extension("load.toml");
+        std::fs::write(&config, LOAD_CONFIG)?;
+        Self::spawn(data.to_path_buf(), config, listen)
+    }
+
+    fn spawn(data: PathBuf, config: PathBuf, listen: &str) -> anyhow::Result<Self> {
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .args(["serve", "--listen", listen, "--data"])
+            .arg(&data)
+            .arg("--config")
+            .arg(&config)
+            .arg("--static-dir")
+            .arg(data.join("no-static"))
+            .env("VESTIBULE_LOG", "error")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        let addr = line
+            .trim()
+            .strip_prefix("vestibule listening on http://")
+            .ok_or_else(|| anyhow::anyhow!("the gateway did not start (first line {line:?})"))?
+            .to_string();
+        Ok(GatewayProcess { child, addr, data, config })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL: no flush, no goodbye.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts again on the same directory and address (after `kill`). The address may be briefly
+    /// unavailable, so this retries for a few seconds.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match Self::spawn(self.data.clone(), self.config.clone(), &self.addr.clone()) {
+                Ok(next) => {
+                    *self = next;
+                    return Ok(());
+                }
+                Err(e) if std::time::Instant::now() > deadline => return Err(e),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
+    }
+
+    /// SIGTERM and wait: the gateway flushes and closes connections with 1001.
+    pub fn stop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for GatewayProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Resident memory of a process, from `/proc/PID/status`.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
+/// Raises the open-file limit to its hard maximum; returns the new soft limit.
+pub fn raise_nofile_limit() -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 0;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                return raised.rlim_cur;
+            }
+        }
+    }
+    limit.rlim_cur
+}

@@ -1,0 +1,217 @@
+//! What a load run measures: HDR latency histograms, counters, and a per-second timeline for the
+//! progress line and the chart. Visitors record into one shared `Metrics` behind a mutex; a
+//! record is a few nanoseconds against a network round trip, so the lock is not the bottleneck.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+pub struct Metrics {
+    started: Instant,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    command_to_result: Histogram<u64>,
+    command_to_diff: Histogram<u64>,
+    commands: u64,
+    accepted: u64,
+    refused: u64,
+    events: u64,
+    errors: BTreeMap<String, u64>,
+    gaps: u64,
+    hash_mismatches: u64,
+    connections: u64,
+    reconnects: u64,
+    /// One entry per elapsed second: commands answered and their command-to-diff histogram.
+    timeline: Vec<(u64, Histogram<u64>)>,
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 µs to 60 s at 3 significant digits.
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid bounds")
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p99_us: u64,
+    pub p999_us: u64,
+    pub max_us: u64,
+}
+
+impl Percentiles {
+    fn of(h: &Histogram<u64>) -> Self {
+        let q = |q: f64| if h.is_empty() { 0 } else { h.value_at_quantile(q) };
+        Percentiles { count: h.len(), p50_us: q(0.5), p90_us: q(0.9), p99_us: q(0.99), p999_us: q(0.999), max_us: h.max() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Second {
+    pub t: u64,
+    pub commands: u64,
+    pub p99_us: u64,
+}
+
+/// Counters at a moment, for the progress line and the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Totals {
+    pub commands: u64,
+    pub accepted: u64,
+    pub refused: u64,
+    pub events: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub gaps: u64,
+    pub hash_mismatches: u64,
+    pub connections: u64,
+    pub reconnects: u64,
+    pub command_to_result: Percentiles,
+    pub command_to_diff: Percentiles,
+    pub timeline: Vec<Second>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        Metrics {
+            started: Instant::now(),
+            inner: Mutex::new(Inner {
+                command_to_result: histogram(),
+                command_to_diff: histogram(),
+                commands: 0,
+                accepted: 0,
+                refused: 0,
+                events: 0,
+                errors: BTreeMap::new(),
+                gaps: 0,
+                hash_mismatches: 0,
+                connections: 0,
+                reconnects: 0,
+                timeline: Vec::new(),
+            }),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        f(&mut self.inner.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    pub fn result(&self, latency: Duration, accepted: bool) {
+        self.with(|m| {
+            m.commands += 1;
+            if accepted {
+                m.accepted += 1;
+            } else {
+                m.refused += 1;
+            }
+            let _ = m.command_to_result.record(latency.as_micros().max(1) as u64);
+        });
+    }
+
+    pub fn diff(&self, latency: Duration) {
+        let second = self.started.elapsed().as_secs();
+        self.with(|m| {
+            let us = latency.as_micros().max(1) as u64;
+            let _ = m.command_to_diff.record(us);
+            while m.timeline.len() as u64 <= second {
+                let t = m.timeline.len() as u64;
+                m.timeline.push((t, histogram()));
+            }
+            let _ = m.timeline[second as usize].1.record(us);
+        });
+    }
+
+    pub fn events(&self, n: usize) {
+        self.with(|m| m.events += n as u64);
+    }
+
+    pub fn error(&self, kind: &str) {
+        self.with(|m| *m.errors.entry(kind.to_string()).or_default() += 1);
+    }
+
+    pub fn gap(&self) {
+        self.with(|m| m.gaps += 1);
+    }
+
+    pub fn hash_mismatch(&self) {
+        self.with(|m| m.hash_mismatches += 1);
+    }
+
+    pub fn connected(&self, resumed: bool) {
+        self.with(|m| {
+            m.connections += 1;
+            if resumed {
+                m.reconnects += 1;
+            }
+        });
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn totals(&self) -> Totals {
+        self.with(|m| Totals {
+            commands: m.commands,
+            accepted: m.accepted,
+            refused: m.refused,
+            events: m.events,
+            errors: m.errors.clone(),
+            gaps: m.gaps,
+            hash_mismatches: m.hash_mismatches,
+            connections: m.connections,
+            reconnects: m.reconnects,
+            command_to_result: Percentiles::of(&m.command_to_result),
+            command_to_diff: Percentiles::of(&m.command_to_diff),
+            timeline: m
+                .timeline
+                .iter()
+                .map(|(t, h)| Second { t: *t, commands: h.len(), p99_us: Percentiles::of(h).p99_us })
+                .collect(),
+        })
+    }
+}
+
+/// A self-contained HTML page (inline SVG, no scripts or network) with throughput and p99
+/// command-to-diff latency per second.
+pub fn chart_html(title: &str, timeline: &[Second]) -> String {
+    let (w, h, pad) = (900.0, 260.0, 40.0);
+    let n = timeline.len().max(2) as f64;
+    let line = |values: Vec<f64>, color: &str| {
+        let max = values.iter().cloned().fold(1.0, f64::max);
+        let points: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{:.1},{:.1}", pad + i as f64 * (w - 2.0 * pad) / (n - 1.0), h - pad - v / max * (h - 2.0 * pad)))
+            .collect();
+        (format!("<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>", points.join(" ")), max)
+    };
+    let (throughput, max_rate) = line(timeline.iter().map(|s| s.commands as f64).collect(), "#2b6cb0");
+    let (latency, max_p99) = line(timeline.iter().map(|s| s.p99_us as f64 / 1000.0).collect(), "#c53030");
+    let axis = format!(
+        "<line x1=\"{pad}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{y}\" stroke=\"#999\"/>",
+        y = h - pad,
+        x2 = w - pad
+    );
+    let svg = |body: &str, label: &str| {
+        format!("<h2>{label}</h2><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{label}\">{axis}{body}<text x=\"{pad}\" y=\"{}\" font-size=\"12\">0 s</text><text x=\"{}\" y=\"{}\" font-size=\"12\">{} s</text></svg>", h - pad + 16.0, w - pad - 30.0, h - pad + 16.0, timeline.len())
+    };
+    format!(
+        "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{title}</title>\
+         <style>body{{font:14px system-ui,sans-serif;margin:2em}}</style><h1>{title}</h1>\
+         {}<p>Peak {max_rate:.0} diffs/s.</p>{}<p>Peak p99 {max_p99:.2} ms.</p></html>",
+        svg(&throughput, "Commands answered with a diff, per second"),
+        svg(&latency, "p99 command-to-diff latency per second (ms)"),
+    )
+}
