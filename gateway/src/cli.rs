@@ -40,6 +40,47 @@ pub enum Command {
         #[command(subcommand)]
         command: BenchCommand,
     },
+    /// Sessions in a data directory.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+    /// Replay a session event by event: time, type, summary and each machine's transitions.
+    Replay {
+        #[arg(long)]
+        data: PathBuf,
+        session: String,
+        /// Stop after this seq.
+        #[arg(long)]
+        to: Option<u64>,
+        #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+        format: String,
+        /// Print each event's JSON Patch of the state.
+        #[arg(long)]
+        patch: bool,
+        /// Re-fold the log and check it against the stored snapshots and the state hashes sent to
+        /// clients; exit 1 naming the first divergent seq.
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Write a session as JSONL to stdout (to attach to a bug report).
+    Export {
+        #[arg(long)]
+        data: PathBuf,
+        session: String,
+        /// Replace the local part of email addresses with ***.
+        #[arg(long)]
+        mask_emails: bool,
+    },
+    /// Read a session exported with `vestibule export` into a data directory.
+    Import {
+        #[arg(long)]
+        data: PathBuf,
+        file: PathBuf,
+        /// Import under a new session id (when the id exists already).
+        #[arg(long)]
+        new_id: bool,
+    },
     /// Simulated visitors driving real flows over WebSockets: latency percentiles, throughput,
     /// errors, seq gaps, hash mismatches; optionally SIGKILLing the gateway under load.
     Load(crate::load::LoadArgs),
@@ -51,6 +92,25 @@ pub enum Command {
         /// Only check that the directory is current; exit 1 if not.
         #[arg(long)]
         check: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions (newest activity filters, project, status).
+    List {
+        #[arg(long)]
+        data: PathBuf,
+        /// Only sessions active at or after this time (RFC 3339 or Unix ms).
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        /// active or ended
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+        format: String,
     },
 }
 
@@ -108,6 +168,65 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("{report}");
             }
             Ok(0)
+        }
+        Command::Sessions { command: SessionsCommand::List { data, since, project, status, format } } => {
+            let filter = vestibule_store::SessionFilter {
+                project,
+                status: status.as_deref().map(crate::replay::parse_status).transpose()?,
+                active_since_ms: since.as_deref().map(crate::replay::parse_time).transpose()?,
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async {
+                let log = crate::replay::open(&data)?;
+                let n = crate::replay::list(log.as_ref(), filter, format == "json", &mut std::io::stdout().lock()).await?;
+                if format == "text" {
+                    eprintln!("{n} sessions");
+                }
+                Ok(0)
+            })
+        }
+        Command::Replay { data, session, to, format, patch, verify } => {
+            let id = crate::replay::parse_session(&session)?;
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async {
+                let log = crate::replay::open(&data)?;
+                let options = crate::replay::ReplayOptions { to, json: format == "json", verify, patch };
+                let divergence = crate::replay::replay(log.as_ref(), id, &options, &mut std::io::stdout().lock()).await?;
+                match divergence {
+                    Some(d) => {
+                        eprintln!("verify FAILED at seq {}: {}", d.seq, d.reason);
+                        Ok(1)
+                    }
+                    None => {
+                        if verify {
+                            eprintln!("verify ok: the fold matches every stored state hash and snapshot");
+                        }
+                        Ok(0)
+                    }
+                }
+            })
+        }
+        Command::Export { data, session, mask_emails } => {
+            let id = crate::replay::parse_session(&session)?;
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async {
+                let log = crate::replay::open(&data)?;
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                let n = crate::replay::export(log.as_ref(), id, mask_emails, &mut out).await?;
+                std::io::Write::flush(&mut out)?;
+                eprintln!("exported {n} events");
+                Ok(0)
+            })
+        }
+        Command::Import { data, file, new_id } => {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async {
+                std::fs::create_dir_all(&data)?;
+                let log = crate::replay::open(&data)?;
+                let (id, n) = crate::replay::import(log.as_ref(), &file, new_id).await?;
+                println!("imported {n} events as session {id}");
+                Ok(0)
+            })
         }
         Command::Load(args) => {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -7,6 +7,7 @@ pub mod limits;
 pub mod load;
 pub mod metrics;
 pub mod origin;
+pub mod replay;
 pub mod server;
 pub mod siwx;
 pub mod state;

@@ -1,0 +1,109 @@
+//! The replay tools on sessions made through the real gateway over real WebSockets: list, replay
+//! with transitions, --verify against the hashes clients were sent, export / import, and the
+//! errors a user meets (a running gateway holding the directory, an unknown session, a tampered or
+//! corrupt file).
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::*;
+
+fn vestibule(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vestibule")).args(args).env("VESTIBULE_LOG", "error").output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[tokio::test]
+async fn sessions_made_through_the_gateway_replay_verify_and_move_between_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+    let mut client = Client::create(&gateway, json!({})).await;
+    connect_wallet(&mut client, "0x52908400098527886E0F7030069857D2E4169EE7", "0x1").await;
+    client.command(show_toast("hello from ada@example.com")).await;
+    let session = client.session_id.clone();
+    let live_state = client.state.clone();
+    let live_seq = client.seq;
+
+    // While the gateway runs, the directory is held: the error says so and points to the debug API.
+    let (code, _, err) = vestibule(&["sessions", "list", "--data", path(&data)]);
+    assert_ne!(code, 0);
+    assert!(err.contains("running gateway") && err.contains("debug API"), "{err}");
+    gateway.terminate();
+
+    let (code, out, _) = vestibule(&["sessions", "list", "--data", path(&data), "--format", "json"]);
+    assert_eq!(code, 0);
+    let listed: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!((listed["session"].as_str(), listed["events"].as_u64()), (Some(session.as_str()), Some(live_seq)));
+    assert!(!out.contains("resume") && !out.contains("Hash"), "no resume-token hash in listings: {out}");
+
+    let (code, out, err) = vestibule(&["replay", "--data", path(&data), &session, "--verify"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count() as u64, live_seq, "one line per event");
+    assert!(out.contains("connection/eip155: connecting -> connected"), "{out}");
+    assert!(out.contains("modal: closed -> open"), "{out}");
+    let (_, upto, _) = vestibule(&["replay", "--data", path(&data), &session, "--to", "3", "--format", "json", "--patch"]);
+    assert_eq!(upto.lines().count(), 3);
+    assert!(serde_json::from_str::<Value>(upto.lines().next().unwrap()).unwrap()["patch"].is_array());
+
+    // Export (masking emails), import elsewhere, and the replay there equals the live state.
+    let (code, export, _) = vestibule(&["export", "--data", path(&data), &session, "--mask-emails"]);
+    assert_eq!(code, 0);
+    assert!(!export.contains("ada@example.com") && export.contains("***@example.com"));
+    assert!(!export.contains("resumeToken") && !export.contains("resume_token"));
+    let file = dir.path().join("session.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    let other = dir.path().join("other");
+    let (code, out, err) = vestibule(&["import", "--data", path(&other), path(&file)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&session), "{out}");
+    let (code, _, err) = vestibule(&["replay", "--data", path(&other), &session, "--verify"]);
+    assert_eq!(code, 0, "masked events carry no checksum, the rest still verify: {err}");
+    let (folded, seq) = fold_from_disk(&other, &session).await;
+    assert_eq!(seq, live_seq);
+    // The toast message was masked; everything else is the live state.
+    let mut expected = live_state.clone();
+    for toast in expected["toasts"]["items"].as_object_mut().unwrap().values_mut() {
+        toast["message"] = json!(toast["message"].as_str().unwrap().replace("ada@example.com", "***@example.com"));
+    }
+    assert_eq!(folded, expected);
+
+    // Importing the same session again is refused; --new-id makes a copy.
+    let (code, _, err) = vestibule(&["import", "--data", path(&other), path(&file)]);
+    assert_ne!(code, 0);
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(vestibule(&["import", "--data", path(&other), path(&file), "--new-id"]).0, 0);
+
+    // A tampered event (its stored hash no longer matches) makes --verify fail naming its seq.
+    let (_, unmasked, _) = vestibule(&["export", "--data", path(&data), &session]);
+    let tampered: Vec<String> = unmasked
+        .lines()
+        .map(|l| if l.contains("\"ModalOpened\"") { l.replace("\"ModalOpened\"", "\"ModalClosed\"") } else { l.to_string() })
+        .collect();
+    let bad_seq = tampered.iter().skip(1).find(|l| l.contains("\"ModalClosed\"")).map(|l| serde_json::from_str::<Value>(l).unwrap()["seq"].as_u64().unwrap()).unwrap();
+    let tampered_file = dir.path().join("tampered.jsonl");
+    std::fs::write(&tampered_file, tampered.join("\n")).unwrap();
+    let third = dir.path().join("third");
+    assert_eq!(vestibule(&["import", "--data", path(&third), path(&tampered_file)]).0, 0);
+    let (code, _, err) = vestibule(&["replay", "--data", path(&third), &session, "--verify"]);
+    assert_eq!(code, 1, "{err}");
+    let named: u64 = err.split("at seq ").nth(1).and_then(|s| s.split(':').next()).and_then(|s| s.parse().ok()).unwrap();
+    assert!(named >= bad_seq, "the first divergence is at or after the tampered event {bad_seq}: {err}");
+
+    // Clear errors: an unknown session, a corrupt file.
+    let (code, _, err) = vestibule(&["replay", "--data", path(&data), "00000000000000000000000000000000"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no session"), "{err}");
+    let corrupt = dir.path().join("corrupt.jsonl");
+    std::fs::write(&corrupt, format!("{}\n{{not json\n", export.lines().next().unwrap())).unwrap();
+    let (code, _, err) = vestibule(&["import", "--data", path(&dir.path().join("fourth")), path(&corrupt)]);
+    assert_ne!(code, 0);
+    assert!(err.contains("line 2"), "{err}");
+}
