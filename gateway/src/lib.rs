@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod debug_api;
 pub mod http;
 pub mod limits;
 pub mod load;

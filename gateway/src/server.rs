@@ -71,7 +71,10 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
             .route("/.well-known/jwks.json", web::get().to(crate::siwx::http::jwks))
             .route("/siwx/token", web::post().to(crate::siwx::http::token))
             .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))
-            .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out));
+            .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out))
+            .route("/debug/sessions", web::get().to(crate::debug_api::sessions))
+            .route("/debug/sessions/{id}/events", web::get().to(crate::debug_api::events))
+            .route("/debug/sessions/{id}/follow", web::get().to(crate::debug_api::follow));
         if has_static {
             app.service(actix_files::Files::new("/", &static_dir).index_file("index.html"))
         } else {

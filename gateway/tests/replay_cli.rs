@@ -107,3 +107,46 @@ async fn sessions_made_through_the_gateway_replay_verify_and_move_between_direct
     assert_ne!(code, 0);
     assert!(err.contains("line 2"), "{err}");
 }
+
+#[tokio::test]
+async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_token() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const TOKEN: &str = "debug-token-0123456789";
+    let off = Gateway::start(CONFIG);
+    assert_eq!(off.http_get_with("/debug/sessions", &format!("Authorization: Bearer {TOKEN}\r\n")).await.0, 404, "off without a token configured");
+
+    let gateway = Gateway::start(&format!("admin_token = \"{TOKEN}\"\n{CONFIG}"));
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    assert_eq!(gateway.http_get("/debug/sessions", None).await.0, 401);
+    assert_eq!(gateway.http_get_with("/debug/sessions", "Authorization: Bearer wrong-token-0123456789\r\n").await.0, 401);
+    let mut client = Client::create(&gateway, json!({})).await;
+    client.command(show_toast("first")).await;
+    let (status, body) = gateway.http_get_with("/debug/sessions", &auth).await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed["sessions"][0]["session"], client.session_id.as_str());
+    let (_, body) = gateway.http_get_with(&format!("/debug/sessions/{}/events?from=1", client.session_id), &auth).await;
+    let events: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(events.as_array().unwrap().len() as u64, client.seq);
+    assert_eq!(events[0]["type"], "SessionStarted");
+
+    // Follow: events committed after the request arrive as they are made durable.
+    let mut stream = tokio::net::TcpStream::connect(&gateway.addr).await.unwrap();
+    let from = client.seq + 1;
+    let request = format!("GET /debug/sessions/{}/follow?from={from} HTTP/1.1\r\nHost: {}\r\n{auth}\r\n", client.session_id, gateway.addr);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    client.command(show_toast("followed")).await;
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !seen.contains("followed") && tokio::time::Instant::now() < deadline {
+        let mut buf = [0u8; 4096];
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+            _ => break,
+        }
+    }
+    assert!(seen.contains("text/event-stream"), "{seen}");
+    assert!(seen.contains("data: {") && seen.contains("\"followed\""), "{seen}");
+    assert!(seen.contains(&format!("\"seq\":{from}")), "following starts at `from`: {seen}");
+}

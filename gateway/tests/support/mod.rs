@@ -99,10 +99,15 @@ impl Gateway {
     }
 
     pub async fn http_get(&self, path: &str, origin: Option<&str>) -> (u16, String) {
+        let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
+        self.http_get_with(path, &origin).await
+    }
+
+    /// GET with extra header lines (each ending in CRLF).
+    pub async fn http_get_with(&self, path: &str, headers: &str) -> (u16, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = TcpStream::connect(&self.addr).await.unwrap();
-        let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{origin}Connection: close\r\n\r\n", self.addr);
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{headers}Connection: close\r\n\r\n", self.addr);
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).await.unwrap();
