@@ -76,6 +76,8 @@ pub struct Report {
     pub sessions: usize,
     pub sessions_connected: usize,
     pub duration_s: f64,
+    /// Time after the traffic window until every visitor's last command finished.
+    pub drain_s: f64,
     pub think_ms: u64,
     pub durability: &'static str,
     pub commands: u64,
@@ -177,6 +179,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             }
             // Wait until everyone is connected (the idle memory figure is taken then), or the ramp is over.
             let _ = tokio::time::timeout_at((Instant::now() + ramp + Duration::from_secs(30)).into(), go.wait_for(|g| *g)).await;
+            // Spread first commands over one think period: all visitors starting in the same
+            // millisecond would measure the harness's burst, not the gateway's steady state.
+            tokio::time::sleep(think.mul_f64((visitor.index.wrapping_mul(7919) % 1000) as f64 / 1000.0)).await;
             while Instant::now() < traffic_end {
                 match visitor.step().await {
                     Ok(()) => {}
@@ -247,7 +252,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     for task in tasks {
         visitors.push(task.await?);
     }
-    let elapsed = metrics.elapsed().as_secs_f64() - ramp.as_secs_f64();
+    let drain = Instant::now().saturating_duration_since(traffic_end).as_secs_f64();
+    // Rates are over the traffic window (commands finishing in the drain are few).
+    let elapsed = args.duration.max(0.001);
     let totals = metrics.totals();
 
     // Every accepted command that wrote must be in its session's log.
@@ -269,7 +276,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         }
     }
     drop(gateway);
-    let report = build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
+    let mut report = build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
+    report.drain_s = drain;
     let passed = report.gaps == 0 && report.hash_mismatches == 0 && report.lost == 0 && sessions_connected == args.sessions;
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
@@ -307,6 +315,7 @@ fn build_report(
         sessions: args.sessions,
         sessions_connected,
         duration_s: elapsed,
+        drain_s: 0.0,
         think_ms: args.think_ms,
         durability: if args.url.is_some() { "as configured" } else { "durable" },
         commands: t.commands,
@@ -334,7 +343,7 @@ fn build_report(
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |us: u64| us as f64 / 1000.0;
-        writeln!(f, "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic", self.scenario, self.sessions_connected, self.sessions, self.duration_s)?;
+        writeln!(f, "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic (+{:.1} s to drain)", self.scenario, self.sessions_connected, self.sessions, self.duration_s, self.drain_s)?;
         writeln!(f, "commands {} ({:.0}/s; {} accepted, {} refused), events {} ({:.0}/s)", self.commands, self.commands_per_s, self.accepted, self.refused, self.events, self.events_per_s)?;
         writeln!(f, "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
         for (name, p) in [("command→result", &self.latency.command_to_result), ("command→diff", &self.latency.command_to_diff)] {

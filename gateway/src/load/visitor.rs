@@ -195,8 +195,15 @@ impl Visitor {
             {
                 return Ok(());
             }
+            // One deadline for the whole command: timer diffs arriving meanwhile must not hide a
+            // result that never comes.
+            let left = Duration::from_secs(10).saturating_sub(sent.elapsed());
+            if left.is_zero() {
+                self.metrics.error(if result_seq.is_some() { "diff_timeout" } else { "result_timeout" });
+                return Err(Broken::Connection("no answer within 10 s".into()));
+            }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let frame = read_json(ws, Duration::from_secs(10)).await.map_err(Broken::Connection)?;
+            let frame = read_json(ws, left).await.map_err(Broken::Connection)?;
             match frame["type"].as_str() {
                 Some("diff") => {
                     if !self.apply_diff(&frame) {
