@@ -157,3 +157,36 @@ fn a_retried_command_after_a_restart_gets_its_first_answer() {
         assert!(fresh.seq > 3, "a new id is a new command");
     });
 }
+
+/// A deadline falling due while a command is between its decision and its durable append must wait
+/// its turn: deciding it from the same seq would make one of the two appends conflict. (Found by
+/// `vestibule load --scenario toast-storm`: conflicting commands got no result at all.)
+#[test]
+fn timers_firing_while_commands_are_in_flight_never_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let log = open_log(dir.path());
+        let registry = registry(log.clone(), RuntimeConfig::default());
+        let (id, _) = registry.create("test", "http://localhost:3000", SessionOptions::default()).await.unwrap();
+        let session = registry.session(id);
+        let started = std::time::Instant::now();
+        let mut i = 0;
+        // Back-to-back commands for 1.5 s while 100 ms toast deadlines keep falling due.
+        while started.elapsed() < Duration::from_millis(1500) {
+            i += 1;
+            let show = ClientCommand::ShowToast {
+                message: format!("toast {i}"),
+                variant: vestibule_actors::machines::toasts::ToastVariant::Success,
+                duration_ms: Some(100),
+                persistent: None,
+            };
+            let reply = session.send(Execute { command_id: format!("c{i}"), command: show, reply_to: None }).await.unwrap();
+            assert!(reply.error.is_none(), "command {i} was refused: {:?}", reply.error);
+        }
+        let timer_events = log.read(id, 1, None).await.unwrap().into_iter().filter(|e| e.correlation_id.as_deref().is_some_and(|c| c.starts_with("timer:"))).count();
+        assert!(timer_events > 5, "deadlines fell due during the run ({timer_events} timer events)");
+        let live = session.send(Inspect).await.unwrap().unwrap();
+        let (folded, seq) = fold_log(log.as_ref(), id, Some(live.seq)).await.unwrap();
+        assert_eq!((seq, folded), (live.seq, live.state));
+    });
+}

@@ -187,10 +187,8 @@ impl ModalSession {
             Some(checker) => checker.check(check),
             None => super::effects::no_checker(),
         };
-        ctx.spawn(future.into_actor(self).map(move |verdict, act, ctx| {
-            let correlation = format!("effect:{}", act.seq + 1);
-            let fut = act.run(Command::SiwxContractChecked { nonce, verdict }, correlation, None).map(|_, act, ctx| act.rearm(ctx));
-            ctx.wait(fut);
+        ctx.spawn(future.into_actor(self).map(move |verdict, _act, ctx| {
+            ctx.address().do_send(Internal { command: Command::SiwxContractChecked { nonce, verdict } });
         }));
     }
 
@@ -311,7 +309,16 @@ impl ModalSession {
                 act.metrics.append_seconds.observe(started.elapsed().as_secs_f64());
                 let reply = match result {
                     Ok(outcome) => act.apply(events, outcome, Committed { state: next, json: next_json, hash: next_hash }, &correlation, reply_to, client_command, ctx),
-                    Err(error) => act.append_failed(error, ctx),
+                    Err(error) => {
+                        let reply = act.append_failed(error, ctx);
+                        // The client must hear about it (it would otherwise wait for a result
+                        // forever), but the refusal is not remembered: it is transient, and a retry
+                        // with the same command id must run the command again.
+                        if client_command {
+                            act.send_to(reply_to, Outbound::Message(reply.to_frame(&correlation)));
+                        }
+                        reply
+                    }
                 };
                 act.rearm(ctx);
                 reply
@@ -459,9 +466,8 @@ impl ModalSession {
             let delay = deadline.saturating_sub(self.clock.now_ms());
             let handle = ctx.run_later(Duration::from_millis(delay), |act, ctx| {
                 act.timer = None;
-                let correlation = format!("timer:{}", act.seq + 1);
-                let fut = act.run(Command::Tick, correlation, None).map(|_, act, ctx| act.rearm(ctx));
-                ctx.wait(fut);
+                // Through the mailbox: a command may be between its decision and its append now.
+                ctx.address().do_send(Internal { command: Command::Tick });
             });
             self.timer = Some((deadline, handle));
         }
@@ -541,6 +547,30 @@ impl Handler<Execute> for ModalSession {
 
     fn handle(&mut self, msg: Execute, _: &mut Context<Self>) -> Self::Result {
         AtomicResponse::new(self.run(Command::Client(msg.command), msg.command_id, msg.reply_to))
+    }
+}
+
+/// A command the session gives itself: a deadline that fell due, or an effect's outcome. It goes
+/// through the mailbox like a client's command, so it is decided only when no other decision is
+/// between deciding and being durable (two decisions from the same seq would conflict).
+#[derive(Message)]
+#[rtype(result = "CommandReply")]
+struct Internal {
+    command: Command,
+}
+
+impl Handler<Internal> for ModalSession {
+    type Result = AtomicResponse<Self, CommandReply>;
+
+    fn handle(&mut self, msg: Internal, _: &mut Context<Self>) -> Self::Result {
+        let correlation = match &msg.command {
+            Command::Tick => format!("timer:{}", self.seq + 1),
+            _ => format!("effect:{}", self.seq + 1),
+        };
+        AtomicResponse::new(Box::pin(self.run(msg.command, correlation, None).map(|reply, act, ctx| {
+            act.rearm(ctx);
+            reply
+        })))
     }
 }
 

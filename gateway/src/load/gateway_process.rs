@@ -11,6 +11,7 @@ pub struct GatewayProcess {
     pub addr: String,
     data: PathBuf,
     config: PathBuf,
+    log_level: String,
 }
 
 /// Limits fit for thousands of visitors from one address; durability stays the default.
@@ -23,14 +24,14 @@ command_burst = 1000
 "#;
 
 impl GatewayProcess {
-    pub fn start(data: &Path, listen: &str) -> anyhow::Result<Self> {
+    pub fn start(data: &Path, listen: &str, log_level: &str) -> anyhow::Result<Self> {
         std::fs::create_dir_all(data)?;
         let config = data.with_extension("load.toml");
         std::fs::write(&config, LOAD_CONFIG)?;
-        Self::spawn(data.to_path_buf(), config, listen)
+        Self::spawn(data.to_path_buf(), config, listen, log_level)
     }
 
-    fn spawn(data: PathBuf, config: PathBuf, listen: &str) -> anyhow::Result<Self> {
+    fn spawn(data: PathBuf, config: PathBuf, listen: &str, log_level: &str) -> anyhow::Result<Self> {
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
             .args(["serve", "--listen", listen, "--data"])
@@ -39,7 +40,7 @@ impl GatewayProcess {
             .arg(&config)
             .arg("--static-dir")
             .arg(data.join("no-static"))
-            .env("VESTIBULE_LOG", "error")
+            .env("VESTIBULE_LOG", log_level)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -52,7 +53,7 @@ impl GatewayProcess {
             .strip_prefix("vestibule listening on http://")
             .ok_or_else(|| anyhow::anyhow!("the gateway did not start (first line {line:?})"))?
             .to_string();
-        Ok(GatewayProcess { child, addr, data, config })
+        Ok(GatewayProcess { child, addr, data, config, log_level: log_level.to_string() })
     }
 
     pub fn pid(&self) -> u32 {
@@ -70,7 +71,7 @@ impl GatewayProcess {
     pub fn restart(&mut self) -> anyhow::Result<()> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
-            match Self::spawn(self.data.clone(), self.config.clone(), &self.addr.clone()) {
+            match Self::spawn(self.data.clone(), self.config.clone(), &self.addr.clone(), &self.log_level.clone()) {
                 Ok(next) => {
                     *self = next;
                     return Ok(());

@@ -68,6 +68,9 @@ pub struct LoadArgs {
     /// restart it on the same directory; then check that nothing accepted was lost.
     #[arg(long)]
     pub kill_every: Option<f64>,
+    /// Log level of the started gateway (its log goes to this command's stderr).
+    #[arg(long, default_value = "error")]
+    pub gateway_log: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -139,7 +142,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
     let mut gateway = match (&args.url, &data_dir) {
-        (None, Some(dir)) => Some(GatewayProcess::start(dir, "127.0.0.1:0")?),
+        (None, Some(dir)) => Some(GatewayProcess::start(dir, "127.0.0.1:0", &args.gateway_log)?),
         _ => None,
     };
     let addr = match (&args.url, &gateway) {

@@ -203,7 +203,14 @@ impl Visitor {
                 return Err(Broken::Connection("no answer within 10 s".into()));
             }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let frame = read_json(ws, left).await.map_err(Broken::Connection)?;
+            let frame = match read_json(ws, left).await {
+                Ok(f) => f,
+                Err(e) if e == "timed out" => {
+                    self.metrics.error(if result_seq.is_some() { "diff_timeout" } else { "result_timeout" });
+                    return Err(Broken::Connection(e));
+                }
+                Err(e) => return Err(Broken::Connection(e)),
+            };
             match frame["type"].as_str() {
                 Some("diff") => {
                     if !self.apply_diff(&frame) {
