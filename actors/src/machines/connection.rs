@@ -48,7 +48,6 @@ pub struct NamespaceConnection {
     pub address: Option<String>,
     #[ts(type = "string | null")]
     pub caip_address: Option<CaipAddress>,
-    #[ts(type = "NetworkRef | null")]
     pub network: Option<NetworkRef>,
     /// The wallet request this namespace is waiting for (connect or sync).
     #[ts(type = "string | null")]
@@ -71,7 +70,6 @@ pub enum ConnectorStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionState {
     pub namespaces: BTreeMap<Namespace, NamespaceConnection>,
-    #[ts(type = "Namespace | null")]
     pub active_namespace: Option<Namespace>,
     pub connectors: Vec<Connector>,
     /// Derived from `namespaces` and `connectors`.

@@ -56,6 +56,7 @@ pub enum WalletOutcome {
     },
     /// An EIP-1193 (4001, 4100, 4200, 4900, 4901, 4902), EIP-5792 (5700-5760) or JSON-RPC error.
     Error {
+        #[ts(type = "number")]
         code: i64,
         message: String,
     },

@@ -119,7 +119,6 @@ pub struct SignInSession {
 #[serde(rename_all = "camelCase")]
 pub struct SiwxState {
     pub status: SiwxStatus,
-    #[ts(type = "SiwxChallenge | null")]
     pub challenge: Option<SiwxChallenge>,
     /// The message the SIWXSignMessage view shows under the button ("Signature declined").
     #[ts(type = "string | null")]

@@ -3,4 +3,4 @@
 /**
  * How the browser answered a request.
  */
-export type WalletOutcome = { "status": "ok", result: unknown, } | { "status": "error", code: bigint, message: string, };
+export type WalletOutcome = { "status": "ok", result: unknown, } | { "status": "error", code: number, message: string, };
