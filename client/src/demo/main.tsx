@@ -1,58 +1,85 @@
-// A developer page, served at `/` until the widget's views exist: it opens a session on this
-// gateway, mirrors it (hash-checked diffs, chart machines) and sends a few commands. The state it
-// shows is the server's; the page only mirrors it.
+// The demo host app served at `/`: a small dapp page with a connect button, the address, chain and
+// status, mirroring the server's session. A visible "dev wallet" switch adds a development wallet
+// that really signs, for trying the flows without a browser wallet.
 
 import { StrictMode, useSyncExternalStore } from "react";
 import { createRoot } from "react-dom/client";
-import { Transport } from "../transport/transport";
+import { hexToBytes, bytesToHex } from "@noble/hashes/utils";
+import { secp256k1 } from "@noble/curves/secp256k1";
+import { DevWallet } from "../wallet/devWallet";
+import { createWidget } from "../widget";
+import { CurrentView, Modal, Toasts, truncateAddress } from "../views/views";
 
+const DEV_SWITCH = "vestibule:demo:devWallet";
+const DEV_KEY = "vestibule:demo:devWalletKey";
+const devOn = localStorage.getItem(DEV_SWITCH) === "on";
+if (devOn) {
+  // The same key after a reload, so the visitor stays connected to the same account.
+  let key = localStorage.getItem(DEV_KEY);
+  if (!key) localStorage.setItem(DEV_KEY, (key = bytesToHex(secp256k1.utils.randomPrivateKey())));
+  const wallet = new DevWallet(hexToBytes(key));
+  wallet.rejectAll = localStorage.getItem("vestibule:demo:devWalletRejects") === "on";
+  (window as unknown as { __devWallet: DevWallet }).__devWallet = wallet;
+  wallet.announce();
+}
+
+const params = new URLSearchParams(location.search);
 const scheme = location.protocol === "https:" ? "wss" : "ws";
-const transport = new Transport({
-  url: `${scheme}://${location.host}/ws`,
-  projectId: "demo",
-  storage: localStorage,
-  createSocket: (url) => new WebSocket(url) as never,
+const widget = createWidget({
+  gatewayUrl: `${scheme}://${location.host}/ws`,
+  projectId: params.get("projectId") ?? "demo",
+  options: {
+    themeMode: params.get("theme") === "light" ? "light" : "dark",
+    ...(params.get("siwx") ? { siwx: { required: params.get("siwx") === "required", signOutOnDisconnect: false } } : {}),
+  } as never,
 });
-(window as unknown as { __vestibule: Transport }).__vestibule = transport;
-transport.connect();
-addEventListener("online", () => transport.wake());
-document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && transport.wake());
+(window as unknown as { __vestibule: unknown }).__vestibule = widget;
 
 let version = 0;
-transport.subscribe(() => version++);
-const subscribe = (f: () => void) => transport.subscribe(f);
+widget.subscribe(() => version++);
 
 function App() {
-  useSyncExternalStore(subscribe, () => version);
-  const state = transport.mirror.state;
-  const send = (command: object) => void transport.command(command as never).catch(() => undefined);
+  useSyncExternalStore(widget.subscribe, () => version);
+  const state = widget.state();
+  const ns = state?.connection.activeNamespace;
+  const conn = ns ? state?.connection.namespaces[ns] : undefined;
   return (
-    <main style={{ font: "14px system-ui, sans-serif", maxWidth: 720, margin: "2rem auto" }}>
-      <h1>Vestibule session mirror</h1>
+    <main style={{ font: "15px system-ui, sans-serif", maxWidth: 640, margin: "2rem auto" }}>
+      <h1>Demo dapp</h1>
+      <label>
+        <input
+          type="checkbox"
+          checked={devOn}
+          onChange={(e) => {
+            localStorage.setItem(DEV_SWITCH, e.target.checked ? "on" : "off");
+            location.reload();
+          }}
+        />{" "}
+        dev wallet
+      </label>
       <p>
-        Session seq <output aria-label="seq">{transport.mirror.seq}</output>, hash <code>{transport.mirror.hash}</code>
-      </p>
-      <p>
-        <button onClick={() => send({ type: "OpenModal" })}>Open modal</button>{" "}
-        <button onClick={() => send({ type: "CloseModal" })}>Close modal</button>{" "}
-        <button onClick={() => send({ type: "ShowToast", message: `Hello at ${new Date().toLocaleTimeString()}`, variant: "success" })}>
-          Show a toast
+        <button onClick={() => widget.open()} aria-label="Connect" data-testid="connect">
+          {conn?.status === "connected" ? "Account" : "Connect"}
         </button>
       </p>
-      <h2>Machines</h2>
-      <table>
-        <tbody>
-          {Object.entries(transport.charts.values()).map(([region, value]) => (
-            <tr key={region}>
-              <th style={{ textAlign: "left", paddingRight: "1rem" }}>{region}</th>
-              <td>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <h2>Toasts</h2>
-      <ul>{state?.toasts.order.map((id) => <li key={id}>{state.toasts.items[id]?.message}</li>)}</ul>
-      <p>The widget's views (Connect, Account, sign-in) are not built yet.</p>
+      <dl>
+        <dt>Status</dt>
+        <dd data-testid="status">{conn?.status ?? "disconnected"}</dd>
+        <dt>Address</dt>
+        <dd data-testid="address">{conn?.address ? truncateAddress(conn.address) : "—"}</dd>
+        <dt>Chain</dt>
+        <dd data-testid="chain">{conn?.network?.name ?? "—"}</dd>
+        <dt>Signed in</dt>
+        <dd data-testid="signed-in">{state && Object.keys(state.siwx.sessions).length > 0 ? "yes" : "no"}</dd>
+      </dl>
+      {state && (
+        <>
+          <Modal state={state} send={widget.send}>
+            <CurrentView state={state} send={widget.send} />
+          </Modal>
+          <Toasts state={state} send={widget.send} />
+        </>
+      )}
     </main>
   );
 }

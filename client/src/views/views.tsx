@@ -1,0 +1,163 @@
+// The widget's views, each named after its route (spec section 2). They render the mirrored
+// state and send commands; they decide nothing. Work in progress: Connect, ConnectingWallet,
+// Account, SIWXSignMessage and the toasts exist; the other routes show their name.
+
+import type { CSSProperties, ReactNode } from "react";
+import type { ClientCommand } from "../generated/ClientCommand";
+import type { SessionState } from "../generated/SessionState";
+
+export type Send = (command: ClientCommand) => void;
+
+/** Spec: an address shows its first 4 and last 6 characters. */
+export function truncateAddress(address: string): string {
+  return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-6)}` : address;
+}
+
+const button: CSSProperties = { display: "block", width: "100%", padding: "12px", margin: "6px 0", borderRadius: 12, border: "1px solid var(--vst-border)", background: "var(--vst-surface)", color: "inherit", font: "inherit", cursor: "pointer", textAlign: "left" };
+
+export function Connect({ state, send }: { state: SessionState; send: Send }) {
+  const groups = state.connectView.groups;
+  return (
+    <section aria-label="Connect wallet">
+      <h2 style={{ fontSize: 16, margin: "0 0 12px" }}>Connect wallet</h2>
+      {groups.length === 0 && <p>No wallet found in this browser.</p>}
+      {groups.map((g) => (
+        <div key={g.group} role="group" aria-label={g.group}>
+          {g.entries.map((e) => (
+            <button
+              key={e.walletId}
+              style={button}
+              disabled={!e.connectorId}
+              aria-label={`Connect ${e.name}`}
+              onClick={() => e.connectorId && send({ type: "SelectConnector", connectorId: e.connectorId } as ClientCommand)}
+            >
+              {e.icon && <img src={e.icon} alt="" width={24} height={24} style={{ verticalAlign: "middle", marginRight: 8 }} />}
+              {e.name}
+              {e.installed ? "" : " (not installed)"}
+            </button>
+          ))}
+        </div>
+      ))}
+    </section>
+  );
+}
+
+export function ConnectingWallet({ state }: { state: SessionState }) {
+  const id = state.router.stack[state.router.stack.length - 1]?.params?.connectorId;
+  const name = state.connection.connectors.find((c) => c.id === id)?.name ?? "your wallet";
+  return (
+    <section aria-label="Connecting" aria-busy="true">
+      <p>Continue in {name}…</p>
+    </section>
+  );
+}
+
+export function Account({ state, send }: { state: SessionState; send: Send }) {
+  const ns = state.connection.activeNamespace;
+  const conn = ns ? state.connection.namespaces[ns] : undefined;
+  return (
+    <section aria-label="Account">
+      <p style={{ fontSize: 20, margin: "8px 0" }} data-testid="account-address" title={conn?.address ?? ""}>
+        {conn?.address ? truncateAddress(conn.address) : "Not connected"}
+      </p>
+      <p data-testid="account-network">{conn?.network?.name ?? ""}</p>
+      <div role="tablist" aria-label="Account tabs">
+        {["Tokens", "NFTs", "Activity"].map((t) => (
+          <button key={t} role="tab" aria-selected={t === "Tokens"} style={{ ...button, display: "inline-block", width: "auto", marginRight: 6 }}>
+            {t}
+          </button>
+        ))}
+      </div>
+      <button style={button} onClick={() => send({ type: "Disconnect" } as ClientCommand)}>
+        Disconnect
+      </button>
+    </section>
+  );
+}
+
+export function SIWXSignMessage({ state, send }: { state: SessionState; send: Send }) {
+  const siwx = state.siwx;
+  const busy = siwx.status === "signing" || siwx.status === "verifying";
+  return (
+    <section aria-label="Sign in">
+      <h2 style={{ fontSize: 16, margin: "0 0 12px" }}>Sign in with your wallet</h2>
+      <pre data-testid="siwx-message" style={{ whiteSpace: "pre-wrap", fontSize: 11, maxHeight: 160, overflow: "auto", background: "var(--vst-surface)", padding: 8, borderRadius: 8 }}>
+        {siwx.challenge?.message ?? ""}
+      </pre>
+      {siwx.error && (
+        <p role="alert" data-testid="siwx-error">
+          {siwx.error}
+        </p>
+      )}
+      <button style={button} disabled={busy} aria-busy={busy} onClick={() => send({ type: "SiwxSign" } as ClientCommand)}>
+        {busy ? "Signing…" : "Sign"}
+      </button>
+      <button style={button} onClick={() => send({ type: "SiwxCancel" } as ClientCommand)}>
+        Cancel
+      </button>
+    </section>
+  );
+}
+
+export function Toasts({ state, send }: { state: SessionState; send: Send }) {
+  const visible = state.toasts.order.map((id) => state.toasts.items[id]).filter((t) => t?.visible);
+  return (
+    <ol
+      aria-label="Notifications"
+      tabIndex={-1}
+      id="vestibule-toasts"
+      onMouseEnter={() => send({ type: "SetToastHover", hovered: true } as ClientCommand)}
+      onMouseLeave={() => send({ type: "SetToastHover", hovered: false } as ClientCommand)}
+      style={{ position: "fixed", right: 16, bottom: 16, width: 356, display: "flex", flexDirection: "column", gap: 14, listStyle: "none", margin: 0, padding: 0, zIndex: 1000 }}
+    >
+      {visible.map((t) =>
+        t ? (
+          <li key={t.id} role="status" data-variant={t.variant} style={{ padding: "12px 16px", borderRadius: 12, background: "var(--vst-surface)", color: "var(--vst-text)", border: "1px solid var(--vst-border)", boxShadow: "0 4px 12px rgba(0,0,0,.2)" }}>
+            {t.variant === "loading" ? "⏳ " : t.variant === "error" ? "⚠ " : "✓ "}
+            {t.message}
+          </li>
+        ) : null,
+      )}
+    </ol>
+  );
+}
+
+const THEMES = {
+  dark: { "--vst-bg": "#141414", "--vst-surface": "#1f1f1f", "--vst-text": "#f0f0f0", "--vst-border": "#333" },
+  light: { "--vst-bg": "#ffffff", "--vst-surface": "#f3f3f3", "--vst-text": "#141414", "--vst-border": "#ddd" },
+};
+
+export function Modal({ state, send, children }: { state: SessionState; send: Send; children: ReactNode }) {
+  const theme = { ...THEMES[state.options.themeMode === "light" ? "light" : "dark"], ...state.options.themeVariables } as CSSProperties;
+  if (state.modal.status !== "open") return null;
+  const close = () => state.modal.closable && send({ type: "CloseModal" } as ClientCommand);
+  return (
+    <div style={{ ...theme, position: "fixed", inset: 0, zIndex: 999, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" }} onKeyDown={(e) => e.key === "Escape" && close()}>
+      <div role="dialog" aria-modal="true" aria-label="Vestibule" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif" }}>
+        <header style={{ display: "flex", justifyContent: "space-between", alignItems: "center", transition: "all 120ms" }}>
+          <span>{state.router.current}</span>
+          <button aria-label="Close" disabled={!state.modal.closable} onClick={close} style={{ background: "none", border: 0, color: "inherit", fontSize: 18, cursor: "pointer" }}>
+            ×
+          </button>
+        </header>
+        <div style={{ transition: "opacity 150ms" }}>{children}</div>
+      </div>
+    </div>
+  );
+}
+
+export function CurrentView({ state, send }: { state: SessionState; send: Send }) {
+  switch (state.router.current) {
+    case "Connect":
+    case "AllWallets":
+      return <Connect state={state} send={send} />;
+    case "ConnectingWallet":
+      return <ConnectingWallet state={state} />;
+    case "Account":
+      return <Account state={state} send={send} />;
+    case "SIWXSignMessage":
+      return <SIWXSignMessage state={state} send={send} />;
+    default:
+      return <p>{state.router.current}</p>;
+  }
+}

@@ -1,0 +1,126 @@
+// A development wallet: a real EIP-1193 provider holding a secp256k1 key that really signs
+// (EIP-191 `personal_sign`). It announces itself through EIP-6963 and can be told to reject every
+// request with 4001, for tests and for trying the flows without a browser wallet.
+
+import { secp256k1 } from "@noble/curves/secp256k1";
+import { keccak_256 } from "@noble/hashes/sha3";
+import { bytesToHex, hexToBytes, utf8ToBytes } from "@noble/hashes/utils";
+
+export const DEV_WALLET_RDNS = "dev.vestibule.wallet";
+
+export interface ProviderRpcError extends Error {
+  code: number;
+}
+
+function rpcError(code: number, message: string): ProviderRpcError {
+  return Object.assign(new Error(message), { code });
+}
+
+export function checksumAddress(hex20: string): string {
+  const lower = hex20.toLowerCase().replace(/^0x/, "");
+  const hash = bytesToHex(keccak_256(utf8ToBytes(lower)));
+  return "0x" + Array.from(lower, (c, i) => (parseInt(hash[i], 16) >= 8 ? c.toUpperCase() : c)).join("");
+}
+
+export function addressOf(privateKey: Uint8Array): string {
+  const publicKey = secp256k1.getPublicKey(privateKey, false).slice(1);
+  return checksumAddress(bytesToHex(keccak_256(publicKey).slice(-20)));
+}
+
+/** EIP-191 version 0x45 hash of a message. */
+export function eip191Hash(message: Uint8Array): Uint8Array {
+  const prefix = utf8ToBytes(`\x19Ethereum Signed Message:\n${message.length}`);
+  const data = new Uint8Array(prefix.length + message.length);
+  data.set(prefix);
+  data.set(message, prefix.length);
+  return keccak_256(data);
+}
+
+export function personalSign(privateKey: Uint8Array, message: Uint8Array): string {
+  const sig = secp256k1.sign(eip191Hash(message), privateKey);
+  return "0x" + bytesToHex(sig.toCompactRawBytes()) + (27 + sig.recovery).toString(16).padStart(2, "0");
+}
+
+/** The signer's address recovered from a `personal_sign` signature. */
+export function recoverPersonalSign(message: Uint8Array, signature: string): string {
+  const bytes = hexToBytes(signature.replace(/^0x/, ""));
+  const sig = secp256k1.Signature.fromCompact(bytes.slice(0, 64)).addRecoveryBit(bytes[64] - 27);
+  const point = sig.recoverPublicKey(eip191Hash(message));
+  return checksumAddress(bytesToHex(keccak_256(point.toRawBytes(false).slice(1)).slice(-20)));
+}
+
+type Listener = (...args: unknown[]) => void;
+
+export class DevWallet {
+  readonly address: string;
+  chainId = "0x1";
+  rejectAll = false;
+  /** For tests: return signatures with one byte changed (the server must refuse them). */
+  tamperSignatures = false;
+  /** Requests that would show a prompt in a real wallet (connect, sign), on this page. */
+  prompts = 0;
+  private connected = false;
+  private listeners = new Map<string, Set<Listener>>();
+
+  constructor(private readonly privateKey: Uint8Array) {
+    this.address = addressOf(privateKey);
+  }
+
+  static random(): DevWallet {
+    return new DevWallet(secp256k1.utils.randomPrivateKey());
+  }
+
+  on(event: string, listener: Listener) {
+    if (!this.listeners.has(event)) this.listeners.set(event, new Set());
+    this.listeners.get(event)!.add(listener);
+  }
+
+  removeListener(event: string, listener: Listener) {
+    this.listeners.get(event)?.delete(listener);
+  }
+
+  emit(event: string, ...args: unknown[]) {
+    for (const l of this.listeners.get(event) ?? []) l(...args);
+  }
+
+  async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
+    const prompts = method === "eth_requestAccounts" || method === "personal_sign";
+    if (prompts) this.prompts++;
+    if (prompts && this.rejectAll) throw rpcError(4001, "User rejected the request.");
+    switch (method) {
+      case "eth_requestAccounts":
+        this.connected = true;
+        if (typeof localStorage !== "undefined") localStorage.setItem("vestibule:devWallet:granted", this.address);
+        return [this.address];
+      case "eth_accounts":
+        // A real wallet remembers the sites it granted across reloads; so does this one.
+        const granted = typeof localStorage !== "undefined" && localStorage.getItem("vestibule:devWallet:granted") === this.address;
+        return this.connected || granted ? [this.address] : [];
+      case "eth_chainId":
+        return this.chainId;
+      case "personal_sign": {
+        const [data, address] = (params ?? []) as [string, string];
+        if (address?.toLowerCase() !== this.address.toLowerCase()) throw rpcError(4100, "Unknown account");
+        const bytes = data.startsWith("0x") ? hexToBytes(data.slice(2)) : utf8ToBytes(data);
+        const signature = personalSign(this.privateKey, bytes);
+        // Flipping a bit of `s` keeps the signature well-formed but makes it someone else's.
+        return this.tamperSignatures ? signature.slice(0, 100) + (signature[100] === "0" ? "1" : "0") + signature.slice(101) : signature;
+      }
+      default:
+        throw rpcError(4200, `The dev wallet does not support ${method}`);
+    }
+  }
+
+  /** Announces this wallet to the page (EIP-6963), now and on every request. */
+  announce(target: EventTarget = window) {
+    const info = { uuid: "6f0c4a58-6c2e-4f0e-9d6a-0d5e1c3b7a11", name: "Dev Wallet", icon: DEV_ICON, rdns: DEV_WALLET_RDNS };
+    const detail = Object.freeze({ info, provider: this });
+    const announce = () => target.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail }));
+    target.addEventListener("eip6963:requestProvider", announce);
+    announce();
+  }
+}
+
+const DEV_ICON =
+  "data:image/svg+xml;base64," +
+  btoa('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="#3b6cff"/><text x="16" y="21" font-size="14" text-anchor="middle" fill="#fff" font-family="sans-serif">DW</text></svg>');

@@ -1,0 +1,64 @@
+// A real `vestibule serve` on a free loopback port with a fresh data directory, and Debian's
+// Chromium (never a downloaded browser) driven by playwright-core.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
+
+export const ROOT = resolve(import.meta.dirname, "../../..");
+export const BIN = process.env.VESTIBULE_BIN_FOR_TESTS ?? join(ROOT, "target/debug/vestibule");
+
+export async function startGateway() {
+  const dir = mkdtempSync(join(tmpdir(), "vestibule-e2e-"));
+  const data = join(dir, "data");
+  mkdirSync(data, { recursive: true });
+  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--static-dir", join(ROOT, "client/dist")], {
+    env: { ...process.env, VESTIBULE_LOG: "error" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise((ok, fail) => {
+    createInterface({ input: child.stdout }).once("line", ok);
+    child.once("exit", (code) => fail(new Error(`vestibule exited with ${code}`)));
+  });
+  const url = String(line).replace("vestibule listening on ", "").trim();
+  return {
+    url,
+    data,
+    stop() {
+      child.kill("SIGTERM");
+      return new Promise((ok) => child.once("exit", ok));
+    },
+  };
+}
+
+// Playwright gives every launch a fresh temporary profile (it refuses --user-data-dir here).
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    headless: true,
+  });
+}
+
+/** A page with the demo's dev wallet switched on (and rejecting, if asked). */
+export async function devWalletPage(browser, { rejects = false } = {}) {
+  const context = await browser.newContext();
+  await context.addInitScript(
+    ([rejects]) => {
+      localStorage.setItem("vestibule:demo:devWallet", "on");
+      localStorage.setItem("vestibule:demo:devWalletRejects", rejects ? "on" : "off");
+    },
+    [rejects],
+  );
+  return { context, page: await context.newPage() };
+}
+
+/** Every session in the data directory replays with --verify (the gateway must be stopped). */
+export function verifyAllSessions(data) {
+  const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });
+  const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);
+  for (const id of ids) execFileSync(BIN, ["replay", "--data", data, id, "--verify"], { stdio: ["ignore", "ignore", "pipe"] });
+  return ids.length;
+}
