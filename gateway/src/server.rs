@@ -72,6 +72,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
             .route("/siwx/token", web::post().to(crate::siwx::http::token))
             .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))
             .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out))
+            .route("/siwx/sessions", web::post().to(crate::siwx::http::sessions))
             .route("/debug/sessions", web::get().to(crate::debug_api::sessions))
             .route("/debug/sessions/{id}/events", web::get().to(crate::debug_api::events))
             .route("/debug/sessions/{id}/follow", web::get().to(crate::debug_api::follow));

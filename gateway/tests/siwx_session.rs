@@ -54,6 +54,14 @@ async fn a_wallet_signs_in_and_the_host_backend_can_rely_on_the_token() {
     assert_eq!((claims.sub.as_str(), claims.aud.as_str(), claims.sid.as_str()), (account.as_str(), "test", client.session_id.as_str()));
     assert!(claims.exp > now_s());
 
+    // The host can list the visitor's sign-in sessions.
+    let (status, listed) = gateway.http_post("/siwx/sessions", &creds).await;
+    assert_eq!(status, 200, "{listed}");
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed["sessions"][0]["account"], account.as_str());
+    assert_eq!(listed["sessions"][0]["method"], "eip191");
+    assert_eq!(gateway.http_post("/siwx/sessions", &wrong).await.0, 401);
+
     // Online: active until the visitor signs out, then not.
     let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
     assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], true, "{verdict}");

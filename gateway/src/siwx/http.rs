@@ -83,6 +83,22 @@ pub async fn token(state: web::Data<AppState>, body: web::Json<SessionCredential
     HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(serde_json::json!({ "token": token, "claims": claims }))
 }
 
+/// `POST /siwx/sessions`: the modal session's sign-in sessions (account, chain, method, times).
+pub async fn sessions(state: web::Data<AppState>, body: web::Json<SessionCredentials>) -> HttpResponse {
+    let Some(id) = authorized(&state, &body).await else { return unauthorized() };
+    let Ok(Ok(snapshot)) = state.registry.session(id).send(Inspect).await else {
+        return error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry");
+    };
+    let list: Vec<_> = snapshot
+        .state
+        .siwx
+        .sessions
+        .values()
+        .map(|s| serde_json::json!({ "id": s.id, "account": s.account, "chain": s.chain, "method": s.method, "issuedMs": s.issued_ms, "expiresMs": s.expires_ms }))
+        .collect();
+    HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(serde_json::json!({ "sessions": list }))
+}
+
 /// `POST /siwx/introspect`: whether a token is valid now, including sign-outs (which an offline
 /// check cannot see before the token expires).
 pub async fn introspect(state: web::Data<AppState>, body: web::Json<IntrospectRequest>) -> HttpResponse {
