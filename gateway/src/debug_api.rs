@@ -4,6 +4,7 @@
 //!
 //! - `GET /debug/sessions?project=&status=&since=&after=&limit=` — one page of sessions
 //! - `GET /debug/sessions/{id}/events?from=&to=` — events (at most 10 000 per request)
+//! - `GET /debug/sessions/{id}/state?seq=` — the folded state after seq (default: the latest)
 //! - `GET /debug/sessions/{id}/follow?from=` — Server-Sent Events: each committed event as `data:`
 
 use std::str::FromStr;
@@ -94,6 +95,33 @@ pub async fn events(state: web::Data<AppState>, req: HttpRequest, id: web::Path<
     }
     match state.registry.log().read(id, from, to).await {
         Ok(events) => HttpResponse::Ok().json(events.iter().map(wire).collect::<Vec<_>>()),
+        Err(e) => HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StateQuery {
+    seq: Option<u64>,
+}
+
+/// `GET /debug/sessions/{id}/state?seq=N`: the state as the visitor had it after seq N (the fold of
+/// the log up to N), with its hash, for the replay timeline.
+pub async fn state_at(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>, q: web::Query<StateQuery>) -> HttpResponse {
+    if let Err(r) = authorized(&state, &req) {
+        return r;
+    }
+    let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
+    match state.registry.log().session_meta(id).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return HttpResponse::NotFound().json(serde_json::json!({ "code": "not_found", "message": "no such session" })),
+        Err(e) => return HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+    }
+    match vestibule_actors::runtime::fold_log(state.registry.log().as_ref(), id, q.seq).await {
+        Ok((folded, seq)) => {
+            let json = vestibule_actors::session::wire::to_value(&folded);
+            let hash = vestibule_actors::session::wire::state_hash(&json);
+            HttpResponse::Ok().json(serde_json::json!({ "seq": seq, "state": json, "stateHash": hash }))
+        }
         Err(e) => HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
     }
 }

@@ -75,6 +75,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
             .route("/siwx/sessions", web::post().to(crate::siwx::http::sessions))
             .route("/debug/sessions", web::get().to(crate::debug_api::sessions))
             .route("/debug/sessions/{id}/events", web::get().to(crate::debug_api::events))
+            .route("/debug/sessions/{id}/state", web::get().to(crate::debug_api::state_at))
             .route("/debug/sessions/{id}/follow", web::get().to(crate::debug_api::follow));
         if has_static {
             app.service(actix_files::Files::new("/", &static_dir).index_file("index.html"))

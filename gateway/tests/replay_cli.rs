@@ -130,6 +130,16 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
     assert_eq!(events.as_array().unwrap().len() as u64, client.seq);
     assert_eq!(events[0]["type"], "SessionStarted");
 
+    // The state after a chosen seq, as the visitor had it.
+    let (status, body) = gateway.http_get_with(&format!("/debug/sessions/{}/state?seq=1", client.session_id), &auth).await;
+    assert_eq!(status, 200, "{body}");
+    let at: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((at["seq"].as_u64(), at["state"]["started"].as_bool()), (Some(1), Some(true)));
+    assert!(at["state"]["toasts"]["order"].as_array().unwrap().is_empty(), "no toast yet at seq 1");
+    let (_, body) = gateway.http_get_with(&format!("/debug/sessions/{}/state", client.session_id), &auth).await;
+    let latest: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(latest["stateHash"], vestibule_actors::session::wire::state_hash(&client.state).as_str());
+
     // Follow: events committed after the request arrive as they are made durable.
     let mut stream = tokio::net::TcpStream::connect(&gateway.addr).await.unwrap();
     let from = client.seq + 1;

@@ -127,12 +127,16 @@ const THEMES = {
   light: { "--vst-bg": "#ffffff", "--vst-surface": "#f3f3f3", "--vst-text": "#141414", "--vst-border": "#ddd" },
 };
 
-export function Modal({ state, send, children }: { state: SessionState; send: Send; children: ReactNode }) {
+/** `embedded`: drawn in place (inside a host element, or the replay timeline) rather than over the page. */
+export function Modal({ state, send, children, embedded = false }: { state: SessionState; send: Send; children: ReactNode; embedded?: boolean }) {
   const theme = { ...THEMES[state.options.themeMode === "light" ? "light" : "dark"], ...state.options.themeVariables } as CSSProperties;
   if (state.modal.status !== "open") return null;
   const close = () => state.modal.closable && send({ type: "CloseModal" } as ClientCommand);
+  const overlay: CSSProperties = embedded
+    ? { position: "relative", display: "inline-block" }
+    : { position: "fixed", inset: 0, zIndex: 999, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" };
   return (
-    <div style={{ ...theme, position: "fixed", inset: 0, zIndex: 999, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" }} onKeyDown={(e) => e.key === "Escape" && close()}>
+    <div style={{ ...theme, ...overlay }} onKeyDown={(e) => e.key === "Escape" && close()}>
       <div role="dialog" aria-modal="true" aria-label="Vestibule" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif" }}>
         <header style={{ display: "flex", justifyContent: "space-between", alignItems: "center", transition: "all 120ms" }}>
           <span>{state.router.current}</span>

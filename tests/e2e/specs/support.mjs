@@ -1,7 +1,7 @@
 // A real `vestibule serve` on a free loopback port with a fresh data directory, and Debian's
 // Chromium (never a downloaded browser) driven by playwright-core.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -10,11 +10,13 @@ import { chromium } from "playwright-core";
 export const ROOT = resolve(import.meta.dirname, "../../..");
 export const BIN = process.env.VESTIBULE_BIN_FOR_TESTS ?? join(ROOT, "target/debug/vestibule");
 
-export async function startGateway() {
+export async function startGateway(configToml = "") {
   const dir = mkdtempSync(join(tmpdir(), "vestibule-e2e-"));
   const data = join(dir, "data");
   mkdirSync(data, { recursive: true });
-  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--static-dir", join(ROOT, "client/dist")], {
+  const config = join(dir, "vestibule.toml");
+  writeFileSync(config, configToml);
+  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--config", config, "--static-dir", join(ROOT, "client/dist")], {
     env: { ...process.env, VESTIBULE_LOG: "error" },
     stdio: ["ignore", "pipe", "inherit"],
   });
