@@ -4,7 +4,8 @@ import react from "@vitejs/plugin-react";
 // The demo page is served by `vestibule serve` from client/dist at `/`.
 export default defineConfig({
   plugins: [react()],
-  // Two pages: the demo dapp (`/`) and the replay timeline (`/replay.html`).
-  build: { outDir: "dist", emptyOutDir: true, rollupOptions: { input: { main: "index.html", replay: "replay.html" } } },
+  // Pages: the demo dapp (`/`), the replay timeline (`/replay.html`), an embedding example
+  // (`/embed-example.html`, which loads the script built by vite.embed.config.ts).
+  build: { outDir: "dist", emptyOutDir: true, rollupOptions: { input: { main: "index.html", replay: "replay.html", embed: "embed-example.html" } } },
   test: { environment: "node" },
 } as Parameters<typeof defineConfig>[0]);

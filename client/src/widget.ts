@@ -17,6 +17,7 @@ export interface WidgetOptions {
 
 export interface Widget {
   transport: Transport;
+  discovery: WalletDiscovery;
   state(): SessionState | null;
   send(command: ClientCommand): void;
   open(): void;
@@ -31,11 +32,17 @@ export function createWidget(o: WidgetOptions): Widget {
     options: o.options,
     storage: localStorage,
     createSocket: (url) => new WebSocket(url) as never,
+    check: async () => {
+      const http = o.gatewayUrl.replace(/^ws/, "http").replace(/\/ws$/, "/ws/check");
+      const response = await fetch(`${http}?projectId=${encodeURIComponent(o.projectId)}`);
+      return response.ok ? null : ((await response.json()) as { code: string; message: string });
+    },
   });
   const discovery = new WalletDiscovery(o.eventTarget ?? window);
   const started = new Set<string>();
   let pageAnnounced = false;
   let reported = "";
+  const watched = new Set<string>();
 
   const send = (command: ClientCommand) => void transport.command(command).catch(() => undefined);
   const reportWallets = () => {
@@ -57,6 +64,16 @@ export function createWidget(o: WidgetOptions): Widget {
       reportWallets();
       return;
     }
+    // Forward the connected wallets' own events (EIP-1193) as commands.
+    for (const ns of Object.values(state.connection.namespaces)) {
+      const id = ns?.status === "connected" ? ns.connectorId : null;
+      const provider = id ? discovery.provider(id) : undefined;
+      if (!id || !provider?.on || watched.has(id)) continue;
+      watched.add(id);
+      provider.on("accountsChanged", (accounts) => send({ type: "WalletAccountsChanged", connectorId: id, accounts } as ClientCommand));
+      provider.on("chainChanged", (chainId) => send({ type: "WalletChainChanged", connectorId: id, chainId } as ClientCommand));
+      provider.on("disconnect", () => send({ type: "WalletDisconnected", connectorId: id } as ClientCommand));
+    }
     for (const request of newRequests(state, started)) {
       started.add(request.id);
       void perform(request, discovery.provider(request.connectorId)).then((outcome) =>
@@ -74,6 +91,7 @@ export function createWidget(o: WidgetOptions): Widget {
 
   return {
     transport,
+    discovery,
     state: () => transport.mirror.state,
     send,
     open: () => send({ type: "OpenModal" } as ClientCommand),

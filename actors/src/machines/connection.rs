@@ -54,6 +54,10 @@ pub struct NamespaceConnection {
     pub pending_request: Option<String>,
     /// Re-checking a stored connection (spec: loading while syncing).
     pub syncing: bool,
+    /// Why the last connect failed ("Connection rejected", "Modal closed", ...), until the next
+    /// attempt: how the page learns that its connect was rejected.
+    #[ts(type = "string | null")]
+    pub last_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -250,6 +254,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
                 network: Some(network.clone()),
                 pending_request: None,
                 syncing: false,
+                last_error: None,
             };
             state.active_namespace = Some(*namespace);
         }
@@ -292,7 +297,11 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
             ns.network = Some(network.clone());
         }
         Event::ConnectFailed { namespace, .. } | Event::SyncFailed { namespace, .. } | Event::Disconnected { namespace, .. } => {
-            state.namespaces.insert(*namespace, disconnected());
+            let last_error = match event {
+                Event::ConnectFailed { message, .. } => Some(message.clone()),
+                _ => None,
+            };
+            state.namespaces.insert(*namespace, NamespaceConnection { last_error, ..disconnected() });
             if state.active_namespace == Some(*namespace) {
                 state.active_namespace = state
                     .namespaces

@@ -8,7 +8,8 @@ import { hexToBytes, bytesToHex } from "@noble/hashes/utils";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { DevWallet } from "../wallet/devWallet";
 import { createWidget } from "../widget";
-import { CurrentView, Modal, Toasts, truncateAddress } from "../views/views";
+import { truncateAddress } from "../views/views";
+import { WidgetRoot } from "../views/WidgetRoot";
 
 const DEV_SWITCH = "vestibule:demo:devWallet";
 const DEV_KEY = "vestibule:demo:devWalletKey";
@@ -69,17 +70,12 @@ function App() {
         <dd data-testid="address">{conn?.address ? truncateAddress(conn.address) : "—"}</dd>
         <dt>Chain</dt>
         <dd data-testid="chain">{conn?.network?.name ?? "—"}</dd>
+        <dt>Last error</dt>
+        <dd data-testid="error">{state?.connection.namespaces.eip155?.lastError ?? "—"}</dd>
         <dt>Signed in</dt>
         <dd data-testid="signed-in">{state && Object.keys(state.siwx.sessions).length > 0 ? "yes" : "no"}</dd>
       </dl>
-      {state && (
-        <>
-          <Modal state={state} send={widget.send}>
-            <CurrentView state={state} send={widget.send} />
-          </Modal>
-          <Toasts state={state} send={widget.send} />
-        </>
-      )}
+      <WidgetRoot widget={widget} />
     </main>
   );
 }

@@ -15,4 +15,9 @@ pendingRequest: string | null,
 /**
  * Re-checking a stored connection (spec: loading while syncing).
  */
-syncing: boolean, };
+syncing: boolean, 
+/**
+ * Why the last connect failed ("Connection rejected", "Modal closed", ...), until the next
+ * attempt: how the page learns that its connect was rejected.
+ */
+lastError: string | null, };

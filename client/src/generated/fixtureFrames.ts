@@ -90,7 +90,8 @@ export const fixtureFrames: ServerMessage[] = [
             "caipAddress": null,
             "network": null,
             "pendingRequest": null,
-            "syncing": false
+            "syncing": false,
+            "lastError": null
           },
           "solana": {
             "status": "disconnected",
@@ -100,7 +101,8 @@ export const fixtureFrames: ServerMessage[] = [
             "caipAddress": null,
             "network": null,
             "pendingRequest": null,
-            "syncing": false
+            "syncing": false,
+            "lastError": null
           },
           "polkadot": {
             "status": "disconnected",
@@ -110,7 +112,8 @@ export const fixtureFrames: ServerMessage[] = [
             "caipAddress": null,
             "network": null,
             "pendingRequest": null,
-            "syncing": false
+            "syncing": false,
+            "lastError": null
           },
           "bip122": {
             "status": "disconnected",
@@ -120,7 +123,8 @@ export const fixtureFrames: ServerMessage[] = [
             "caipAddress": null,
             "network": null,
             "pendingRequest": null,
-            "syncing": false
+            "syncing": false,
+            "lastError": null
           },
           "cosmos": {
             "status": "disconnected",
@@ -130,7 +134,8 @@ export const fixtureFrames: ServerMessage[] = [
             "caipAddress": null,
             "network": null,
             "pendingRequest": null,
-            "syncing": false
+            "syncing": false,
+            "lastError": null
           }
         },
         "activeNamespace": null,
@@ -168,7 +173,7 @@ export const fixtureFrames: ServerMessage[] = [
         "nextSession": 0
       }
     },
-    "stateHash": "cccaf706a40a1f59"
+    "stateHash": "297dc126ba90ee79"
   },
   {
     "type": "diff",
@@ -232,7 +237,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "607bbb6f8ef3c653"
+    "stateHash": "917a11a91e4b51e1"
   },
   {
     "type": "diff",
@@ -254,7 +259,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "435551c27ac050df"
+    "stateHash": "f8c264774b4c4b91"
   },
   {
     "type": "diff",
@@ -363,7 +368,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "0b9c21ca4201f4c0"
+    "stateHash": "31d9113b14d00b67"
   },
   {
     "type": "diff",
@@ -445,6 +450,11 @@ export const fixtureFrames: ServerMessage[] = [
       },
       {
         "op": "replace",
+        "path": "/connection/namespaces/eip155/lastError",
+        "value": "Connection rejected"
+      },
+      {
+        "op": "replace",
         "path": "/connection/namespaces/eip155/pendingRequest",
         "value": null
       },
@@ -505,7 +515,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "2bd7e037edb59060"
+    "stateHash": "14a3bfab65060e2a"
   },
   {
     "type": "diff",
@@ -562,6 +572,11 @@ export const fixtureFrames: ServerMessage[] = [
       },
       {
         "op": "replace",
+        "path": "/connection/namespaces/eip155/lastError",
+        "value": null
+      },
+      {
+        "op": "replace",
         "path": "/connection/namespaces/eip155/pendingRequest",
         "value": "r2"
       },
@@ -614,7 +629,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "902662612737ced2"
+    "stateHash": "52e209b5f2ae938f"
   },
   {
     "type": "diff",
@@ -793,7 +808,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "40c2b6e1ee198d83"
+    "stateHash": "1388cb9141e629e2"
   },
   {
     "type": "diff",
@@ -850,7 +865,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "a926308b6e70fad9"
+    "stateHash": "52f58b5310f1349f"
   },
   {
     "type": "diff",
@@ -907,7 +922,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "db53ae1e95ec222e"
+    "stateHash": "40ae5569398ef026"
   },
   {
     "type": "diff",
@@ -954,7 +969,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "563235d57a5bfeb7"
+    "stateHash": "f89b02005e11add3"
   },
   {
     "type": "diff",
@@ -1001,7 +1016,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "79186a157cc2e4ae"
+    "stateHash": "00fefb4c11028a6c"
   },
   {
     "type": "diff",
@@ -1089,7 +1104,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "542ca67614737260"
+    "stateHash": "2d241c162d59536c"
   },
   {
     "type": "diff",
@@ -1144,7 +1159,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "4e7f0a4268831099"
+    "stateHash": "542b69121539bf93"
   },
   {
     "type": "diff",
@@ -1194,7 +1209,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "ca698daed228215c"
+    "stateHash": "ba79efa40561cdd5"
   },
   {
     "type": "diff",
@@ -1273,6 +1288,6 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "7d114b23fd2b1c2e"
+    "stateHash": "ee78adc4768dfdb2"
   }
 ];

@@ -34,6 +34,8 @@ export interface TransportOptions {
   options?: Partial<SessionOptions>;
   storage: KeyValueStore;
   createSocket: (url: string) => SocketLike;
+  /** Asks whether the gateway refuses this page (`GET /ws/check`); null when it would accept. */
+  check?: () => Promise<{ code: string; message: string } | null>;
   /** Backoff in ms for attempt n (0-based). */
   backoff?: (attempt: number) => number;
   setTimer?: (f: () => void, ms: number) => unknown;
@@ -55,6 +57,9 @@ export class Transport {
   private wantFullState = false;
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Why the gateway refused this page (spec alerts such as "Invalid App Configuration"). */
+  refusal: { code: string; message: string } | null = null;
+  private welcomed = false;
   /** Counts for the debug handle and tests. */
   stats = { connections: 0, gaps: 0, hashMismatches: 0, acks: 0 };
 
@@ -80,7 +85,19 @@ export class Transport {
     socket.onclose = () => {
       if (this.socket !== socket) return;
       this.socket = null;
-      if (!this.stopped) this.retry();
+      if (this.stopped) return;
+      // Browsers do not show why an upgrade failed; before the first welcome, ask the gateway.
+      if (!this.welcomed && this.o.check) {
+        void this.o.check().then((refusal) => {
+          if (refusal) {
+            this.refusal = refusal;
+            this.stopped = true;
+            this.notify();
+          } else this.retry();
+        }, () => this.retry());
+        return;
+      }
+      this.retry();
     };
   }
 
@@ -148,6 +165,7 @@ export class Transport {
           return this.resync(socket, true);
         }
         this.wantFullState = false;
+        this.welcomed = true;
         this.attempt = 0;
         if (r.kind === "applied") this.charts.seed(this.mirror.state);
         return this.notify();

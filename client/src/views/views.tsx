@@ -137,7 +137,7 @@ export function Modal({ state, send, children, embedded = false }: { state: Sess
     : { position: "fixed", inset: 0, zIndex: 999, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" };
   return (
     <div style={{ ...theme, ...overlay }} onKeyDown={(e) => e.key === "Escape" && close()}>
-      <div role="dialog" aria-modal="true" aria-label="Vestibule" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif" }}>
+      <div role="dialog" aria-modal="true" aria-label="Vestibule" data-vestibule-dialog="true" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif" }}>
         <header style={{ display: "flex", justifyContent: "space-between", alignItems: "center", transition: "all 120ms" }}>
           <span>{state.router.current}</span>
           <button aria-label="Close" disabled={!state.modal.closable} onClick={close} style={{ background: "none", border: 0, color: "inherit", fontSize: 18, cursor: "pointer" }}>

@@ -55,6 +55,12 @@ export class DevWallet {
   readonly address: string;
   chainId = "0x1";
   rejectAll = false;
+  /** For tests: keep connect prompts open (as a visitor who has not answered yet) until released. */
+  holdPrompts = false;
+  private held: Array<() => void> = [];
+  release() {
+    for (const r of this.held.splice(0)) r();
+  }
   /** For tests: return signatures with one byte changed (the server must refuse them). */
   tamperSignatures = false;
   /** Requests that would show a prompt in a real wallet (connect, sign), on this page. */
@@ -86,6 +92,7 @@ export class DevWallet {
   async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
     const prompts = method === "eth_requestAccounts" || method === "personal_sign";
     if (prompts) this.prompts++;
+    if (prompts && this.holdPrompts) await new Promise<void>((resolve) => this.held.push(resolve));
     if (prompts && this.rejectAll) throw rpcError(4001, "User rejected the request.");
     switch (method) {
       case "eth_requestAccounts":

@@ -48,6 +48,7 @@ test("a rejecting wallet gives Connection rejected and returns to Connect", asyn
   await page.getByRole("status").filter({ hasText: "Connection rejected" }).waitFor({ timeout: 10_000 });
   await page.getByRole("dialog").getByText("Connect wallet").waitFor();
   assert.equal(await page.getByTestId("status").textContent(), "disconnected");
+  assert.equal(await page.getByTestId("error").textContent(), "Connection rejected");
   await context.close();
 });
 

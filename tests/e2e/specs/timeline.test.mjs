@@ -4,7 +4,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { devWalletPage, launch, ROOT, startGateway } from "./support.mjs";
+import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
 
 const TOKEN = "e2e-admin-token-0123456789";
 const SHOTS = join(ROOT, "docs/screenshots");
@@ -20,6 +20,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await gateway?.stop();
+  assert.ok(verifyAllSessions(gateway.data) >= 2, "every recorded session replays with --verify");
 });
 
 test("the timeline shows the modal as the visitor saw it at a chosen seq", async () => {
