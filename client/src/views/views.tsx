@@ -99,6 +99,8 @@ export function SIWXSignMessage({ state, send }: { state: SessionState; send: Se
   );
 }
 
+let swipeStart: { x: number; t: number } | null = null;
+
 export function Toasts({ state, send }: { state: SessionState; send: Send }) {
   const visible = state.toasts.order.map((id) => state.toasts.items[id]).filter((t) => t?.visible);
   return (
@@ -112,7 +114,21 @@ export function Toasts({ state, send }: { state: SessionState; send: Send }) {
     >
       {visible.map((t) =>
         t ? (
-          <li key={t.id} role="status" data-variant={t.variant} style={{ padding: "12px 16px", borderRadius: 12, background: "var(--vst-surface)", color: "var(--vst-text)", border: "1px solid var(--vst-border)", boxShadow: "0 4px 12px rgba(0,0,0,.2)" }}>
+          <li
+            key={t.id}
+            role="status"
+            data-variant={t.variant}
+            // The gesture is reported; the server decides (20 px, or 0.11 px/ms) whether it dismisses.
+            onPointerDown={(e) => (swipeStart = { x: e.clientX, t: performance.now() })}
+            onPointerUp={(e) => {
+              const start = swipeStart;
+              swipeStart = null;
+              if (start && Math.abs(e.clientX - start.x) > 2) {
+                send({ type: "SwipeToast", id: t.id, distancePx: e.clientX - start.x, elapsedMs: performance.now() - start.t } as ClientCommand);
+              }
+            }}
+            // No text selection: a selected toast would start a native drag and cancel the swipe.
+            style={{ userSelect: "none", touchAction: "pan-y", padding: "12px 16px", borderRadius: 12, background: "var(--vst-surface)", color: "var(--vst-text)", border: "1px solid var(--vst-border)", boxShadow: "0 4px 12px rgba(0,0,0,.2)" }}>
             {t.variant === "loading" ? "⏳ " : t.variant === "error" ? "⚠ " : "✓ "}
             {t.message}
           </li>

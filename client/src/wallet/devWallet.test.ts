@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { utf8ToBytes } from "@noble/hashes/utils";
-import { addressOf, DevWallet, recoverPersonalSign } from "./devWallet";
+import { addressOf, DevWallet, recoverDigest, recoverPersonalSign } from "./devWallet";
+import { typedDataDigest } from "./eip712";
 
 const key = (n: number) => {
   const k = new Uint8Array(32);
@@ -30,5 +31,19 @@ describe("DevWallet", () => {
     wallet.rejectAll = false;
     expect(await wallet.request({ method: "eth_requestAccounts" })).toEqual([wallet.address]);
     expect(await wallet.request({ method: "eth_accounts" })).toEqual([wallet.address]);
+  });
+});
+
+describe("DevWallet typed data", () => {
+  it("signs EIP-712 typed data (eth_signTypedData_v4) so that the digest recovers to its address", async () => {
+    const wallet = new DevWallet(key(11));
+    const data = {
+      types: { EIP712Domain: [{ name: "name", type: "string" }, { name: "chainId", type: "uint256" }], Hello: [{ name: "to", type: "address" }, { name: "amount", type: "uint256" }] },
+      primaryType: "Hello",
+      domain: { name: "Vestibule", chainId: 1 },
+      message: { to: wallet.address, amount: "1000000000000000000" },
+    };
+    const signature = (await wallet.request({ method: "eth_signTypedData_v4", params: [wallet.address, JSON.stringify(data)] })) as string;
+    expect(recoverDigest(typedDataDigest(data), signature)).toBe(wallet.address);
   });
 });

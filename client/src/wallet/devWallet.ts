@@ -5,6 +5,7 @@
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { keccak_256 } from "@noble/hashes/sha3";
 import { bytesToHex, hexToBytes, utf8ToBytes } from "@noble/hashes/utils";
+import { typedDataDigest, type TypedData } from "./eip712";
 
 export const DEV_WALLET_RDNS = "dev.vestibule.wallet";
 
@@ -36,9 +37,21 @@ export function eip191Hash(message: Uint8Array): Uint8Array {
   return keccak_256(data);
 }
 
-export function personalSign(privateKey: Uint8Array, message: Uint8Array): string {
-  const sig = secp256k1.sign(eip191Hash(message), privateKey);
+/** A 65-byte `r ‖ s ‖ v` signature (v = 27 + recovery) of a 32-byte digest. */
+export function signDigest(privateKey: Uint8Array, digest: Uint8Array): string {
+  const sig = secp256k1.sign(digest, privateKey);
   return "0x" + bytesToHex(sig.toCompactRawBytes()) + (27 + sig.recovery).toString(16).padStart(2, "0");
+}
+
+export function personalSign(privateKey: Uint8Array, message: Uint8Array): string {
+  return signDigest(privateKey, eip191Hash(message));
+}
+
+/** The address that signed a 32-byte digest. */
+export function recoverDigest(digest: Uint8Array, signature: string): string {
+  const bytes = hexToBytes(signature.replace(/^0x/, ""));
+  const sig = secp256k1.Signature.fromCompact(bytes.slice(0, 64)).addRecoveryBit(bytes[64] - 27);
+  return checksumAddress(bytesToHex(keccak_256(sig.recoverPublicKey(digest).toRawBytes(false).slice(1)).slice(-20)));
 }
 
 /** The signer's address recovered from a `personal_sign` signature. */
@@ -90,7 +103,7 @@ export class DevWallet {
   }
 
   async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
-    const prompts = method === "eth_requestAccounts" || method === "personal_sign";
+    const prompts = method === "eth_requestAccounts" || method === "personal_sign" || method === "eth_signTypedData_v4";
     if (prompts) this.prompts++;
     if (prompts && this.holdPrompts) await new Promise<void>((resolve) => this.held.push(resolve));
     if (prompts && this.rejectAll) throw rpcError(4001, "User rejected the request.");
@@ -112,6 +125,12 @@ export class DevWallet {
         const signature = personalSign(this.privateKey, bytes);
         // Flipping a bit of `s` keeps the signature well-formed but makes it someone else's.
         return this.tamperSignatures ? signature.slice(0, 100) + (signature[100] === "0" ? "1" : "0") + signature.slice(101) : signature;
+      }
+      case "eth_signTypedData_v4": {
+        const [address, json] = (params ?? []) as [string, string | TypedData];
+        if (address?.toLowerCase() !== this.address.toLowerCase()) throw rpcError(4100, "Unknown account");
+        const data = typeof json === "string" ? (JSON.parse(json) as TypedData) : json;
+        return signDigest(this.privateKey, typedDataDigest(data));
       }
       default:
         throw rpcError(4200, `The dev wallet does not support ${method}`);

@@ -61,6 +61,32 @@ test("four toasts: three show at once, and they dismiss themselves after 4 s", a
   await context.close();
 });
 
+test("a toast swiped far enough is dismissed; a short slow drag is not", async () => {
+  const { context, page } = await devWalletPage(browser);
+  await page.goto(gateway.url);
+  await page.waitForFunction(() => window.__vestibule?.state()?.started === true, null, { timeout: 10_000 });
+  await page.evaluate(() => window.__vestibule.send({ type: "ShowToast", message: "Swipe me", variant: "success", persistent: true }));
+  const toast = page.getByRole("status").filter({ hasText: "Swipe me" });
+  await toast.waitFor({ timeout: 10_000 });
+  const box = await toast.boundingBox();
+  const y = box.y + box.height / 2;
+  // 10 px over half a second: below 20 px and below 0.11 px/ms, so the server keeps it.
+  await page.mouse.move(box.x + 20, y);
+  await page.mouse.down();
+  await page.waitForTimeout(500);
+  await page.mouse.move(box.x + 30, y);
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+  assert.equal(await toast.count(), 1, "a short slow drag does not dismiss");
+  // 80 px at once: dismissed.
+  await page.mouse.move(box.x + 20, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 100, y);
+  await page.mouse.up();
+  await toast.waitFor({ state: "detached", timeout: 10_000 });
+  await context.close();
+});
+
 test("a refused origin or project shows the configuration alert", async () => {
   const { context, page } = await devWalletPage(browser);
   await page.goto(`${gateway.url}/?projectId=locked`);
