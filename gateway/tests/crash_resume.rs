@@ -30,7 +30,13 @@ async fn drive(visitor: &mut Visitor, n: usize, round: usize) {
             2 => json!({ "type": "CloseModal" }),
             _ => json!({ "type": "SetToastHover", "hovered": i % 8 == 3 }),
         };
-        let id = client.send_command(command).await;
+        // The gateway may die at any moment: a failed send ends the round like a failed read.
+        let Some(id) = client.try_send_command(command).await else {
+            visitor.seq = client.seq;
+            visitor.state = client.state.clone();
+            visitor.client = None;
+            return;
+        };
         // Read the result (diffs before it are applied and checked); a dead connection ends the round.
         let result = loop {
             match recv_json_within(&mut client.ws, Duration::from_secs(5)).await {
@@ -48,7 +54,12 @@ async fn drive(visitor: &mut Visitor, n: usize, round: usize) {
             assert_eq!(result["commandId"], id.as_str());
             visitor.accepted.insert(id, result["seq"].as_u64().unwrap());
         }
-        client.ack().await;
+        if !client.try_ack().await {
+            visitor.seq = client.seq;
+            visitor.state = client.state.clone();
+            visitor.client = None;
+            return;
+        }
     }
     visitor.seq = client.seq;
     visitor.state = client.state.clone();

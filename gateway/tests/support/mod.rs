@@ -319,6 +319,20 @@ impl Client {
         send(&mut self.ws, json!({ "type": "ack", "seq": seq })).await;
     }
 
+    /// For tests that kill the gateway: a command id, or `None` when the connection is gone.
+    pub async fn try_send_command(&mut self, command: Value) -> Option<String> {
+        self.next_command += 1;
+        let id = format!("c{}", self.next_command);
+        let frame = json!({ "type": "command", "id": id, "command": command });
+        self.ws.send(Message::text(frame.to_string())).await.ok().map(|_| id)
+    }
+
+    /// For tests that kill the gateway: `false` when the connection is gone.
+    pub async fn try_ack(&mut self) -> bool {
+        let seq = self.seq;
+        self.ws.send(Message::text(json!({ "type": "ack", "seq": seq }).to_string())).await.is_ok()
+    }
+
     pub async fn close(mut self) {
         let _ = self.ws.close(None).await;
     }
