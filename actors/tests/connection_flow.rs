@@ -231,3 +231,41 @@ fn a_new_page_abandons_the_old_pages_requests() {
 fn commands_before_start_are_refused() {
     assert_eq!(given([]).when(C::OpenModal { view: None }).error(), &DomainError::NotStarted);
 }
+
+fn with_email_and_google() -> Given {
+    let mut options = vestibule_actors::model::options::SessionOptions::default();
+    options.features.email = true;
+    options.features.socials = vec![vestibule_actors::model::options::SocialProvider::Google];
+    given(started_with(options)).and(C::OpenModal { view: None })
+}
+
+#[test]
+fn given_email_enabled_when_an_email_is_submitted_then_the_missing_provider_is_shown_and_no_email_is_logged() {
+    let then = with_email_and_google().when(C::ConnectEmail { email: "visitor@example.com".into() });
+    assert_eq!(then.event_types(), vec!["ToastQueued", "ToastShown"]);
+    let events = serde_json::to_string(then.events()).unwrap();
+    assert!(events.contains("Unable to load email login dependency"), "{events}");
+    assert!(!events.contains("visitor@example.com"), "the address must not reach the log: {events}");
+}
+
+#[test]
+fn given_email_enabled_when_an_invalid_email_is_submitted_then_refused_naming_the_field() {
+    let then = with_email_and_google().when(C::ConnectEmail { email: "not-an-email".into() });
+    assert!(matches!(then.error(), DomainError::InvalidInput { field, .. } if field == "email"));
+}
+
+#[test]
+fn given_email_disabled_when_an_email_is_submitted_then_refused() {
+    let then = discovered().when(C::ConnectEmail { email: "visitor@example.com".into() });
+    assert_eq!(then.error(), &DomainError::FeatureDisabled("email"));
+}
+
+#[test]
+fn given_google_enabled_when_a_social_login_starts_then_failed_to_initiate_and_other_providers_are_refused() {
+    use vestibule_actors::model::options::SocialProvider;
+    let then = with_email_and_google().when(C::ConnectSocial { provider: SocialProvider::Google });
+    assert_eq!(then.event_types(), vec!["ToastQueued", "ToastShown"]);
+    assert!(serde_json::to_string(then.events()).unwrap().contains("Failed to initiate social connection"));
+    let then = with_email_and_google().when(C::ConnectSocial { provider: SocialProvider::Github });
+    assert_eq!(then.error(), &DomainError::FeatureDisabled("socials"));
+}

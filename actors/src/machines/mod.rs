@@ -6,6 +6,7 @@
 
 pub mod connect_view;
 pub mod connection;
+pub mod embedded_login;
 pub mod modal;
 pub mod requests;
 pub mod router;

@@ -11,7 +11,7 @@ use crate::machines::router::{RouteParams, View};
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
 use crate::model::connector::DiscoveredWallet;
-use crate::model::options::SessionOptions;
+use crate::model::options::{SessionOptions, SocialProvider};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr)]
 #[serde(tag = "type", rename_all_fields = "camelCase")]
@@ -40,6 +40,14 @@ pub enum ClientCommand {
     },
     SelectConnector {
         connector_id: String,
+    },
+    /// The Connect view's email form. The address is validated and never written to the log.
+    ConnectEmail {
+        email: String,
+    },
+    /// A social login button of the Connect view.
+    ConnectSocial {
+        provider: SocialProvider,
     },
     Disconnect {
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,6 +3,7 @@
 
 use crate::decider::Ctx;
 use crate::machines::connection::{self, ConnectionStatus};
+use crate::machines::embedded_login;
 use crate::machines::requests::{self, RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{self, NavigationMode, RouteParams, View};
 use crate::machines::toasts::{self, PauseReason, ToastRequest, ToastVariant, MAX_MESSAGE_CHARS};
@@ -187,6 +188,14 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
             }
         }
         ClientCommand::SelectConnector { connector_id } => select_connector(&mut d, &connector_id)?,
+        ClientCommand::ConnectEmail { email } => {
+            let message = embedded_login::connect_email(&d.state.options.features, &email)?;
+            d.toast(message, ToastVariant::Error);
+        }
+        ClientCommand::ConnectSocial { provider } => {
+            let message = embedded_login::connect_social(&d.state.options.features, provider)?;
+            d.toast(message, ToastVariant::Error);
+        }
         ClientCommand::Disconnect { namespace } => {
             let targets: Vec<Namespace> = match namespace {
                 Some(ns) if d.state.connection.namespace(ns).status != ConnectionStatus::Disconnected => vec![ns],

@@ -2,23 +2,28 @@
 // status, mirroring the server's session. A visible "dev wallet" switch adds a development wallet
 // that really signs, for trying the flows without a browser wallet.
 
-import { StrictMode, useSyncExternalStore } from "react";
+import { StrictMode, useState, useSyncExternalStore } from "react";
 import { createRoot } from "react-dom/client";
 import { hexToBytes, bytesToHex } from "@noble/hashes/utils";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { DevWallet } from "../wallet/devWallet";
 import { createWidget } from "../widget";
+import { createProvider } from "../provider";
 import { truncateAddress } from "../views/views";
 import { WidgetRoot } from "../views/WidgetRoot";
 
 const DEV_SWITCH = "vestibule:demo:devWallet";
 const DEV_KEY = "vestibule:demo:devWalletKey";
+// The JSON-RPC node the dev wallet sends transactions to (`?rpc=http://127.0.0.1:8545`, remembered).
+const DEV_RPC = "vestibule:demo:devWalletRpc";
+const rpcParam = new URLSearchParams(location.search).get("rpc");
+if (rpcParam) localStorage.setItem(DEV_RPC, rpcParam);
 const devOn = localStorage.getItem(DEV_SWITCH) === "on";
 if (devOn) {
   // The same key after a reload, so the visitor stays connected to the same account.
   let key = localStorage.getItem(DEV_KEY);
   if (!key) localStorage.setItem(DEV_KEY, (key = bytesToHex(secp256k1.utils.randomPrivateKey())));
-  const wallet = new DevWallet(hexToBytes(key));
+  const wallet = new DevWallet(hexToBytes(key), localStorage.getItem(DEV_RPC) ?? undefined);
   wallet.rejectAll = localStorage.getItem("vestibule:demo:devWalletRejects") === "on";
   (window as unknown as { __devWallet: DevWallet }).__devWallet = wallet;
   wallet.announce();
@@ -31,10 +36,21 @@ const widget = createWidget({
   projectId: params.get("projectId") ?? "demo",
   options: {
     themeMode: params.get("theme") === "light" ? "light" : "dark",
+    // `?email=on&socials=google,x` turn on the email and social connect methods.
+    ...(params.get("email") || params.get("socials")
+      ? { features: { email: params.get("email") === "on", socials: (params.get("socials") ?? "").split(",").filter(Boolean) } }
+      : {}),
     ...(params.get("siwx") ? { siwx: { required: params.get("siwx") === "required", signOutOnDisconnect: false } } : {}),
   } as never,
 });
-(window as unknown as { __vestibule: unknown }).__vestibule = widget;
+const provider = createProvider(widget);
+(window as unknown as { __vestibule: unknown; __provider: unknown }).__vestibule = widget;
+(window as unknown as { __provider: unknown }).__provider = provider;
+
+/** A 0-value transaction to oneself through the host provider: the wallet signs, its node mines. */
+async function sendTestTransaction(from: string): Promise<string> {
+  return (await provider.request({ method: "eth_sendTransaction", params: [{ from, to: from, value: "0x0" }] })) as string;
+}
 
 let version = 0;
 widget.subscribe(() => version++);
@@ -44,6 +60,7 @@ function App() {
   const state = widget.state();
   const ns = state?.connection.activeNamespace;
   const conn = ns ? state?.connection.namespaces[ns] : undefined;
+  const [tx, setTx] = useState("—");
   return (
     <main style={{ font: "15px system-ui, sans-serif", maxWidth: 640, margin: "2rem auto" }}>
       <h1>Demo dapp</h1>
@@ -74,7 +91,20 @@ function App() {
         <dd data-testid="error">{state?.connection.namespaces.eip155?.lastError ?? "—"}</dd>
         <dt>Signed in</dt>
         <dd data-testid="signed-in">{state && Object.keys(state.siwx.sessions).length > 0 ? "yes" : "no"}</dd>
+        <dt>Last transaction</dt>
+        <dd data-testid="tx" style={{ wordBreak: "break-all" }}>{tx}</dd>
       </dl>
+      {conn?.status === "connected" && conn.address && ns === "eip155" && (
+        <button
+          data-testid="send-tx"
+          onClick={() => {
+            setTx("waiting for the wallet…");
+            sendTestTransaction(conn.address!).then(setTx, (e: { code?: number; message?: string }) => setTx(`error ${e.code ?? ""}: ${e.message ?? e}`));
+          }}
+        >
+          Send a test transaction (0 ETH to yourself)
+        </button>
+      )}
       <WidgetRoot widget={widget} />
     </main>
   );

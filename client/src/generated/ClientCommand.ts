@@ -2,11 +2,12 @@
 import type { DiscoveredWallet } from "./DiscoveredWallet";
 import type { Namespace } from "./Namespace";
 import type { RouteParams } from "./RouteParams";
+import type { SocialProvider } from "./SocialProvider";
 import type { ToastVariant } from "./ToastVariant";
 import type { View } from "./View";
 import type { WalletOutcome } from "./WalletOutcome";
 
-export type ClientCommand = { "type": "PageLoaded", } | { "type": "OpenModal", view?: View, } | { "type": "CloseModal", } | { "type": "Navigate", view: View, params?: RouteParams, replace?: boolean, } | { "type": "GoBack", } | { "type": "ReportWallets", wallets: Array<DiscoveredWallet>, } | { "type": "SelectConnector", connectorId: string, } | { "type": "Disconnect", namespace?: Namespace, } | { "type": "ResolveWalletRequest", requestId: string, outcome: WalletOutcome, } | { "type": "WalletAccountsChanged", connectorId: string, accounts: Array<string>, } | { "type": "WalletChainChanged", connectorId: string, chainId: string, } | { "type": "WalletDisconnected", connectorId: string, } | { "type": "ShowToast", message: string, variant: ToastVariant, durationMs?: number, 
+export type ClientCommand = { "type": "PageLoaded", } | { "type": "OpenModal", view?: View, } | { "type": "CloseModal", } | { "type": "Navigate", view: View, params?: RouteParams, replace?: boolean, } | { "type": "GoBack", } | { "type": "ReportWallets", wallets: Array<DiscoveredWallet>, } | { "type": "SelectConnector", connectorId: string, } | { "type": "ConnectEmail", email: string, } | { "type": "ConnectSocial", provider: SocialProvider, } | { "type": "Disconnect", namespace?: Namespace, } | { "type": "ResolveWalletRequest", requestId: string, outcome: WalletOutcome, } | { "type": "WalletAccountsChanged", connectorId: string, accounts: Array<string>, } | { "type": "WalletChainChanged", connectorId: string, chainId: string, } | { "type": "WalletDisconnected", connectorId: string, } | { "type": "ShowToast", message: string, variant: ToastVariant, durationMs?: number, 
 /**
  * Never closes by itself.
  */

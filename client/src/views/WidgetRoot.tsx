@@ -4,11 +4,13 @@
 
 import { useEffect, useSyncExternalStore } from "react";
 import type { Widget } from "../widget";
-import { CurrentView, Modal, Toasts } from "./views";
+import type { ThemeMode } from "../generated/ThemeMode";
+import { CurrentView, Modal, themeStyle, Toasts } from "./views";
 
-export function ConfigurationAlert({ title }: { title: string }) {
+/** Drawn without a session (the gateway refused the page), so in the theme the host asked for. */
+export function ConfigurationAlert({ title, themeMode }: { title: string; themeMode?: ThemeMode }) {
   return (
-    <div role="alertdialog" aria-label={title} style={{ position: "fixed", left: 16, bottom: 16, zIndex: 999, padding: "12px 16px", borderRadius: 12, background: "#3a1111", color: "#ffd7d7", font: "14px system-ui, sans-serif", maxWidth: 356 }}>
+    <div role="alertdialog" aria-label={title} style={{ ...themeStyle(themeMode), position: "fixed", left: 16, bottom: 16, zIndex: 999, padding: "12px 16px", borderRadius: 12, background: "var(--vst-surface)", color: "var(--vst-text)", border: "1px solid #d33", font: "14px system-ui, sans-serif", maxWidth: 356 }}>
       <strong>{title}</strong>
       <p style={{ margin: "4px 0 0" }}>The widget cannot start on this page. Check the project id and the allowed origins in the gateway's configuration.</p>
     </div>
@@ -50,7 +52,7 @@ export function WidgetRoot({ widget, embedded = false }: { widget: Widget; embed
     return () => removeEventListener("keydown", onKey);
   }, []);
   const refusal = widget.transport.refusal;
-  if (refusal) return <ConfigurationAlert title={refusal.message} />;
+  if (refusal) return <ConfigurationAlert title={refusal.message} themeMode={widget.requested.themeMode} />;
   const state = widget.state();
   if (!state) return null;
   return (

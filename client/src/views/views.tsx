@@ -4,7 +4,11 @@
 
 import type { CSSProperties, ReactNode } from "react";
 import type { ClientCommand } from "../generated/ClientCommand";
+import type { ConnectorGroup } from "../generated/ConnectorGroup";
+import type { ConnectorGroupView } from "../generated/ConnectorGroupView";
 import type { SessionState } from "../generated/SessionState";
+import type { SocialProvider } from "../generated/SocialProvider";
+import type { ThemeMode } from "../generated/ThemeMode";
 
 export type Send = (command: ClientCommand) => void;
 
@@ -15,14 +19,75 @@ export function truncateAddress(address: string): string {
 
 const button: CSSProperties = { display: "block", width: "100%", padding: "12px", margin: "6px 0", borderRadius: 12, border: "1px solid var(--vst-border)", background: "var(--vst-surface)", color: "inherit", font: "inherit", cursor: "pointer", textAlign: "left" };
 
-export function Connect({ state, send }: { state: SessionState; send: Send }) {
-  const groups = state.connectView.groups;
+const GROUP_TITLES: Record<ConnectorGroup, string> = {
+  walletConnect: "WalletConnect",
+  recent: "Recent",
+  injected: "Installed",
+  featured: "Featured",
+  custom: "More wallets",
+  external: "External",
+  recommended: "Recommended",
+};
+
+const SOCIAL_NAMES: Record<SocialProvider, string> = {
+  google: "Google",
+  x: "X",
+  farcaster: "Farcaster",
+  discord: "Discord",
+  apple: "Apple",
+  github: "GitHub",
+  facebook: "Facebook",
+};
+
+const sectionTitle: CSSProperties = { fontSize: 12, opacity: 0.7, margin: "12px 0 4px", fontWeight: 500 };
+
+function EmailMethod({ send }: { send: Send }) {
   return (
-    <section aria-label="Connect wallet">
-      <h2 style={{ fontSize: 16, margin: "0 0 12px" }}>Connect wallet</h2>
-      {groups.length === 0 && <p>No wallet found in this browser.</p>}
+    <form
+      aria-label="Continue with email"
+      data-connect-method="email"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const email = new FormData(e.currentTarget).get("email");
+        // The server validates the address; the browser's own check only saves a round trip.
+        if (typeof email === "string") send({ type: "ConnectEmail", email } as ClientCommand);
+      }}
+    >
+      <label style={{ display: "block" }}>
+        <span style={sectionTitle}>Email</span>
+        <input name="email" type="email" required autoComplete="email" placeholder="you@example.com" style={{ ...button, cursor: "text" }} />
+      </label>
+      <button type="submit" style={button}>
+        Continue with email
+      </button>
+    </form>
+  );
+}
+
+function SocialMethod({ providers, send }: { providers: SocialProvider[]; send: Send }) {
+  return (
+    <div role="group" aria-label="Social login" data-connect-method="social" style={{ display: "flex", flexWrap: "wrap", gap: 6, margin: "6px 0" }}>
+      {providers.map((provider) => (
+        <button
+          key={provider}
+          style={{ ...button, width: "auto", flex: "1 0 30%", margin: 0, textAlign: "center" }}
+          aria-label={`Continue with ${SOCIAL_NAMES[provider]}`}
+          onClick={() => send({ type: "ConnectSocial", provider } as ClientCommand)}
+        >
+          {SOCIAL_NAMES[provider]}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+function WalletMethod({ groups, send }: { groups: ConnectorGroupView[]; send: Send }) {
+  if (groups.length === 0) return <p data-connect-method="wallet">No wallet found in this browser.</p>;
+  return (
+    <div data-connect-method="wallet">
       {groups.map((g) => (
-        <div key={g.group} role="group" aria-label={g.group}>
+        <div key={g.group} role="group" aria-label={GROUP_TITLES[g.group]} data-connector-group={g.group}>
+          <h3 style={sectionTitle}>{GROUP_TITLES[g.group]}</h3>
           {g.entries.map((e) => (
             <button
               key={e.walletId}
@@ -38,6 +103,27 @@ export function Connect({ state, send }: { state: SessionState; send: Send }) {
           ))}
         </div>
       ))}
+    </div>
+  );
+}
+
+/** The connect methods in the server's order (spec section 2: email, social, wallet; wallet first
+ * when an injected or announced wallet is shown), each only when its feature is on. */
+export function Connect({ state, send }: { state: SessionState; send: Send }) {
+  const { methods, groups } = state.connectView;
+  return (
+    <section aria-label="Connect wallet">
+      <h2 style={{ fontSize: 16, margin: "0 0 12px" }}>Connect wallet</h2>
+      {methods.map((method) => {
+        switch (method) {
+          case "email":
+            return <EmailMethod key={method} send={send} />;
+          case "social":
+            return <SocialMethod key={method} providers={state.options.features.socials} send={send} />;
+          case "wallet":
+            return <WalletMethod key={method} groups={groups} send={send} />;
+        }
+      })}
     </section>
   );
 }
@@ -110,7 +196,7 @@ export function Toasts({ state, send }: { state: SessionState; send: Send }) {
       id="vestibule-toasts"
       onMouseEnter={() => send({ type: "SetToastHover", hovered: true } as ClientCommand)}
       onMouseLeave={() => send({ type: "SetToastHover", hovered: false } as ClientCommand)}
-      style={{ position: "fixed", right: 16, bottom: 16, width: 356, display: "flex", flexDirection: "column", gap: 14, listStyle: "none", margin: 0, padding: 0, zIndex: 1000 }}
+      style={{ ...themeStyle(state.options.themeMode, state.options.themeVariables as Record<string, string>), position: "fixed", right: 16, bottom: 16, width: 356, display: "flex", flexDirection: "column", gap: 14, listStyle: "none", margin: 0, padding: 0, zIndex: 1000 }}
     >
       {visible.map((t) =>
         t ? (
@@ -143,9 +229,14 @@ const THEMES = {
   light: { "--vst-bg": "#ffffff", "--vst-surface": "#f3f3f3", "--vst-text": "#141414", "--vst-border": "#ddd" },
 };
 
+/** The theme's CSS variables (spec: dark by default, light, and the host's theme variables). */
+export function themeStyle(themeMode: ThemeMode | undefined, themeVariables?: Record<string, string> | null): CSSProperties {
+  return { ...THEMES[themeMode === "light" ? "light" : "dark"], ...(themeVariables ?? {}) } as CSSProperties;
+}
+
 /** `embedded`: drawn in place (inside a host element, or the replay timeline) rather than over the page. */
 export function Modal({ state, send, children, embedded = false }: { state: SessionState; send: Send; children: ReactNode; embedded?: boolean }) {
-  const theme = { ...THEMES[state.options.themeMode === "light" ? "light" : "dark"], ...state.options.themeVariables } as CSSProperties;
+  const theme = themeStyle(state.options.themeMode, state.options.themeVariables as Record<string, string>);
   if (state.modal.status !== "open") return null;
   const close = () => state.modal.closable && send({ type: "CloseModal" } as ClientCommand);
   const overlay: CSSProperties = embedded
