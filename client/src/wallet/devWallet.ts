@@ -1,11 +1,14 @@
 // A development wallet: a real EIP-1193 provider holding a secp256k1 key that really signs
-// (EIP-191 `personal_sign`). It announces itself through EIP-6963 and can be told to reject every
-// request with 4001, for tests and for trying the flows without a browser wallet.
+// (EIP-191 `personal_sign`, EIP-712 `eth_signTypedData_v4`, and `eth_sendTransaction`: an EIP-1559
+// transaction signed here and forwarded to the JSON-RPC node it was given). It announces itself
+// through EIP-6963 and can be told to reject every request with 4001, for tests and for trying the
+// flows without a browser wallet.
 
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { keccak_256 } from "@noble/hashes/sha3";
 import { bytesToHex, hexToBytes, utf8ToBytes } from "@noble/hashes/utils";
 import { typedDataDigest, type TypedData } from "./eip712";
+import { fillTransaction, rpcCall, signTransaction, type TransactionRequest } from "./transaction";
 
 export const DEV_WALLET_RDNS = "dev.vestibule.wallet";
 
@@ -64,6 +67,11 @@ export function recoverPersonalSign(message: Uint8Array, signature: string): str
 
 type Listener = (...args: unknown[]) => void;
 
+/** Methods a real wallet asks the visitor about. */
+const PROMPTING = new Set(["eth_requestAccounts", "personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"]);
+/** Methods answered by the node as they are (EIP-1474 reads). */
+const READ_ONLY = new Set(["eth_blockNumber", "eth_getBalance", "eth_getTransactionCount", "eth_getTransactionByHash", "eth_getTransactionReceipt", "eth_call", "eth_estimateGas", "eth_gasPrice", "eth_maxPriorityFeePerGas", "eth_getBlockByNumber", "eth_getCode"]);
+
 export class DevWallet {
   readonly address: string;
   chainId = "0x1";
@@ -81,7 +89,11 @@ export class DevWallet {
   private connected = false;
   private listeners = new Map<string, Set<Listener>>();
 
-  constructor(private readonly privateKey: Uint8Array) {
+  /** `rpcUrl`: the JSON-RPC node transactions go to, and read-only calls are answered by. */
+  constructor(
+    private readonly privateKey: Uint8Array,
+    readonly rpcUrl?: string,
+  ) {
     this.address = addressOf(privateKey);
   }
 
@@ -103,7 +115,7 @@ export class DevWallet {
   }
 
   async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
-    const prompts = method === "eth_requestAccounts" || method === "personal_sign" || method === "eth_signTypedData_v4";
+    const prompts = PROMPTING.has(method);
     if (prompts) this.prompts++;
     if (prompts && this.holdPrompts) await new Promise<void>((resolve) => this.held.push(resolve));
     if (prompts && this.rejectAll) throw rpcError(4001, "User rejected the request.");
@@ -132,9 +144,26 @@ export class DevWallet {
         const data = typeof json === "string" ? (JSON.parse(json) as TypedData) : json;
         return signDigest(this.privateKey, typedDataDigest(data));
       }
+      case "eth_sendTransaction": {
+        const [tx] = (params ?? []) as [TransactionRequest];
+        if (tx?.from?.toLowerCase() !== this.address.toLowerCase()) throw rpcError(4100, "Unknown account");
+        const node = this.node();
+        // A wallet signs for the chain it is on; a node on another chain would refuse (or replay) it.
+        const nodeChain = BigInt((await rpcCall(node, "eth_chainId")) as string);
+        if (nodeChain !== BigInt(this.chainId)) throw rpcError(4901, `The dev wallet is on chain ${BigInt(this.chainId)} but its node is on ${nodeChain}`);
+        if (tx.chainId && BigInt(tx.chainId) !== nodeChain) throw rpcError(-32602, `chainId ${tx.chainId} is not the wallet's chain`);
+        const { raw } = signTransaction(this.privateKey, await fillTransaction(node, nodeChain, tx));
+        return rpcCall(node, "eth_sendRawTransaction", [raw]);
+      }
       default:
+        if (READ_ONLY.has(method)) return rpcCall(this.node(), method, params ?? []);
         throw rpcError(4200, `The dev wallet does not support ${method}`);
     }
+  }
+
+  private node(): string {
+    if (!this.rpcUrl) throw rpcError(4200, "The dev wallet has no JSON-RPC node to send to (give it an rpcUrl)");
+    return this.rpcUrl;
   }
 
   /** Announces this wallet to the page (EIP-6963), now and on every request. */
