@@ -16,6 +16,8 @@ export interface WidgetOptions {
 }
 
 export interface Widget {
+  /** The options the host asked for (the session's own are in `state().options`). */
+  requested: Partial<SessionOptions>;
   transport: Transport;
   discovery: WalletDiscovery;
   state(): SessionState | null;
@@ -84,12 +86,14 @@ export function createWidget(o: WidgetOptions): Widget {
   discovery.start(reportWallets);
   transport.connect();
   addEventListener("online", () => transport.wake());
+  addEventListener("offline", () => transport.suspend());
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible") transport.wake();
     if (transport.mirror.state) send({ type: "SetPageVisibility", hidden: document.visibilityState === "hidden" } as ClientCommand);
   });
 
   return {
+    requested: o.options ?? {},
     transport,
     discovery,
     state: () => transport.mirror.state,

@@ -137,4 +137,30 @@ describe("Transport", () => {
     sockets[0].serve({ type: "result", commandId: sent.id, status: "accepted", seq: 2 });
     expect(await pending).toMatchObject({ status: "accepted", seq: 2 });
   });
+
+  it("goes quiet while the browser is offline and resumes from its seq when it is back", async () => {
+    const { transport, sockets, timers } = setup();
+    transport.connect();
+    await settle();
+    sockets[0].serve(welcome);
+    sockets[0].serve(diffs[0]);
+    await settle();
+    transport.suspend();
+    expect(sockets[0].closed).toBe(true);
+    expect(transport.online).toBe(false);
+    sockets[0].onclose?.({ code: 1006 });
+    sockets[0].serve(diffs[1]); // a frame still in flight on the old socket is not applied
+    await settle();
+    expect(transport.mirror.seq).toBe(diffs[0].seq);
+    expect(timers.length).toBe(0);
+    expect(sockets.length).toBe(1);
+    transport.wake();
+    await settle();
+    expect(sockets[1].sent[0]).toMatchObject({ type: "hello", lastSeq: diffs[0].seq });
+    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined, seq: diffs[1].seq });
+    sockets[1].serve(diffs[1]);
+    await until(() => transport.mirror.seq === diffs[1].seq);
+    expect(transport.mirror.seq).toBe(diffs[1].seq);
+    expect(transport.stats.gaps).toBe(0);
+  });
 });

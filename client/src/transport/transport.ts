@@ -3,7 +3,8 @@
 // - every diff is checked by the mirror (seq continuity and state hash) and acked;
 // - a gap resumes from the mirror's seq; a hash mismatch asks for the whole state;
 // - a dropped connection reconnects with backoff (10 ms doubling to 3 s), at once when the page
-//   comes back online or becomes visible.
+//   comes back online or becomes visible; while the browser says it is offline, the socket is
+//   closed and no attempt is made (each would fail and push the backoff to its cap).
 
 import type { ClientCommand } from "../generated/ClientCommand";
 import type { ClientMessage } from "../generated/ClientMessage";
@@ -57,6 +58,8 @@ export class Transport {
   private wantFullState = false;
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The browser reported that it is offline: no reconnect until `wake`. */
+  private offline = false;
   /** Why the gateway refused this page (spec alerts such as "Invalid App Configuration"). */
   refusal: { code: string; message: string } | null = null;
   private welcomed = false;
@@ -103,10 +106,25 @@ export class Transport {
 
   /** Reconnect now (e.g. the page came back online or became visible). */
   wake() {
+    this.offline = false;
     if (!this.socket && !this.stopped) {
       this.attempt = 0;
       this.connect();
     }
+  }
+
+  /** The browser went offline: the socket is dead or about to be; close it and wait for `wake`. */
+  suspend() {
+    this.offline = true;
+    const socket = this.socket;
+    this.socket = null;
+    socket?.close(1000, "offline");
+    this.notify();
+  }
+
+  /** Whether frames can flow now (for the debug handle and views that show connectivity). */
+  get online(): boolean {
+    return this.socket !== null && !this.offline;
   }
 
   stop() {
@@ -137,6 +155,7 @@ export class Transport {
   }
 
   private retry() {
+    if (this.offline) return;
     const delay = (this.o.backoff ?? defaultBackoff)(this.attempt++);
     (this.o.setTimer ?? setTimeout)(() => this.wake(), delay);
   }
