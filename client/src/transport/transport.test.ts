@@ -163,4 +163,19 @@ describe("Transport", () => {
     expect(transport.mirror.seq).toBe(diffs[1].seq);
     expect(transport.stats.gaps).toBe(0);
   });
+
+  it("keeps a command sent before the welcome and sends it once the session is there", async () => {
+    const { transport, sockets } = setup();
+    transport.connect();
+    const early = transport.command({ type: "OpenModal" } as never);
+    await settle();
+    expect(sockets[0].sent.filter((m) => m.type === "command")).toEqual([]);
+    sockets[0].serve(welcome);
+    await until(() => sockets[0].sent.some((m) => m.type === "command"));
+    const sent = sockets[0].sent.filter((m) => m.type === "command");
+    expect(sent.map((m) => m.command)).toEqual([{ type: "OpenModal" }]);
+    expect(sockets[0].sent.findIndex((m) => m.type === "hello")).toBeLessThan(sockets[0].sent.indexOf(sent[0]));
+    sockets[0].serve({ type: "result", commandId: sent[0].id, status: "accepted", seq: 2 });
+    expect(await early).toMatchObject({ status: "accepted" });
+  });
 });

@@ -43,6 +43,8 @@ export interface TransportOptions {
 }
 
 export const PROTOCOL_VERSION = 1;
+/** Commands kept while the socket is (re)connecting; a visitor's click before then is not lost. */
+export const MAX_QUEUED_COMMANDS = 64;
 export const defaultBackoff = (attempt: number) => Math.min(10 * 2 ** attempt, 3000);
 
 const keys = (projectId: string) => ({ session: `vestibule:${projectId}:session`, token: `vestibule:${projectId}:token` });
@@ -63,6 +65,10 @@ export class Transport {
   /** Why the gateway refused this page (spec alerts such as "Invalid App Configuration"). */
   refusal: { code: string; message: string } | null = null;
   private welcomed = false;
+  /** The current socket has had its welcome: commands can go out. */
+  private ready = false;
+  /** Commands waiting for a ready socket, sent in order after the next welcome. */
+  private outbox: ClientMessage[] = [];
   /** Counts for the debug handle and tests. */
   stats = { connections: 0, gaps: 0, hashMismatches: 0, acks: 0 };
 
@@ -77,6 +83,7 @@ export class Transport {
     this.stopped = false;
     const socket = this.o.createSocket(`${this.o.url}?projectId=${encodeURIComponent(this.o.projectId)}`);
     this.socket = socket;
+    this.ready = false;
     socket.onopen = () => {
       this.stats.connections++;
       socket.send(JSON.stringify(this.hello()));
@@ -137,9 +144,15 @@ export class Transport {
     const id = `w${Date.now().toString(36)}${(this.nextCommand++).toString(36)}`;
     const message: ClientMessage = { type: "command", id, command };
     return new Promise((resolve, reject) => {
-      if (!this.socket) return reject(new Error("not connected"));
+      if (this.stopped) return reject(new Error("the widget has stopped"));
+      if (this.socket && this.ready) {
+        this.pending.set(id, resolve);
+        this.socket.send(JSON.stringify(message));
+        return;
+      }
+      if (this.outbox.length >= MAX_QUEUED_COMMANDS) return reject(new Error(`not connected, and ${MAX_QUEUED_COMMANDS} commands already wait`));
       this.pending.set(id, resolve);
-      this.socket.send(JSON.stringify(message));
+      this.outbox.push(message);
     });
   }
 
@@ -185,8 +198,10 @@ export class Transport {
         }
         this.wantFullState = false;
         this.welcomed = true;
+        this.ready = true;
         this.attempt = 0;
         if (r.kind === "applied") this.charts.seed(this.mirror.state);
+        for (const message of this.outbox.splice(0)) socket.send(JSON.stringify(message));
         return this.notify();
       }
       case "diff": {

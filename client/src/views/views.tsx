@@ -17,7 +17,7 @@ export function truncateAddress(address: string): string {
   return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-6)}` : address;
 }
 
-const button: CSSProperties = { display: "block", width: "100%", padding: "12px", margin: "6px 0", borderRadius: 12, border: "1px solid var(--vst-border)", background: "var(--vst-surface)", color: "inherit", font: "inherit", cursor: "pointer", textAlign: "left" };
+const button: CSSProperties = { display: "block", boxSizing: "border-box", width: "100%", padding: "12px", margin: "6px 0", borderRadius: 12, border: "1px solid var(--vst-border)", background: "var(--vst-surface)", color: "inherit", font: "inherit", cursor: "pointer", textAlign: "left" };
 
 const GROUP_TITLES: Record<ConnectorGroup, string> = {
   walletConnect: "WalletConnect",
@@ -185,6 +185,18 @@ export function SIWXSignMessage({ state, send }: { state: SessionState; send: Se
   );
 }
 
+/** The loading toast's mark: drawn, not a glyph (emoji fonts are not everywhere). */
+function Spinner() {
+  return (
+    <svg width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" style={{ marginRight: 6, verticalAlign: "-1px" }}>
+      <circle cx="6" cy="6" r="4.5" fill="none" stroke="currentColor" strokeOpacity="0.3" strokeWidth="1.5" />
+      <path d="M6 1.5a4.5 4.5 0 0 1 4.5 4.5" fill="none" stroke="currentColor" strokeWidth="1.5">
+        <animateTransform attributeName="transform" type="rotate" from="0 6 6" to="360 6 6" dur="0.8s" repeatCount="indefinite" />
+      </path>
+    </svg>
+  );
+}
+
 let swipeStart: { x: number; t: number } | null = null;
 
 export function Toasts({ state, send }: { state: SessionState; send: Send }) {
@@ -215,7 +227,7 @@ export function Toasts({ state, send }: { state: SessionState; send: Send }) {
             }}
             // No text selection: a selected toast would start a native drag and cancel the swipe.
             style={{ userSelect: "none", touchAction: "pan-y", padding: "12px 16px", borderRadius: 12, background: "var(--vst-surface)", color: "var(--vst-text)", border: "1px solid var(--vst-border)", boxShadow: "0 4px 12px rgba(0,0,0,.2)" }}>
-            {t.variant === "loading" ? "⏳ " : t.variant === "error" ? "⚠ " : "✓ "}
+            {t.variant === "loading" ? <Spinner /> : t.variant === "error" ? "⚠ " : "✓ "}
             {t.message}
           </li>
         ) : null,

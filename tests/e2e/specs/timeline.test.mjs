@@ -1,5 +1,5 @@
 // The replay timeline in Chromium on a session recorded through the demo: move to a chosen seq and
-// see the widget's own views show that moment; screenshots of the views go to docs/screenshots/.
+// see the widget's own views show that moment; screenshots of the timeline go to docs/screenshots/.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -20,30 +20,21 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await gateway?.stop();
-  assert.ok(verifyAllSessions(gateway.data) >= 2, "every recorded session replays with --verify");
+  assert.ok(verifyAllSessions(gateway.data) >= 1, "every recorded session replays with --verify");
 });
 
 test("the timeline shows the modal as the visitor saw it at a chosen seq", async () => {
-  // Record a session: connect with the dev wallet (screenshots of the views on the way).
+  // Record a session: connect with the dev wallet.
   const { context, page } = await devWalletPage(browser);
   await page.goto(gateway.url);
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor();
-  await page.screenshot({ path: join(SHOTS, "connect-dark.png") });
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
   await page.getByTestId("status").filter({ hasText: "connected" }).waitFor({ timeout: 10_000 });
   await page.getByTestId("connect").click();
   await page.getByRole("dialog").getByText("Disconnect").waitFor();
-  await page.screenshot({ path: join(SHOTS, "account-dark.png") });
   const session = await page.evaluate(() => window.__vestibule.transport.mirror.state && localStorage.getItem("vestibule:demo:session"));
   await context.close();
-
-  const light = await devWalletPage(browser);
-  await light.page.goto(`${gateway.url}/?theme=light`);
-  await light.page.getByTestId("connect").click();
-  await light.page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor();
-  await light.page.screenshot({ path: join(SHOTS, "connect-light.png") });
-  await light.context.close();
 
   // Open the timeline on the recorded session.
   const tl = await (await browser.newContext()).newPage();

@@ -1,17 +1,13 @@
-// More of the widget in Chromium: closing during a connect, the toast queue, a refused origin, the
-// embeddable script, and screenshots of the views in both themes.
+// More of the widget in Chromium: closing during a connect, the toast queue, a refused origin and
+// the embeddable script. Screenshots of the views are taken by screenshots.test.mjs.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, launch, startGateway, verifyAllSessions } from "./support.mjs";
 
-const SHOTS = join(ROOT, "docs/screenshots");
 let gateway;
 let browser;
 
 before(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   // `demo` allows this gateway's own pages; `locked` only an origin no test page has.
   gateway = await startGateway(
     `[[projects]]\nid = "demo"\nallowed_origins = ["http://127.0.0.1:*"]\n\n[[projects]]\nid = "locked"\nallowed_origins = ["https://only.example"]\n`,
@@ -32,7 +28,6 @@ test("closing the modal during a connect rejects it with Modal closed and return
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
   await page.getByRole("dialog").getByText("Continue in Dev Wallet").waitFor({ timeout: 10_000 });
-  await page.screenshot({ path: join(SHOTS, "connecting-dark.png") });
   await page.getByRole("button", { name: "Close" }).click();
   await page.getByTestId("error").filter({ hasText: "Modal closed" }).waitFor({ timeout: 10_000 });
   assert.equal(await page.getByTestId("status").textContent(), "disconnected");
@@ -51,7 +46,6 @@ test("four toasts: three show at once, and they dismiss themselves after 4 s", a
   const toasts = page.getByRole("status");
   await page.waitForFunction(() => document.querySelectorAll('#vestibule-toasts [role="status"]').length === 3, null, { timeout: 10_000 });
   assert.equal(await toasts.count(), 3, "at most three visible");
-  await page.screenshot({ path: join(SHOTS, "toasts-dark.png") });
   const shownAt = Date.now();
   // The first three expire at 4 s; the fourth then shows (150 ms later) and expires 4 s after that.
   await page.getByRole("status").filter({ hasText: "Toast 4" }).waitFor({ timeout: 10_000 });
@@ -106,21 +100,4 @@ test("the embeddable script: a host page connects through Vestibule.create and i
   await dialog.getByText("Connect wallet").waitFor({ timeout: 10_000 });
   assert.equal(await page.evaluate(() => document.body.lastElementChild?.hasAttribute("data-vestibule")), true, "appended at the end of body");
   await context.close();
-});
-
-test("screenshots of the sign-in view in both themes", async () => {
-  for (const theme of ["dark", "light"]) {
-    const { context, page } = await devWalletPage(browser);
-    await page.goto(`${gateway.url}/?siwx=optional&theme=${theme}`);
-    await page.getByTestId("connect").click();
-    await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
-    await page.getByTestId("siwx-message").waitFor({ timeout: 10_000 });
-    await page.screenshot({ path: join(SHOTS, `siwx-${theme}.png`) });
-    await page.getByRole("button", { name: "Sign", exact: true }).click();
-    await page.getByTestId("signed-in").filter({ hasText: "yes" }).waitFor({ timeout: 10_000 });
-    await page.getByTestId("connect").click();
-    await page.getByRole("dialog").getByText("Disconnect").waitFor();
-    await page.screenshot({ path: join(SHOTS, `account-${theme}.png`) });
-    await context.close();
-  }
 });

@@ -1,0 +1,77 @@
+// Screenshots of every view the widget draws, in both themes, kept in docs/screenshots/: Connect
+// (all three connect methods), ConnectingWallet, SIWXSignMessage, Account, the toasts (success,
+// error, loading) and the configuration alert. Each step also checks that the view is the one named.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+
+const SHOTS = join(ROOT, "docs/screenshots");
+let gateway;
+let browser;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  gateway = await startGateway(
+    `[[projects]]\nid = "demo"\nallowed_origins = ["http://127.0.0.1:*"]\n\n[[projects]]\nid = "locked"\nallowed_origins = ["https://only.example"]\n`,
+  );
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  assert.ok(verifyAllSessions(gateway.data) >= 2, "one session per theme, each replays with --verify");
+});
+
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const header = (page) => page.getByRole("dialog").locator("header span").textContent();
+
+for (const theme of ["dark", "light"]) {
+  test(`every view in the ${theme} theme`, async () => {
+    const { context, page } = await devWalletPage(browser);
+    await page.goto(`${gateway.url}/?theme=${theme}&siwx=optional&email=on&socials=google,x,discord`);
+    await page.getByTestId("connect").click();
+    await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "Connect");
+    await shot(page, `connect-${theme}`);
+
+    await page.evaluate(() => (window.__devWallet.holdPrompts = true));
+    await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
+    await page.getByRole("dialog").getByText("Continue in Dev Wallet").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "ConnectingWallet");
+    await shot(page, `connecting-${theme}`);
+
+    await page.evaluate(() => {
+      window.__devWallet.holdPrompts = false;
+      window.__devWallet.release();
+    });
+    await page.getByTestId("siwx-message").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "SIWXSignMessage");
+    await shot(page, `siwx-${theme}`);
+
+    await page.getByRole("button", { name: "Sign", exact: true }).click();
+    await page.getByTestId("signed-in").filter({ hasText: "yes" }).waitFor({ timeout: 10_000 });
+    await page.getByTestId("connect").click();
+    await page.getByRole("dialog").getByText("Disconnect").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "Account");
+    await shot(page, `account-${theme}`);
+
+    await page.getByRole("button", { name: "Close" }).click();
+    await page.evaluate(() => {
+      for (const [message, variant] of [["Saved", "success"], ["Something failed", "error"], ["Waiting for the wallet", "loading"]]) {
+        window.__vestibule.send({ type: "ShowToast", message, variant, persistent: true });
+      }
+    });
+    await page.waitForFunction(() => document.querySelectorAll('#vestibule-toasts [role="status"]').length === 3, null, { timeout: 10_000 });
+    await shot(page, `toasts-${theme}`);
+    await context.close();
+
+    const refused = await devWalletPage(browser);
+    await refused.page.goto(`${gateway.url}/?projectId=locked&theme=${theme}`);
+    await refused.page.getByRole("alertdialog", { name: "Invalid App Configuration" }).waitFor({ timeout: 10_000 });
+    await shot(refused.page, `alert-${theme}`);
+    await refused.context.close();
+  });
+}
