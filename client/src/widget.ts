@@ -42,7 +42,7 @@ export function createWidget(o: WidgetOptions): Widget {
   });
   const discovery = new WalletDiscovery(o.eventTarget ?? window);
   const started = new Set<string>();
-  let pageAnnounced = false;
+  let walletsReported = false;
   let reported = "";
   const watched = new Set<string>();
 
@@ -59,10 +59,8 @@ export function createWidget(o: WidgetOptions): Widget {
   transport.subscribe(() => {
     const state = transport.mirror.state;
     if (!state) return;
-    if (!pageAnnounced) {
-      // A new page: the session re-syncs stored connections and forgets the old page's requests.
-      pageAnnounced = true;
-      send({ type: "PageLoaded" } as ClientCommand);
+    if (!walletsReported) {
+      walletsReported = true;
       reportWallets();
       return;
     }
@@ -84,6 +82,9 @@ export function createWidget(o: WidgetOptions): Widget {
     }
   });
   discovery.start(reportWallets);
+  // A new page: the session re-syncs stored connections, forgets the old page's requests and closes
+  // the modal. Queued before anything else, so a click made while the socket opens comes after it.
+  send({ type: "PageLoaded" } as ClientCommand);
   transport.connect();
   addEventListener("online", () => transport.wake());
   addEventListener("offline", () => transport.suspend());

@@ -101,3 +101,17 @@ test("the embeddable script: a host page connects through Vestibule.create and i
   assert.equal(await page.evaluate(() => document.body.lastElementChild?.hasAttribute("data-vestibule")), true, "appended at the end of body");
   await context.close();
 });
+
+test("a click on Connect while the socket is still opening is not lost", async () => {
+  const { context, page } = await devWalletPage(browser);
+  // Hold the WebSocket for a second, as a slow network would.
+  await page.routeWebSocket(/\/ws\?/, async (ws) => {
+    await new Promise((r) => setTimeout(r, 1000));
+    ws.connectToServer();
+  });
+  await page.goto(gateway.url);
+  assert.equal(await page.evaluate(() => window.__vestibule.state()), null, "no session yet when the visitor clicks");
+  await page.getByTestId("connect").click();
+  await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
+  await context.close();
+});
