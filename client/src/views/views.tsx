@@ -1,6 +1,6 @@
 // The widget's views, each named after its route (spec section 2). They render the mirrored
-// state and send commands; they decide nothing. Work in progress: Connect, ConnectingWallet,
-// Account, SIWXSignMessage and the toasts exist; the other routes show their name.
+// state and send commands; they decide nothing. Connect, ConnectingWallet, Account, SIWXSignMessage
+// and the toasts are drawn; the routes of later features (SwitchNetwork, Swap, ...) show their name.
 
 import type { CSSProperties, ReactNode } from "react";
 import type { ClientCommand } from "../generated/ClientCommand";
