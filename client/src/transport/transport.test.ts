@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { fixtureFrames } from "../generated/fixtureFrames";
 import type { ServerMessage } from "../generated/ServerMessage";
-import { defaultBackoff, Transport, type KeyValueStore, type SocketLike } from "./transport";
+import { defaultBackoff, OFFLINE_RETRY_MS, Transport, type KeyValueStore, type SocketLike } from "./transport";
 
 type Diff = Extract<ServerMessage, { type: "diff" }>;
 type Welcome = Extract<ServerMessage, { type: "welcome" }>;
@@ -46,6 +46,7 @@ class FakeSocket implements SocketLike {
 function setup() {
   const sockets: FakeSocket[] = [];
   const timers: Array<() => void> = [];
+  const delays: number[] = [];
   const storage = new MemoryStore();
   const transport = new Transport({
     url: "ws://gateway/ws",
@@ -57,9 +58,12 @@ function setup() {
       queueMicrotask(() => s.onopen?.());
       return s;
     },
-    setTimer: (f) => timers.push(f),
+    setTimer: (f, ms) => {
+      timers.push(f);
+      delays.push(ms);
+    },
   });
-  return { transport, sockets, timers, storage };
+  return { transport, sockets, timers, delays, storage };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -139,7 +143,7 @@ describe("Transport", () => {
   });
 
   it("goes quiet while the browser is offline and resumes from its seq when it is back", async () => {
-    const { transport, sockets, timers } = setup();
+    const { transport, sockets, delays } = setup();
     transport.connect();
     await settle();
     sockets[0].serve(welcome);
@@ -152,7 +156,8 @@ describe("Transport", () => {
     sockets[0].serve(diffs[1]); // a frame still in flight on the old socket is not applied
     await settle();
     expect(transport.mirror.seq).toBe(diffs[0].seq);
-    expect(timers.length).toBe(0);
+    // Offline: one slow attempt is scheduled, no fast ones.
+    expect(delays).toEqual([OFFLINE_RETRY_MS]);
     expect(sockets.length).toBe(1);
     transport.wake();
     await settle();
@@ -177,5 +182,21 @@ describe("Transport", () => {
     expect(sockets[0].sent.findIndex((m) => m.type === "hello")).toBeLessThan(sockets[0].sent.indexOf(sent[0]));
     sockets[0].serve({ type: "result", commandId: sent[0].id, status: "accepted", seq: 2 });
     expect(await early).toMatchObject({ status: "accepted" });
+  });
+
+  it("backs off while attempts keep failing, and starts again from the shortest delay after a welcome", async () => {
+    const { transport, sockets, timers, delays } = setup();
+    transport.connect();
+    await settle();
+    for (let i = 0; i < 4; i++) {
+      sockets[i].onclose?.({ code: 1006 }); // the gateway is down: no welcome
+      timers[i]();
+      await settle();
+    }
+    expect(delays).toEqual([10, 20, 40, 80]);
+    sockets[4].serve(welcome);
+    await settle();
+    sockets[4].onclose?.({ code: 1006 });
+    expect(delays.at(-1)).toBe(10);
   });
 });

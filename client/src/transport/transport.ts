@@ -4,7 +4,7 @@
 // - a gap resumes from the mirror's seq; a hash mismatch asks for the whole state;
 // - a dropped connection reconnects with backoff (10 ms doubling to 3 s), at once when the page
 //   comes back online or becomes visible; while the browser says it is offline, the socket is
-//   closed and no attempt is made (each would fail and push the backoff to its cap).
+//   closed and an attempt is made only every 3 s.
 
 import type { ClientCommand } from "../generated/ClientCommand";
 import type { ClientMessage } from "../generated/ClientMessage";
@@ -45,7 +45,10 @@ export interface TransportOptions {
 export const PROTOCOL_VERSION = 1;
 /** Commands kept while the socket is (re)connecting; a visitor's click before then is not lost. */
 export const MAX_QUEUED_COMMANDS = 64;
-export const defaultBackoff = (attempt: number) => Math.min(10 * 2 ** attempt, 3000);
+export const MAX_BACKOFF_MS = 3000;
+export const defaultBackoff = (attempt: number) => Math.min(10 * 2 ** attempt, MAX_BACKOFF_MS);
+/** While the browser says it is offline, one attempt per this many ms. */
+export const OFFLINE_RETRY_MS = MAX_BACKOFF_MS;
 
 const keys = (projectId: string) => ({ session: `vestibule:${projectId}:session`, token: `vestibule:${projectId}:token` });
 
@@ -60,7 +63,7 @@ export class Transport {
   private wantFullState = false;
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
-  /** The browser reported that it is offline: no reconnect until `wake`. */
+  /** The browser reported that it is offline: slow attempts only, until `wake`. */
   private offline = false;
   /** Why the gateway refused this page (spec alerts such as "Invalid App Configuration"). */
   refusal: { code: string; message: string } | null = null;
@@ -114,18 +117,22 @@ export class Transport {
   /** Reconnect now (e.g. the page came back online or became visible). */
   wake() {
     this.offline = false;
-    if (!this.socket && !this.stopped) {
-      this.attempt = 0;
-      this.connect();
-    }
+    this.attempt = 0;
+    this.reconnectIfIdle();
   }
 
-  /** The browser went offline: the socket is dead or about to be; close it and wait for `wake`. */
+  private reconnectIfIdle() {
+    if (!this.socket && !this.stopped) this.connect();
+  }
+
+  /** The browser went offline: the socket is dead or about to be; close it, and try again only
+   * every few seconds (a gateway on loopback may still answer) until `wake`. */
   suspend() {
     this.offline = true;
     const socket = this.socket;
     this.socket = null;
     socket?.close(1000, "offline");
+    this.retry();
     this.notify();
   }
 
@@ -168,9 +175,9 @@ export class Transport {
   }
 
   private retry() {
-    if (this.offline) return;
-    const delay = (this.o.backoff ?? defaultBackoff)(this.attempt++);
-    (this.o.setTimer ?? setTimeout)(() => this.wake(), delay);
+    // The attempt count grows until a welcome (or `wake`) resets it, so failures back off.
+    const delay = this.offline ? OFFLINE_RETRY_MS : (this.o.backoff ?? defaultBackoff)(this.attempt++);
+    (this.o.setTimer ?? setTimeout)(() => this.reconnectIfIdle(), delay);
   }
 
   private resync(socket: SocketLike, fullState: boolean) {
