@@ -31,14 +31,17 @@ export interface VestibuleInstance {
   widget: Widget;
 }
 
-// The options the session accepts (generated from the Rust type's fields would be better; the
-// server also refuses unknown ones with a message naming the field).
-const KNOWN = new Set([
-  "projectId", "gatewayUrl", "element", "enableAppend", "networks", "defaultNetwork", "metadata", "features", "includeWalletIds",
-  "excludeWalletIds", "featuredWalletIds", "customWallets", "termsConditionsUrl", "privacyPolicyUrl", "enableWalletConnect",
-  "enableEip6963", "enableInjected", "enableWallets", "enableNetworkSwitch", "allowUnsupportedChain", "defaultAccountTypes",
-  "themeMode", "themeVariables", "siwx", "siweConfig", "debug",
-]);
+// Every option the session accepts: the compiler checks this against the generated `SessionOptions`
+// (a field added in Rust and missing here, or a name here the Rust type lacks, fails the type check).
+const SESSION_OPTIONS = {
+  networks: true, defaultNetwork: true, metadata: true, features: true, includeWalletIds: true, excludeWalletIds: true,
+  featuredWalletIds: true, customWallets: true, termsConditionsUrl: true, privacyPolicyUrl: true, enableWalletConnect: true,
+  enableEip6963: true, enableInjected: true, enableWallets: true, enableNetworkSwitch: true, allowUnsupportedChain: true,
+  defaultAccountTypes: true, themeMode: true, themeVariables: true, siwx: true, siweConfig: true, debug: true,
+} satisfies Record<keyof SessionOptions, true>;
+/** The script's own options, beside the session's. */
+const SCRIPT_OPTIONS = ["projectId", "gatewayUrl", "element", "enableAppend"];
+const KNOWN = new Set([...SCRIPT_OPTIONS, ...Object.keys(SESSION_OPTIONS)]);
 
 export function create(o: CreateOptions): VestibuleInstance {
   const unknown = Object.keys(o).filter((k) => !KNOWN.has(k));
