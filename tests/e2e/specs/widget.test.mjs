@@ -2,15 +2,24 @@
 // the embeddable script. Screenshots of the views are taken by screenshots.test.mjs.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { devWalletPage, launch, startGateway, verifyAllSessions } from "./support.mjs";
+import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
 
 let gateway;
 let browser;
+// The built client plus the host pages the tests write.
+let staticDir;
+let hostPages = 0;
 
 before(async () => {
   // `demo` allows this gateway's own pages; `locked` only an origin no test page has.
+  staticDir = mkdtempSync(join(tmpdir(), "vestibule-e2e-static-"));
+  cpSync(join(ROOT, "client/dist"), staticDir, { recursive: true });
   gateway = await startGateway(
     `[[projects]]\nid = "demo"\nallowed_origins = ["http://127.0.0.1:*"]\n\n[[projects]]\nid = "locked"\nallowed_origins = ["https://only.example"]\n`,
+    { staticDir },
   );
   browser = await launch();
 });
@@ -114,4 +123,38 @@ test("a click on Connect while the socket is still opening is not lost", async (
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
   await context.close();
+});
+
+/** A host page served by the gateway (its own origin) that loads the real /vestibule.js and runs `script`. */
+async function hostPage(script) {
+  const name = `host-${hostPages++}.html`;
+  writeFileSync(join(staticDir, name), `<!doctype html><html><body><h1>Host</h1><div id="slot"></div><script src="/vestibule.js"></script><script>${script}</script></body></html>`);
+  const { context, page } = await devWalletPage(browser);
+  const warnings = [];
+  page.on("console", (m) => m.type() === "warning" && warnings.push(m.text()));
+  await page.goto(`${gateway.url}/${name}`);
+  return { context, page, warnings };
+}
+
+test("embedded mode draws the modal in the given element; enableAppend: false draws nothing until mount; unknown options are reported", async () => {
+  const embedded = await hostPage(`
+    window.states = [];
+    window.v = Vestibule.create({ projectId: "demo", element: document.getElementById("slot"), themeMode: "light", colour: "red" });
+    window.v.subscribe((s) => window.states.push(s && s.modal.status));
+  `);
+  await embedded.page.evaluate(() => window.v.open());
+  await embedded.page.locator("#slot").getByRole("dialog").getByText("Connect wallet").waitFor({ timeout: 10_000 });
+  assert.equal(await embedded.page.locator("[data-vestibule]").count(), 0, "nothing appended to body in embedded mode");
+  assert.ok((await embedded.page.evaluate(() => window.states)).includes("open"), "subscribe hears the state");
+  assert.ok(embedded.warnings.some((w) => w.includes("colour")), `the unknown option is named: ${embedded.warnings}`);
+  await embedded.context.close();
+
+  const manual = await hostPage(`window.v = Vestibule.create({ projectId: "demo", enableAppend: false });`);
+  await manual.page.waitForFunction(() => window.v.widget.state()?.started === true, null, { timeout: 10_000 });
+  await manual.page.evaluate(() => window.v.open());
+  await manual.page.waitForFunction(() => window.v.widget.state()?.modal.status === "open", null, { timeout: 10_000 });
+  assert.equal(await manual.page.getByRole("dialog").count(), 0, "not drawn before mount");
+  await manual.page.evaluate(() => window.v.mount(document.getElementById("slot")));
+  await manual.page.locator("#slot").getByRole("dialog").waitFor({ timeout: 10_000 });
+  await manual.context.close();
 });
