@@ -58,6 +58,8 @@ export function create(o: CreateOptions): VestibuleInstance {
     document.body.appendChild(host);
     mount(host);
   }
+  // The debug handle tests and developers read the mirrored state from (`debug: true`).
+  if (o.debug) (window as unknown as { __vestibule: Widget }).__vestibule = widget;
   return {
     open: widget.open,
     close: widget.close,

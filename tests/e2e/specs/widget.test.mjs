@@ -139,7 +139,7 @@ async function hostPage(script) {
 test("embedded mode draws the modal in the given element; enableAppend: false draws nothing until mount; unknown options are reported", async () => {
   const embedded = await hostPage(`
     window.states = [];
-    window.v = Vestibule.create({ projectId: "demo", element: document.getElementById("slot"), themeMode: "light", colour: "red" });
+    window.v = Vestibule.create({ projectId: "demo", element: document.getElementById("slot"), themeMode: "light", debug: true, colour: "red" });
     window.v.subscribe((s) => window.states.push(s && s.modal.status));
   `);
   await embedded.page.evaluate(() => window.v.open());
@@ -147,9 +147,11 @@ test("embedded mode draws the modal in the given element; enableAppend: false dr
   assert.equal(await embedded.page.locator("[data-vestibule]").count(), 0, "nothing appended to body in embedded mode");
   assert.ok((await embedded.page.evaluate(() => window.states)).includes("open"), "subscribe hears the state");
   assert.ok(embedded.warnings.some((w) => w.includes("colour")), `the unknown option is named: ${embedded.warnings}`);
+  assert.equal(await embedded.page.evaluate(() => window.__vestibule.state().modal.status), "open", "debug: true exposes the debug handle");
   await embedded.context.close();
 
   const manual = await hostPage(`window.v = Vestibule.create({ projectId: "demo", enableAppend: false });`);
+  assert.equal(await manual.page.evaluate(() => typeof window.__vestibule), "undefined", "no debug handle unless asked");
   await manual.page.waitForFunction(() => window.v.widget.state()?.started === true, null, { timeout: 10_000 });
   await manual.page.evaluate(() => window.v.open());
   await manual.page.waitForFunction(() => window.v.widget.state()?.modal.status === "open", null, { timeout: 10_000 });
