@@ -2,7 +2,7 @@
 // state and send commands; they decide nothing. Connect, ConnectingWallet, Account, SIWXSignMessage
 // and the toasts are drawn; the routes of later features (SwitchNetwork, Swap, ...) show their name.
 
-import type { CSSProperties, ReactNode } from "react";
+import { useEffect, useRef, type CSSProperties, type ReactNode } from "react";
 import type { ClientCommand } from "../generated/ClientCommand";
 import type { ConnectorGroup } from "../generated/ConnectorGroup";
 import type { ConnectorGroupView } from "../generated/ConnectorGroupView";
@@ -247,19 +247,47 @@ export function themeStyle(themeMode: ThemeMode | undefined, themeVariables?: Re
 }
 
 /** `embedded`: drawn in place (inside a host element, or the replay timeline) rather than over the page. */
+/** Where focus goes when the dialog opens: its first enabled control other than Close, else Close. */
+function focusInside(dialog: HTMLElement) {
+  const controls = Array.from(dialog.querySelectorAll<HTMLElement>("button:not([disabled]), input, select, [href]"));
+  (controls.find((c) => c.getAttribute("aria-label") !== "Close") ?? controls[0] ?? dialog).focus();
+}
+
+/** `embedded`: drawn in place (inside a host element, or the replay timeline) rather than over the
+ * page; an overlaid modal takes focus when it opens, gives it back when it closes, and closes on
+ * Escape wherever focus is (when closing is allowed). */
 export function Modal({ state, send, children, embedded = false }: { state: SessionState; send: Send; children: ReactNode; embedded?: boolean }) {
   const theme = themeStyle(state.options.themeMode, state.options.themeVariables as Record<string, string>);
-  if (state.modal.status !== "open") return null;
-  const close = () => state.modal.closable && send({ type: "CloseModal" } as ClientCommand);
+  const open = state.modal.status === "open";
+  const closable = state.modal.closable;
+  const dialog = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!open || embedded || !dialog.current) return;
+    const before = document.activeElement as HTMLElement | null;
+    focusInside(dialog.current);
+    return () => {
+      if (before?.isConnected) before.focus();
+    };
+  }, [open, embedded]);
+  useEffect(() => {
+    if (!open || embedded) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && closable) send({ type: "CloseModal" } as ClientCommand);
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [open, embedded, closable, send]);
+  if (!open) return null;
+  const close = () => closable && send({ type: "CloseModal" } as ClientCommand);
   const overlay: CSSProperties = embedded
     ? { position: "relative", display: "inline-block" }
     : { position: "fixed", inset: 0, zIndex: 999, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" };
   return (
-    <div style={{ ...theme, ...overlay }} onKeyDown={(e) => e.key === "Escape" && close()}>
-      <div role="dialog" aria-modal="true" aria-label="Vestibule" data-vestibule-dialog="true" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif" }}>
+    <div style={{ ...theme, ...overlay }} onKeyDown={(e) => embedded && e.key === "Escape" && close()}>
+      <div ref={dialog} tabIndex={-1} role="dialog" aria-modal={!embedded} aria-label="Vestibule" data-vestibule-dialog="true" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif", outline: "none" }}>
         <header style={{ display: "flex", justifyContent: "space-between", alignItems: "center", transition: "all 120ms" }}>
           <span>{state.router.current}</span>
-          <button aria-label="Close" disabled={!state.modal.closable} onClick={close} style={{ background: "none", border: 0, color: "inherit", fontSize: 18, cursor: "pointer" }}>
+          <button aria-label="Close" disabled={!closable} onClick={close} style={{ background: "none", border: 0, color: "inherit", fontSize: 18, cursor: "pointer" }}>
             ×
           </button>
         </header>

@@ -96,6 +96,9 @@ test("sign in: a declined signature shows Signature declined, a tampered one is 
   assert.notEqual(await page.getByTestId("siwx-message").textContent(), before, "a new message with a new nonce");
   // Sign-in is required: the modal cannot be closed, and Cancel disconnects.
   assert.equal(await page.getByRole("button", { name: "Close" }).isDisabled(), true);
+  await page.keyboard.press("Escape");
+  await page.waitForTimeout(300);
+  assert.equal(await page.getByTestId("siwx-message").count(), 1, "Escape does not close it either");
   await page.getByRole("button", { name: "Cancel" }).click();
   await page.getByTestId("status").filter({ hasText: "disconnected" }).waitFor({ timeout: 10_000 });
   await context.close();

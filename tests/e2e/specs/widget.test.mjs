@@ -160,3 +160,39 @@ test("embedded mode draws the modal in the given element; enableAppend: false dr
   await manual.page.locator("#slot").getByRole("dialog").waitFor({ timeout: 10_000 });
   await manual.context.close();
 });
+
+test("keyboard and pointer: the open modal takes focus, Tab stays inside, every control is labelled, Escape closes and gives focus back, Alt+T reaches the toasts, hover pauses a toast", async () => {
+  const { context, page } = await devWalletPage(browser);
+  await page.goto(`${gateway.url}/?email=on&socials=google,github`);
+  const inDialog = () => page.evaluate(() => !!document.activeElement?.closest('[role="dialog"]'));
+  await page.getByTestId("connect").click();
+  await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
+  await page.waitForFunction(() => !!document.activeElement?.closest('[role="dialog"]'), null, { timeout: 5_000 });
+  for (let i = 0; i < 12; i++) {
+    await page.keyboard.press(i % 3 === 2 ? "Shift+Tab" : "Tab");
+    assert.ok(await inDialog(), `focus stays in the modal (step ${i})`);
+  }
+  const unlabelled = await page.evaluate(() =>
+    Array.from(document.querySelectorAll('[role="dialog"] button, [role="dialog"] input'))
+      .filter((c) => !(c.getAttribute("aria-label") || c.textContent.trim() || c.labels?.length))
+      .map((c) => c.outerHTML),
+  );
+  assert.deepEqual(unlabelled, [], "every control has a name");
+  await page.keyboard.press("Escape");
+  await page.getByRole("dialog").waitFor({ state: "detached", timeout: 10_000 });
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-testid")), "connect", "focus returns to the opener");
+
+  await page.evaluate(() => window.__vestibule.send({ type: "ShowToast", message: "Hover me", variant: "success", durationMs: 1000 }));
+  const toast = page.getByRole("status").filter({ hasText: "Hover me" });
+  await toast.hover({ timeout: 10_000 });
+  await page.waitForTimeout(2000);
+  assert.equal(await toast.count(), 1, "a hovered toast stays past its 1 s");
+  await page.mouse.move(5, 5);
+  await toast.waitFor({ state: "detached", timeout: 10_000 });
+
+  await page.evaluate(() => window.__vestibule.send({ type: "ShowToast", message: "Reach me", variant: "loading", persistent: true }));
+  await page.getByRole("status").filter({ hasText: "Reach me" }).waitFor({ timeout: 10_000 });
+  await page.keyboard.press("Alt+T");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "vestibule-toasts");
+  await context.close();
+});
