@@ -67,12 +67,15 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             "{HEADER}\nexport const PROTOCOL_VERSION = {PROTOCOL_VERSION};\n\n\
              export const CLOSE_CODES = {{\n{codes}}} as const;\n\n\
              export const EVENT_TYPES = {event_types} as const;\n\n\
-             export const TOASTS = {{ maxVisible: {}, defaultDurationMs: {}, reshowDelayMs: {}, swipeMinDistancePx: {}, swipeMinVelocityPxPerMs: {} }} as const;\n",
+             export const TOASTS = {{ maxVisible: {}, defaultDurationMs: {}, reshowDelayMs: {}, swipeMinDistancePx: {}, swipeMinVelocityPxPerMs: {} }} as const;\n\n\
+             /** The numbers the widget draws with (spec sections 2, 5, 9). */\n\
+             export const DISPLAY = {} as const;\n",
             toasts::MAX_VISIBLE,
             toasts::DEFAULT_DURATION_MS,
             toasts::RESHOW_DELAY_MS,
             toasts::SWIPE_MIN_DISTANCE_PX,
             toasts::SWIPE_MIN_VELOCITY_PX_PER_MS,
+            serde_json::to_string(&crate::model::display::DISPLAY).expect("display constants serialize"),
         ),
     );
 

@@ -2,5 +2,6 @@
 
 pub mod caip;
 pub mod connector;
+pub mod display;
 pub mod networks;
 pub mod options;

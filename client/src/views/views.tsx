@@ -2,19 +2,22 @@
 // state and send commands; they decide nothing. Connect, ConnectingWallet, Account, SIWXSignMessage
 // and the toasts are drawn; the routes of later features (SwitchNetwork, Swap, ...) show their name.
 
-import { useEffect, useRef, type CSSProperties, type ReactNode } from "react";
+import { useEffect, useLayoutEffect, useRef, useState, type CSSProperties, type ReactNode } from "react";
+import { DISPLAY } from "../generated/constants";
 import type { ClientCommand } from "../generated/ClientCommand";
 import type { ConnectorGroup } from "../generated/ConnectorGroup";
 import type { ConnectorGroupView } from "../generated/ConnectorGroupView";
 import type { SessionState } from "../generated/SessionState";
 import type { SocialProvider } from "../generated/SocialProvider";
 import type { ThemeMode } from "../generated/ThemeMode";
+import type { View } from "../generated/View";
 
 export type Send = (command: ClientCommand) => void;
 
 /** Spec: an address shows its first 4 and last 6 characters. */
 export function truncateAddress(address: string): string {
-  return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-6)}` : address;
+  const { addressHeadChars: head, addressTailChars: tail } = DISPLAY;
+  return address.length > head + tail + 2 ? `${address.slice(0, head)}…${address.slice(-tail)}` : address;
 }
 
 const button: CSSProperties = { display: "block", boxSizing: "border-box", width: "100%", padding: "12px", margin: "6px 0", borderRadius: 12, border: "1px solid var(--vst-border)", background: "var(--vst-surface)", color: "inherit", font: "inherit", cursor: "pointer", textAlign: "left" };
@@ -113,7 +116,6 @@ export function Connect({ state, send }: { state: SessionState; send: Send }) {
   const { methods, groups } = state.connectView;
   return (
     <section aria-label="Connect wallet">
-      <h2 style={{ fontSize: 16, margin: "0 0 12px" }}>Connect wallet</h2>
       {methods.map((method) => {
         switch (method) {
           case "email":
@@ -166,7 +168,6 @@ export function SIWXSignMessage({ state, send }: { state: SessionState; send: Se
   const busy = siwx.status === "signing" || siwx.status === "verifying";
   return (
     <section aria-label="Sign in">
-      <h2 style={{ fontSize: 16, margin: "0 0 12px" }}>Sign in with your wallet</h2>
       <pre data-testid="siwx-message" style={{ whiteSpace: "pre-wrap", fontSize: 11, maxHeight: 160, overflow: "auto", background: "var(--vst-surface)", padding: 8, borderRadius: 8 }}>
         {siwx.challenge?.message ?? ""}
       </pre>
@@ -208,7 +209,7 @@ export function Toasts({ state, send }: { state: SessionState; send: Send }) {
       id="vestibule-toasts"
       onMouseEnter={() => send({ type: "SetToastHover", hovered: true } as ClientCommand)}
       onMouseLeave={() => send({ type: "SetToastHover", hovered: false } as ClientCommand)}
-      style={{ ...themeStyle(state.options.themeMode, state.options.themeVariables as Record<string, string>), position: "fixed", right: 16, bottom: 16, width: 356, display: "flex", flexDirection: "column", gap: 14, listStyle: "none", margin: 0, padding: 0, zIndex: 1000 }}
+      style={{ ...themeStyle(state.options.themeMode, state.options.themeVariables as Record<string, string>), position: "fixed", right: 16, bottom: 16, width: DISPLAY.toastWidthPx, display: "flex", flexDirection: "column", gap: DISPLAY.toastGapPx, listStyle: "none", margin: 0, padding: 0, zIndex: DISPLAY.modalZIndex + 1 }}
     >
       {visible.map((t) =>
         t ? (
@@ -247,6 +248,40 @@ export function themeStyle(themeMode: ThemeMode | undefined, themeVariables?: Re
 }
 
 /** `embedded`: drawn in place (inside a host element, or the replay timeline) rather than over the page. */
+/** The header's title for each route. */
+const VIEW_TITLES: Record<View, string> = {
+  Connect: "Connect wallet",
+  AllWallets: "All wallets",
+  ConnectingWallet: "Connecting",
+  Networks: "Networks",
+  Account: "Account",
+  SwitchNetwork: "Switch network",
+  SwitchActiveChain: "Switch chain",
+  SIWXSignMessage: "Sign in with your wallet",
+  ApproveTransaction: "Approve transaction",
+  UpdateEmailWallet: "Update email",
+  Swap: "Swap",
+};
+
+/** The modal's height follows its content's, animated (spec: 150 ms). */
+function AnimatedHeight({ children }: { children: ReactNode }) {
+  const inner = useRef<HTMLDivElement>(null);
+  const [height, setHeight] = useState<number | undefined>(undefined);
+  useLayoutEffect(() => {
+    const element = inner.current;
+    if (!element || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => setHeight(element.offsetHeight));
+    observer.observe(element);
+    setHeight(element.offsetHeight);
+    return () => observer.disconnect();
+  }, []);
+  return (
+    <div style={{ height, overflow: "hidden", transition: `height ${DISPLAY.heightTransitionMs}ms ease-out` }}>
+      <div ref={inner}>{children}</div>
+    </div>
+  );
+}
+
 /** Where focus goes when the dialog opens: its first enabled control other than Close, else Close. */
 function focusInside(dialog: HTMLElement) {
   const controls = Array.from(dialog.querySelectorAll<HTMLElement>("button:not([disabled]), input, select, [href]"));
@@ -281,17 +316,26 @@ export function Modal({ state, send, children, embedded = false }: { state: Sess
   const close = () => closable && send({ type: "CloseModal" } as ClientCommand);
   const overlay: CSSProperties = embedded
     ? { position: "relative", display: "inline-block" }
-    : { position: "fixed", inset: 0, zIndex: 999, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" };
+    : { position: "fixed", inset: 0, zIndex: DISPLAY.modalZIndex, background: "rgba(0,0,0,.45)", display: "grid", placeItems: "center" };
   return (
     <div style={{ ...theme, ...overlay }} onKeyDown={(e) => embedded && e.key === "Escape" && close()}>
-      <div ref={dialog} tabIndex={-1} role="dialog" aria-modal={!embedded} aria-label="Vestibule" data-vestibule-dialog="true" style={{ width: 360, background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, transition: "height 150ms", font: "14px system-ui, sans-serif", outline: "none" }}>
-        <header style={{ display: "flex", justifyContent: "space-between", alignItems: "center", transition: "all 120ms" }}>
-          <span>{state.router.current}</span>
+      <style>{"@keyframes vestibule-fade-in { from { opacity: 0 } to { opacity: 1 } }"}</style>
+      <div ref={dialog} tabIndex={-1} role="dialog" aria-modal={!embedded} aria-label="Vestibule" data-vestibule-dialog="true" style={{ width: DISPLAY.modalWidthPx, boxSizing: "border-box", background: "var(--vst-bg)", color: "var(--vst-text)", borderRadius: 24, padding: 20, font: "14px system-ui, sans-serif", outline: "none" }}>
+        <header style={{ display: "flex", justifyContent: "space-between", alignItems: "center", marginBottom: 12 }}>
+          {/* Keyed by the view, so a new title fades in (spec: 120 ms). */}
+          <h2 key={state.router.current} data-route={state.router.current} style={{ fontSize: 16, margin: 0, animation: `vestibule-fade-in ${DISPLAY.headerTransitionMs}ms ease-out` }}>
+            {VIEW_TITLES[state.router.current]}
+          </h2>
           <button aria-label="Close" disabled={!closable} onClick={close} style={{ background: "none", border: 0, color: "inherit", fontSize: 18, cursor: "pointer" }}>
             ×
           </button>
         </header>
-        <div style={{ transition: "opacity 150ms" }}>{children}</div>
+        <AnimatedHeight>
+          {/* Keyed by the view, so a new view fades in (spec: 150 ms). */}
+          <div key={state.router.current} style={{ animation: `vestibule-fade-in ${DISPLAY.viewTransitionMs}ms ease-out` }}>
+            {children}
+          </div>
+        </AnimatedHeight>
       </div>
     </div>
   );

@@ -25,7 +25,7 @@ test("connect with the dev wallet, see the address, and stay connected after a r
   await page.goto(gateway.url);
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
-  await page.getByTestId("status").filter({ hasText: "connected" }).waitFor({ timeout: 10_000 });
+  await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   const address = await page.evaluate(() => window.__devWallet.address);
   const shown = await page.getByTestId("address").textContent();
   assert.equal(shown, `${address.slice(0, 4)}…${address.slice(-6)}`);

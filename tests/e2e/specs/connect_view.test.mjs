@@ -62,7 +62,7 @@ test("a wallet used before shows under Recent, not again under Installed", async
   await page.goto(gateway.url);
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
-  await page.getByTestId("status").filter({ hasText: "connected" }).waitFor({ timeout: 10_000 });
+  await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Disconnect" }).click();
   await page.getByTestId("status").filter({ hasText: "disconnected" }).waitFor({ timeout: 10_000 });

@@ -25,8 +25,9 @@ after(async () => {
   assert.ok(verifyAllSessions(gateway.data) >= 2, "one session per theme, each replays with --verify");
 });
 
-const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
-const header = (page) => page.getByRole("dialog").locator("header span").textContent();
+// Finite animations (view and header fades, height) are finished first, so each shot shows the settled view.
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+const header = (page) => page.getByRole("dialog").locator("header h2").getAttribute("data-route");
 
 for (const theme of ["dark", "light"]) {
   test(`every view in the ${theme} theme`, async () => {

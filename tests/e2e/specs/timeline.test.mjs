@@ -30,7 +30,7 @@ test("the timeline shows the modal as the visitor saw it at a chosen seq", async
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
-  await page.getByTestId("status").filter({ hasText: "connected" }).waitFor({ timeout: 10_000 });
+  await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   await page.getByTestId("connect").click();
   await page.getByRole("dialog").getByText("Disconnect").waitFor();
   const session = await page.evaluate(() => window.__vestibule.transport.mirror.state && localStorage.getItem("vestibule:demo:session"));
@@ -55,12 +55,12 @@ test("the timeline shows the modal as the visitor saw it at a chosen seq", async
   const view = tl.getByTestId("visitor-view");
   await view.getByText("Continue in Dev Wallet").waitFor({ timeout: 10_000 });
   assert.match(await tl.getByTestId("event").textContent(), /ConnectingWallet/);
-  await tl.screenshot({ path: join(SHOTS, "timeline-connecting.png") });
+  await tl.screenshot({ path: join(SHOTS, "timeline-connecting.png"), animations: "disabled" });
 
   // A later moment: connected, the modal closed on Account.
   const connected = events.find((e) => e.type === "Connected").seq;
   await tl.getByLabel("Seq").fill(String(connected + 3));
   await view.getByText("(modal closed)").waitFor({ timeout: 10_000 });
-  assert.ok(await tl.locator('[data-active="true"]', { hasText: "connected" }).count() >= 1, "the connection chart highlights connected");
-  await tl.screenshot({ path: join(SHOTS, "timeline-connected.png") });
+  assert.ok(await tl.locator('[data-active="true"]', { hasText: /^connected$/ }).count() >= 1, "the connection chart highlights connected");
+  await tl.screenshot({ path: join(SHOTS, "timeline-connected.png"), animations: "disabled" });
 });

@@ -40,7 +40,7 @@ test("the host app sends a transaction through the widget's provider; the dev wa
   await page.goto(`${gateway.url}/?rpc=${encodeURIComponent(anvil.url)}`);
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
-  await page.getByTestId("status").filter({ hasText: "connected" }).waitFor({ timeout: 10_000 });
+  await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   const address = await page.evaluate(() => window.__devWallet.address);
   const nonceBefore = await rpc("eth_getTransactionCount", [address, "latest"]);
 

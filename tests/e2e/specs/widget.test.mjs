@@ -196,3 +196,38 @@ test("keyboard and pointer: the open modal takes focus, Tab stays inside, every 
   assert.equal(await page.evaluate(() => document.activeElement?.id), "vestibule-toasts");
   await context.close();
 });
+
+test("the chrome's numbers: modal 360 px at z-index 999, transitions 150 / 120 / 150 ms, toasts 356 px wide with a 14 px gap", async () => {
+  const { context, page } = await devWalletPage(browser);
+  await page.goto(gateway.url);
+  await page.getByTestId("connect").click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
+  const chrome = await page.evaluate(() => {
+    const dialog = document.querySelector('[role="dialog"]');
+    const title = dialog.querySelector("header h2");
+    const heightBox = dialog.querySelector("header").nextElementSibling;
+    const view = heightBox.firstElementChild.firstElementChild;
+    return {
+      width: dialog.getBoundingClientRect().width,
+      zIndex: getComputedStyle(dialog.parentElement).zIndex,
+      header: getComputedStyle(title).animationDuration,
+      view: getComputedStyle(view).animationDuration,
+      height: getComputedStyle(heightBox).transition,
+    };
+  });
+  assert.deepEqual(chrome, { width: 360, zIndex: "999", header: "0.12s", view: "0.15s", height: "height 0.15s ease-out" });
+
+  await page.getByRole("button", { name: "Close" }).click();
+  await page.evaluate(() => {
+    for (const n of [1, 2]) window.__vestibule.send({ type: "ShowToast", message: `Measure ${n}`, variant: "success", persistent: true });
+  });
+  await page.waitForFunction(() => document.querySelectorAll('#vestibule-toasts [role="status"]').length === 2, null, { timeout: 10_000 });
+  const toasts = await page.evaluate(() => {
+    const [a, b] = Array.from(document.querySelectorAll('#vestibule-toasts [role="status"]'), (e) => e.getBoundingClientRect());
+    return { width: a.width, gap: b.top - a.bottom, right: innerWidth - a.right, bottom: innerHeight - b.bottom };
+  });
+  assert.deepEqual({ width: toasts.width, gap: toasts.gap }, { width: 356, gap: 14 });
+  assert.ok(toasts.right < 40 && toasts.bottom < 40, `bottom-right: ${JSON.stringify(toasts)}`);
+  await context.close();
+});
