@@ -277,7 +277,10 @@ function AnimatedHeight({ children }: { children: ReactNode }) {
   }, []);
   return (
     <div style={{ height, overflow: "hidden", transition: `height ${DISPLAY.heightTransitionMs}ms ease-out` }}>
-      <div ref={inner}>{children}</div>
+      {/* flow-root: the children's margins stay inside, so the measured height includes them. */}
+      <div ref={inner} style={{ display: "flow-root" }}>
+        {children}
+      </div>
     </div>
   );
 }

@@ -26,7 +26,15 @@ after(async () => {
 });
 
 // Finite animations (view and header fades, height) are finished first, so each shot shows the settled view.
-const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+async function shot(page, name) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+  // The modal's animated height settles on its content's: nothing is cut off.
+  const clipped = await page.evaluate(() => {
+    const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
+    return box ? box.scrollHeight - box.clientHeight : 0;
+  });
+  assert.equal(clipped, 0, `${name}: the modal's content is not cut off`);
+}
 const header = (page) => page.getByRole("dialog").locator("header h2").getAttribute("data-route");
 
 for (const theme of ["dark", "light"]) {
