@@ -140,9 +140,18 @@ export function ConnectingWallet({ state }: { state: SessionState }) {
   );
 }
 
+const ACCOUNT_TABS = ["Tokens", "NFTs", "Activity"] as const;
+const TAB_UNAVAILABLE: Record<(typeof ACCOUNT_TABS)[number], string> = {
+  Tokens: "Token balances are not available on this deployment yet.",
+  NFTs: "NFTs are not available on this deployment yet.",
+  Activity: "Activity is not available on this deployment yet.",
+};
+
 export function Account({ state, send }: { state: SessionState; send: Send }) {
   const ns = state.connection.activeNamespace;
   const conn = ns ? state.connection.namespaces[ns] : undefined;
+  // Which tab shows is this page's own concern (the session has no state for it).
+  const [tab, setTab] = useState<(typeof ACCOUNT_TABS)[number]>("Tokens");
   return (
     <section aria-label="Account">
       <p style={{ fontSize: 20, margin: "8px 0" }} data-testid="account-address" title={conn?.address ?? ""}>
@@ -150,11 +159,15 @@ export function Account({ state, send }: { state: SessionState; send: Send }) {
       </p>
       <p data-testid="account-network">{conn?.network?.name ?? ""}</p>
       <div role="tablist" aria-label="Account tabs">
-        {["Tokens", "NFTs", "Activity"].map((t) => (
-          <button key={t} role="tab" aria-selected={t === "Tokens"} style={{ ...button, display: "inline-block", width: "auto", marginRight: 6 }}>
+        {ACCOUNT_TABS.map((t) => (
+          <button key={t} id={`vestibule-tab-${t}`} role="tab" aria-selected={t === tab} aria-controls="vestibule-tab-panel" onClick={() => setTab(t)} style={{ ...button, display: "inline-block", width: "auto", marginRight: 6, fontWeight: t === tab ? 600 : 400 }}>
             {t}
           </button>
         ))}
+      </div>
+      <div role="tabpanel" id="vestibule-tab-panel" aria-labelledby={`vestibule-tab-${tab}`} style={{ padding: "8px 0", opacity: 0.7 }}>
+        {/* Balances, NFTs and activity need the chain features, which this deployment does not have yet. */}
+        {TAB_UNAVAILABLE[tab]}
       </div>
       <button style={button} onClick={() => send({ type: "Disconnect" } as ClientCommand)}>
         Disconnect

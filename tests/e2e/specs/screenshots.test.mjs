@@ -66,6 +66,9 @@ for (const theme of ["dark", "light"]) {
     await page.getByRole("dialog").getByText("Disconnect").waitFor({ timeout: 10_000 });
     assert.equal(await header(page), "Account");
     await shot(page, `account-${theme}`);
+    await page.getByRole("tab", { name: "Activity" }).click();
+    assert.equal(await page.getByRole("tab", { name: "Activity" }).getAttribute("aria-selected"), "true");
+    await page.getByRole("tabpanel").getByText("Activity is not available on this deployment yet.").waitFor();
 
     await page.getByRole("button", { name: "Close" }).click();
     await page.evaluate(() => {
