@@ -97,8 +97,8 @@ export class DevWallet {
     this.address = addressOf(privateKey);
   }
 
-  static random(): DevWallet {
-    return new DevWallet(secp256k1.utils.randomPrivateKey());
+  static random(rpcUrl?: string): DevWallet {
+    return new DevWallet(secp256k1.utils.randomPrivateKey(), rpcUrl);
   }
 
   on(event: string, listener: Listener) {

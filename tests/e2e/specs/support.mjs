@@ -58,6 +58,13 @@ export async function devWalletPage(browser, { rejects = false } = {}) {
   return { context, page: await context.newPage() };
 }
 
+/** Injects the dev wallet (`client/dist/dev-wallet.js`) into every page of `context`, as a wallet
+ * extension would be: `config` is `{ key?, rpcUrl?, rejects? }`. */
+export async function injectDevWallet(context, config = {}) {
+  await context.addInitScript((c) => (window.__devWalletConfig = c), config);
+  await context.addInitScript({ path: join(ROOT, "client/dist/dev-wallet.js") });
+}
+
 /** Every session in the data directory replays with --verify (the gateway must be stopped). */
 export function verifyAllSessions(data) {
   const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, injectDevWallet, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
 
 let gateway;
 let browser;
@@ -100,14 +100,20 @@ test("a refused origin or project shows the configuration alert", async () => {
 });
 
 test("the embeddable script: a host page connects through Vestibule.create and its provider", async () => {
-  const { context, page } = await devWalletPage(browser);
+  // A page that knows nothing of the demo: the dev wallet is injected as an extension would be.
+  const context = await browser.newContext();
+  await injectDevWallet(context);
+  const page = await context.newPage();
   await page.goto(`${gateway.url}/embed-example.html`);
-  // The dev wallet is the demo's; on this host page, announce one the same way a wallet extension would.
   await page.waitForFunction(() => typeof window.Vestibule?.create === "function");
   await page.getByRole("button", { name: "Connect" }).click();
   const dialog = page.getByRole("dialog");
-  await dialog.getByText("Connect wallet").waitFor({ timeout: 10_000 });
+  await dialog.getByRole("button", { name: "Connect Dev Wallet" }).click({ timeout: 10_000 });
   assert.equal(await page.evaluate(() => document.body.lastElementChild?.hasAttribute("data-vestibule")), true, "appended at the end of body");
+  const address = await page.evaluate(() => window.__devWallet.address);
+  // eth_requestAccounts resolved with the account the session connected.
+  await page.locator("#accounts").filter({ hasText: address }).waitFor({ timeout: 10_000 });
+  assert.deepEqual(await page.evaluate(() => vestibule.provider.request({ method: "eth_accounts" })), [address]);
   await context.close();
 });
 
@@ -129,7 +135,9 @@ test("a click on Connect while the socket is still opening is not lost", async (
 async function hostPage(script) {
   const name = `host-${hostPages++}.html`;
   writeFileSync(join(staticDir, name), `<!doctype html><html><body><h1>Host</h1><div id="slot"></div><script src="/vestibule.js"></script><script>${script}</script></body></html>`);
-  const { context, page } = await devWalletPage(browser);
+  const context = await browser.newContext();
+  await injectDevWallet(context);
+  const page = await context.newPage();
   const warnings = [];
   page.on("console", (m) => m.type() === "warning" && warnings.push(m.text()));
   await page.goto(`${gateway.url}/${name}`);
@@ -230,4 +238,20 @@ test("the chrome's numbers: modal 360 px at z-index 999, transitions 150 / 120 /
   assert.deepEqual({ width: toasts.width, gap: toasts.gap }, { width: 356, gap: 14 });
   assert.ok(toasts.right < 40 && toasts.bottom < 40, `bottom-right: ${JSON.stringify(toasts)}`);
   await context.close();
+});
+
+test("the host's wallet options: an excluded wallet is not offered, a featured one shows under Featured", async () => {
+  const groups = (page) => page.evaluate(() => Array.from(document.querySelectorAll("[data-connector-group]"), (e) => e.getAttribute("data-connector-group")));
+  const excluded = await hostPage(`window.v = Vestibule.create({ projectId: "demo", excludeWalletIds: ["dev.vestibule.wallet"] });`);
+  await excluded.page.waitForFunction(() => window.v.widget.state()?.connection.connectors.length > 0, null, { timeout: 10_000 });
+  await excluded.page.evaluate(() => window.v.open());
+  await excluded.page.getByText("No wallet found in this browser.").waitFor({ timeout: 10_000 });
+  assert.deepEqual(await groups(excluded.page), []);
+  await excluded.context.close();
+
+  const featured = await hostPage(`window.v = Vestibule.create({ projectId: "demo", featuredWalletIds: ["dev.vestibule.wallet"] });`);
+  await featured.page.evaluate(() => window.v.open());
+  await featured.page.getByRole("group", { name: "Featured" }).getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
+  assert.deepEqual(await groups(featured.page), ["featured"]);
+  await featured.context.close();
 });
