@@ -12,6 +12,7 @@ use std::io::IsTerminal;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -65,9 +66,16 @@ pub struct LoadArgs {
     #[arg(long)]
     pub gateway_pid: Option<u32>,
     /// SIGKILL the started gateway about every this many seconds (randomly 0.5x to 1.5x) and
-    /// restart it on the same directory; then check that nothing accepted was lost.
+    /// restart it on the same directory; then check that nothing accepted was lost. A kill waits
+    /// until every visitor has had a command answered by the current gateway, so each one lands
+    /// under load, whatever the machine's speed.
     #[arg(long)]
     pub kill_every: Option<f64>,
+    /// With `--kill-every`: end the traffic after this many kills, once every visitor has had a
+    /// command answered by the last restarted gateway (instead of after `--duration`). Counting
+    /// kills, not seconds, keeps a crash test's outcome independent of how busy the machine is.
+    #[arg(long)]
+    pub kills: Option<u64>,
     /// Log level of the started gateway (its log goes to this command's stderr).
     #[arg(long, default_value = "error")]
     pub gateway_log: String,
@@ -111,6 +119,78 @@ pub struct Latency {
     pub command_to_diff: metrics::Percentiles,
 }
 
+/// How long a visitor keeps trying to reconnect when kills are counted, and how long a run may go
+/// without any visitor getting an answer before it fails. Far above any restart on a busy machine;
+/// it bounds a broken run, it does not time a healthy one.
+const RECONNECT_PATIENCE: Duration = Duration::from_secs(120);
+
+/// Commands each visitor must have had answered by the gateway of the moment before it is killed,
+/// and by the last restarted one before a kill-counting run ends.
+const ANSWERS_PER_GATEWAY: u32 = 5;
+
+/// Which gateway (generation: one per start) answered each visitor's commands, so that kills wait
+/// for every visitor to have resumed and worked, and a kill-counting run ends once they all have.
+struct Progress {
+    generation: AtomicU64,
+    visitors: std::sync::Mutex<Vec<VisitorProgress>>,
+    answers: AtomicU64,
+}
+
+#[derive(Clone, Copy)]
+enum VisitorProgress {
+    /// Answers counted by generation `.0`'s gateway (only the latest generation counts).
+    Answered(u64, u32),
+    /// The visitor stopped; it no longer holds a kill or the end back.
+    Gone,
+}
+
+impl Progress {
+    fn new(visitors: usize) -> Self {
+        Progress {
+            generation: AtomicU64::new(0),
+            visitors: std::sync::Mutex::new(vec![VisitorProgress::Answered(0, 0); visitors]),
+            answers: AtomicU64::new(0),
+        }
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn next_generation(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn answered(&self, visitor: usize, generation: u64) {
+        let mut visitors = self.visitors.lock().expect("progress lock");
+        visitors[visitor] = match visitors[visitor] {
+            VisitorProgress::Answered(g, n) if g == generation => VisitorProgress::Answered(g, n + 1),
+            VisitorProgress::Answered(g, n) if g > generation => VisitorProgress::Answered(g, n),
+            VisitorProgress::Answered(..) => VisitorProgress::Answered(generation, 1),
+            VisitorProgress::Gone => VisitorProgress::Gone,
+        };
+        self.answers.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn gave_up(&self, visitor: usize) {
+        self.visitors.lock().expect("progress lock")[visitor] = VisitorProgress::Gone;
+    }
+
+    fn answers(&self) -> u64 {
+        self.answers.load(Ordering::SeqCst)
+    }
+
+    /// Every visitor still running has had `ANSWERS_PER_GATEWAY` commands answered by the current
+    /// gateway.
+    fn everyone_worked_with_current(&self) -> bool {
+        let current = self.generation();
+        self.visitors.lock().expect("progress lock").iter().all(|p| match *p {
+            VisitorProgress::Gone => true,
+            VisitorProgress::Answered(g, n) => g == current && n >= ANSWERS_PER_GATEWAY,
+        })
+    }
+}
+
 fn progress(metrics: &Metrics, connected: usize, sessions: usize, last: &mut (u64, Instant)) {
     let t = metrics.totals();
     let rate = (t.commands - last.0) as f64 / last.1.elapsed().as_secs_f64().max(0.001);
@@ -133,6 +213,12 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     if args.kill_every.is_some() && args.url.is_some() {
         anyhow::bail!("--kill-every needs the gateway this command starts (leave out --url)");
+    }
+    if args.kills.is_some() && args.kill_every.is_none() {
+        anyhow::bail!("--kills needs --kill-every");
+    }
+    if args.kills == Some(0) {
+        anyhow::bail!("--kills must be at least 1");
     }
     let open_files_limit = raise_nofile_limit();
     let needed = args.sessions as u64 * if args.url.is_some() { 1 } else { 2 } + 64;
@@ -160,21 +246,31 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let baseline_rss = gateway_pid.and_then(rss_bytes);
     let metrics = Arc::new(Metrics::new());
     let ramp = Duration::from_secs_f64(args.ramp.max(0.0));
+    let counting_kills = args.kills.is_some();
+    // Without `--kills` the traffic lasts `--duration`; with it, until the kills are done.
     let traffic_end = Instant::now() + ramp + Duration::from_secs_f64(args.duration.max(0.0));
+    let progress_of = Arc::new(Progress::new(args.sessions));
     let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let all_connected = Arc::new(tokio::sync::Notify::new());
     let go = Arc::new(tokio::sync::watch::channel(false).0);
+    let stop = Arc::new(tokio::sync::watch::channel(false).0);
     let mut tasks = Vec::with_capacity(args.sessions);
     for index in 0..args.sessions {
         let scenario = Scenario::for_visitor(args.scenario, index);
         let mut visitor = Visitor::new(index, target.clone(), metrics.clone(), scenario);
         let start_at = Instant::now() + ramp.mul_f64(index as f64 / args.sessions as f64);
         let (metrics, connected, all_connected, mut go) = (metrics.clone(), connected.clone(), all_connected.clone(), go.subscribe());
+        let (progress_of, mut stopped) = (progress_of.clone(), stop.subscribe());
         let (sessions, think) = (args.sessions, Duration::from_millis(args.think_ms));
+        // How long a visitor keeps trying to (re)connect: to the end of the traffic, or, when
+        // counting kills, long enough for any restart (a visitor that gives up fails the run).
+        let connect_deadline = move || if counting_kills { Instant::now() + RECONNECT_PATIENCE } else { traffic_end };
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(start_at.into()).await;
-            if let Err(e) = visitor.connect(traffic_end).await {
+            let connected_first = visitor.connect(connect_deadline()).await;
+            if let Err(e) = connected_first {
                 metrics.error(&format!("connect:{}", e.split(':').next().unwrap_or("failed")));
+                progress_of.gave_up(visitor.index);
                 return visitor;
             }
             if connected.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == sessions {
@@ -185,12 +281,20 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             // Spread first commands over one think period: all visitors starting in the same
             // millisecond would measure the harness's burst, not the gateway's steady state.
             tokio::time::sleep(think.mul_f64((visitor.index.wrapping_mul(7919) % 1000) as f64 / 1000.0)).await;
-            while Instant::now() < traffic_end {
+            while !*stopped.borrow() {
+                // The gateway generation before the step: a step that got an answer was answered
+                // by this generation's gateway (an older one is dead and answers nothing new).
+                let generation = progress_of.generation();
+                let answered = visitor.answered;
                 match visitor.step().await {
-                    Ok(()) => {}
+                    Ok(()) => {
+                        if visitor.answered > answered {
+                            progress_of.answered(visitor.index, generation);
+                        }
+                    }
                     Err(Broken::Connection(_)) => {
                         visitor.drop_connection();
-                        if visitor.connect(traffic_end).await.is_err() {
+                        if visitor.connect(connect_deadline()).await.is_err() {
                             metrics.error("reconnect_failed");
                             break;
                         }
@@ -199,7 +303,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     Err(Broken::Resync) => {
                         visitor.drop_connection();
                         visitor.forget_mirror();
-                        if visitor.connect(traffic_end).await.is_err() {
+                        if visitor.connect(connect_deadline()).await.is_err() {
                             metrics.error("reconnect_failed");
                             break;
                         }
@@ -208,9 +312,13 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                 if !think.is_zero() {
                     // Jitter keeps visitors from marching in step.
                     let jitter = think.mul_f64(0.5 + (visitor.index % 97) as f64 / 97.0);
-                    tokio::time::sleep(jitter.min(traffic_end.saturating_duration_since(Instant::now()))).await;
+                    tokio::select! {
+                        _ = tokio::time::sleep(jitter) => {}
+                        _ = stopped.wait_for(|s| *s) => {}
+                    }
                 }
             }
+            progress_of.gave_up(visitor.index);
             visitor
         }));
     }
@@ -233,31 +341,61 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let idle_rss = gateway_pid.and_then(rss_bytes);
     let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
     let _ = go.send(true);
+    let traffic_start = Instant::now();
 
     // Traffic, with kills if asked.
     let mut kills = 0u64;
-    let mut next_kill = args.kill_every.map(|k| Instant::now() + Duration::from_secs_f64(k * (0.5 + rand::random::<f64>())));
-    while Instant::now() < traffic_end {
-        tokio::time::sleep(Duration::from_secs(1).min(traffic_end.saturating_duration_since(Instant::now()))).await;
-        progress(&metrics, sessions_connected, args.sessions, &mut last);
+    let jittered = |every: f64| Duration::from_secs_f64(every * (0.5 + rand::random::<f64>()));
+    let mut next_kill = args.kill_every.map(|k| Instant::now() + jittered(k));
+    let mut last_tick = Instant::now();
+    let mut stalled_since = (progress_of.answers(), Instant::now());
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if last_tick.elapsed() >= Duration::from_secs(1) {
+            last_tick = Instant::now();
+            progress(&metrics, sessions_connected, args.sessions, &mut last);
+        }
+        let everyone_worked = progress_of.everyone_worked_with_current();
+        if let Some(target) = args.kills {
+            if kills >= target && everyone_worked {
+                break;
+            }
+            // A run that stops making progress fails with a reason instead of hanging.
+            let answers = progress_of.answers();
+            if answers != stalled_since.0 {
+                stalled_since = (answers, Instant::now());
+            } else if stalled_since.1.elapsed() > RECONNECT_PATIENCE {
+                let _ = stop.send(true);
+                anyhow::bail!("no visitor got an answer for {} s after {kills} kills", RECONNECT_PATIENCE.as_secs());
+            }
+        } else if Instant::now() >= traffic_end {
+            break;
+        }
+        let kills_left = args.kills.is_none_or(|target| kills < target);
         if let (Some(at), Some(every), Some(g)) = (next_kill, args.kill_every, gateway.as_mut())
             && Instant::now() >= at
-            && Instant::now() + Duration::from_secs(1) < traffic_end
+            && kills_left
+            && everyone_worked
+            && (counting_kills || Instant::now() + Duration::from_secs(1) < traffic_end)
         {
             g.kill();
+            progress_of.next_generation();
             kills += 1;
             eprintln!("killed the gateway (SIGKILL #{kills}); restarting on the same directory");
             g.restart()?;
-            next_kill = Some(Instant::now() + Duration::from_secs_f64(every * (0.5 + rand::random::<f64>())));
+            next_kill = Some(Instant::now() + jittered(every));
         }
     }
+    let traffic_elapsed = traffic_start.elapsed();
+    let _ = stop.send(true);
+    let stopped_at = Instant::now();
     let mut visitors = Vec::with_capacity(tasks.len());
     for task in tasks {
         visitors.push(task.await?);
     }
-    let drain = Instant::now().saturating_duration_since(traffic_end).as_secs_f64();
+    let drain = stopped_at.elapsed().as_secs_f64();
     // Rates are over the traffic window (commands finishing in the drain are few).
-    let elapsed = args.duration.max(0.001);
+    let elapsed = traffic_elapsed.as_secs_f64().max(0.001);
     let totals = metrics.totals();
 
     // Every accepted command that wrote must be in its session's log.

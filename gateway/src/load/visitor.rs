@@ -55,6 +55,8 @@ pub struct Visitor {
     step: usize,
     /// Commands the server accepted that must be in the log: (command id, result seq).
     pub must_persist: Vec<String>,
+    /// Commands that got a `result` (accepted or refused): proof of a round trip.
+    pub answered: u64,
 }
 
 impl Visitor {
@@ -77,6 +79,7 @@ impl Visitor {
             next_command: 0,
             step: 0,
             must_persist: Vec::new(),
+            answered: 0,
         }
     }
 
@@ -228,6 +231,7 @@ impl Visitor {
                 }
                 Some("result") if frame["commandId"].as_str() == Some(id.as_str()) => {
                     let accepted = frame["status"] == "accepted";
+                    self.answered += 1;
                     self.metrics.result(sent.elapsed(), accepted);
                     if !accepted {
                         self.metrics.error(&format!("refused:{}", frame["error"]["code"].as_str().unwrap_or("unknown")));
