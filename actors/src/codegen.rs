@@ -25,6 +25,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
         let export = |e: ts_rs::ExportError| std::io::Error::other(e.to_string());
         ClientMessage::export_all_to(&dir).map_err(export)?;
         ServerMessage::export_all_to(&dir).map_err(export)?;
+        crate::session::RefusalCode::export_all_to(&dir).map_err(export)?;
         crate::chart::Statechart::export_all_to(&dir).map_err(export)?;
         let mut files = BTreeMap::new();
         for entry in std::fs::read_dir(&dir)? {

@@ -132,8 +132,9 @@ pub enum ServerMessage {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ProtocolErrorCode {
     /// The first message was not a valid `hello`.
     BadHello,
@@ -158,6 +159,12 @@ pub enum ProtocolErrorCode {
     Busy,
     ShuttingDown,
     Internal,
+}
+
+impl ProtocolErrorCode {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// WebSocket close codes the server uses (1000-1011 from RFC 6455; 4000-4999 application codes).

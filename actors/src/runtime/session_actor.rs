@@ -16,7 +16,7 @@ use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
 use crate::protocol::{close, CommandStatus, ServerMessage, WireEvent, PROTOCOL_VERSION};
 use super::effects::ContractSignatureChecker;
-use crate::session::{self, wire, ClientCommand, Command, CommandError, Event, SessionState, STATE_SCHEMA_VERSION};
+use crate::session::{self, wire, ClientCommand, Command, CommandError, Event, RefusalCode, SessionState, STATE_SCHEMA_VERSION};
 
 /// The answer to a command, as the caller of [`Execute`] receives it (connections get the same as a
 /// `result` frame).
@@ -44,7 +44,7 @@ impl CommandReply {
 }
 
 fn internal_error(message: &str) -> CommandError {
-    CommandError { code: "internal".into(), message: message.into() }
+    CommandError::new(RefusalCode::Internal, message)
 }
 
 /// A decision's resulting state, computed before its events are appended.
@@ -267,7 +267,7 @@ impl ModalSession {
                 return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
             }
             Ok(Err(refusal)) => {
-                tracing::debug!(session = %self.id, seq = self.seq, command_id = %correlation, command = command_type, code = refusal.code(), "refused");
+                tracing::debug!(session = %self.id, seq = self.seq, command_id = %correlation, command = command_type, code = refusal.code().as_str(), "refused");
                 self.metrics.command("refused");
                 let reply = CommandReply::refused(self.seq, refusal.to_wire());
                 return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
@@ -382,12 +382,12 @@ impl ModalSession {
                 tracing::warn!(session = %self.id, seq = self.seq, actual, "append conflict; reloading the session");
                 self.reload(ctx);
                 self.metrics.command("conflict");
-                CommandReply::refused(self.seq, CommandError { code: "conflict".into(), message: "the session changed; retry".into() })
+                CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"))
             }
             error => {
                 tracing::error!(session = %self.id, seq = self.seq, %error, "append failed");
                 self.metrics.command("failed");
-                CommandReply::refused(self.seq, CommandError { code: "storage_unavailable".into(), message: "the event log is unavailable; retry".into() })
+                CommandReply::refused(self.seq, CommandError::new(RefusalCode::StorageUnavailable, "the event log is unavailable; retry"))
             }
         }
     }

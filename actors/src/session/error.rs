@@ -47,41 +47,122 @@ pub enum DomainError {
     NoSignInSession(String),
 }
 
+/// Why a command was refused, as the client reads it in `result.error.code`: one enum for every
+/// layer that refuses (the domain, the session runtime, the gateway), generated into TypeScript as
+/// `RefusalCode`, so no layer spells a code by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, strum::IntoStaticStr, strum::EnumIter)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum RefusalCode {
+    // The domain (`DomainError`).
+    NotStarted,
+    AlreadyStarted,
+    InvalidOptions,
+    InvalidInput,
+    TooMany,
+    UnknownConnector,
+    AlreadyConnected,
+    NotConnected,
+    CloseDisabled,
+    ViewNotNavigable,
+    NothingToGoBackTo,
+    UnknownRequest,
+    UnknownToast,
+    SwipeBelowThreshold,
+    FeatureDisabled,
+    SiwxNotEnabled,
+    NoActiveCaipAddress,
+    NoActiveCaipNetwork,
+    SiwxPending,
+    NoSignInSession,
+    // The session runtime.
+    /// Another writer moved the session; it was reloaded. Retry.
+    Conflict,
+    /// The event log failed. Retry.
+    StorageUnavailable,
+    /// The command could not be decided or the session is unavailable.
+    Internal,
+    // The gateway.
+    /// More commands than the session's rate limit allows.
+    RateLimited,
+    /// The session's mailbox is full. Retry.
+    Busy,
+}
+
+impl RefusalCode {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Transient refusals are not remembered: a retry with the same command id runs the command.
+    pub fn is_transient(self) -> bool {
+        matches!(self, RefusalCode::Conflict | RefusalCode::StorageUnavailable | RefusalCode::RateLimited | RefusalCode::Busy)
+    }
+}
+
+impl std::fmt::Display for RefusalCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl DomainError {
     /// A stable, machine-readable code for the wire.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            DomainError::NotStarted => "not_started",
-            DomainError::AlreadyStarted => "already_started",
-            DomainError::InvalidOptions(_) => "invalid_options",
-            DomainError::InvalidInput { .. } => "invalid_input",
-            DomainError::TooMany { .. } => "too_many",
-            DomainError::UnknownConnector(_) => "unknown_connector",
-            DomainError::AlreadyConnected(_) => "already_connected",
-            DomainError::NotConnected => "not_connected",
-            DomainError::CloseDisabled => "close_disabled",
-            DomainError::ViewNotNavigable(_) => "view_not_navigable",
-            DomainError::NothingToGoBackTo => "nothing_to_go_back_to",
-            DomainError::UnknownRequest(_) => "unknown_request",
-            DomainError::UnknownToast(_) => "unknown_toast",
-            DomainError::SwipeBelowThreshold => "swipe_below_threshold",
-            DomainError::FeatureDisabled(_) => "feature_disabled",
-            DomainError::SignInUnavailable(m) if *m == crate::machines::siwx::NOT_ENABLED => "siwx_not_enabled",
-            DomainError::SignInUnavailable(m) if *m == crate::machines::siwx::NO_ACTIVE_ADDRESS => "no_active_caip_address",
-            DomainError::SignInUnavailable(_) => "no_active_caip_network",
-            DomainError::SignInPending => "siwx_pending",
-            DomainError::NoSignInSession(_) => "no_sign_in_session",
+            DomainError::NotStarted => RefusalCode::NotStarted,
+            DomainError::AlreadyStarted => RefusalCode::AlreadyStarted,
+            DomainError::InvalidOptions(_) => RefusalCode::InvalidOptions,
+            DomainError::InvalidInput { .. } => RefusalCode::InvalidInput,
+            DomainError::TooMany { .. } => RefusalCode::TooMany,
+            DomainError::UnknownConnector(_) => RefusalCode::UnknownConnector,
+            DomainError::AlreadyConnected(_) => RefusalCode::AlreadyConnected,
+            DomainError::NotConnected => RefusalCode::NotConnected,
+            DomainError::CloseDisabled => RefusalCode::CloseDisabled,
+            DomainError::ViewNotNavigable(_) => RefusalCode::ViewNotNavigable,
+            DomainError::NothingToGoBackTo => RefusalCode::NothingToGoBackTo,
+            DomainError::UnknownRequest(_) => RefusalCode::UnknownRequest,
+            DomainError::UnknownToast(_) => RefusalCode::UnknownToast,
+            DomainError::SwipeBelowThreshold => RefusalCode::SwipeBelowThreshold,
+            DomainError::FeatureDisabled(_) => RefusalCode::FeatureDisabled,
+            DomainError::SignInUnavailable(m) if *m == crate::machines::siwx::NOT_ENABLED => RefusalCode::SiwxNotEnabled,
+            DomainError::SignInUnavailable(m) if *m == crate::machines::siwx::NO_ACTIVE_ADDRESS => RefusalCode::NoActiveCaipAddress,
+            DomainError::SignInUnavailable(_) => RefusalCode::NoActiveCaipNetwork,
+            DomainError::SignInPending => RefusalCode::SiwxPending,
+            DomainError::NoSignInSession(_) => RefusalCode::NoSignInSession,
         }
     }
 
     pub fn to_wire(&self) -> CommandError {
-        CommandError { code: self.code().into(), message: self.to_string() }
+        CommandError::new(self.code(), self.to_string())
     }
 }
 
 /// A refusal as the client receives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct CommandError {
-    pub code: String,
+    pub code: RefusalCode,
     pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: RefusalCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use strum::IntoEnumIterator;
+
+    use super::RefusalCode;
+
+    /// docs/protocol.md and docs/siwx.md list every refusal code a client can receive.
+    #[test]
+    fn every_refusal_code_is_documented() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/");
+        let docs = ["protocol.md", "siwx.md"].map(|f| std::fs::read_to_string(format!("{root}{f}")).expect("docs are readable")).concat();
+        let missing: Vec<&str> = RefusalCode::iter().map(RefusalCode::as_str).filter(|c| !docs.contains(&format!("`{c}`"))).collect();
+        assert!(missing.is_empty(), "refusal codes missing from docs/protocol.md and docs/siwx.md: {missing:?}");
+    }
 }

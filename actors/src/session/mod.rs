@@ -11,7 +11,7 @@ pub mod wire;
 
 pub use command::{ClientCommand, Command};
 pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
-pub use error::{CommandError, DomainError};
+pub use error::{CommandError, DomainError, RefusalCode};
 pub use event::Event;
 pub use state::{evolve, has_sign_in_session, SessionState, STATE_SCHEMA_VERSION};
 

@@ -33,6 +33,7 @@ export type * from "./PauseReason";
 export type * from "./ProtocolErrorCode";
 export type * from "./QueueStatus";
 export type * from "./RecentWallet";
+export type * from "./RefusalCode";
 export type * from "./Region";
 export type * from "./RequestKind";
 export type * from "./RequestsStatus";

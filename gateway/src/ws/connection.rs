@@ -11,7 +11,7 @@ use tokio::sync::mpsc::Receiver;
 use tracing::Instrument;
 use vestibule_actors::protocol::{close, ClientMessage, CommandStatus, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
 use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropSignal, Execute, ModalSession, Outbound};
-use vestibule_actors::session::CommandError;
+use vestibule_actors::session::{CommandError, RefusalCode};
 use vestibule_store::SessionId;
 
 use crate::limits::{ConnectionSlot, TokenBucket};
@@ -145,7 +145,7 @@ impl Connection {
                     (id, Some(token), None)
                 }
                 Err(CreateError::InvalidOptions(e)) => {
-                    self.state.metrics.refusal("invalid_options");
+                    self.state.metrics.refusal(ProtocolErrorCode::InvalidOptions.as_str());
                     return Err(self.fail(ws, ProtocolErrorCode::InvalidOptions, &e.to_string(), close::BAD_HELLO).await);
                 }
                 Err(e) => {
@@ -161,7 +161,7 @@ impl Connection {
                 match authorized {
                     Ok(id) => (id, None, last_seq),
                     Err(AttachError::Unauthorized) => {
-                        self.state.metrics.refusal("unauthorized");
+                        self.state.metrics.refusal(ProtocolErrorCode::Unauthorized.as_str());
                         tracing::info!("resume refused");
                         return Err(self.fail(ws, ProtocolErrorCode::Unauthorized, "unauthorized", close::UNAUTHORIZED).await);
                     }
@@ -200,7 +200,7 @@ impl Connection {
                     let message = match incoming {
                         None => return Ending::new(close::NORMAL, "client went away"),
                         Some(Err(ProtocolError::Overflow)) => {
-                            self.state.metrics.refusal("frame_too_large");
+                            self.state.metrics.refusal(ProtocolErrorCode::FrameTooLarge.as_str());
                             tracing::info!(max = limits.max_frame_bytes, "frame too large");
                             let message = format!("frames are limited to {} bytes", limits.max_frame_bytes);
                             return self.fail(ws, ProtocolErrorCode::FrameTooLarge, &message, close::TOO_BIG).await;
@@ -243,7 +243,7 @@ impl Connection {
                 }
                 _ = heartbeat.tick() => {
                     if last_heard.elapsed() > limits.heartbeat_timeout {
-                        self.state.metrics.refusal("heartbeat_timeout");
+                        self.state.metrics.refusal(ProtocolErrorCode::HeartbeatTimeout.as_str());
                         return self.fail(ws, ProtocolErrorCode::HeartbeatTimeout, "no traffic from the client", close::HEARTBEAT_TIMEOUT).await;
                     }
                     if ws.ping(b"").await.is_err() {
@@ -260,7 +260,7 @@ impl Connection {
     /// The session dropped this connection: too far behind, or the session stopped.
     async fn dropped_by_session(&self, ws: &mut Session, code: u16) -> Ending {
         let (kind, message) = if code == close::TOO_SLOW {
-            self.state.metrics.refusal("too_slow");
+            self.state.metrics.refusal(ProtocolErrorCode::TooSlow.as_str());
             (ProtocolErrorCode::TooSlow, "too many unacknowledged diffs; resume with lastSeq")
         } else {
             (ProtocolErrorCode::Internal, "the session stopped; resume with lastSeq")
@@ -284,12 +284,12 @@ impl Connection {
                 // Tell apart an unknown message type from malformed JSON, for the client's sake.
                 let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
                 let known = ["hello", "command", "ack", "ping"];
-                let (code, kind) = match value.as_ref().and_then(|v| v.get("type")).and_then(|t| t.as_str()) {
-                    Some(t) if !known.contains(&t) => (ProtocolErrorCode::UnknownMessageType, "unknown_message_type"),
-                    _ => (ProtocolErrorCode::MalformedMessage, "malformed_message"),
+                let code = match value.as_ref().and_then(|v| v.get("type")).and_then(|t| t.as_str()) {
+                    Some(t) if !known.contains(&t) => ProtocolErrorCode::UnknownMessageType,
+                    _ => ProtocolErrorCode::MalformedMessage,
                 };
-                self.state.metrics.refusal(kind);
-                tracing::debug!(kind, "refused a frame");
+                self.state.metrics.refusal(code.as_str());
+                tracing::debug!(kind = code.as_str(), "refused a frame");
                 return self.send_text(ws, &error_frame(code, &e.to_string(), None)).await;
             }
         };
@@ -307,34 +307,34 @@ impl Connection {
                 Ok(())
             }
             ClientMessage::Command { id, command } => {
-                let refuse = |code: &str, message: &str| {
+                let refuse = |code: RefusalCode, message: &str| {
                     serde_json::to_string(&ServerMessage::Result {
                         command_id: id.clone(),
                         status: CommandStatus::Refused,
                         seq: None,
-                        error: Some(CommandError { code: code.into(), message: message.into() }),
+                        error: Some(CommandError::new(code, message)),
                     })
                     .expect("a result serializes")
                 };
                 if !valid_command_id(&id) {
-                    self.state.metrics.refusal("malformed_message");
+                    self.state.metrics.refusal(ProtocolErrorCode::MalformedMessage.as_str());
                     let frame = error_frame(ProtocolErrorCode::MalformedMessage, "a command id is 1 to 64 of A-Z a-z 0-9 - _", None);
                     return self.send_text(ws, &frame).await;
                 }
                 if !bucket.try_take() {
-                    self.state.metrics.refusal("rate_limited");
+                    self.state.metrics.refusal(RefusalCode::RateLimited.as_str());
                     if !*rate_limit_logged {
                         *rate_limit_logged = true;
                         tracing::info!(command_id = %id, "commands rate limited on this connection");
                     }
-                    return self.send_text(ws, &refuse("rate_limited", "too many commands; slow down")).await;
+                    return self.send_text(ws, &refuse(RefusalCode::RateLimited, "too many commands; slow down")).await;
                 }
                 tracing::debug!(command_id = %id, command = command.type_name(), "command");
                 match attached.addr.try_send(Execute { command_id: id.clone(), command, reply_to: Some(self.id) }) {
                     Ok(()) => Ok(()),
                     Err(_) => {
-                        self.state.metrics.refusal("busy");
-                        self.send_text(ws, &refuse("busy", "the session is busy; retry")).await
+                        self.state.metrics.refusal(RefusalCode::Busy.as_str());
+                        self.send_text(ws, &refuse(RefusalCode::Busy, "the session is busy; retry")).await
                     }
                 }
             }

@@ -8,6 +8,8 @@ use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use vestibule_actors::protocol::ProtocolErrorCode;
+
 use crate::config::Project;
 use crate::limits::{ConnectionSlot, SlotRefusal};
 use crate::state::AppState;
@@ -29,13 +31,13 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> ProtocolErrorCode {
         match self {
-            Refusal::ProjectIdNotConfigured => "project_id_not_configured",
-            Refusal::InvalidProjectId => "invalid_project_id",
-            Refusal::InvalidAppConfiguration => "invalid_app_configuration",
-            Refusal::RateLimited => "rate_limited",
-            Refusal::ShuttingDown => "shutting_down",
+            Refusal::ProjectIdNotConfigured => ProtocolErrorCode::ProjectIdNotConfigured,
+            Refusal::InvalidProjectId => ProtocolErrorCode::InvalidProjectId,
+            Refusal::InvalidAppConfiguration => ProtocolErrorCode::InvalidAppConfiguration,
+            Refusal::RateLimited => ProtocolErrorCode::RateLimited,
+            Refusal::ShuttingDown => ProtocolErrorCode::ShuttingDown,
         }
     }
 
@@ -82,9 +84,9 @@ fn admit<'a>(state: &'a AppState, req: &HttpRequest, query: &WsQuery) -> Result<
 }
 
 fn refuse(state: &AppState, req: &HttpRequest, refusal: Refusal) -> HttpResponse {
-    state.metrics.refusal(refusal.code());
+    state.metrics.refusal(refusal.code().as_str());
     let peer = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
-    tracing::info!(code = refusal.code(), origin = origin_of(req).as_deref().unwrap_or("-"), peer, "upgrade refused");
+    tracing::info!(code = refusal.code().as_str(), origin = origin_of(req).as_deref().unwrap_or("-"), peer, "upgrade refused");
     refusal.response()
 }
 
