@@ -105,6 +105,9 @@ pub struct RetentionPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExpireReport {
     pub sessions_expired: u64,
+    /// The sessions expired, so that whoever holds them open (a live actor, its connections) can
+    /// let them go.
+    pub expired: Vec<SessionId>,
     pub events_deleted: u64,
     /// True when more sessions were due than the batch allowed.
     pub more_due: bool,
@@ -183,5 +186,16 @@ pub trait EventLog: Send + Sync + 'static {
     /// Counters and histograms for a metrics endpoint; `None` for a backend that keeps none.
     fn metrics(&self) -> Option<crate::StoreMetrics> {
         None
+    }
+
+    /// Why the log accepts no more writes, once a write or flush has failed; `None` while it is
+    /// healthy. A failed log stays failed: the process must restart and reopen it (decision 0102).
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    /// Resolves with the reason once the log fails; never, while it stays healthy.
+    async fn failed(&self) -> String {
+        std::future::pending().await
     }
 }

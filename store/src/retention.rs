@@ -74,6 +74,7 @@ pub async fn run_retention_once(log: &dyn EventLog, policy: &RetentionPolicy, no
         match log.expire(policy, now_ms).await {
             Ok(r) => {
                 total.sessions_expired += r.sessions_expired;
+                total.expired.extend(r.expired);
                 total.events_deleted += r.events_deleted;
                 total.more_due = r.more_due;
                 if !r.more_due {

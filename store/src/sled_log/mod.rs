@@ -130,6 +130,8 @@ pub(crate) struct Shared {
     /// `None` once the log is closed (which ends every follower).
     notices: Mutex<Option<broadcast::Sender<Arc<Notice>>>>,
     stats: Counters,
+    /// Set once, when a write or flush failed: why the log accepts no more writes.
+    failure: std::sync::OnceLock<String>,
 }
 
 fn is_lock_error(e: &std::io::Error) -> bool {
@@ -358,6 +360,7 @@ impl SledEventLog {
             progress,
             notices: Mutex::new(Some(notices)),
             stats: Counters::default(),
+            failure: std::sync::OnceLock::new(),
         });
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let writer = Writer::new(shared.clone(), rx, config.max_batch_ops).map_err(io)?;
@@ -480,6 +483,12 @@ impl Drop for SledEventLog {
         drop(self.tx.take());
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
+        }
+        if self.shared.failure.get().is_some() {
+            // sled 0.34 flushes when its last handle is dropped, and after an I/O error that flush
+            // waits forever for a buffer that will never be written: dropping would hang whoever
+            // drops the log (the process, on its way out). Leak the handles instead.
+            std::mem::forget(self.shared.clone());
         }
     }
 }
@@ -803,9 +812,10 @@ impl EventLog for SledEventLog {
         let policy = policy.clone();
         let expired = self.call(|reply| Op::Expire { candidates: due, policy, now_ms, reply }).await?;
         report.sessions_expired = expired.len() as u64;
-        for session in expired {
+        for &session in &expired {
             report.events_deleted += self.purge(session).await?;
         }
+        report.expired = expired;
         Ok(report)
     }
 
@@ -819,5 +829,20 @@ impl EventLog for SledEventLog {
 
     fn metrics(&self) -> Option<StoreMetrics> {
         Some(SledEventLog::metrics(self))
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.shared.failure.get().cloned()
+    }
+
+    async fn failed(&self) -> String {
+        let mut progress = self.shared.progress.subscribe();
+        // The writer sets the failure before it marks the log closed.
+        let _ = progress.wait_for(|p| p.closed).await;
+        match self.shared.failure.get() {
+            Some(reason) => reason.clone(),
+            // Closed normally: it will never fail now.
+            None => std::future::pending().await,
+        }
     }
 }

@@ -7,10 +7,9 @@
 //! flush queue up and form the next batch: that is the group commit.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::time::{Duration, Instant};
@@ -97,41 +96,56 @@ impl BatchState {
 /// flushes the drive's cache nor the file's metadata (its size, as the log grows), and it never
 /// syncs the blob files it writes for very large pages. This adds `fdatasync` on the data file
 /// and on any new blob file (plus the blob directory).
+///
+/// It holds the data file and the blob directory open for the log's whole life, so a flush needs no
+/// new file descriptor: when the process is out of descriptors (a flood of sockets), flushing still
+/// works. Only a blob sled has just written is opened (to sync it), and sled needed a descriptor to
+/// write it anyway.
 struct Syncer {
     db_file: File,
-    blob_dir: PathBuf,
-    synced_blobs: HashSet<OsString>,
+    /// The blob directory, read afresh (rewound) on every flush through the same descriptor.
+    blob_dir: Option<rustix::fs::Dir>,
+    synced_blobs: HashSet<Vec<u8>>,
 }
 
 impl Syncer {
     fn open(dir: &Path) -> io::Result<Self> {
-        Ok(Self { db_file: File::open(dir.join("db"))?, blob_dir: dir.join("blobs"), synced_blobs: HashSet::new() })
+        let db_file = File::open(dir.join("db"))?;
+        let blob_dir = match File::open(dir.join("blobs")) {
+            Ok(d) => Some(rustix::fs::Dir::new(d)?),
+            // sled creates it at open; without it there are no blobs to sync.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        Ok(Self { db_file, blob_dir, synced_blobs: HashSet::new() })
     }
 
     /// Sync blobs written since the last call; before the log that points at them is flushed.
     fn sync_blobs(&mut self) -> io::Result<()> {
-        let entries = match std::fs::read_dir(&self.blob_dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        let mut seen = HashSet::new();
+        let Some(dir) = self.blob_dir.as_mut() else { return Ok(()) };
+        dir.rewind();
+        let mut seen = HashSet::with_capacity(self.synced_blobs.len());
         let mut new = false;
-        for entry in entries {
+        while let Some(entry) = dir.read() {
             let entry = entry?;
             let name = entry.file_name();
-            if !self.synced_blobs.contains(&name) {
-                match File::open(entry.path()) {
-                    Ok(f) => f.sync_data()?,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // collected meanwhile
-                    Err(e) => return Err(e),
+            if name == c"." || name == c".." {
+                continue;
+            }
+            let name_bytes = name.to_bytes();
+            if !self.synced_blobs.contains(name_bytes) {
+                let blob = rustix::fs::openat(dir.fd()?, name, rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty());
+                match blob {
+                    Ok(fd) => rustix::fs::fdatasync(&fd)?,
+                    Err(rustix::io::Errno::NOENT) => continue, // collected meanwhile
+                    Err(e) => return Err(e.into()),
                 }
                 new = true;
             }
-            seen.insert(name);
+            seen.insert(name_bytes.to_vec());
         }
         if new {
-            File::open(&self.blob_dir)?.sync_all()?;
+            rustix::fs::fsync(dir.fd()?)?;
         }
         self.synced_blobs = seen;
         Ok(())
@@ -278,6 +292,7 @@ impl Writer {
             _ => None,
         };
         self.failure = Some((kind, error.to_string()));
+        let _ = self.shared.failure.set(error.to_string());
         self.shared.progress.send_modify(|p| p.closed = true);
     }
 
