@@ -499,6 +499,13 @@ impl ModalSession {
         serde_json::to_string(&message).expect("a welcome serializes").into()
     }
 
+    /// Drops every attached connection, telling each to close with `close_code`.
+    pub(super) fn drop_connections(&mut self, close_code: u16) {
+        for link in self.connections.drain(..) {
+            link.drop_with(close_code);
+        }
+    }
+
     /// Sends the welcome and `diffs` to a new connection and adds it; falls back to the whole state
     /// when the diffs do not fit its channel.
     fn admit(&mut self, link: ConnectionLink, diffs: Option<Vec<DiffFrame>>, token: Option<String>, ctx: &mut Context<Self>) {
@@ -533,9 +540,9 @@ impl Actor for ModalSession {
 
     fn stopped(&mut self, ctx: &mut Self::Context) {
         self.metrics.live_sessions.dec();
-        for link in self.connections.drain(..) {
-            link.drop_with(close::SESSION_ENDED);
-        }
+        // A stop nobody asked for with a code (see `drop_connections`): the state is durable, so
+        // the client resumes.
+        self.drop_connections(close::INTERNAL);
         if let Some(on_stop) = self.on_stop.take() {
             on_stop(self.id, ctx.address());
         }
