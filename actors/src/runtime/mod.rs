@@ -8,11 +8,13 @@ mod metrics;
 mod registry;
 mod session_actor;
 
-use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::close;
 
 pub use effects::ContractSignatureChecker;
 pub use frames::{fold_log, DiffFrame};
@@ -77,52 +79,63 @@ pub enum Outbound {
     Message(Arc<str>),
 }
 
-/// How a session reaches one connection: a bounded channel, and a signal for when the session drops
-/// the connection (it cannot send a close frame through a full channel, and the connection may not be
-/// reading the channel while it waits for acknowledgements).
+/// How a session reaches one connection: a bounded channel, and a cancellation the session triggers
+/// when it drops the connection (it cannot send a close frame through a full channel, and the
+/// connection may not be reading the channel while it waits for acknowledgements).
 #[derive(Debug, Clone)]
 pub struct ConnectionLink {
     pub id: u64,
     pub sender: tokio::sync::mpsc::Sender<Outbound>,
-    dropped: Arc<DropSignal>,
+    dropped: DropNotice,
 }
 
-/// Set once by the session when it drops a connection: the close code to use.
-#[derive(Debug, Default)]
-pub struct DropSignal {
-    code: AtomicU16,
-    notify: tokio::sync::Notify,
+/// The connection's view of its link being dropped: a cancellation token plus the close code the
+/// session chose. The code is set before the token is cancelled, so whoever sees the cancellation
+/// sees the code.
+#[derive(Debug, Clone, Default)]
+pub struct DropNotice {
+    cancelled: CancellationToken,
+    code: Arc<OnceLock<u16>>,
 }
 
-impl DropSignal {
+impl DropNotice {
     /// Resolves with the close code once the session has dropped the connection.
     pub async fn dropped(&self) -> u16 {
-        loop {
-            let notified = self.notify.notified();
-            match self.code.load(Ordering::Acquire) {
-                0 => notified.await,
-                code => return code,
-            }
-        }
+        self.cancelled.cancelled().await;
+        self.code().unwrap_or(close::INTERNAL)
     }
 
-    /// The close code if the session dropped the connection (0 if not).
-    pub fn code(&self) -> u16 {
-        self.code.load(Ordering::Acquire)
+    /// The close code if the session dropped the connection.
+    pub fn code(&self) -> Option<u16> {
+        self.code.get().copied()
     }
 }
 
 impl ConnectionLink {
-    pub fn new(id: u64, capacity: usize) -> (Self, tokio::sync::mpsc::Receiver<Outbound>, Arc<DropSignal>) {
+    pub fn new(id: u64, capacity: usize) -> (Self, tokio::sync::mpsc::Receiver<Outbound>, DropNotice) {
         let (sender, receiver) = tokio::sync::mpsc::channel(capacity.max(1));
-        let dropped = Arc::new(DropSignal::default());
+        let dropped = DropNotice::default();
         (Self { id, sender, dropped: dropped.clone() }, receiver, dropped)
     }
 
-    /// Tells the connection the session dropped it, and why.
+    /// Tells the connection the session dropped it, and why. The first code wins.
     pub fn drop_with(&self, code: u16) {
-        self.dropped.code.store(code, Ordering::Release);
-        self.dropped.notify.notify_waiters();
-        self.dropped.notify.notify_one();
+        let _ = self.dropped.code.set(code);
+        self.dropped.cancelled.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_dropped_link_tells_its_connection_the_first_close_code() {
+        let (link, _outbound, dropped) = ConnectionLink::new(1, 4);
+        assert_eq!(dropped.code(), None);
+        link.drop_with(close::TOO_SLOW);
+        link.drop_with(close::SESSION_ENDED);
+        assert_eq!(dropped.dropped().await, close::TOO_SLOW);
+        assert_eq!(dropped.code(), Some(close::TOO_SLOW));
     }
 }

@@ -2,17 +2,18 @@
 //! forgotten when it stops.
 
 use super::effects::ContractSignatureChecker;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
 use sha2::{Digest, Sha256};
-use vestibule_store::{EventLog, NewSession, SessionId, StoreError};
+use subtle::ConstantTimeEq;
+use vestibule_store::{EventLog, NewSession, SessionId, SessionMeta, StoreError};
 
 use super::session_actor::{CommandReply, Start};
 use super::{Clock, ModalSession, RuntimeConfig, RuntimeMetrics};
 use crate::model::options::{OptionsError, SessionOptions};
-use crate::protocol::CommandStatus;
+use crate::protocol::{close, CommandStatus};
 use crate::session::Command;
 
 #[derive(Debug, thiserror::Error)]
@@ -59,8 +60,13 @@ pub fn hash_resume_token(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Whether `meta` lets `token` at the session, through `project` when one is given. The token hash
+/// is compared in constant time; a session of another project is refused like a wrong token, so a
+/// resume through the wrong project learns nothing about the session (not even that it exists).
+fn resume_allowed(meta: &SessionMeta, project: Option<&str>, token: &str) -> bool {
+    let Some(expected) = meta.resume_token_hash.as_deref() else { return false };
+    let token_matches: bool = expected.as_bytes().ct_eq(hash_resume_token(token).as_bytes()).into();
+    token_matches && project.is_none_or(|p| meta.project == p)
 }
 
 impl Registry {
@@ -145,34 +151,87 @@ impl Registry {
         }
     }
 
-    /// Checks a resume token against the stored hash.
-    pub async fn authorize(&self, id: SessionId, token: &str) -> Result<(), AttachError> {
-        let meta = self.inner.log.session_meta(id).await?.ok_or(AttachError::Unauthorized)?;
-        let expected = meta.resume_token_hash.ok_or(AttachError::Unauthorized)?;
-        if constant_time_eq(expected.as_bytes(), hash_resume_token(token).as_bytes()) {
-            Ok(())
-        } else {
-            Err(AttachError::Unauthorized)
-        }
+    /// Checks that `token` resumes session `id` of `project`: the token against the stored hash,
+    /// and the session's project against the one the client connected through.
+    pub async fn authorize(&self, id: SessionId, project: &str, token: &str) -> Result<(), AttachError> {
+        self.check_token(id, Some(project), token).await
     }
 
-    /// Stops every session actor (at shutdown; their state is already durable).
+    /// Checks `token` against session `id`'s stored hash, whatever its project: for the host app's
+    /// backend, which holds the session's credentials and connects through no project.
+    pub async fn authorize_token(&self, id: SessionId, token: &str) -> Result<(), AttachError> {
+        self.check_token(id, None, token).await
+    }
+
+    async fn check_token(&self, id: SessionId, project: Option<&str>, token: &str) -> Result<(), AttachError> {
+        let meta = self.inner.log.session_meta(id).await?.ok_or(AttachError::Unauthorized)?;
+        if resume_allowed(&meta, project, token) { Ok(()) } else { Err(AttachError::Unauthorized) }
+    }
+
+    /// Stops every session actor (at shutdown; their state is already durable). Their connections
+    /// are closed with 1001: the client resumes once the server is back.
     pub fn stop_all(&self) {
-        let sessions: Vec<_> = self.inner.sessions.lock().expect("registry lock").values().cloned().collect();
-        for addr in sessions {
-            addr.do_send(StopSession);
+        self.stop(|_| true, close::GOING_AWAY);
+    }
+
+    /// Stops the live actors of sessions retention has just expired; their connections are closed
+    /// with 4006 (the session is gone: start a new one). Returns how many were live.
+    pub fn end_expired(&self, expired: &[SessionId]) -> usize {
+        let expired: HashSet<&SessionId> = expired.iter().collect();
+        self.stop(|id| expired.contains(id), close::SESSION_ENDED)
+    }
+
+    fn stop(&self, which: impl Fn(&SessionId) -> bool, close_code: u16) -> usize {
+        let sessions: Vec<_> =
+            self.inner.sessions.lock().expect("registry lock").iter().filter(|(id, _)| which(id)).map(|(_, addr)| addr.clone()).collect();
+        for addr in &sessions {
+            addr.do_send(StopSession { close_code });
         }
+        sessions.len()
     }
 }
 
+/// Stops a session actor, closing its connections with `close_code`.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct StopSession;
+struct StopSession {
+    close_code: u16,
+}
 
 impl Handler<StopSession> for ModalSession {
     type Result = ();
 
-    fn handle(&mut self, _: StopSession, ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: StopSession, ctx: &mut Context<Self>) {
+        self.drop_connections(msg.close_code);
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vestibule_store::SessionStatus;
+
+    fn meta(project: &str, token: &str) -> SessionMeta {
+        SessionMeta {
+            session: SessionId::random(),
+            project: project.into(),
+            status: SessionStatus::Active,
+            created_ms: 0,
+            last_activity_ms: 0,
+            latest_seq: 1,
+            resume_token_hash: Some(hash_resume_token(token)),
+        }
+    }
+
+    #[test]
+    fn a_resume_needs_the_right_token_and_the_session_own_project() {
+        let m = meta("alpha", "secret");
+        assert!(resume_allowed(&m, Some("alpha"), "secret"));
+        assert!(!resume_allowed(&m, Some("beta"), "secret"), "another project's resume is refused");
+        assert!(!resume_allowed(&m, Some("alpha"), "secreT"));
+        assert!(resume_allowed(&m, None, "secret"), "the token alone, where no project is involved");
+        assert!(!resume_allowed(&m, None, "secreT"));
+        assert!(!resume_allowed(&SessionMeta { resume_token_hash: None, ..m }, Some("alpha"), "secret"));
     }
 }
