@@ -117,14 +117,43 @@ impl Default for StoreSettings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
-    /// Largest frame a client may send.
+    /// Largest message a client may send (one frame, or the fragments of one message together).
+    /// Checked at the frame header, before the payload is read.
     pub max_frame_bytes: usize,
+    /// Commands per second per session (all its connections together), and the burst allowed.
     pub commands_per_second: u32,
     pub command_burst: u32,
+    /// WebSocket connections per client address (IPv6: per /64).
     pub connections_per_ip: usize,
+    /// WebSocket connections in total; lowered at start to what the open-file limit allows.
     pub max_connections: usize,
-    /// Diffs a connection may have unacknowledged before the server stops sending to it.
+    /// Plain HTTP connections (not upgraded) per client address.
+    pub http_connections_per_ip: usize,
+    /// Plain HTTP connections in total; lowered at start to a quarter of what the open-file limit
+    /// allows (each may hold a second descriptor for a static file).
+    pub max_http_connections: usize,
+    /// Open-file descriptors kept free for the event log (blob files, snapshots), retention, logs and
+    /// outgoing RPC connections: sockets are refused before they could take these.
+    pub reserved_fds: usize,
+    /// Time a client has to send a request's headers, from the moment it connects.
+    #[serde(with = "humantime_serde")]
+    pub header_timeout: Duration,
+    /// Time a client has to send a request's whole body once its headers are in.
+    #[serde(with = "humantime_serde")]
+    pub body_timeout: Duration,
+    /// An idle keep-alive connection is closed after this long.
+    #[serde(with = "humantime_serde")]
+    pub keep_alive: Duration,
+    /// Largest request head (request line and headers together); larger is refused with 431.
+    pub max_header_bytes: usize,
+    /// Largest request body; larger is refused with 413.
+    pub max_body_bytes: usize,
+    /// Diffs a connection may have unacknowledged before the server holds the next one back.
     pub unacked_diffs: usize,
+    /// A connection whose window is full, with a diff waiting, must acknowledge within this long,
+    /// or it is closed with 4004 (it can resume).
+    #[serde(with = "humantime_serde")]
+    pub ack_timeout: Duration,
     /// Frames queued for one connection; a connection this far behind is dropped (it can resume).
     pub outbound_queue: usize,
     #[serde(with = "humantime_serde")]
@@ -146,7 +175,16 @@ impl Default for Limits {
             command_burst: 40,
             connections_per_ip: 256,
             max_connections: 50_000,
+            http_connections_per_ip: 128,
+            max_http_connections: 1024,
+            reserved_fds: 128,
+            header_timeout: Duration::from_secs(5),
+            body_timeout: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(5),
+            max_header_bytes: 16 * 1024,
+            max_body_bytes: 64 * 1024,
             unacked_diffs: 64,
+            ack_timeout: Duration::from_secs(10),
             outbound_queue: 256,
             heartbeat_interval: Duration::from_secs(15),
             heartbeat_timeout: Duration::from_secs(45),
@@ -280,6 +318,20 @@ impl GatewayConfig {
         }
         if l.connections_per_ip == 0 || l.max_connections == 0 {
             return err("limits.connections_per_ip", "must be at least 1 (and max_connections too)".into());
+        }
+        if l.http_connections_per_ip == 0 || l.max_http_connections == 0 {
+            return err("limits.http_connections_per_ip", "must be at least 1 (and max_http_connections too)".into());
+        }
+        for (field, value) in [("header_timeout", l.header_timeout), ("body_timeout", l.body_timeout), ("ack_timeout", l.ack_timeout)] {
+            if value.is_zero() {
+                return err(&format!("limits.{field}"), "must be longer than 0s".into());
+            }
+        }
+        if l.max_header_bytes < 1024 || l.max_header_bytes > 64 * 1024 {
+            return err("limits.max_header_bytes", "between 1024 and 65536".into());
+        }
+        if l.max_body_bytes < 1024 || l.max_body_bytes > 16 * 1024 * 1024 {
+            return err("limits.max_body_bytes", "between 1024 and 16777216".into());
         }
         if self.runtime.snapshot_every == 0 {
             return err("runtime.snapshot_every", "must be at least 1".into());

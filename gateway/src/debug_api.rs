@@ -12,6 +12,7 @@ use std::str::FromStr;
 use actix_web::{http::header, web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 use serde::Deserialize;
+use subtle::ConstantTimeEq;
 use vestibule_store::{Envelope, SessionFilter, SessionId};
 
 use crate::state::AppState;
@@ -21,8 +22,7 @@ fn authorized(state: &AppState, req: &HttpRequest) -> Result<(), HttpResponse> {
         return Err(HttpResponse::NotFound().json(serde_json::json!({ "code": "disabled", "message": "the debug API is off (no admin_token configured)" })));
     };
     let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
-    let same = given.len() == expected.len() && given.bytes().zip(expected.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
-    if same {
+    if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
         Ok(())
     } else {
         Err(HttpResponse::Unauthorized().json(serde_json::json!({ "code": "unauthorized", "message": "a valid admin token is required" })))

@@ -1,18 +1,35 @@
-//! Plain HTTP endpoints: health, metrics, and the static files (demo app, widget script).
+//! Plain HTTP endpoints (health, metrics, the static files) and the bounds every HTTP request is
+//! held to: the size of its head, the size of its body and the time it may take to send the body.
+//! (The time to send the head is the HTTP service's `client_request_timeout`, set in `server.rs`.)
 
-use actix_web::{http::header, web, HttpResponse};
+use std::time::Duration;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::StatusCode;
+use actix_web::middleware::Next;
+use actix_web::{web, HttpMessage, HttpResponse};
+use futures_util::StreamExt;
 use prometheus_client::encoding::text::encode;
 
+use crate::limits::SocketKind;
 use crate::state::AppState;
 
 pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
+    if let Some(reason) = state.registry.log().failure() {
+        // The details (paths, errno) are in the log; a probe only needs to know it must restart us.
+        tracing::error!(%reason, "health check: the event log has failed");
+        return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "store_failed" }));
+    }
     if state.is_shutting_down() {
         return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "shutting_down" }));
     }
     HttpResponse::Ok().json(serde_json::json!({
         "status": "ok",
         "liveSessions": state.registry.live(),
-        "connections": state.connections.open(),
+        "connections": state.sockets.open(SocketKind::WebSocket),
+        "httpConnections": state.sockets.open(SocketKind::Http),
     }))
 }
 
@@ -33,4 +50,127 @@ pub async fn not_built() -> HttpResponse {
          <p>The widget and demo app are not built. Run <code>./scripts/run</code>, which builds them, \
          or <code>npm --prefix client run build</code>.</p>",
     )
+}
+
+/// Bytes a request head takes on the wire: the request line and each `name: value\r\n`.
+pub fn head_bytes(method: &str, uri: &str, headers: &HeaderMap) -> usize {
+    let request_line = method.len() + 1 + uri.len() + " HTTP/1.1\r\n".len();
+    request_line + headers.iter().map(|(name, value)| name.as_str().len() + 2 + value.len() + 2).sum::<usize>() + 2
+}
+
+/// A refusal that also closes the connection: the client is misbehaving or too slow, and what it
+/// has not sent yet must not be read as a next request.
+pub fn refusal(status: StatusCode, code: &str, message: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CONNECTION, "close"))
+        .json(serde_json::json!({ "code": code, "message": message }))
+}
+
+/// Why a request body was refused.
+#[derive(Debug, PartialEq, Eq)]
+enum BodyRefusal {
+    TooLarge,
+    TooSlow,
+    Broken,
+}
+
+/// Reads the whole body into memory, at most `max` bytes and within `deadline`. A slow body (one
+/// byte every few seconds) would otherwise hold its socket, its buffers and a descriptor forever.
+async fn read_body(payload: &mut Payload, max: usize, timeout: Duration) -> Result<web::Bytes, BodyRefusal> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut body = web::BytesMut::new();
+    loop {
+        match tokio::time::timeout_at(deadline, payload.next()).await {
+            Err(_) => return Err(BodyRefusal::TooSlow),
+            Ok(None) => return Ok(body.freeze()),
+            Ok(Some(Err(_))) => return Err(BodyRefusal::Broken),
+            Ok(Some(Ok(chunk))) => {
+                if body.len() + chunk.len() > max {
+                    return Err(BodyRefusal::TooLarge);
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+    }
+}
+
+fn announces_body(headers: &HeaderMap) -> bool {
+    let length = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    length.is_some_and(|n| n > 0) || headers.contains_key(header::TRANSFER_ENCODING)
+}
+
+/// Middleware on every route: a head over `limits.max_header_bytes` is refused with 431, a body
+/// over `limits.max_body_bytes` with 413, and a body not complete within `limits.body_timeout`
+/// with 408; each closes the connection.
+pub async fn bounded_request(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+    };
+    let limits = &state.config.limits;
+    let head = head_bytes(req.method().as_str(), &req.uri().to_string(), req.headers());
+    if head > limits.max_header_bytes {
+        state.metrics.refusal("header_too_large");
+        let message = format!("request headers are limited to {} bytes", limits.max_header_bytes);
+        let response = refusal(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "header_too_large", &message);
+        return Ok(req.into_response(response));
+    }
+    if announces_body(req.headers()) {
+        let mut payload = req.take_payload();
+        match read_body(&mut payload, limits.max_body_bytes, limits.body_timeout).await {
+            Ok(body) => req.set_payload(Payload::from(body)),
+            Err(refused) => {
+                let (status, kind, message) = match refused {
+                    BodyRefusal::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", format!("request bodies are limited to {} bytes", limits.max_body_bytes)),
+                    BodyRefusal::TooSlow => (StatusCode::REQUEST_TIMEOUT, "body_timeout", format!("the request body did not arrive within {:?}", limits.body_timeout)),
+                    BodyRefusal::Broken => (StatusCode::BAD_REQUEST, "body_broken", "the request body could not be read".to_string()),
+                };
+                state.metrics.refusal(kind);
+                return Ok(req.into_response(refusal(status, kind, &message)));
+            }
+        }
+    }
+    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::header::{HeaderName, HeaderValue};
+
+    use super::*;
+
+    #[test]
+    fn the_head_size_counts_the_request_line_and_every_header() {
+        let mut headers = HeaderMap::new();
+        headers.insert(HeaderName::from_static("host"), HeaderValue::from_static("a"));
+        assert_eq!(head_bytes("GET", "/", &headers), "GET / HTTP/1.1\r\nhost: a\r\n\r\n".len());
+        headers.insert(HeaderName::from_static("x-big"), HeaderValue::from_str(&"v".repeat(100_000)).unwrap());
+        assert!(head_bytes("GET", "/", &headers) > 100_000);
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_within_its_size_and_time() {
+        let (mut sender, payload) = actix_http::h1::Payload::create(false);
+        sender.feed_data(web::Bytes::from_static(b"hello"));
+        sender.feed_eof();
+        let mut payload = Payload::from(payload);
+        assert_eq!(read_body(&mut payload, 16, Duration::from_secs(60)).await.unwrap(), "hello");
+
+        let (mut sender, payload) = actix_http::h1::Payload::create(false);
+        sender.feed_data(web::Bytes::from_static(b"0123456789"));
+        let mut payload = Payload::from(payload);
+        assert_eq!(read_body(&mut payload, 4, Duration::from_secs(60)).await, Err(BodyRefusal::TooLarge));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_arriving_is_refused_when_its_time_is_up() {
+        let (mut sender, payload) = actix_http::h1::Payload::create(false);
+        sender.feed_data(web::Bytes::from_static(b"{"));
+        let mut payload = Payload::from(payload);
+        // The clock is paused: the deadline passes as soon as nothing else can run.
+        assert_eq!(read_body(&mut payload, 1024, Duration::from_secs(10)).await, Err(BodyRefusal::TooSlow));
+        drop(sender);
+    }
 }

@@ -1,9 +1,16 @@
-//! Per-connection command rate limiting and per-IP connection counting.
+//! What one client may hold: sockets per address and in total (bounded by the process's open-file
+//! limit), WebSocket connections per address and in total, and commands per second per session.
+//!
+//! The counting is a plain data structure ([`SocketTable`], [`SocketLimits::from_budget`]); the
+//! shell around it ([`Sockets`], [`SocketSlot`], [`raise_open_file_limit`]) locks, frees slots on
+//! drop and reads the process's limits.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
+
+use vestibule_store::SessionId;
 
 /// A token bucket: `rate` tokens per second, at most `burst` saved up.
 #[derive(Debug)]
@@ -16,13 +23,17 @@ pub struct TokenBucket {
 
 impl TokenBucket {
     pub fn new(rate_per_second: u32, burst: u32) -> Self {
-        Self { rate: rate_per_second as f64, burst: burst.max(1) as f64, tokens: burst.max(1) as f64, last: Instant::now() }
+        Self::new_at(rate_per_second, burst, Instant::now())
+    }
+
+    fn new_at(rate_per_second: u32, burst: u32, now: Instant) -> Self {
+        Self { rate: rate_per_second as f64, burst: burst.max(1) as f64, tokens: burst.max(1) as f64, last: now }
     }
 
     /// Takes a token if one is available at `now`.
     pub fn try_take_at(&mut self, now: Instant) -> bool {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.last = now;
+        self.last = self.last.max(now);
         self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
@@ -37,67 +48,294 @@ impl TokenBucket {
     }
 }
 
-/// Open connections per client IP and in total. Taking a slot returns a guard that frees it.
-#[derive(Debug, Clone)]
-pub struct ConnectionCounter {
-    inner: Arc<Mutex<CounterInner>>,
-    per_ip: usize,
-    total: usize,
+/// One command bucket per session, shared by all of the session's connections, so that opening
+/// more sockets on a session does not multiply its rate. A bucket lives as long as a connection of
+/// its session holds it.
+#[derive(Debug)]
+pub struct SessionRateLimits {
+    rate: u32,
+    burst: u32,
+    buckets: Mutex<HashMap<SessionId, Weak<Mutex<TokenBucket>>>>,
 }
 
-#[derive(Debug, Default)]
-struct CounterInner {
-    by_ip: HashMap<IpAddr, usize>,
-    total: usize,
+impl SessionRateLimits {
+    pub fn new(rate: u32, burst: u32) -> Self {
+        Self { rate, burst, buckets: Mutex::default() }
+    }
+
+    /// The session's bucket, created full if no connection of the session holds one.
+    pub fn bucket(&self, session: SessionId) -> Arc<Mutex<TokenBucket>> {
+        let mut buckets = self.buckets.lock().expect("bucket lock");
+        if let Some(bucket) = buckets.get(&session).and_then(Weak::upgrade) {
+            return bucket;
+        }
+        // Forget the buckets nobody holds any more, now and then (amortized: the map at most
+        // doubles between sweeps).
+        if buckets.len() >= 64 && buckets.len().is_power_of_two() {
+            buckets.retain(|_, b| b.strong_count() > 0);
+        }
+        let bucket = Arc::new(Mutex::new(TokenBucket::new(self.rate, self.burst)));
+        buckets.insert(session, Arc::downgrade(&bucket));
+        bucket
+    }
+
+    /// Sessions with a bucket entry (live or not yet swept), for tests.
+    pub fn tracked(&self) -> usize {
+        self.buckets.lock().expect("bucket lock").len()
+    }
 }
 
-#[derive(Debug, PartialEq, Eq)]
+/// The address a client is counted under: an IPv4 address, or the /64 an IPv6 address belongs to
+/// (one subscriber is usually given a whole /64, so counting single IPv6 addresses would limit
+/// nothing).
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+    }
+}
+
+/// What a socket carries: plain HTTP (until it is upgraded) or a WebSocket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketKind {
+    Http,
+    WebSocket,
+}
+
+/// Why a socket or an upgrade was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotRefusal {
+    /// This address holds as many as it may.
     PerIp,
+    /// The server holds as many as it may.
     Total,
 }
 
-#[derive(Debug)]
-pub struct ConnectionSlot {
-    counter: ConnectionCounter,
-    ip: IpAddr,
+/// How many sockets of each kind may be open, per client address and in total.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketLimits {
+    pub http_per_ip: usize,
+    pub http_total: usize,
+    pub websocket_per_ip: usize,
+    pub websocket_total: usize,
 }
 
-impl ConnectionCounter {
-    pub fn new(per_ip: usize, total: usize) -> Self {
-        Self { inner: Arc::default(), per_ip, total }
-    }
+/// Open file descriptors the sockets may use: the soft open-file limit minus what the process
+/// already had open when it started serving and minus a reserve for the event log and friends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescriptorBudget {
+    pub open_file_limit: u64,
+    pub in_use: u64,
+    pub reserved: u64,
+}
 
-    pub fn acquire(&self, ip: IpAddr) -> Result<ConnectionSlot, SlotRefusal> {
-        let mut inner = self.inner.lock().expect("counter lock");
-        if inner.total >= self.total {
+impl DescriptorBudget {
+    pub fn for_sockets(&self) -> u64 {
+        self.open_file_limit.saturating_sub(self.in_use).saturating_sub(self.reserved)
+    }
+}
+
+/// Each plain HTTP socket may hold a second descriptor: a static file being sent.
+const DESCRIPTORS_PER_HTTP_SOCKET: u64 = 2;
+/// Plain HTTP sockets get at most this share of the budget; WebSockets get the rest.
+const HTTP_SHARE_OF_BUDGET: u64 = 4;
+
+impl SocketLimits {
+    /// The configured limits, lowered so that every socket the server admits, each with the files
+    /// it may open, fits in `budget`: with all of them open, the event log still finds its
+    /// reserved descriptors free. Fails when the budget cannot hold a useful server.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_budget(
+        budget: DescriptorBudget,
+        http_per_ip: usize,
+        max_http: usize,
+        websocket_per_ip: usize,
+        max_websockets: usize,
+    ) -> Result<Self, String> {
+        let available = budget.for_sockets();
+        let http_total = (max_http as u64).min(available / HTTP_SHARE_OF_BUDGET / DESCRIPTORS_PER_HTTP_SOCKET);
+        let websocket_total = (max_websockets as u64).min(available.saturating_sub(http_total * DESCRIPTORS_PER_HTTP_SOCKET));
+        if http_total < 4 || websocket_total < 4 {
+            return Err(format!(
+                "the open-file limit ({}) leaves too few descriptors for sockets: {} in use, {} reserved (limits.reserved_fds)",
+                budget.open_file_limit, budget.in_use, budget.reserved
+            ));
+        }
+        let http_total = http_total as usize;
+        let websocket_total = websocket_total as usize;
+        Ok(Self {
+            http_per_ip: http_per_ip.min(http_total),
+            http_total,
+            websocket_per_ip: websocket_per_ip.min(websocket_total),
+            websocket_total,
+        })
+    }
+}
+
+/// Open sockets by kind and client address.
+#[derive(Debug, Default)]
+pub struct SocketTable {
+    http: KindCount,
+    websocket: KindCount,
+}
+
+#[derive(Debug, Default)]
+struct KindCount {
+    by_key: HashMap<IpAddr, usize>,
+    total: usize,
+}
+
+impl KindCount {
+    fn check(&self, key: IpAddr, per_ip: usize, total: usize) -> Result<(), SlotRefusal> {
+        if self.total >= total {
             return Err(SlotRefusal::Total);
         }
-        let count = inner.by_ip.entry(ip).or_default();
-        if *count >= self.per_ip {
+        if self.by_key.get(&key).copied().unwrap_or(0) >= per_ip {
             return Err(SlotRefusal::PerIp);
         }
-        *count += 1;
-        inner.total += 1;
-        Ok(ConnectionSlot { counter: self.clone(), ip })
+        Ok(())
     }
 
-    pub fn open(&self) -> usize {
-        self.inner.lock().expect("counter lock").total
+    fn add(&mut self, key: IpAddr) {
+        *self.by_key.entry(key).or_default() += 1;
+        self.total += 1;
     }
-}
 
-impl Drop for ConnectionSlot {
-    fn drop(&mut self) {
-        let mut inner = self.counter.inner.lock().expect("counter lock");
-        inner.total = inner.total.saturating_sub(1);
-        if let Some(count) = inner.by_ip.get_mut(&self.ip) {
+    fn remove(&mut self, key: IpAddr) {
+        self.total = self.total.saturating_sub(1);
+        if let Some(count) = self.by_key.get_mut(&key) {
             *count -= 1;
             if *count == 0 {
-                inner.by_ip.remove(&self.ip);
+                self.by_key.remove(&key);
             }
         }
     }
+}
+
+impl SocketTable {
+    /// A new connection from `key`: counted as plain HTTP.
+    pub fn admit(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
+        self.http.check(key, limits.http_per_ip, limits.http_total)?;
+        self.http.add(key);
+        Ok(())
+    }
+
+    /// Whether a plain HTTP socket from `key` could become a WebSocket now.
+    pub fn can_upgrade(&self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
+        self.websocket.check(key, limits.websocket_per_ip, limits.websocket_total)
+    }
+
+    /// A plain HTTP socket from `key` becomes a WebSocket: it leaves the HTTP count.
+    pub fn upgrade(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
+        self.can_upgrade(limits, key)?;
+        self.http.remove(key);
+        self.websocket.add(key);
+        Ok(())
+    }
+
+    pub fn release(&mut self, kind: SocketKind, key: IpAddr) {
+        match kind {
+            SocketKind::Http => self.http.remove(key),
+            SocketKind::WebSocket => self.websocket.remove(key),
+        }
+    }
+
+    pub fn open(&self, kind: SocketKind) -> usize {
+        match kind {
+            SocketKind::Http => self.http.total,
+            SocketKind::WebSocket => self.websocket.total,
+        }
+    }
+}
+
+/// The socket table of a running server.
+#[derive(Debug, Clone)]
+pub struct Sockets {
+    table: Arc<Mutex<SocketTable>>,
+    limits: SocketLimits,
+}
+
+/// A socket's place in the table, freed when the socket is dropped.
+#[derive(Debug)]
+pub struct SocketSlot {
+    sockets: Sockets,
+    key: IpAddr,
+    kind: SocketKind,
+}
+
+impl Sockets {
+    pub fn new(limits: SocketLimits) -> Self {
+        Self { table: Arc::default(), limits }
+    }
+
+    pub fn limits(&self) -> &SocketLimits {
+        &self.limits
+    }
+
+    /// Admits a just-accepted socket from `ip` as plain HTTP.
+    pub fn admit(&self, ip: IpAddr) -> Result<SocketSlot, SlotRefusal> {
+        let key = client_key(ip);
+        self.table.lock().expect("socket table lock").admit(&self.limits, key)?;
+        Ok(SocketSlot { sockets: self.clone(), key, kind: SocketKind::Http })
+    }
+
+    /// Whether an upgrade from `ip` would be admitted now (for `/ws/check`).
+    pub fn can_upgrade(&self, ip: IpAddr) -> Result<(), SlotRefusal> {
+        self.table.lock().expect("socket table lock").can_upgrade(&self.limits, client_key(ip))
+    }
+
+    pub fn open(&self, kind: SocketKind) -> usize {
+        self.table.lock().expect("socket table lock").open(kind)
+    }
+}
+
+impl SocketSlot {
+    pub fn kind(&self) -> SocketKind {
+        self.kind
+    }
+
+    /// Counts this socket as a WebSocket from now on, if its address and the server have room.
+    pub fn upgrade(&mut self) -> Result<(), SlotRefusal> {
+        if self.kind == SocketKind::WebSocket {
+            return Ok(());
+        }
+        self.sockets.table.lock().expect("socket table lock").upgrade(&self.sockets.limits, self.key)?;
+        self.kind = SocketKind::WebSocket;
+        Ok(())
+    }
+}
+
+impl Drop for SocketSlot {
+    fn drop(&mut self) {
+        self.sockets.table.lock().expect("socket table lock").release(self.kind, self.key);
+    }
+}
+
+/// Raises the soft open-file limit to the hard limit (as Go's runtime and most servers do: the soft
+/// default of 1024 is a relic) and returns the soft limit now in force.
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+        // SAFETY: setrlimit reads the struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
+        }
+    }
+    Ok(limit.rlim_cur as u64)
+}
+
+/// Descriptors the process has open now (from /proc; 64 if it cannot be read).
+pub fn descriptors_in_use() -> u64 {
+    // The directory handle read_dir opens is one of the entries it lists.
+    std::fs::read_dir("/proc/self/fd").map_or(64, |entries| entries.count().saturating_sub(1) as u64)
 }
 
 #[cfg(test)]
@@ -109,7 +347,7 @@ mod tests {
     #[test]
     fn the_bucket_allows_a_burst_then_the_rate() {
         let start = Instant::now();
-        let mut bucket = TokenBucket { rate: 10.0, burst: 3.0, tokens: 3.0, last: start };
+        let mut bucket = TokenBucket::new_at(10, 3, start);
         assert!((0..3).all(|_| bucket.try_take_at(start)));
         assert!(!bucket.try_take_at(start));
         assert!(bucket.try_take_at(start + Duration::from_millis(100)));
@@ -117,16 +355,89 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_counted_per_ip_and_freed_on_drop() {
-        let counter = ConnectionCounter::new(2, 3);
+    fn connections_of_one_session_share_its_bucket() {
+        let limits = SessionRateLimits::new(1, 2);
+        let session = SessionId::random();
+        let a = limits.bucket(session);
+        let b = limits.bucket(session);
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(a.lock().unwrap().try_take());
+        assert!(b.lock().unwrap().try_take());
+        assert!(!a.lock().unwrap().try_take(), "two connections drew from one burst of 2");
+        assert!(!Arc::ptr_eq(&a, &limits.bucket(SessionId::random())));
+    }
+
+    #[test]
+    fn buckets_nobody_holds_are_swept() {
+        let limits = SessionRateLimits::new(1, 1);
+        for _ in 0..1000 {
+            drop(limits.bucket(SessionId::random()));
+        }
+        assert!(limits.tracked() <= 128, "{} entries kept", limits.tracked());
+    }
+
+    fn limits() -> SocketLimits {
+        SocketLimits { http_per_ip: 2, http_total: 3, websocket_per_ip: 1, websocket_total: 2 }
+    }
+
+    #[test]
+    fn sockets_are_counted_per_address_and_in_total_and_an_upgrade_moves_one_to_the_websockets() {
+        let l = limits();
+        let mut t = SocketTable::default();
         let a: IpAddr = "127.0.0.1".parse().unwrap();
         let b: IpAddr = "127.0.0.2".parse().unwrap();
-        let s1 = counter.acquire(a).unwrap();
-        let _s2 = counter.acquire(a).unwrap();
-        assert_eq!(counter.acquire(a).unwrap_err(), SlotRefusal::PerIp);
-        let _s3 = counter.acquire(b).unwrap();
-        assert_eq!(counter.acquire(b).unwrap_err(), SlotRefusal::Total);
-        drop(s1);
-        assert!(counter.acquire(a).is_ok());
+        t.admit(&l, a).unwrap();
+        t.admit(&l, a).unwrap();
+        assert_eq!(t.admit(&l, a), Err(SlotRefusal::PerIp));
+        t.admit(&l, b).unwrap();
+        assert_eq!(t.admit(&l, b), Err(SlotRefusal::Total));
+        t.upgrade(&l, a).unwrap();
+        assert_eq!((t.open(SocketKind::Http), t.open(SocketKind::WebSocket)), (2, 1));
+        assert_eq!(t.can_upgrade(&l, a), Err(SlotRefusal::PerIp), "a has its one WebSocket");
+        t.admit(&l, a).unwrap();
+        t.upgrade(&l, b).unwrap();
+        t.admit(&l, b).unwrap();
+        assert_eq!(t.upgrade(&l, b), Err(SlotRefusal::Total));
+        t.release(SocketKind::WebSocket, a);
+        assert_eq!(t.can_upgrade(&l, a), Ok(()));
+    }
+
+    #[test]
+    fn a_slot_is_freed_when_its_socket_goes_and_counts_as_what_it_became() {
+        let sockets = Sockets::new(limits());
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut slot = sockets.admit(ip).unwrap();
+        slot.upgrade().unwrap();
+        assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (0, 1));
+        drop(slot);
+        assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (0, 0));
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64_and_mapped_ipv4_as_ipv4() {
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(client_key(a), client_key(b));
+        assert_ne!(client_key(a), client_key(c));
+        assert_eq!(client_key("::ffff:10.1.2.3".parse().unwrap()), "10.1.2.3".parse::<IpAddr>().unwrap());
+    }
+
+    #[test]
+    fn limits_fit_the_descriptor_budget_with_every_http_socket_holding_a_file() {
+        let budget = DescriptorBudget { open_file_limit: 1024, in_use: 24, reserved: 128 };
+        let l = SocketLimits::from_budget(budget, 128, 1024, 256, 50_000).unwrap();
+        assert_eq!(l.http_total, 872 / 4 / 2);
+        assert_eq!(l.websocket_total, 872 - 2 * l.http_total);
+        assert!(2 * l.http_total + l.websocket_total <= budget.for_sockets() as usize);
+        assert_eq!((l.http_per_ip, l.websocket_per_ip), (l.http_total.min(128), 256));
+
+        let roomy = DescriptorBudget { open_file_limit: 20_000, in_use: 30, reserved: 128 };
+        let l = SocketLimits::from_budget(roomy, 128, 1024, 1_000_000, 1_000_000).unwrap();
+        assert_eq!(l.http_total, 1024, "the configured maximum when the budget allows it");
+        assert!(l.websocket_total >= 10_000);
+
+        let tiny = DescriptorBudget { open_file_limit: 160, in_use: 30, reserved: 128 };
+        assert!(SocketLimits::from_budget(tiny, 128, 1024, 256, 50_000).unwrap_err().contains("reserved_fds"));
     }
 }

@@ -1,14 +1,30 @@
 //! `vestibule serve`: opens the log, starts the HTTP server and runs until SIGINT or SIGTERM, then
 //! shuts down gracefully: stop accepting, close every WebSocket with 1001, stop the sessions, flush.
+//!
+//! The server is actix-server + actix-http's `HttpService` (what actix-web's `HttpServer` is made
+//! of) with one step in front: each accepted socket must get a slot in the socket table
+//! (`limits.rs`) or it is closed at once, before anything is read from it. The slot travels with the
+//! socket ([`AdmittedSocket`]) and is freed when the socket is. WebSocket upgrades leave the HTTP
+//! service for `ws::upgrade`, which speaks WebSocket on the socket itself.
 
+use std::io;
 use std::net::TcpListener;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::future::Future;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use actix_web::{web, App, HttpServer};
+use actix_http::{HttpService, Protocol, Request};
+use actix_service::{fn_service, map_config, IntoServiceFactory, ServiceFactoryExt};
+use actix_web::dev::AppConfig;
+use actix_web::{web, App};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
 use vestibule_actors::runtime::{Registry, SystemClock};
 
 use crate::config::GatewayConfig;
+use crate::limits::{self, DescriptorBudget, SlotRefusal, SocketKind, SocketLimits, SocketSlot, Sockets};
 use crate::metrics::GatewayMetrics;
 use crate::state::AppState;
 use crate::{http, store, ws};
@@ -17,14 +33,20 @@ use crate::{http, store, ws};
 pub struct Running {
     pub addr: std::net::SocketAddr,
     pub state: web::Data<AppState>,
-    server: actix_web::dev::Server,
+    server: actix_server::ServerHandle,
+    /// The server's own task: it accepts and dispatches only while polled.
+    serving: tokio::task::JoinHandle<io::Result<()>>,
 }
 
 impl Running {
-    /// Resolves when the server has stopped and the log is flushed.
+    /// Resolves when the server has stopped and the log is flushed. An error when the event log
+    /// failed: the process must exit (non-zero) so that it is restarted and reopens the log.
     pub async fn wait(self) -> anyhow::Result<()> {
-        self.server.await?;
+        self.serving.await??;
         self.state.registry.stop_all();
+        if let Some(reason) = self.state.registry.log().failure() {
+            anyhow::bail!("the event log failed ({reason}); exiting so that a restart reopens it");
+        }
         // Give stopping sessions a moment to finish in-flight appends before the final flush.
         tokio::time::sleep(Duration::from_millis(100)).await;
         self.state.registry.log().flush().await?;
@@ -34,17 +56,124 @@ impl Running {
 
     /// Graceful stop: refuse new connections, close open ones with 1001, then stop the server.
     pub async fn stop(&self) {
-        self.state.begin_shutdown();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        self.server.handle().stop(true).await;
+        stop_gracefully(&self.state, &self.server).await;
     }
+
+    /// Runs one retention pass as if the time were `now_ms`, closing the connections of the
+    /// sessions it expires (what the background retention does on its interval).
+    pub async fn expire_sessions(&self, now_ms: u64) -> vestibule_store::ExpireReport {
+        store::expire_sessions(&self.state.registry, &self.state.config, now_ms).await
+    }
+}
+
+async fn stop_gracefully(state: &AppState, server: &actix_server::ServerHandle) {
+    state.begin_shutdown();
+    // Let the connections send their 1001 before the workers stop polling them.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.stop(true).await;
+}
+
+/// A socket that holds a slot in the socket table; the slot is freed when the socket is dropped.
+///
+/// While it carries plain HTTP it also bounds how long a request may take to arrive: from the first
+/// byte of a request until the server starts answering it, at most `limits.header_timeout +
+/// limits.body_timeout`. actix-http bounds only the first request's head; without this a client could
+/// keep a connection (and its descriptor) forever by trickling the head of its second request.
+pub struct AdmittedSocket {
+    io: TcpStream,
+    slot: SocketSlot,
+    request_time: Duration,
+    /// Armed by the first byte of a request, disarmed by the first byte of the answer.
+    request_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl AdmittedSocket {
+    pub fn slot_mut(&mut self) -> &mut SocketSlot {
+        &mut self.slot
+    }
+
+    fn answering(&mut self, written: &Poll<io::Result<usize>>) {
+        if matches!(written, Poll::Ready(Ok(n)) if *n > 0) {
+            self.request_deadline = None;
+        }
+    }
+}
+
+impl AsyncRead for AdmittedSocket {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.io).poll_read(cx, buf);
+        // A WebSocket has its own deadlines (hello, heartbeat, acknowledgements).
+        if this.slot.kind() == SocketKind::WebSocket {
+            this.request_deadline = None;
+            return read;
+        }
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before && this.request_deadline.is_none() {
+            this.request_deadline = Some(Box::pin(tokio::time::sleep(this.request_time)));
+        }
+        if let Some(deadline) = this.request_deadline.as_mut()
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "the request did not arrive in time")));
+        }
+        read
+    }
+}
+
+impl AsyncWrite for AdmittedSocket {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.answering(&written);
+        written
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.answering(&written);
+        written
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// The socket limits this process can afford: its open-file limit (raised to the hard limit), minus
+/// what is open now and what the worker threads will open, minus `limits.reserved_fds`.
+fn socket_limits(config: &GatewayConfig, workers: usize) -> anyhow::Result<SocketLimits> {
+    let open_file_limit = limits::raise_open_file_limit()?;
+    // Each worker thread opens an epoll instance and a waker; the signal handling a few more.
+    let in_use = limits::descriptors_in_use() + 4 * workers as u64 + 8;
+    let budget = DescriptorBudget { open_file_limit, in_use, reserved: config.limits.reserved_fds as u64 };
+    let l = &config.limits;
+    let socket_limits = SocketLimits::from_budget(budget, l.http_connections_per_ip, l.max_http_connections, l.connections_per_ip, l.max_connections)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    tracing::info!(
+        open_file_limit,
+        in_use,
+        reserved = budget.reserved,
+        http_total = socket_limits.http_total,
+        http_per_ip = socket_limits.http_per_ip,
+        websocket_total = socket_limits.websocket_total,
+        websocket_per_ip = socket_limits.websocket_per_ip,
+        "socket limits"
+    );
+    Ok(socket_limits)
 }
 
 /// Opens the log and starts serving. Must run inside an actix system.
 pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let log = store::open(&config)?;
-    let listener = TcpListener::bind(&config.listen)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    let listener = TcpListener::bind(&config.listen).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr()?;
     let projects = config.resolved_projects(&format!("http://{addr}"));
     let metrics = Arc::new(GatewayMetrics::default());
@@ -52,46 +181,121 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let registry = Registry::new(log.clone(), Arc::new(SystemClock), config.runtime.clone(), metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker));
     let token_keys = crate::siwx::token::TokenKeys::load_or_create(&config.data)?;
-    store::spawn_retention(log, &config);
+    store::spawn_retention(registry.clone(), &config);
     let workers = if config.workers == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { config.workers };
+    let sockets = Sockets::new(socket_limits(&config, workers)?);
     let static_dir = config.static_dir.clone();
     let has_static = static_dir.join("index.html").is_file();
     if !has_static {
         tracing::warn!(dir = %static_dir.display(), "the client is not built; / shows a notice");
     }
-    let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys));
+    let limits = config.limits.clone();
+    let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys, sockets.clone()));
     let app_state = state.clone();
-    let server = HttpServer::new(move || {
-        let app = App::new()
-            .app_data(app_state.clone())
-            .route("/ws", web::get().to(ws::upgrade))
-            .route("/ws/check", web::get().to(ws::check))
-            .route("/healthz", web::get().to(http::healthz))
-            .route("/metrics", web::get().to(http::metrics))
-            .route("/.well-known/jwks.json", web::get().to(crate::siwx::http::jwks))
-            .route("/siwx/token", web::post().to(crate::siwx::http::token))
-            .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))
-            .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out))
-            .route("/siwx/sessions", web::post().to(crate::siwx::http::sessions))
-            .route("/debug/sessions", web::get().to(crate::debug_api::sessions))
-            .route("/debug/sessions/{id}/events", web::get().to(crate::debug_api::events))
-            .route("/debug/sessions/{id}/state", web::get().to(crate::debug_api::state_at))
-            .route("/debug/sessions/{id}/follow", web::get().to(crate::debug_api::follow));
-        if has_static {
-            app.service(actix_files::Files::new("/", &static_dir).index_file("index.html"))
-        } else {
-            app.route("/", web::get().to(http::not_built))
+    let server = actix_server::Server::build()
+        .workers(workers)
+        .disable_signals()
+        .shutdown_timeout(5)
+        .listen("vestibule", listener, move || {
+            let state = app_state.clone();
+            let upgrade_state = app_state.clone();
+            let sockets = sockets.clone();
+            let admit = fn_service(move |io: TcpStream| {
+                let admitted = admit_socket(&sockets, &state, io);
+                async move { admitted.ok_or_else(|| actix_http::error::DispatchError::Io(io::ErrorKind::ConnectionRefused.into())) }
+            });
+            let upgrade = fn_service(move |(req, framed): (Request, ws::Upgrading)| {
+                let state = upgrade_state.clone().into_inner();
+                async move {
+                    ws::upgrade(state, req, framed).await;
+                    Ok::<_, actix_http::Error>(())
+                }
+            });
+            let app = app(app_state.clone(), static_dir.clone(), has_static).into_factory().map_err(|e| e.error_response());
+            admit.and_then(
+                HttpService::build()
+                    // Headers must be complete this long after the socket is accepted (slowloris);
+                    // bodies are bounded by `http::bounded_request`.
+                    .client_request_timeout(limits.header_timeout)
+                    .client_disconnect_timeout(Duration::from_secs(1))
+                    .keep_alive(limits.keep_alive)
+                    .upgrade(upgrade)
+                    .finish(map_config(app, |_| AppConfig::default())),
+            )
+        })?
+        .run();
+    // A failed event log accepts no writes until the process restarts (decision 0102): stop
+    // serving, so that `wait` returns an error and the process exits for its supervisor to restart.
+    let (failure_state, failure_handle) = (state.clone(), server.handle());
+    let handle = server.handle();
+    let serving = actix_web::rt::spawn(server);
+    let failing_log = state.registry.log().clone();
+    actix_web::rt::spawn(async move {
+        let reason = failing_log.failed().await;
+        tracing::error!(%reason, "the event log failed: closing connections and exiting for a restart");
+        stop_gracefully(&failure_state, &failure_handle).await;
+    });
+    Ok(Running { addr, state, server: handle, serving })
+}
+
+/// The socket, with its slot, or `None` when it was refused (and closed, by dropping it).
+fn admit_socket(sockets: &Sockets, state: &AppState, io: TcpStream) -> Option<(AdmittedSocket, Protocol, Option<std::net::SocketAddr>)> {
+    let limits = &state.config.limits;
+    let request_time = limits.header_timeout + limits.body_timeout;
+    let peer = io.peer_addr().ok()?;
+    match sockets.admit(peer.ip()) {
+        Ok(slot) => {
+            // Results and diffs are small frames written back to back; without this the second
+            // waits for the client's delayed ACK (tens of milliseconds).
+            let _ = io.set_nodelay(true);
+            Some((AdmittedSocket { io, slot, request_time, request_deadline: None }, Protocol::Http1, Some(peer)))
         }
-    })
-    .workers(workers)
-    // Results and diffs are small frames written back to back; without this the second waits for
-    // the client's delayed ACK (tens of milliseconds).
-    .tcp_nodelay(true)
-    .disable_signals()
-    .shutdown_timeout(5)
-    .listen(listener)?
-    .run();
-    Ok(Running { addr, state, server })
+        Err(refusal) => {
+            state.metrics.refusal(match refusal {
+                SlotRefusal::PerIp => "socket_limit_per_ip",
+                SlotRefusal::Total => "socket_limit_total",
+            });
+            // Closed here, unread: a flood costs one accept and one close per socket.
+            drop(io);
+            None
+        }
+    }
+}
+
+fn app(
+    state: web::Data<AppState>,
+    static_dir: std::path::PathBuf,
+    has_static: bool,
+) -> App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let app = App::new()
+        .app_data(state)
+        .wrap(actix_web::middleware::from_fn(http::bounded_request))
+        .route("/ws", web::get().to(ws::not_an_upgrade))
+        .route("/ws/check", web::get().to(ws::check))
+        .route("/healthz", web::get().to(http::healthz))
+        .route("/metrics", web::get().to(http::metrics))
+        .route("/.well-known/jwks.json", web::get().to(crate::siwx::http::jwks))
+        .route("/siwx/token", web::post().to(crate::siwx::http::token))
+        .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))
+        .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out))
+        .route("/siwx/sessions", web::post().to(crate::siwx::http::sessions))
+        .route("/debug/sessions", web::get().to(crate::debug_api::sessions))
+        .route("/debug/sessions/{id}/events", web::get().to(crate::debug_api::events))
+        .route("/debug/sessions/{id}/state", web::get().to(crate::debug_api::state_at))
+        .route("/debug/sessions/{id}/follow", web::get().to(crate::debug_api::follow));
+    if has_static {
+        app.service(actix_files::Files::new("/", static_dir).index_file("index.html"))
+    } else {
+        app.route("/", web::get().to(http::not_built))
+    }
 }
 
 /// Runs until a signal, then stops gracefully.
@@ -100,13 +304,11 @@ pub async fn serve(config: GatewayConfig) -> anyhow::Result<()> {
     println!("vestibule listening on http://{}", running.addr);
     tracing::info!(addr = %running.addr, "listening");
     let state = running.state.clone();
-    let handle = running.server.handle();
+    let handle = running.server.clone();
     actix_web::rt::spawn(async move {
         wait_for_signal().await;
         tracing::info!("shutting down");
-        state.begin_shutdown();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        handle.stop(true).await;
+        stop_gracefully(&state, &handle).await;
     });
     running.wait().await
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use vestibule_actors::runtime::Registry;
 
 use crate::config::{GatewayConfig, Project};
-use crate::limits::ConnectionCounter;
+use crate::limits::{SessionRateLimits, Sockets};
 use crate::metrics::GatewayMetrics;
 use crate::siwx::token::TokenKeys;
 
@@ -16,7 +16,10 @@ pub struct AppState {
     pub projects: HashMap<String, Project>,
     pub registry: Registry,
     pub metrics: Arc<GatewayMetrics>,
-    pub connections: ConnectionCounter,
+    /// Every open socket, plain HTTP or WebSocket, by client address.
+    pub sockets: Sockets,
+    /// Command rate limits, one bucket per session.
+    pub command_limits: SessionRateLimits,
     /// Signs the sign-in tokens the host app's backend verifies.
     pub token_keys: TokenKeys,
     next_connection: AtomicU64,
@@ -25,14 +28,22 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(config: GatewayConfig, projects: Vec<Project>, registry: Registry, metrics: Arc<GatewayMetrics>, token_keys: TokenKeys) -> Self {
-        let connections = ConnectionCounter::new(config.limits.connections_per_ip, config.limits.max_connections);
+    pub fn new(
+        config: GatewayConfig,
+        projects: Vec<Project>,
+        registry: Registry,
+        metrics: Arc<GatewayMetrics>,
+        token_keys: TokenKeys,
+        sockets: Sockets,
+    ) -> Self {
+        let command_limits = SessionRateLimits::new(config.limits.commands_per_second, config.limits.command_burst);
         Self {
             projects: projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
             config,
             registry,
             metrics,
-            connections,
+            sockets,
+            command_limits,
             token_keys,
             next_connection: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),

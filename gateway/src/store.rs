@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use vestibule_actors::session::upcast::SessionUpcaster;
-use vestibule_store::{Durability, EventLog, RetentionPolicy, SledEventLog, StoreConfig, StoreError};
+use vestibule_actors::runtime::Registry;
+use vestibule_store::{run_retention_once, Durability, EventLog, ExpireReport, RetentionPolicy, SledEventLog, StoreConfig, StoreError};
 
 use crate::config::{DurabilityMode, GatewayConfig};
 
@@ -28,9 +29,39 @@ pub fn open_at(store: StoreConfig) -> anyhow::Result<Arc<dyn EventLog>> {
     }
 }
 
-pub fn spawn_retention(log: Arc<dyn EventLog>, config: &GatewayConfig) {
+fn retention_policy(config: &GatewayConfig) -> RetentionPolicy {
     let r = &config.retention;
-    let policy = RetentionPolicy { ended_after: r.ended_after, idle_after: r.idle_after, batch_size: r.batch_size };
-    // The handle stops the task when dropped; the gateway keeps it for its whole life.
-    std::mem::forget(vestibule_store::spawn_retention(log, policy, r.interval));
+    RetentionPolicy { ended_after: r.ended_after, idle_after: r.idle_after, batch_size: r.batch_size }
+}
+
+/// One retention pass at `now_ms`: expires what is due and stops the live actors of the expired
+/// sessions, which closes their connections with 4006.
+pub async fn expire_sessions(registry: &Registry, config: &GatewayConfig, now_ms: u64) -> ExpireReport {
+    let report = run_retention_once(registry.log().as_ref(), &retention_policy(config), now_ms).await;
+    if !report.expired.is_empty() {
+        let live = registry.end_expired(&report.expired);
+        tracing::info!(expired = report.expired.len(), live, "retention closed the expired sessions' connections");
+    }
+    report
+}
+
+/// Runs [`expire_sessions`] at once and then every `retention.interval`, on a thread of its own
+/// (with its own small runtime) for the life of the process.
+pub fn spawn_retention(registry: Registry, config: &GatewayConfig) {
+    let config = config.clone();
+    let spawned = std::thread::Builder::new().name("vestibule-retention".into()).spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+            Ok(runtime) => runtime,
+            Err(error) => return tracing::error!(%error, "retention: cannot start its runtime; retention is off"),
+        };
+        runtime.block_on(async move {
+            loop {
+                expire_sessions(&registry, &config, registry.clock().now_ms()).await;
+                tokio::time::sleep(config.retention.interval).await;
+            }
+        });
+    });
+    if let Err(error) = spawned {
+        tracing::error!(%error, "retention: cannot start its thread; retention is off");
+    }
 }

@@ -220,7 +220,7 @@ async fn a_hello_must_come_first_and_name_a_supported_protocol() {
     let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
     send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": { "netwroks": [] } })).await;
     let (code, frames) = read_until_close(&mut ws).await;
-    assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("bad_hello")));
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("invalid_options")));
     assert!(frames[0]["message"].as_str().unwrap().contains("netwroks"), "{}", frames[0]);
 
     let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();

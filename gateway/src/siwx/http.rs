@@ -51,7 +51,7 @@ pub async fn jwks(state: web::Data<AppState>) -> HttpResponse {
 
 async fn authorized(state: &AppState, creds: &SessionCredentials) -> Option<SessionId> {
     let id = SessionId::from_str(&creds.session_id).ok()?;
-    state.registry.authorize(id, &creds.resume_token).await.ok()?;
+    state.registry.authorize_token(id, &creds.resume_token).await.ok()?;
     Some(id)
 }
 

@@ -1,39 +1,97 @@
 //! One WebSocket connection: the hello handshake, then commands in and frames out, with a window of
-//! unacknowledged diffs, a command rate limit, a heartbeat and graceful shutdown.
+//! unacknowledged diffs, a per-session command rate limit, a heartbeat and graceful shutdown.
+//!
+//! The connection is one task that owns its socket (tungstenite over the raw TCP stream) and reads
+//! one frame at a time: a frame whose header announces more than `limits.max_frame_bytes` is
+//! refused before its payload is read, so a client can make the server hold at most one frame.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use actix_ws::{CloseCode, CloseReason, Message, MessageStream, ProtocolError, Session};
-use futures_util::StreamExt;
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::Receiver;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Utf8Bytes};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::Instrument;
 use vestibule_actors::protocol::{close, ClientMessage, CommandStatus, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
-use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropSignal, Execute, ModalSession, Outbound};
+use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropNotice, Execute, ModalSession, Outbound};
 use vestibule_actors::session::{CommandError, RefusalCode};
 use vestibule_store::SessionId;
 
-use crate::limits::{ConnectionSlot, TokenBucket};
+use super::hello::{parse_hello, HelloError};
+use super::window::AckWindow;
+use super::Socket;
+use crate::limits::TokenBucket;
 use crate::state::AppState;
+
+/// Bytes tungstenite reads from the socket at a time, and its read buffer's resident size for an
+/// idle connection. Client frames are small (commands, acks); a larger frame is read into room
+/// reserved for that frame alone.
+pub(super) const READ_CHUNK: usize = 512;
+
+/// After our close frame, how long (and how many bytes) the client's remaining data is read and
+/// dropped before the socket is closed: closing with unread data sends a TCP reset, which may
+/// destroy our last frames in the client's receive buffer before it has read them.
+const LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// RFC 6455 7.4.1 close codes for frames that break the WebSocket protocol itself.
+const PROTOCOL_ERROR: u16 = 1002;
+const INVALID_PAYLOAD: u16 = 1007;
 
 pub struct Connection {
     state: Arc<AppState>,
     id: u64,
     project: String,
     origin: String,
-    _slot: ConnectionSlot,
 }
 
-/// How the connection ends: a close frame with this code and reason.
-struct Ending {
-    code: u16,
-    reason: String,
+/// How the connection ends.
+enum Ending {
+    /// We close with this code and reason (any error frame was sent before).
+    Close { code: u16, reason: String },
+    /// The client closed (its close frame is answered) or vanished.
+    ClientGone,
 }
 
 impl Ending {
-    fn new(code: u16, reason: impl Into<String>) -> Self {
-        Self { code, reason: reason.into() }
+    fn close(code: u16, reason: impl Into<String>) -> Self {
+        Ending::Close { code, reason: reason.into() }
+    }
+}
+
+/// What the socket produced.
+enum Incoming {
+    Text(Utf8Bytes),
+    Binary,
+    /// A ping (tungstenite answers it) or a pong: liveness only.
+    Control,
+    Gone,
+    /// A frame whose header announces more than the limit (its payload is not read), or fragments
+    /// adding up to more.
+    TooLarge,
+    /// A text message that is not UTF-8 (RFC 6455 8.1: close with 1007).
+    InvalidUtf8,
+    /// Another RFC 6455 violation: unmasked frame, unknown opcode, reserved bits, bad control frame
+    /// or fragmentation (close with 1002).
+    Violation(String),
+}
+
+async fn next_incoming(ws: &mut Socket) -> Incoming {
+    use tokio_tungstenite::tungstenite::error::ProtocolError;
+    match ws.next().await {
+        None => Incoming::Gone,
+        Some(Ok(Message::Text(text))) => Incoming::Text(text),
+        Some(Ok(Message::Binary(_))) => Incoming::Binary,
+        Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => Incoming::Control,
+        Some(Ok(Message::Close(_))) => Incoming::Gone,
+        Some(Err(WsError::Capacity(_))) => Incoming::TooLarge,
+        Some(Err(WsError::Utf8(_))) => Incoming::InvalidUtf8,
+        Some(Err(WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake))) => Incoming::Gone,
+        Some(Err(WsError::Protocol(violation))) => Incoming::Violation(violation.to_string()),
+        Some(Err(_)) => Incoming::Gone,
     }
 }
 
@@ -55,91 +113,164 @@ fn valid_command_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A frame serialized once by the session and shared by every connection: handed to the socket
+/// without a copy.
+struct SharedText(Arc<str>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+fn shared_text(text: &Arc<str>) -> Utf8Bytes {
+    Utf8Bytes::try_from(bytes::Bytes::from_owner(SharedText(text.clone()))).expect("a str is UTF-8")
+}
+
 /// The attached session.
 struct Attached {
     session_id: SessionId,
     addr: actix::Addr<ModalSession>,
     outbound: Receiver<Outbound>,
-    dropped: Arc<DropSignal>,
+    dropped: DropNotice,
+    /// The session's command rate limit, shared with its other connections.
+    commands: Arc<Mutex<TokenBucket>>,
 }
 
 impl Connection {
-    pub fn new(state: Arc<AppState>, project: String, origin: String, slot: ConnectionSlot) -> Self {
+    pub fn new(state: Arc<AppState>, project: String, origin: String) -> Self {
         let id = state.next_connection_id();
-        Self { state, id, project, origin, _slot: slot }
+        Self { state, id, project, origin }
     }
 
-    pub async fn run(self, mut ws: Session, mut stream: MessageStream) {
+    pub async fn run(self, mut ws: Socket) {
         let span = tracing::info_span!("connection", connection = self.id, project = %self.project, session = tracing::field::Empty);
         async move {
             self.state.metrics.connections.inc();
             self.state.metrics.connections_opened.inc();
-            let ending = match self.handshake(&mut ws, &mut stream).await {
+            let ending = match self.handshake(&mut ws).await {
                 Ok(attached) => {
                     tracing::Span::current().record("session", tracing::field::display(attached.session_id));
                     let addr = attached.addr.clone();
-                    let ending = self.serve(&mut ws, &mut stream, attached).await;
+                    let ending = self.serve(&mut ws, attached).await;
                     addr.do_send(Detach { connection: self.id });
                     ending
                 }
                 Err(ending) => ending,
             };
             self.state.metrics.connections.dec();
-            tracing::debug!(code = ending.code, reason = %ending.reason, "connection closed");
-            let reason = CloseReason { code: CloseCode::from(ending.code), description: Some(close_description(&ending.reason)) };
-            // A client that does not read could block the close frame forever.
-            let _ = tokio::time::timeout(self.state.config.limits.write_timeout, ws.close(Some(reason))).await;
+            self.finish(&mut ws, ending).await;
         }
         .instrument(span)
         .await
     }
 
-    async fn send_text(&self, ws: &mut Session, text: &str) -> Result<(), Ending> {
-        match tokio::time::timeout(self.state.config.limits.write_timeout, ws.text(text.to_string())).await {
+    /// Sends the close frame (or answers the client's), then lets the socket go.
+    async fn finish(&self, ws: &mut Socket, ending: Ending) {
+        let timeout = self.state.config.limits.write_timeout;
+        match ending {
+            // Sends the answer to the client's close frame, if it sent one (tungstenite queued it).
+            Ending::ClientGone => {
+                let _ = tokio::time::timeout(timeout, ws.flush()).await;
+            }
+            Ending::Close { code, reason } => {
+                tracing::debug!(code, %reason, "closing");
+                let frame = CloseFrame { code: CloseCode::from(code), reason: close_description(&reason).into() };
+                // A client that does not read could block the close frame forever.
+                if let Ok(Ok(())) = tokio::time::timeout(timeout, ws.close(Some(frame))).await {
+                    linger(ws).await;
+                }
+            }
+        }
+    }
+
+    async fn send_text(&self, ws: &mut Socket, text: Utf8Bytes) -> Result<(), Ending> {
+        match tokio::time::timeout(self.state.config.limits.write_timeout, ws.send(Message::Text(text))).await {
             Ok(Ok(())) => {
                 self.state.metrics.frames_sent.inc();
                 Ok(())
             }
-            Ok(Err(_)) => Err(Ending::new(close::NORMAL, "closed")),
+            Ok(Err(_)) => Err(Ending::ClientGone),
             Err(_) => {
                 self.state.metrics.refusal("write_timeout");
-                Err(Ending::new(close::TOO_SLOW, "the client does not read"))
+                Err(Ending::close(close::TOO_SLOW, "the client does not read"))
             }
         }
     }
 
-    /// Sends an error and ends the connection with `code`.
-    async fn fail(&self, ws: &mut Session, code: ProtocolErrorCode, message: &str, close_code: u16) -> Ending {
-        let _ = self.send_text(ws, &error_frame(code, message, Some(close_code))).await;
-        Ending::new(close_code, message)
+    /// Sends an error and ends the connection with `close_code`.
+    async fn fail(&self, ws: &mut Socket, code: ProtocolErrorCode, message: &str, close_code: u16) -> Ending {
+        if let Err(ending) = self.send_text(ws, error_frame(code, message, Some(close_code)).into()).await {
+            return ending;
+        }
+        Ending::close(close_code, message)
     }
 
-    async fn handshake(&self, ws: &mut Session, stream: &mut MessageStream) -> Result<Attached, Ending> {
+    /// The answer to a frame that breaks the rules of the socket itself (not of our protocol).
+    async fn refuse_frame(&self, ws: &mut Socket, incoming: Incoming) -> Ending {
         let limits = &self.state.config.limits;
-        let first = match tokio::time::timeout(limits.hello_timeout, next_text(stream)).await {
+        match incoming {
+            Incoming::TooLarge => {
+                self.state.metrics.refusal(ProtocolErrorCode::FrameTooLarge.as_str());
+                tracing::info!(max = limits.max_frame_bytes, "frame too large");
+                let message = format!("messages are limited to {} bytes", limits.max_frame_bytes);
+                self.fail(ws, ProtocolErrorCode::FrameTooLarge, &message, close::TOO_BIG).await
+            }
+            Incoming::InvalidUtf8 => {
+                self.state.metrics.refusal("invalid_utf8");
+                self.fail(ws, ProtocolErrorCode::MalformedMessage, "text frames must be UTF-8", INVALID_PAYLOAD).await
+            }
+            Incoming::Violation(violation) => {
+                self.state.metrics.refusal("protocol_violation");
+                tracing::info!(%violation, "WebSocket protocol violation");
+                let message = format!("WebSocket protocol violation: {violation}");
+                self.fail(ws, ProtocolErrorCode::MalformedMessage, &message, PROTOCOL_ERROR).await
+            }
+            Incoming::Gone => Ending::ClientGone,
+            Incoming::Text(_) | Incoming::Binary | Incoming::Control => unreachable!("not a refusal"),
+        }
+    }
+
+    /// The first text frame, within the hello timeout.
+    async fn first_text(&self, ws: &mut Socket) -> Result<Utf8Bytes, Ending> {
+        loop {
+            match next_incoming(ws).await {
+                Incoming::Text(text) => return Ok(text),
+                Incoming::Control => continue,
+                Incoming::Binary => {
+                    self.state.metrics.refusal("binary_frame");
+                    return Err(self.fail(ws, ProtocolErrorCode::BadHello, "the first message must be a hello text frame", close::BAD_HELLO).await);
+                }
+                refused => return Err(self.refuse_frame(ws, refused).await),
+            }
+        }
+    }
+
+    async fn handshake(&self, ws: &mut Socket) -> Result<Attached, Ending> {
+        let limits = &self.state.config.limits;
+        let first = match tokio::time::timeout(limits.hello_timeout, self.first_text(ws)).await {
             Err(_) => return Err(self.fail(ws, ProtocolErrorCode::BadHello, "no hello in time", close::BAD_HELLO).await),
-            Ok(Err(ending)) => return Err(ending),
-            Ok(Ok(text)) => text,
+            Ok(result) => result?,
         };
-        let hello = match serde_json::from_str::<ClientMessage>(&first) {
-            Ok(hello @ ClientMessage::Hello { .. }) => hello,
-            Ok(_) => return Err(self.fail(ws, ProtocolErrorCode::BadHello, "the first message must be hello", close::BAD_HELLO).await),
-            Err(e) => {
-                let message = format!("the first message must be hello: {e}");
-                return Err(self.fail(ws, ProtocolErrorCode::BadHello, &message, close::BAD_HELLO).await);
+        let hello = match parse_hello(first.as_str()) {
+            Ok(hello) => hello,
+            Err(HelloError::NotHello(message)) => return Err(self.fail(ws, ProtocolErrorCode::BadHello, &message, close::BAD_HELLO).await),
+            Err(HelloError::Options(e)) => {
+                self.state.metrics.refusal(ProtocolErrorCode::InvalidOptions.as_str());
+                return Err(self.fail(ws, ProtocolErrorCode::InvalidOptions, &e.to_string(), close::BAD_HELLO).await);
             }
         };
-        let ClientMessage::Hello { protocol, project_id, session_id, resume_token, last_seq, options } = hello else { unreachable!() };
-        if protocol != PROTOCOL_VERSION {
-            let message = format!("this server speaks protocol {PROTOCOL_VERSION}, the client {protocol}");
+        drop(first);
+        if hello.protocol != PROTOCOL_VERSION {
+            let message = format!("this server speaks protocol {PROTOCOL_VERSION}, the client {}", hello.protocol);
             return Err(self.fail(ws, ProtocolErrorCode::UnsupportedProtocol, &message, close::UNSUPPORTED_PROTOCOL).await);
         }
-        if project_id != self.project {
+        if hello.project_id != self.project {
             return Err(self.fail(ws, ProtocolErrorCode::BadHello, "hello.projectId differs from the URL's projectId", close::BAD_HELLO).await);
         }
         let registry = &self.state.registry;
-        let (session_id, new_token, last_seq) = match session_id {
-            None => match registry.create(&self.project, &self.origin, options.unwrap_or_default()).await {
+        let (session_id, new_token, last_seq) = match hello.session_id {
+            None => match registry.create(&self.project, &self.origin, hello.options.unwrap_or_default()).await {
                 Ok((id, token)) => {
                     tracing::info!(session = %id, "session created");
                     (id, Some(token), None)
@@ -154,12 +285,12 @@ impl Connection {
                 }
             },
             Some(text) => {
-                let authorized = match (text.parse::<SessionId>(), resume_token) {
-                    (Ok(id), Some(token)) => registry.authorize(id, &token).await.map(|()| id),
+                let authorized = match (text.parse::<SessionId>(), hello.resume_token) {
+                    (Ok(id), Some(token)) => registry.authorize(id, &self.project, &token).await.map(|()| id),
                     _ => Err(AttachError::Unauthorized),
                 };
                 match authorized {
-                    Ok(id) => (id, None, last_seq),
+                    Ok(id) => (id, None, hello.last_seq),
                     Err(AttachError::Unauthorized) => {
                         self.state.metrics.refusal(ProtocolErrorCode::Unauthorized.as_str());
                         tracing::info!("resume refused");
@@ -175,7 +306,10 @@ impl Connection {
         let (link, outbound, dropped) = ConnectionLink::new(self.id, limits.outbound_queue);
         let addr = registry.session(session_id);
         match addr.send(Attach { link, last_seq, new_resume_token: new_token }).await {
-            Ok(Ok(())) => Ok(Attached { session_id, addr, outbound, dropped }),
+            Ok(Ok(())) => {
+                let commands = self.state.command_limits.bucket(session_id);
+                Ok(Attached { session_id, addr, outbound, dropped, commands })
+            }
             Ok(Err(CommandError { message, .. })) => {
                 tracing::error!(session = %session_id, %message, "attach refused");
                 Err(self.fail(ws, ProtocolErrorCode::Internal, "the session is unavailable", close::INTERNAL).await)
@@ -184,70 +318,80 @@ impl Connection {
         }
     }
 
-    async fn serve(&self, ws: &mut Session, stream: &mut MessageStream, mut attached: Attached) -> Ending {
+    async fn serve(&self, ws: &mut Socket, mut attached: Attached) -> Ending {
         let limits = &self.state.config.limits;
-        let mut unacked: VecDeque<u64> = VecDeque::new();
-        let mut bucket = TokenBucket::new(limits.commands_per_second, limits.command_burst);
+        let mut window = AckWindow::new(limits.unacked_diffs, limits.ack_timeout);
+        // A diff that came while the window was full, waiting for an acknowledgement.
+        let mut held: Option<(u64, Arc<str>)> = None;
+        let mut ack_deadline = tokio::time::Instant::now();
         let mut rate_limit_logged = false;
         let mut last_heard = Instant::now();
         let mut heartbeat = tokio::time::interval(limits.heartbeat_interval);
         heartbeat.tick().await;
         let mut shutdown = self.state.shutdown_signal();
         loop {
-            let window_open = unacked.len() < limits.unacked_diffs;
+            if window.has_room()
+                && let Some((seq, text)) = held.take()
+            {
+                if let Err(ending) = self.send_text(ws, shared_text(&text)).await {
+                    return ending;
+                }
+                window.sent(seq);
+            }
             tokio::select! {
-                incoming = stream.next() => {
-                    let message = match incoming {
-                        None => return Ending::new(close::NORMAL, "client went away"),
-                        Some(Err(ProtocolError::Overflow)) => {
-                            self.state.metrics.refusal(ProtocolErrorCode::FrameTooLarge.as_str());
-                            tracing::info!(max = limits.max_frame_bytes, "frame too large");
-                            let message = format!("frames are limited to {} bytes", limits.max_frame_bytes);
-                            return self.fail(ws, ProtocolErrorCode::FrameTooLarge, &message, close::TOO_BIG).await;
-                        }
-                        Some(Err(e)) => return Ending::new(close::POLICY, format!("protocol error: {e}")),
-                        Some(Ok(message)) => message,
-                    };
+                incoming = next_incoming(ws) => {
                     last_heard = Instant::now();
                     self.state.metrics.frames_received.inc();
-                    match message {
-                        Message::Text(text) => {
-                            if let Err(ending) = self.on_text(ws, &text, &attached, &mut unacked, &mut bucket, &mut rate_limit_logged).await {
+                    match incoming {
+                        Incoming::Text(text) => {
+                            if let Err(ending) = self.on_text(ws, text.as_str(), &attached, &mut window, &mut rate_limit_logged).await {
                                 return ending;
                             }
                         }
-                        Message::Binary(_) => {
+                        Incoming::Binary => {
                             self.state.metrics.refusal("binary_frame");
                             let frame = error_frame(ProtocolErrorCode::MalformedMessage, "frames are JSON text", None);
-                            if let Err(ending) = self.send_text(ws, &frame).await { return ending; }
+                            if let Err(ending) = self.send_text(ws, frame.into()).await { return ending; }
                         }
-                        Message::Ping(bytes) => { let _ = ws.pong(&bytes).await; }
-                        Message::Pong(_) | Message::Nop => {}
-                        Message::Continuation(_) => {
-                            return self.fail(ws, ProtocolErrorCode::MalformedMessage, "fragmented frames are not supported", close::POLICY).await;
-                        }
-                        Message::Close(_) => return Ending::new(close::NORMAL, "client closed"),
+                        Incoming::Control => {}
+                        refused => return self.refuse_frame(ws, refused).await,
                     }
                 }
                 code = attached.dropped.dropped() => return self.dropped_by_session(ws, code).await,
-                frame = attached.outbound.recv(), if window_open => {
+                frame = attached.outbound.recv(), if held.is_none() => {
                     let Some(frame) = frame else {
-                        let code = match attached.dropped.code() { 0 => close::INTERNAL, c => c };
+                        let code = attached.dropped.code().unwrap_or(close::INTERNAL);
                         return self.dropped_by_session(ws, code).await;
                     };
-                    let text = match frame {
-                        Outbound::Diff { seq, text } => { unacked.push_back(seq); text }
-                        Outbound::Message(text) => text,
-                    };
-                    if let Err(ending) = self.send_text(ws, &text).await { return ending; }
+                    match frame {
+                        Outbound::Diff { seq, text } if !window.has_room() => {
+                            ack_deadline = tokio::time::Instant::from_std(window.wait(Instant::now()));
+                            held = Some((seq, text));
+                        }
+                        Outbound::Diff { seq, text } => {
+                            if let Err(ending) = self.send_text(ws, shared_text(&text)).await { return ending; }
+                            window.sent(seq);
+                        }
+                        Outbound::Message(text) => {
+                            if let Err(ending) = self.send_text(ws, shared_text(&text)).await { return ending; }
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(ack_deadline), if held.is_some() => {
+                    if window.expired(Instant::now()) {
+                        self.state.metrics.refusal(ProtocolErrorCode::TooSlow.as_str());
+                        let message = format!("more than {} diffs unacknowledged for {:?}; resume with lastSeq", limits.unacked_diffs, limits.ack_timeout);
+                        return self.fail(ws, ProtocolErrorCode::TooSlow, &message, close::TOO_SLOW).await;
+                    }
                 }
                 _ = heartbeat.tick() => {
                     if last_heard.elapsed() > limits.heartbeat_timeout {
                         self.state.metrics.refusal(ProtocolErrorCode::HeartbeatTimeout.as_str());
                         return self.fail(ws, ProtocolErrorCode::HeartbeatTimeout, "no traffic from the client", close::HEARTBEAT_TIMEOUT).await;
                     }
-                    if ws.ping(b"").await.is_err() {
-                        return Ending::new(close::NORMAL, "closed");
+                    let ping = tokio::time::timeout(limits.write_timeout, ws.send(Message::Ping(Default::default()))).await;
+                    if !matches!(ping, Ok(Ok(()))) {
+                        return Ending::ClientGone;
                     }
                 }
                 _ = shutdown.changed() => {
@@ -257,25 +401,27 @@ impl Connection {
         }
     }
 
-    /// The session dropped this connection: too far behind, or the session stopped.
-    async fn dropped_by_session(&self, ws: &mut Session, code: u16) -> Ending {
-        let (kind, message) = if code == close::TOO_SLOW {
-            self.state.metrics.refusal(ProtocolErrorCode::TooSlow.as_str());
-            (ProtocolErrorCode::TooSlow, "too many unacknowledged diffs; resume with lastSeq")
-        } else {
-            (ProtocolErrorCode::Internal, "the session stopped; resume with lastSeq")
-        };
+    /// The session dropped this connection: too far behind, expired, or the session stopped.
+    async fn dropped_by_session(&self, ws: &mut Socket, code: u16) -> Ending {
         tracing::info!(code, "the session dropped this connection");
-        self.fail(ws, kind, message, code).await
+        match code {
+            close::TOO_SLOW => {
+                self.state.metrics.refusal(ProtocolErrorCode::TooSlow.as_str());
+                self.fail(ws, ProtocolErrorCode::TooSlow, "too many frames queued for this connection; resume with lastSeq", code).await
+            }
+            // The session is gone for good: the close code says so, there is no error frame.
+            close::SESSION_ENDED => Ending::close(code, "the session has expired; start a new one"),
+            close::GOING_AWAY => self.fail(ws, ProtocolErrorCode::ShuttingDown, "the server is restarting; resume shortly", code).await,
+            _ => self.fail(ws, ProtocolErrorCode::Internal, "the session stopped; resume with lastSeq", code).await,
+        }
     }
 
     async fn on_text(
         &self,
-        ws: &mut Session,
+        ws: &mut Socket,
         text: &str,
         attached: &Attached,
-        unacked: &mut VecDeque<u64>,
-        bucket: &mut TokenBucket,
+        window: &mut AckWindow,
         rate_limit_logged: &mut bool,
     ) -> Result<(), Ending> {
         let message = match serde_json::from_str::<ClientMessage>(text) {
@@ -290,20 +436,18 @@ impl Connection {
                 };
                 self.state.metrics.refusal(code.as_str());
                 tracing::debug!(kind = code.as_str(), "refused a frame");
-                return self.send_text(ws, &error_frame(code, &e.to_string(), None)).await;
+                return self.send_text(ws, error_frame(code, &e.to_string(), None).into()).await;
             }
         };
         match message {
             ClientMessage::Hello { .. } => {
-                self.send_text(ws, &error_frame(ProtocolErrorCode::BadHello, "already attached", None)).await
+                self.send_text(ws, error_frame(ProtocolErrorCode::BadHello, "already attached", None).into()).await
             }
             ClientMessage::Ping { nonce } => {
-                self.send_text(ws, &serde_json::to_string(&ServerMessage::Pong { nonce }).expect("pong serializes")).await
+                self.send_text(ws, serde_json::to_string(&ServerMessage::Pong { nonce }).expect("pong serializes").into()).await
             }
             ClientMessage::Ack { seq } => {
-                while unacked.front().is_some_and(|s| *s <= seq) {
-                    unacked.pop_front();
-                }
+                window.acked(seq);
                 Ok(())
             }
             ClientMessage::Command { id, command } => {
@@ -319,22 +463,23 @@ impl Connection {
                 if !valid_command_id(&id) {
                     self.state.metrics.refusal(ProtocolErrorCode::MalformedMessage.as_str());
                     let frame = error_frame(ProtocolErrorCode::MalformedMessage, "a command id is 1 to 64 of A-Z a-z 0-9 - _", None);
-                    return self.send_text(ws, &frame).await;
+                    return self.send_text(ws, frame.into()).await;
                 }
-                if !bucket.try_take() {
+                let allowed = attached.commands.lock().expect("bucket lock").try_take();
+                if !allowed {
                     self.state.metrics.refusal(RefusalCode::RateLimited.as_str());
                     if !*rate_limit_logged {
                         *rate_limit_logged = true;
-                        tracing::info!(command_id = %id, "commands rate limited on this connection");
+                        tracing::info!(command_id = %id, "commands rate limited on this session");
                     }
-                    return self.send_text(ws, &refuse(RefusalCode::RateLimited, "too many commands; slow down")).await;
+                    return self.send_text(ws, refuse(RefusalCode::RateLimited, "too many commands; slow down").into()).await;
                 }
                 tracing::debug!(command_id = %id, command = command.type_name(), "command");
                 match attached.addr.try_send(Execute { command_id: id.clone(), command, reply_to: Some(self.id) }) {
                     Ok(()) => Ok(()),
                     Err(_) => {
                         self.state.metrics.refusal(RefusalCode::Busy.as_str());
-                        self.send_text(ws, &refuse(RefusalCode::Busy, "the session is busy; retry")).await
+                        self.send_text(ws, refuse(RefusalCode::Busy, "the session is busy; retry").into()).await
                     }
                 }
             }
@@ -342,18 +487,21 @@ impl Connection {
     }
 }
 
-/// The next text frame, answering pings on the way.
-async fn next_text(stream: &mut MessageStream) -> Result<String, Ending> {
-    loop {
-        match stream.next().await {
-            None => return Err(Ending::new(close::NORMAL, "client went away")),
-            Some(Err(ProtocolError::Overflow)) => return Err(Ending::new(close::TOO_BIG, "frame too large")),
-            Some(Err(e)) => return Err(Ending::new(close::POLICY, format!("protocol error: {e}"))),
-            Some(Ok(Message::Text(text))) => return Ok(text.to_string()),
-            Some(Ok(Message::Close(_))) => return Err(Ending::new(close::NORMAL, "client closed")),
-            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Nop)) => continue,
-            Some(Ok(_)) => return Err(Ending::new(close::BAD_HELLO, "the first message must be a hello text frame")),
+/// After our close frame: end our side (FIN), then read and drop what the client still sends, for
+/// a moment, so that the socket is not closed with unread data (which sends a reset). The buffer is
+/// allocated here, not kept for the connection's life.
+async fn linger(ws: &mut Socket) {
+    let socket = ws.get_mut();
+    if socket.shutdown().await.is_err() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + LINGER;
+    let mut buf = vec![0u8; 4096];
+    let mut drained = 0;
+    while drained < LINGER_BYTES {
+        match tokio::time::timeout_at(deadline, socket.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => drained += n,
+            _ => return,
         }
     }
 }
-

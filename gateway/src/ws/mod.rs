@@ -1,18 +1,45 @@
 //! `/ws`: the widget's WebSocket. The upgrade is refused unless the project exists, the page's
-//! Origin is on its allowlist and the client has a free connection slot; `/ws/check` answers the same
-//! question over plain HTTP, because a browser cannot read why an upgrade failed.
+//! Origin is on its allowlist and the client's address has a free WebSocket slot; `/ws/check`
+//! answers the same question over plain HTTP, because a browser cannot read why an upgrade failed.
+//!
+//! Upgrades do not go through actix-web: actix-http hands every request carrying
+//! `Upgrade: websocket` to [`upgrade`] together with the socket, which answers the handshake itself
+//! and then speaks WebSocket with tungstenite (`docs/decisions/0307-websocket-on-the-raw-socket.md`):
+//! frame sizes are checked at the frame header, and nothing is buffered beyond one frame.
 
 mod connection;
+mod hello;
+mod window;
 
-use actix_web::http::header;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use actix_codec::Framed;
+use actix_http::body::BodySize;
+use actix_http::h1;
+use actix_http::header::{self, HeaderMap};
+use actix_http::{Request, Response, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::SinkExt;
 use serde::Deserialize;
-
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::WebSocketStream;
 use vestibule_actors::protocol::ProtocolErrorCode;
 
-use crate::config::Project;
-use crate::limits::{ConnectionSlot, SlotRefusal};
+use crate::config::{Limits, Project};
+use crate::limits::SlotRefusal;
+use crate::server::AdmittedSocket;
 use crate::state::AppState;
+
+pub use connection::Connection;
+pub use hello::{parse_hello, Hello, HelloError};
+pub use window::AckWindow;
+
+/// A socket whose request asked for a WebSocket, as actix-http hands it over.
+pub type Upgrading = Framed<AdmittedSocket, h1::Codec>;
+
+/// The WebSocket a connection speaks over.
+pub type Socket = WebSocketStream<AdmittedSocket>;
 
 #[derive(Debug, Deserialize)]
 pub struct WsQuery {
@@ -51,69 +78,159 @@ impl Refusal {
         }
     }
 
+    fn status(self) -> StatusCode {
+        match self {
+            Refusal::ProjectIdNotConfigured => StatusCode::BAD_REQUEST,
+            Refusal::InvalidProjectId | Refusal::InvalidAppConfiguration => StatusCode::FORBIDDEN,
+            Refusal::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Refusal::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn body(self) -> String {
+        serde_json::json!({ "code": self.code(), "message": self.message() }).to_string()
+    }
+
     fn response(self) -> HttpResponse {
-        let mut response = match self {
-            Refusal::ProjectIdNotConfigured => HttpResponse::BadRequest(),
-            Refusal::InvalidProjectId | Refusal::InvalidAppConfiguration => HttpResponse::Forbidden(),
-            Refusal::RateLimited => HttpResponse::TooManyRequests(),
-            Refusal::ShuttingDown => HttpResponse::ServiceUnavailable(),
-        };
-        response
+        HttpResponse::build(self.status())
             .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
-            .json(serde_json::json!({ "code": self.code(), "message": self.message() }))
+            .content_type("application/json")
+            .body(self.body())
     }
 }
 
-fn origin_of(req: &HttpRequest) -> Option<String> {
-    req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_string)
+fn origin_of(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
 }
 
-/// The checks an upgrade must pass, in order. Returns the project and the page's origin.
-fn admit<'a>(state: &'a AppState, req: &HttpRequest, query: &WsQuery) -> Result<(&'a Project, String), Refusal> {
+/// The checks an upgrade must pass, in order, before its socket is counted: the server is up, the
+/// project exists and allows the page's origin. Returns the project.
+fn admit<'a>(state: &'a AppState, headers: &HeaderMap, query: &WsQuery) -> Result<&'a Project, Refusal> {
     if state.is_shutting_down() {
         return Err(Refusal::ShuttingDown);
     }
     let project_id = query.project_id.as_deref().filter(|p| !p.is_empty()).ok_or(Refusal::ProjectIdNotConfigured)?;
     let project = state.projects.get(project_id).ok_or(Refusal::InvalidProjectId)?;
     // Browsers always send Origin on a WebSocket upgrade; a request without one is not a page.
-    let origin = origin_of(req).ok_or(Refusal::InvalidAppConfiguration)?;
-    if !project.allows(&origin) {
+    let origin = origin_of(headers).ok_or(Refusal::InvalidAppConfiguration)?;
+    if !project.allows(origin) {
         return Err(Refusal::InvalidAppConfiguration);
     }
-    Ok((project, origin))
+    Ok(project)
 }
 
-fn refuse(state: &AppState, req: &HttpRequest, refusal: Refusal) -> HttpResponse {
+fn slot_refusal(_: SlotRefusal) -> Refusal {
+    Refusal::RateLimited
+}
+
+fn log_refusal(state: &AppState, headers: &HeaderMap, peer: Option<IpAddr>, refusal: Refusal) {
     state.metrics.refusal(refusal.code().as_str());
-    let peer = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
-    tracing::info!(code = refusal.code().as_str(), origin = origin_of(req).as_deref().unwrap_or("-"), peer, "upgrade refused");
-    refusal.response()
+    let peer = peer.map(|ip| ip.to_string()).unwrap_or_default();
+    tracing::info!(code = refusal.code().as_str(), origin = origin_of(headers).unwrap_or("-"), peer, "upgrade refused");
 }
 
-pub async fn upgrade(req: HttpRequest, body: web::Payload, query: web::Query<WsQuery>, state: web::Data<AppState>) -> HttpResponse {
-    let (project, origin) = match admit(&state, &req, &query) {
-        Ok(admitted) => admitted,
-        Err(refusal) => return refuse(&state, &req, refusal),
-    };
-    let ip = req.peer_addr().map(|a| a.ip()).unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
-    let slot: ConnectionSlot = match state.connections.acquire(ip) {
-        Ok(slot) => slot,
-        Err(SlotRefusal::PerIp | SlotRefusal::Total) => return refuse(&state, &req, Refusal::RateLimited),
-    };
-    let (response, session, stream) = match actix_ws::handle(&req, body) {
-        Ok(parts) => parts,
-        Err(e) => return e.error_response(),
-    };
-    let stream = stream.max_frame_size(state.config.limits.max_frame_bytes);
-    let connection = connection::Connection::new(state.clone().into_inner(), project.id.clone(), origin, slot);
-    actix_web::rt::spawn(connection.run(session, stream));
+fn query_of(uri: &actix_http::Uri) -> WsQuery {
+    web::Query::<WsQuery>::from_query(uri.query().unwrap_or("")).map_or(WsQuery { project_id: None }, web::Query::into_inner)
+}
+
+/// The configuration of every WebSocket: messages are limited at the frame header (tungstenite
+/// refuses a frame whose header announces more than `max_frame_size` before it reads the payload),
+/// the read buffer is small (it is allocated per connection; a frame that needs more is read into
+/// room reserved for exactly that frame), and frames are written as they are sent.
+pub fn websocket_config(limits: &Limits) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(connection::READ_CHUNK)
+        .write_buffer_size(0)
+        .max_frame_size(Some(limits.max_frame_bytes))
+        .max_message_size(Some(limits.max_frame_bytes))
+}
+
+/// Writes an HTTP response on a socket that is not going to be upgraded, then closes it.
+async fn respond(mut framed: Upgrading, status: StatusCode, body: String) {
+    let mut response = Response::build(status);
     response
+        .insert_header((header::CONTENT_TYPE, "application/json"))
+        .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
+        .insert_header((header::CONNECTION, "close"));
+    let head = response.finish().drop_body();
+    let body = web::Bytes::from(body);
+    let write = async {
+        framed.send(h1::Message::Item((head, BodySize::Sized(body.len() as u64)))).await?;
+        framed.send(h1::Message::Chunk(Some(body))).await?;
+        framed.send(h1::Message::Chunk(None)).await
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), write).await;
 }
 
-/// `GET /ws/check?projectId=…`: would an upgrade from this page's Origin be accepted?
-pub async fn check(req: HttpRequest, query: web::Query<WsQuery>, state: web::Data<AppState>) -> HttpResponse {
-    match admit(&state, &req, &query) {
-        Ok(_) => HttpResponse::Ok()
+/// Every request with `Upgrade: websocket`, whatever its path, with its socket.
+pub async fn upgrade(state: Arc<AppState>, req: Request, mut framed: Upgrading) {
+    let head = req.head();
+    let peer = req.peer_addr().map(|a| a.ip());
+    if head.uri.path() != "/ws" {
+        let body = serde_json::json!({ "code": "not_found", "message": "WebSocket upgrades are served at /ws" }).to_string();
+        return respond(framed, StatusCode::NOT_FOUND, body).await;
+    }
+    let limits = &state.config.limits;
+    if crate::http::head_bytes(head.method.as_str(), &head.uri.to_string(), &head.headers) > limits.max_header_bytes {
+        state.metrics.refusal("header_too_large");
+        let body = serde_json::json!({ "code": "header_too_large", "message": format!("request headers are limited to {} bytes", limits.max_header_bytes) });
+        return respond(framed, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, body.to_string()).await;
+    }
+    let project = match admit(&state, &head.headers, &query_of(&head.uri)) {
+        Ok(project) => project.id.clone(),
+        Err(refusal) => {
+            log_refusal(&state, &head.headers, peer, refusal);
+            return respond(framed, refusal.status(), refusal.body()).await;
+        }
+    };
+    let handshake = match actix_http::ws::handshake(head) {
+        Ok(handshake) => handshake,
+        Err(e) => {
+            state.metrics.refusal("bad_handshake");
+            let body = serde_json::json!({ "code": "bad_handshake", "message": e.to_string() });
+            return respond(framed, StatusCode::BAD_REQUEST, body.to_string()).await;
+        }
+    };
+    if let Err(refused) = framed.io_mut().slot_mut().upgrade() {
+        let refusal = slot_refusal(refused);
+        log_refusal(&state, &head.headers, peer, refusal);
+        return respond(framed, refusal.status(), refusal.body()).await;
+    }
+    let origin = origin_of(&head.headers).unwrap_or_default().to_string();
+    let mut handshake = handshake;
+    let switching = handshake.finish().drop_body();
+    let sent = tokio::time::timeout(limits.write_timeout, framed.send(h1::Message::Item((switching, BodySize::None)))).await;
+    if !matches!(sent, Ok(Ok(()))) {
+        return;
+    }
+    // Bytes the client sent after its request (it may not wait for our answer) are the start of the
+    // WebSocket stream; there can be no more of them than the request head's buffer holds.
+    let parts = framed.into_parts();
+    let socket = WebSocketStream::from_partially_read(parts.io, parts.read_buf.to_vec(), Role::Server, Some(websocket_config(limits))).await;
+    drop(req);
+    Connection::new(state, project, origin).run(socket).await;
+}
+
+/// `GET /ws` without a WebSocket upgrade: the same refusals as an upgrade, else 400.
+pub async fn not_an_upgrade(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    match admit(&state, req.headers(), &query_of(req.uri())) {
+        Ok(_) => HttpResponse::BadRequest().json(serde_json::json!({ "code": "bad_handshake", "message": "expected a WebSocket upgrade" })),
+        Err(refusal) => {
+            log_refusal(&state, req.headers(), req.peer_addr().map(|a| a.ip()), refusal);
+            refusal.response()
+        }
+    }
+}
+
+/// `GET /ws/check?projectId=…`: would an upgrade from this page's Origin, from this address, be
+/// accepted now?
+pub async fn check(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let admitted = admit(&state, req.headers(), &query_of(req.uri())).and_then(|_| match req.peer_addr() {
+        Some(peer) => state.sockets.can_upgrade(peer.ip()).map_err(slot_refusal),
+        None => Ok(()),
+    });
+    match admitted {
+        Ok(()) => HttpResponse::Ok()
             .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
             .json(serde_json::json!({ "ok": true })),
         Err(refusal) => refusal.response(),

@@ -2,6 +2,8 @@
 //! real WebSocket client that mirrors the session the way the widget does (patches + hash check).
 #![allow(dead_code)]
 
+pub mod raw;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -49,10 +51,29 @@ impl Gateway {
 
     /// Starts on `data` (kept by the caller) at `listen`.
     pub fn start_at(data: &Path, config: &str, listen: &str) -> Gateway {
+        Self::start_with(data, config, listen, |_| {})
+    }
+
+    /// Starts in a temp dir with the process limits `setup` sets on the child (e.g. a low open-file
+    /// limit, with [`ProcessLimits`]).
+    pub fn start_limited(config: &str, limits: ProcessLimits) -> Gateway {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let data = dir.path().join("data");
+        let mut gateway = Self::start_with(&data, config, "127.0.0.1:0", |command| limits.apply(command));
+        gateway._dir = Some(dir);
+        gateway
+    }
+
+    /// Starts on `data` at `listen`, letting `setup` adjust the child's command first.
+    pub fn start_with(data: &Path, config: &str, listen: &str, setup: impl FnOnce(&mut Command)) -> Gateway {
         let config_path = data.with_extension("toml");
         std::fs::create_dir_all(data.parent().unwrap()).unwrap();
         std::fs::write(&config_path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vestibule"))
+        // GATEWAY_BIN runs another build of the binary (e.g. to measure an older one).
+        let binary = std::env::var("GATEWAY_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_vestibule").to_string());
+        let mut command = Command::new(binary);
+        setup(&mut command);
+        let mut child = command
             .args(["serve", "--listen", listen, "--data"])
             .arg(data)
             .arg("--config")
@@ -73,6 +94,29 @@ impl Gateway {
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
         Gateway { child, addr, data: data.to_path_buf(), config: config_path, _dir: None }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// File descriptors the gateway process has open now.
+    pub fn open_descriptors(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, |d| d.count())
+    }
+
+    /// Waits (polling) for the process to exit; `None` if it is still running after `patience`.
+    pub fn wait_for_exit(&mut self, patience: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child can be waited for") {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     pub fn ws_url(&self, project: &str) -> String {
@@ -140,6 +184,41 @@ impl Gateway {
             .and_then(|l| l.rsplit(' ').next())
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0)
+    }
+}
+
+/// Resource limits set on the gateway's process before it starts (`setrlimit` in `pre_exec`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessLimits {
+    /// RLIMIT_NOFILE, soft and hard (so the gateway cannot raise it).
+    pub open_files: Option<u64>,
+    /// RLIMIT_FSIZE: writes past this offset fail with EFBIG (SIGXFSZ is ignored), a real I/O
+    /// failure for the event log to meet.
+    pub file_size: Option<u64>,
+}
+
+impl ProcessLimits {
+    pub fn apply(self, command: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only async-signal-safe calls are made (setrlimit, signal).
+        unsafe {
+            command.pre_exec(move || {
+                if let Some(n) = self.open_files {
+                    let limit = libc::rlimit { rlim_cur: n, rlim_max: n };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if let Some(n) = self.file_size {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    let limit = libc::rlimit { rlim_cur: n, rlim_max: n };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
     }
 }
 

@@ -1,0 +1,90 @@
+//! Reading the first frame: a `hello`, whose `options` are read apart from the rest so that a
+//! wrong option is reported as `invalid_options` naming the field, like the checks serde cannot
+//! make (`SessionOptions::validate`).
+
+use serde_json::Value;
+use vestibule_actors::model::options::{OptionsError, SessionOptions};
+use vestibule_actors::protocol::ClientMessage;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hello {
+    pub protocol: u32,
+    pub project_id: String,
+    pub session_id: Option<String>,
+    pub resume_token: Option<String>,
+    /// The client's last applied seq. 0 means it has applied nothing (no state a client ever had is
+    /// at seq 0: a session starts at 1), so it is read as "send the whole state".
+    pub last_seq: Option<u64>,
+    pub options: Option<SessionOptions>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HelloError {
+    /// Not a `hello` at all, or a malformed one.
+    NotHello(String),
+    /// A `hello` whose `options` do not read as session options.
+    Options(OptionsError),
+}
+
+pub fn parse_hello(text: &str) -> Result<Hello, HelloError> {
+    let not_hello = |e: &dyn std::fmt::Display| HelloError::NotHello(format!("the first message must be hello: {e}"));
+    let mut value: Value = serde_json::from_str(text).map_err(|e| not_hello(&e))?;
+    let options = match value.as_object_mut() {
+        Some(fields) if fields.get("type").and_then(Value::as_str) == Some("hello") => fields.remove("options"),
+        _ => return Err(HelloError::NotHello("the first message must be hello".into())),
+    };
+    let ClientMessage::Hello { protocol, project_id, session_id, resume_token, last_seq, options: _ } =
+        serde_json::from_value(value).map_err(|e| not_hello(&e))?
+    else {
+        return Err(HelloError::NotHello("the first message must be hello".into()));
+    };
+    let options = match options {
+        None | Some(Value::Null) => None,
+        Some(options) => Some(serde_path_to_error::deserialize::<_, SessionOptions>(options).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." { "options".to_string() } else { path };
+            HelloError::Options(OptionsError { field, message: e.into_inner().to_string() })
+        })?),
+    };
+    Ok(Hello { protocol, project_id, session_id, resume_token, last_seq: last_seq.filter(|&seq| seq > 0), options })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hello_reads_with_its_options() {
+        let hello = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"networks":["eip155:1"]}}"#).unwrap();
+        assert_eq!((hello.protocol, hello.project_id.as_str()), (1, "p"));
+        assert_eq!(hello.options.unwrap().networks.len(), 1);
+    }
+
+    #[test]
+    fn a_wrong_type_inside_the_options_names_the_field() {
+        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"networks":[1]}}"#).unwrap_err();
+        let HelloError::Options(e) = e else { panic!("{e:?}") };
+        assert_eq!(e.field, "networks[0]");
+        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"siwx":{"required":"yes"}}}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == "siwx.required"), "{e:?}");
+        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"netwroks":[]}}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == "netwroks" && o.message.contains("unknown field")), "{e:?}");
+        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":7}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(_)), "{e:?}");
+    }
+
+    #[test]
+    fn anything_else_is_not_a_hello() {
+        for text in ["{not json", "[]", r#"{"type":"ack","seq":1}"#, r#"{"type":"hello","protocol":"one","projectId":"p"}"#, r#"{"type":"hello"}"#] {
+            assert!(matches!(parse_hello(text), Err(HelloError::NotHello(_))), "{text}");
+        }
+    }
+
+    #[test]
+    fn last_seq_zero_asks_for_the_whole_state() {
+        let hello = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","sessionId":"s","resumeToken":"t","lastSeq":0}"#).unwrap();
+        assert_eq!(hello.last_seq, None);
+        let hello = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","sessionId":"s","resumeToken":"t","lastSeq":3}"#).unwrap();
+        assert_eq!(hello.last_seq, Some(3));
+    }
+}

@@ -1,0 +1,218 @@
+//! File descriptors and the event log's health, against the real gateway process with real limits:
+//! a flood of slow requests and sockets under a low open-file limit cannot take the descriptors the
+//! event log needs, slow heads and bodies are cut off, and a log that fails makes `/healthz` fail
+//! and the process exit (for its supervisor to restart it) instead of serving on as a zombie.
+
+mod support;
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::raw;
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn loopback(last: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, last])
+}
+
+/// A POST whose head is complete and whose body has just begun.
+async fn slow_body(source: IpAddr, addr: &str) -> Option<TcpStream> {
+    let mut stream = raw::connect_from(source, addr).await.ok()?;
+    let head = format!("POST /siwx/token HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{");
+    stream.write_all(head.as_bytes()).await.ok()?;
+    Some(stream)
+}
+
+/// Whether the server has closed `stream` (without waiting: a socket still open reads nothing now).
+async fn closed_by_server(stream: &mut TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(tokio::time::timeout(Duration::from_millis(200), stream.read(&mut byte)).await, Ok(Ok(0) | Err(_)))
+}
+
+/// `/healthz`, retried while the server refuses sockets (each refusal is counted, not timed).
+async fn healthz(gateway: &Gateway) -> (u16, Value) {
+    for _ in 0..200 {
+        let Ok(mut stream) = raw::connect_from(loopback(1), &gateway.addr).await else { continue };
+        let request = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", gateway.addr);
+        if stream.write_all(request.as_bytes()).await.is_err() {
+            continue;
+        }
+        let mut response = String::new();
+        if stream.read_to_string(&mut response).await.is_err() || response.is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        }
+        let body = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
+        return (raw::status_of(&response), serde_json::from_str(body).unwrap_or(Value::Null));
+    }
+    panic!("/healthz never answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_slow_requests_and_sockets_under_a_low_open_file_limit_cannot_starve_the_event_log() {
+    const OPEN_FILES: u64 = 256;
+    let gateway = Gateway::start_limited(CONFIG, ProcessLimits { open_files: Some(OPEN_FILES), ..Default::default() });
+    let mut client = Client::create(&gateway, json!({})).await;
+    assert_eq!(client.command(show_toast("before")).await["status"], "accepted");
+
+    // WebSockets from four addresses, far more than the limit allows.
+    let mut held = Vec::new();
+    let mut websockets = 0;
+    for source in 2..=5 {
+        for _ in 0..60 {
+            if let Ok((stream, head)) = raw::try_upgrade_from(loopback(source), &gateway.addr, "test", ORIGIN, "").await {
+                websockets += usize::from(raw::status_of(&head) == 101);
+                held.push(stream);
+            }
+        }
+    }
+    // Slow bodies from eight more, each holding its socket open.
+    let mut refused_at_accept = 0;
+    for source in 6..=13 {
+        for _ in 0..60 {
+            if let Some(mut stream) = slow_body(loopback(source), &gateway.addr).await {
+                if closed_by_server(&mut stream).await {
+                    refused_at_accept += 1;
+                }
+                held.push(stream);
+            }
+        }
+    }
+    assert!(websockets > 0, "some WebSockets were admitted");
+    assert!(refused_at_accept > 0, "sockets beyond the limits are closed at once");
+    let open = gateway.open_descriptors() as u64;
+    assert!(open <= OPEN_FILES - 64, "{open} descriptors open: the event log's reserve was taken");
+
+    // The event log still flushes: every command is durable and accepted.
+    for i in 0..20 {
+        let result = client.command(show_toast(&format!("during {i}"))).await;
+        assert_eq!(result["status"], "accepted", "{result}");
+    }
+    drop(held);
+    let (status, health) = healthz(&gateway).await;
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")), "{health}");
+    assert_eq!(client.command(show_toast("after")).await["status"], "accepted");
+}
+
+#[tokio::test]
+async fn a_slow_body_is_refused_with_408_and_a_slow_head_is_dropped() {
+    let config = format!("{CONFIG}\n[limits]\nbody_timeout = \"500ms\"\nheader_timeout = \"500ms\"\n");
+    let gateway = Gateway::start(&config);
+
+    let mut stream = raw::connect_from(loopback(1), &gateway.addr).await.unwrap();
+    let head = format!("POST /siwx/token HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n", gateway.addr);
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        let mut sent = 0;
+        // One byte every 10 ms: 400 bytes would take 4 s; the answer comes long before (counted).
+        while sent < 400 && writer.write_all(b" ").await.is_ok() {
+            sent += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        sent
+    });
+    let mut response = String::new();
+    let _ = reader.read_to_string(&mut response).await;
+    trickle.abort();
+    assert_eq!(raw::status_of(&response), 408, "{response}");
+    assert!(response.contains("body_timeout"), "{response}");
+
+    // A head that never ends.
+    let mut stream = raw::connect_from(loopback(1), &gateway.addr).await.unwrap();
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ").await.unwrap();
+    let mut sent = 0;
+    while sent < 2000 && stream.write_all(b"a").await.is_ok() {
+        sent += 1;
+        if closed_by_server(&mut stream).await {
+            break;
+        }
+    }
+    assert!(sent < 2000, "the slow head was still open after {sent} bytes");
+
+    // A keep-alive connection's second request gets the same treatment.
+    let mut stream = raw::connect_from(loopback(1), &gateway.addr).await.unwrap();
+    let first = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", gateway.addr);
+    stream.write_all(first.as_bytes()).await.unwrap();
+    let head = raw::read_head(&mut stream).await.unwrap();
+    assert_eq!(raw::status_of(&head), 200, "{head}");
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ").await.unwrap();
+    let mut sent = 0;
+    let mut closed = false;
+    while sent < 2000 && !closed {
+        closed = stream.write_all(b"a").await.is_err() || closed_by_server_after_body(&mut stream).await;
+        sent += 1;
+    }
+    assert!(closed, "the slow second head was still open after {sent} bytes");
+}
+
+/// Like [`closed_by_server`], skipping the body of the response already read by its head.
+async fn closed_by_server_after_body(stream: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 512];
+    loop {
+        match tokio::time::timeout(Duration::from_millis(200), stream.read(&mut buf)).await {
+            Ok(Ok(0) | Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_failed_event_log_makes_healthz_fail_and_the_process_exit() {
+    let config = format!("{CONFIG}\n[limits]\ncommands_per_second = 100000\ncommand_burst = 100000\n");
+    // Writes past 2 MiB in any file fail with EFBIG: the log will meet a real I/O error.
+    let mut gateway = Gateway::start_limited(&config, ProcessLimits { file_size: Some(2 * 1024 * 1024), ..Default::default() });
+    let (status, health) = healthz(&gateway).await;
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    let mut client = Client::create(&gateway, json!({})).await;
+    let long = "l".repeat(250);
+    let mut accepted = 0;
+    let failure = loop {
+        assert!(accepted < 100_000, "the log never failed");
+        let command = if accepted % 2 == 0 { json!({ "type": "OpenModal" }) } else { show_toast(&format!("{long} {accepted}")) };
+        let Some(_) = client.try_send_command(command).await else { break None };
+        let result = client.recv_non_diff().await;
+        client.ack().await;
+        match result["status"].as_str() {
+            Some("accepted") => accepted += 1,
+            _ if result["error"]["code"] == "too_many" => {
+                client.command(json!({ "type": "DismissToast", "id": client.state["toasts"]["order"][0].clone() })).await;
+            }
+            _ => break Some(result),
+        }
+    };
+    let failure = failure.expect("a refusal, not a dropped connection");
+    assert_eq!(failure["error"]["code"], "storage_unavailable", "{failure}");
+    assert!(accepted > 0);
+    // Never a healthy-looking zombie: health fails (503) while the process stops, then it is gone.
+    let health = health_now(&gateway).await;
+    assert!(matches!(health, Health::Failing(503) | Health::Unreachable), "{health:?}");
+    let status = gateway.wait_for_exit(Duration::from_secs(30)).expect("the gateway exits");
+    assert!(!status.success(), "{status:?}");
+}
+
+#[derive(Debug, PartialEq)]
+enum Health {
+    Ok,
+    Failing(u16),
+    /// The process no longer accepts connections (it is exiting or gone).
+    Unreachable,
+}
+
+/// One `/healthz` request, now.
+async fn health_now(gateway: &Gateway) -> Health {
+    let Ok(mut stream) = raw::connect_from(loopback(1), &gateway.addr).await else { return Health::Unreachable };
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", gateway.addr);
+    let mut response = String::new();
+    if stream.write_all(request.as_bytes()).await.is_err() || stream.read_to_string(&mut response).await.is_err() || response.is_empty() {
+        return Health::Unreachable;
+    }
+    match raw::status_of(&response) {
+        200 => Health::Ok,
+        status => Health::Failing(status),
+    }
+}

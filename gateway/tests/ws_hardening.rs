@@ -1,0 +1,172 @@
+//! The handshake and the connection's bounds against the real gateway process: a session only
+//! resumes through its own project, a client that reads but never acknowledges is cut off, the
+//! command rate limit holds per session however many sockets share it, and the check endpoint
+//! tells a browser its address is at its limit.
+
+mod support;
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use support::raw;
+use support::*;
+
+const TWO_PROJECTS: &str = r#"
+[[projects]]
+id = "alpha"
+allowed_origins = ["https://alpha.example"]
+
+[[projects]]
+id = "beta"
+allowed_origins = ["https://beta.example"]
+"#;
+
+async fn resume_through(gateway: &Gateway, project: &str, origin: &str, session: &str, token: &str) -> (Option<u16>, Vec<Value>) {
+    let mut ws = connect(&format!("ws://{}/ws?projectId={project}", gateway.addr), origin).await.expect("upgrade accepted");
+    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": project, "sessionId": session, "resumeToken": token, "lastSeq": 1 })).await;
+    let first = recv_json(&mut ws).await;
+    if first["type"] == "welcome" {
+        return (None, vec![first]);
+    }
+    let (code, mut frames) = read_until_close(&mut ws).await;
+    frames.insert(0, first);
+    (code, frames)
+}
+
+#[tokio::test]
+async fn a_session_resumes_only_through_its_own_project() {
+    let gateway = Gateway::start(TWO_PROJECTS);
+    let mut ws = connect(&format!("ws://{}/ws?projectId=alpha", gateway.addr), "https://alpha.example").await.unwrap();
+    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "alpha" })).await;
+    let welcome = recv_json(&mut ws).await;
+    let (session, token) = (welcome["sessionId"].as_str().unwrap(), welcome["resumeToken"].as_str().unwrap());
+
+    // Beta's page, beta's URL, beta's hello, alpha's session and its valid token.
+    let (code, frames) = resume_through(&gateway, "beta", "https://beta.example", session, token).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(4001), Some("unauthorized")), "{frames:?}");
+    // Refused exactly like a wrong token: nothing tells the other project the session exists.
+    let (_, wrong_token) = resume_through(&gateway, "beta", "https://beta.example", session, &"0".repeat(64)).await;
+    assert_eq!(frames[0], wrong_token[0]);
+
+    // Through its own project the same token resumes.
+    let (code, frames) = resume_through(&gateway, "alpha", "https://alpha.example", session, token).await;
+    assert_eq!((code, frames[0]["type"].as_str(), frames[0]["resumed"].as_bool()), (None, Some("welcome"), Some(true)));
+}
+
+#[tokio::test]
+async fn a_client_that_reads_but_never_acknowledges_gets_64_diffs_then_too_slow() {
+    let config = format!("{CONFIG}\n[limits]\nack_timeout = \"300ms\"\ncommands_per_second = 1000\ncommand_burst = 1000\n");
+    let gateway = Gateway::start(&config);
+    let mut writer = Client::create(&gateway, json!({})).await;
+    let (mut reader, _) = Client::resume(&gateway, &writer.session_id, &writer.resume_token.clone(), Some(writer.seq), writer.state.clone()).await;
+    // The writer acknowledges every diff; 70 diffs leave it with at most one unacknowledged.
+    for i in 0..70 {
+        assert_eq!(writer.command(show_toast(&format!("toast {i}"))).await["status"], "accepted");
+    }
+    // The reader reads everything the gateway sends it and never acknowledges.
+    let (code, frames) = read_until_close(&mut reader.ws).await;
+    let diffs = frames.iter().filter(|f| f["type"] == "diff").count();
+    assert_eq!(diffs, 64, "the window is 64 diffs");
+    assert_eq!((code, frames.last().unwrap()["code"].as_str()), (Some(4004), Some("too_slow")));
+    // The writer was never held back and still works.
+    assert_eq!(writer.command(show_toast("after")).await["status"], "accepted");
+}
+
+#[tokio::test]
+async fn last_seq_zero_gets_the_whole_state_not_diffs_from_an_empty_one() {
+    let gateway = Gateway::start(CONFIG);
+    let mut a = Client::create(&gateway, json!({})).await;
+    a.command(json!({ "type": "OpenModal" })).await;
+    let (b, welcome) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(0), Value::Null).await;
+    assert_eq!(welcome["resumed"], false, "{welcome}");
+    assert_eq!(b.state, a.state);
+    assert_eq!(welcome["seq"].as_u64(), Some(a.seq));
+}
+
+#[tokio::test]
+async fn ten_sockets_on_one_session_share_its_command_rate_limit() {
+    let config = format!("{CONFIG}\n[limits]\ncommands_per_second = 1\ncommand_burst = 10\n");
+    let gateway = Gateway::start(&config);
+    let first = Client::create(&gateway, json!({})).await;
+    let mut clients = vec![];
+    for _ in 0..10 {
+        let (c, _) = Client::resume(&gateway, &first.session_id, &first.resume_token.clone(), Some(first.seq), first.state.clone()).await;
+        clients.push(c);
+    }
+    let started = Instant::now();
+    for (i, c) in clients.iter_mut().enumerate() {
+        for j in 0..10 {
+            c.send_command(json!({ "type": "SetToastHover", "hovered": (i + j) % 2 == 0 })).await;
+        }
+    }
+    let (mut accepted, mut refused) = (0u64, 0u64);
+    for c in clients.iter_mut() {
+        for _ in 0..10 {
+            let result = c.recv_non_diff().await;
+            match result["status"].as_str() {
+                Some("accepted") => accepted += 1,
+                _ => {
+                    assert_eq!(result["error"]["code"], "rate_limited", "{result}");
+                    refused += 1;
+                }
+            }
+        }
+    }
+    // The bucket refills at 1 per second: whatever the machine's speed, no more than the burst plus
+    // what the elapsed time refilled can pass.
+    let refilled = started.elapsed().as_secs() + 1;
+    assert_eq!(accepted + refused, 100);
+    assert!(accepted >= 10, "the burst passes ({accepted})");
+    assert!(accepted <= 10 + refilled, "{accepted} accepted in {refilled} s: the sockets multiplied the limit");
+}
+
+#[tokio::test]
+async fn the_check_endpoint_says_rate_limited_when_the_address_is_at_its_websocket_limit() {
+    let config = format!("{CONFIG}\n[limits]\nconnections_per_ip = 2\n");
+    let gateway = Gateway::start(&config);
+    let (status, body) = gateway.http_get("/ws/check?projectId=test", Some(ORIGIN)).await;
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["ok"].clone()), (200, json!(true)));
+    let _a = raw::upgrade(&gateway.addr, "test", ORIGIN).await;
+    let _b = raw::upgrade(&gateway.addr, "test", ORIGIN).await;
+    let (status, body) = gateway.http_get("/ws/check?projectId=test", Some(ORIGIN)).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], "rate_limited");
+    // An upgrade agrees with the check.
+    let (_, head) = raw::try_upgrade_from([127, 0, 0, 1].into(), &gateway.addr, "test", ORIGIN, "").await.unwrap();
+    assert_eq!(raw::status_of(&head), 429, "{head}");
+    // Another address is not affected.
+    let (_, head) = raw::try_upgrade_from([127, 0, 0, 2].into(), &gateway.addr, "test", ORIGIN, "").await.unwrap();
+    assert_eq!(raw::status_of(&head), 101, "{head}");
+}
+
+#[tokio::test]
+async fn wrong_types_inside_the_options_are_invalid_options_naming_the_field() {
+    let gateway = Gateway::start(CONFIG);
+    for (options, field) in [
+        (json!({ "networks": [1] }), "networks[0]"),
+        (json!({ "siwx": { "required": "yes" } }), "siwx.required"),
+        (json!({ "netwroks": [] }), "netwroks"),
+    ] {
+        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+        send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": options })).await;
+        let (code, frames) = read_until_close(&mut ws).await;
+        assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("invalid_options")), "{frames:?}");
+        assert!(frames[0]["message"].as_str().unwrap().contains(field), "{}", frames[0]);
+    }
+    // Well-typed options open a session.
+    let client = Client::create(&gateway, json!({ "networks": ["eip155:1"] })).await;
+    assert_eq!(client.state["started"], true);
+}
+
+#[tokio::test]
+async fn a_100_kb_header_is_refused_with_431_on_plain_requests_and_upgrades() {
+    let gateway = Gateway::start(CONFIG);
+    let big = format!("X-Big: {}\r\n", "b".repeat(100 * 1024));
+    let (status, _) = gateway.http_get_with("/healthz", &big).await;
+    assert_eq!(status, 431);
+    let (_, head) = raw::try_upgrade_from([127, 0, 0, 1].into(), &gateway.addr, "test", ORIGIN, &big).await.unwrap();
+    assert_eq!(raw::status_of(&head), 431, "{head}");
+    // Headers of a sane size pass.
+    let (status, _) = gateway.http_get_with("/healthz", &format!("X-Small: {}\r\n", "s".repeat(1024))).await;
+    assert_eq!(status, 200);
+}
