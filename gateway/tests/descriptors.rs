@@ -41,7 +41,8 @@ async fn healthz(gateway: &Gateway) -> (u16, Value) {
             continue;
         }
         let mut response = String::new();
-        if stream.read_to_string(&mut response).await.is_err() || response.is_empty() {
+        let read = tokio::time::timeout(Duration::from_secs(15), stream.read_to_string(&mut response)).await;
+        if !matches!(read, Ok(Ok(_))) || response.is_empty() {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         }
@@ -58,39 +59,41 @@ async fn a_flood_of_slow_requests_and_sockets_under_a_low_open_file_limit_cannot
     let mut client = Client::create(&gateway, json!({})).await;
     assert_eq!(client.command(show_toast("before")).await["status"], "accepted");
 
-    // WebSockets from four addresses, far more than the limit allows.
-    let mut held = Vec::new();
-    let mut websockets = 0;
+    // WebSockets from four addresses and slow bodies from eight more, far more than the limits
+    // allow. Nothing is awaited from the gateway yet: a gateway out of descriptors answers nothing.
+    let mut upgrades = Vec::new();
     for source in 2..=5 {
         for _ in 0..60 {
-            if let Ok((stream, head)) = raw::try_upgrade_from(loopback(source), &gateway.addr, "test", ORIGIN, "").await {
-                websockets += usize::from(raw::status_of(&head) == 101);
-                held.push(stream);
+            if let Ok(mut stream) = raw::connect_from(loopback(source), &gateway.addr).await
+                && stream.write_all(raw::upgrade_request(&gateway.addr, "test", ORIGIN, "").as_bytes()).await.is_ok()
+            {
+                upgrades.push(stream);
             }
         }
     }
-    // Slow bodies from eight more, each holding its socket open.
-    let mut refused_at_accept = 0;
+    let mut bodies = Vec::new();
     for source in 6..=13 {
         for _ in 0..60 {
-            if let Some(mut stream) = slow_body(loopback(source), &gateway.addr).await {
-                if closed_by_server(&mut stream).await {
-                    refused_at_accept += 1;
-                }
-                held.push(stream);
-            }
+            bodies.extend(slow_body(loopback(source), &gateway.addr).await);
         }
     }
-    assert!(websockets > 0, "some WebSockets were admitted");
-    assert!(refused_at_accept > 0, "sockets beyond the limits are closed at once");
-    let open = gateway.open_descriptors() as u64;
-    assert!(open <= OPEN_FILES - 64, "{open} descriptors open: the event log's reserve was taken");
 
     // The event log still flushes: every command is durable and accepted.
     for i in 0..20 {
         let result = client.command(show_toast(&format!("during {i}"))).await;
         assert_eq!(result["status"], "accepted", "{result}");
     }
+    // The limits held: sockets beyond them were closed at once, and the reserve stayed free.
+    let switched = futures_util::future::join_all(upgrades.iter_mut().map(|s| async move {
+        matches!(raw::read_head(s).await, Ok(head) if raw::status_of(&head) == 101)
+    }))
+    .await;
+    let closed = futures_util::future::join_all(bodies.iter_mut().map(closed_by_server)).await;
+    assert!(switched.iter().any(|ok| *ok), "some WebSockets were admitted");
+    assert!(closed.iter().any(|c| *c), "sockets beyond the limits are closed at once");
+    let open = gateway.open_descriptors() as u64;
+    assert!(open <= OPEN_FILES - 64, "{open} descriptors open: the event log's reserve was taken");
+    let held = (upgrades, bodies);
     drop(held);
     let (status, health) = healthz(&gateway).await;
     assert_eq!((status, health["status"].as_str()), (200, Some("ok")), "{health}");
@@ -186,7 +189,10 @@ async fn a_failed_event_log_makes_healthz_fail_and_the_process_exit() {
         }
     };
     let failure = failure.expect("a refusal, not a dropped connection");
-    assert_eq!(failure["error"]["code"], "storage_unavailable", "{failure}");
+    // The command's refusal, or (when the process is quicker to stop) the 1001 that precedes it.
+    let refused = failure["type"] == "result" && failure["error"]["code"] == "storage_unavailable";
+    let stopping = failure["type"] == "error" && failure["code"] == "shutting_down";
+    assert!(refused || stopping, "{failure}");
     assert!(accepted > 0);
     // Never a healthy-looking zombie: health fails (503) while the process stops, then it is gone.
     let health = health_now(&gateway).await;
@@ -208,7 +214,11 @@ async fn health_now(gateway: &Gateway) -> Health {
     let Ok(mut stream) = raw::connect_from(loopback(1), &gateway.addr).await else { return Health::Unreachable };
     let request = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", gateway.addr);
     let mut response = String::new();
-    if stream.write_all(request.as_bytes()).await.is_err() || stream.read_to_string(&mut response).await.is_err() || response.is_empty() {
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return Health::Unreachable;
+    }
+    let read = tokio::time::timeout(Duration::from_secs(15), stream.read_to_string(&mut response)).await;
+    if !matches!(read, Ok(Ok(_))) || response.is_empty() {
         return Health::Unreachable;
     }
     match raw::status_of(&response) {

@@ -24,17 +24,23 @@ pub async fn connect_from(source: IpAddr, addr: &str) -> std::io::Result<TcpStre
     Ok(stream)
 }
 
-/// Reads up to the end of an HTTP response head, byte by byte (nothing after it is consumed).
+/// Reads up to the end of an HTTP response head, byte by byte (nothing after it is consumed). An
+/// error if none comes within 15 s (a server out of descriptors leaves sockets unaccepted).
 pub async fn read_head(stream: &mut TcpStream) -> std::io::Result<String> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await? == 0 {
-            break;
+    let read = async {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            if stream.read(&mut byte).await? == 0 {
+                break;
+            }
+            head.push(byte[0]);
         }
-        head.push(byte[0]);
-    }
-    Ok(String::from_utf8_lossy(&head).into_owned())
+        Ok(String::from_utf8_lossy(&head).into_owned())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(15), read)
+        .await
+        .unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "no response head")))
 }
 
 pub fn status_of(head: &str) -> u16 {
@@ -56,13 +62,17 @@ pub async fn upgrade(addr: &str, project: &str, origin: &str) -> TcpStream {
 /// Sends an upgrade request (with `extra_headers`, each ending in CRLF) and reads the answer's head.
 pub async fn try_upgrade_from(source: IpAddr, addr: &str, project: &str, origin: &str, extra_headers: &str) -> std::io::Result<(TcpStream, String)> {
     let mut stream = connect_from(source, addr).await?;
-    let request = format!(
-        "GET /ws?projectId={project} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n{extra_headers}\r\n"
-    );
-    stream.write_all(request.as_bytes()).await?;
+    stream.write_all(upgrade_request(addr, project, origin, extra_headers).as_bytes()).await?;
     let head = read_head(&mut stream).await?;
     Ok((stream, head))
+}
+
+/// A WebSocket upgrade request for `/ws?projectId=project`.
+pub fn upgrade_request(addr: &str, project: &str, origin: &str, extra_headers: &str) -> String {
+    format!(
+        "GET /ws?projectId={project} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n{extra_headers}\r\n"
+    )
 }
 
 /// A frame header: FIN, the reserved bits (`rsv` in the low 3 bits), the opcode, the length and,
