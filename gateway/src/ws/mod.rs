@@ -4,7 +4,7 @@
 //!
 //! Upgrades do not go through actix-web: actix-http hands every request carrying
 //! `Upgrade: websocket` to [`upgrade`] together with the socket, which answers the handshake itself
-//! and then speaks WebSocket with tungstenite (`docs/decisions/0307-websocket-on-the-raw-socket.md`):
+//! and then speaks WebSocket with tungstenite (`docs/decisions/0310-websocket-on-the-raw-socket.md`):
 //! frame sizes are checked at the frame header, and nothing is buffered beyond one frame.
 
 mod connection;
