@@ -1,5 +1,6 @@
-//! Given / when / then helpers for tests of the deciders (used by this crate's tests and by the
-//! gateway's and load harness's property tests).
+//! Given / when / then helpers for tests of the deciders (used by this crate's tests, the gateway's
+//! property tests and the code generator's fixture frames). Behind the `testing` feature: production
+//! builds do not contain them.
 
 use crate::decider::Ctx;
 use crate::machines::requests::WalletOutcome;

@@ -160,7 +160,7 @@ fn a_retried_command_after_a_restart_gets_its_first_answer() {
 
 /// A deadline falling due while a command is between its decision and its durable append must wait
 /// its turn: deciding it from the same seq would make one of the two appends conflict. (Found by
-/// `vestibule load --scenario toast-storm`: conflicting commands got no result at all.)
+/// `vestibule-load --scenario toast-storm`: conflicting commands got no result at all.)
 #[test]
 fn timers_firing_while_commands_are_in_flight_never_conflict() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.
 // Frames of a scripted session, built by the functions the session actor uses. For the client's tests.
 import type { ServerMessage } from "./ServerMessage";
 

@@ -2,20 +2,21 @@
 //! sides are never kept by hand. Output: one `.ts` file per type (ts-rs), `charts.ts` (every machine's
 //! statechart as data), `constants.ts` (protocol version, close codes, event types) and `index.ts`.
 //!
-//! `vestibule codegen` writes them into `client/src/generated/`; `tests/generated_types.rs` fails
-//! when the checked-in files differ from what this produces.
+//! `vestibule-codegen` writes them into `client/src/generated/`; `tests/generated_types.rs` fails
+//! when the checked-in files differ from what this produces. A tool of its own: the production
+//! crates only derive the types (`ts_rs::TS`); exporting them is done here.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use ts_rs::TS;
 
-use crate::machines;
-use crate::machines::toasts;
-use crate::protocol::{close, ClientMessage, ServerMessage, PROTOCOL_VERSION};
-use crate::session::Event;
+use vestibule_actors::machines;
+use vestibule_actors::machines::toasts;
+use vestibule_actors::protocol::{close, ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use vestibule_actors::session::Event;
 
-const HEADER: &str = "// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.\n";
+const HEADER: &str = "// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.\n";
 
 /// Every generated file: relative path to contents.
 pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
@@ -25,8 +26,8 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
         let export = |e: ts_rs::ExportError| std::io::Error::other(e.to_string());
         ClientMessage::export_all_to(&dir).map_err(export)?;
         ServerMessage::export_all_to(&dir).map_err(export)?;
-        crate::session::RefusalCode::export_all_to(&dir).map_err(export)?;
-        crate::chart::Statechart::export_all_to(&dir).map_err(export)?;
+        vestibule_actors::session::RefusalCode::export_all_to(&dir).map_err(export)?;
+        vestibule_actors::chart::Statechart::export_all_to(&dir).map_err(export)?;
         let mut files = BTreeMap::new();
         for entry in std::fs::read_dir(&dir)? {
             let path = entry?.path();
@@ -76,7 +77,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             toasts::RESHOW_DELAY_MS,
             toasts::SWIPE_MIN_DISTANCE_PX,
             toasts::SWIPE_MIN_VELOCITY_PX_PER_MS,
-            serde_json::to_string(&crate::model::display::DISPLAY).expect("display constants serialize"),
+            serde_json::to_string(&vestibule_actors::model::display::DISPLAY).expect("display constants serialize"),
         ),
     );
 
@@ -102,10 +103,10 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
 /// A scripted session (discover, connect, toasts, a rejected reconnect, disconnect) as the frames a
 /// client receives: a welcome with the state, then one diff per decision. Deterministic.
 pub fn fixture_frames() -> Vec<ServerMessage> {
-    use crate::machines::toasts::ToastVariant;
-    use crate::protocol::WireEvent;
-    use crate::session::{self, wire, ClientCommand as C, Command, SessionState};
-    use crate::testing::{dev_wallet, started, wallet_err, wallet_ok, ALICE, DEV_WALLET_RDNS, T0};
+    use vestibule_actors::machines::toasts::ToastVariant;
+    use vestibule_actors::protocol::WireEvent;
+    use vestibule_actors::session::{self, wire, ClientCommand as C, Command, SessionState};
+    use vestibule_actors::testing::{dev_wallet, started, wallet_err, wallet_ok, ALICE, DEV_WALLET_RDNS, T0};
 
     let start = started();
     let mut state = start.iter().fold(SessionState::default(), session::evolve);
@@ -129,7 +130,7 @@ pub fn fixture_frames() -> Vec<ServerMessage> {
             _ => format!("c{commands}"),
         };
         let nonce = format!("FixtureNonce{commands}");
-        let ctx = crate::decider::Ctx { now_ms: now, options: &state.options, nonce: &nonce };
+        let ctx = vestibule_actors::decider::Ctx { now_ms: now, options: &state.options, nonce: &nonce };
         let events = session::decide(state, command, &ctx).expect("the fixture script is valid");
         let before = json.clone();
         let prev = seq;

@@ -1,5 +1,5 @@
-//! `vestibule load` as a user runs it: simulated visitors against a gateway it starts, then the same
-//! under SIGKILLs. The harness itself checks seq continuity and state hashes on every diff and,
+//! `vestibule-load` as a user runs it: simulated visitors against a gateway it starts (the
+//! `vestibule` binary cargo built beside it), then the same under SIGKILLs. The harness itself checks seq continuity and state hashes on every diff and,
 //! after the run, that every accepted command that wrote events is in the log.
 
 use std::process::Command;
@@ -10,8 +10,7 @@ fn load(args: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let chart = dir.path().join("chart.html");
-    let output = Command::new(env!("CARGO_BIN_EXE_vestibule"))
-        .arg("load")
+    let output = Command::new(env!("CARGO_BIN_EXE_vestibule-load"))
         .args(args)
         .arg("--report")
         .arg(&report)
@@ -19,8 +18,12 @@ fn load(args: &[&str]) -> (i32, Value, String) {
         .arg(&chart)
         .env("VESTIBULE_LOG", "error")
         .output()
-        .expect("vestibule load runs");
+        .expect("vestibule-load runs");
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    if !output.status.success() {
+        // The progress lines and the reason (e.g. no `vestibule` binary beside this one).
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    }
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
     let html = std::fs::read_to_string(&chart).unwrap_or_default();
     assert!(html.starts_with("<!doctype html>") && html.contains("<svg") && !html.contains("<script"), "a self-contained chart");

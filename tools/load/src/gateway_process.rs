@@ -1,4 +1,4 @@
-//! The gateway a load run starts for itself: this same binary (`vestibule serve`) as a child
+//! The gateway a load run starts for itself: the `vestibule` binary (`vestibule serve`) as a child
 //! process on a loopback port, so its resident memory can be measured apart from the visitors' and
 //! it can be SIGKILLed and restarted on the same data directory.
 
@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 pub struct GatewayProcess {
     child: Child,
+    bin: PathBuf,
     pub addr: String,
     data: PathBuf,
     config: PathBuf,
@@ -24,16 +25,15 @@ command_burst = 1000
 "#;
 
 impl GatewayProcess {
-    pub fn start(data: &Path, listen: &str, log_level: &str) -> anyhow::Result<Self> {
+    pub fn start(bin: &Path, data: &Path, listen: &str, log_level: &str) -> anyhow::Result<Self> {
         std::fs::create_dir_all(data)?;
         let config = data.with_extension("load.toml");
         std::fs::write(&config, LOAD_CONFIG)?;
-        Self::spawn(data.to_path_buf(), config, listen, log_level)
+        Self::spawn(bin.to_path_buf(), data.to_path_buf(), config, listen, log_level)
     }
 
-    fn spawn(data: PathBuf, config: PathBuf, listen: &str, log_level: &str) -> anyhow::Result<Self> {
-        let exe = std::env::current_exe()?;
-        let mut child = Command::new(exe)
+    fn spawn(bin: PathBuf, data: PathBuf, config: PathBuf, listen: &str, log_level: &str) -> anyhow::Result<Self> {
+        let mut child = Command::new(&bin)
             .args(["serve", "--listen", listen, "--data"])
             .arg(&data)
             .arg("--config")
@@ -44,7 +44,8 @@ impl GatewayProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .spawn()?;
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start the gateway {}: {e}", bin.display()))?;
         let stdout = child.stdout.take().expect("piped stdout");
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line)?;
@@ -53,7 +54,7 @@ impl GatewayProcess {
             .strip_prefix("vestibule listening on http://")
             .ok_or_else(|| anyhow::anyhow!("the gateway did not start (first line {line:?})"))?
             .to_string();
-        Ok(GatewayProcess { child, addr, data, config, log_level: log_level.to_string() })
+        Ok(GatewayProcess { child, bin, addr, data, config, log_level: log_level.to_string() })
     }
 
     pub fn pid(&self) -> u32 {
@@ -71,7 +72,7 @@ impl GatewayProcess {
     pub fn restart(&mut self) -> anyhow::Result<()> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
-            match Self::spawn(self.data.clone(), self.config.clone(), &self.addr.clone(), &self.log_level.clone()) {
+            match Self::spawn(self.bin.clone(), self.data.clone(), self.config.clone(), &self.addr.clone(), &self.log_level.clone()) {
                 Ok(next) => {
                     *self = next;
                     return Ok(());
@@ -94,6 +95,20 @@ impl Drop for GatewayProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The gateway binary to start: `explicit`, else `vestibule` next to this program (as cargo builds
+/// them, and as they are installed side by side), else `vestibule` on the PATH.
+pub fn gateway_bin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(bin) = explicit {
+        return if bin.is_file() { Ok(bin.to_path_buf()) } else { Err(anyhow::anyhow!("--gateway-bin {} is not a file", bin.display())) };
+    }
+    let beside = std::env::current_exe()?.parent().map(|dir| dir.join("vestibule"));
+    if let Some(bin) = beside.filter(|b| b.is_file()) {
+        return Ok(bin);
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("vestibule")).find(|b| b.is_file()));
+    on_path.ok_or_else(|| anyhow::anyhow!("no `vestibule` binary next to this program or on the PATH (build it with `cargo build -p vestibule-gateway`, or pass --gateway-bin)"))
 }
 
 /// Resident memory of a process, from `/proc/PID/status`.

@@ -1,6 +1,7 @@
-//! `vestibule load`: simulated visitors driving real flows against a gateway over real WebSockets,
+//! `vestibule-load`: simulated visitors driving real flows against a gateway over real WebSockets,
 //! with latency percentiles, throughput, errors, seq gaps and hash mismatches, and optionally a
-//! gateway killed (SIGKILL) and restarted under load. See `docs/load.md`.
+//! gateway killed (SIGKILL) and restarted under load. See `docs/load.md`. A tool of its own: the
+//! gateway it drives is the `vestibule` binary, started as a child process or reached by `--url`.
 
 pub mod gateway_process;
 pub mod metrics;
@@ -11,13 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use vestibule_store::EventLog;
 
-use self::gateway_process::{raise_nofile_limit, rss_bytes, GatewayProcess};
+use self::gateway_process::{gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
 use self::metrics::{Metrics, Totals};
 use self::scenario::{Scenario, ScenarioKind};
 use self::visitor::{Broken, Target, Visitor};
@@ -79,6 +81,10 @@ pub struct LoadArgs {
     /// Log level of the started gateway (its log goes to this command's stderr).
     #[arg(long, default_value = "error")]
     pub gateway_log: String,
+    /// The `vestibule` binary to start (without `--url`). Default: the one next to this program,
+    /// else `vestibule` on the PATH.
+    #[arg(long)]
+    pub gateway_bin: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -228,7 +234,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
     let mut gateway = match (&args.url, &data_dir) {
-        (None, Some(dir)) => Some(GatewayProcess::start(dir, "127.0.0.1:0", &args.gateway_log)?),
+        (None, Some(dir)) => Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log)?),
         _ => None,
     };
     let addr = match (&args.url, &gateway) {
@@ -402,7 +408,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let (mut checked, mut lost) = (0u64, 0u64);
     if let (Some(g), Some(dir)) = (gateway.as_mut(), &data_dir) {
         g.stop();
-        let log = crate::store::open_at(vestibule_store::StoreConfig::at(dir.clone()).with_lock_wait_ms(5000))?;
+        let log = open_log(dir)?;
         for visitor in &visitors {
             let Some(session) = visitor.session_id.as_ref().and_then(|s| s.parse().ok()) else { continue };
             let correlations: BTreeSet<String> =
@@ -424,13 +430,21 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
     }
     if let Some(path) = &args.chart {
-        let title = format!("vestibule load: {} sessions, {:?}", args.sessions, args.scenario);
+        let title = format!("vestibule-load: {} sessions, {:?}", args.sessions, args.scenario);
         std::fs::write(path, metrics::chart_html(&title, &report.timeline))?;
     }
     if let Some(dir) = args.data.as_ref() {
         eprintln!("the sessions are kept in {} (replay them with `vestibule replay --data {}`)", dir.display(), dir.display());
     }
     Ok((report, passed))
+}
+
+/// The started gateway's log, opened read-side once it has stopped, to check that nothing accepted
+/// was lost.
+fn open_log(dir: &std::path::Path) -> anyhow::Result<vestibule_store::SledEventLog> {
+    let config = vestibule_store::StoreConfig::at(dir.to_path_buf()).with_lock_wait_ms(5000);
+    let upcaster = Arc::new(vestibule_actors::session::upcast::SessionUpcaster);
+    vestibule_store::SledEventLog::open_with_upcaster(config, upcaster).map_err(|e| anyhow::anyhow!("cannot open the event log in {}: {e}", dir.display()))
 }
 
 #[allow(clippy::too_many_arguments)]
