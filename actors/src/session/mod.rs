@@ -4,7 +4,6 @@ mod command;
 mod decide;
 mod error;
 mod event;
-mod sign_in;
 mod state;
 pub mod upcast;
 pub mod wire;

@@ -3,7 +3,7 @@
 
 use time::OffsetDateTime;
 
-use super::decide::{disconnect, wallet_error_message, Decision};
+use super::{disconnect, wallet_error_message, Decision};
 use crate::machines::connection::ConnectionStatus;
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
