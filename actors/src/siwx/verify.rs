@@ -251,11 +251,9 @@ impl VerifyError {
     }
 }
 
+/// Compares a secret (the nonce) without a timing side channel.
 fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 fn fmt_time(t: OffsetDateTime) -> String {
