@@ -9,7 +9,7 @@ use crate::machines::router::{self, NavigationMode, RouteParams, View};
 use crate::machines::toasts::{self, PauseReason, ToastRequest, ToastVariant, MAX_MESSAGE_CHARS};
 use crate::model::caip::Namespace;
 use crate::model::connector::RecentWallet;
-use crate::session::{evolve, sign_in, ClientCommand, Command, DomainError, Event, SessionState};
+use crate::session::{client_error, evolve, sign_in, ClientCommand, Command, DomainError, Event, SessionState};
 
 pub const CONNECTION_REJECTED: &str = "Connection rejected";
 pub const MODAL_CLOSED: &str = "Modal closed";
@@ -293,6 +293,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::SiwxSign {} => sign_in::sign(&mut d)?,
         ClientCommand::SiwxCancel {} => sign_in::cancel(&mut d)?,
         ClientCommand::SiwxSignOut { account } => sign_in::sign_out(&mut d, account)?,
+        ClientCommand::ReportClientError { kind, detail } => d.push(client_error::report(kind, &detail)?),
     }
     Ok(d.finish())
 }

@@ -17,9 +17,12 @@ export const CLOSE_CODES = {
   SESSION_ENDED: 4006,
 } as const;
 
-export const EVENT_TYPES = ["SessionStarted","ModalOpened","ModalClosed","Navigated","WentBack","ConnectorsUpdated","ConnectStarted","Connected","ConnectFailed","SyncStarted","Synced","SyncFailed","AccountsChanged","NetworkChanged","Disconnected","RecentWalletUsed","ToastQueued","ToastShown","ToastDismissed","ToastReshowScheduled","ToastReshowCancelled","ToastsCleared","ToastPauseStarted","ToastPauseEnded","WalletRequestIssued","WalletRequestSettled","WalletRequestCancelled","WalletRequestsDrained","SiwxChallengeIssued","SiwxSignRequested","SiwxDeclined","SiwxContractCheckStarted","SiwxVerificationFailed","SiwxSignedIn","SiwxCancelled","SiwxSignedOut"] as const;
+export const EVENT_TYPES = ["SessionStarted","ModalOpened","ModalClosed","Navigated","WentBack","ConnectorsUpdated","ConnectStarted","Connected","ConnectFailed","SyncStarted","Synced","SyncFailed","AccountsChanged","NetworkChanged","Disconnected","RecentWalletUsed","ToastQueued","ToastShown","ToastDismissed","ToastReshowScheduled","ToastReshowCancelled","ToastsCleared","ToastPauseStarted","ToastPauseEnded","WalletRequestIssued","WalletRequestSettled","WalletRequestCancelled","WalletRequestsDrained","SiwxChallengeIssued","SiwxSignRequested","SiwxDeclined","SiwxContractCheckStarted","SiwxVerificationFailed","SiwxSignedIn","SiwxCancelled","SiwxSignedOut","ClientErrorReported"] as const;
 
 export const TOASTS = { maxVisible: 3, defaultDurationMs: 4000, reshowDelayMs: 150, swipeMinDistancePx: 20, swipeMinVelocityPxPerMs: 0.11 } as const;
 
 /** The numbers the widget draws with (spec sections 2, 5, 9). */
 export const DISPLAY = {"modalWidthPx":360,"modalZIndex":999,"viewTransitionMs":150,"headerTransitionMs":120,"heightTransitionMs":150,"toastWidthPx":356,"toastGapPx":14,"addressHeadChars":4,"addressTailChars":6,"maxEmailChars":30} as const;
+
+/** The theme variables a host may set (`themeVariables`); any other name is refused. */
+export const THEME_VARIABLES = ["--vst-accent","--vst-color-mix","--vst-color-mix-strength","--vst-font-family","--vst-font-size-master","--vst-border-radius-master","--vst-z-index"] as const;
