@@ -91,7 +91,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              import type {{ ServerMessage }} from \"./ServerMessage\";\n\n\
              /** Discover, a rejected connect, connect, four toasts, their expiry, hover, disconnect. */\n\
              export const fixtureFrames: ServerMessage[] = {};\n\n\
-             /** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in. */\n\
+             /** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in, Account. */\n\
              export const signInFrames: ServerMessage[] = {};\n\n\
              /** Email and three socials enabled with a wallet announced; what email and Google login answer. */\n\
              export const connectMethodsFrames: ServerMessage[] = {};\n",
@@ -220,7 +220,8 @@ pub fn fixture_frames() -> Vec<ServerMessage> {
 }
 
 /// Sign-in required: connect, the SIWXSignMessage view, a declined signature, a valid one (the
-/// test signer's real EIP-191 signature over the session's message), signed in.
+/// test signer's real EIP-191 signature over the session's message), signed in; the modal opened
+/// again on the Account view.
 pub fn sign_in_frames() -> Vec<ServerMessage> {
     use crate::machines::requests::{RequestKind, WalletOutcome};
     use crate::session::ClientCommand as C;
@@ -243,6 +244,8 @@ pub fn sign_in_frames() -> Vec<ServerMessage> {
         other => panic!("expected a sign request, got {other:?}"),
     };
     s.wait(900).answer(WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) });
+    // Signed in, the modal closed; opened again, it shows the Account view.
+    s.wait(2000).step(C::OpenModal { view: None });
     s.frames
 }
 

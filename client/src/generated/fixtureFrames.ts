@@ -1294,7 +1294,7 @@ export const fixtureFrames: ServerMessage[] = [
   }
 ];
 
-/** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in. */
+/** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in, Account. */
 export const signInFrames: ServerMessage[] = [
   {
     "type": "welcome",
@@ -2435,6 +2435,28 @@ export const signInFrames: ServerMessage[] = [
       }
     ],
     "stateHash": "3aa5416c44278e8e"
+  },
+  {
+    "type": "diff",
+    "seq": 34,
+    "prevSeq": 33,
+    "events": [
+      {
+        "seq": 34,
+        "timeMs": 1700000005400,
+        "correlationId": "c9",
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "e0384e85b998828b"
   }
 ];
 
