@@ -1,73 +1,69 @@
-// The embeddable script: a host page includes `/vestibule.js` and calls
-// `Vestibule.create({ projectId, gatewayUrl, ...options })`. The modal is appended at the end of
-// `body` unless `enableAppend` is false or `element` is given (embedded mode draws it there).
+// The embeddable script's core chunk (loaded by vestibule.js at once): the widget (transport,
+// mirrored charts, wallet effects), the host's provider, and the drawing, whose modal chunk
+// (React and the views) loads on first need or when the page is idle.
 
-import { createRoot } from "react-dom/client";
-import type { SessionOptions } from "./generated/SessionOptions";
-import type { SessionState } from "./generated/SessionState";
-import { WidgetRoot } from "./views/WidgetRoot";
-import { createWidget, type Widget } from "./widget";
-import { createProvider, type HostProvider } from "./provider";
+import { createInspection, debugHandle } from "../core/debug";
+import { isSessionOption } from "../core/options";
+import { createProvider } from "../core/provider";
+import { openBrowserSocket } from "../core/transport/browserSocket";
+import type { SocketLike } from "../core/transport/transport";
+import { whenUiNeeded } from "../core/uiDemand";
+import { createWidget } from "../core/widget";
+import type { CreateOptions, VestibuleInstance } from "./api";
 
-export interface CreateOptions extends Partial<SessionOptions> {
-  projectId: string;
-  /** `ws(s)://host/ws`; default: this page's host. */
-  gatewayUrl?: string;
-  /** Embedded mode: draw the modal inside this element. */
-  element?: HTMLElement;
-  /** When false (and no `element`), nothing is appended: call `mount` yourself. */
-  enableAppend?: boolean;
-}
+type Mounted = { unmount(): void };
 
-export interface VestibuleInstance {
-  open(): void;
-  close(): void;
-  /** Calls `listener` with the mirrored state after every change; returns an unsubscribe. */
-  subscribe(listener: (state: SessionState | null) => void): () => void;
-  /** EIP-1193 provider for the host app: the connected wallet, through the session. */
-  provider: HostProvider;
-  /** Draws the widget into `element` (for `enableAppend: false`). */
-  mount(element: HTMLElement): void;
-  widget: Widget;
-}
+export function start(o: CreateOptions & { gatewayUrl: string }, early: SocketLike | null): Omit<VestibuleInstance, "ready"> {
+  const { projectId, gatewayUrl, element, enableAppend = true, preloadModal = "idle" } = o;
+  const options = Object.fromEntries(Object.entries(o).filter(([k]) => isSessionOption(k)));
+  let adopt = early;
+  const inspection = o.debug ? createInspection() : null;
+  const widget = createWidget({
+    inspect: inspection?.inspect,
+    projectId,
+    gatewayUrl,
+    options,
+    // The loader's socket, opened before this chunk arrived, is the first one the transport uses.
+    createSocket: (url) => {
+      const socket = adopt ?? openBrowserSocket(WebSocket, url);
+      adopt = null;
+      return socket;
+    },
+  });
+  const provider = createProvider(widget);
+  let modal: Promise<typeof import("./modal")> | null = null;
+  const loadModal = () => (modal ??= import("./modal"));
+  const drawings = new Set<Mounted>();
+  const mount = (target: HTMLElement) => {
+    void loadModal().then((m) => {
+      if (!widget.signal.aborted) drawings.add(m.mount(widget, target, { embedded: target === element }));
+    });
+  };
 
-// Every option the session accepts: the compiler checks this against the generated `SessionOptions`
-// (a field added in Rust and missing here, or a name here the Rust type lacks, fails the type check).
-const SESSION_OPTIONS = {
-  networks: true, defaultNetwork: true, metadata: true, features: true, includeWalletIds: true, excludeWalletIds: true,
-  featuredWalletIds: true, customWallets: true, termsConditionsUrl: true, privacyPolicyUrl: true, enableWalletConnect: true,
-  enableEip6963: true, enableInjected: true, enableWallets: true, enableNetworkSwitch: true, allowUnsupportedChain: true,
-  defaultAccountTypes: true, themeMode: true, themeVariables: true, siwx: true, siweConfig: true, debug: true,
-} satisfies Record<keyof SessionOptions, true>;
-/** The script's own options, beside the session's. */
-const SCRIPT_OPTIONS = ["projectId", "gatewayUrl", "element", "enableAppend"];
-const KNOWN = new Set([...SCRIPT_OPTIONS, ...Object.keys(SESSION_OPTIONS)]);
+  let appended: HTMLElement | null = null;
+  const host = element ?? (enableAppend ? (appended = document.body.appendChild(document.createElement("div"))) : null);
+  appended?.setAttribute("data-vestibule", "");
+  if (host) whenUiNeeded(widget, () => mount(host), preloadModal);
 
-export function create(o: CreateOptions): VestibuleInstance {
-  const unknown = Object.keys(o).filter((k) => !KNOWN.has(k));
-  if (unknown.length) console.warn(`Vestibule: unknown option(s) ${unknown.join(", ")} (ignored)`);
-  const { projectId, gatewayUrl, element, enableAppend = true, ...rest } = o;
-  const options = Object.fromEntries(Object.entries(rest).filter(([k]) => KNOWN.has(k)));
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const widget = createWidget({ projectId, gatewayUrl: gatewayUrl ?? `${scheme}://${location.host}/ws`, options });
-  const mount = (target: HTMLElement) => createRoot(target).render(<WidgetRoot widget={widget} embedded={!!element} />);
-  if (element) mount(element);
-  else if (enableAppend) {
-    const host = document.createElement("div");
-    host.setAttribute("data-vestibule", "");
-    document.body.appendChild(host);
-    mount(host);
-  }
   // The debug handle tests and developers read the mirrored state from (`debug: true`).
-  if (o.debug) (window as unknown as { __vestibule: Widget }).__vestibule = widget;
+  if (o.debug) Object.assign(window, { __vestibule: debugHandle(widget, inspection) });
+
   return {
-    open: widget.open,
+    open() {
+      // The chunk downloads while the server opens the modal.
+      if (host) void loadModal();
+      widget.open();
+    },
     close: widget.close,
     subscribe: (listener) => widget.subscribe(() => listener(widget.state())),
-    provider: createProvider(widget),
+    state: widget.state,
+    provider,
     mount,
-    widget,
+    destroy() {
+      widget.destroy();
+      for (const d of drawings) d.unmount();
+      drawings.clear();
+      appended?.remove();
+    },
   };
 }
-
-(window as unknown as { Vestibule: { create: typeof create } }).Vestibule = { create };

@@ -8,8 +8,9 @@ import { createRoot } from "react-dom/client";
 import { compare } from "fast-json-patch";
 import { charts } from "../generated/charts";
 import type { SessionState } from "../generated/SessionState";
-import { pointer } from "../mirror/chartMachines";
-import { CurrentView, Modal, Toasts } from "../views/views";
+import { pointer } from "../core/patch";
+import { WidgetRoot } from "../components/WidgetRoot/WidgetRoot";
+import { createReplayView } from "./replayView";
 
 interface Envelope {
   seq: number;
@@ -18,8 +19,6 @@ interface Envelope {
   correlationId: string | null;
   payload: unknown;
 }
-
-const noSend = () => {};
 
 function useApi(token: string) {
   return async (path: string) => {
@@ -38,7 +37,9 @@ function Timeline() {
   const [states, setStates] = useState<{ before: SessionState | null; at: SessionState | null }>({ before: null, at: null });
   const [live, setLive] = useState(false);
   const [error, setError] = useState("");
+  const [view] = useState(createReplayView);
   const api = useApi(token);
+  useEffect(() => view.show(states.at), [view, states.at]);
 
   const loadSessions = async () => {
     try {
@@ -131,16 +132,7 @@ function Timeline() {
           <div style={{ display: "flex", gap: "2rem", alignItems: "flex-start" }}>
             <section aria-label="What the visitor saw" data-testid="visitor-view" style={{ minWidth: 400, minHeight: 300, border: "1px dashed #999", padding: 8 }}>
               {states.at && states.at.modal.status !== "open" && <p>(modal closed)</p>}
-              {states.at && (
-                <>
-                  <Modal state={states.at} send={noSend} embedded>
-                    <CurrentView state={states.at} send={noSend} />
-                  </Modal>
-                  <div style={{ position: "relative", height: 0 }}>
-                    <Toasts state={states.at} send={noSend} />
-                  </div>
-                </>
-              )}
+              <WidgetRoot widget={view.model} embedded />
             </section>
             <section aria-label="Machines">
               {charts.flatMap((c) =>

@@ -3,36 +3,57 @@
 // the session's pending wallet requests performed and answered as commands with the result or the
 // wallet's EIP-1193 error code. Recorded outcomes are what make a replay exact.
 
-import type { DiscoveredWallet } from "../generated/DiscoveredWallet";
-import type { SessionState } from "../generated/SessionState";
-import type { WalletOutcome } from "../generated/WalletOutcome";
-import type { WalletRequest } from "../generated/WalletRequest";
+import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
+import type { SessionState } from "../../generated/SessionState";
+import type { WalletOutcome } from "../../generated/WalletOutcome";
+import type { WalletRequest } from "../../generated/WalletRequest";
 
 export interface Eip1193Provider {
-  request(args: { method: string; params?: unknown[] }): Promise<unknown>;
-  on?(event: string, listener: (...args: unknown[]) => void): void;
+  request(args: { method: string; params?: unknown }): Promise<unknown>;
+  on?(event: string, listener: (...args: never[]) => void): void;
+  removeListener?(event: string, listener: (...args: never[]) => void): void;
+}
+
+export interface Eip6963ProviderInfo {
+  uuid: string;
+  name: string;
+  icon: string;
+  rdns: string;
 }
 
 export interface Announced {
-  info: { uuid: string; name: string; icon: string; rdns: string };
+  info: Eip6963ProviderInfo;
   provider: Eip1193Provider;
+}
+
+function isAnnounced(detail: unknown): detail is Announced {
+  if (detail === null || typeof detail !== "object" || !("info" in detail) || !("provider" in detail)) return false;
+  const { info, provider } = detail;
+  return (
+    info !== null && typeof info === "object" && "rdns" in info && typeof info.rdns === "string" && info.rdns !== "" &&
+    "name" in info && typeof info.name === "string" &&
+    provider !== null && typeof provider === "object" && "request" in provider && typeof provider.request === "function"
+  );
 }
 
 /** Wallets announced on `target`, by rdns (the first announcement of an rdns wins). */
 export class WalletDiscovery {
   readonly wallets = new Map<string, Announced>();
-  private onChange: () => void = () => {};
 
   constructor(private readonly target: EventTarget) {}
 
-  start(onChange: () => void) {
-    this.onChange = onChange;
-    this.target.addEventListener("eip6963:announceProvider", ((event: CustomEvent<Announced>) => {
-      const { info, provider } = event.detail ?? ({} as Announced);
-      if (!info?.rdns || !provider || this.wallets.has(info.rdns)) return;
-      this.wallets.set(info.rdns, { info, provider });
-      this.onChange();
-    }) as EventListener);
+  /** Listens until `signal` aborts; `onChange` after each new wallet. */
+  start(onChange: () => void, signal: AbortSignal) {
+    this.target.addEventListener(
+      "eip6963:announceProvider",
+      (event) => {
+        const detail: unknown = event instanceof CustomEvent ? event.detail : undefined;
+        if (!isAnnounced(detail) || this.wallets.has(detail.info.rdns)) return;
+        this.wallets.set(detail.info.rdns, detail);
+        onChange();
+      },
+      { signal },
+    );
     this.target.dispatchEvent(new Event("eip6963:requestProvider"));
   }
 
@@ -41,9 +62,9 @@ export class WalletDiscovery {
     return [...this.wallets.values()].map(({ info }) => ({
       name: info.name,
       rdns: info.rdns,
-      ...(info.icon?.startsWith("data:image/") ? { icon: info.icon } : {}),
+      ...(typeof info.icon === "string" && info.icon.startsWith("data:image/") ? { icon: info.icon } : {}),
       kind: "ANNOUNCED",
-    })) as DiscoveredWallet[];
+    }) satisfies DiscoveredWallet);
   }
 
   provider(connectorId: string): Eip1193Provider | undefined {
@@ -56,7 +77,7 @@ function toHex(text: string): string {
 }
 
 function failure(e: unknown): WalletOutcome {
-  const code = typeof (e as { code?: unknown })?.code === "number" ? (e as { code: number }).code : -32603;
+  const code = e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : -32603;
   const message = e instanceof Error ? e.message : String(e);
   return { status: "error", code, message };
 }
@@ -82,17 +103,16 @@ export async function perform(request: WalletRequest, provider: Eip1193Provider 
         return { status: "ok", result: signature };
       }
       case "rpc": {
-        const result = await provider.request({ method: kind.method, params: kind.params as unknown[] });
+        const result = await provider.request({ method: kind.method, params: kind.params });
         return { status: "ok", result };
       }
     }
   } catch (e) {
     return failure(e);
   }
-  return { status: "error", code: 4200, message: "Unsupported request" };
 }
 
 /** Requests in the state that this page has not started yet (each is performed once per page). */
-export function newRequests(state: SessionState, started: Set<string>): WalletRequest[] {
+export function newRequests(state: SessionState, started: ReadonlySet<string>): WalletRequest[] {
   return state.requests.order.map((id) => state.requests.items[id]).filter((r): r is WalletRequest => !!r && !started.has(r.id));
 }

@@ -1,33 +1,28 @@
-// The transport against a scripted server that speaks with the frames the Rust side produced:
-// storage of the session, acks, resume with lastSeq after a drop, resync on a gap and on a hash
-// mismatch, and command results.
+// The transport's shell: real XState timers under vitest's fake clock, a scripted socket that speaks
+// with the frames the Rust side produced, command promises, storage, and stop() leaving nothing.
 
-import { describe, expect, it } from "vitest";
-import { fixtureFrames } from "../generated/fixtureFrames";
-import type { ServerMessage } from "../generated/ServerMessage";
-import { defaultBackoff, OFFLINE_RETRY_MS, Transport, type KeyValueStore, type SocketLike } from "./transport";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { fixtureFrames } from "../../generated/fixtureFrames";
+import type { ServerMessage } from "../../generated/ServerMessage";
+import { openBrowserSocket } from "./browserSocket";
+import { backoffDelay } from "./machine";
+import { CommandDropped, createTransport, storageKeys, type KeyValueStore, type SocketLike } from "./transport";
 
-type Diff = Extract<ServerMessage, { type: "diff" }>;
 type Welcome = Extract<ServerMessage, { type: "welcome" }>;
-const welcome = fixtureFrames.find((f) => f.type === "welcome") as Welcome;
+type Diff = Extract<ServerMessage, { type: "diff" }>;
+const welcome = fixtureFrames.find((f): f is Welcome => f.type === "welcome")!;
 const diffs = fixtureFrames.filter((f): f is Diff => f.type === "diff");
 
 class MemoryStore implements KeyValueStore {
   map = new Map<string, string>();
-  getItem(k: string) {
-    return this.map.get(k) ?? null;
-  }
-  setItem(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  removeItem(k: string) {
-    this.map.delete(k);
-  }
+  getItem = (k: string) => this.map.get(k) ?? null;
+  setItem = (k: string, v: string) => void this.map.set(k, v);
+  removeItem = (k: string) => void this.map.delete(k);
 }
 
 class FakeSocket implements SocketLike {
-  sent: any[] = [];
-  closed = false;
+  sent: Array<{ type: string; [k: string]: unknown }> = [];
+  closed: number | null = null;
   onopen: (() => void) | null = null;
   onmessage: ((e: { data: unknown }) => void) | null = null;
   onclose: ((e: { code: number }) => void) | null = null;
@@ -35,168 +30,137 @@ class FakeSocket implements SocketLike {
   send(data: string) {
     this.sent.push(JSON.parse(data));
   }
-  close() {
-    this.closed = true;
+  close(code = 1000) {
+    this.closed = code;
   }
   serve(frame: unknown) {
-    this.onmessage?.({ data: JSON.stringify(frame) });
+    this.onmessage?.({ data: typeof frame === "string" ? frame : JSON.stringify(frame) });
+  }
+  of(type: string) {
+    return this.sent.filter((m) => m.type === type);
   }
 }
 
-function setup() {
+function setup(storage = new MemoryStore()) {
   const sockets: FakeSocket[] = [];
-  const timers: Array<() => void> = [];
-  const delays: number[] = [];
-  const storage = new MemoryStore();
-  const transport = new Transport({
-    url: "ws://gateway/ws",
+  let n = 0;
+  const transport = createTransport({
+    gatewayUrl: "ws://gateway/ws",
     projectId: "demo",
     storage,
     createSocket: (url) => {
       const s = new FakeSocket(url);
       sockets.push(s);
-      queueMicrotask(() => s.onopen?.());
       return s;
     },
-    setTimer: (f, ms) => {
-      timers.push(f);
-      delays.push(ms);
-    },
+    newCommandId: () => `id${n++}`,
   });
-  return { transport, sockets, timers, delays, storage };
+  transport.actor.start();
+  return { transport, sockets, storage };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 20));
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
 
-async function until(condition: () => boolean, ms = 3000) {
-  const end = Date.now() + ms;
-  while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-}
-
-describe("Transport", () => {
-  it("opens a session, stores its id and token, applies and acks every diff", async () => {
+describe("transport shell", () => {
+  it("opens the session, keeps its id and token, resolves commands with their results", async () => {
     const { transport, sockets, storage } = setup();
-    transport.connect();
-    await settle();
     expect(sockets[0].url).toBe("ws://gateway/ws?projectId=demo");
-    expect(sockets[0].sent[0]).toMatchObject({ type: "hello", protocol: 1, projectId: "demo" });
+    sockets[0].onopen?.();
     sockets[0].serve(welcome);
-    for (const d of diffs) sockets[0].serve(d);
-    await until(() => transport.mirror.seq === diffs[diffs.length - 1].seq);
-    expect(transport.mirror.seq).toBe(diffs[diffs.length - 1].seq);
-    expect(storage.getItem("vestibule:demo:session")).toBe(welcome.sessionId);
-    expect(storage.getItem("vestibule:demo:token")).toBe(welcome.resumeToken);
-    const acks = sockets[0].sent.filter((m) => m.type === "ack").map((m) => m.seq);
-    expect(acks).toEqual(diffs.map((d) => d.seq));
+    expect(storage.getItem(storageKeys("demo").session)).toBe(welcome.sessionId);
+    expect(storage.getItem(storageKeys("demo").token)).toBe(welcome.resumeToken);
+    const result = transport.command({ type: "OpenModal" });
+    const sent = sockets[0].of("command")[0];
+    expect(sent).toEqual({ type: "command", id: "id0", command: { type: "OpenModal" } });
+    sockets[0].serve({ type: "result", commandId: "id0", status: "refused", error: { code: "close_disabled", message: "no" } });
+    await expect(result).resolves.toMatchObject({ status: "refused", error: { code: "close_disabled" } });
   });
 
-  it("resumes with its last seq after a drop, with backoff", async () => {
-    const { transport, sockets, timers } = setup();
-    transport.connect();
-    await settle();
+  it("resumes a stored session after a reload, and forgets it when the gateway says it is not ours", () => {
+    const storage = new MemoryStore();
+    storage.setItem(storageKeys("demo").session, welcome.sessionId);
+    storage.setItem(storageKeys("demo").token, "fixture-token");
+    const { sockets } = setup(storage);
+    sockets[0].onopen?.();
+    expect(sockets[0].of("hello")[0]).toMatchObject({ sessionId: welcome.sessionId, resumeToken: "fixture-token" });
+    sockets[0].serve({ type: "error", code: "unauthorized", message: "unauthorized" });
+    sockets[0].onclose?.({ code: 4001 });
+    expect(storage.map.size).toBe(0);
+  });
+
+  it("counts frames it cannot read and goes on", () => {
+    const { transport, sockets } = setup();
+    sockets[0].onopen?.();
+    sockets[0].serve("not json");
+    sockets[0].serve({ type: "surprise" });
+    sockets[0].serve(welcome);
+    expect(transport.actor.getSnapshot().context.stats.malformed).toBe(2);
+    expect(transport.actor.getSnapshot().matches({ live: "ready" })).toBe(true);
+  });
+
+  it("reconnects after a drop on XState's own timers (fake clock), and re-sends the unanswered command with its id", async () => {
+    const { transport, sockets } = setup();
+    sockets[0].onopen?.();
     sockets[0].serve(welcome);
     sockets[0].serve(diffs[0]);
-    await settle();
+    const pending = transport.command({ type: "CloseModal" });
     sockets[0].onclose?.({ code: 1006 });
-    expect(timers.length).toBe(1);
-    timers[0]();
-    await settle();
-    expect(sockets[1].sent[0]).toMatchObject({ type: "hello", sessionId: welcome.sessionId, resumeToken: welcome.resumeToken, lastSeq: diffs[0].seq });
-    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined, seq: diffs[1].seq });
-    sockets[1].serve(diffs[1]);
-    await settle();
-    expect(transport.mirror.seq).toBe(diffs[1].seq);
-    expect([0, 1, 2, 3, 10].map(defaultBackoff)).toEqual([10, 20, 40, 80, 3000]);
+    expect(sockets).toHaveLength(1);
+    vi.advanceTimersByTime(backoffDelay(1));
+    expect(sockets).toHaveLength(2);
+    sockets[1].onopen?.();
+    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined, seq: diffs[0].seq });
+    expect(sockets[1].of("command")).toEqual([{ type: "command", id: "id0", command: { type: "CloseModal" } }]);
+    sockets[1].serve({ type: "result", commandId: "id0", status: "accepted", seq: 9 });
+    await expect(pending).resolves.toMatchObject({ status: "accepted" });
   });
 
-  it("resyncs: a gap resumes from the mirror's seq, a hash mismatch asks for the whole state", async () => {
+  it("stop() closes the socket, rejects what is pending and leaves no timer behind", async () => {
     const { transport, sockets } = setup();
-    transport.connect();
-    await settle();
+    sockets[0].onopen?.();
     sockets[0].serve(welcome);
-    sockets[0].serve(diffs[1]); // skips diffs[0]
-    await settle();
-    expect(transport.stats.gaps).toBe(1);
-    expect(sockets[0].closed).toBe(true);
-    await settle();
-    expect(sockets[1].sent[0]).toMatchObject({ type: "hello", lastSeq: welcome.seq });
-    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined });
-    sockets[1].serve({ ...diffs[0], stateHash: "0000000000000000" });
-    await settle();
-    expect(transport.stats.hashMismatches).toBe(1);
-    await settle();
-    expect(sockets[2].sent[0].lastSeq).toBeUndefined();
-    expect(sockets[2].sent[0].sessionId).toBe(welcome.sessionId);
+    const pending = transport.command({ type: "OpenModal" });
+    expect(vi.getTimerCount()).toBe(1); // the silence timer of a ready socket
+    transport.stop();
+    await expect(pending).rejects.toBeInstanceOf(CommandDropped);
+    expect(sockets[0].closed).toBe(1000);
+    expect(vi.getTimerCount()).toBe(0);
+    await expect(transport.command({ type: "OpenModal" })).rejects.toBeInstanceOf(CommandDropped);
+    vi.advanceTimersByTime(60_000);
+    expect(sockets).toHaveLength(1);
   });
+});
 
-  it("resolves a command with its result", async () => {
-    const { transport, sockets } = setup();
-    transport.connect();
-    await settle();
-    sockets[0].serve(welcome);
-    await settle();
-    const pending = transport.command({ type: "OpenModal" } as never);
-    const sent = sockets[0].sent.find((m) => m.type === "command");
-    expect(sent.command).toEqual({ type: "OpenModal" });
-    sockets[0].serve({ type: "result", commandId: sent.id, status: "accepted", seq: 2 });
-    expect(await pending).toMatchObject({ status: "accepted", seq: 2 });
-  });
-
-  it("goes quiet while the browser is offline and resumes from its seq when it is back", async () => {
-    const { transport, sockets, delays } = setup();
-    transport.connect();
-    await settle();
-    sockets[0].serve(welcome);
-    sockets[0].serve(diffs[0]);
-    await settle();
-    transport.suspend();
-    expect(sockets[0].closed).toBe(true);
-    expect(transport.online).toBe(false);
-    sockets[0].onclose?.({ code: 1006 });
-    sockets[0].serve(diffs[1]); // a frame still in flight on the old socket is not applied
-    await settle();
-    expect(transport.mirror.seq).toBe(diffs[0].seq);
-    // Offline: one slow attempt is scheduled, no fast ones.
-    expect(delays).toEqual([OFFLINE_RETRY_MS]);
-    expect(sockets.length).toBe(1);
-    transport.wake();
-    await settle();
-    expect(sockets[1].sent[0]).toMatchObject({ type: "hello", lastSeq: diffs[0].seq });
-    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined, seq: diffs[1].seq });
-    sockets[1].serve(diffs[1]);
-    await until(() => transport.mirror.seq === diffs[1].seq);
-    expect(transport.mirror.seq).toBe(diffs[1].seq);
-    expect(transport.stats.gaps).toBe(0);
-  });
-
-  it("keeps a command sent before the welcome and sends it once the session is there", async () => {
-    const { transport, sockets } = setup();
-    transport.connect();
-    const early = transport.command({ type: "OpenModal" } as never);
-    await settle();
-    expect(sockets[0].sent.filter((m) => m.type === "command")).toEqual([]);
-    sockets[0].serve(welcome);
-    await until(() => sockets[0].sent.some((m) => m.type === "command"));
-    const sent = sockets[0].sent.filter((m) => m.type === "command");
-    expect(sent.map((m) => m.command)).toEqual([{ type: "OpenModal" }]);
-    expect(sockets[0].sent.findIndex((m) => m.type === "hello")).toBeLessThan(sockets[0].sent.indexOf(sent[0]));
-    sockets[0].serve({ type: "result", commandId: sent[0].id, status: "accepted", seq: 2 });
-    expect(await early).toMatchObject({ status: "accepted" });
-  });
-
-  it("backs off while attempts keep failing, and starts again from the shortest delay after a welcome", async () => {
-    const { transport, sockets, timers, delays } = setup();
-    transport.connect();
-    await settle();
-    for (let i = 0; i < 4; i++) {
-      sockets[i].onclose?.({ code: 1006 }); // the gateway is down: no welcome
-      timers[i]();
-      await settle();
+describe("browser socket", () => {
+  class ScriptedWebSocket {
+    static last: ScriptedWebSocket;
+    onopen: ((e: unknown) => void) | null = null;
+    onmessage: ((e: { data: unknown }) => void) | null = null;
+    onclose: ((e: { code: number }) => void) | null = null;
+    sent: string[] = [];
+    constructor(readonly url: string) {
+      ScriptedWebSocket.last = this;
     }
-    expect(delays).toEqual([10, 20, 40, 80]);
-    sockets[4].serve(welcome);
-    await settle();
-    sockets[4].onclose?.({ code: 1006 });
-    expect(delays.at(-1)).toBe(10);
+    send(d: string) {
+      this.sent.push(d);
+    }
+    close() {}
+  }
+
+  it("keeps what happens before the transport adopts it and delivers it in order", () => {
+    // A test double for the browser's WebSocket (the DOM type's handlers take DOM events).
+    const socket = openBrowserSocket(ScriptedWebSocket as unknown as typeof WebSocket, "ws://x/ws");
+    const ws = ScriptedWebSocket.last;
+    ws.onopen?.({});
+    ws.onmessage?.({ data: "a" });
+    const seen: string[] = [];
+    socket.onopen = () => seen.push("open");
+    socket.onmessage = (e) => seen.push(`message ${String(e.data)}`);
+    expect(seen).toEqual([]); // not before every handler is attached
+    socket.onclose = (e) => seen.push(`close ${e.code}`);
+    expect(seen).toEqual(["open", "message a"]);
+    ws.onclose?.({ code: 4005 });
+    expect(seen).toEqual(["open", "message a", "close 4005"]);
   });
 });
