@@ -42,8 +42,6 @@ const statelyInspector: InspectorFactory = async () => {
 export function debugHandle(widget: Widget, inspection: Inspection | null) {
   return {
     ...widget,
-    /** The mirror's seq. */
-    seq: () => widget.transport.getSnapshot().context.mirror.seq,
     /** Each mirrored chart region's state. */
     charts: widget.charts,
     chartValues: () => widget.charts.values(),

@@ -61,7 +61,12 @@ export function createProvider(widget: Widget): HostProvider {
           break;
         case "eth_requestAccounts": {
           if (conn?.address) return [conn.address];
-          widget.open();
+          // The modal opens; the answer is the connection, or why the modal closed without one. Only
+          // a close after the open counts (the state may still be the one from before it).
+          const opened = await widget.command({ type: "OpenModal" }).catch(() => null);
+          if (!opened) throw new ProviderRpcError(4900, "The widget was destroyed");
+          if (opened.status === "refused") throw new ProviderRpcError(4001, opened.error?.message ?? "The modal could not open");
+          const openedAt = opened.seq ?? 0;
           return new Promise((resolve, reject) => {
             const settle = () => {
               unsubscribe();
@@ -71,19 +76,21 @@ export function createProvider(widget: Widget): HostProvider {
               settle();
               reject(new ProviderRpcError(4900, "The widget was destroyed"));
             };
-            const unsubscribe = widget.subscribe(() => {
+            const check = () => {
               const now = active();
               if (now?.address) {
                 settle();
                 resolve([now.address]);
-              } else if (widget.state()?.modal.status === "closed") {
+              } else if (widget.seq() >= openedAt && widget.state()?.modal.status === "closed") {
                 settle();
                 // The session says why ("Modal closed", "Connection rejected", ...).
                 const why = Object.values(widget.state()?.connection.namespaces ?? {}).find((n) => n?.lastError)?.lastError;
                 reject(new ProviderRpcError(4001, why ?? "User rejected the request."));
               }
-            });
+            };
+            const unsubscribe = widget.subscribe(check);
             widget.signal.addEventListener("abort", onAbort);
+            check();
           });
         }
       }

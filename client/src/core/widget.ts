@@ -47,6 +47,8 @@ export interface Widget {
   readonly charts: ChartMirror;
   readonly discovery: WalletDiscovery;
   state(): SessionState | null;
+  /** The mirror's seq: the last event the state includes. */
+  seq(): number;
   refusal(): Refusal | null;
   /** Whether frames flow now (a welcomed socket). */
   online(): boolean;
@@ -209,6 +211,7 @@ export function createWidget(o: WidgetOptions): Widget {
     discovery,
     signal,
     state: () => actor.getSnapshot().context.mirror.state,
+    seq: () => actor.getSnapshot().context.mirror.seq,
     refusal: () => actor.getSnapshot().context.refusal,
     online,
     stats: () => ({ ...actor.getSnapshot().context.stats, clientErrors }),

@@ -10,6 +10,11 @@ import type { SocialProvider } from "../generated/SocialProvider";
 import { App } from "./App/App";
 import { installDevWallet } from "./devWallet";
 
+const SOCIALS = { google: true, x: true, farcaster: true, discord: true, apple: true, github: true, facebook: true } satisfies Record<SocialProvider, true>;
+function isSocial(s: string): s is SocialProvider {
+  return Object.hasOwn(SOCIALS, s);
+}
+
 const params = new URLSearchParams(location.search);
 const devWallet = installDevWallet(params);
 if (devWallet) Object.assign(window, { __devWallet: devWallet });
@@ -22,11 +27,6 @@ const options: SessionOptionsInput = {
   ...(params.get("email") || socials.length ? { features: { email: params.get("email") === "on", socials: socials.filter(isSocial) } } : {}),
   ...(siwx ? { siwx: { required: siwx === "required", signOutOnDisconnect: false } } : {}),
 };
-
-const SOCIALS = { google: true, x: true, farcaster: true, discord: true, apple: true, github: true, facebook: true } satisfies Record<SocialProvider, true>;
-function isSocial(s: string): s is SocialProvider {
-  return Object.hasOwn(SOCIALS, s);
-}
 
 const root = document.getElementById("root");
 if (root) {

@@ -48,7 +48,7 @@ test("with an announced wallet: wallet, email, social; email and social say why 
   await page.getByLabel("Email", { exact: true }).fill("visitor@example.com");
   await page.getByRole("button", { name: "Continue with email" }).click();
   await page.getByRole("status").filter({ hasText: "Unable to load email login dependency" }).waitFor({ timeout: 10_000 });
-  const refused = await page.evaluate(() => window.__vestibule.transport.command({ type: "ConnectEmail", email: "not an email" }));
+  const refused = await page.evaluate(() => window.__vestibule.command({ type: "ConnectEmail", email: "not an email" }));
   assert.equal(refused.status, "refused");
   assert.equal(refused.error.code, "invalid_input");
 

@@ -53,6 +53,15 @@ export function Modal({ children, embedded = false }: { children: ReactNode; emb
     };
   }, [open, embedded]);
 
+  // A new view replaced the control that had focus (it is gone with the old view): focus moves to
+  // the new view's first control rather than falling back to the page.
+  useEffect(() => {
+    const element = dialog.current;
+    if (!open || embedded || !element) return;
+    const active = element.ownerDocument.activeElement;
+    if (!active || active === element.ownerDocument.body) focusInside(element);
+  }, [open, embedded, route]);
+
   // Escape closes; focus that wanders out of the open dialog comes back.
   useEffect(() => {
     const element = dialog.current;

@@ -76,27 +76,29 @@ export function Toasts() {
     >
       <Stylesheet id="toasts" css={css} />
       {visible.map((t) => (
-        <li
-          key={t.id}
-          className="vst-toast"
-          role="status"
-          data-variant={t.variant}
-          onPointerDown={(e) => {
-            swipe.current = { id: t.id, x: e.clientX, t: e.timeStamp };
-          }}
-          onPointerUp={(e) => {
-            const start = swipe.current;
-            swipe.current = null;
-            if (start && start.id === t.id && Math.abs(e.clientX - start.x) > 2) {
-              widget.send({ type: "SwipeToast", id: t.id, distancePx: e.clientX - start.x, elapsedMs: Math.max(1, e.timeStamp - start.t) });
-            }
-          }}
-        >
-          <VariantMark variant={t.variant} />
-          <span className="vst-toast__message">{t.message}</span>
-          <button type="button" className="vst-toast__dismiss" aria-label="Dismiss notification" onClick={() => widget.send({ type: "DismissToast", id: t.id })}>
-            <CloseIcon />
-          </button>
+        // A list item holding a live status (a role on the <li> itself would take it out of the list).
+        <li key={t.id} className="vst-toasts__item">
+          <div
+            className="vst-toast"
+            role="status"
+            data-variant={t.variant}
+            onPointerDown={(e) => {
+              swipe.current = { id: t.id, x: e.clientX, t: e.timeStamp };
+            }}
+            onPointerUp={(e) => {
+              const start = swipe.current;
+              swipe.current = null;
+              if (start && start.id === t.id && Math.abs(e.clientX - start.x) > 2) {
+                widget.send({ type: "SwipeToast", id: t.id, distancePx: e.clientX - start.x, elapsedMs: Math.max(1, e.timeStamp - start.t) });
+              }
+            }}
+          >
+            <VariantMark variant={t.variant} />
+            <span className="vst-toast__message">{t.message}</span>
+            <button type="button" className="vst-toast__dismiss" aria-label="Dismiss notification" onClick={() => widget.send({ type: "DismissToast", id: t.id })}>
+              <CloseIcon />
+            </button>
+          </div>
         </li>
       ))}
     </ol>

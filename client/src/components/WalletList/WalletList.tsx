@@ -48,12 +48,15 @@ export function WalletList({ groups }: { groups: ConnectorGroupView[] }) {
               type="button"
               className="vst-button vst-wallet"
               disabled={!e.connectorId}
-              aria-label={`Connect ${e.name}`}
               onClick={() => e.connectorId && widget.send({ type: "SelectConnector", connectorId: e.connectorId })}
             >
               <WalletMark name={e.name} icon={e.icon} />
-              <span className="vst-wallet__name">{e.name}</span>
-              <span className="vst-wallet__badge">{e.installed ? "Installed" : "Not installed"}</span>
+              {/* The name is the visible text, read as "Connect <wallet>" (WCAG 2.5.3: label in name). */}
+              <span className="vst-wallet__name">
+                <span className="vst-visually-hidden">Connect </span>
+                {e.name}
+              </span>
+              {!e.installed && <span className="vst-wallet__badge">Not installed</span>}
             </button>
           ))}
         </div>

@@ -54,7 +54,7 @@ function Dapp({ theme, devWallet }: { theme: "dark" | "light"; devWallet: boolea
           <a href="/wagmi.html">wagmi example</a>
           <a href={themeHref}>{otherTheme === "light" ? "Light" : "Dark"} theme</a>
         </nav>
-        <button className="demo__connect" onClick={open} aria-label="Connect" data-testid="connect">
+        <button className="demo__connect" onClick={open} data-testid="connect">
           {connected && conn?.address ? truncateAddress(conn.address) : "Connect"}
         </button>
       </header>
