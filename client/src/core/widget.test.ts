@@ -70,3 +70,27 @@ describe("debug inspection", () => {
     expect(handle.seq()).toBe(fixtureFrames.filter(isDiff)[1].seq);
   });
 });
+
+describe("settled()", () => {
+  it("resolves once this page's PageLoaded is applied and no stored connection is syncing; rejects when destroyed", async () => {
+    const s = scriptedWidget(fixtureFrames);
+    await settle();
+    s.welcome();
+    let resolved = false;
+    const settled = s.widget.settled().then(() => (resolved = true));
+    await settle();
+    expect(resolved).toBe(false); // PageLoaded has no result yet
+    const pageLoaded = s.socket().sent.find((m) => m.type === "command");
+    expect(pageLoaded).toMatchObject({ command: { type: "PageLoaded" } });
+    s.socket().serve({ type: "result", commandId: String(pageLoaded?.id), status: "accepted", seq: s.widget.seq() });
+    await settled;
+    expect(resolved).toBe(true);
+
+    const t = scriptedWidget(fixtureFrames);
+    await settle();
+    t.welcome();
+    const pending = t.widget.settled();
+    t.widget.destroy();
+    await expect(pending).rejects.toThrow(/destroyed/);
+  });
+});

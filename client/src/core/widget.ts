@@ -60,6 +60,10 @@ export interface Widget {
   close(): void;
   /** Reports a problem of the widget's own to the server (at most 5 per 60 s, spec section 7). */
   reportError(kind: ClientErrorKind, detail: string): void;
+  /** Resolves when this page's session is in step: the page's PageLoaded has been applied and the
+   * stored connections it re-syncs are settled (so `eth_accounts` answers for this page). Rejects
+   * when the gateway refuses the page or the widget is destroyed. */
+  settled(): Promise<void>;
   /** Called after every change of the mirrored state, the refusal or the connectivity. */
   subscribe(listener: () => void): () => void;
   destroy(): void;
@@ -183,7 +187,28 @@ export function createWidget(o: WidgetOptions): Widget {
 
   // A new page: the session re-syncs stored connections, forgets the old page's requests and closes
   // the modal. Sent before anything else, so a click made while the socket opens comes after it.
-  send({ type: "PageLoaded" });
+  const pageLoaded = command({ type: "PageLoaded" });
+  pageLoaded.catch(() => undefined);
+  const settled = () =>
+    pageLoaded.then(
+      (result) =>
+        new Promise<void>((resolve, reject) => {
+          const check = () => {
+            const state = actor.getSnapshot().context.mirror.state;
+            if (signal.aborted) fail(new Error("the widget was destroyed"));
+            else if (state && actor.getSnapshot().context.mirror.seq >= (result.seq ?? 0) && !state.connection.loading) done();
+          };
+          const stop = () => {
+            listeners.delete(check);
+          };
+          const done = () => (stop(), resolve());
+          const fail = (e: Error) => (stop(), reject(e));
+          listeners.add(check);
+          signal.addEventListener("abort", check, { once: true });
+          check();
+        }),
+      (e: unknown) => Promise.reject(e instanceof Error ? e : new Error(String(e))),
+    );
   queueMicrotask(() => {
     if (signal.aborted) return;
     actor.start();
@@ -220,6 +245,7 @@ export function createWidget(o: WidgetOptions): Widget {
     open: () => send({ type: "OpenModal" }),
     close: () => send({ type: "CloseModal" }),
     reportError,
+    settled,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -34,24 +34,6 @@ interface Instance {
 const hexChain = (value: unknown) => (typeof value === "string" ? Number.parseInt(value, 16) : Number.NaN);
 const addresses = (value: unknown): Address[] => (Array.isArray(value) ? value.filter((a) => typeof a === "string").map((a) => getAddress(a)) : []);
 
-/** Resolves when the session has arrived and its stored connections are re-synced. */
-function settled(widget: Widget): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const state = widget.state();
-      if (widget.refusal()) {
-        stop();
-        reject(new ProviderRpcError(4900, widget.refusal()?.message ?? "refused"));
-      } else if (state && !state.connection.loading) {
-        stop();
-        resolve();
-      }
-    };
-    const stop = widget.subscribe(check);
-    check();
-  });
-}
-
 export function vestibule(parameters: VestibuleParameters) {
   let instance: Instance | null = null;
   return createConnector<HostProvider>((config) => {
@@ -91,7 +73,7 @@ export function vestibule(parameters: VestibuleParameters) {
       },
       async connect({ isReconnecting, withCapabilities } = {}) {
         const { widget, provider } = ensure();
-        await settled(widget);
+        await widget.settled();
         // Reconnecting (a page load): only a connection the session already has; never a prompt.
         const accounts = addresses(await provider.request({ method: isReconnecting ? "eth_accounts" : "eth_requestAccounts" }));
         if (accounts.length === 0) throw new ProviderRpcError(4001, "Not connected");
@@ -115,7 +97,7 @@ export function vestibule(parameters: VestibuleParameters) {
       async isAuthorized() {
         const { widget, provider } = ensure();
         try {
-          await settled(widget);
+          await widget.settled();
           return addresses(await provider.request({ method: "eth_accounts" })).length > 0;
         } catch {
           return false;
