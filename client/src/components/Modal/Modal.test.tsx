@@ -23,7 +23,7 @@ it("opens and closes with the modal chart, titled by the router chart", async ()
   const dialog = screen.getByRole("dialog", { name: "Connect wallet" });
   expect(dialog.getAttribute("aria-modal")).toBe("true");
   // Focus moved inside, to the first control that is not Close.
-  expect(document.activeElement?.getAttribute("aria-label")).toBe("Connect Dev Wallet");
+  expect(document.activeElement).toBe(screen.getByRole("button", { name: "Connect Dev Wallet" }));
   fireEvent.click(screen.getByRole("button", { name: "Close" }));
   fireEvent.keyDown(document.activeElement ?? document, { key: "Escape" });
   await settle();
