@@ -61,7 +61,6 @@ test("offline and back: the diffs made meanwhile arrive once each, in order, and
   await until(async () => (await serverState(session)).state.toasts.order.length === 0, "the server to dismiss the toast");
   const { seq: serverSeq } = await serverState(session);
   assert.ok(serverSeq > offlineSeq, `the session moved on while offline (${offlineSeq} → ${serverSeq})`);
-  await page.waitForTimeout(500);
   assert.equal(await toast.count(), 1, "offline, the page still shows what it last heard");
   assert.equal(await page.evaluate(() => window.__vestibule.seq()), offlineSeq);
 

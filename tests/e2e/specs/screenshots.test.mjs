@@ -1,6 +1,6 @@
-// Every view the widget draws, in both themes: a screenshot kept in docs/screenshots/ (Connect with
-// all three connect methods, ConnectingWallet, SIWXSignMessage, Account, the toasts: success, error,
-// loading; the configuration alert) and axe-core (from npm, injected into the page) with zero
+// Every view the widget draws, in both themes: a screenshot kept in docs/screenshots/ (the demo
+// dapp, Connect with all three connect methods, ConnectingWallet, SIWXSignMessage, Account, the
+// toasts: success, error, loading; the configuration alert) and axe-core (from npm, injected into the page) with zero
 // serious or critical violations on the page as drawn. Each step also checks that the view is the
 // one named.
 import { after, before, test } from "node:test";
@@ -44,6 +44,9 @@ for (const theme of ["dark", "light"]) {
   test(`every view in the ${theme} theme`, async () => {
     const { context, page } = await devWalletPage(browser);
     await page.goto(`${gateway.url}/?theme=${theme}&siwx=optional&email=on&socials=google,x,discord`);
+    // The demo dapp itself, before anything is opened.
+    await page.waitForFunction(() => window.__vestibule?.state()?.started === true, null, { timeout: 10_000 });
+    await shot(page, `demo-${theme}`);
     await page.getByTestId("connect").click();
     await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
     assert.equal(await header(page), "Connect");
