@@ -9,6 +9,7 @@ import type { ServerMessage } from "../../generated/ServerMessage";
 import type { Refusal } from "../refusal";
 import {
   backoffDelay,
+  MAX_IMMEDIATE_RESYNCS,
   MAX_QUEUED_COMMANDS,
   OFFLINE_RETRY_MS,
   PING_AFTER_MS,
@@ -172,6 +173,23 @@ describe("transport machine: diffs", () => {
     expect(t.context().stats.hashMismatches).toBe(1);
     expect(t.context().mirror.state).toBeNull();
     expect(t.sockets).toBe(2);
+  });
+
+  it("given a welcome that never hashes right, when it keeps coming, then the widget stops reconnecting at once and backs off", () => {
+    const t = given();
+    const bad = { ...welcome, stateHash: "0000000000000000" };
+    for (let i = 1; i <= MAX_IMMEDIATE_RESYNCS; i++) {
+      t.welcome(bad);
+      expect(t.sockets).toBe(i + 1); // at once
+    }
+    t.welcome(bad);
+    expect(t.state()).toBe("backoff");
+    expect(t.sockets).toBe(MAX_IMMEDIATE_RESYNCS + 1);
+    t.clock.increment(backoffDelay(MAX_IMMEDIATE_RESYNCS + 1));
+    expect(t.sockets).toBe(MAX_IMMEDIATE_RESYNCS + 2);
+    // A good welcome ends it: the next resync is immediate again.
+    t.welcome();
+    expect(t.context().failures).toBe(0);
   });
 
   it("given a chart disagreement, when the shell asks to resync, then it is counted and the whole state is asked for", () => {

@@ -38,6 +38,8 @@ export const MAX_QUEUED_COMMANDS = 64;
 /** Silence on a ready socket before the widget pings, and then before it gives the socket up. */
 export const PING_AFTER_MS = 20_000;
 export const PONG_TIMEOUT_MS = 10_000;
+/** Resyncs in a row (without a good welcome between) made at once; after that they back off. */
+export const MAX_IMMEDIATE_RESYNCS = 2;
 
 export interface Credentials {
   sessionId: string;
@@ -171,6 +173,7 @@ export const transportMachine = setup({
     refusedClose: ({ event }) => event.type === "SOCKET.CLOSE" && REFUSED_CODES.includes(event.code),
     brokenFrame: ({ event }) => event.type === "SOCKET.CLOSE" && BROKEN_FRAME_CODES.includes(event.code),
     isOffline: ({ context }) => context.offline,
+    resyncsKeepFailing: ({ context }) => context.failures >= MAX_IMMEDIATE_RESYNCS,
     permanentRefusal: (_, refusal: Refusal | null) => refusal !== null && PERMANENT_REFUSALS.includes(refusal.code),
   },
   actions: {
@@ -271,7 +274,7 @@ export const transportMachine = setup({
       }
     }),
     countMalformed: assign({ stats: ({ context }) => bump(context.stats, "malformed") }),
-    askForWholeState: assign({ wantFullState: true }),
+    askForWholeStateIfFull: assign({ wantFullState: ({ context, event }) => context.wantFullState || (event.type === "MIRROR.RESYNC" && event.full) }),
     countChartDisagreement: assign({ stats: ({ context }) => bump(context.stats, "chartDisagreements"), wantFullState: true }),
     sendPing: sendTo("socket", wire({ type: "ping" })),
     setRefusal: assign({ refusal: (_, refusal: Refusal | null) => refusal }),
@@ -316,9 +319,11 @@ export const transportMachine = setup({
         ],
         "SOCKET.MALFORMED": { actions: "countMalformed" },
         OFFLINE: { actions: "setOffline", target: "offline" },
+        // A resync reconnects at once, unless resyncs keep failing (a welcome that never hashes
+        // right): then it backs off like any failed attempt instead of looping.
         "MIRROR.RESYNC": [
-          { guard: ({ event }) => event.full, actions: "askForWholeState", target: "live", reenter: true },
-          { target: "live", reenter: true },
+          { guard: "resyncsKeepFailing", actions: ["askForWholeStateIfFull", "countFailure"], target: "backoff" },
+          { actions: ["askForWholeStateIfFull", "countFailure"], target: "live", reenter: true },
         ],
         RESYNC: { actions: "countChartDisagreement", target: "live", reenter: true },
       },
