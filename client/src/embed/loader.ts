@@ -18,7 +18,9 @@ type Core = Omit<VestibuleInstance, "ready">;
 const scriptUrl = document.currentScript instanceof HTMLScriptElement && document.currentScript.src ? document.currentScript.src : location.href;
 const coreUrl = new URL(__VESTIBULE_CORE__, scriptUrl).href;
 
-export function create(o: CreateOptions): VestibuleInstance {
+export function create(given: CreateOptions): VestibuleInstance {
+  // A page without a project id gets the gateway's "Project ID Not Configured" (not "undefined").
+  const o: CreateOptions = { ...given, projectId: typeof given?.projectId === "string" ? given.projectId : "" };
   const unknown = Object.keys(o).filter((k) => !SCRIPT_OPTIONS.has(k) && !isSessionOption(k));
   if (unknown.length) console.warn(`Vestibule: unknown option(s) ${unknown.join(", ")} (ignored)`);
   const gatewayUrl = o.gatewayUrl ?? `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;

@@ -80,6 +80,12 @@ test("the loader opens the socket at once and loads the core chunk; the modal ch
   await enabled.context.close();
 });
 
+test("a page that gives no project id gets the Project ID Not Configured alert", async () => {
+  const { context, page } = await hostPage(`window.v = Vestibule.create({});`);
+  await page.getByRole("alertdialog", { name: "Project ID Not Configured" }).waitFor({ timeout: 10_000 });
+  await context.close();
+});
+
 test("by default the modal chunk loads when the page is idle, before any open", async () => {
   const { context, page } = await hostPage(`window.v = Vestibule.create({ projectId: "demo" });`);
   await page.waitForRequest(/\/vestibule\/modal-[\w-]+\.js$/, { timeout: 10_000 });
