@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { fixtureFrames } from "../generated/fixtureFrames";
 import { isDiff, isWelcome, scriptedWidget, settle } from "../testing/harness";
 import { createInspection, debugHandle } from "./debug";
+import { backoffDelay } from "./transport/machine";
 import { ERROR_REPORTS } from "./widget";
 
 afterEach(() => vi.useRealTimers());
@@ -92,5 +93,32 @@ describe("settled()", () => {
     const pending = t.widget.settled();
     t.widget.destroy();
     await expect(pending).rejects.toThrow(/destroyed/);
+  });
+});
+
+describe("wallet requests", () => {
+  it("performs each of the session's requests once per page, and those of a new session too (their ids start again)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const s = scriptedWidget(fixtureFrames);
+    await settle();
+    s.welcome();
+    s.serveUntil((w) => (w.state()?.requests.order.length ?? 0) > 0);
+    const id = s.widget.state()?.requests.order[0];
+    await settle();
+    // No wallet in this page: the request is answered with 4900, once.
+    const answers = () => s.socket().commands().filter((c) => c.type === "ResolveWalletRequest" && c.requestId === id);
+    expect(answers()).toHaveLength(1);
+    // The session ends (4006); the new session issues a request with the same id: it is performed.
+    s.socket().onclose?.({ code: 4006 });
+    vi.advanceTimersByTime(backoffDelay(0));
+    expect(s.sockets).toHaveLength(2);
+    s.socket().open();
+    s.socket().serve({ ...fixtureFrames.filter(isWelcome)[0], sessionId: "another-session", resumeToken: "another-token" });
+    for (const d of fixtureFrames.filter(isDiff)) {
+      s.socket().serve(d);
+      if (s.widget.state()?.requests.order.includes(String(id))) break;
+    }
+    await settle();
+    expect(answers()).toHaveLength(1);
   });
 });

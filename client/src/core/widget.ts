@@ -175,8 +175,10 @@ export function createWidget(o: WidgetOptions): Widget {
       for (const ns of Object.values(state.connection.namespaces)) {
         if (ns?.status === "connected" && ns.connectorId) watch(ns.connectorId);
       }
-      for (const request of newRequests(state, started)) {
-        started.add(request.id);
+      // Request ids are per session: a new session (the old one expired) starts them again.
+      const session = snapshot.context.credentials?.sessionId ?? "";
+      for (const request of newRequests(state, started, session)) {
+        started.add(`${session}/${request.id}`);
         void perform(request, discovery.provider(request.connectorId)).then((outcome) => {
           if (!signal.aborted) send({ type: "ResolveWalletRequest", requestId: request.id, outcome });
         });
@@ -189,26 +191,29 @@ export function createWidget(o: WidgetOptions): Widget {
   // the modal. Sent before anything else, so a click made while the socket opens comes after it.
   const pageLoaded = command({ type: "PageLoaded" });
   pageLoaded.catch(() => undefined);
-  const settled = () =>
-    pageLoaded.then(
-      (result) =>
-        new Promise<void>((resolve, reject) => {
-          const check = () => {
-            const state = actor.getSnapshot().context.mirror.state;
-            if (signal.aborted) fail(new Error("the widget was destroyed"));
-            else if (state && actor.getSnapshot().context.mirror.seq >= (result.seq ?? 0) && !state.connection.loading) done();
-          };
-          const stop = () => {
-            listeners.delete(check);
-          };
-          const done = () => (stop(), resolve());
-          const fail = (e: Error) => (stop(), reject(e));
-          listeners.add(check);
-          signal.addEventListener("abort", check, { once: true });
-          check();
-        }),
-      (e: unknown) => Promise.reject(e instanceof Error ? e : new Error(String(e))),
-    );
+  /** Resolves when `ready()` holds, now or after a change; rejects when the widget is destroyed. */
+  const until = (ready: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const finish = (end: () => void) => {
+        listeners.delete(check);
+        signal.removeEventListener("abort", check);
+        end();
+      };
+      const check = () => {
+        if (signal.aborted) finish(() => reject(new Error("the widget was destroyed")));
+        else if (ready()) finish(resolve);
+      };
+      listeners.add(check);
+      signal.addEventListener("abort", check);
+      check();
+    });
+  const settled = async () => {
+    const result = await pageLoaded;
+    await until(() => {
+      const { state, seq } = actor.getSnapshot().context.mirror;
+      return state !== null && seq >= (result.seq ?? 0) && !state.connection.loading;
+    });
+  };
   queueMicrotask(() => {
     if (signal.aborted) return;
     actor.start();

@@ -112,7 +112,8 @@ export async function perform(request: WalletRequest, provider: Eip1193Provider 
   }
 }
 
-/** Requests in the state that this page has not started yet (each is performed once per page). */
-export function newRequests(state: SessionState, started: ReadonlySet<string>): WalletRequest[] {
-  return state.requests.order.map((id) => state.requests.items[id]).filter((r): r is WalletRequest => !!r && !started.has(r.id));
+/** Requests in the state that this page has not started yet (each is performed once per page);
+ * `started` holds `<session>/<request id>`. */
+export function newRequests(state: SessionState, started: ReadonlySet<string>, session: string): WalletRequest[] {
+  return state.requests.order.map((id) => state.requests.items[id]).filter((r): r is WalletRequest => !!r && !started.has(`${session}/${r.id}`));
 }
