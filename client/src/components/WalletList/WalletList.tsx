@@ -30,14 +30,14 @@ export function WalletList({ groups }: { groups: ConnectorGroupView[] }) {
   const widget = useWidget();
   if (groups.length === 0) {
     return (
-      <p className="vst-wallets__empty vst-muted" data-connect-method="wallet">
+      <p className="vst-wallets__empty vst-muted">
         <Stylesheet id="wallet-list" css={css} />
         No wallet found in this browser.
       </p>
     );
   }
   return (
-    <div className="vst-wallets" data-connect-method="wallet">
+    <div className="vst-wallets">
       <Stylesheet id="wallet-list" css={css} />
       {groups.map((g) => (
         <div key={g.group} role="group" aria-label={GROUP_TITLES[g.group]} data-connector-group={g.group} className="vst-wallets__group">

@@ -13,7 +13,6 @@ export function EmailLogin() {
     <form
       className="vst-email"
       aria-label="Continue with email"
-      data-connect-method="email"
       onSubmit={(e) => {
         e.preventDefault();
         const email = new FormData(e.currentTarget).get("email");

@@ -19,7 +19,7 @@ const SOCIAL_NAMES: Record<SocialProvider, string> = {
 export function SocialLogin({ providers }: { providers: SocialProvider[] }) {
   const widget = useWidget();
   return (
-    <div className="vst-social" role="group" aria-label="Social login" data-connect-method="social">
+    <div className="vst-social" role="group" aria-label="Social login">
       <Stylesheet id="social-login" css={css} />
       {providers.map((provider) => (
         <button

@@ -24,17 +24,20 @@ export function Connect() {
               or
             </div>
           )}
-          {method === "email" && (
-            <Suspense fallback={<PartFallback label="email login" />}>
-              <EmailLogin />
-            </Suspense>
-          )}
-          {method === "social" && (
-            <Suspense fallback={<PartFallback label="social login" />}>
-              <SocialLogin providers={socials} />
-            </Suspense>
-          )}
-          {method === "wallet" && <WalletList groups={view.groups} />}
+          {/* Each method's slot is there at once, in order, while a part's chunk loads. */}
+          <div className="vst-connect__method" data-connect-method={method}>
+            {method === "email" && (
+              <Suspense fallback={<PartFallback label="email login" />}>
+                <EmailLogin />
+              </Suspense>
+            )}
+            {method === "social" && (
+              <Suspense fallback={<PartFallback label="social login" />}>
+                <SocialLogin providers={socials} />
+              </Suspense>
+            )}
+            {method === "wallet" && <WalletList groups={view.groups} />}
+          </div>
         </Fragment>
       ))}
     </section>
