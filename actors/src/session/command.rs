@@ -12,6 +12,7 @@ use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
 use crate::model::connector::DiscoveredWallet;
 use crate::model::options::{SessionOptions, SocialProvider};
+use crate::session::ClientErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr)]
 #[serde(tag = "type", rename_all_fields = "camelCase")]
@@ -111,6 +112,12 @@ pub enum ClientCommand {
         #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         account: Option<String>,
+    },
+    /// A problem in the widget itself (its mirrored chart disagreed with the state, a view failed to
+    /// render). Recorded as `ClientErrorReported`; changes nothing else. Never carries secrets.
+    ReportClientError {
+        kind: ClientErrorKind,
+        detail: String,
     },
 }
 

@@ -17,6 +17,7 @@ use crate::model::caip::Namespace;
 use crate::model::connector::{Connector, RecentWallet};
 use crate::model::networks::{ChainDefinition, NetworkRef};
 use crate::model::options::SessionOptions;
+use crate::session::ClientErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr, VariantNames)]
 #[serde(tag = "type", content = "payload", rename_all_fields = "camelCase")]
@@ -184,6 +185,13 @@ pub enum Event {
     SiwxSignedOut {
         account: String,
         reason: String,
+    },
+
+    // --- client ---
+    /// The widget reported a problem of its own (`ReportClientError`). No machine moves.
+    ClientErrorReported {
+        kind: ClientErrorKind,
+        detail: String,
     },
 }
 

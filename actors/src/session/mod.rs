@@ -1,5 +1,6 @@
 //! A modal session: the composition of every machine into one decider.
 
+mod client_error;
 mod command;
 mod decide;
 mod error;
@@ -8,6 +9,7 @@ mod state;
 pub mod upcast;
 pub mod wire;
 
+pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
 pub use command::{ClientCommand, Command};
 pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
 pub use error::{CommandError, DomainError, RefusalCode};

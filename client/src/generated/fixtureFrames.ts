@@ -1,7 +1,9 @@
 // Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.
-// Frames of a scripted session, built by the functions the session actor uses. For the client's tests.
+// Frames of scripted sessions, built by the functions the session actor uses (decide, evolve,
+// wire::patch, wire::state_hash; tools/codegen/src/lib.rs). For the client's tests.
 import type { ServerMessage } from "./ServerMessage";
 
+/** Discover, a rejected connect, connect, four toasts, their expiry, hover, disconnect. */
 export const fixtureFrames: ServerMessage[] = [
   {
     "type": "welcome",
@@ -1289,5 +1291,1573 @@ export const fixtureFrames: ServerMessage[] = [
       }
     ],
     "stateHash": "ee78adc4768dfdb2"
+  }
+];
+
+/** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in, Account. */
+export const signInFrames: ServerMessage[] = [
+  {
+    "type": "welcome",
+    "protocol": 1,
+    "sessionId": "0123456789abcdef0123456789abcdef",
+    "resumeToken": "fixture-token",
+    "seq": 1,
+    "resumed": false,
+    "state": {
+      "started": true,
+      "project": "test",
+      "origin": "http://localhost:3000",
+      "options": {
+        "networks": [],
+        "metadata": {
+          "name": "",
+          "description": "",
+          "url": "",
+          "icons": []
+        },
+        "features": {
+          "email": false,
+          "socials": [],
+          "emailShowWallets": true,
+          "swaps": true,
+          "onramp": true,
+          "activity": true,
+          "send": true,
+          "receive": true,
+          "pay": false,
+          "analytics": false,
+          "allWallets": true,
+          "legalCheckbox": false,
+          "smartSessions": false,
+          "collapseWallets": false,
+          "branding": true
+        },
+        "includeWalletIds": [],
+        "excludeWalletIds": [],
+        "featuredWalletIds": [],
+        "customWallets": [],
+        "enableWalletConnect": false,
+        "enableEip6963": true,
+        "enableInjected": true,
+        "enableWallets": true,
+        "enableNetworkSwitch": true,
+        "allowUnsupportedChain": false,
+        "defaultAccountTypes": {},
+        "themeMode": "dark",
+        "themeVariables": {},
+        "siwx": {
+          "required": true,
+          "signOutOnDisconnect": false
+        },
+        "debug": false
+      },
+      "networks": [
+        {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "nativeCurrency": {
+            "name": "Ether",
+            "symbol": "ETH",
+            "decimals": 18
+          },
+          "rpcUrls": [],
+          "blockExplorers": [],
+          "testnet": false
+        }
+      ],
+      "modal": {
+        "status": "closed",
+        "closable": true
+      },
+      "router": {
+        "current": "Connect",
+        "stack": [
+          {
+            "view": "Connect"
+          }
+        ]
+      },
+      "connection": {
+        "namespaces": {
+          "eip155": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "solana": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "polkadot": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "bip122": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "cosmos": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          }
+        },
+        "activeNamespace": null,
+        "connectors": [],
+        "connectorStatus": {},
+        "recentWallets": [],
+        "loading": false
+      },
+      "connectView": {
+        "methods": [
+          "wallet"
+        ],
+        "groups": []
+      },
+      "toasts": {
+        "status": "empty",
+        "timers": "running",
+        "items": {},
+        "order": [],
+        "pausedBy": [],
+        "reshowAtMs": null,
+        "nextId": 0
+      },
+      "requests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "nextId": 0
+      },
+      "siwx": {
+        "status": "idle",
+        "challenge": null,
+        "error": null,
+        "sessions": {},
+        "nextSession": 0
+      }
+    },
+    "stateHash": "937dad3667270f8b"
+  },
+  {
+    "type": "diff",
+    "seq": 2,
+    "prevSeq": 1,
+    "events": [
+      {
+        "seq": 2,
+        "timeMs": 1700000000000,
+        "correlationId": "c1",
+        "type": "ConnectorsUpdated",
+        "payload": {
+          "connectors": [
+            {
+              "id": "dev.vestibule.wallet",
+              "name": "Dev Wallet",
+              "kind": "ANNOUNCED",
+              "rdns": "dev.vestibule.wallet",
+              "namespaces": [
+                "eip155"
+              ]
+            }
+          ]
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/connectView/groups/0",
+        "value": {
+          "entries": [
+            {
+              "connectorId": "dev.vestibule.wallet",
+              "homepage": null,
+              "icon": null,
+              "installed": true,
+              "name": "Dev Wallet",
+              "walletId": "dev.vestibule.wallet"
+            }
+          ],
+          "group": "injected"
+        }
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "disconnected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectors/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "kind": "ANNOUNCED",
+          "name": "Dev Wallet",
+          "namespaces": [
+            "eip155"
+          ],
+          "rdns": "dev.vestibule.wallet"
+        }
+      }
+    ],
+    "stateHash": "68df7979400a19ee"
+  },
+  {
+    "type": "diff",
+    "seq": 3,
+    "prevSeq": 2,
+    "events": [
+      {
+        "seq": 3,
+        "timeMs": 1700000000000,
+        "correlationId": "c2",
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "c7923308e2bdc122"
+  },
+  {
+    "type": "diff",
+    "seq": 6,
+    "prevSeq": 3,
+    "events": [
+      {
+        "seq": 4,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r1",
+            "connectorId": "dev.vestibule.wallet",
+            "namespace": "eip155",
+            "kind": {
+              "type": "connect"
+            },
+            "issuedMs": 1700000000000
+          }
+        }
+      },
+      {
+        "seq": 5,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "ConnectStarted",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "requestId": "r1"
+        }
+      },
+      {
+        "seq": 6,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "Navigated",
+        "payload": {
+          "view": "ConnectingWallet",
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "mode": "push"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/connectorId",
+        "value": "dev.vestibule.wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": "r1"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connecting"
+      },
+      {
+        "op": "add",
+        "path": "/requests/items/r1",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "id": "r1",
+          "issuedMs": 1700000000000,
+          "kind": {
+            "type": "connect"
+          },
+          "namespace": "eip155"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r1"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "ConnectingWallet"
+      },
+      {
+        "op": "add",
+        "path": "/router/stack/1",
+        "value": {
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "view": "ConnectingWallet"
+        }
+      }
+    ],
+    "stateHash": "cc4e64f9433ded71"
+  },
+  {
+    "type": "diff",
+    "seq": 12,
+    "prevSeq": 6,
+    "events": [
+      {
+        "seq": 7,
+        "timeMs": 1700000000800,
+        "correlationId": "c4",
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r1",
+          "outcome": {
+            "status": "ok",
+            "result": {
+              "accounts": [
+                "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025"
+              ],
+              "chainId": "0x1"
+            }
+          }
+        }
+      },
+      {
+        "seq": 8,
+        "timeMs": 1700000000800,
+        "correlationId": "c4",
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 9,
+        "timeMs": 1700000000800,
+        "correlationId": "c4",
+        "type": "Connected",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "accounts": [
+            {
+              "address": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+              "type": "eoa"
+            }
+          ],
+          "network": {
+            "caipNetworkId": "eip155:1",
+            "name": "Ethereum",
+            "supported": true
+          }
+        }
+      },
+      {
+        "seq": 10,
+        "timeMs": 1700000000800,
+        "correlationId": "c4",
+        "type": "RecentWalletUsed",
+        "payload": {
+          "wallet": {
+            "id": "dev.vestibule.wallet",
+            "rdns": "dev.vestibule.wallet",
+            "name": "Dev Wallet"
+          }
+        }
+      },
+      {
+        "seq": 11,
+        "timeMs": 1700000000800,
+        "correlationId": "c4",
+        "type": "SiwxChallengeIssued",
+        "payload": {
+          "challenge": {
+            "account": "eip155:1:0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+            "chain": "eip155:1",
+            "nonce": "FixtureNonce4",
+            "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+            "issuedMs": 1700000000800,
+            "expiresMs": 1700086400800,
+            "requestId": null,
+            "toastId": null,
+            "signature": null
+          }
+        }
+      },
+      {
+        "seq": 12,
+        "timeMs": 1700000000800,
+        "correlationId": "c4",
+        "type": "Navigated",
+        "payload": {
+          "view": "SIWXSignMessage",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/group",
+        "value": "recent"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeNamespace",
+        "value": "eip155"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/namespaces/eip155/accounts/0",
+        "value": {
+          "address": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+          "type": "eoa"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/address",
+        "value": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/caipAddress",
+        "value": "eip155:1:0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/network",
+        "value": {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "supported": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/recentWallets/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "name": "Dev Wallet",
+          "rdns": "dev.vestibule.wallet"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/modal/closable",
+        "value": false
+      },
+      {
+        "op": "remove",
+        "path": "/requests/items/r1"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "SIWXSignMessage"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/0/view",
+        "value": "SIWXSignMessage"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge",
+        "value": {
+          "account": "eip155:1:0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+          "chain": "eip155:1",
+          "expiresMs": 1700086400800,
+          "issuedMs": 1700000000800,
+          "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+          "nonce": "FixtureNonce4",
+          "requestId": null,
+          "signature": null,
+          "toastId": null
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/status",
+        "value": "ready"
+      }
+    ],
+    "stateHash": "eb7282bcceea9e71"
+  },
+  {
+    "type": "diff",
+    "seq": 16,
+    "prevSeq": 12,
+    "events": [
+      {
+        "seq": 13,
+        "timeMs": 1700000001300,
+        "correlationId": "c5",
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r2",
+            "connectorId": "dev.vestibule.wallet",
+            "namespace": "eip155",
+            "kind": {
+              "type": "signMessage",
+              "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+              "address": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025"
+            },
+            "issuedMs": 1700000001300
+          }
+        }
+      },
+      {
+        "seq": 14,
+        "timeMs": 1700000001300,
+        "correlationId": "c5",
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t1",
+          "message": "Authenticating...",
+          "variant": "loading",
+          "autoCloseMs": null,
+          "atMs": 1700000001300
+        }
+      },
+      {
+        "seq": 15,
+        "timeMs": 1700000001300,
+        "correlationId": "c5",
+        "type": "ToastShown",
+        "payload": {
+          "id": "t1",
+          "deadlineMs": null
+        }
+      },
+      {
+        "seq": 16,
+        "timeMs": 1700000001300,
+        "correlationId": "c5",
+        "type": "SiwxSignRequested",
+        "payload": {
+          "requestId": "r2",
+          "toastId": "t1"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/requests/items/r2",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "id": "r2",
+          "issuedMs": 1700000001300,
+          "kind": {
+            "address": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+            "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+            "type": "signMessage"
+          },
+          "namespace": "eip155"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 2
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r2"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge/requestId",
+        "value": "r2"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge/toastId",
+        "value": "t1"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/status",
+        "value": "signing"
+      },
+      {
+        "op": "add",
+        "path": "/toasts/items/t1",
+        "value": {
+          "autoCloseMs": null,
+          "createdMs": 1700000001300,
+          "deadlineMs": null,
+          "id": "t1",
+          "message": "Authenticating...",
+          "remainingMs": null,
+          "variant": "loading",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/0",
+        "value": "t1"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/status",
+        "value": "active"
+      }
+    ],
+    "stateHash": "f41eaeff1d665c2a"
+  },
+  {
+    "type": "diff",
+    "seq": 23,
+    "prevSeq": 16,
+    "events": [
+      {
+        "seq": 17,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r2",
+          "outcome": {
+            "status": "error",
+            "code": 4001,
+            "message": "User rejected the request."
+          }
+        }
+      },
+      {
+        "seq": 18,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 19,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "ToastDismissed",
+        "payload": {
+          "id": "t1",
+          "reason": "closed"
+        }
+      },
+      {
+        "seq": 20,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "ToastsCleared",
+        "payload": {}
+      },
+      {
+        "seq": 21,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "SiwxDeclined",
+        "payload": {
+          "message": "Signature declined"
+        }
+      },
+      {
+        "seq": 22,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t2",
+          "message": "Signature declined",
+          "variant": "error",
+          "autoCloseMs": 4000,
+          "atMs": 1700000002000
+        }
+      },
+      {
+        "seq": 23,
+        "timeMs": 1700000002000,
+        "correlationId": "c6",
+        "type": "ToastShown",
+        "payload": {
+          "id": "t2",
+          "deadlineMs": 1700000006000
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "remove",
+        "path": "/requests/items/r2"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge/requestId",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge/toastId",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/error",
+        "value": "Signature declined"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/status",
+        "value": "ready"
+      },
+      {
+        "op": "add",
+        "path": "/toasts/items/t2",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000002000,
+          "deadlineMs": 1700000006000,
+          "id": "t2",
+          "message": "Signature declined",
+          "remainingMs": null,
+          "variant": "error",
+          "visible": true
+        }
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/items/t1"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 2
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/order/0",
+        "value": "t2"
+      }
+    ],
+    "stateHash": "6e2c26f8a8c14309"
+  },
+  {
+    "type": "diff",
+    "seq": 27,
+    "prevSeq": 23,
+    "events": [
+      {
+        "seq": 24,
+        "timeMs": 1700000002500,
+        "correlationId": "c7",
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r3",
+            "connectorId": "dev.vestibule.wallet",
+            "namespace": "eip155",
+            "kind": {
+              "type": "signMessage",
+              "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+              "address": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025"
+            },
+            "issuedMs": 1700000002500
+          }
+        }
+      },
+      {
+        "seq": 25,
+        "timeMs": 1700000002500,
+        "correlationId": "c7",
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t3",
+          "message": "Authenticating...",
+          "variant": "loading",
+          "autoCloseMs": null,
+          "atMs": 1700000002500
+        }
+      },
+      {
+        "seq": 26,
+        "timeMs": 1700000002500,
+        "correlationId": "c7",
+        "type": "ToastShown",
+        "payload": {
+          "id": "t3",
+          "deadlineMs": null
+        }
+      },
+      {
+        "seq": 27,
+        "timeMs": 1700000002500,
+        "correlationId": "c7",
+        "type": "SiwxSignRequested",
+        "payload": {
+          "requestId": "r3",
+          "toastId": "t3"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/requests/items/r3",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "id": "r3",
+          "issuedMs": 1700000002500,
+          "kind": {
+            "address": "0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+            "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+            "type": "signMessage"
+          },
+          "namespace": "eip155"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 3
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r3"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge/requestId",
+        "value": "r3"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge/toastId",
+        "value": "t3"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/error",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/status",
+        "value": "signing"
+      },
+      {
+        "op": "add",
+        "path": "/toasts/items/t3",
+        "value": {
+          "autoCloseMs": null,
+          "createdMs": 1700000002500,
+          "deadlineMs": null,
+          "id": "t3",
+          "message": "Authenticating...",
+          "remainingMs": null,
+          "variant": "loading",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 3
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/1",
+        "value": "t3"
+      }
+    ],
+    "stateHash": "7a6e787e9ba34601"
+  },
+  {
+    "type": "diff",
+    "seq": 33,
+    "prevSeq": 27,
+    "events": [
+      {
+        "seq": 28,
+        "timeMs": 1700000003400,
+        "correlationId": "c8",
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r3",
+          "outcome": {
+            "status": "ok",
+            "result": "0x88e5e8b7c471b89c779b3139791deab2e6661d4a7c377fc3d1d19f0efaaeac6a234cddf065514250ff2154dd010b5cd0b59bbee6311bed07cc3b688ab5edc99c1c"
+          }
+        }
+      },
+      {
+        "seq": 29,
+        "timeMs": 1700000003400,
+        "correlationId": "c8",
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 30,
+        "timeMs": 1700000003400,
+        "correlationId": "c8",
+        "type": "ToastDismissed",
+        "payload": {
+          "id": "t3",
+          "reason": "closed"
+        }
+      },
+      {
+        "seq": 31,
+        "timeMs": 1700000003400,
+        "correlationId": "c8",
+        "type": "SiwxSignedIn",
+        "payload": {
+          "session": {
+            "id": "si1",
+            "account": "eip155:1:0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+            "chain": "eip155:1",
+            "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+            "signature": "0x88e5e8b7c471b89c779b3139791deab2e6661d4a7c377fc3d1d19f0efaaeac6a234cddf065514250ff2154dd010b5cd0b59bbee6311bed07cc3b688ab5edc99c1c",
+            "method": "eip191",
+            "issuedMs": 1700000000800,
+            "expiresMs": 1700086400800
+          }
+        }
+      },
+      {
+        "seq": 32,
+        "timeMs": 1700000003400,
+        "correlationId": "c8",
+        "type": "ModalClosed",
+        "payload": {}
+      },
+      {
+        "seq": 33,
+        "timeMs": 1700000003400,
+        "correlationId": "c8",
+        "type": "Navigated",
+        "payload": {
+          "view": "Account",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/closable",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "closed"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/items/r3"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "Account"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/0/view",
+        "value": "Account"
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/challenge",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/nextSession",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/siwx/sessions/eip155:1:0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+        "value": {
+          "account": "eip155:1:0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025",
+          "chain": "eip155:1",
+          "expiresMs": 1700086400800,
+          "id": "si1",
+          "issuedMs": 1700000000800,
+          "message": "http://localhost:3000 wants you to sign in with your Ethereum account:\n0x17c5185167401eD00cF5F5b2fc97D9BBfDb7D025\n\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 1\nNonce: FixtureNonce4\nIssued At: 2023-11-14T22:13:20.8Z\nExpiration Time: 2023-11-15T22:13:20.8Z",
+          "method": "eip191",
+          "signature": "0x88e5e8b7c471b89c779b3139791deab2e6661d4a7c377fc3d1d19f0efaaeac6a234cddf065514250ff2154dd010b5cd0b59bbee6311bed07cc3b688ab5edc99c1c"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/siwx/status",
+        "value": "idle"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/items/t3"
+      },
+      {
+        "op": "remove",
+        "path": "/toasts/order/1"
+      }
+    ],
+    "stateHash": "3aa5416c44278e8e"
+  },
+  {
+    "type": "diff",
+    "seq": 34,
+    "prevSeq": 33,
+    "events": [
+      {
+        "seq": 34,
+        "timeMs": 1700000005400,
+        "correlationId": "c9",
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "e0384e85b998828b"
+  }
+];
+
+/** Email and three socials enabled with a wallet announced; what email and Google login answer. */
+export const connectMethodsFrames: ServerMessage[] = [
+  {
+    "type": "welcome",
+    "protocol": 1,
+    "sessionId": "0123456789abcdef0123456789abcdef",
+    "resumeToken": "fixture-token",
+    "seq": 1,
+    "resumed": false,
+    "state": {
+      "started": true,
+      "project": "test",
+      "origin": "http://localhost:3000",
+      "options": {
+        "networks": [],
+        "metadata": {
+          "name": "",
+          "description": "",
+          "url": "",
+          "icons": []
+        },
+        "features": {
+          "email": true,
+          "socials": [
+            "google",
+            "x",
+            "discord"
+          ],
+          "emailShowWallets": true,
+          "swaps": true,
+          "onramp": true,
+          "activity": true,
+          "send": true,
+          "receive": true,
+          "pay": false,
+          "analytics": false,
+          "allWallets": true,
+          "legalCheckbox": false,
+          "smartSessions": false,
+          "collapseWallets": false,
+          "branding": true
+        },
+        "includeWalletIds": [],
+        "excludeWalletIds": [],
+        "featuredWalletIds": [],
+        "customWallets": [],
+        "enableWalletConnect": false,
+        "enableEip6963": true,
+        "enableInjected": true,
+        "enableWallets": true,
+        "enableNetworkSwitch": true,
+        "allowUnsupportedChain": false,
+        "defaultAccountTypes": {},
+        "themeMode": "dark",
+        "themeVariables": {},
+        "debug": false
+      },
+      "networks": [
+        {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "nativeCurrency": {
+            "name": "Ether",
+            "symbol": "ETH",
+            "decimals": 18
+          },
+          "rpcUrls": [],
+          "blockExplorers": [],
+          "testnet": false
+        }
+      ],
+      "modal": {
+        "status": "closed",
+        "closable": true
+      },
+      "router": {
+        "current": "Connect",
+        "stack": [
+          {
+            "view": "Connect"
+          }
+        ]
+      },
+      "connection": {
+        "namespaces": {
+          "eip155": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "solana": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "polkadot": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "bip122": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "cosmos": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          }
+        },
+        "activeNamespace": null,
+        "connectors": [],
+        "connectorStatus": {},
+        "recentWallets": [],
+        "loading": false
+      },
+      "connectView": {
+        "methods": [
+          "email",
+          "social",
+          "wallet"
+        ],
+        "groups": []
+      },
+      "toasts": {
+        "status": "empty",
+        "timers": "running",
+        "items": {},
+        "order": [],
+        "pausedBy": [],
+        "reshowAtMs": null,
+        "nextId": 0
+      },
+      "requests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "nextId": 0
+      },
+      "siwx": {
+        "status": "idle",
+        "challenge": null,
+        "error": null,
+        "sessions": {},
+        "nextSession": 0
+      }
+    },
+    "stateHash": "a781869cad9f08a3"
+  },
+  {
+    "type": "diff",
+    "seq": 2,
+    "prevSeq": 1,
+    "events": [
+      {
+        "seq": 2,
+        "timeMs": 1700000000000,
+        "correlationId": "c1",
+        "type": "ConnectorsUpdated",
+        "payload": {
+          "connectors": [
+            {
+              "id": "dev.vestibule.wallet",
+              "name": "Dev Wallet",
+              "kind": "ANNOUNCED",
+              "rdns": "dev.vestibule.wallet",
+              "namespaces": [
+                "eip155"
+              ]
+            }
+          ]
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/connectView/groups/0",
+        "value": {
+          "entries": [
+            {
+              "connectorId": "dev.vestibule.wallet",
+              "homepage": null,
+              "icon": null,
+              "installed": true,
+              "name": "Dev Wallet",
+              "walletId": "dev.vestibule.wallet"
+            }
+          ],
+          "group": "injected"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/methods/0",
+        "value": "wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/methods/1",
+        "value": "email"
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/methods/2",
+        "value": "social"
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "disconnected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectors/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "kind": "ANNOUNCED",
+          "name": "Dev Wallet",
+          "namespaces": [
+            "eip155"
+          ],
+          "rdns": "dev.vestibule.wallet"
+        }
+      }
+    ],
+    "stateHash": "5753bc53dbcc4fc6"
+  },
+  {
+    "type": "diff",
+    "seq": 3,
+    "prevSeq": 2,
+    "events": [
+      {
+        "seq": 3,
+        "timeMs": 1700000000000,
+        "correlationId": "c2",
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "4c2c5465bcbf89e1"
+  },
+  {
+    "type": "diff",
+    "seq": 5,
+    "prevSeq": 3,
+    "events": [
+      {
+        "seq": 4,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t1",
+          "message": "Unable to load email login dependency",
+          "variant": "error",
+          "autoCloseMs": 4000,
+          "atMs": 1700000000000
+        }
+      },
+      {
+        "seq": 5,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "ToastShown",
+        "payload": {
+          "id": "t1",
+          "deadlineMs": 1700000004000
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/toasts/items/t1",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000000000,
+          "deadlineMs": 1700000004000,
+          "id": "t1",
+          "message": "Unable to load email login dependency",
+          "remainingMs": null,
+          "variant": "error",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/0",
+        "value": "t1"
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/status",
+        "value": "active"
+      }
+    ],
+    "stateHash": "cbbcf641d034ff55"
+  },
+  {
+    "type": "diff",
+    "seq": 7,
+    "prevSeq": 5,
+    "events": [
+      {
+        "seq": 6,
+        "timeMs": 1700000000300,
+        "correlationId": "c4",
+        "type": "ToastQueued",
+        "payload": {
+          "id": "t2",
+          "message": "Failed to initiate social connection",
+          "variant": "error",
+          "autoCloseMs": 4000,
+          "atMs": 1700000000300
+        }
+      },
+      {
+        "seq": 7,
+        "timeMs": 1700000000300,
+        "correlationId": "c4",
+        "type": "ToastShown",
+        "payload": {
+          "id": "t2",
+          "deadlineMs": 1700000004300
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/toasts/items/t2",
+        "value": {
+          "autoCloseMs": 4000,
+          "createdMs": 1700000000300,
+          "deadlineMs": 1700000004300,
+          "id": "t2",
+          "message": "Failed to initiate social connection",
+          "remainingMs": null,
+          "variant": "error",
+          "visible": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/toasts/nextId",
+        "value": 2
+      },
+      {
+        "op": "add",
+        "path": "/toasts/order/1",
+        "value": "t2"
+      }
+    ],
+    "stateHash": "8fe0d3baaccb86ef"
   }
 ];

@@ -4,6 +4,7 @@ export type * from "./AccountType";
 export type * from "./AppMetadata";
 export type * from "./ChainDefinition";
 export type * from "./ClientCommand";
+export type * from "./ClientErrorKind";
 export type * from "./ClientMessage";
 export type * from "./CommandError";
 export type * from "./CommandStatus";

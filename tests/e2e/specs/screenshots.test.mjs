@@ -1,11 +1,13 @@
-// Screenshots of every view the widget draws, in both themes, kept in docs/screenshots/: Connect
-// (all three connect methods), ConnectingWallet, SIWXSignMessage, Account, the toasts (success,
-// error, loading) and the configuration alert. Each step also checks that the view is the one named.
+// Every view the widget draws, in both themes: a screenshot kept in docs/screenshots/ (the demo
+// dapp, Connect with all three connect methods, ConnectingWallet, SIWXSignMessage, Account, the
+// toasts: success, error, loading; the configuration alert) and axe-core (from npm, injected into the page) with zero
+// serious or critical violations on the page as drawn. Each step also checks that the view is the
+// one named.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, launch, ROOT, seriousViolations, startGateway, verifyAllSessions } from "./support.mjs";
 
 const SHOTS = join(ROOT, "docs/screenshots");
 let gateway;
@@ -28,6 +30,7 @@ after(async () => {
 // Finite animations (view and header fades, height) are finished first, so each shot shows the settled view.
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+  assert.deepEqual(await seriousViolations(page), [], `${name}: axe finds no serious or critical violation`);
   // The modal's animated height settles on its content's: nothing is cut off.
   const clipped = await page.evaluate(() => {
     const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
@@ -41,6 +44,9 @@ for (const theme of ["dark", "light"]) {
   test(`every view in the ${theme} theme`, async () => {
     const { context, page } = await devWalletPage(browser);
     await page.goto(`${gateway.url}/?theme=${theme}&siwx=optional&email=on&socials=google,x,discord`);
+    // The demo dapp itself, before anything is opened.
+    await page.waitForFunction(() => window.__vestibule?.state()?.started === true, null, { timeout: 10_000 });
+    await shot(page, `demo-${theme}`);
     await page.getByTestId("connect").click();
     await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
     assert.equal(await header(page), "Connect");
@@ -76,7 +82,7 @@ for (const theme of ["dark", "light"]) {
         window.__vestibule.send({ type: "ShowToast", message, variant, persistent: true });
       }
     });
-    await page.waitForFunction(() => document.querySelectorAll('#vestibule-toasts [role="status"]').length === 3, null, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelectorAll('[data-vestibule-toasts] [role="status"]').length === 3, null, { timeout: 10_000 });
     await shot(page, `toasts-${theme}`);
     await context.close();
 

@@ -1,6 +1,7 @@
 // A real `vestibule serve` on a free loopback port with a fresh data directory, and Debian's
 // Chromium (never a downloaded browser) driven by playwright-core.
 import { spawn, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -71,4 +72,20 @@ export function verifyAllSessions(data) {
   const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);
   for (const id of ids) execFileSync(BIN, ["replay", "--data", data, id, "--verify"], { stdio: ["ignore", "ignore", "pipe"] });
   return ids.length;
+}
+
+const require = createRequire(import.meta.url);
+const AXE = require.resolve("axe-core/axe.min.js");
+
+/** axe-core (from npm, injected into the page) on `selector` (default: the whole page, so the
+ * modal and the toasts are in): the violations of impact serious or critical, with their nodes. */
+export async function seriousViolations(page, selector = "body") {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async (sel) => {
+    const r = await window.axe.run(document.querySelector(sel), { resultTypes: ["violations"] });
+    return { violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })), passes: r.passes.length };
+  }, selector);
+  // A run that checked nothing proves nothing.
+  if (result.passes === 0 && result.violations.length === 0) throw new Error(`axe checked nothing in ${selector}`);
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
 }

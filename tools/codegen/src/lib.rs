@@ -13,8 +13,8 @@ use ts_rs::TS;
 
 use vestibule_actors::machines;
 use vestibule_actors::machines::toasts;
-use vestibule_actors::protocol::{close, ClientMessage, ServerMessage, PROTOCOL_VERSION};
-use vestibule_actors::session::Event;
+use vestibule_actors::protocol::{close, ClientMessage, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
+use vestibule_actors::session::{Event, RefusalCode};
 
 const HEADER: &str = "// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.\n";
 
@@ -66,25 +66,47 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
     files.insert(
         "constants.ts".into(),
         format!(
-            "{HEADER}\nexport const PROTOCOL_VERSION = {PROTOCOL_VERSION};\n\n\
+            "{HEADER}import type {{ ProtocolErrorCode }} from \"./ProtocolErrorCode\";\nimport type {{ RefusalCode }} from \"./RefusalCode\";\n\nexport const PROTOCOL_VERSION = {PROTOCOL_VERSION};\n\n\
              export const CLOSE_CODES = {{\n{codes}}} as const;\n\n\
              export const EVENT_TYPES = {event_types} as const;\n\n\
              export const TOASTS = {{ maxVisible: {}, defaultDurationMs: {}, reshowDelayMs: {}, swipeMinDistancePx: {}, swipeMinVelocityPxPerMs: {} }} as const;\n\n\
              /** The numbers the widget draws with (spec sections 2, 5, 9). */\n\
-             export const DISPLAY = {} as const;\n",
+             export const DISPLAY = {} as const;\n\n\
+             /** The theme variables a host may set (`themeVariables`); any other name is refused. */\n\
+             export const THEME_VARIABLES = {} as const;\n\n\
+             /** Every `error.code` of a protocol error frame and `/ws/check` refusal. */\n\
+             export const PROTOCOL_ERROR_CODES = {} as const satisfies readonly ProtocolErrorCode[];\n\n\
+             /** Every `result.error.code` of a refused command. */\n\
+             export const REFUSAL_CODES = {} as const satisfies readonly RefusalCode[];\n",
             toasts::MAX_VISIBLE,
             toasts::DEFAULT_DURATION_MS,
             toasts::RESHOW_DELAY_MS,
             toasts::SWIPE_MIN_DISTANCE_PX,
             toasts::SWIPE_MIN_VELOCITY_PX_PER_MS,
             serde_json::to_string(&vestibule_actors::model::display::DISPLAY).expect("display constants serialize"),
+            serde_json::to_string(vestibule_actors::model::options::THEME_VARIABLES).expect("names serialize"),
+            serde_json::to_string(<ProtocolErrorCode as strum::VariantNames>::VARIANTS).expect("names serialize"),
+            serde_json::to_string(&<RefusalCode as strum::IntoEnumIterator>::iter().map(RefusalCode::as_str).collect::<Vec<_>>()).expect("names serialize"),
         ),
     );
 
-    let frames = serde_json::to_string_pretty(&fixture_frames()).expect("frames serialize");
+    let frames = |f: Vec<ServerMessage>| serde_json::to_string_pretty(&f).expect("frames serialize");
     files.insert(
         "fixtureFrames.ts".into(),
-        format!("{HEADER}// Frames of a scripted session, built by the functions the session actor uses. For the client's tests.\nimport type {{ ServerMessage }} from \"./ServerMessage\";\n\nexport const fixtureFrames: ServerMessage[] = {frames};\n"),
+        format!(
+            "{HEADER}// Frames of scripted sessions, built by the functions the session actor uses (decide, evolve,\n\
+             // wire::patch, wire::state_hash; tools/codegen/src/lib.rs). For the client's tests.\n\
+             import type {{ ServerMessage }} from \"./ServerMessage\";\n\n\
+             /** Discover, a rejected connect, connect, four toasts, their expiry, hover, disconnect. */\n\
+             export const fixtureFrames: ServerMessage[] = {};\n\n\
+             /** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in, Account. */\n\
+             export const signInFrames: ServerMessage[] = {};\n\n\
+             /** Email and three socials enabled with a wallet announced; what email and Google login answer. */\n\
+             export const connectMethodsFrames: ServerMessage[] = {};\n",
+            frames(fixture_frames()),
+            frames(sign_in_frames()),
+            frames(connect_methods_frames()),
+        ),
     );
 
     let mut index = String::from(HEADER);
@@ -100,72 +122,158 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
     Ok(files)
 }
 
+/// A scripted session as the frames a client receives: a welcome with the whole state, then one
+/// diff per decision, each built with the functions the session actor uses (`decide`, `evolve`,
+/// `wire::patch`, `wire::state_hash`). Deterministic: fixed times, nonces and command ids.
+struct Script {
+    state: vestibule_actors::session::SessionState,
+    json: serde_json::Value,
+    seq: u64,
+    now: u64,
+    commands: usize,
+    frames: Vec<ServerMessage>,
+}
+
+impl Script {
+    fn start(options: vestibule_actors::model::options::SessionOptions) -> Self {
+        use vestibule_actors::session::{self, wire, SessionState};
+        let start = vestibule_actors::testing::started_with(options);
+        let state = start.iter().fold(SessionState::default(), session::evolve);
+        let json = wire::to_value(&state);
+        let seq = start.len() as u64;
+        let welcome = ServerMessage::Welcome {
+            protocol: PROTOCOL_VERSION,
+            session_id: "0123456789abcdef0123456789abcdef".into(),
+            resume_token: Some("fixture-token".into()),
+            seq,
+            resumed: false,
+            state: Some(Box::new(state.clone())),
+            state_hash: wire::state_hash(&json),
+        };
+        Script { state, json, seq, now: vestibule_actors::testing::T0, commands: 0, frames: vec![welcome] }
+    }
+
+    fn step(&mut self, command: impl Into<vestibule_actors::session::Command>) -> &mut Self {
+        use vestibule_actors::protocol::WireEvent;
+        use vestibule_actors::session::{self, wire, Command};
+        let command = command.into();
+        self.commands += 1;
+        let correlation = match command {
+            Command::Tick => format!("timer:{}", self.seq + 1),
+            _ => format!("c{}", self.commands),
+        };
+        let nonce = format!("FixtureNonce{}", self.commands);
+        let ctx = vestibule_actors::decider::Ctx { now_ms: self.now, options: &self.state.options, nonce: &nonce };
+        let events = session::decide(&self.state, command, &ctx).expect("the fixture script is valid");
+        let before = self.json.clone();
+        let prev = self.seq;
+        let wire_events: Vec<WireEvent> = events
+            .into_iter()
+            .map(|event| {
+                self.seq += 1;
+                self.state = session::evolve(std::mem::take(&mut self.state), &event);
+                WireEvent { seq: self.seq, time_ms: self.now, correlation_id: Some(correlation.clone()), event }
+            })
+            .collect();
+        self.json = wire::to_value(&self.state);
+        self.frames.push(ServerMessage::Diff {
+            seq: self.seq,
+            prev_seq: prev,
+            events: wire_events,
+            patch: wire::patch(&before, &self.json),
+            state_hash: wire::state_hash(&self.json),
+        });
+        self
+    }
+
+    fn wait(&mut self, ms: u64) -> &mut Self {
+        self.now += ms;
+        self
+    }
+
+    /// The oldest pending wallet request.
+    fn pending(&self) -> String {
+        self.state.requests.order[0].clone()
+    }
+
+    /// Answers the oldest pending wallet request.
+    fn answer(&mut self, outcome: vestibule_actors::machines::requests::WalletOutcome) -> &mut Self {
+        let request_id = self.pending();
+        self.step(vestibule_actors::session::ClientCommand::ResolveWalletRequest { request_id, outcome })
+    }
+}
+
 /// A scripted session (discover, connect, toasts, a rejected reconnect, disconnect) as the frames a
 /// client receives: a welcome with the state, then one diff per decision. Deterministic.
 pub fn fixture_frames() -> Vec<ServerMessage> {
     use vestibule_actors::machines::toasts::ToastVariant;
-    use vestibule_actors::protocol::WireEvent;
-    use vestibule_actors::session::{self, wire, ClientCommand as C, Command, SessionState};
-    use vestibule_actors::testing::{dev_wallet, started, wallet_err, wallet_ok, ALICE, DEV_WALLET_RDNS, T0};
+    use vestibule_actors::session::{ClientCommand as C, Command};
+    use vestibule_actors::testing::{dev_wallet, wallet_err, wallet_ok, ALICE, DEV_WALLET_RDNS};
 
-    let start = started();
-    let mut state = start.iter().fold(SessionState::default(), session::evolve);
-    let mut json = wire::to_value(&state);
-    let mut seq = start.len() as u64;
-    let mut frames = vec![ServerMessage::Welcome {
-        protocol: PROTOCOL_VERSION,
-        session_id: "0123456789abcdef0123456789abcdef".into(),
-        resume_token: Some("fixture-token".into()),
-        seq,
-        resumed: false,
-        state: Some(Box::new(state.clone())),
-        state_hash: wire::state_hash(&json),
-    }];
-    let mut now = T0;
-    let mut commands = 0;
-    let mut step = |state: &mut SessionState, command: Command, now: u64| {
-        commands += 1;
-        let correlation = match command {
-            Command::Tick => format!("timer:{}", seq + 1),
-            _ => format!("c{commands}"),
-        };
-        let nonce = format!("FixtureNonce{commands}");
-        let ctx = vestibule_actors::decider::Ctx { now_ms: now, options: &state.options, nonce: &nonce };
-        let events = session::decide(state, command, &ctx).expect("the fixture script is valid");
-        let before = json.clone();
-        let prev = seq;
-        let wire_events: Vec<WireEvent> = events
-            .into_iter()
-            .map(|event| {
-                seq += 1;
-                *state = session::evolve(std::mem::take(state), &event);
-                WireEvent { seq, time_ms: now, correlation_id: Some(correlation.clone()), event }
-            })
-            .collect();
-        json = wire::to_value(state);
-        frames.push(ServerMessage::Diff { seq, prev_seq: prev, events: wire_events, patch: wire::patch(&before, &json), state_hash: wire::state_hash(&json) });
-    };
-    let pending = |state: &SessionState| state.requests.order[0].clone();
-    step(&mut state, C::ReportWallets { wallets: vec![dev_wallet()] }.into(), now);
-    step(&mut state, C::OpenModal { view: None }.into(), now);
-    step(&mut state, C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() }.into(), now);
-    now += 1200;
-    let request_id = pending(&state);
-    step(&mut state, C::ResolveWalletRequest { request_id, outcome: wallet_err(4001, "User rejected the request.") }.into(), now);
-    step(&mut state, C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() }.into(), now);
-    let request_id = pending(&state);
-    step(&mut state, C::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") }.into(), now);
+    let mut s = Script::start(Default::default());
+    s.step(C::ReportWallets { wallets: vec![dev_wallet()] })
+        .step(C::OpenModal { view: None })
+        .step(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() })
+        .wait(1200)
+        .answer(wallet_err(4001, "User rejected the request."))
+        .step(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() })
+        .answer(wallet_ok(&[ALICE], "0x1"));
     for i in 0..4 {
         let message = format!("Toast \"{i}\"\t\u{2713} \u{e9}");
-        step(&mut state, C::ShowToast { message, variant: ToastVariant::Success, duration_ms: None, persistent: None }.into(), now);
+        s.step(C::ShowToast { message, variant: ToastVariant::Success, duration_ms: None, persistent: None });
     }
-    now += 4000;
-    step(&mut state, Command::Tick, now);
-    now += 150;
-    step(&mut state, Command::Tick, now);
-    step(&mut state, C::SetToastHover { hovered: true }.into(), now);
-    step(&mut state, C::Disconnect { namespace: None }.into(), now);
-    frames
+    s.wait(4000).step(Command::Tick).wait(150).step(Command::Tick);
+    s.step(C::SetToastHover { hovered: true }).step(C::Disconnect { namespace: None });
+    s.frames
+}
+
+/// Sign-in required: connect, the SIWXSignMessage view, a declined signature, a valid one (the
+/// test signer's real EIP-191 signature over the session's message), signed in; the modal opened
+/// again on the Account view.
+pub fn sign_in_frames() -> Vec<ServerMessage> {
+    use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
+    use vestibule_actors::session::ClientCommand as C;
+    use vestibule_actors::testing::{dev_wallet, personal_sign, sign_in_options, signer_address, wallet_err, wallet_ok, DEV_WALLET_RDNS, SIGNER_KEY};
+
+    let mut s = Script::start(sign_in_options(true));
+    s.step(C::ReportWallets { wallets: vec![dev_wallet()] })
+        .step(C::OpenModal { view: None })
+        .step(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() })
+        .wait(800)
+        .answer(wallet_ok(&[&signer_address()], "0x1"))
+        .wait(500)
+        .step(C::SiwxSign {})
+        .wait(700)
+        .answer(wallet_err(4001, "User rejected the request."))
+        .wait(500)
+        .step(C::SiwxSign {});
+    let message = match &s.state.requests.items[&s.pending()].kind {
+        RequestKind::SignMessage { message, .. } => message.clone(),
+        other => panic!("expected a sign request, got {other:?}"),
+    };
+    s.wait(900).answer(WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) });
+    // Signed in, the modal closed; opened again, it shows the Account view.
+    s.wait(2000).step(C::OpenModal { view: None });
+    s.frames
+}
+
+/// Every connect method (email and three socials enabled) with the dev wallet announced, then what
+/// email and social login answer on a deployment without an embedded-wallet provider.
+pub fn connect_methods_frames() -> Vec<ServerMessage> {
+    use vestibule_actors::model::options::{SessionOptions, SocialProvider};
+    use vestibule_actors::session::ClientCommand as C;
+    use vestibule_actors::testing::dev_wallet;
+
+    let mut options = SessionOptions::default();
+    options.features.email = true;
+    options.features.socials = vec![SocialProvider::Google, SocialProvider::X, SocialProvider::Discord];
+    let mut s = Script::start(options);
+    s.step(C::ReportWallets { wallets: vec![dev_wallet()] })
+        .step(C::OpenModal { view: None })
+        .step(C::ConnectEmail { email: "visitor@example.com".into() })
+        .wait(300)
+        .step(C::ConnectSocial { provider: SocialProvider::Google });
+    s.frames
 }
 
 /// Writes the generated files into `dir`, removing generated files that no longer exist.

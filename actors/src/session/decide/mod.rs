@@ -186,6 +186,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::SiwxSign {} => sign_in::sign(d)?,
         ClientCommand::SiwxCancel {} => sign_in::cancel(d)?,
         ClientCommand::SiwxSignOut { account } => sign_in::sign_out(d, account)?,
+        ClientCommand::ReportClientError { kind, detail } => d.push(crate::session::client_error::report(kind, &detail)?),
     }
     Ok(decision.finish())
 }
