@@ -7,8 +7,8 @@ use figment::providers::{Format, Toml};
 use vestibule_chain::config::ActivitySourceKind;
 use vestibule_chain::{ChainConfig, NetworkId};
 
-fn parse(toml: &str) -> Result<ChainConfig, figment::Error> {
-    Figment::from(Toml::string(toml)).extract()
+fn parse(toml: &str) -> Result<ChainConfig, Box<figment::Error>> {
+    Figment::from(Toml::string(toml)).extract().map_err(Box::new)
 }
 
 #[test]

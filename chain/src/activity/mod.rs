@@ -187,7 +187,7 @@ pub fn is_spam(transaction: &Transaction) -> bool {
 /// Newest first (block, then position in the block), spam dropped.
 pub fn newest_first_without_spam(mut transactions: Vec<Transaction>) -> Vec<Transaction> {
     transactions.retain(|t| !is_spam(t));
-    transactions.sort_by(|a, b| (b.block_number, b.index).cmp(&(a.block_number, a.index)));
+    transactions.sort_by_key(|t| std::cmp::Reverse((t.block_number, t.index)));
     transactions
 }
 
