@@ -155,3 +155,73 @@ fn follow(answer: SharedAnswer, leader_ids: Vec<Id>, own_ids: Vec<Id>) -> Transp
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use alloy::rpc::json_rpc::{Request, Response, ResponsePayload};
+    use serde_json::value::RawValue;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+    use crate::metrics::ChainMetrics;
+
+    /// An upstream that counts calls and answers each request with its method name once released.
+    #[derive(Clone)]
+    struct Upstream {
+        calls: Arc<AtomicUsize>,
+        gate: Arc<Semaphore>,
+    }
+
+    impl Service<RequestPacket> for Upstream {
+        type Response = ResponsePacket;
+        type Error = TransportError;
+        type Future = TransportFut<'static>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, packet: RequestPacket) -> Self::Future {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let gate = self.gate.clone();
+            Box::pin(async move {
+                let _open = gate.acquire().await.unwrap();
+                let request = packet.as_single().unwrap();
+                let result = RawValue::from_string(format!("{:?}", request.method())).unwrap();
+                Ok(ResponsePacket::Single(Response { id: request.id().clone(), payload: ResponsePayload::Success(result) }))
+            })
+        }
+    }
+
+    fn request(method: &'static str, id: u64) -> RequestPacket {
+        RequestPacket::Single(Request::new(method, Id::Number(id), ()).serialize().unwrap())
+    }
+
+    #[tokio::test]
+    async fn past_its_capacity_calls_go_upstream_unshared_and_answers_keep_their_ids() {
+        let metrics = Arc::new(ChainMetrics::default()).for_network(&crate::NetworkId::eip155(1));
+        let upstream = Upstream { calls: Arc::default(), gate: Arc::new(Semaphore::new(0)) };
+        let service = DedupLayer::new(1, metrics.clone()).layer(upstream.clone());
+
+        let first = service.clone().oneshot(request("eth_blockNumber", 1));
+        let same = service.clone().oneshot(request("eth_blockNumber", 2));
+        let other = service.clone().oneshot(request("eth_chainId", 3));
+        let (first, same, other) = (tokio::spawn(first), tokio::spawn(same), tokio::spawn(other));
+        tokio::task::yield_now().await;
+        while upstream.calls.load(Ordering::SeqCst) < 2 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(service.in_flight(), 1, "the table holds one call: its capacity");
+        upstream.gate.add_permits(10);
+
+        let id_of = |packet: ResponsePacket| packet.as_single().unwrap().id.clone();
+        assert_eq!(id_of(first.await.unwrap().unwrap()), Id::Number(1));
+        assert_eq!(id_of(same.await.unwrap().unwrap()), Id::Number(2), "the shared answer, with the follower's id");
+        assert_eq!(id_of(other.await.unwrap().unwrap()), Id::Number(3));
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 2, "the identical call was shared, the other went on its own");
+        assert_eq!(metrics.deduplicated_calls(), 1);
+        assert_eq!(service.in_flight(), 0, "completed calls leave the table");
+    }
+}
