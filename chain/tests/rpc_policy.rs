@@ -180,6 +180,17 @@ async fn an_attempt_times_out_after_ten_seconds_and_is_retried() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_hung_endpoint_falls_back_to_the_next_after_one_attempt() {
+    let hung = StubNode::start(|_, _| Reply::Hang).await;
+    let spare = StubNode::start(|_, body| ok(body)).await;
+    let service = service(&[hung.url(), spare.url()]);
+    let started = tokio::time::Instant::now();
+    assert_eq!(block_number(&service).await, Ok(json!("0x1")));
+    assert_eq!(started.elapsed(), Duration::from_secs(10), "one attempt's timeout, then the spare");
+    assert_eq!((hung.received().len(), spare.received().len()), (1, 1));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_hung_node_gives_a_timeout_when_the_call_time_is_up() {
     let node = StubNode::start(|_, _| Reply::Hang).await;
     let service = service(&[node.url()]);

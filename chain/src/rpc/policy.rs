@@ -88,8 +88,10 @@ pub enum AttemptFailure {
     Status { status: u16, retry_after: Option<Duration> },
     /// The endpoint answered, but with a JSON-RPC error for (some of) the requests.
     Rpc { code: i64, message: String },
-    /// No answer with a status: refused or reset connection, timeout, unreadable body.
+    /// No answer with a status: refused or reset connection, unreadable body.
     NoStatus,
+    /// No answer within the attempt's time.
+    TimedOut,
 }
 
 impl AttemptFailure {
@@ -97,7 +99,7 @@ impl AttemptFailure {
         match self {
             Self::Status { status, .. } => is_retryable_status(*status),
             Self::Rpc { code, message } => is_retryable_rpc_error(*code, message),
-            Self::NoStatus => true,
+            Self::NoStatus | Self::TimedOut => true,
         }
     }
 }
@@ -114,18 +116,31 @@ pub enum NextStep {
 }
 
 /// The decision after `failure`, when `retries_done` retries have already been made on this
-/// endpoint and `remaining` is what is left of the call's time (if it is bounded).
+/// endpoint, `remaining` is what is left of the call's time (if it is bounded), and
+/// `another_endpoint` says whether the network has an endpoint after this one.
 ///
 /// - A failure the spec does not retry moves on to the next endpoint at once.
+/// - A timed-out attempt moves on to the next endpoint when there is one: a hung node would
+///   otherwise spend the call's whole time on its retries, and fallback would never happen. The
+///   last endpoint is retried as usual.
 /// - After `max_retries` retries, the next endpoint.
 /// - The wait is the doubling backoff, or the server's `Retry-After` when it asks for longer;
 ///   one that asks for more than `max_retry_after` moves on instead of stalling the call.
 /// - A wait that would outlast the call's time gives up.
-pub fn next_step(policy: &RpcPolicy, failure: &AttemptFailure, retries_done: u32, remaining: Option<Duration>) -> NextStep {
+pub fn next_step(
+    policy: &RpcPolicy,
+    failure: &AttemptFailure,
+    retries_done: u32,
+    remaining: Option<Duration>,
+    another_endpoint: bool,
+) -> NextStep {
     if remaining.is_some_and(|r| r.is_zero()) {
         return NextStep::GiveUp;
     }
     if !failure.is_retryable() || retries_done >= policy.max_retries {
+        return NextStep::NextEndpoint;
+    }
+    if *failure == AttemptFailure::TimedOut && another_endpoint {
         return NextStep::NextEndpoint;
     }
     let backoff = backoff_delay(policy.base_delay, retries_done);
@@ -184,6 +199,16 @@ mod tests {
     #[test]
     fn network_failures_without_a_status_are_retried() {
         assert!(AttemptFailure::NoStatus.is_retryable());
+        assert!(AttemptFailure::TimedOut.is_retryable());
+    }
+
+    #[test]
+    fn a_timeout_moves_on_when_there_is_another_endpoint_and_is_retried_on_the_last() {
+        let p = RpcPolicy::default();
+        assert_eq!(next_step(&p, &AttemptFailure::TimedOut, 0, None, true), NextStep::NextEndpoint);
+        assert_eq!(next_step(&p, &AttemptFailure::TimedOut, 0, None, false), NextStep::RetryAfter(MS(150)));
+        // Other failures without a status are retried on the same endpoint either way.
+        assert_eq!(next_step(&p, &AttemptFailure::NoStatus, 0, None, true), NextStep::RetryAfter(MS(150)));
     }
 
     #[test]
@@ -197,7 +222,7 @@ mod tests {
     #[test]
     fn three_retries_with_doubling_waits_then_the_next_endpoint() {
         let p = RpcPolicy::default();
-        let steps: Vec<_> = (0..5).map(|r| next_step(&p, &status(503), r, None)).collect();
+        let steps: Vec<_> = (0..5).map(|r| next_step(&p, &status(503), r, None, false)).collect();
         assert_eq!(
             steps,
             [
@@ -213,29 +238,29 @@ mod tests {
     #[test]
     fn a_failure_that_is_not_retried_moves_on_at_once() {
         let p = RpcPolicy::default();
-        assert_eq!(next_step(&p, &status(404), 0, None), NextStep::NextEndpoint);
+        assert_eq!(next_step(&p, &status(404), 0, None, false), NextStep::NextEndpoint);
         let reverted = AttemptFailure::Rpc { code: 3, message: "execution reverted".into() };
-        assert_eq!(next_step(&p, &reverted, 0, None), NextStep::NextEndpoint);
+        assert_eq!(next_step(&p, &reverted, 0, None, false), NextStep::NextEndpoint);
     }
 
     #[test]
     fn retry_after_is_honoured_when_longer_than_the_backoff() {
         let p = RpcPolicy::default();
         let asked = |secs| AttemptFailure::Status { status: 429, retry_after: Some(Duration::from_secs(secs)) };
-        assert_eq!(next_step(&p, &asked(2), 0, None), NextStep::RetryAfter(Duration::from_secs(2)));
+        assert_eq!(next_step(&p, &asked(2), 0, None, false), NextStep::RetryAfter(Duration::from_secs(2)));
         // Zero asks for nothing more than the backoff.
-        assert_eq!(next_step(&p, &asked(0), 1, None), NextStep::RetryAfter(MS(300)));
+        assert_eq!(next_step(&p, &asked(0), 1, None, false), NextStep::RetryAfter(MS(300)));
         // Up to the cap, the server's word; beyond it, the next endpoint rather than a stalled call.
-        assert_eq!(next_step(&p, &asked(10), 0, None), NextStep::RetryAfter(Duration::from_secs(10)));
-        assert_eq!(next_step(&p, &asked(11), 0, None), NextStep::NextEndpoint);
+        assert_eq!(next_step(&p, &asked(10), 0, None, false), NextStep::RetryAfter(Duration::from_secs(10)));
+        assert_eq!(next_step(&p, &asked(11), 0, None, false), NextStep::NextEndpoint);
     }
 
     #[test]
     fn a_wait_past_the_call_deadline_gives_up() {
         let p = RpcPolicy::default();
-        assert_eq!(next_step(&p, &status(503), 0, Some(MS(151))), NextStep::RetryAfter(MS(150)));
-        assert_eq!(next_step(&p, &status(503), 0, Some(MS(150))), NextStep::GiveUp);
-        assert_eq!(next_step(&p, &status(503), 0, Some(Duration::ZERO)), NextStep::GiveUp);
+        assert_eq!(next_step(&p, &status(503), 0, Some(MS(151)), false), NextStep::RetryAfter(MS(150)));
+        assert_eq!(next_step(&p, &status(503), 0, Some(MS(150)), false), NextStep::GiveUp);
+        assert_eq!(next_step(&p, &status(503), 0, Some(Duration::ZERO), false), NextStep::GiveUp);
     }
 
     #[test]

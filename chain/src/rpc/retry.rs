@@ -103,14 +103,14 @@ where
                         Some(failure) => failure,
                     },
                     Ok(Err(error)) => judge_error(error),
-                    Err(_elapsed) => (AttemptFailure::NoStatus, RpcFailure::Timeout),
+                    Err(_elapsed) => (AttemptFailure::TimedOut, RpcFailure::Timeout),
                 };
                 self.metrics.error(match failure {
                     AttemptFailure::Rpc { .. } => "rpc_error",
                     _ => reported.kind(),
                 });
                 last_failure = reported;
-                match next_step(&self.policy, &failure, retries, remaining()) {
+                match next_step(&self.policy, &failure, retries, remaining(), index + 1 < self.endpoints.len()) {
                     NextStep::RetryAfter(delay) => {
                         tracing::debug!(endpoint = index, retry = retries + 1, ?delay, ?failure, "retrying a JSON-RPC call");
                         self.metrics.retry();
