@@ -5,7 +5,8 @@ use std::sync::Arc;
 use vestibule_store::{Envelope, EventLog, NewEvent, SessionId, StoreError};
 
 use crate::protocol::{ServerMessage, WireEvent};
-use crate::session::{self, wire, Event, SessionState, STATE_SCHEMA_VERSION};
+use crate::session::wire::{self, CanonicalState};
+use crate::session::{self, Event, Regions, SessionState, STATE_SCHEMA_VERSION};
 
 /// One published diff, serialized once.
 #[derive(Debug, Clone)]
@@ -16,15 +17,9 @@ pub struct DiffFrame {
     pub text: Arc<str>,
 }
 
-pub(crate) fn build_diff(
-    prev_seq: u64,
-    events: Vec<WireEvent>,
-    before: &serde_json::Value,
-    after: &serde_json::Value,
-    state_hash: String,
-) -> DiffFrame {
+pub(crate) fn build_diff(prev_seq: u64, events: Vec<WireEvent>, patch: json_patch::Patch, state_hash: String) -> DiffFrame {
     let seq = events.last().map_or(prev_seq, |e| e.seq);
-    let message = ServerMessage::Diff { seq, prev_seq, events, patch: wire::patch(before, after), state_hash: state_hash.clone() };
+    let message = ServerMessage::Diff { seq, prev_seq, events, patch, state_hash: state_hash.clone() };
     let text: Arc<str> = serde_json::to_string(&message).expect("a diff serializes").into();
     DiffFrame { seq, prev_seq, state_hash, text }
 }
@@ -78,7 +73,7 @@ pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>)
 }
 
 /// The diffs after `from_seq`, one per decision (consecutive events sharing a correlation id), as
-/// they were published. Returns `None` if the log no longer reaches back that far.
+/// they were published: each serializes, hashes and diffs only the regions its events touch.
 pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq: u64) -> Result<Vec<DiffFrame>, StoreError> {
     let (mut state, at) = fold_log(log, session, Some(from_seq)).await?;
     if at != from_seq {
@@ -86,22 +81,23 @@ pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq
     }
     let tail = log.read(session, from_seq + 1, None).await?;
     let mut frames = Vec::new();
-    let mut before = wire::to_value(&state);
+    let mut canonical = CanonicalState::of(&state);
     let mut i = 0;
     while i < tail.len() {
         let correlation = tail[i].correlation_id.clone();
+        let before = state.clone();
         let mut events = Vec::new();
+        let mut touched = Regions::NONE;
         while i < tail.len() && tail[i].correlation_id == correlation {
             let event = decode(&tail[i])?;
+            touched = touched.union(event.regions());
             state = session::evolve(state, &event);
             events.push(WireEvent { seq: tail[i].seq, time_ms: tail[i].time_ms, correlation_id: tail[i].correlation_id.clone(), event });
             i += 1;
         }
-        let after = wire::to_value(&state);
+        let changed = canonical.update(&state, touched);
         let prev = frames.last().map_or(from_seq, |f: &DiffFrame| f.seq);
-        let hash = wire::state_hash(&after);
-        frames.push(build_diff(prev, events, &before, &after, hash));
-        before = after;
+        frames.push(build_diff(prev, events, wire::patch_regions(&before, &changed), canonical.hash()));
     }
     Ok(frames)
 }
