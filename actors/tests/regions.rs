@@ -90,7 +90,8 @@ fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
         if hash != wire::state_hash(&wire::to_value(&state)) {
             return Err(format!("after {command:?}: the hash differs from the whole state's"));
         }
-        let patch = wire::patch_regions(&before_decision, &changed);
+        let patch: json_patch::Patch = serde_json::from_slice(&wire::patch_regions(&changed, &canonical).to_json())
+            .map_err(|e| format!("after {command:?}: the patch is not a JSON Patch: {e}"))?;
         let mut patched = wire::to_value(&before_decision);
         json_patch::patch(&mut patched, &patch).map_err(|e| format!("after {command:?}: the patch does not apply: {e}"))?;
         if patched != wire::to_value(&state) {

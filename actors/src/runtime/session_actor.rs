@@ -196,8 +196,8 @@ struct Pending {
     events: Vec<Event>,
     state: SessionState,
     canonical: CanonicalState,
-    /// The regions whose canonical JSON changed, with their new values (for the diff).
-    changed: Vec<(Region, serde_json::Value)>,
+    /// The regions whose canonical JSON changed, with their bytes before (for the diff).
+    changed: Vec<(Region, Arc<[u8]>)>,
     hash: String,
 }
 
@@ -559,7 +559,7 @@ impl ModalSession {
         let Some(awake) = self.awake.as_mut() else {
             unreachable!("a session does not hibernate while a decision is in flight");
         };
-        let patch = wire::patch_regions(&awake.state, &changed);
+        let patch = wire::patch_regions(&changed, &canonical);
         let changed_regions: Regions = changed.iter().map(|(r, _)| *r).collect();
         self.shell.interner.share(&mut state, &mut canonical, changed_regions);
         awake.state = state;
@@ -575,7 +575,7 @@ impl ModalSession {
         self.seq = outcome.last_seq().unwrap_or(self.seq);
         self.metrics().events_appended.inc_by(wire_events.len() as u64);
         self.metrics().command("accepted");
-        let frame = build_diff(prev_seq, wire_events, patch, self.hash.clone());
+        let frame = build_diff(prev_seq, wire_events, &patch, self.hash.clone());
         let reply = CommandReply::accepted(self.seq);
         if let Source::Client { command_id, reply_to } = source {
             // Already durable: written with the events.

@@ -8,13 +8,20 @@
 //! The state's top-level fields are [`Region`]s. Because the canonical form sorts keys, the whole
 //! state's canonical JSON is `{"<key>":<region>,…}` with the regions in [`Region::ALL`] order, so
 //! [`CanonicalState`] keeps each region's canonical bytes and, after a decision, re-serializes only
-//! the regions its events touched; the hash is SHA-256 over the same bytes as before, streamed from
-//! the pieces (`docs/decisions/0308-region-cached-canonical-json.md`).
+//! the regions its events touched ([`canonical`]: written straight from the typed state, no JSON
+//! value in between); the hash is SHA-256 over the same bytes as before, streamed from the pieces;
+//! and the diff compares the touched regions' bytes ([`patch`]).
+//! (`docs/decisions/0308-region-cached-canonical-json.md`.)
+
+pub mod canonical;
+pub mod patch;
 
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+pub use self::canonical::to_canonical_vec;
+pub use self::patch::PatchText;
 use crate::session::{Region, Regions, SessionState};
 
 pub fn to_value(state: &SessionState) -> serde_json::Value {
@@ -37,25 +44,30 @@ pub fn patch(before: &serde_json::Value, after: &serde_json::Value) -> json_patc
 
 /// One region of a state as a JSON value.
 pub fn region_value(state: &SessionState, region: Region) -> serde_json::Value {
-    let value = match region {
-        Region::ConnectView => serde_json::to_value(&state.connect_view),
-        Region::Connection => serde_json::to_value(&state.connection),
-        Region::Modal => serde_json::to_value(&state.modal),
-        Region::Networks => serde_json::to_value(&state.networks),
-        Region::Options => serde_json::to_value(&state.options),
-        Region::Origin => serde_json::to_value(&state.origin),
-        Region::Project => serde_json::to_value(&state.project),
-        Region::Requests => serde_json::to_value(&state.requests),
-        Region::Router => serde_json::to_value(&state.router),
-        Region::Siwx => serde_json::to_value(&state.siwx),
-        Region::Started => serde_json::to_value(state.started),
-        Region::Toasts => serde_json::to_value(&state.toasts),
-    };
-    value.expect("session state serializes")
+    serde_json::from_slice(&region_json(state, region)).expect("canonical JSON parses")
 }
 
-fn canonical_bytes(value: &serde_json::Value) -> Arc<[u8]> {
-    serde_json::to_vec(value).expect("a JSON value serializes").into()
+/// The canonical JSON of one region of a state.
+pub fn region_json(state: &SessionState, region: Region) -> Vec<u8> {
+    let bytes = match region {
+        Region::ConnectView => to_canonical_vec(&state.connect_view),
+        Region::Connection => to_canonical_vec(&state.connection),
+        Region::Modal => to_canonical_vec(&state.modal),
+        Region::Networks => to_canonical_vec(&state.networks),
+        Region::Options => to_canonical_vec(&state.options),
+        Region::Origin => to_canonical_vec(&state.origin),
+        Region::Project => to_canonical_vec(&state.project),
+        Region::Requests => to_canonical_vec(&state.requests),
+        Region::Router => to_canonical_vec(&state.router),
+        Region::Siwx => to_canonical_vec(&state.siwx),
+        Region::Started => to_canonical_vec(&state.started),
+        Region::Toasts => to_canonical_vec(&state.toasts),
+    };
+    bytes.expect("session state serializes")
+}
+
+fn value_json(value: &serde_json::Value) -> Arc<[u8]> {
+    to_canonical_vec(value).expect("a JSON value serializes").into()
 }
 
 /// The canonical JSON of a state, kept per region, so that after a decision only the regions its
@@ -68,12 +80,12 @@ pub struct CanonicalState {
 impl CanonicalState {
     /// Serializes every region of `state`.
     pub fn of(state: &SessionState) -> Self {
-        Self { regions: Region::ALL.map(|r| canonical_bytes(&region_value(state, r))) }
+        Self { regions: Region::ALL.map(|r| region_json(state, r).into()) }
     }
 
     /// Builds it from a whole state's JSON value (e.g. a mirror's), region by region.
     pub fn of_value(value: &serde_json::Value) -> Self {
-        Self { regions: Region::ALL.map(|r| canonical_bytes(value.get(r.key()).unwrap_or(&serde_json::Value::Null))) }
+        Self { regions: Region::ALL.map(|r| value_json(value.get(r.key()).unwrap_or(&serde_json::Value::Null))) }
     }
 
     /// The canonical bytes of one region.
@@ -87,16 +99,15 @@ impl CanonicalState {
         self.regions[region.index()] = bytes;
     }
 
-    /// Re-serializes `regions` of `state`; returns those whose bytes changed, with their new value
-    /// (for diffing). The rest keep their bytes untouched.
-    pub fn update(&mut self, state: &SessionState, regions: Regions) -> Vec<(Region, serde_json::Value)> {
+    /// Re-serializes `regions` of `state`; returns those whose bytes changed, with their bytes
+    /// before (for the diff). The rest keep their bytes untouched.
+    pub fn update(&mut self, state: &SessionState, regions: Regions) -> Vec<(Region, Arc<[u8]>)> {
         let mut changed = Vec::new();
         for region in regions.iter() {
-            let value = region_value(state, region);
-            let bytes = serde_json::to_vec(&value).expect("a JSON value serializes");
+            let bytes = region_json(state, region);
             if *self.regions[region.index()] != *bytes {
-                self.regions[region.index()] = bytes.into();
-                changed.push((region, value));
+                let before = std::mem::replace(&mut self.regions[region.index()], bytes.into());
+                changed.push((region, before));
             }
         }
         changed
@@ -142,19 +153,15 @@ impl CanonicalState {
     }
 }
 
-/// The JSON Patch from `before` to `after` for the regions in `changed` (with each region's value
-/// after, as [`CanonicalState::update`] returns them); regions outside `changed` must be equal in
-/// both states. Paths are from the state's root.
-pub fn patch_regions(before: &SessionState, changed: &[(Region, serde_json::Value)]) -> json_patch::Patch {
-    let mut operations = Vec::new();
-    for (region, after) in changed {
-        let key = region.key().to_string();
-        // Diffing one-key objects gives paths that start at the state's root (`/toasts/...`).
-        let before = serde_json::Value::Object([(key.clone(), region_value(before, *region))].into_iter().collect());
-        let after = serde_json::Value::Object([(key, after.clone())].into_iter().collect());
-        operations.extend(json_patch::diff(&before, &after).0);
+/// The JSON Patch to `current` from the state whose changed regions had the bytes in `changed` (as
+/// [`CanonicalState::update`] returns them); the other regions are the same in both. Paths are from
+/// the state's root.
+pub fn patch_regions(changed: &[(Region, Arc<[u8]>)], current: &CanonicalState) -> PatchText {
+    let mut patch = PatchText::new();
+    for (region, before) in changed {
+        patch.diff(&format!("/{}", region.key()), before, current.region(*region));
     }
-    json_patch::Patch(operations)
+    patch
 }
 
 /// A mirror of a session's state as a client keeps it (a JSON value patched by every diff), with
@@ -195,7 +202,7 @@ impl StateMirror {
         }
         for region in touched.iter() {
             let value = self.state.get(region.key()).unwrap_or(&serde_json::Value::Null);
-            self.canonical.set_region(region, canonical_bytes(value));
+            self.canonical.set_region(region, value_json(value));
         }
         Ok(())
     }
