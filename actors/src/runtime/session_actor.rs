@@ -407,10 +407,15 @@ impl ModalSession {
 
     /// Drops what the log can rebuild: the state and its bytes, the diff ring, the answer cache.
     /// Connections, deadlines and the seq and hash stay, so an idle client notices nothing.
-    fn hibernate(&mut self) {
-        if self.awake.take().is_none() {
+    fn hibernate(&mut self, ctx: &mut Context<Self>) {
+        if self.awake.is_none() {
             return;
         }
+        // Waking then costs one snapshot read, not a snapshot and a tail of up to `snapshot_every` events.
+        if self.seq > self.last_snapshot_seq {
+            self.write_snapshot(ctx);
+        }
+        self.awake = None;
         self.recent = VecDeque::new();
         self.answers.clear();
         self.connections.shrink_to_fit();
@@ -424,9 +429,9 @@ impl ModalSession {
         if let Some(handle) = self.hibernation.take() {
             ctx.cancel_future(handle);
         }
-        self.hibernation = Some(ctx.run_later(self.config().hibernate_after, |act, _| {
+        self.hibernation = Some(ctx.run_later(self.config().hibernate_after, |act, ctx| {
             act.hibernation = None;
-            act.hibernate();
+            act.hibernate(ctx);
         }));
     }
 
@@ -616,9 +621,13 @@ impl ModalSession {
     }
 
     fn maybe_snapshot(&mut self, ctx: &mut Context<Self>) {
-        if self.seq < self.last_snapshot_seq + self.config().snapshot_every {
-            return;
+        if self.seq >= self.last_snapshot_seq + self.config().snapshot_every {
+            self.write_snapshot(ctx);
         }
+    }
+
+    /// Writes a snapshot of the current state in the background (a cache: a failure is only logged).
+    fn write_snapshot(&mut self, ctx: &mut Context<Self>) {
         let Some(awake) = self.awake.as_ref() else { return };
         self.last_snapshot_seq = self.seq;
         let state = serde_json::from_slice(&awake.canonical.to_json()).expect("canonical JSON parses");
@@ -937,7 +946,7 @@ impl Handler<HibernateNow> for ModalSession {
         if let Some(handle) = self.hibernation.take() {
             ctx.cancel_future(handle);
         }
-        self.hibernate();
+        self.hibernate(ctx);
         self.awake.is_none()
     }
 }
