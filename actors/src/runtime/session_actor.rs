@@ -562,7 +562,11 @@ impl ModalSession {
     fn publish(&mut self, pending: Pending, outcome: AppendOutcome, source: &Source, ctx: &mut Context<Self>) -> CommandReply {
         let Pending { events, mut state, mut canonical, changed, hash } = pending;
         let Some(awake) = self.awake.as_mut() else {
-            unreachable!("a session does not hibernate while a decision is in flight");
+            // Cannot happen (nothing hibernates a session while a decision is in flight), but if it
+            // did, the durable events must not be published from a state they do not follow.
+            tracing::error!(session = %self.id, seq = self.seq, "a durable decision found its session asleep; reloading");
+            ctx.wait(self.wake().map(|_, _, _| ()));
+            return CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"));
         };
         let patch = wire::patch_regions(&changed, &canonical);
         let changed_regions: Regions = changed.iter().map(|(r, _)| *r).collect();
