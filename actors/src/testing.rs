@@ -6,7 +6,7 @@ use crate::decider::Ctx;
 use crate::machines::requests::WalletOutcome;
 use crate::model::connector::{ConnectorType, DiscoveredWallet};
 use crate::model::options::SessionOptions;
-use crate::session::{self, ClientCommand, Command, DomainError, Event, SessionState};
+use crate::session::{self, ClientCommand, ClientErrorKind, Command, DomainError, Event, SessionState};
 
 pub const T0: u64 = 1_700_000_000_000;
 pub const ALICE: &str = "0x52908400098527886E0F7030069857D2E4169EE7";
@@ -240,7 +240,11 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         },
         90..=93 => ClientCommand::SetToastHover { hovered: rng.random_bool(0.5) },
         94..=96 => ClientCommand::SetToastInteraction { active: rng.random_bool(0.5) },
-        _ => ClientCommand::SetPageVisibility { hidden: rng.random_bool(0.5) },
+        97..=98 => ClientCommand::SetPageVisibility { hidden: rng.random_bool(0.5) },
+        _ => {
+            let kind = if rng.random_bool(0.5) { ClientErrorKind::ChartDisagreement } else { ClientErrorKind::Render };
+            ClientCommand::ReportClientError { kind, detail: "random report".into() }
+        }
     }
 }
 

@@ -201,6 +201,12 @@ impl Event {
         self.into()
     }
 
+    /// The regions of the session state this event may change (its type decides; see
+    /// [`crate::session::regions_touched_by`]).
+    pub fn regions(&self) -> crate::session::Regions {
+        crate::session::regions_touched_by(self)
+    }
+
     /// Every event type.
     pub fn type_names() -> &'static [&'static str] {
         Self::VARIANTS

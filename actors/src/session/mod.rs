@@ -14,7 +14,7 @@ pub use command::{ClientCommand, Command};
 pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
 pub use error::{CommandError, DomainError, RefusalCode};
 pub use event::Event;
-pub use state::{evolve, has_sign_in_session, SessionState, STATE_SCHEMA_VERSION};
+pub use state::{evolve, evolve_every_machine, has_sign_in_session, regions_touched_by, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
 
 use crate::decider::{Ctx, Decider};
 
