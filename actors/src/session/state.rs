@@ -14,7 +14,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 3;
+pub const STATE_SCHEMA_VERSION: u32 = 4;
 
 /// A session's whole state: the fold of its events. Mirrored by the browser, field for field.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
