@@ -10,7 +10,7 @@ import { ed25519 } from "@noble/curves/ed25519";
 import { base58 } from "@scure/base";
 import type { SolanaSignAndSendTransactionFeature, SolanaSignAndSendTransactionInput, SolanaSignMessageFeature, SolanaSignMessageInput, SolanaSignTransactionFeature, SolanaSignTransactionInput } from "@solana/wallet-standard-features";
 import type { IdentifierString, Wallet, WalletAccount } from "@wallet-standard/base";
-import type { StandardConnectFeature, StandardConnectInput, StandardDisconnectFeature, StandardEventsFeature, StandardEventsListeners, StandardEventsNames } from "@wallet-standard/features";
+import type { StandardConnectFeature, StandardConnectInput, StandardDisconnectFeature, StandardEventsChangeProperties, StandardEventsFeature, StandardEventsListeners, StandardEventsNames } from "@wallet-standard/features";
 import { ReadonlyWalletAccount } from "@wallet-standard/wallet";
 import { parseTransaction, serializeTransaction } from "./transaction";
 
@@ -60,7 +60,8 @@ export class DevSolanaWallet implements Wallet {
   private account: ReadonlyWalletAccount;
   private connected = false;
   private held: Array<() => void> = [];
-  private listeners: { [E in StandardEventsNames]?: Set<StandardEventsListeners[E]> } = {};
+  /** `change` is the standard's only event. */
+  private listeners = new Set<StandardEventsListeners["change"]>();
 
   constructor(
     seed: Uint8Array,
@@ -143,13 +144,13 @@ export class DevSolanaWallet implements Wallet {
   }
 
   private on<E extends StandardEventsNames>(event: E, listener: StandardEventsListeners[E]): () => void {
-    const set = (this.listeners[event] ??= new Set());
-    set.add(listener);
-    return () => set.delete(listener);
+    if (event !== "change") return () => undefined;
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
-  private emit<E extends StandardEventsNames>(event: E, ...args: Parameters<StandardEventsListeners[E]>) {
-    for (const l of this.listeners[event] ?? []) l(...args);
+  private emit(event: "change", properties: StandardEventsChangeProperties) {
+    if (event === "change") for (const l of this.listeners) l(properties);
   }
 
   private checkAccount(account: WalletAccount) {
