@@ -172,8 +172,8 @@ pub fn read_wallet_accounts(
 }
 
 /// A Solana wallet's account is not "on" a network: it lists the chains it can sign for. The
-/// connection takes the session's first Solana network the account supports (the session's default
-/// network first), named by its genesis-hash CAIP-2 id or its Wallet Standard name
+/// connection takes the session's first Solana network (in the order of its `networks`) that the
+/// account supports, named by its genesis-hash CAIP-2 id or its Wallet Standard name
 /// (`solana:devnet`); an account that lists no chain takes the session's first Solana network; one
 /// that supports none of them is on the synthetic unsupported network.
 pub fn resolve_solana_network(chains: &[String], networks: &[ChainDefinition]) -> Result<NetworkRef, String> {
