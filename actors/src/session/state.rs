@@ -176,6 +176,7 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         | Event::AccountsChanged { .. }
         | Event::NetworkChanged { .. }
         | Event::Disconnected { .. }
+        | Event::ActiveNamespaceChanged { .. }
         | Event::RecentWalletUsed { .. } => Regions::of(&[Region::Connection]),
         Event::ToastQueued { .. }
         | Event::ToastShown { .. }
