@@ -1,11 +1,16 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 
-// The demo page is served by `vestibule serve` from client/dist at `/`.
+// The pages `vestibule serve` serves from client/dist: the demo dapp (`/`), the replay timeline
+// (`/replay.html`), the script-tag example (`/embed-example.html`, which loads the script built by
+// vite.embed.config.ts) and the wagmi example (`/wagmi.html`).
 export default defineConfig({
   plugins: [react()],
-  // Pages: the demo dapp (`/`), the replay timeline (`/replay.html`), an embedding example
-  // (`/embed-example.html`, which loads the script built by vite.embed.config.ts).
-  build: { outDir: "dist", emptyOutDir: true, rollupOptions: { input: { main: "index.html", replay: "replay.html", embed: "embed-example.html" } } },
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    rollupOptions: { input: { main: "index.html", replay: "replay.html", embed: "embed-example.html", wagmi: "wagmi.html" } },
+  },
+  // Unit tests run in Node; component tests (`*.test.tsx`) declare `@vitest-environment happy-dom`.
   test: { environment: "node" },
 } as Parameters<typeof defineConfig>[0]);

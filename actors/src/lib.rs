@@ -9,7 +9,6 @@
 //! - [`protocol`]: the wire protocol; [`runtime`]: the session actor and its registry.
 
 pub mod chart;
-pub mod codegen;
 pub mod decider;
 pub mod machines;
 pub mod model;
@@ -17,4 +16,5 @@ pub mod protocol;
 pub mod runtime;
 pub mod session;
 pub mod siwx;
+#[cfg(feature = "testing")]
 pub mod testing;

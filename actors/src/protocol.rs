@@ -1,6 +1,6 @@
 //! The wire protocol between the widget and the gateway: JSON text frames over one WebSocket.
 //! Defined once here; the TypeScript definitions in `client/src/generated/` are generated from these
-//! types (`cargo run -p vestibule-gateway -- codegen`), and a test fails when they are stale.
+//! types (`cargo run -p vestibule-codegen`), and a test fails when they are stale.
 //! `docs/protocol.md` shows every message.
 //!
 //! Client to server: `hello`, `command`, `ack`, `ping`. Server to client: `welcome`, `diff`, `result`,
@@ -132,7 +132,7 @@ pub enum ServerMessage {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, strum::IntoStaticStr)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, strum::IntoStaticStr, strum::VariantNames)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum ProtocolErrorCode {

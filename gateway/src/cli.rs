@@ -81,18 +81,6 @@ pub enum Command {
         #[arg(long)]
         new_id: bool,
     },
-    /// Simulated visitors driving real flows over WebSockets: latency percentiles, throughput,
-    /// errors, seq gaps, hash mismatches; optionally SIGKILLing the gateway under load.
-    Load(crate::load::LoadArgs),
-    /// Regenerate the client's TypeScript definitions and statecharts from the Rust types.
-    Codegen {
-        /// Output directory.
-        #[arg(long, default_value = "client/src/generated")]
-        out: PathBuf,
-        /// Only check that the directory is current; exit 1 if not.
-        #[arg(long)]
-        check: bool,
-    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -227,29 +215,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("imported {n} events as session {id}");
                 Ok(0)
             })
-        }
-        Command::Load(args) => {
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let (report, passed) = runtime.block_on(crate::load::run(args))?;
-            println!("{report}");
-            if !passed {
-                eprintln!("load check FAILED: every session must connect, with no gap, no hash mismatch and nothing lost");
-            }
-            Ok(if passed { 0 } else { 1 })
-        }
-        Command::Codegen { out, check } => {
-            if check {
-                let stale = vestibule_actors::codegen::stale(&out)?;
-                if stale.is_empty() {
-                    println!("{} is current", out.display());
-                    return Ok(0);
-                }
-                eprintln!("{} is stale: {}", out.display(), stale.join(", "));
-                return Ok(1);
-            }
-            let n = vestibule_actors::codegen::write(&out)?;
-            println!("wrote {n} files to {}", out.display());
-            Ok(0)
         }
     }
 }

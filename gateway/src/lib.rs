@@ -5,7 +5,6 @@ pub mod config;
 pub mod debug_api;
 pub mod http;
 pub mod limits;
-pub mod load;
 pub mod metrics;
 pub mod origin;
 pub mod replay;

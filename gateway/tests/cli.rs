@@ -90,14 +90,3 @@ fn a_data_directory_held_by_a_running_gateway_is_named_in_the_error() {
     assert_eq!(code, 2);
     assert!(stderr.contains(data.to_str().unwrap()) && stderr.contains("in use"), "{stderr}");
 }
-
-#[test]
-fn codegen_check_reports_the_checked_in_files_current() {
-    let out = concat!(env!("CARGO_MANIFEST_DIR"), "/../client/src/generated");
-    let (code, stdout, stderr) = vestibule(&["codegen", "--check", "--out", out]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let dir = tempfile::tempdir().unwrap();
-    let (code, _, stderr) = vestibule(&["codegen", "--check", "--out", dir.path().to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(stderr.contains("missing"), "{stderr}");
-}

@@ -5,6 +5,8 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -20,8 +22,9 @@ struct Visitor {
     accepted: BTreeMap<String, u64>,
 }
 
-/// Sends commands until the connection breaks; results and diffs are checked as they come.
-async fn drive(visitor: &mut Visitor, n: usize, round: usize) {
+/// Sends commands until the connection breaks; results and diffs are checked as they come. Every
+/// accepted command is counted in `accepted_so_far`.
+async fn drive(visitor: &mut Visitor, n: usize, round: usize, accepted_so_far: &AtomicUsize) {
     let Some(client) = visitor.client.as_mut() else { return };
     for i in 0..n {
         let command = match i % 4 {
@@ -53,6 +56,7 @@ async fn drive(visitor: &mut Visitor, n: usize, round: usize) {
         if result["type"] == "result" && result["status"] == "accepted" {
             assert_eq!(result["commandId"], id.as_str());
             visitor.accepted.insert(id, result["seq"].as_u64().unwrap());
+            accepted_so_far.fetch_add(1, Ordering::SeqCst);
         }
         if !client.try_ack().await {
             visitor.seq = client.seq;
@@ -85,25 +89,28 @@ async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
     }
     let mut kills = 0;
     for round in 0..4 {
-        // Everyone drives concurrently; the gateway dies at a random moment in the middle of it.
-        let kill_after = Duration::from_millis(300 + rand::random::<u64>() % 700);
-        let pid = gateway.child.id();
-        let killer = tokio::spawn(async move {
-            tokio::time::sleep(kill_after).await;
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        });
-        let mut tasks = Vec::new();
+        // Everyone drives concurrently; the gateway dies in the middle of it, after a random number
+        // of accepted commands (counted, not timed: a slow machine gets the same test).
+        let accepted_this_round = Arc::new(AtomicUsize::new(0));
+        let still_driving = Arc::new(AtomicUsize::new(visitors.len()));
+        let kill_at = 30 + (rand::random::<u32>() % 50) as usize;
+        let mut tasks = tokio::task::JoinSet::new();
         for mut v in visitors.drain(..) {
-            tasks.push(tokio::spawn(async move {
-                drive(&mut v, 100_000, round).await;
+            let (accepted, driving) = (accepted_this_round.clone(), still_driving.clone());
+            tasks.spawn(async move {
+                drive(&mut v, 100_000, round, &accepted).await;
+                driving.fetch_sub(1, Ordering::SeqCst);
                 v
-            }));
+            });
         }
-        for t in tasks {
-            visitors.push(t.await.unwrap());
+        // Waits for the count, or for every visitor to have stopped (its connection broke).
+        while accepted_this_round.load(Ordering::SeqCst) < kill_at && still_driving.load(Ordering::SeqCst) > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        killer.await.unwrap();
         gateway.kill();
+        while let Some(v) = tasks.join_next().await {
+            visitors.push(v.unwrap());
+        }
         kills += 1;
         gateway = Gateway::start_at(&data, &config, "127.0.0.1:0");
         // Resume where each mirror stands: exactly the missed diffs follow, checked one by one.
@@ -118,8 +125,9 @@ async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
             v.client = Some(client);
         }
     }
+    let after = AtomicUsize::new(0);
     for v in &mut visitors {
-        drive(v, 5, 99).await;
+        drive(v, 5, 99, &after).await;
         // The last command's diff follows its result: read it before leaving.
         let mut client = v.client.take().unwrap();
         if let Some(&last_accepted) = v.accepted.values().max() {

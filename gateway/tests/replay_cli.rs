@@ -145,10 +145,18 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
     let from = client.seq + 1;
     let request = format!("GET /debug/sessions/{}/follow?from={from} HTTP/1.1\r\nHost: {}\r\n{auth}\r\n", client.session_id, gateway.addr);
     stream.write_all(request.as_bytes()).await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    client.command(show_toast("followed")).await;
     let mut seen = String::new();
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    // The response head first: the follower is attached (it would catch up from `from` anyway).
+    while !seen.contains("\r\n\r\n") && tokio::time::Instant::now() < deadline {
+        let mut buf = [0u8; 4096];
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+            _ => break,
+        }
+    }
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    client.command(show_toast("followed")).await;
     while !seen.contains("followed") && tokio::time::Instant::now() < deadline {
         let mut buf = [0u8; 4096];
         match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {

@@ -5,8 +5,6 @@
 mod support;
 
 use alloy::signers::local::PrivateKeySigner;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use serde_json::{json, Value};
 use support::*;
 
@@ -47,9 +45,8 @@ async fn a_wallet_signs_in_and_the_host_backend_can_rely_on_the_token() {
 
     // Offline: the published key verifies the token and the claims name the account and session.
     let (_, jwks) = gateway.http_get("/.well-known/jwks.json", None).await;
-    let jwks: Value = serde_json::from_str(&jwks).unwrap();
-    let x = URL_SAFE_NO_PAD.decode(jwks["keys"][0]["x"].as_str().unwrap()).unwrap();
-    let key = ed25519_dalek::VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap();
+    let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_str(&jwks).unwrap();
+    let key = jsonwebtoken::DecodingKey::from_jwk(&jwks.keys[0]).expect("the published key is a standard JWK");
     let claims = vestibule_gateway::siwx::token::verify_with(&key, &token, now_s()).expect("a valid token");
     assert_eq!((claims.sub.as_str(), claims.aud.as_str(), claims.sid.as_str()), (account.as_str(), "test", client.session_id.as_str()));
     assert!(claims.exp > now_s());

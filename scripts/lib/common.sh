@@ -6,6 +6,23 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export ROOT
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# Stages with their wall time: `stage NAME COMMAND...` runs the command, prints how long it took, and
+# keeps the figure for `stage_summary` (CI reads the table to see where its minutes go).
+STAGE_TIMES=()
+stage() { # stage NAME COMMAND...
+    local name="$1"; shift
+    local start=$SECONDS
+    say "$name"
+    "$@"
+    local took=$((SECONDS - start))
+    STAGE_TIMES+=("$(printf '%6ds  %s' "$took" "$name")")
+    say "$name: ${took}s"
+}
+stage_summary() {
+    say "stage times"
+    printf '%s\n' "${STAGE_TIMES[@]}" >&2
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 as_root() {
@@ -46,4 +63,13 @@ ensure_npm_deps() { # ensure_npm_deps DIR
 
 ensure_chromium() {
     ensure_apt chromium chromium
+}
+
+# cargo-fuzz (coverage-guided fuzzing with libFuzzer), installed from crates.io when missing. It
+# builds with the stable toolchain (`--sanitizer none`: the targets are safe Rust).
+CARGO_FUZZ_VERSION=0.13.2
+ensure_cargo_fuzz() {
+    if cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then return 0; fi
+    say "installing cargo-fuzz $CARGO_FUZZ_VERSION"
+    cargo install --locked --quiet cargo-fuzz --version "$CARGO_FUZZ_VERSION"
 }

@@ -91,6 +91,26 @@ impl AppendOutcome {
     }
 }
 
+/// How a session answered a command, remembered so that the same command id sent again gets the
+/// same answer and changes nothing, across restarts (see [`EventLog::answer`]). The log stores it
+/// and gives it back; it does not interpret it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandAnswer {
+    /// The caller's id for the command (1 to 1024 bytes).
+    pub command_id: String,
+    /// The stream's seq the answer names (for an accepted command that wrote events: its last event).
+    pub seq: u64,
+    /// `None`: accepted. `Some`: refused, and why.
+    pub refusal: Option<AnswerRefusal>,
+}
+
+/// Why a command was refused, in the caller's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerRefusal {
+    pub code: String,
+    pub message: String,
+}
+
 /// When sessions are expired. Nothing but expiry ever deletes events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetentionPolicy {
@@ -129,6 +149,26 @@ pub trait EventLog: Send + Sync + 'static {
         expected_seq: u64,
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, StoreError>;
+
+    /// [`EventLog::append`], and remember `answer` as the reply to the command that decided the
+    /// events, in the same atomic write: after a crash both are in the log or neither is, so a
+    /// command whose events are durable is always answered the same way again. A mismatch is
+    /// [`StoreError::Conflict`] and writes neither.
+    async fn append_answered(
+        &self,
+        session: SessionId,
+        expected_seq: u64,
+        events: Vec<NewEvent>,
+        answer: CommandAnswer,
+    ) -> Result<AppendOutcome, StoreError>;
+
+    /// Remember the answer to a command that wrote no event (it was refused, or changed nothing).
+    /// Resolves once the answer is durable (per [`Durability`]). The session must exist.
+    async fn remember_answer(&self, session: SessionId, answer: CommandAnswer) -> Result<(), StoreError>;
+
+    /// The answer remembered for `command_id` in `session`, if any. Answers are kept as long as the
+    /// session (expiry removes them with its events). Never returns an answer a crash could take back.
+    async fn answer(&self, session: SessionId, command_id: &str) -> Result<Option<CommandAnswer>, StoreError>;
 
     /// Events with `from_seq <= seq <= to_seq` (inclusive; `to_seq` `None` means to the end),
     /// upcast to the current schema.
@@ -174,7 +214,7 @@ pub trait EventLog: Send + Sync + 'static {
     async fn delete_snapshots(&self, session: Option<SessionId>) -> Result<(), StoreError>;
 
     /// Expire one batch of sessions that the policy says are due at `now_ms`: their events,
-    /// snapshots and metadata.
+    /// answers, snapshots and metadata.
     async fn expire(&self, policy: &RetentionPolicy, now_ms: u64) -> Result<ExpireReport, StoreError>;
 
     /// Bytes the log occupies on disk.

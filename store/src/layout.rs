@@ -7,6 +7,7 @@
 //! | key                                        | value                    |
 //! |--------------------------------------------|--------------------------|
 //! | `0x00 "layout"`                            | layout version, u32 BE   |
+//! | `'a'` ++ session (16 B) ++ command id      | answer record            |
 //! | `'e'` ++ session (16 B) ++ seq (u64 BE)    | event record             |
 //! | `'m'` ++ session (16 B)                    | session metadata record  |
 //! | `'p'` ++ session (16 B)                    | purge marker (expiry in progress), empty |
@@ -20,7 +21,7 @@
 //! This module is public so that tools, tests and the benchmark can build the exact bytes the
 //! log stores; nothing outside the log should write with it.
 
-use crate::event_log::SessionStatus;
+use crate::event_log::{AnswerRefusal, CommandAnswer, SessionStatus};
 use crate::{Envelope, NewEvent, SessionId, Snapshot, StoreError};
 
 /// The layout this code writes and reads.
@@ -30,6 +31,7 @@ pub const TREE_NAME: &[u8] = b"vestibule-log";
 /// Key of the layout version marker.
 pub const LAYOUT_KEY: &[u8] = b"\x00layout";
 
+pub const ANSWER_KIND: u8 = b'a';
 pub const EVENT_KIND: u8 = b'e';
 pub const META_KIND: u8 = b'm';
 pub const PURGE_KIND: u8 = b'p';
@@ -44,6 +46,8 @@ pub const EVENT_FORMAT_V2: u8 = 2;
 pub const META_FORMAT_V1: u8 = 1;
 /// Format byte of snapshot records written by this code.
 pub const SNAPSHOT_FORMAT_V1: u8 = 1;
+/// Format byte of answer records written by this code.
+pub const ANSWER_FORMAT_V1: u8 = 1;
 
 /// Size of the fixed part of an event record (format, time, schema version, type length).
 pub const EVENT_HEADER_LEN: usize = 1 + 8 + 4 + 2;
@@ -105,6 +109,31 @@ pub fn snapshot_key(session: &SessionId, schema_version: u32) -> [u8; 1 + ID + 4
 /// The common prefix of all of one session's snapshot keys.
 pub fn snapshot_prefix(session: &SessionId) -> [u8; 1 + ID] {
     prefixed(SNAPSHOT_KIND, session)
+}
+
+/// The key of the answer to `command_id` in `session`. The id is stored as it is (UTF-8), so one
+/// session's answers are one contiguous key range.
+pub fn answer_key(session: &SessionId, command_id: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + ID + command_id.len());
+    k.extend_from_slice(&prefixed(ANSWER_KIND, session));
+    k.extend_from_slice(command_id.as_bytes());
+    k
+}
+
+/// The common prefix of all of one session's answer keys.
+pub fn answer_prefix(session: &SessionId) -> [u8; 1 + ID] {
+    prefixed(ANSWER_KIND, session)
+}
+
+/// The session and command id of an answer key, or `None` if it is not one.
+pub fn parse_answer_key(key: &[u8]) -> Option<(SessionId, String)> {
+    if key.len() <= 1 + ID || key[0] != ANSWER_KIND {
+        return None;
+    }
+    let mut id = [0u8; ID];
+    id.copy_from_slice(&key[1..1 + ID]);
+    let command_id = std::str::from_utf8(&key[1 + ID..]).ok()?.to_string();
+    Some((SessionId::from_bytes(id), command_id))
 }
 
 fn prefixed(kind: u8, session: &SessionId) -> [u8; 1 + ID] {
@@ -330,6 +359,73 @@ pub fn decode_snapshot(record: &[u8]) -> Result<Snapshot, String> {
     Ok(Snapshot { seq, schema_version, time_ms, state })
 }
 
+// ---------------------------------------------------------------------------------------------
+// Answer records
+// ---------------------------------------------------------------------------------------------
+
+/// Checks that `command_id` can be an answer's key: 1 to [`MAX_LABEL_BYTES`] bytes.
+pub fn check_command_id(command_id: &str) -> Result<(), String> {
+    match command_id.len() {
+        0 => Err("an answer needs a command id".into()),
+        n if n > MAX_LABEL_BYTES => Err(format!("command id longer than {MAX_LABEL_BYTES} bytes")),
+        _ => Ok(()),
+    }
+}
+
+/// ```text
+/// u8     format = 1
+/// u64 BE seq
+/// u8     outcome: 1 accepted, 2 refused
+/// (refused only:)
+/// u16 BE length of code, then code (UTF-8)
+/// ...    message (UTF-8), to the end of the record
+/// ```
+///
+/// The command id is the key, so it is not repeated. An accepted answer is 10 bytes.
+pub fn encode_answer(answer: &CommandAnswer) -> Result<Vec<u8>, String> {
+    check_command_id(&answer.command_id)?;
+    let mut out = Vec::with_capacity(10 + answer.refusal.as_ref().map_or(0, |r| 2 + r.code.len() + r.message.len()));
+    out.push(ANSWER_FORMAT_V1);
+    out.extend_from_slice(&answer.seq.to_be_bytes());
+    match &answer.refusal {
+        None => out.push(1),
+        Some(refusal) => {
+            let code = refusal.code.as_bytes();
+            if code.len() > MAX_LABEL_BYTES {
+                return Err(format!("refusal code longer than {MAX_LABEL_BYTES} bytes"));
+            }
+            out.push(2);
+            out.extend_from_slice(&(code.len() as u16).to_be_bytes());
+            out.extend_from_slice(code);
+            out.extend_from_slice(refusal.message.as_bytes());
+        }
+    }
+    Ok(out)
+}
+
+/// Decode an answer record stored under `command_id`. Any defect is [`StoreError::Corrupt`]
+/// (with seq 0: an answer is not an event).
+pub fn decode_answer(session: SessionId, command_id: &str, record: &[u8]) -> Result<CommandAnswer, StoreError> {
+    let corrupt = |reason: String| StoreError::Corrupt { session, seq: 0, reason: format!("answer to {command_id:?}: {reason}") };
+    let mut r = Reader::new(record);
+    match r.u8() {
+        Some(ANSWER_FORMAT_V1) => {}
+        other => return Err(corrupt(format!("unknown format {other:?}"))),
+    }
+    let seq = r.u64().ok_or_else(|| corrupt("truncated".into()))?;
+    let refusal = match r.u8() {
+        Some(1) if r.rest().is_empty() => None,
+        Some(2) => {
+            let code_len = r.u16().ok_or_else(|| corrupt("truncated".into()))? as usize;
+            let code = r.str(code_len).map_err(|e| corrupt(format!("code: {e}")))?;
+            let message = String::from_utf8(r.rest().to_vec()).map_err(|_| corrupt("message: not UTF-8".into()))?;
+            Some(AnswerRefusal { code, message })
+        }
+        other => return Err(corrupt(format!("bad outcome {other:?}"))),
+    };
+    Ok(CommandAnswer { command_id: command_id.to_string(), seq, refusal })
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
 }
@@ -443,6 +539,31 @@ mod tests {
         let snap = Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}) };
         assert_eq!(decode_snapshot(&encode_snapshot(&snap).unwrap()).unwrap(), snap);
         assert!(decode_snapshot(&[7]).is_err());
+    }
+
+    #[test]
+    fn answer_records_round_trip_and_keys_sort_per_session() {
+        let s = SessionId::from_bytes([3; 16]);
+        let accepted = CommandAnswer { command_id: "c-1".into(), seq: 7, refusal: None };
+        let bytes = encode_answer(&accepted).unwrap();
+        assert_eq!(bytes.len(), 10);
+        assert_eq!(decode_answer(s, "c-1", &bytes).unwrap(), accepted);
+        let refused = CommandAnswer {
+            command_id: "c-2".into(),
+            seq: 9,
+            refusal: Some(AnswerRefusal { code: "not_connected".into(), message: "Not connected ✗".into() }),
+        };
+        assert_eq!(decode_answer(s, "c-2", &encode_answer(&refused).unwrap()).unwrap(), refused);
+        for cut in 0..9 {
+            assert!(matches!(decode_answer(s, "c-1", &bytes[..cut]), Err(StoreError::Corrupt { .. })), "cut at {cut}");
+        }
+        assert!(encode_answer(&CommandAnswer { command_id: String::new(), ..accepted.clone() }).is_err());
+        let key = answer_key(&s, "c-1");
+        assert!(key.starts_with(&answer_prefix(&s)));
+        assert_eq!(parse_answer_key(&key), Some((s, "c-1".to_string())));
+        assert_eq!(parse_answer_key(&answer_prefix(&s)), None);
+        // Disjoint from the session's other kinds.
+        assert!(key.as_slice() < event_prefix(&s).as_slice());
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use config::StoreConfig;
 pub use envelope::{Envelope, NewEvent, SessionId, SessionIdParseError};
 pub use error::StoreError;
 pub use event_log::{
-    AppendOutcome, Durability, EventLog, EventStream, ExpireReport, NewSession, RetentionPolicy,
+    AnswerRefusal, AppendOutcome, CommandAnswer, Durability, EventLog, EventStream, ExpireReport, NewSession, RetentionPolicy,
     SessionFilter, SessionMeta, SessionPage, SessionStatus, Snapshot,
 };
 pub use retention::{RetentionHandle, RetentionTotals, run_retention_once, spawn_retention};

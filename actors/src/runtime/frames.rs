@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use vestibule_store::{Envelope, EventLog, NewEvent, SessionId, StoreError};
 
-use crate::protocol::{ServerMessage, WireEvent};
-use crate::session::{self, wire, Event, SessionState, STATE_SCHEMA_VERSION};
+use crate::protocol::WireEvent;
+use crate::session::wire::{self, CanonicalState, PatchText};
+use crate::session::{self, Event, Regions, SessionState, STATE_SCHEMA_VERSION};
 
 /// One published diff, serialized once.
 #[derive(Debug, Clone)]
@@ -16,16 +17,23 @@ pub struct DiffFrame {
     pub text: Arc<str>,
 }
 
-pub(crate) fn build_diff(
-    prev_seq: u64,
-    events: Vec<WireEvent>,
-    before: &serde_json::Value,
-    after: &serde_json::Value,
-    state_hash: String,
-) -> DiffFrame {
+/// The diff frame's text: `ServerMessage::Diff`, with the patch written as it was computed (JSON
+/// text) rather than parsed into operations and serialized again.
+pub(crate) fn build_diff(prev_seq: u64, events: Vec<WireEvent>, patch: &PatchText, state_hash: String) -> DiffFrame {
     let seq = events.last().map_or(prev_seq, |e| e.seq);
-    let message = ServerMessage::Diff { seq, prev_seq, events, patch: wire::patch(before, after), state_hash: state_hash.clone() };
-    let text: Arc<str> = serde_json::to_string(&message).expect("a diff serializes").into();
+    let mut text = Vec::with_capacity(256);
+    text.extend_from_slice(b"{\"type\":\"diff\",\"seq\":");
+    text.extend_from_slice(seq.to_string().as_bytes());
+    text.extend_from_slice(b",\"prevSeq\":");
+    text.extend_from_slice(prev_seq.to_string().as_bytes());
+    text.extend_from_slice(b",\"events\":");
+    serde_json::to_writer(&mut text, &events).expect("events serialize");
+    text.extend_from_slice(b",\"patch\":");
+    patch.write_to(&mut text);
+    text.extend_from_slice(b",\"stateHash\":");
+    serde_json::to_writer(&mut text, &state_hash).expect("a string serializes");
+    text.push(b'}');
+    let text: Arc<str> = String::from_utf8(text).expect("JSON text is UTF-8").into();
     DiffFrame { seq, prev_seq, state_hash, text }
 }
 
@@ -78,7 +86,7 @@ pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>)
 }
 
 /// The diffs after `from_seq`, one per decision (consecutive events sharing a correlation id), as
-/// they were published. Returns `None` if the log no longer reaches back that far.
+/// they were published: each serializes, hashes and diffs only the regions its events touch.
 pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq: u64) -> Result<Vec<DiffFrame>, StoreError> {
     let (mut state, at) = fold_log(log, session, Some(from_seq)).await?;
     if at != from_seq {
@@ -86,22 +94,43 @@ pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq
     }
     let tail = log.read(session, from_seq + 1, None).await?;
     let mut frames = Vec::new();
-    let mut before = wire::to_value(&state);
+    let mut canonical = CanonicalState::of(&state);
     let mut i = 0;
     while i < tail.len() {
         let correlation = tail[i].correlation_id.clone();
         let mut events = Vec::new();
+        let mut touched = Regions::NONE;
         while i < tail.len() && tail[i].correlation_id == correlation {
             let event = decode(&tail[i])?;
+            touched = touched.union(event.regions());
             state = session::evolve(state, &event);
             events.push(WireEvent { seq: tail[i].seq, time_ms: tail[i].time_ms, correlation_id: tail[i].correlation_id.clone(), event });
             i += 1;
         }
-        let after = wire::to_value(&state);
+        let changed = canonical.update(&state, touched);
         let prev = frames.last().map_or(from_seq, |f: &DiffFrame| f.seq);
-        let hash = wire::state_hash(&after);
-        frames.push(build_diff(prev, events, &before, &after, hash));
-        before = after;
+        frames.push(build_diff(prev, events, &wire::patch_regions(&changed, &canonical), canonical.hash()));
     }
     Ok(frames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ServerMessage;
+    use crate::session::Event;
+
+    #[test]
+    fn a_diff_frame_is_a_server_diff_message() {
+        let events = vec![WireEvent { seq: 8, time_ms: 5, correlation_id: Some("c\"1".into()), event: Event::ModalOpened {} }];
+        let mut patch = PatchText::new();
+        patch.diff("/modal", br#"{"status":"closed"}"#, br#"{"status":"open"}"#);
+        let frame = build_diff(7, events.clone(), &patch, "0123456789abcdef".into());
+        let parsed: ServerMessage = serde_json::from_str(&frame.text).unwrap();
+        let expected_patch: json_patch::Patch = serde_json::from_slice(&patch.to_json()).unwrap();
+        let expected = ServerMessage::Diff { seq: 8, prev_seq: 7, events, patch: expected_patch, state_hash: "0123456789abcdef".into() };
+        assert_eq!(parsed, expected);
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), serde_json::from_str::<serde_json::Value>(&frame.text).unwrap());
+        assert_eq!((frame.seq, frame.prev_seq), (8, 7));
+    }
 }

@@ -19,6 +19,10 @@ pub struct ReasonLabel {
 
 pub struct RuntimeMetrics {
     pub live_sessions: Gauge,
+    /// Live sessions that are hibernated (their state dropped until the next command).
+    pub hibernated_sessions: Gauge,
+    /// Seconds to rebuild a session's state from its snapshot and tail.
+    pub rehydrate_seconds: Histogram,
     pub commands: Family<OutcomeLabel, Counter>,
     /// Seconds from a decision to its events being durable.
     pub append_seconds: Histogram,
@@ -32,6 +36,8 @@ impl Default for RuntimeMetrics {
     fn default() -> Self {
         Self {
             live_sessions: Gauge::default(),
+            hibernated_sessions: Gauge::default(),
+            rehydrate_seconds: Histogram::new(exponential_buckets(0.00005, 2.0, 16)),
             commands: Family::default(),
             append_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
             events_appended: Counter::default(),
@@ -45,6 +51,8 @@ impl Default for RuntimeMetrics {
 impl RuntimeMetrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register("vestibule_live_sessions", "Session actors running on this node", self.live_sessions.clone());
+        registry.register("vestibule_hibernated_sessions", "Live sessions that are hibernated", self.hibernated_sessions.clone());
+        registry.register("vestibule_rehydrate_seconds", "Time to rebuild a session from its snapshot and tail", self.rehydrate_seconds.clone());
         registry.register("vestibule_commands", "Commands handled, by outcome", self.commands.clone());
         registry.register("vestibule_append_seconds", "Time from decision to durable events", self.append_seconds.clone());
         registry.register("vestibule_events_appended", "Events made durable", self.events_appended.clone());

@@ -4,6 +4,7 @@
 
 pub mod effects;
 mod frames;
+mod interner;
 mod metrics;
 mod registry;
 mod session_actor;
@@ -20,11 +21,19 @@ pub use effects::ContractSignatureChecker;
 pub use frames::{fold_log, DiffFrame};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, Registry};
-pub use session_actor::{Attach, CommandReply, Detach, Execute, Inspect, ModalSession, SessionSnapshot};
+pub use session_actor::{Attach, CommandReply, Detach, Execute, HibernateNow, Inspect, ModalSession, SessionSnapshot};
 
-/// Wall-clock time, supplied by the shell: the domain never reads a clock itself.
+/// Wall-clock time, supplied by the shell: the domain never reads a clock itself. The session's
+/// deadlines (a toast's auto-dismiss, a sign-in's expiry) are waited for on the same clock, so a
+/// test that moves a `ManualClock` moves them too, whatever the machine's speed.
 pub trait Clock: Send + Sync + 'static {
     fn now_ms(&self) -> u64;
+
+    /// Resolves once the clock reads `at_ms` or later (at once if it already does).
+    fn sleep_until(&self, at_ms: u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let delay = Duration::from_millis(at_ms.saturating_sub(self.now_ms()));
+        Box::pin(tokio::time::sleep(delay))
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -39,6 +48,46 @@ impl Clock for SystemClock {
     }
 }
 
+/// A clock that moves only when told: for tests and benchmarks, so event times and deadlines do
+/// not depend on how fast the machine is. Deadlines waited for with `sleep_until` fall due when
+/// `advance` reaches them, and only then.
+#[derive(Debug)]
+pub struct ManualClock {
+    now_ms: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self::at(0)
+    }
+}
+
+impl ManualClock {
+    pub fn at(now_ms: u64) -> Self {
+        Self { now_ms: tokio::sync::watch::Sender::new(now_ms) }
+    }
+
+    pub fn advance(&self, ms: u64) {
+        self.now_ms.send_modify(|now| *now += ms);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        *self.now_ms.borrow()
+    }
+
+    fn sleep_until(&self, at_ms: u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let mut now = self.now_ms.subscribe();
+        Box::pin(async move {
+            // The sender lives as long as the clock; if it is gone, nothing will ever be due.
+            if now.wait_for(|now| *now >= at_ms).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RuntimeConfig {
@@ -47,13 +96,19 @@ pub struct RuntimeConfig {
     /// A session with no connection for this long is stopped (its state stays in the log).
     #[serde(with = "humantime_serde")]
     pub passivate_after: Duration,
+    /// A session that decided nothing and admitted no connection for this long hibernates: it keeps
+    /// its connections, seq and deadlines and drops its state, diff ring and answer cache, which the
+    /// next command rebuilds from the log (snapshot + tail).
+    #[serde(with = "humantime_serde")]
+    pub hibernate_after: Duration,
     /// Messages waiting for one session actor; beyond it commands are refused as busy.
     pub mailbox_capacity: usize,
-    /// Recent diffs kept in memory for fast resume; older ones are rebuilt from the log.
+    /// Recent diffs kept in memory (while awake) for fast resume; older ones are rebuilt from the log.
     pub recent_diffs: usize,
     /// A client further behind than this many events gets the whole state instead of diffs.
     pub max_resume_events: u64,
-    /// Results kept per session so a retried command id gets its first answer.
+    /// Answers kept in memory per session (while awake), so a quick retry needs no read. Every
+    /// answer is remembered in the log regardless (`docs/decisions/0104-answers-in-the-log.md`).
     pub remembered_commands: usize,
 }
 
@@ -62,10 +117,11 @@ impl Default for RuntimeConfig {
         Self {
             snapshot_every: 100,
             passivate_after: Duration::from_secs(60),
+            hibernate_after: Duration::from_secs(10),
             mailbox_capacity: 256,
-            recent_diffs: 128,
+            recent_diffs: 16,
             max_resume_events: 2000,
-            remembered_commands: 256,
+            remembered_commands: 16,
         }
     }
 }

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use vestibule_store::{EventLog, NewSession, SessionId, SessionMeta, StoreError};
 
-use super::session_actor::{CommandReply, Start};
+use super::session_actor::{CommandReply, SessionShell, Start};
 use super::{Clock, ModalSession, RuntimeConfig, RuntimeMetrics};
 use crate::model::options::{OptionsError, SessionOptions};
 use crate::protocol::{close, CommandStatus};
@@ -39,11 +39,8 @@ pub enum AttachError {
 
 struct Inner {
     sessions: Mutex<HashMap<SessionId, Addr<ModalSession>>>,
-    log: Arc<dyn EventLog>,
-    clock: Arc<dyn Clock>,
-    config: Arc<RuntimeConfig>,
-    metrics: Arc<RuntimeMetrics>,
-    checker: Option<Arc<dyn ContractSignatureChecker>>,
+    /// Shared by every session actor.
+    shell: Arc<SessionShell>,
 }
 
 #[derive(Clone)]
@@ -74,11 +71,7 @@ impl Registry {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(HashMap::new()),
-                log,
-                clock,
-                config: Arc::new(config),
-                metrics,
-                checker: None,
+                shell: Arc::new(SessionShell { log, clock, config, metrics, checker: None, interner: Default::default() }),
             }),
         }
     }
@@ -86,20 +79,21 @@ impl Registry {
     /// Lets contract accounts sign in: sessions ask `checker` about their signatures (EIP-1271).
     /// Call before the registry is shared.
     pub fn with_contract_checker(mut self, checker: Arc<dyn ContractSignatureChecker>) -> Self {
-        Arc::get_mut(&mut self.inner).expect("with_contract_checker is called before the registry is shared").checker = Some(checker);
+        let inner = Arc::get_mut(&mut self.inner).expect("with_contract_checker is called before the registry is shared");
+        Arc::get_mut(&mut inner.shell).expect("no session has started yet").checker = Some(checker);
         self
     }
 
     pub fn log(&self) -> &Arc<dyn EventLog> {
-        &self.inner.log
+        &self.inner.shell.log
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
-        &self.inner.clock
+        &self.inner.shell.clock
     }
 
     pub fn config(&self) -> &RuntimeConfig {
-        &self.inner.config
+        &self.inner.shell.config
     }
 
     /// Sessions with a running actor on this node.
@@ -123,10 +117,7 @@ impl Registry {
                 }
             }
         });
-        let inner = &self.inner;
-        let addr = ModalSession::new(id, inner.log.clone(), inner.clock.clone(), inner.config.clone(), inner.metrics.clone(), on_stop)
-            .with_checker(inner.checker.clone())
-            .start();
+        let addr = ModalSession::new(id, self.inner.shell.clone(), on_stop).start();
         sessions.insert(id, addr.clone());
         addr
     }
@@ -139,10 +130,10 @@ impl Registry {
         let token = new_resume_token();
         let new = NewSession {
             project: project.to_string(),
-            created_ms: self.inner.clock.now_ms(),
+            created_ms: self.inner.shell.clock.now_ms(),
             resume_token_hash: Some(hash_resume_token(&token)),
         };
-        self.inner.log.create_session(id, new).await?;
+        self.inner.shell.log.create_session(id, new).await?;
         let command = Command::Start { project: project.into(), origin: origin.into(), options };
         let reply: CommandReply = self.session(id).send(Start { command }).await.map_err(|_| CreateError::Mailbox)?;
         match reply.status {
@@ -164,7 +155,7 @@ impl Registry {
     }
 
     async fn check_token(&self, id: SessionId, project: Option<&str>, token: &str) -> Result<(), AttachError> {
-        let meta = self.inner.log.session_meta(id).await?.ok_or(AttachError::Unauthorized)?;
+        let meta = self.inner.shell.log.session_meta(id).await?.ok_or(AttachError::Unauthorized)?;
         if resume_allowed(&meta, project, token) { Ok(()) } else { Err(AttachError::Unauthorized) }
     }
 

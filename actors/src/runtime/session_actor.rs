@@ -1,22 +1,31 @@
 //! `ModalSession`: the actor that owns one session. It rehydrates from snapshot + tail, decides each
-//! command, appends the events with the expected seq, evolves, and only then publishes one diff to
-//! every attached connection. Commands are handled one at a time (the mailbox waits for the append).
+//! command, appends the events with the expected seq, and only once they are durable makes the new
+//! state current and publishes one diff to every attached connection. Commands are handled one at a
+//! time (the mailbox waits for the append).
+//!
+//! The handlers are small: each message has one, and what they share is named for what it does:
+//! [`ModalSession::recall`] (a repeated command id gets its first answer), [`ModalSession::wake`]
+//! (rehydrate a hibernated session), [`ModalSession::decide`], [`ModalSession::commit`] and
+//! [`ModalSession::publish`] (a decision's events, durably, then to every connection),
+//! [`ModalSession::remember`] (an answer without events, durably), [`ModalSession::hibernate`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix::prelude::*;
 use tokio::sync::mpsc::error::TrySendError;
-use vestibule_store::{AppendOutcome, EventLog, SessionId, Snapshot, StoreError};
+use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, NewEvent, SessionId, Snapshot, StoreError};
 
+use super::effects::ContractSignatureChecker;
 use super::frames::{build_diff, diffs_since, fold_log, to_new_event, DiffFrame};
+use super::interner::Interner;
 use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
 use crate::protocol::{close, CommandStatus, ServerMessage, WireEvent, PROTOCOL_VERSION};
-use super::effects::ContractSignatureChecker;
-use crate::session::{self, wire, ClientCommand, Command, CommandError, Event, RefusalCode, SessionState, STATE_SCHEMA_VERSION};
+use crate::session::wire::{self, CanonicalState};
+use crate::session::{self, ClientCommand, Command, CommandError, Event, RefusalCode, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
 
 /// The answer to a command, as the caller of [`Execute`] receives it (connections get the same as a
 /// `result` frame).
@@ -28,8 +37,17 @@ pub struct CommandReply {
 }
 
 impl CommandReply {
+    fn accepted(seq: u64) -> Self {
+        Self { status: CommandStatus::Accepted, seq, error: None }
+    }
+
     fn refused(seq: u64, error: CommandError) -> Self {
         Self { status: CommandStatus::Refused, seq, error: Some(error) }
+    }
+
+    /// Refusals a retry must not get again (the retry runs the command): see `RefusalCode::is_transient`.
+    fn is_transient(&self) -> bool {
+        self.error.as_ref().is_some_and(|e| e.code.is_transient())
     }
 
     fn to_frame(&self, command_id: &str) -> Arc<str> {
@@ -41,17 +59,46 @@ impl CommandReply {
         };
         serde_json::to_string(&message).expect("a result serializes").into()
     }
+
+    fn to_answer(&self, command_id: &str) -> CommandAnswer {
+        CommandAnswer {
+            command_id: command_id.to_string(),
+            seq: self.seq,
+            refusal: self.error.as_ref().map(|e| AnswerRefusal { code: e.code.as_str().to_string(), message: e.message.clone() }),
+        }
+    }
+
+    fn from_answer(answer: CommandAnswer) -> Self {
+        match answer.refusal {
+            None => Self::accepted(answer.seq),
+            Some(AnswerRefusal { code, message }) => {
+                use serde::de::IntoDeserializer;
+                let code: Result<RefusalCode, serde::de::value::Error> =
+                    serde::Deserialize::deserialize(code.as_str().into_deserializer());
+                // A code this build does not know (written by a newer one) is still a refusal.
+                Self::refused(answer.seq, CommandError::new(code.unwrap_or(RefusalCode::Internal), message))
+            }
+        }
+    }
 }
 
 fn internal_error(message: &str) -> CommandError {
     CommandError::new(RefusalCode::Internal, message)
 }
 
-/// A decision's resulting state, computed before its events are appended.
-struct Committed {
-    state: SessionState,
-    json: serde_json::Value,
-    hash: String,
+fn storage_unavailable() -> CommandError {
+    CommandError::new(RefusalCode::StorageUnavailable, "the event log is unavailable; retry")
+}
+
+/// What every session of a registry shares: the log, the clock, the configuration, the metrics,
+/// the contract checker and the interner of equal regions.
+pub(crate) struct SessionShell {
+    pub log: Arc<dyn EventLog>,
+    pub clock: Arc<dyn Clock>,
+    pub config: RuntimeConfig,
+    pub metrics: Arc<RuntimeMetrics>,
+    pub checker: Option<Arc<dyn ContractSignatureChecker>>,
+    pub interner: Interner,
 }
 
 /// Runs a command from a client. The result goes to the connection `reply_to` (before the diff) and
@@ -99,81 +146,536 @@ pub struct SessionSnapshot {
     pub state: SessionState,
     pub state_hash: String,
     pub connections: usize,
+    /// Whether the session was hibernated before this inspection woke it.
+    pub was_hibernated: bool,
+}
+
+/// A command the session gives itself: a deadline that fell due, or an effect's outcome. It goes
+/// through the mailbox like a client's command, so it is decided only when no other decision is
+/// between deciding and being durable (two decisions from the same seq would conflict).
+#[derive(Message)]
+#[rtype(result = "CommandReply")]
+struct Internal {
+    command: Command,
+}
+
+/// Where a command came from: whether its answer is remembered, who hears it, and the
+/// correlation id its events carry.
+#[derive(Debug, Clone)]
+enum Source {
+    /// A client's command: answered to the connection `reply_to`, remembered under its id.
+    Client { command_id: String, reply_to: Option<u64> },
+    /// A deadline that fell due: `timer:<seq>`.
+    Timer,
+    /// An effect's outcome: `effect:<seq>`.
+    Effect,
+    /// The session's creation: `session:start`.
+    Start,
+}
+
+impl Source {
+    /// The correlation id of the events decided from the session at `seq`.
+    fn correlation(&self, seq: u64) -> String {
+        match self {
+            Source::Client { command_id, .. } => command_id.clone(),
+            Source::Timer => format!("timer:{}", seq + 1),
+            Source::Effect => format!("effect:{}", seq + 1),
+            Source::Start => "session:start".into(),
+        }
+    }
+}
+
+/// The state of an awake session; a hibernated session has none (it is rebuilt from the log).
+struct Awake {
+    state: SessionState,
+    canonical: CanonicalState,
+}
+
+/// A decision whose events are being appended: what becomes current once they are durable.
+struct Pending {
+    events: Vec<Event>,
+    state: SessionState,
+    canonical: CanonicalState,
+    /// The regions whose canonical JSON changed, with their bytes before (for the diff).
+    changed: Vec<(Region, Arc<[u8]>)>,
+    hash: String,
+}
+
+/// The last answers, kept in memory so a quick repeat needs no read; every answer is also in the log.
+#[derive(Default)]
+struct AnswerCache {
+    recent: VecDeque<(String, CommandReply)>,
+}
+
+impl AnswerCache {
+    fn get(&self, command_id: &str) -> Option<&CommandReply> {
+        self.recent.iter().rev().find(|(id, _)| id == command_id).map(|(_, r)| r)
+    }
+
+    fn insert(&mut self, command_id: &str, reply: CommandReply, capacity: usize) {
+        if capacity == 0 {
+            return;
+        }
+        while self.recent.len() >= capacity {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((command_id.to_string(), reply));
+    }
+
+    fn clear(&mut self) {
+        self.recent = VecDeque::new();
+    }
+}
+
+/// The outcome of the pure part of a decision.
+enum Decided {
+    Events(Vec<Event>),
+    /// Accepted, but nothing changes.
+    Unchanged,
+    Refused(CommandError),
 }
 
 pub struct ModalSession {
     id: SessionId,
-    log: Arc<dyn EventLog>,
-    clock: Arc<dyn Clock>,
-    config: Arc<RuntimeConfig>,
-    metrics: Arc<RuntimeMetrics>,
+    shell: Arc<SessionShell>,
     on_stop: Option<Box<dyn FnOnce(SessionId, Addr<ModalSession>) + Send>>,
-    state: SessionState,
-    json: serde_json::Value,
-    hash: String,
     seq: u64,
+    hash: String,
+    /// `None` while hibernated (and before the first rehydration).
+    awake: Option<Box<Awake>>,
+    /// Whether the session was awake and hibernated since (counted in the metrics).
+    hibernated: bool,
     /// Set when the log could not be folded: the session refuses everything until restarted.
     failed: Option<String>,
     connections: Vec<ConnectionLink>,
     recent: VecDeque<DiffFrame>,
-    results: HashMap<String, CommandReply>,
-    result_order: VecDeque<String>,
+    answers: AnswerCache,
     timer: Option<(u64, SpawnHandle)>,
     passivation: Option<SpawnHandle>,
+    hibernation: Option<SpawnHandle>,
     /// The nonce the next sign-in message will carry (see `Ctx::nonce`); replaced once used.
     nonce: String,
-    checker: Option<Arc<dyn ContractSignatureChecker>>,
     /// The nonce of the contract check in flight, so a check is asked once.
     checking: Option<String>,
     last_snapshot_seq: u64,
 }
 
+fn ready<T: 'static>(value: T) -> ResponseActFuture<ModalSession, T> {
+    Box::pin(actix::fut::ready(value))
+}
+
 impl ModalSession {
-    pub(crate) fn new(
-        id: SessionId,
-        log: Arc<dyn EventLog>,
-        clock: Arc<dyn Clock>,
-        config: Arc<RuntimeConfig>,
-        metrics: Arc<RuntimeMetrics>,
-        on_stop: Box<dyn FnOnce(SessionId, Addr<ModalSession>) + Send>,
-    ) -> Self {
-        let state = SessionState::default();
-        let json = wire::to_value(&state);
-        let hash = wire::state_hash(&json);
+    pub(crate) fn new(id: SessionId, shell: Arc<SessionShell>, on_stop: Box<dyn FnOnce(SessionId, Addr<ModalSession>) + Send>) -> Self {
         Self {
             id,
-            log,
-            clock,
-            config,
-            metrics,
+            shell,
             on_stop: Some(on_stop),
-            state,
-            json,
-            hash,
             seq: 0,
+            hash: String::new(),
+            awake: None,
+            hibernated: false,
             failed: None,
             connections: Vec::new(),
             recent: VecDeque::new(),
-            results: HashMap::new(),
-            result_order: VecDeque::new(),
+            answers: AnswerCache::default(),
             timer: None,
             passivation: None,
+            hibernation: None,
             nonce: crate::siwx::generate_nonce().as_str().to_string(),
-            checker: None,
             checking: None,
             last_snapshot_seq: 0,
         }
     }
 
-    pub(crate) fn with_checker(mut self, checker: Option<Arc<dyn ContractSignatureChecker>>) -> Self {
-        self.checker = checker;
-        self
+    fn config(&self) -> &RuntimeConfig {
+        &self.shell.config
+    }
+
+    fn metrics(&self) -> &RuntimeMetrics {
+        &self.shell.metrics
+    }
+
+    // --- Answers -------------------------------------------------------------------------------
+
+    /// The first answer to `command_id`, if the session gave one: from memory, else from the log.
+    fn recall(&mut self, command_id: &str) -> ResponseActFuture<Self, Result<Option<CommandReply>, StoreError>> {
+        if let Some(reply) = self.answers.get(command_id) {
+            return ready(Ok(Some(reply.clone())));
+        }
+        let (log, id, command_id) = (self.shell.log.clone(), self.id, command_id.to_string());
+        Box::pin(
+            async move { log.answer(id, &command_id).await }
+                .into_actor(self)
+                .map(|answer, _, _| answer.map(|a| a.map(CommandReply::from_answer))),
+        )
+    }
+
+    /// Sends a repeated command its first answer again: nothing is decided, nothing changes.
+    fn repeat_answer(&mut self, command_id: &str, reply_to: Option<u64>, reply: CommandReply) -> CommandReply {
+        self.metrics().command("duplicate");
+        self.answers.insert(command_id, reply.clone(), self.shell.config.remembered_commands);
+        self.send_to(reply_to, Outbound::Message(reply.to_frame(command_id)));
+        reply
+    }
+
+    /// Answers a command that wrote no event. A client's answer is made durable first (so a retry,
+    /// even after a restart, gets it again), unless it is a transient refusal, which a retry must not
+    /// get again. If the answer cannot be made durable, the client is told to retry instead.
+    fn remember(&mut self, source: Source, reply: CommandReply) -> ResponseActFuture<Self, CommandReply> {
+        let Source::Client { command_id, reply_to } = source else { return ready(reply) };
+        if reply.is_transient() {
+            self.send_to(reply_to, Outbound::Message(reply.to_frame(&command_id)));
+            return ready(reply);
+        }
+        let (log, id, answer) = (self.shell.log.clone(), self.id, reply.to_answer(&command_id));
+        Box::pin(async move { log.remember_answer(id, answer).await }.into_actor(self).map(move |written, act, _| {
+            let reply = match written {
+                Ok(()) => {
+                    act.answers.insert(&command_id, reply.clone(), act.shell.config.remembered_commands);
+                    reply
+                }
+                Err(error) => {
+                    tracing::error!(session = %act.id, seq = act.seq, %error, "an answer could not be made durable");
+                    CommandReply::refused(act.seq, storage_unavailable())
+                }
+            };
+            act.send_to(reply_to, Outbound::Message(reply.to_frame(&command_id)));
+            reply
+        }))
+    }
+
+    /// Answers without remembering (the session failed, or the refusal is transient).
+    fn answer_unremembered(&mut self, source: &Source, reply: CommandReply) -> CommandReply {
+        if let Source::Client { command_id, reply_to } = source {
+            self.send_to(*reply_to, Outbound::Message(reply.to_frame(command_id)));
+        }
+        reply
+    }
+
+    // --- Rehydration and hibernation ----------------------------------------------------------------
+
+    /// Makes the session awake: if hibernated, folds snapshot + tail. An error is the reply to give.
+    fn wake(&mut self) -> ResponseActFuture<Self, Result<(), CommandReply>> {
+        if let Some(reason) = &self.failed {
+            return ready(Err(CommandReply::refused(self.seq, internal_error(reason))));
+        }
+        if self.awake.is_some() {
+            return ready(Ok(()));
+        }
+        let (log, id, started) = (self.shell.log.clone(), self.id, Instant::now());
+        Box::pin(async move { fold_log(log.as_ref(), id, None).await }.into_actor(self).map(move |folded, act, ctx| {
+            act.metrics().rehydrate_seconds.observe(started.elapsed().as_secs_f64());
+            match folded {
+                Ok((state, seq)) => {
+                    act.become_awake(state, seq, ctx);
+                    Ok(())
+                }
+                Err(error @ StoreError::Corrupt { .. }) => {
+                    tracing::error!(session = %act.id, %error, "the session's log cannot be folded");
+                    act.failed = Some(format!("the session's log cannot be read: {error}"));
+                    Err(CommandReply::refused(act.seq, internal_error("the session's log cannot be read")))
+                }
+                Err(error) => {
+                    tracing::warn!(session = %act.id, %error, "the session could not be rehydrated");
+                    Err(CommandReply::refused(act.seq, storage_unavailable()))
+                }
+            }
+        }))
+    }
+
+    /// Makes a folded state current: shares its regions with other sessions, hashes it, re-arms its
+    /// deadlines and effects.
+    fn become_awake(&mut self, mut state: SessionState, seq: u64, ctx: &mut Context<Self>) {
+        let mut canonical = CanonicalState::of(&state);
+        self.shell.interner.share(&mut state, &mut canonical, Regions::ALL);
+        let hash = canonical.hash();
+        if seq != self.seq {
+            // Another writer moved the stream (or this is the first load): the ring no longer follows on.
+            self.recent.clear();
+            self.last_snapshot_seq = seq;
+        } else if !self.hash.is_empty() && hash != self.hash {
+            tracing::warn!(session = %self.id, seq, "the session rehydrated to another hash than it had; clients will resync");
+        }
+        self.seq = seq;
+        self.hash = hash;
+        if std::mem::take(&mut self.hibernated) {
+            self.metrics().hibernated_sessions.dec();
+        }
+        self.awake = Some(Box::new(Awake { state, canonical }));
+        self.rearm(ctx);
+    }
+
+    /// Drops what the log can rebuild: the state and its bytes, the diff ring, the answer cache.
+    /// Connections, deadlines and the seq and hash stay, so an idle client notices nothing.
+    fn hibernate(&mut self, ctx: &mut Context<Self>) {
+        if self.awake.is_none() {
+            return;
+        }
+        // Waking then costs one snapshot read, not a snapshot and a tail of up to `snapshot_every` events.
+        if self.seq > self.last_snapshot_seq {
+            self.write_snapshot(ctx);
+        }
+        self.awake = None;
+        self.recent = VecDeque::new();
+        self.answers.clear();
+        self.connections.shrink_to_fit();
+        self.hibernated = true;
+        self.metrics().hibernated_sessions.inc();
+        tracing::trace!(session = %self.id, seq = self.seq, "hibernated");
+    }
+
+    /// (Re)starts the countdown to hibernation; any activity calls it.
+    fn schedule_hibernation(&mut self, ctx: &mut Context<Self>) {
+        if let Some(handle) = self.hibernation.take() {
+            ctx.cancel_future(handle);
+        }
+        self.hibernation = Some(ctx.run_later(self.config().hibernate_after, |act, ctx| {
+            act.hibernation = None;
+            act.hibernate(ctx);
+        }));
+    }
+
+    fn schedule_passivation(&mut self, ctx: &mut Context<Self>) {
+        if let Some(handle) = self.passivation.take() {
+            ctx.cancel_future(handle);
+        }
+        self.passivation = Some(ctx.run_later(self.config().passivate_after, |act, ctx| {
+            act.passivation = None;
+            if act.connections.is_empty() {
+                tracing::debug!(session = %act.id, seq = act.seq, "passivating an idle session");
+                ctx.stop();
+            }
+        }));
+    }
+
+    // --- Deciding and committing ------------------------------------------------------------------
+
+    /// Wakes the session, then decides `command`.
+    fn wake_and_decide(&mut self, command: Command, source: Source) -> ResponseActFuture<Self, CommandReply> {
+        Box::pin(self.wake().then(move |woke, act, ctx| match woke {
+            Ok(()) => act.decide(command, source, ctx),
+            Err(reply) => ready(act.answer_unremembered(&source, reply)),
+        }))
+    }
+
+    /// The pure decision, guarded: a panic refuses the command instead of killing the session.
+    fn decide_pure(&self, state: &SessionState, command: Command, now_ms: u64) -> Decided {
+        let command_type = command.type_name();
+        let decided = catch_unwind(AssertUnwindSafe(|| {
+            session::decide(state, command, &Ctx { now_ms, options: &state.options, nonce: &self.nonce })
+        }));
+        match decided {
+            Ok(Ok(events)) if events.is_empty() => Decided::Unchanged,
+            Ok(Ok(events)) => Decided::Events(events),
+            Ok(Err(refusal)) => {
+                tracing::debug!(session = %self.id, seq = self.seq, command = command_type, code = refusal.code().as_str(), "refused");
+                Decided::Refused(refusal.to_wire())
+            }
+            Err(_) => {
+                tracing::error!(session = %self.id, seq = self.seq, command = command_type, "a decision panicked; the command is refused");
+                Decided::Refused(internal_error("the command could not be decided"))
+            }
+        }
+    }
+
+    /// Decides `command` on the awake state: a refusal or a no-op is answered (and remembered), events
+    /// are committed. The future holds the mailbox until the answer is durable.
+    fn decide(&mut self, command: Command, source: Source, ctx: &mut Context<Self>) -> ResponseActFuture<Self, CommandReply> {
+        let Some(awake) = self.awake.as_ref() else {
+            return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error("the session is not loaded"))));
+        };
+        let now = self.shell.clock.now_ms();
+        match self.decide_pure(&awake.state, command, now) {
+            Decided::Refused(error) => {
+                let outcome = if error.code == RefusalCode::Internal { "failed" } else { "refused" };
+                self.metrics().command(outcome);
+                let reply = CommandReply::refused(self.seq, error);
+                self.after_activity(ctx);
+                self.remember(source, reply)
+            }
+            Decided::Unchanged => {
+                self.metrics().command("accepted");
+                self.after_activity(ctx);
+                self.remember(source, CommandReply::accepted(self.seq))
+            }
+            Decided::Events(events) => self.commit(events, source, now),
+        }
+    }
+
+    /// Evolves a copy of the state with `events`, serializes and hashes only the regions they touch,
+    /// and appends them (with the client's answer, atomically). Nothing becomes current until the
+    /// append is durable.
+    fn commit(&mut self, events: Vec<Event>, source: Source, now: u64) -> ResponseActFuture<Self, CommandReply> {
+        if events.iter().any(|e| matches!(e, Event::SiwxChallengeIssued { challenge } if challenge.nonce == self.nonce)) {
+            // Drawn now, not when the append succeeds: a nonce is never offered twice, even if
+            // this decision is refused by the store.
+            self.nonce = crate::siwx::generate_nonce().as_str().to_string();
+        }
+        let awake = self.awake.as_ref().expect("decide checked that the session is awake");
+        // Evolve before appending: the new state's hash is recorded with the events, so a replay can
+        // prove it reaches the states clients were sent.
+        let evolved = catch_unwind(AssertUnwindSafe(|| events.iter().fold(awake.state.clone(), session::evolve)));
+        let Ok(state) = evolved else {
+            tracing::error!(session = %self.id, seq = self.seq, "evolving a decision panicked; the command is refused");
+            self.metrics().command("failed");
+            return self.remember(source, CommandReply::refused(self.seq, internal_error("the command could not be applied")));
+        };
+        let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
+        let mut canonical = awake.canonical.clone();
+        let changed = canonical.update(&state, touched);
+        let hash = canonical.hash();
+        let correlation = source.correlation(self.seq);
+        let last = events.len() - 1;
+        let new_events: Vec<NewEvent> =
+            events.iter().enumerate().map(|(i, e)| to_new_event(e, now, &correlation, (i == last).then(|| hash.clone()))).collect();
+        let expected = self.seq;
+        let answer = match &source {
+            Source::Client { command_id, .. } => Some(CommandReply::accepted(expected + new_events.len() as u64).to_answer(command_id)),
+            _ => None,
+        };
+        let pending = Pending { events, state, canonical, changed, hash };
+        let (log, id, started) = (self.shell.log.clone(), self.id, Instant::now());
+        let append = async move {
+            match answer {
+                Some(answer) => log.append_answered(id, expected, new_events, answer).await,
+                None => log.append(id, expected, new_events).await,
+            }
+        };
+        Box::pin(append.into_actor(self).map(move |appended, act, ctx| {
+            act.metrics().append_seconds.observe(started.elapsed().as_secs_f64());
+            let reply = match appended {
+                Ok(outcome) => act.publish(pending, outcome, &source, ctx),
+                Err(error) => {
+                    // The client must hear about it (it would otherwise wait for a result forever),
+                    // but the refusal is not remembered: it is transient.
+                    let reply = act.append_failed(error, ctx);
+                    act.answer_unremembered(&source, reply)
+                }
+            };
+            act.after_activity(ctx);
+            reply
+        }))
+    }
+
+    /// Makes a durable decision current and publishes it: the result to the sender, then one diff to
+    /// every connection.
+    fn publish(&mut self, pending: Pending, outcome: AppendOutcome, source: &Source, ctx: &mut Context<Self>) -> CommandReply {
+        let Pending { events, mut state, mut canonical, changed, hash } = pending;
+        let Some(awake) = self.awake.as_mut() else {
+            // Cannot happen (nothing hibernates a session while a decision is in flight), but if it
+            // did, the durable events must not be published from a state they do not follow.
+            tracing::error!(session = %self.id, seq = self.seq, "a durable decision found its session asleep; reloading");
+            ctx.wait(self.wake().map(|_, _, _| ()));
+            return CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"));
+        };
+        let patch = wire::patch_regions(&changed, &canonical);
+        let changed_regions: Regions = changed.iter().map(|(r, _)| *r).collect();
+        self.shell.interner.share(&mut state, &mut canonical, changed_regions);
+        awake.state = state;
+        awake.canonical = canonical;
+        self.hash = hash;
+        let wire_events: Vec<WireEvent> = outcome
+            .envelopes
+            .iter()
+            .zip(events)
+            .map(|(envelope, event)| WireEvent { seq: envelope.seq, time_ms: envelope.time_ms, correlation_id: envelope.correlation_id.clone(), event })
+            .collect();
+        let prev_seq = self.seq;
+        self.seq = outcome.last_seq().unwrap_or(self.seq);
+        self.metrics().events_appended.inc_by(wire_events.len() as u64);
+        self.metrics().command("accepted");
+        let frame = build_diff(prev_seq, wire_events, &patch, self.hash.clone());
+        let reply = CommandReply::accepted(self.seq);
+        if let Source::Client { command_id, reply_to } = source {
+            // Already durable: written with the events.
+            self.answers.insert(command_id, reply.clone(), self.shell.config.remembered_commands);
+            self.send_to(*reply_to, Outbound::Message(reply.to_frame(command_id)));
+        }
+        self.broadcast(&frame);
+        self.remember_diff(frame);
+        self.maybe_snapshot(ctx);
+        reply
+    }
+
+    fn append_failed(&mut self, error: StoreError, ctx: &mut Context<Self>) -> CommandReply {
+        match error {
+            StoreError::Conflict { actual, .. } => {
+                // Another writer moved the stream: reload it, and let the client retry.
+                tracing::warn!(session = %self.id, seq = self.seq, actual, "append conflict; reloading the session");
+                self.awake = None;
+                ctx.wait(self.wake().map(|_, _, _| ()));
+                self.metrics().command("conflict");
+                CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"))
+            }
+            error => {
+                tracing::error!(session = %self.id, seq = self.seq, %error, "append failed");
+                self.metrics().command("failed");
+                CommandReply::refused(self.seq, storage_unavailable())
+            }
+        }
+    }
+
+    /// After anything the session did: deadlines and effects follow the state, idle countdowns restart.
+    fn after_activity(&mut self, ctx: &mut Context<Self>) {
+        self.rearm(ctx);
+        self.schedule_hibernation(ctx);
+        if self.connections.is_empty() {
+            self.schedule_passivation(ctx);
+        }
+    }
+
+    fn maybe_snapshot(&mut self, ctx: &mut Context<Self>) {
+        if self.seq >= self.last_snapshot_seq + self.config().snapshot_every {
+            self.write_snapshot(ctx);
+        }
+    }
+
+    /// Writes a snapshot of the current state in the background (a cache: a failure is only logged).
+    fn write_snapshot(&mut self, ctx: &mut Context<Self>) {
+        let Some(awake) = self.awake.as_ref() else { return };
+        self.last_snapshot_seq = self.seq;
+        let state = serde_json::from_slice(&awake.canonical.to_json()).expect("canonical JSON parses");
+        let snapshot = Snapshot { seq: self.seq, schema_version: STATE_SCHEMA_VERSION, time_ms: self.shell.clock.now_ms(), state };
+        let (log, id) = (self.shell.log.clone(), self.id);
+        ctx.spawn(async move { log.put_snapshot(id, snapshot).await }.into_actor(self).map(|result, act, _| match result {
+            Ok(()) => {
+                act.metrics().snapshots_written.inc();
+            }
+            // A snapshot is a cache; the log stays complete without it.
+            Err(error) => tracing::warn!(session = %act.id, %error, "snapshot failed"),
+        }));
+    }
+
+    // --- Deadlines and effects ----------------------------------------------------------------------
+
+    /// Arms one timer for the earliest deadline in the state; its firing becomes a `Tick` command.
+    /// A hibernated session keeps the timer it had.
+    fn rearm(&mut self, ctx: &mut Context<Self>) {
+        let Some(awake) = self.awake.as_ref() else { return };
+        let deadline = awake.state.next_deadline();
+        self.run_effects(ctx);
+        if self.timer.as_ref().map(|t| t.0) == deadline {
+            return;
+        }
+        if let Some((_, handle)) = self.timer.take() {
+            ctx.cancel_future(handle);
+        }
+        if let Some(deadline) = deadline {
+            // On the session's clock, not the runtime's: a deadline is a time in the domain.
+            let due = self.shell.clock.sleep_until(deadline);
+            let handle = ctx.spawn(due.into_actor(self).map(|(), act, ctx| {
+                act.timer = None;
+                // Through the mailbox: a command may be between its decision and its append now.
+                ctx.address().do_send(Internal { command: Command::Tick });
+            }));
+            self.timer = Some((deadline, handle));
+        }
     }
 
     /// Starts the effects the state asks for (see `runtime::effects`); after every change and
     /// after rehydration, so a check interrupted by a restart is asked again.
     fn run_effects(&mut self, ctx: &mut Context<Self>) {
-        let Some(check) = self.state.siwx.pending_contract_check() else {
+        let Some(check) = self.awake.as_ref().and_then(|a| a.state.siwx.pending_contract_check()) else {
             self.checking = None;
             return;
         };
@@ -183,7 +685,7 @@ impl ModalSession {
         let nonce = check.nonce.clone();
         self.checking = Some(nonce.clone());
         tracing::debug!(session = %self.id, seq = self.seq, chain = %check.chain, "checking a contract account's signature");
-        let future = match &self.checker {
+        let future = match &self.shell.checker {
             Some(checker) => checker.check(check),
             None => super::effects::no_checker(),
         };
@@ -192,16 +694,7 @@ impl ModalSession {
         }));
     }
 
-    fn remember(&mut self, command_id: &str, reply: &CommandReply) {
-        if self.results.insert(command_id.to_string(), reply.clone()).is_none() {
-            self.result_order.push_back(command_id.to_string());
-        }
-        while self.result_order.len() > self.config.remembered_commands {
-            if let Some(old) = self.result_order.pop_front() {
-                self.results.remove(&old);
-            }
-        }
-    }
+    // --- Connections ----------------------------------------------------------------------------
 
     fn send_to(&mut self, connection: Option<u64>, frame: Outbound) {
         let Some(connection) = connection else { return };
@@ -218,7 +711,7 @@ impl ModalSession {
             Err(TrySendError::Full(_)) => {
                 let link = self.connections.swap_remove(i);
                 link.drop_with(close::TOO_SLOW);
-                self.metrics.connections_dropped.get_or_create(&super::metrics::ReasonLabel { reason: "too_slow" }).inc();
+                self.metrics().connections_dropped.get_or_create(&super::metrics::ReasonLabel { reason: "too_slow" }).inc();
                 tracing::info!(session = %self.id, connection = link.id, "dropped a connection that fell behind");
                 false
             }
@@ -236,264 +729,33 @@ impl ModalSession {
                 i += 1;
             }
         }
-        self.metrics.diffs_published.inc();
+        self.metrics().diffs_published.inc();
     }
 
-    /// Decides `command`; if it yields events, appends them and publishes the diff. The future holds
-    /// the mailbox until the append is durable, so commands are applied in order.
-    fn run(&mut self, command: Command, correlation: String, reply_to: Option<u64>) -> ResponseActFuture<Self, CommandReply> {
-        let client_command = matches!(command, Command::Client(_));
-        if let Some(reason) = &self.failed {
-            let reply = CommandReply::refused(self.seq, internal_error(reason));
-            return Box::pin(actix::fut::ready(reply));
+    /// Keeps the last diffs for clients that resume. The session's first diff (from seq 0) is not
+    /// kept: no client has the state it starts from.
+    fn remember_diff(&mut self, frame: DiffFrame) {
+        if frame.prev_seq == 0 || self.config().recent_diffs == 0 {
+            return;
         }
-        if client_command {
-            if let Some(previous) = self.results.get(&correlation).cloned() {
-                self.metrics.command("duplicate");
-                self.send_to(reply_to, Outbound::Message(previous.to_frame(&correlation)));
-                return Box::pin(actix::fut::ready(previous));
-            }
-        }
-        let now = self.clock.now_ms();
-        let command_type = command.type_name();
-        let decided = catch_unwind(AssertUnwindSafe(|| {
-            session::decide(&self.state, command, &Ctx { now_ms: now, options: &self.state.options, nonce: &self.nonce })
-        }));
-        let events = match decided {
-            Err(_) => {
-                tracing::error!(session = %self.id, seq = self.seq, command = command_type, "a decision panicked; the command is refused");
-                let reply = CommandReply::refused(self.seq, internal_error("the command could not be decided"));
-                self.metrics.command("failed");
-                return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
-            }
-            Ok(Err(refusal)) => {
-                tracing::debug!(session = %self.id, seq = self.seq, command_id = %correlation, command = command_type, code = refusal.code().as_str(), "refused");
-                self.metrics.command("refused");
-                let reply = CommandReply::refused(self.seq, refusal.to_wire());
-                return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
-            }
-            Ok(Ok(events)) if events.is_empty() => {
-                self.metrics.command("accepted");
-                let reply = CommandReply { status: CommandStatus::Accepted, seq: self.seq, error: None };
-                return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
-            }
-            Ok(Ok(events)) => events,
-        };
-        if events.iter().any(|e| matches!(e, Event::SiwxChallengeIssued { challenge } if challenge.nonce == self.nonce)) {
-            // Drawn now, not when the append succeeds: a nonce is never offered twice, even if
-            // this decision is refused by the store.
-            self.nonce = crate::siwx::generate_nonce().as_str().to_string();
-        }
-        // Evolve before appending: the new state's hash is recorded with the events, so a replay can
-        // prove it reaches the states clients were sent. Nothing changes here until the append is durable.
-        let evolved = catch_unwind(AssertUnwindSafe(|| events.iter().fold(self.state.clone(), session::evolve)));
-        let Ok(next) = evolved else {
-            tracing::error!(session = %self.id, seq = self.seq, command = command_type, "evolving a decision panicked; the command is refused");
-            self.metrics.command("failed");
-            let reply = CommandReply::refused(self.seq, internal_error("the command could not be applied"));
-            return Box::pin(actix::fut::ready(self.answer(&correlation, reply_to, client_command, reply)));
-        };
-        let next_json = wire::to_value(&next);
-        let next_hash = wire::state_hash(&next_json);
-        let last = events.len() - 1;
-        let new_events = events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| to_new_event(e, now, &correlation, (i == last).then(|| next_hash.clone())))
-            .collect();
-        let log = self.log.clone();
-        let (id, expected) = (self.id, self.seq);
-        let started = Instant::now();
-        Box::pin(async move { log.append(id, expected, new_events).await }.into_actor(self).map(
-            move |result, act, ctx| {
-                act.metrics.append_seconds.observe(started.elapsed().as_secs_f64());
-                let reply = match result {
-                    Ok(outcome) => act.apply(events, outcome, Committed { state: next, json: next_json, hash: next_hash }, &correlation, reply_to, client_command, ctx),
-                    Err(error) => {
-                        let reply = act.append_failed(error, ctx);
-                        // The client must hear about it (it would otherwise wait for a result
-                        // forever), but the refusal is not remembered: it is transient, and a retry
-                        // with the same command id must run the command again.
-                        if client_command {
-                            act.send_to(reply_to, Outbound::Message(reply.to_frame(&correlation)));
-                        }
-                        reply
-                    }
-                };
-                act.rearm(ctx);
-                reply
-            },
-        ))
-    }
-
-    fn answer(&mut self, correlation: &str, reply_to: Option<u64>, client_command: bool, reply: CommandReply) -> CommandReply {
-        if client_command {
-            self.remember(correlation, &reply);
-            self.send_to(reply_to, Outbound::Message(reply.to_frame(correlation)));
-        }
-        reply
-    }
-
-    /// Makes a durable decision current and publishes it: the result to the sender, then one diff to
-    /// every connection.
-    #[allow(clippy::too_many_arguments)]
-    fn apply(
-        &mut self,
-        events: Vec<Event>,
-        outcome: AppendOutcome,
-        next: Committed,
-        correlation: &str,
-        reply_to: Option<u64>,
-        client_command: bool,
-        ctx: &mut Context<Self>,
-    ) -> CommandReply {
-        let before = std::mem::replace(&mut self.json, next.json);
-        self.state = next.state;
-        self.hash = next.hash;
-        let wire_events: Vec<WireEvent> = outcome
-            .envelopes
-            .iter()
-            .zip(events)
-            .map(|(envelope, event)| WireEvent { seq: envelope.seq, time_ms: envelope.time_ms, correlation_id: envelope.correlation_id.clone(), event })
-            .collect();
-        let prev_seq = self.seq;
-        self.seq = outcome.last_seq().unwrap_or(self.seq);
-        self.metrics.events_appended.inc_by(wire_events.len() as u64);
-        self.metrics.command("accepted");
-        let frame = build_diff(prev_seq, wire_events, &before, &self.json, self.hash.clone());
-        let reply = CommandReply { status: CommandStatus::Accepted, seq: self.seq, error: None };
-        self.answer(correlation, reply_to, client_command, reply.clone());
-        self.broadcast(&frame);
-        self.recent.push_back(frame);
-        while self.recent.len() > self.config.recent_diffs {
+        while self.recent.len() >= self.config().recent_diffs {
             self.recent.pop_front();
         }
-        self.maybe_snapshot(ctx);
-        if self.connections.is_empty() {
-            self.schedule_passivation(ctx);
-        }
-        reply
-    }
-
-    fn append_failed(&mut self, error: StoreError, ctx: &mut Context<Self>) -> CommandReply {
-        match error {
-            StoreError::Conflict { actual, .. } => {
-                // Another writer moved the stream: reload it, and let the client retry.
-                tracing::warn!(session = %self.id, seq = self.seq, actual, "append conflict; reloading the session");
-                self.reload(ctx);
-                self.metrics.command("conflict");
-                CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"))
-            }
-            error => {
-                tracing::error!(session = %self.id, seq = self.seq, %error, "append failed");
-                self.metrics.command("failed");
-                CommandReply::refused(self.seq, CommandError::new(RefusalCode::StorageUnavailable, "the event log is unavailable; retry"))
-            }
-        }
-    }
-
-    fn reload(&mut self, ctx: &mut Context<Self>) {
-        let log = self.log.clone();
-        let id = self.id;
-        // Enough of the tail to remember the last commands' results (a command has a few events).
-        let tail_len = self.config.remembered_commands as u64 * 4;
-        ctx.wait(
-            async move {
-                let (state, seq) = fold_log(log.as_ref(), id, None).await?;
-                let tail = log.read(id, seq.saturating_sub(tail_len) + 1, None).await?;
-                Ok::<_, StoreError>((state, seq, tail))
-            }
-            .into_actor(self)
-            .map(|result, act, ctx| match result {
-                Ok((state, seq, tail)) => {
-                    act.json = wire::to_value(&state);
-                    act.hash = wire::state_hash(&act.json);
-                    act.state = state;
-                    act.seq = seq;
-                    act.last_snapshot_seq = seq;
-                    act.recent.clear();
-                    // Commands whose events are in the log were accepted: a retry gets that answer.
-                    let mut accepted: Vec<(String, u64)> = Vec::new();
-                    for e in tail {
-                        if let Some(c) = e.correlation_id.filter(|c| !c.contains(':')) {
-                            match accepted.last_mut() {
-                                Some((last, s)) if *last == c => *s = e.seq,
-                                _ => accepted.push((c, e.seq)),
-                            }
-                        }
-                    }
-                    for (command_id, seq) in accepted {
-                        act.remember(&command_id, &CommandReply { status: CommandStatus::Accepted, seq, error: None });
-                    }
-                    act.rearm(ctx);
-                }
-                Err(error) => {
-                    tracing::error!(session = %act.id, %error, "the session's log cannot be read");
-                    act.failed = Some(format!("the session's log cannot be read: {error}"));
-                }
-            }),
-        );
-    }
-
-    fn maybe_snapshot(&mut self, ctx: &mut Context<Self>) {
-        if self.seq < self.last_snapshot_seq + self.config.snapshot_every {
-            return;
-        }
-        self.last_snapshot_seq = self.seq;
-        let snapshot = Snapshot { seq: self.seq, schema_version: STATE_SCHEMA_VERSION, time_ms: self.clock.now_ms(), state: self.json.clone() };
-        let log = self.log.clone();
-        let id = self.id;
-        ctx.spawn(async move { log.put_snapshot(id, snapshot).await }.into_actor(self).map(|result, act, _| match result {
-            Ok(()) => {
-                act.metrics.snapshots_written.inc();
-            }
-            // A snapshot is a cache; the log stays complete without it.
-            Err(error) => tracing::warn!(session = %act.id, %error, "snapshot failed"),
-        }));
-    }
-
-    /// Arms one timer for the earliest deadline in the state; its firing becomes a `Tick` command.
-    fn rearm(&mut self, ctx: &mut Context<Self>) {
-        self.run_effects(ctx);
-        let deadline = self.state.next_deadline();
-        if self.timer.as_ref().map(|t| t.0) == deadline {
-            return;
-        }
-        if let Some((_, handle)) = self.timer.take() {
-            ctx.cancel_future(handle);
-        }
-        if let Some(deadline) = deadline {
-            let delay = deadline.saturating_sub(self.clock.now_ms());
-            let handle = ctx.run_later(Duration::from_millis(delay), |act, ctx| {
-                act.timer = None;
-                // Through the mailbox: a command may be between its decision and its append now.
-                ctx.address().do_send(Internal { command: Command::Tick });
-            });
-            self.timer = Some((deadline, handle));
-        }
-    }
-
-    fn schedule_passivation(&mut self, ctx: &mut Context<Self>) {
-        if let Some(handle) = self.passivation.take() {
-            ctx.cancel_future(handle);
-        }
-        self.passivation = Some(ctx.run_later(self.config.passivate_after, |act, ctx| {
-            act.passivation = None;
-            if act.connections.is_empty() {
-                tracing::debug!(session = %act.id, seq = act.seq, "passivating an idle session");
-                ctx.stop();
-            }
-        }));
+        self.recent.push_back(frame);
     }
 
     fn welcome(&self, resumed: bool, resume_token: Option<String>) -> Arc<str> {
+        let state = match (resumed, self.awake.as_ref()) {
+            (true, _) | (false, None) => None,
+            (false, Some(awake)) => Some(Box::new(awake.state.clone())),
+        };
         let message = ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
             session_id: self.id.to_string(),
             resume_token,
             seq: self.seq,
             resumed,
-            state: (!resumed).then(|| Box::new(self.state.clone())),
+            state,
             state_hash: self.hash.clone(),
         };
         serde_json::to_string(&message).expect("a welcome serializes").into()
@@ -507,7 +769,7 @@ impl ModalSession {
     }
 
     /// Sends the welcome and `diffs` to a new connection and adds it; falls back to the whole state
-    /// when the diffs do not fit its channel.
+    /// when the diffs do not fit its channel (the session must then be awake).
     fn admit(&mut self, link: ConnectionLink, diffs: Option<Vec<DiffFrame>>, token: Option<String>, ctx: &mut Context<Self>) {
         let room = link.sender.max_capacity().saturating_sub(1);
         let frames: Vec<Outbound> = match diffs {
@@ -526,20 +788,55 @@ impl ModalSession {
         }
         self.connections.push(link);
     }
+
+    /// Admits a connection with the whole state, waking the session for it.
+    fn admit_with_state(&mut self, link: ConnectionLink, token: Option<String>) -> ResponseActFuture<Self, Result<(), CommandError>> {
+        Box::pin(self.wake().map(move |woke, act, ctx| match woke {
+            Ok(()) => {
+                act.admit(link, None, token, ctx);
+                act.schedule_hibernation(ctx);
+                Ok(())
+            }
+            Err(reply) => Err(reply.error.unwrap_or_else(|| internal_error("the session is unavailable"))),
+        }))
+    }
+
+    /// Admits a resuming connection with the diffs after `last`, rebuilt from the log; with the whole
+    /// state if they cannot be.
+    fn admit_from_log(&mut self, link: ConnectionLink, last: u64, token: Option<String>) -> ResponseActFuture<Self, Result<(), CommandError>> {
+        let (log, id) = (self.shell.log.clone(), self.id);
+        Box::pin(async move { diffs_since(log.as_ref(), id, last).await }.into_actor(self).then(move |rebuilt, act, ctx| {
+            match rebuilt {
+                Ok(diffs) if diffs.last().map_or(last, |d| d.seq) == act.seq => {
+                    act.admit(link, Some(diffs), token, ctx);
+                    ready(Ok(()))
+                }
+                Ok(_) => act.admit_with_state(link, token),
+                Err(error) => {
+                    tracing::warn!(session = %act.id, %error, last, "could not rebuild diffs; sending the whole state");
+                    act.admit_with_state(link, token)
+                }
+            }
+        }))
+    }
 }
 
 impl Actor for ModalSession {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(self.config.mailbox_capacity);
-        self.metrics.live_sessions.inc();
-        self.reload(ctx);
+        ctx.set_mailbox_capacity(self.config().mailbox_capacity);
+        self.metrics().live_sessions.inc();
+        // Nothing is handled before the session knows its seq and state.
+        ctx.wait(self.wake().map(|_, act, ctx| act.schedule_hibernation(ctx)));
         self.schedule_passivation(ctx);
     }
 
     fn stopped(&mut self, ctx: &mut Self::Context) {
-        self.metrics.live_sessions.dec();
+        self.metrics().live_sessions.dec();
+        if self.hibernated {
+            self.metrics().hibernated_sessions.dec();
+        }
         // A stop nobody asked for with a code (see `drop_connections`): the state is durable, so
         // the client resumes.
         self.drop_connections(close::INTERNAL);
@@ -553,31 +850,32 @@ impl Handler<Execute> for ModalSession {
     type Result = AtomicResponse<Self, CommandReply>;
 
     fn handle(&mut self, msg: Execute, _: &mut Context<Self>) -> Self::Result {
-        AtomicResponse::new(self.run(Command::Client(msg.command), msg.command_id, msg.reply_to))
+        let Execute { command_id, command, reply_to } = msg;
+        let source = Source::Client { command_id: command_id.clone(), reply_to };
+        if let Some(reason) = self.failed.clone() {
+            let reply = self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error(&reason)));
+            return AtomicResponse::new(ready(reply));
+        }
+        AtomicResponse::new(Box::pin(self.recall(&command_id).then(move |recalled, act, _| match recalled {
+            Ok(Some(first)) => ready(act.repeat_answer(&command_id, reply_to, first)),
+            Ok(None) => act.wake_and_decide(Command::Client(command), source),
+            Err(error) => {
+                tracing::warn!(session = %act.id, %error, "could not look up a command's answer");
+                ready(act.answer_unremembered(&source, CommandReply::refused(act.seq, storage_unavailable())))
+            }
+        })))
     }
-}
-
-/// A command the session gives itself: a deadline that fell due, or an effect's outcome. It goes
-/// through the mailbox like a client's command, so it is decided only when no other decision is
-/// between deciding and being durable (two decisions from the same seq would conflict).
-#[derive(Message)]
-#[rtype(result = "CommandReply")]
-struct Internal {
-    command: Command,
 }
 
 impl Handler<Internal> for ModalSession {
     type Result = AtomicResponse<Self, CommandReply>;
 
     fn handle(&mut self, msg: Internal, _: &mut Context<Self>) -> Self::Result {
-        let correlation = match &msg.command {
-            Command::Tick => format!("timer:{}", self.seq + 1),
-            _ => format!("effect:{}", self.seq + 1),
+        let source = match msg.command {
+            Command::Tick => Source::Timer,
+            _ => Source::Effect,
         };
-        AtomicResponse::new(Box::pin(self.run(msg.command, correlation, None).map(|reply, act, ctx| {
-            act.rearm(ctx);
-            reply
-        })))
+        AtomicResponse::new(self.wake_and_decide(msg.command, source))
     }
 }
 
@@ -585,7 +883,7 @@ impl Handler<Start> for ModalSession {
     type Result = AtomicResponse<Self, CommandReply>;
 
     fn handle(&mut self, msg: Start, _: &mut Context<Self>) -> Self::Result {
-        AtomicResponse::new(self.run(msg.command, "session:start".into(), None))
+        AtomicResponse::new(self.wake_and_decide(msg.command, Source::Start))
     }
 }
 
@@ -594,43 +892,25 @@ impl Handler<Attach> for ModalSession {
 
     fn handle(&mut self, msg: Attach, ctx: &mut Context<Self>) -> Self::Result {
         if let Some(reason) = &self.failed {
-            let error = internal_error(reason);
-            return AtomicResponse::new(Box::pin(actix::fut::ready(Err(error))));
+            return AtomicResponse::new(ready(Err(internal_error(reason))));
         }
         let Attach { link, last_seq, new_resume_token } = msg;
-        let ready = |r| AtomicResponse::new(Box::pin(actix::fut::ready(r)));
-        match last_seq {
+        let (seq, max_resume_events) = (self.seq, self.config().max_resume_events);
+        let resumable = |last: u64| last < seq && seq - last <= max_resume_events;
+        let result = match last_seq {
             Some(last) if last == self.seq => {
                 self.admit(link, Some(vec![]), new_resume_token, ctx);
                 ready(Ok(()))
             }
-            Some(last) if last < self.seq && self.seq - last <= self.config.max_resume_events => {
-                if self.recent.front().is_some_and(|f| f.prev_seq <= last) {
-                    let diffs: Vec<DiffFrame> = self.recent.iter().filter(|f| f.seq > last).cloned().collect();
-                    self.admit(link, Some(diffs), new_resume_token, ctx);
-                    return ready(Ok(()));
-                }
-                let log = self.log.clone();
-                let id = self.id;
-                AtomicResponse::new(Box::pin(async move { diffs_since(log.as_ref(), id, last).await }.into_actor(self).map(
-                    move |result, act, ctx| {
-                        match result {
-                            Ok(diffs) if diffs.last().map_or(last, |d| d.seq) == act.seq => act.admit(link, Some(diffs), new_resume_token, ctx),
-                            Ok(_) => act.admit(link, None, new_resume_token, ctx),
-                            Err(error) => {
-                                tracing::warn!(session = %act.id, %error, last, "could not rebuild diffs; sending the whole state");
-                                act.admit(link, None, new_resume_token, ctx);
-                            }
-                        }
-                        Ok(())
-                    },
-                )))
-            }
-            _ => {
-                self.admit(link, None, new_resume_token, ctx);
+            Some(last) if resumable(last) && self.recent.front().is_some_and(|f| f.prev_seq <= last) => {
+                let diffs: Vec<DiffFrame> = self.recent.iter().filter(|f| f.seq > last).cloned().collect();
+                self.admit(link, Some(diffs), new_resume_token, ctx);
                 ready(Ok(()))
             }
-        }
+            Some(last) if resumable(last) => self.admit_from_log(link, last, new_resume_token),
+            _ => self.admit_with_state(link, new_resume_token),
+        };
+        AtomicResponse::new(result)
     }
 }
 
@@ -646,12 +926,39 @@ impl Handler<Detach> for ModalSession {
 }
 
 impl Handler<Inspect> for ModalSession {
-    type Result = Result<SessionSnapshot, CommandError>;
+    type Result = AtomicResponse<Self, Result<SessionSnapshot, CommandError>>;
 
     fn handle(&mut self, _: Inspect, _: &mut Context<Self>) -> Self::Result {
-        if let Some(reason) = &self.failed {
-            return Err(internal_error(reason));
+        let was_hibernated = self.hibernated;
+        AtomicResponse::new(Box::pin(self.wake().map(move |woke, act, ctx| {
+            woke.map_err(|reply| reply.error.unwrap_or_else(|| internal_error("the session is unavailable")))?;
+            act.schedule_hibernation(ctx);
+            let awake = act.awake.as_ref().expect("woken");
+            Ok(SessionSnapshot {
+                seq: act.seq,
+                state: awake.state.clone(),
+                state_hash: act.hash.clone(),
+                connections: act.connections.len(),
+                was_hibernated,
+            })
+        })))
+    }
+}
+
+/// Hibernates the session now (for tests and the memory benchmark: the runtime does it by itself
+/// after `hibernate_after`).
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct HibernateNow;
+
+impl Handler<HibernateNow> for ModalSession {
+    type Result = bool;
+
+    fn handle(&mut self, _: HibernateNow, ctx: &mut Context<Self>) -> bool {
+        if let Some(handle) = self.hibernation.take() {
+            ctx.cancel_future(handle);
         }
-        Ok(SessionSnapshot { seq: self.seq, state: self.state.clone(), state_hash: self.hash.clone(), connections: self.connections.len() })
+        self.hibernate(ctx);
+        self.awake.is_none()
     }
 }

@@ -12,6 +12,7 @@ use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
 use crate::model::connector::DiscoveredWallet;
 use crate::model::options::{SessionOptions, SocialProvider};
+use crate::session::ClientErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr)]
 #[serde(tag = "type", rename_all_fields = "camelCase")]
@@ -54,12 +55,20 @@ pub enum ClientCommand {
         #[ts(optional)]
         namespace: Option<Namespace>,
     },
+    /// Make `namespace` the active one: at once when it holds a connected account, else the modal
+    /// shows SwitchActiveChain (spec section 2).
+    SwitchActiveNamespace {
+        namespace: Namespace,
+    },
+    /// The SwitchActiveChain view's button: switch to its namespace and go where its params say
+    /// (Connect, to connect a wallet there).
+    ConfirmSwitchActiveChain {},
     /// The outcome of a wallet request the session issued.
     ResolveWalletRequest {
         request_id: String,
         outcome: WalletOutcome,
     },
-    /// EIP-1193 `accountsChanged`.
+    /// EIP-1193 `accountsChanged`, or a Wallet Standard `change` event's accounts.
     WalletAccountsChanged {
         connector_id: String,
         accounts: Vec<String>,
@@ -111,6 +120,12 @@ pub enum ClientCommand {
         #[ts(optional)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         account: Option<String>,
+    },
+    /// A problem in the widget itself (its mirrored chart disagreed with the state, a view failed to
+    /// render). Recorded as `ClientErrorReported`; changes nothing else. Never carries secrets.
+    ReportClientError {
+        kind: ClientErrorKind,
+        detail: String,
     },
 }
 

@@ -45,6 +45,10 @@ pub enum DomainError {
     SignInPending,
     #[error("no sign-in session for {0}")]
     NoSignInSession(String),
+    #[error("this session has no {0} network")]
+    NamespaceNotSupported(Namespace),
+    #[error("only on the {} view", .0.name())]
+    NotOnView(View),
 }
 
 /// Why a command was refused, as the client reads it in `result.error.code`: one enum for every
@@ -75,6 +79,8 @@ pub enum RefusalCode {
     NoActiveCaipNetwork,
     SiwxPending,
     NoSignInSession,
+    NamespaceNotSupported,
+    NotOnView,
     // The session runtime.
     /// Another writer moved the session; it was reloaded. Retry.
     Conflict,
@@ -130,6 +136,8 @@ impl DomainError {
             DomainError::SignInUnavailable(_) => RefusalCode::NoActiveCaipNetwork,
             DomainError::SignInPending => RefusalCode::SiwxPending,
             DomainError::NoSignInSession(_) => RefusalCode::NoSignInSession,
+            DomainError::NamespaceNotSupported(_) => RefusalCode::NamespaceNotSupported,
+            DomainError::NotOnView(_) => RefusalCode::NotOnView,
         }
     }
 

@@ -17,6 +17,7 @@ use crate::model::caip::Namespace;
 use crate::model::connector::{Connector, RecentWallet};
 use crate::model::networks::{ChainDefinition, NetworkRef};
 use crate::model::options::SessionOptions;
+use crate::session::ClientErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr, VariantNames)]
 #[serde(tag = "type", content = "payload", rename_all_fields = "camelCase")]
@@ -98,6 +99,11 @@ pub enum Event {
     },
     RecentWalletUsed {
         wallet: RecentWallet,
+    },
+    /// The visitor switched the active chain namespace (`SwitchActiveNamespace`, or confirming
+    /// SwitchActiveChain); the namespace may have no connected account yet.
+    ActiveNamespaceChanged {
+        namespace: Namespace,
     },
 
     // --- toasts ---
@@ -185,12 +191,25 @@ pub enum Event {
         account: String,
         reason: String,
     },
+
+    // --- client ---
+    /// The widget reported a problem of its own (`ReportClientError`). No machine moves.
+    ClientErrorReported {
+        kind: ClientErrorKind,
+        detail: String,
+    },
 }
 
 impl Event {
     /// The event's type as stored in the log and named in statecharts.
     pub fn type_name(&self) -> &'static str {
         self.into()
+    }
+
+    /// The regions of the session state this event may change (its type decides; see
+    /// [`crate::session::regions_touched_by`]).
+    pub fn regions(&self) -> crate::session::Regions {
+        crate::session::regions_touched_by(self)
     }
 
     /// Every event type.
@@ -204,6 +223,8 @@ impl Event {
         match type_name {
             // v2 renamed `rdns` to `wallet.rdns` and added `name` (see session::upcast).
             "RecentWalletUsed" => 2,
+            // v2: `params.switchToChain` is a namespace (`solana`), no longer a network id.
+            "Navigated" => 2,
             _ => 1,
         }
     }

@@ -1,19 +1,20 @@
 //! A modal session: the composition of every machine into one decider.
 
+mod client_error;
 mod command;
 mod decide;
 mod error;
 mod event;
-mod sign_in;
 mod state;
 pub mod upcast;
 pub mod wire;
 
+pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
 pub use command::{ClientCommand, Command};
 pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
 pub use error::{CommandError, DomainError, RefusalCode};
 pub use event::Event;
-pub use state::{evolve, has_sign_in_session, SessionState, STATE_SCHEMA_VERSION};
+pub use state::{evolve, evolve_every_machine, has_sign_in_session, regions_touched_by, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
 
 use crate::decider::{Ctx, Decider};
 

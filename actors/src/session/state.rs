@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -14,8 +16,15 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 3;
+pub const STATE_SCHEMA_VERSION: u32 = 4;
 
+// Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
+// decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed
+// copy-on-write (`Arc::make_mut`) only by the events that touch them (`Event::regions`), so a clone
+// of the state costs a few reference counts, untouched regions keep their identity, and sessions
+// whose region is equal can hold one copy of it (the runtime interns them). On the wire (and in the
+// generated TypeScript) an `Arc<T>` is exactly a `T`. (A plain comment: doc comments go into
+// client/src/generated.)
 /// A session's whole state: the fold of its events. Mirrored by the browser, field for field.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -23,48 +32,283 @@ pub struct SessionState {
     pub started: bool,
     pub project: String,
     pub origin: String,
-    pub options: SessionOptions,
+    pub options: Arc<SessionOptions>,
     /// The networks the host app supports, resolved.
-    pub networks: Vec<ChainDefinition>,
-    pub modal: ModalState,
-    pub router: RouterState,
-    pub connection: ConnectionState,
+    pub networks: Arc<Vec<ChainDefinition>>,
+    pub modal: Arc<ModalState>,
+    pub router: Arc<RouterState>,
+    pub connection: Arc<ConnectionState>,
     /// Derived: what the Connect view lists.
-    pub connect_view: ConnectView,
-    pub toasts: ToastQueue,
-    pub requests: WalletRequests,
-    pub siwx: SiwxState,
+    pub connect_view: Arc<ConnectView>,
+    pub toasts: Arc<ToastQueue>,
+    pub requests: Arc<WalletRequests>,
+    pub siwx: Arc<SiwxState>,
+}
+
+/// A top-level field of [`SessionState`], in the order of its JSON key (canonical JSON sorts keys,
+/// so the whole state's canonical form is its regions' canonical forms in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Region {
+    ConnectView,
+    Connection,
+    Modal,
+    Networks,
+    Options,
+    Origin,
+    Project,
+    Requests,
+    Router,
+    Siwx,
+    Started,
+    Toasts,
+}
+
+impl Region {
+    /// Every region, in canonical (JSON key) order.
+    pub const ALL: [Region; 12] = [
+        Region::ConnectView,
+        Region::Connection,
+        Region::Modal,
+        Region::Networks,
+        Region::Options,
+        Region::Origin,
+        Region::Project,
+        Region::Requests,
+        Region::Router,
+        Region::Siwx,
+        Region::Started,
+        Region::Toasts,
+    ];
+
+    /// The region's key in the state's JSON.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Region::ConnectView => "connectView",
+            Region::Connection => "connection",
+            Region::Modal => "modal",
+            Region::Networks => "networks",
+            Region::Options => "options",
+            Region::Origin => "origin",
+            Region::Project => "project",
+            Region::Requests => "requests",
+            Region::Router => "router",
+            Region::Siwx => "siwx",
+            Region::Started => "started",
+            Region::Toasts => "toasts",
+        }
+    }
+
+    /// The region named by a JSON key of the state.
+    pub fn from_key(key: &str) -> Option<Region> {
+        Region::ALL.into_iter().find(|r| r.key() == key)
+    }
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A set of [`Region`]s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Regions(u16);
+
+impl Regions {
+    pub const NONE: Regions = Regions(0);
+    pub const ALL: Regions = Regions((1 << Region::ALL.len()) - 1);
+
+    pub const fn of(regions: &[Region]) -> Regions {
+        let mut bits = 0u16;
+        let mut i = 0;
+        while i < regions.len() {
+            bits |= 1 << regions[i] as u16;
+            i += 1;
+        }
+        Regions(bits)
+    }
+
+    pub const fn contains(self, region: Region) -> bool {
+        self.0 & (1 << region as u16) != 0
+    }
+
+    pub const fn union(self, other: Regions) -> Regions {
+        Regions(self.0 | other.0)
+    }
+
+    pub const fn intersects(self, other: Regions) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The regions in the set, in canonical order.
+    pub fn iter(self) -> impl Iterator<Item = Region> {
+        Region::ALL.into_iter().filter(move |r| self.contains(*r))
+    }
+}
+
+impl FromIterator<Region> for Regions {
+    fn from_iter<I: IntoIterator<Item = Region>>(iter: I) -> Self {
+        iter.into_iter().fold(Regions::NONE, |set, r| set.union(Regions::of(&[r])))
+    }
+}
+
+/// The regions whose values the derived fields are computed from, per derived region.
+const CONNECT_VIEW_INPUTS: Regions = Regions::of(&[Region::Options, Region::Connection]);
+const CLOSABLE_INPUTS: Regions = Regions::of(&[Region::Options, Region::Router, Region::Connection, Region::Siwx]);
+
+/// The regions `event` may change, derived fields included: the machines whose `evolve` reacts to
+/// its type, plus every region derived from one of those. (`actors/tests/regions.rs` proves it over
+/// random command sequences: the other regions stay byte for byte the same.)
+pub fn regions_touched_by(event: &Event) -> Regions {
+    let direct = match event {
+        Event::SessionStarted { .. } => return Regions::ALL,
+        Event::ModalOpened {} | Event::ModalClosed {} => Regions::of(&[Region::Modal]),
+        Event::Navigated { .. } | Event::WentBack { .. } => Regions::of(&[Region::Router]),
+        Event::ConnectorsUpdated { .. }
+        | Event::ConnectStarted { .. }
+        | Event::Connected { .. }
+        | Event::ConnectFailed { .. }
+        | Event::SyncStarted { .. }
+        | Event::Synced { .. }
+        | Event::SyncFailed { .. }
+        | Event::AccountsChanged { .. }
+        | Event::NetworkChanged { .. }
+        | Event::Disconnected { .. }
+        | Event::ActiveNamespaceChanged { .. }
+        | Event::RecentWalletUsed { .. } => Regions::of(&[Region::Connection]),
+        Event::ToastQueued { .. }
+        | Event::ToastShown { .. }
+        | Event::ToastDismissed { .. }
+        | Event::ToastReshowScheduled { .. }
+        | Event::ToastReshowCancelled {}
+        | Event::ToastsCleared {}
+        | Event::ToastPauseStarted { .. }
+        | Event::ToastPauseEnded { .. } => Regions::of(&[Region::Toasts]),
+        Event::WalletRequestIssued { .. }
+        | Event::WalletRequestSettled { .. }
+        | Event::WalletRequestCancelled { .. }
+        | Event::WalletRequestsDrained {} => Regions::of(&[Region::Requests]),
+        Event::SiwxChallengeIssued { .. }
+        | Event::SiwxSignRequested { .. }
+        | Event::SiwxDeclined { .. }
+        | Event::SiwxContractCheckStarted { .. }
+        | Event::SiwxVerificationFailed { .. }
+        | Event::SiwxSignedIn { .. }
+        | Event::SiwxCancelled {}
+        | Event::SiwxSignedOut { .. } => Regions::of(&[Region::Siwx]),
+        // Recorded for whoever replays the session; it moves no machine.
+        Event::ClientErrorReported { .. } => Regions::NONE,
+    };
+    with_derived(direct)
+}
+
+/// `direct` plus the derived regions computed from it.
+fn with_derived(direct: Regions) -> Regions {
+    let mut touched = direct;
+    if direct.intersects(CONNECT_VIEW_INPUTS) {
+        touched = touched.union(Regions::of(&[Region::ConnectView]));
+    }
+    if direct.intersects(CLOSABLE_INPUTS) {
+        touched = touched.union(Regions::of(&[Region::Modal]));
+    }
+    touched
 }
 
 /// The state after one more event. Total: never fails, ignores what does not apply.
+///
+/// Only the machines of the regions the event touches run, each on its own copy of its region
+/// (copy-on-write), and derived fields are recomputed only from changed inputs; the result is the
+/// same as running every machine and every derivation on every event (`evolve_every_machine`,
+/// compared in `actors/tests/regions.rs`).
 pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
+    let touched = regions_touched_by(event);
     if let Event::SessionStarted { project, origin, options, networks } = event {
         state.started = true;
         state.project = project.clone();
         state.origin = origin.clone();
-        state.options = options.clone();
-        state.networks = networks.clone();
+        state.options = Arc::new(options.clone());
+        state.networks = Arc::new(networks.clone());
     }
-    state.modal = modal::evolve(std::mem::take(&mut state.modal), event);
-    state.router = router::evolve(std::mem::take(&mut state.router), event);
-    state.connection = connection::evolve(std::mem::take(&mut state.connection), event);
-    state.toasts = toasts::evolve(std::mem::take(&mut state.toasts), event);
-    state.requests = requests::evolve(std::mem::take(&mut state.requests), event);
-    state.siwx = siwx::evolve(std::mem::take(&mut state.siwx), event);
-    derive(&mut state);
+    if touched.contains(Region::Modal) {
+        evolve_region(&mut state.modal, event, modal::evolve);
+    }
+    if touched.contains(Region::Router) {
+        evolve_region(&mut state.router, event, router::evolve);
+    }
+    if touched.contains(Region::Connection) {
+        evolve_region(&mut state.connection, event, connection::evolve);
+        connection::derive(Arc::make_mut(&mut state.connection));
+    }
+    if touched.contains(Region::Toasts) {
+        evolve_region(&mut state.toasts, event, toasts::evolve);
+    }
+    if touched.contains(Region::Requests) {
+        evolve_region(&mut state.requests, event, requests::evolve);
+    }
+    if touched.contains(Region::Siwx) {
+        evolve_region(&mut state.siwx, event, siwx::evolve);
+    }
+    derive(&mut state, touched);
     state
 }
 
-/// Recomputes the fields that are functions of the rest of the state.
-fn derive(state: &mut SessionState) {
-    connection::derive(&mut state.connection);
-    state.connect_view = connect_view::derive(
+/// Runs a machine's `evolve` on the session's own copy of its region.
+fn evolve_region<T: Clone + Default>(region: &mut Arc<T>, event: &Event, evolve: fn(T, &Event) -> T) {
+    let own = Arc::make_mut(region);
+    *own = evolve(std::mem::take(own), event);
+}
+
+/// Recomputes the fields that are functions of the rest of the state, from the regions that
+/// changed; a derived region is written (and so copied) only when its value changes.
+fn derive(state: &mut SessionState, changed: Regions) {
+    if changed.intersects(CONNECT_VIEW_INPUTS) {
+        let view = connect_view::derive(
+            &state.options,
+            &state.connection.connectors,
+            &state.connection.recent_wallets,
+            state.connection.namespaces_of("walletConnect").iter().any(|_| true),
+        );
+        if *state.connect_view != view {
+            state.connect_view = Arc::new(view);
+        }
+    }
+    if changed.intersects(CLOSABLE_INPUTS) {
+        let closable = closable(state);
+        if state.modal.closable != closable {
+            Arc::make_mut(&mut state.modal).closable = closable;
+        }
+    }
+}
+
+/// `evolve` as it was before regions: every machine and every derivation on every event. The
+/// reference the region-aware `evolve` is checked against; not used at run time.
+#[doc(hidden)]
+pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionState {
+    if let Event::SessionStarted { project, origin, options, networks } = event {
+        state.started = true;
+        state.project = project.clone();
+        state.origin = origin.clone();
+        state.options = Arc::new(options.clone());
+        state.networks = Arc::new(networks.clone());
+    }
+    evolve_region(&mut state.modal, event, modal::evolve);
+    evolve_region(&mut state.router, event, router::evolve);
+    evolve_region(&mut state.connection, event, connection::evolve);
+    evolve_region(&mut state.toasts, event, toasts::evolve);
+    evolve_region(&mut state.requests, event, requests::evolve);
+    evolve_region(&mut state.siwx, event, siwx::evolve);
+    connection::derive(Arc::make_mut(&mut state.connection));
+    state.connect_view = Arc::new(connect_view::derive(
         &state.options,
         &state.connection.connectors,
         &state.connection.recent_wallets,
         state.connection.namespaces_of("walletConnect").iter().any(|_| true),
-    );
-    state.modal.closable = closable(state);
+    ));
+    let closable = closable(&state);
+    Arc::make_mut(&mut state.modal).closable = closable;
+    state
 }
 
 /// Spec: closing is disabled on ApproveTransaction or SIWXSignMessage when sign-in is required and no

@@ -32,7 +32,7 @@ pub struct VerifyPolicy {
     pub expected_uri_origin: Option<String>,
     /// The nonce this server issued for this session.
     pub expected_nonce: Option<String>,
-    /// CAIP-2 chain ids the account may be on (`eip155:1`, `solana:mainnet`).
+    /// CAIP-2 chain ids the account may be on (`eip155:1`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`).
     pub allowed_chains: Option<Vec<String>>,
     /// How far in the future `Issued At` may be (clock skew). `None` disables the check, as the
     /// public conformance vectors expect. [`VerifyPolicy::new`] sets 60 seconds.
@@ -251,11 +251,9 @@ impl VerifyError {
     }
 }
 
+/// Compares a secret (the nonce) without a timing side channel.
 fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 fn fmt_time(t: OffsetDateTime) -> String {

@@ -1,4 +1,4 @@
-// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.
 import type { Statechart } from "./Statechart";
 
 export const charts: Statechart[] = [

@@ -1,4 +1,6 @@
-// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.
+import type { ProtocolErrorCode } from "./ProtocolErrorCode";
+import type { RefusalCode } from "./RefusalCode";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -17,9 +19,21 @@ export const CLOSE_CODES = {
   SESSION_ENDED: 4006,
 } as const;
 
-export const EVENT_TYPES = ["SessionStarted","ModalOpened","ModalClosed","Navigated","WentBack","ConnectorsUpdated","ConnectStarted","Connected","ConnectFailed","SyncStarted","Synced","SyncFailed","AccountsChanged","NetworkChanged","Disconnected","RecentWalletUsed","ToastQueued","ToastShown","ToastDismissed","ToastReshowScheduled","ToastReshowCancelled","ToastsCleared","ToastPauseStarted","ToastPauseEnded","WalletRequestIssued","WalletRequestSettled","WalletRequestCancelled","WalletRequestsDrained","SiwxChallengeIssued","SiwxSignRequested","SiwxDeclined","SiwxContractCheckStarted","SiwxVerificationFailed","SiwxSignedIn","SiwxCancelled","SiwxSignedOut"] as const;
+export const EVENT_TYPES = ["SessionStarted","ModalOpened","ModalClosed","Navigated","WentBack","ConnectorsUpdated","ConnectStarted","Connected","ConnectFailed","SyncStarted","Synced","SyncFailed","AccountsChanged","NetworkChanged","Disconnected","RecentWalletUsed","ActiveNamespaceChanged","ToastQueued","ToastShown","ToastDismissed","ToastReshowScheduled","ToastReshowCancelled","ToastsCleared","ToastPauseStarted","ToastPauseEnded","WalletRequestIssued","WalletRequestSettled","WalletRequestCancelled","WalletRequestsDrained","SiwxChallengeIssued","SiwxSignRequested","SiwxDeclined","SiwxContractCheckStarted","SiwxVerificationFailed","SiwxSignedIn","SiwxCancelled","SiwxSignedOut","ClientErrorReported"] as const;
 
 export const TOASTS = { maxVisible: 3, defaultDurationMs: 4000, reshowDelayMs: 150, swipeMinDistancePx: 20, swipeMinVelocityPxPerMs: 0.11 } as const;
 
 /** The numbers the widget draws with (spec sections 2, 5, 9). */
 export const DISPLAY = {"modalWidthPx":360,"modalZIndex":999,"viewTransitionMs":150,"headerTransitionMs":120,"heightTransitionMs":150,"toastWidthPx":356,"toastGapPx":14,"addressHeadChars":4,"addressTailChars":6,"maxEmailChars":30} as const;
+
+/** The theme variables a host may set (`themeVariables`); any other name is refused. */
+export const THEME_VARIABLES = ["--vst-accent","--vst-color-mix","--vst-color-mix-strength","--vst-font-family","--vst-font-size-master","--vst-border-radius-master","--vst-z-index"] as const;
+
+/** Every `error.code` of a protocol error frame and `/ws/check` refusal. */
+export const PROTOCOL_ERROR_CODES = ["bad_hello","unsupported_protocol","project_id_not_configured","invalid_project_id","invalid_app_configuration","invalid_options","unauthorized","malformed_message","unknown_message_type","frame_too_large","rate_limited","too_slow","heartbeat_timeout","busy","shutting_down","internal"] as const satisfies readonly ProtocolErrorCode[];
+
+/** Every `result.error.code` of a refused command. */
+export const REFUSAL_CODES = ["not_started","already_started","invalid_options","invalid_input","too_many","unknown_connector","already_connected","not_connected","close_disabled","view_not_navigable","nothing_to_go_back_to","unknown_request","unknown_toast","swipe_below_threshold","feature_disabled","siwx_not_enabled","no_active_caip_address","no_active_caip_network","siwx_pending","no_sign_in_session","namespace_not_supported","not_on_view","conflict","storage_unavailable","internal","rate_limited","busy"] as const satisfies readonly RefusalCode[];
+
+/** The Solana clusters by CAIP-2 id: their Wallet Standard chain and full genesis hash. */
+export const SOLANA_CLUSTERS = {"solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z":{"chain":"solana:testnet","genesisHash":"4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY"},"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp":{"chain":"solana:mainnet","genesisHash":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"},"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1":{"chain":"solana:devnet","genesisHash":"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"}} as const;

@@ -1,9 +1,10 @@
-// Generated from the Rust definitions by `vestibule codegen`. Do not edit by hand.
+// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.
 export type * from "./Account";
 export type * from "./AccountType";
 export type * from "./AppMetadata";
 export type * from "./ChainDefinition";
 export type * from "./ClientCommand";
+export type * from "./ClientErrorKind";
 export type * from "./ClientMessage";
 export type * from "./CommandError";
 export type * from "./CommandStatus";
@@ -25,6 +26,7 @@ export type * from "./ModalState";
 export type * from "./ModalStatus";
 export type * from "./Namespace";
 export type * from "./NamespaceConnection";
+export type * from "./NamespaceFeatures";
 export type * from "./NativeCurrency";
 export type * from "./NavigationMode";
 export type * from "./NetworkOption";

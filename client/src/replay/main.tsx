@@ -8,8 +8,10 @@ import { createRoot } from "react-dom/client";
 import { compare } from "fast-json-patch";
 import { charts } from "../generated/charts";
 import type { SessionState } from "../generated/SessionState";
-import { pointer } from "../mirror/chartMachines";
-import { CurrentView, Modal, Toasts } from "../views/views";
+import { pointer } from "../core/patch";
+import { WidgetRoot } from "../components/WidgetRoot/WidgetRoot";
+import { createReplayView } from "./replayView";
+import "./replay.css";
 
 interface Envelope {
   seq: number;
@@ -18,8 +20,6 @@ interface Envelope {
   correlationId: string | null;
   payload: unknown;
 }
-
-const noSend = () => {};
 
 function useApi(token: string) {
   return async (path: string) => {
@@ -38,7 +38,9 @@ function Timeline() {
   const [states, setStates] = useState<{ before: SessionState | null; at: SessionState | null }>({ before: null, at: null });
   const [live, setLive] = useState(false);
   const [error, setError] = useState("");
+  const [view] = useState(createReplayView);
   const api = useApi(token);
+  useEffect(() => view.show(states.at), [view, states.at]);
 
   const loadSessions = async () => {
     try {
@@ -96,7 +98,7 @@ function Timeline() {
   const last = events[events.length - 1]?.seq ?? 0;
 
   return (
-    <main style={{ font: "14px system-ui, sans-serif", margin: "1rem 2rem" }}>
+    <main className="replay">
       <h1>Replay timeline</h1>
       <p>
         <label>
@@ -124,33 +126,24 @@ function Timeline() {
         <>
           <p>
             <label>
-              Seq <input type="range" aria-label="Seq" min={1} max={Math.max(1, last)} value={seq} onChange={(e) => setSeq(Number(e.target.value))} style={{ width: 480 }} />
+              Seq <input type="range" aria-label="Seq" min={1} max={Math.max(1, last)} value={seq} onChange={(e) => setSeq(Number(e.target.value))} className="replay__seq" />
             </label>{" "}
             <output data-testid="seq">{seq}</output> / {last}
           </p>
-          <div style={{ display: "flex", gap: "2rem", alignItems: "flex-start" }}>
-            <section aria-label="What the visitor saw" data-testid="visitor-view" style={{ minWidth: 400, minHeight: 300, border: "1px dashed #999", padding: 8 }}>
+          <div className="replay__panes">
+            <section aria-label="What the visitor saw" data-testid="visitor-view" className="replay__visitor">
               {states.at && states.at.modal.status !== "open" && <p>(modal closed)</p>}
-              {states.at && (
-                <>
-                  <Modal state={states.at} send={noSend} embedded>
-                    <CurrentView state={states.at} send={noSend} />
-                  </Modal>
-                  <div style={{ position: "relative", height: 0 }}>
-                    <Toasts state={states.at} send={noSend} />
-                  </div>
-                </>
-              )}
+              <WidgetRoot widget={view.model} embedded />
             </section>
             <section aria-label="Machines">
               {charts.flatMap((c) =>
                 c.regions.map((r) => {
                   const active = states.at ? pointer(states.at, r.statePath) : undefined;
                   return (
-                    <p key={`${c.id}/${r.id}`} style={{ margin: "2px 0" }}>
+                    <p key={`${c.id}/${r.id}`} className="replay__chart">
                       <strong>{c.id === r.id ? c.id : `${c.id}/${r.id}`}</strong>:{" "}
                       {r.states.map((s) => (
-                        <span key={s} data-active={s === active} style={{ marginRight: 6, padding: "0 4px", borderRadius: 4, background: s === active ? "#3b6cff" : "transparent", color: s === active ? "#fff" : "inherit" }}>
+                        <span key={s} data-active={s === active} className="replay__state">
                           {s}
                         </span>
                       ))}

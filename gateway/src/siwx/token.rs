@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::pkcs8::EncodePrivateKey;
+use ed25519_dalek::SigningKey;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -42,15 +45,10 @@ pub enum TokenError {
     Expired,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Header {
-    alg: String,
-    typ: String,
-    kid: String,
-}
-
 pub struct TokenKeys {
     signing: SigningKey,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
     kid: String,
 }
 
@@ -77,8 +75,13 @@ impl TokenKeys {
 
     pub fn from_secret(secret: [u8; 32]) -> Self {
         let signing = SigningKey::from_bytes(&secret);
-        let kid = hex::encode(&Sha256::digest(signing.verifying_key().as_bytes())[..8]);
-        Self { signing, kid }
+        let public = signing.verifying_key();
+        let kid = hex::encode(&Sha256::digest(public.as_bytes())[..8]);
+        // jsonwebtoken takes an Ed25519 private key as PKCS#8 DER, a public key as its 32 bytes.
+        let der = signing.to_pkcs8_der().expect("an Ed25519 key encodes as PKCS#8");
+        let encoding = EncodingKey::from_ed_der(der.as_bytes());
+        let decoding = DecodingKey::from_ed_der(public.as_bytes());
+        Self { signing, encoding, decoding, kid }
     }
 
     pub fn kid(&self) -> &str {
@@ -100,48 +103,33 @@ impl TokenKeys {
     }
 
     pub fn issue(&self, claims: &SignInClaims) -> String {
-        let header = Header { alg: "EdDSA".into(), typ: "JWT".into(), kid: self.kid.clone() };
-        let signing_input = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).expect("a header serializes")),
-            URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).expect("claims serialize")),
-        );
-        let signature = self.signing.sign(signing_input.as_bytes());
-        format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
+        let header = Header { kid: Some(self.kid.clone()), ..Header::new(Algorithm::EdDSA) };
+        jsonwebtoken::encode(&header, claims, &self.encoding).expect("EdDSA signing with a valid key does not fail")
     }
 
     /// Checks the signature and expiry (at `now_s`, Unix seconds); returns the claims.
     pub fn verify(&self, token: &str, now_s: u64) -> Result<SignInClaims, TokenError> {
-        verify_with(&self.signing.verifying_key(), token, now_s)
+        verify_with(&self.decoding, token, now_s)
     }
 }
 
-/// Verifies a token with a public key, as a host backend would with the published key set.
-pub fn verify_with(key: &VerifyingKey, token: &str, now_s: u64) -> Result<SignInClaims, TokenError> {
-    let mut parts = token.split('.');
-    let (Some(h), Some(c), Some(s), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-        return Err(TokenError::Malformed);
-    };
-    let header: Header = URL_SAFE_NO_PAD
-        .decode(h)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or(TokenError::Malformed)?;
-    // Only EdDSA is accepted: a token claiming `none` or an HMAC algorithm is refused outright.
-    if header.alg != "EdDSA" {
-        return Err(TokenError::BadSignature);
-    }
-    let signature = URL_SAFE_NO_PAD
-        .decode(s)
-        .ok()
-        .and_then(|b| Signature::from_slice(&b).ok())
-        .ok_or(TokenError::Malformed)?;
-    key.verify_strict(format!("{h}.{c}").as_bytes(), &signature).map_err(|_| TokenError::BadSignature)?;
-    let claims: SignInClaims = URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or(TokenError::Malformed)?;
+/// Verifies a token with a public key, as a host backend would with the published key set (e.g.
+/// `DecodingKey::from_jwk`). Only EdDSA is accepted: a token claiming `none` or an HMAC algorithm
+/// is refused. Time is an input: expiry is checked against `now_s`, not the clock.
+pub fn verify_with(key: &DecodingKey, token: &str, now_s: u64) -> Result<SignInClaims, TokenError> {
+    let mut validation = Validation::new(Algorithm::EdDSA);
+    validation.validate_exp = false;
+    // The audience (the project) is the caller's to check against its own project id.
+    validation.validate_aud = false;
+    validation.required_spec_claims = ["exp", "aud", "sub"].map(String::from).into();
+    let claims = jsonwebtoken::decode::<SignInClaims>(token, key, &validation)
+        .map_err(|e| match e.kind() {
+            ErrorKind::InvalidSignature | ErrorKind::InvalidAlgorithm | ErrorKind::InvalidEddsaKey | ErrorKind::InvalidKeyFormat => {
+                TokenError::BadSignature
+            }
+            _ => TokenError::Malformed,
+        })?
+        .claims;
     if claims.exp <= now_s {
         return Err(TokenError::Expired);
     }
@@ -185,8 +173,8 @@ mod tests {
     fn a_token_verifies_with_the_published_key_until_it_expires() {
         let keys = TokenKeys::from_secret([9; 32]);
         let token = keys.issue(&claims(200));
-        let x = keys.jwks()["keys"][0]["x"].as_str().unwrap().to_string();
-        let public = VerifyingKey::from_bytes(&URL_SAFE_NO_PAD.decode(x).unwrap().try_into().unwrap()).unwrap();
+        let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
+        let public = DecodingKey::from_jwk(&jwks.keys[0]).unwrap();
         assert_eq!(verify_with(&public, &token, 150).unwrap(), claims(200));
         assert_eq!(verify_with(&public, &token, 200), Err(TokenError::Expired));
     }
@@ -205,6 +193,23 @@ mod tests {
         assert_eq!(keys.verify(&tampered, 150), Err(TokenError::BadSignature));
         assert_eq!(TokenKeys::from_secret([8; 32]).verify(&token, 150), Err(TokenError::BadSignature));
         assert_eq!(keys.verify("not.a.jwt.at-all", 150), Err(TokenError::Malformed));
+    }
+
+    #[test]
+    fn tokens_that_name_another_algorithm_are_refused() {
+        let keys = TokenKeys::from_secret([9; 32]);
+        let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(200)).unwrap());
+        for alg in ["none", "HS256"] {
+            let header = URL_SAFE_NO_PAD.encode(format!(r#"{{"alg":"{alg}","typ":"JWT"}}"#));
+            let forged = format!("{header}.{body}.");
+            assert!(keys.verify(&forged, 150).is_err(), "{alg} accepted");
+        }
+        // An HMAC token keyed with the public key (the classic confusion attack).
+        let public = keys.jwks()["keys"][0]["x"].as_str().unwrap().to_string();
+        let hmac = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims(200), &EncodingKey::from_secret(public.as_bytes())).unwrap();
+        assert_eq!(keys.verify(&hmac, 150), Err(TokenError::BadSignature));
+        // The positive probe: the same claims signed by the key verify.
+        assert!(keys.verify(&keys.issue(&claims(200)), 150).is_ok());
     }
 
     #[test]

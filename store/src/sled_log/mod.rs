@@ -24,11 +24,11 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-use self::writer::{Op, Writer};
+use self::writer::{AnswerWrite, Op, Writer};
 use crate::histogram::{AtomicHistogram, HistogramSnapshot, BATCH_APPENDS_BOUNDS, FLUSH_SECONDS_BOUNDS};
 use crate::layout::{self, MetaRecord};
 use crate::{
-    AppendOutcome, Durability, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting,
+    AppendOutcome, CommandAnswer, Durability, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting,
     RetentionPolicy, SessionFilter, SessionId, SessionMeta, SessionPage, SessionStatus, Snapshot, StoreConfig,
     StoreError, Upcaster,
 };
@@ -77,6 +77,7 @@ pub(crate) struct Counters {
     flushes: AtomicU64,
     appends: AtomicU64,
     events: AtomicU64,
+    answers: AtomicU64,
     /// Duration of each flush (blob sync + sled flush + fdatasync).
     flush_seconds: AtomicHistogram,
     /// Appends in each batch that wrote: how much group commit shares a flush.
@@ -90,6 +91,7 @@ impl Default for Counters {
             flushes: AtomicU64::new(0),
             appends: AtomicU64::new(0),
             events: AtomicU64::new(0),
+            answers: AtomicU64::new(0),
             flush_seconds: AtomicHistogram::new(FLUSH_SECONDS_BOUNDS),
             batch_appends: AtomicHistogram::new(BATCH_APPENDS_BOUNDS),
         }
@@ -115,6 +117,8 @@ pub struct StoreStats {
     pub appends: u64,
     /// Events those appends wrote.
     pub events: u64,
+    /// Answer records written (with an append's events, or alone).
+    pub answers: u64,
 }
 
 pub(crate) struct Shared {
@@ -402,6 +406,7 @@ impl SledEventLog {
             flushes: c.flushes.load(Relaxed),
             appends: c.appends.load(Relaxed),
             events: c.events.load(Relaxed),
+            answers: c.answers.load(Relaxed),
         }
     }
 
@@ -425,6 +430,52 @@ impl SledEventLog {
         let (reply, rx) = oneshot::channel();
         tx.send(op(reply)).await.map_err(|_| StoreError::Closed)?;
         rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Encodes events on the caller's thread, so the writer only validates and writes.
+    fn encode_events(&self, events: &[NewEvent]) -> Result<Vec<Vec<u8>>, StoreError> {
+        if events.is_empty() {
+            return Err(StoreError::InvalidAppend("an append needs at least one event".into()));
+        }
+        let mut records = Vec::with_capacity(events.len());
+        for (i, e) in events.iter().enumerate() {
+            let r = layout::encode_event(e).map_err(|reason| StoreError::InvalidAppend(format!("event {i}: {reason}")))?;
+            if r.len() > self.shared.max_event_bytes {
+                return Err(StoreError::InvalidAppend(format!(
+                    "event {i} encodes to {} bytes; the limit is {}",
+                    r.len(),
+                    self.shared.max_event_bytes
+                )));
+            }
+            records.push(r);
+        }
+        Ok(records)
+    }
+
+    fn encode_answer(&self, session: SessionId, answer: &CommandAnswer) -> Result<AnswerWrite, StoreError> {
+        let record = layout::encode_answer(answer).map_err(|reason| StoreError::InvalidAppend(format!("answer: {reason}")))?;
+        if record.len() > self.shared.max_event_bytes {
+            return Err(StoreError::InvalidAppend(format!(
+                "the answer encodes to {} bytes; the limit is {}",
+                record.len(),
+                self.shared.max_event_bytes
+            )));
+        }
+        Ok(AnswerWrite { key: layout::answer_key(&session, &answer.command_id), record })
+    }
+
+    async fn append_with(
+        &self,
+        session: SessionId,
+        expected_seq: u64,
+        events: Vec<NewEvent>,
+        answer: Option<AnswerWrite>,
+    ) -> Result<AppendOutcome, StoreError> {
+        let records = self.encode_events(&events)?;
+        let first = self.call(|reply| Op::Append { session, expected: expected_seq, records, answer, reply }).await?;
+        let envelopes =
+            events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, first + i as u64, e)).collect();
+        Ok(AppendOutcome { envelopes })
     }
 
     async fn purge(&self, session: SessionId) -> Result<u64, StoreError> {
@@ -546,26 +597,40 @@ impl EventLog for SledEventLog {
     }
 
     async fn append(&self, session: SessionId, expected_seq: u64, events: Vec<NewEvent>) -> Result<AppendOutcome, StoreError> {
-        if events.is_empty() {
-            return Err(StoreError::InvalidAppend("an append needs at least one event".into()));
+        self.append_with(session, expected_seq, events, None).await
+    }
+
+    async fn append_answered(
+        &self,
+        session: SessionId,
+        expected_seq: u64,
+        events: Vec<NewEvent>,
+        answer: CommandAnswer,
+    ) -> Result<AppendOutcome, StoreError> {
+        let answer = self.encode_answer(session, &answer)?;
+        self.append_with(session, expected_seq, events, Some(answer)).await
+    }
+
+    async fn remember_answer(&self, session: SessionId, answer: CommandAnswer) -> Result<(), StoreError> {
+        let answer = self.encode_answer(session, &answer)?;
+        self.call(|reply| Op::RememberAnswer { session, answer, reply }).await
+    }
+
+    async fn answer(&self, session: SessionId, command_id: &str) -> Result<Option<CommandAnswer>, StoreError> {
+        if layout::check_command_id(command_id).is_err() {
+            return Ok(None); // could never have been remembered
         }
-        // Encoding happens here, on the caller's thread, so the writer only validates and writes.
-        let mut records = Vec::with_capacity(events.len());
-        for (i, e) in events.iter().enumerate() {
-            let r = layout::encode_event(e).map_err(|reason| StoreError::InvalidAppend(format!("event {i}: {reason}")))?;
-            if r.len() > self.shared.max_event_bytes {
-                return Err(StoreError::InvalidAppend(format!(
-                    "event {i} encodes to {} bytes; the limit is {}",
-                    r.len(),
-                    self.shared.max_event_bytes
-                )));
-            }
-            records.push(r);
+        let shared = &self.shared;
+        let found = shared.tree.get(layout::answer_key(&session, command_id)).map_err(|e| shared.sled_error(e))?;
+        // A miss needs no wait: a crash cannot bring an answer into existence. (Every new command is
+        // a miss, so this keeps the common path free of flush waits.)
+        let Some(record) = found else { return Ok(None) };
+        // An expired session's answers go with its events; until then they are not its answers.
+        if !shared.exists(&session)? {
+            return Ok(None);
         }
-        let first = self.call(|reply| Op::Append { session, expected: expected_seq, records, reply }).await?;
-        let envelopes =
-            events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, first + i as u64, e)).collect();
-        Ok(AppendOutcome { envelopes })
+        shared.settle(false).await?;
+        layout::decode_answer(session, command_id, &record).map(Some)
     }
 
     async fn read(&self, session: SessionId, from_seq: u64, to_seq: Option<u64>) -> Result<Vec<Envelope>, StoreError> {

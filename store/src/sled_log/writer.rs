@@ -27,8 +27,11 @@ const CACHE_LIMIT: usize = 262_144;
 
 pub(crate) enum Op {
     Create { session: SessionId, meta: MetaRecord, record: Vec<u8>, reply: Reply<()> },
-    /// Returns the seq of the first appended event.
-    Append { session: SessionId, expected: u64, records: Vec<Vec<u8>>, reply: Reply<u64> },
+    /// Returns the seq of the first appended event. `answer` (key, record) is written in the same
+    /// batch as the events, so a crash keeps both or neither.
+    Append { session: SessionId, expected: u64, records: Vec<Vec<u8>>, answer: Option<AnswerWrite>, reply: Reply<u64> },
+    /// The answer to a command that wrote no event.
+    RememberAnswer { session: SessionId, answer: AnswerWrite, reply: Reply<()> },
     SetStatus { session: SessionId, status: SessionStatus, reply: Reply<()> },
     PutSnapshot { session: SessionId, seq: u64, schema_version: u32, record: Vec<u8>, reply: Reply<()> },
     /// Deletes at most `limit` snapshots; returns how many it deleted.
@@ -40,6 +43,12 @@ pub(crate) enum Op {
     Flush { reply: Reply<()> },
     /// Buffered mode's timer: flush if anything is unflushed.
     Tick,
+}
+
+/// An answer record, encoded by the caller: its key and its bytes.
+pub(crate) struct AnswerWrite {
+    pub key: Vec<u8>,
+    pub record: Vec<u8>,
 }
 
 /// Whether a session was already expired by the retention policy at `now_ms`.
@@ -76,6 +85,7 @@ struct BatchState {
     writes: usize,
     appends: u64,
     events: u64,
+    answers: u64,
     touched: HashSet<SessionId>,
     staged_meta: HashMap<SessionId, MetaRecord>,
     notice: Notice,
@@ -335,6 +345,7 @@ impl Writer {
                 stats.batch_appends.observe(b.appends as f64);
             }
             stats.events.fetch_add(b.events, Relaxed);
+            stats.answers.fetch_add(b.answers, Relaxed);
             self.pending_notice.merge(std::mem::take(&mut b.notice));
         }
         let flush_now = match self.shared.durability {
@@ -417,9 +428,11 @@ impl Writer {
         if self.failure.is_some() {
             // Answer without touching anything; `process` completes these with the failure.
             match op {
-                Op::Create { reply, .. } | Op::SetStatus { reply, .. } | Op::PutSnapshot { reply, .. } | Op::Flush { reply } => {
-                    b.push(reply, Ok(()))
-                }
+                Op::Create { reply, .. }
+                | Op::SetStatus { reply, .. }
+                | Op::PutSnapshot { reply, .. }
+                | Op::RememberAnswer { reply, .. }
+                | Op::Flush { reply } => b.push(reply, Ok(())),
                 Op::Append { reply, .. } => b.push(reply, Ok(0)),
                 Op::DeleteSnapshots { reply, .. } => b.push(reply, Ok(0)),
                 Op::Expire { reply, .. } => b.push(reply, Ok(Vec::new())),
@@ -433,8 +446,12 @@ impl Writer {
                 let r = self.stage_create(session, meta, record, b);
                 b.push(reply, r);
             }
-            Op::Append { session, expected, records, reply } => {
-                let r = self.stage_append(session, expected, records, b);
+            Op::Append { session, expected, records, answer, reply } => {
+                let r = self.stage_append(session, expected, records, answer, b);
+                b.push(reply, r);
+            }
+            Op::RememberAnswer { session, answer, reply } => {
+                let r = self.stage_remember_answer(session, answer, b);
                 b.push(reply, r);
             }
             Op::SetStatus { session, status, reply } => {
@@ -477,6 +494,12 @@ impl Writer {
         {
             return Err(StoreError::SessionExists(session));
         }
+        // Answers left behind under this id (by a build that purged without removing them) belong
+        // to an earlier life of the id: a new session must not inherit them.
+        for key in tree.scan_prefix(layout::answer_prefix(&session)).keys() {
+            b.batch.remove(key.map_err(err)?);
+            b.writes += 1;
+        }
         b.batch.insert(&layout::meta_key(&session), record);
         b.writes += 1;
         b.staged_meta.insert(session, meta);
@@ -487,7 +510,14 @@ impl Writer {
         Ok(())
     }
 
-    fn stage_append(&mut self, session: SessionId, expected: u64, records: Vec<Vec<u8>>, b: &mut BatchState) -> Result<u64, StoreError> {
+    fn stage_append(
+        &mut self,
+        session: SessionId,
+        expected: u64,
+        records: Vec<Vec<u8>>,
+        answer: Option<AnswerWrite>,
+        b: &mut BatchState,
+    ) -> Result<u64, StoreError> {
         let actual = self.lookup(session)?.ok_or(StoreError::UnknownSession(session))?;
         if actual != expected {
             return Err(StoreError::Conflict { session, expected, actual });
@@ -497,6 +527,12 @@ impl Writer {
             b.batch.insert(&layout::event_key(&session, actual + 1 + i as u64), record);
         }
         b.writes += n as usize;
+        // In the same sled batch as the events: atomic with them, also across a crash.
+        if let Some(answer) = answer {
+            b.batch.insert(answer.key, answer.record);
+            b.writes += 1;
+            b.answers += 1;
+        }
         b.appends += 1;
         b.events += n;
         b.touched.insert(session);
@@ -504,6 +540,16 @@ impl Writer {
         b.notice_sessions.insert(session);
         self.cache.insert(session, Some(actual + n));
         Ok(actual + 1)
+    }
+
+    fn stage_remember_answer(&mut self, session: SessionId, answer: AnswerWrite, b: &mut BatchState) -> Result<(), StoreError> {
+        self.lookup(session)?.ok_or(StoreError::UnknownSession(session))?;
+        b.batch.insert(answer.key, answer.record);
+        b.writes += 1;
+        b.answers += 1;
+        // An expiry later in this batch must not remove the session under this answer.
+        b.touched.insert(session);
+        Ok(())
     }
 
     fn stage_set_status(&mut self, session: SessionId, status: SessionStatus, b: &mut BatchState) -> Result<(), StoreError> {
@@ -600,11 +646,17 @@ impl Writer {
             b.batch.remove(key.map_err(err)?);
             n += 1;
         }
-        let done = (n as usize) < limit;
+        // Then its answers, in the same bounded chunks; the marker goes when both are gone.
+        let mut answers = 0usize;
+        for key in self.shared.tree.scan_prefix(layout::answer_prefix(&session)).keys().take(limit - n as usize) {
+            b.batch.remove(key.map_err(err)?);
+            answers += 1;
+        }
+        let done = n as usize + answers < limit;
         if done {
             b.batch.remove(&layout::purge_key(&session));
         }
-        b.writes += n as usize + usize::from(done);
+        b.writes += n as usize + answers + usize::from(done);
         b.touched.insert(session);
         Ok((n, done))
     }

@@ -97,8 +97,12 @@ test("sign in: a declined signature shows Signature declined, a tampered one is 
   // Sign-in is required: the modal cannot be closed, and Cancel disconnects.
   assert.equal(await page.getByRole("button", { name: "Close" }).isDisabled(), true);
   await page.keyboard.press("Escape");
-  await page.waitForTimeout(300);
-  assert.equal(await page.getByTestId("siwx-message").count(), 1, "Escape does not close it either");
+  // A command sent after the Escape is answered after anything the Escape sent (one session, one
+  // order): once its result is in and the mirror has caught up, a close would have shown.
+  const probe = await page.evaluate(() => window.__vestibule.command({ type: "SetToastHover", hovered: false }));
+  await page.waitForFunction((seq) => window.__vestibule.seq() >= seq, probe.seq ?? 0, { timeout: 10_000 });
+  assert.equal(await page.evaluate(() => window.__vestibule.state().modal.status), "open", "Escape does not close it either");
+  assert.equal(await page.getByTestId("siwx-message").count(), 1);
   await page.getByRole("button", { name: "Cancel" }).click();
   await page.getByTestId("status").filter({ hasText: "disconnected" }).waitFor({ timeout: 10_000 });
   await context.close();

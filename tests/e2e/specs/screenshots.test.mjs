@@ -1,11 +1,14 @@
-// Screenshots of every view the widget draws, in both themes, kept in docs/screenshots/: Connect
-// (all three connect methods), ConnectingWallet, SIWXSignMessage, Account, the toasts (success,
-// error, loading) and the configuration alert. Each step also checks that the view is the one named.
+// Every view the widget draws, in both themes: a screenshot kept in docs/screenshots/ (the demo
+// dapp, Connect with all three connect methods, ConnectingWallet, SIWXSignMessage, Account, the
+// toasts: success, error, loading; the configuration alert; a multichain session's Connect with a
+// Solana wallet, its Account view with the namespace switch, and SwitchActiveChain) and axe-core (from npm, injected into the page) with zero
+// serious or critical violations on the page as drawn. Each step also checks that the view is the
+// one named.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, injectDevSolanaWallet, launch, ROOT, seriousViolations, startGateway, verifyAllSessions } from "./support.mjs";
 
 const SHOTS = join(ROOT, "docs/screenshots");
 let gateway;
@@ -22,12 +25,13 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await gateway?.stop();
-  assert.ok(verifyAllSessions(gateway.data) >= 2, "one session per theme, each replays with --verify");
+  assert.ok(verifyAllSessions(gateway.data) >= 4, "two sessions per theme, each replays with --verify");
 });
 
 // Finite animations (view and header fades, height) are finished first, so each shot shows the settled view.
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+  assert.deepEqual(await seriousViolations(page), [], `${name}: axe finds no serious or critical violation`);
   // The modal's animated height settles on its content's: nothing is cut off.
   const clipped = await page.evaluate(() => {
     const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
@@ -41,6 +45,9 @@ for (const theme of ["dark", "light"]) {
   test(`every view in the ${theme} theme`, async () => {
     const { context, page } = await devWalletPage(browser);
     await page.goto(`${gateway.url}/?theme=${theme}&siwx=optional&email=on&socials=google,x,discord`);
+    // The demo dapp itself, before anything is opened.
+    await page.waitForFunction(() => window.__vestibule?.state()?.started === true, null, { timeout: 10_000 });
+    await shot(page, `demo-${theme}`);
     await page.getByTestId("connect").click();
     await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
     assert.equal(await header(page), "Connect");
@@ -76,7 +83,7 @@ for (const theme of ["dark", "light"]) {
         window.__vestibule.send({ type: "ShowToast", message, variant, persistent: true });
       }
     });
-    await page.waitForFunction(() => document.querySelectorAll('#vestibule-toasts [role="status"]').length === 3, null, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelectorAll('[data-vestibule-toasts] [role="status"]').length === 3, null, { timeout: 10_000 });
     await shot(page, `toasts-${theme}`);
     await context.close();
 
@@ -85,5 +92,28 @@ for (const theme of ["dark", "light"]) {
     await refused.page.getByRole("alertdialog", { name: "Invalid App Configuration" }).waitFor({ timeout: 10_000 });
     await shot(refused.page, `alert-${theme}`);
     await refused.context.close();
+  });
+}
+
+for (const theme of ["dark", "light"]) {
+  test(`the multichain views in the ${theme} theme`, async () => {
+    const { context, page } = await devWalletPage(browser);
+    await injectDevSolanaWallet(context, {});
+    await page.goto(`${gateway.url}/?theme=${theme}&solana=devnet`);
+    await page.getByTestId("connect").click();
+    await page.getByRole("button", { name: /Connect Dev Solana Wallet/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "Connect");
+    await shot(page, `connect-multichain-${theme}`);
+    await page.getByRole("button", { name: "Connect Dev Wallet", exact: true }).click();
+    await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
+    await page.getByTestId("connect").click();
+    await page.getByRole("dialog").getByTestId("namespace-solana").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "Account");
+    await shot(page, `account-multichain-${theme}`);
+    await page.getByRole("dialog").getByTestId("namespace-solana").click();
+    await page.getByRole("dialog").getByTestId("switch-active-chain").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "SwitchActiveChain");
+    await shot(page, `switch-active-chain-${theme}`);
+    await context.close();
   });
 }

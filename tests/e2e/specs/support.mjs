@@ -1,6 +1,7 @@
 // A real `vestibule serve` on a free loopback port with a fresh data directory, and Debian's
 // Chromium (never a downloaded browser) driven by playwright-core.
 import { spawn, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -65,10 +66,34 @@ export async function injectDevWallet(context, config = {}) {
   await context.addInitScript({ path: join(ROOT, "client/dist/dev-wallet.js") });
 }
 
+/** Injects the dev Solana wallet (`client/dist/dev-solana-wallet.js`) into every page of `context`,
+ * registered through the Wallet Standard as an extension would be: `config` is
+ * `{ key?, rpcUrl?, rejects?, chains? }` (key: hex ed25519 seed). */
+export async function injectDevSolanaWallet(context, config = {}) {
+  await context.addInitScript((c) => (window.__devSolanaWalletConfig = c), config);
+  await context.addInitScript({ path: join(ROOT, "client/dist/dev-solana-wallet.js") });
+}
+
 /** Every session in the data directory replays with --verify (the gateway must be stopped). */
 export function verifyAllSessions(data) {
   const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });
   const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);
   for (const id of ids) execFileSync(BIN, ["replay", "--data", data, id, "--verify"], { stdio: ["ignore", "ignore", "pipe"] });
   return ids.length;
+}
+
+const require = createRequire(import.meta.url);
+const AXE = require.resolve("axe-core/axe.min.js");
+
+/** axe-core (from npm, injected into the page) on `selector` (default: the whole page, so the
+ * modal and the toasts are in): the violations of impact serious or critical, with their nodes. */
+export async function seriousViolations(page, selector = "body") {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async (sel) => {
+    const r = await window.axe.run(document.querySelector(sel), { resultTypes: ["violations"] });
+    return { violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) })), passes: r.passes.length };
+  }, selector);
+  // A run that checked nothing proves nothing.
+  if (result.passes === 0 && result.violations.length === 0) throw new Error(`axe checked nothing in ${selector}`);
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
 }

@@ -33,7 +33,7 @@ test("the timeline shows the modal as the visitor saw it at a chosen seq", async
   await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   await page.getByTestId("connect").click();
   await page.getByRole("dialog").getByText("Disconnect").waitFor();
-  const session = await page.evaluate(() => window.__vestibule.transport.mirror.state && localStorage.getItem("vestibule:demo:session"));
+  const session = await page.evaluate(() => window.__vestibule.state() && localStorage.getItem("vestibule:demo:session"));
   await context.close();
 
   // Open the timeline on the recorded session.

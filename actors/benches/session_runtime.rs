@@ -1,0 +1,224 @@
+//! `cargo bench -p vestibule-actors --bench session_runtime`: the session runtime's costs (not a
+//! timed test; the figures go to docs/performance.md with this command).
+//!
+//! 1. Rehydration: rebuilding a 1,000-event session (real sled directory, durable log) from its
+//!    snapshot and tail, as a hibernated or passivated session does on its next command:
+//!    `fold_log` + the canonical JSON and hash of every region. Three shapes: the snapshot at the
+//!    last seq, the worst case of `snapshot_every = 100` (snapshot 99 events back), and no snapshot.
+//! 2. Cost per decision of turning a new state into what is sent: the whole-state way (JSON value,
+//!    canonical JSON, SHA-256, JSON Patch of the whole tree: what the runtime did before) against
+//!    the region way (serialize, hash and diff only the touched regions; design (b), the one
+//!    shipped) and a hash over per-region hashes (design (a), evaluated, not shipped).
+//!
+//! Knobs: `VESTIBULE_BENCH_ITERS` (iterations per measurement, default 2000).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use sha2::{Digest, Sha256};
+use vestibule_actors::decider::Ctx;
+use vestibule_actors::runtime::fold_log;
+use vestibule_actors::session::upcast::SessionUpcaster;
+use vestibule_actors::session::wire::{self, CanonicalState};
+use vestibule_actors::session::{self, Command, Event, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
+use vestibule_actors::testing::{random_step, started, T0};
+use vestibule_store::{EventLog, NewEvent, NewSession, SessionId, SledEventLog, Snapshot, StoreConfig};
+
+fn iterations() -> usize {
+    std::env::var("VESTIBULE_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000)
+}
+
+/// p50, p99 and mean of `samples`, in µs.
+fn summary(mut samples: Vec<Duration>) -> (f64, f64, f64) {
+    samples.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let mean = samples.iter().map(|d| us(*d)).sum::<f64>() / samples.len() as f64;
+    (us(samples[samples.len() / 2]), us(samples[samples.len() * 99 / 100]), mean)
+}
+
+/// A session's decisions from random visitor steps (commands, ticks, effect outcomes), as the
+/// runtime would make them: each decision's events and the state after it.
+fn random_decisions(seed: u64, events_wanted: usize) -> Vec<(Vec<Event>, SessionState, String)> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let start = started();
+    let mut state = start.iter().fold(SessionState::default(), session::evolve);
+    let mut decisions = vec![(start, state.clone(), "session:start".to_string())];
+    let (mut now, mut count, mut n) = (T0, 1, 0);
+    while count < events_wanted {
+        let (command, at) = random_step(&mut rng, &state, now);
+        now = at;
+        n += 1;
+        let nonce = format!("BenchNonce{n:08}");
+        let correlation = match &command {
+            Command::Client(_) => format!("c{n}"),
+            _ => format!("timer:{}", count + 1),
+        };
+        let ctx = Ctx { now_ms: now, options: &state.options, nonce: &nonce };
+        let Ok(mut events) = session::decide(&state, command, &ctx) else { continue };
+        events.truncate(events_wanted - count);
+        if events.is_empty() {
+            continue;
+        }
+        state = events.iter().fold(state, session::evolve);
+        count += events.len();
+        decisions.push((events, state.clone(), correlation));
+    }
+    decisions
+}
+
+fn new_event(event: &Event, correlation: &str) -> NewEvent {
+    NewEvent {
+        time_ms: T0,
+        event_type: event.type_name().into(),
+        schema_version: Event::schema_version(event.type_name()),
+        correlation_id: Some(correlation.into()),
+        checksum: None,
+        payload: event.payload(),
+    }
+}
+
+/// Writes a 1,000-event session; the last snapshot is at `snapshot_at` (or none).
+async fn write_session(log: &SledEventLog, snapshot_at: Option<u64>) -> SessionId {
+    let id = SessionId::random();
+    log.create_session(id, NewSession { project: "bench".into(), created_ms: T0, resume_token_hash: None }).await.unwrap();
+    let mut seq = 0;
+    for (events, state, correlation) in random_decisions(7, 1000) {
+        let n = events.len() as u64;
+        log.append(id, seq, events.iter().map(|e| new_event(e, &correlation)).collect()).await.unwrap();
+        seq += n;
+        if let Some(at) = snapshot_at
+            && seq <= at
+        {
+            let snapshot = Snapshot { seq, schema_version: STATE_SCHEMA_VERSION, time_ms: T0, state: wire::to_value(&state) };
+            log.put_snapshot(id, snapshot).await.unwrap();
+        }
+    }
+    assert_eq!(seq, 1000);
+    id
+}
+
+async fn rehydration() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SledEventLog::open_with_upcaster(StoreConfig::at(dir.path()), Arc::new(SessionUpcaster)).unwrap();
+    println!("rehydrating a 1,000-event session (snapshot + tail, canonical JSON and hash), durable sled log, {} runs each", iterations());
+    println!("{:<34} {:>8} {:>8} {:>8} {:>10}", "shape", "p50 µs", "p99 µs", "mean µs", "tail");
+    for (name, snapshot_at) in [("snapshot at seq 1000", Some(1000)), ("snapshot 99 events back", Some(901)), ("no snapshot", None)] {
+        let id = write_session(&log, snapshot_at).await;
+        let mut samples = Vec::with_capacity(iterations());
+        let mut tail = 0;
+        for _ in 0..iterations() {
+            let started = Instant::now();
+            let (state, seq) = fold_log(&log, id, None).await.unwrap();
+            let canonical = CanonicalState::of(&state);
+            let hash = canonical.hash();
+            samples.push(started.elapsed());
+            assert_eq!(seq, 1000);
+            std::hint::black_box(hash);
+            let snapshot_seq = log.get_snapshot(id, STATE_SCHEMA_VERSION).await.unwrap().map_or(0, |s| s.seq);
+            tail = seq - snapshot_seq;
+        }
+        let (p50, p99, mean) = summary(samples);
+        println!("{name:<34} {p50:>8.1} {p99:>8.1} {mean:>8.1} {tail:>10}");
+    }
+}
+
+/// The whole-state way, as the runtime did it before: the JSON value of the new state, its
+/// canonical JSON and SHA-256, and the JSON Patch against the previous value.
+fn whole_state(before: &serde_json::Value, after: &SessionState) -> (serde_json::Value, String, json_patch::Patch) {
+    let value = wire::to_value(after);
+    let hash = wire::state_hash(&value);
+    let patch = json_patch::diff(before, &value);
+    (value, hash, patch)
+}
+
+/// Design (a), evaluated: the hash over per-region hashes (SHA-256 of each touched region's
+/// canonical JSON, then SHA-256 over the twelve region digests).
+fn region_digest_hash(digests: &mut [[u8; 32]; 12], canonical: &CanonicalState, changed: Regions) -> String {
+    for region in changed.iter() {
+        digests[region.index()] = Sha256::digest(&canonical.region(region)[..]).into();
+    }
+    let mut outer = Sha256::new();
+    for (region, digest) in Region::ALL.iter().zip(digests.iter()) {
+        outer.update(region.key().as_bytes());
+        outer.update(digest);
+    }
+    hex::encode(&outer.finalize()[..8])
+}
+
+fn cost_per_decision() {
+    let decisions = random_decisions(11, 20_000);
+    let runs = decisions.len().min(iterations() * 5);
+    let decisions = &decisions[..runs];
+    let sizes: Vec<usize> = decisions.iter().map(|(_, s, _)| CanonicalState::of(s).len()).collect();
+    println!();
+    println!(
+        "cost per decision of state → hash + diff, over {runs} decisions of random visitors (state {}–{} bytes of canonical JSON)",
+        sizes.iter().min().unwrap(),
+        sizes.iter().max().unwrap()
+    );
+    println!("{:<58} {:>8} {:>8} {:>8}", "way", "p50 µs", "p99 µs", "mean µs");
+
+    // Before: whole state, each decision.
+    let mut samples = Vec::with_capacity(runs);
+    let mut before_value = wire::to_value(&decisions[0].1);
+    for (_, state, _) in &decisions[1..] {
+        let started = Instant::now();
+        let (value, hash, patch) = whole_state(&before_value, state);
+        samples.push(started.elapsed());
+        std::hint::black_box((hash, patch));
+        before_value = value;
+    }
+    let (p50, p99, mean) = summary(samples);
+    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", "whole state: value, canonical JSON, SHA-256, diff (before)");
+
+    // After: touched regions only; the hash over the same bytes (design b).
+    let mut samples = Vec::with_capacity(runs);
+    let mut canonical = CanonicalState::of(&decisions[0].1);
+    for (events, state, _) in &decisions[1..] {
+        let started = Instant::now();
+        let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
+        let changed = canonical.update(state, touched);
+        let hash = canonical.hash();
+        let patch = wire::patch_regions(&changed, &canonical);
+        samples.push(started.elapsed());
+        std::hint::black_box((hash, patch));
+    }
+    let (p50, p99, mean) = summary(samples);
+    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", "regions, SHA-256 over the whole canonical JSON (b, shipped)");
+
+    // Design (a): the same, with the hash over per-region digests instead.
+    let mut samples = Vec::with_capacity(runs);
+    let mut canonical = CanonicalState::of(&decisions[0].1);
+    let mut digests = [[0u8; 32]; 12];
+    region_digest_hash(&mut digests, &canonical, Regions::ALL);
+    for (events, state, _) in &decisions[1..] {
+        let started = Instant::now();
+        let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
+        let changed = canonical.update(state, touched);
+        let changed_set: Regions = changed.iter().map(|(r, _)| *r).collect();
+        let hash = region_digest_hash(&mut digests, &canonical, changed_set);
+        let patch = wire::patch_regions(&changed, &canonical);
+        samples.push(started.elapsed());
+        std::hint::black_box((hash, patch));
+    }
+    let (p50, p99, mean) = summary(samples);
+    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", "regions, SHA-256 over per-region SHA-256s (a, evaluated)");
+
+    // The hash alone, for scale: SHA-256 over the whole canonical JSON from cached pieces.
+    let canonical = CanonicalState::of(&decisions[runs - 1].1);
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        std::hint::black_box(canonical.hash());
+        samples.push(started.elapsed());
+    }
+    let (p50, p99, mean) = summary(samples);
+    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", format!("of which SHA-256 of the whole {} bytes (b)", canonical.len()));
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(rehydration());
+    cost_per_decision();
+}

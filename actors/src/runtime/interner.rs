@@ -1,0 +1,172 @@
+//! Sharing what is the same across sessions. Most sessions of a project start with the same
+//! options, networks, connection, Connect view and empty queues, and many return to equal regions
+//! later (an emptied toast queue, a closed modal). The interner lets every session that holds an
+//! equal region hold the same allocation: the typed value (an `Arc`, copied on write by `evolve`)
+//! and its canonical JSON bytes.
+//!
+//! It keeps only weak references: a region nobody holds is freed as usual, and its entry is swept
+//! away once the table has grown to twice the size it had after the last sweep.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::session::wire::CanonicalState;
+use crate::session::{Region, Regions, SessionState};
+
+struct Entry {
+    bytes: Weak<[u8]>,
+    /// The typed region (`None` for regions that are not behind an `Arc`: only their bytes are shared).
+    value: Option<Weak<dyn Any + Send + Sync>>,
+}
+
+impl Entry {
+    /// Unusable once either half is gone.
+    fn is_dead(&self) -> bool {
+        self.bytes.strong_count() == 0 || self.value.as_ref().is_some_and(|v| v.strong_count() == 0)
+    }
+}
+
+#[derive(Default)]
+struct Table {
+    entries: HashMap<(Region, u64), Vec<Entry>>,
+    len: usize,
+    sweep_at: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct Interner {
+    table: Mutex<Table>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+/// The first entry size at which the table is swept.
+const FIRST_SWEEP: usize = 1024;
+
+impl Interner {
+    /// Replaces the `regions` of `state` (and their bytes in `canonical`) with equal ones another
+    /// session already holds, and offers the rest to later sessions.
+    pub(crate) fn share(&self, state: &mut SessionState, canonical: &mut CanonicalState, regions: Regions) {
+        let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        for region in regions.iter() {
+            match region {
+                Region::ConnectView => self.share_typed(&mut table, region, &mut state.connect_view, canonical),
+                Region::Connection => self.share_typed(&mut table, region, &mut state.connection, canonical),
+                Region::Modal => self.share_typed(&mut table, region, &mut state.modal, canonical),
+                Region::Networks => self.share_typed(&mut table, region, &mut state.networks, canonical),
+                Region::Options => self.share_typed(&mut table, region, &mut state.options, canonical),
+                Region::Requests => self.share_typed(&mut table, region, &mut state.requests, canonical),
+                Region::Router => self.share_typed(&mut table, region, &mut state.router, canonical),
+                Region::Siwx => self.share_typed(&mut table, region, &mut state.siwx, canonical),
+                Region::Toasts => self.share_typed(&mut table, region, &mut state.toasts, canonical),
+                Region::Origin | Region::Project | Region::Started => self.share_bytes(&mut table, region, canonical),
+            }
+        }
+        if table.len >= table.sweep_at.max(FIRST_SWEEP) {
+            table.entries.retain(|_, list| {
+                list.retain(|e| !e.is_dead());
+                !list.is_empty()
+            });
+            table.len = table.entries.values().map(Vec::len).sum();
+            table.sweep_at = table.len * 2;
+        }
+    }
+
+    fn key(&self, region: Region, bytes: &[u8]) -> (Region, u64) {
+        let mut h = self.hasher.build_hasher();
+        bytes.hash(&mut h);
+        (region, h.finish())
+    }
+
+    fn share_typed<T: PartialEq + Send + Sync + 'static>(
+        &self,
+        table: &mut Table,
+        region: Region,
+        value: &mut Arc<T>,
+        canonical: &mut CanonicalState,
+    ) {
+        let bytes = canonical.region(region).clone();
+        let list = table.entries.entry(self.key(region, &bytes)).or_default();
+        for entry in list.iter() {
+            let (Some(shared_bytes), Some(shared_value)) = (entry.bytes.upgrade(), entry.value.as_ref().and_then(Weak::upgrade)) else {
+                continue;
+            };
+            // Equal bytes are not enough on their own: the typed values must be equal too.
+            if *shared_bytes == *bytes
+                && let Ok(shared_value) = shared_value.downcast::<T>()
+                && *shared_value == **value
+            {
+                *value = shared_value;
+                canonical.set_region(region, shared_bytes);
+                return;
+            }
+        }
+        let any: Arc<dyn Any + Send + Sync> = value.clone();
+        list.push(Entry { bytes: Arc::downgrade(&bytes), value: Some(Arc::downgrade(&any)) });
+        table.len += 1;
+    }
+
+    fn share_bytes(&self, table: &mut Table, region: Region, canonical: &mut CanonicalState) {
+        let bytes = canonical.region(region).clone();
+        let list = table.entries.entry(self.key(region, &bytes)).or_default();
+        for entry in list.iter() {
+            if let Some(shared) = entry.bytes.upgrade().filter(|b| **b == *bytes) {
+                canonical.set_region(region, shared);
+                return;
+            }
+        }
+        list.push(Entry { bytes: Arc::downgrade(&bytes), value: None });
+        table.len += 1;
+    }
+
+    /// Live entries, for tests.
+    #[cfg(test)]
+    fn live(&self) -> usize {
+        let table = self.table.lock().unwrap();
+        table.entries.values().flatten().filter(|e| !e.is_dead()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{self, wire};
+    use crate::testing::started;
+
+    fn fresh() -> (SessionState, CanonicalState) {
+        let state = started().iter().fold(SessionState::default(), session::evolve);
+        let canonical = CanonicalState::of(&state);
+        (state, canonical)
+    }
+
+    #[test]
+    fn equal_regions_of_two_sessions_become_one_allocation() {
+        let interner = Interner::default();
+        let (mut a, mut a_bytes) = fresh();
+        let (mut b, mut b_bytes) = fresh();
+        assert!(!Arc::ptr_eq(&a.connection, &b.connection), "two folds start with two copies");
+        interner.share(&mut a, &mut a_bytes, Regions::ALL);
+        interner.share(&mut b, &mut b_bytes, Regions::ALL);
+        assert!(Arc::ptr_eq(&a.connection, &b.connection));
+        assert!(Arc::ptr_eq(&a.options, &b.options));
+        assert!(Arc::ptr_eq(a_bytes.region(Region::Origin), b_bytes.region(Region::Origin)));
+        // Sharing changes nothing anyone can see.
+        assert_eq!(a, fresh().0);
+        assert_eq!(b_bytes.hash(), wire::state_hash(&wire::to_value(&b)));
+    }
+
+    #[test]
+    fn a_shared_region_is_copied_on_write_and_dead_entries_are_swept() {
+        let interner = Interner::default();
+        let (mut a, mut a_bytes) = fresh();
+        let (mut b, mut b_bytes) = fresh();
+        interner.share(&mut a, &mut a_bytes, Regions::ALL);
+        interner.share(&mut b, &mut b_bytes, Regions::ALL);
+        let shown = session::Event::ModalOpened {};
+        let a2 = session::evolve(a.clone(), &shown);
+        assert!(a2.modal.is_open() && !b.modal.is_open(), "b's modal is not a's");
+        drop((a, a_bytes, a2, b, b_bytes));
+        assert_eq!(interner.live(), 0, "the interner keeps nothing alive");
+    }
+}

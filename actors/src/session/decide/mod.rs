@@ -1,0 +1,194 @@
+//! The session's decisions: commands in, events out. Pure: time and options come from `Ctx`.
+//! Decisions that span machines live here, one module per command group; single-machine rules live
+//! in `crate::machines`.
+//!
+//! - [`modal`]: page loads, opening and closing the modal, navigation.
+//! - [`wallets`]: discovered wallets, connecting, the wallet's answers and events, disconnecting.
+//! - [`toasts`]: showing, dismissing and pausing toasts.
+//! - [`embedded_login`]: email and social login requests.
+//! - [`sign_in`]: SIWX challenges, signatures, verification and sign-in sessions.
+
+mod embedded_login;
+mod modal;
+pub(super) mod sign_in;
+mod toasts;
+mod wallets;
+
+use crate::decider::Ctx;
+use crate::machines::connection::ConnectionStatus;
+use crate::machines::requests::{self, RequestKind, WalletRequest};
+use crate::machines::router::{self, NavigationMode, RouteParams, View};
+use crate::machines::toasts::{PauseReason, ToastRequest, ToastVariant};
+use crate::model::caip::Namespace;
+use crate::session::{evolve, ClientCommand, Command, DomainError, Event, SessionState};
+
+use wallets::{disconnect, wallet_error_message};
+
+pub const CONNECTION_REJECTED: &str = "Connection rejected";
+pub const MODAL_CLOSED: &str = "Modal closed";
+pub const FAILED_TO_CONNECT: &str = "Failed to connect";
+pub const UNKNOWN_ERROR: &str = "Unknown error";
+
+/// Events accumulated by a decision, with the state they lead to, so each step of a decision sees
+/// the effect of the previous ones (ids, queue lengths).
+pub(super) struct Decision {
+    pub(super) state: SessionState,
+    events: Vec<Event>,
+    pub(super) now_ms: u64,
+    /// `Ctx::nonce`: for at most one sign-in message per decision.
+    pub(super) nonce: String,
+}
+
+impl Decision {
+    pub(super) fn new(state: &SessionState, ctx: &Ctx) -> Self {
+        Self { state: state.clone(), events: Vec::new(), now_ms: ctx.now_ms, nonce: ctx.nonce.to_string() }
+    }
+
+    pub(super) fn push(&mut self, event: Event) {
+        self.state = evolve(std::mem::take(&mut self.state), &event);
+        self.events.push(event);
+    }
+
+    pub(super) fn extend(&mut self, events: impl IntoIterator<Item = Event>) {
+        for e in events {
+            self.push(e);
+        }
+    }
+
+    pub(super) fn navigate(&mut self, view: View, params: Option<RouteParams>, mode: NavigationMode) {
+        if let Some(e) = router::navigate(&self.state.router, view, params, mode) {
+            self.push(e);
+        }
+    }
+
+    pub(super) fn toast(&mut self, message: &str, variant: ToastVariant) {
+        let events = crate::machines::toasts::show(&self.state.toasts, ToastRequest::new(message, variant), self.now_ms);
+        self.extend(events);
+    }
+
+    pub(super) fn open_modal(&mut self) {
+        if !self.state.modal.is_open() {
+            self.push(Event::ModalOpened {});
+        }
+    }
+
+    pub(super) fn close_modal(&mut self) {
+        if self.state.modal.is_open() {
+            self.push(Event::ModalClosed {});
+        }
+    }
+
+    /// Ends requests (settled or cancelled by `event`) and marks the machine idle when none is left.
+    pub(super) fn end_request(&mut self, event: Event) {
+        let id = match &event {
+            Event::WalletRequestSettled { id, .. } | Event::WalletRequestCancelled { id, .. } => id.clone(),
+            _ => unreachable!("end_request takes a settle or cancel event"),
+        };
+        let drained = requests::drained_after(&self.state.requests, &[id.as_str()]);
+        self.push(event);
+        if let Some(drained) = drained {
+            self.push(drained);
+        }
+    }
+
+    pub(super) fn issue_request(&mut self, connector_id: &str, namespace: Namespace, kind: RequestKind) -> Result<String, DomainError> {
+        if self.state.requests.order.len() >= requests::MAX_PENDING {
+            return Err(DomainError::TooMany { what: "pending wallet requests".into(), max: requests::MAX_PENDING });
+        }
+        let id = self.state.requests.next_request_id();
+        self.push(Event::WalletRequestIssued {
+            request: WalletRequest {
+                id: id.clone(),
+                connector_id: connector_id.to_string(),
+                namespace,
+                kind,
+                issued_ms: self.now_ms,
+            },
+        });
+        Ok(id)
+    }
+
+    /// Abandons the connect or sync a namespace is waiting for.
+    pub(super) fn abandon_pending(&mut self, namespace: Namespace, message: &str) {
+        let ns = self.state.connection.namespace(namespace).clone();
+        if ns.status != ConnectionStatus::Connecting {
+            return;
+        }
+        if let Some(request_id) = &ns.pending_request {
+            if self.state.requests.get(request_id).is_some() {
+                self.end_request(Event::WalletRequestCancelled { id: request_id.clone(), reason: message.into() });
+            }
+        }
+        self.push(Event::ConnectFailed {
+            namespace,
+            connector_id: ns.connector_id.unwrap_or_default(),
+            code: None,
+            message: message.into(),
+        });
+    }
+
+    pub(super) fn finish(self) -> Vec<Event> {
+        self.events
+    }
+}
+
+pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
+    match command {
+        Command::Start { project, origin, options } => {
+            if state.started {
+                return Err(DomainError::AlreadyStarted);
+            }
+            let networks = options.validate().map_err(DomainError::InvalidOptions)?;
+            Ok(vec![Event::SessionStarted { project, origin, options, networks }])
+        }
+        _ if !state.started => Err(DomainError::NotStarted),
+        Command::Tick => {
+            let mut d = Decision::new(state, ctx);
+            let events = crate::machines::toasts::tick(&d.state.toasts, ctx.now_ms);
+            d.extend(events);
+            sign_in::expire_sessions(&mut d);
+            Ok(d.finish())
+        }
+        Command::SiwxContractChecked { nonce, verdict } => {
+            let mut d = Decision::new(state, ctx);
+            sign_in::contract_checked(&mut d, &nonce, verdict);
+            Ok(d.finish())
+        }
+        Command::Client(command) => decide_client(state, command, ctx),
+    }
+}
+
+/// One handler per client command, grouped by module.
+fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
+    let mut decision = Decision::new(state, ctx);
+    let d = &mut decision;
+    match command {
+        ClientCommand::PageLoaded {} => modal::page_loaded(d)?,
+        ClientCommand::OpenModal { view } => modal::open(d, view)?,
+        ClientCommand::CloseModal {} => modal::close(d)?,
+        ClientCommand::Navigate { view, params, replace } => modal::navigate(d, view, params, replace == Some(true))?,
+        ClientCommand::GoBack {} => modal::go_back(d)?,
+        ClientCommand::ReportWallets { wallets } => wallets::report(d, &wallets)?,
+        ClientCommand::SelectConnector { connector_id } => wallets::select_connector(d, &connector_id)?,
+        ClientCommand::SwitchActiveNamespace { namespace } => modal::switch_namespace(d, namespace)?,
+        ClientCommand::ConfirmSwitchActiveChain {} => modal::confirm_switch_active_chain(d)?,
+        ClientCommand::Disconnect { namespace } => wallets::disconnect_requested(d, namespace)?,
+        ClientCommand::ResolveWalletRequest { request_id, outcome } => wallets::resolve_request(d, &request_id, outcome)?,
+        ClientCommand::WalletAccountsChanged { connector_id, accounts } => wallets::accounts_changed(d, &connector_id, &accounts)?,
+        ClientCommand::WalletChainChanged { connector_id, chain_id } => wallets::chain_changed(d, &connector_id, &chain_id)?,
+        ClientCommand::WalletDisconnected { connector_id } => wallets::wallet_disconnected(d, &connector_id),
+        ClientCommand::ConnectEmail { email } => embedded_login::email(d, &email)?,
+        ClientCommand::ConnectSocial { provider } => embedded_login::social(d, provider)?,
+        ClientCommand::ShowToast { message, variant, duration_ms, persistent } => toasts::show(d, &message, variant, duration_ms, persistent == Some(true))?,
+        ClientCommand::DismissToast { id } => toasts::dismiss(d, &id)?,
+        ClientCommand::SwipeToast { id, distance_px, elapsed_ms } => toasts::swipe(d, &id, distance_px, elapsed_ms)?,
+        ClientCommand::SetToastHover { hovered } => toasts::pause(d, PauseReason::Hover, hovered),
+        ClientCommand::SetToastInteraction { active } => toasts::pause(d, PauseReason::Interaction, active),
+        ClientCommand::SetPageVisibility { hidden } => toasts::pause(d, PauseReason::PageHidden, hidden),
+        ClientCommand::SiwxSign {} => sign_in::sign(d)?,
+        ClientCommand::SiwxCancel {} => sign_in::cancel(d)?,
+        ClientCommand::SiwxSignOut { account } => sign_in::sign_out(d, account)?,
+        ClientCommand::ReportClientError { kind, detail } => d.push(crate::session::client_error::report(kind, &detail)?),
+    }
+    Ok(decision.finish())
+}

@@ -1,0 +1,209 @@
+//! How a state travels: its canonical JSON, its hash, and the JSON Patch (RFC 6902) between two states.
+//!
+//! Canonical JSON is serde_json's compact form of the state with object keys sorted (serde_json's
+//! `Value` keeps keys in a BTreeMap). The browser computes the same bytes from its mirror (sorted
+//! keys, `JSON.stringify`), so equal states give equal hashes. The state holds no floating-point
+//! numbers, so both sides print every number identically.
+//!
+//! The state's top-level fields are [`Region`]s. Because the canonical form sorts keys, the whole
+//! state's canonical JSON is `{"<key>":<region>,…}` with the regions in [`Region::ALL`] order, so
+//! [`CanonicalState`] keeps each region's canonical bytes and, after a decision, re-serializes only
+//! the regions its events touched ([`canonical`]: written straight from the typed state, no JSON
+//! value in between); the hash is SHA-256 over the same bytes as before, streamed from the pieces;
+//! and the diff compares the touched regions' bytes ([`patch`]).
+//! (`docs/decisions/0308-region-cached-canonical-json.md`.)
+
+pub mod canonical;
+pub mod patch;
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+pub use self::canonical::to_canonical_vec;
+pub use self::patch::PatchText;
+use crate::session::{Region, Regions, SessionState};
+
+pub fn to_value(state: &SessionState) -> serde_json::Value {
+    serde_json::to_value(state).expect("session state serializes")
+}
+
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    serde_json::to_string(value).expect("a JSON value serializes")
+}
+
+/// First 16 hex characters of SHA-256 over the canonical JSON: a consistency check, not a secret.
+pub fn state_hash(value: &serde_json::Value) -> String {
+    let digest = Sha256::digest(canonical_json(value).as_bytes());
+    hex::encode(&digest[..8])
+}
+
+pub fn patch(before: &serde_json::Value, after: &serde_json::Value) -> json_patch::Patch {
+    json_patch::diff(before, after)
+}
+
+/// One region of a state as a JSON value.
+pub fn region_value(state: &SessionState, region: Region) -> serde_json::Value {
+    serde_json::from_slice(&region_json(state, region)).expect("canonical JSON parses")
+}
+
+/// The canonical JSON of one region of a state.
+pub fn region_json(state: &SessionState, region: Region) -> Vec<u8> {
+    let bytes = match region {
+        Region::ConnectView => to_canonical_vec(&state.connect_view),
+        Region::Connection => to_canonical_vec(&state.connection),
+        Region::Modal => to_canonical_vec(&state.modal),
+        Region::Networks => to_canonical_vec(&state.networks),
+        Region::Options => to_canonical_vec(&state.options),
+        Region::Origin => to_canonical_vec(&state.origin),
+        Region::Project => to_canonical_vec(&state.project),
+        Region::Requests => to_canonical_vec(&state.requests),
+        Region::Router => to_canonical_vec(&state.router),
+        Region::Siwx => to_canonical_vec(&state.siwx),
+        Region::Started => to_canonical_vec(&state.started),
+        Region::Toasts => to_canonical_vec(&state.toasts),
+    };
+    bytes.expect("session state serializes")
+}
+
+fn value_json(value: &serde_json::Value) -> Arc<[u8]> {
+    to_canonical_vec(value).expect("a JSON value serializes").into()
+}
+
+/// The canonical JSON of a state, kept per region, so that after a decision only the regions its
+/// events touched are serialized again. Cloning it shares the bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanonicalState {
+    regions: [Arc<[u8]>; Region::ALL.len()],
+}
+
+impl CanonicalState {
+    /// Serializes every region of `state`.
+    pub fn of(state: &SessionState) -> Self {
+        Self { regions: Region::ALL.map(|r| region_json(state, r).into()) }
+    }
+
+    /// Builds it from a whole state's JSON value (e.g. a mirror's), region by region.
+    pub fn of_value(value: &serde_json::Value) -> Self {
+        Self { regions: Region::ALL.map(|r| value_json(value.get(r.key()).unwrap_or(&serde_json::Value::Null))) }
+    }
+
+    /// The canonical bytes of one region.
+    pub fn region(&self, region: Region) -> &Arc<[u8]> {
+        &self.regions[region.index()]
+    }
+
+    /// Replaces one region's bytes (with bytes shared with another session, say). The caller
+    /// promises they are that region's canonical JSON.
+    pub fn set_region(&mut self, region: Region, bytes: Arc<[u8]>) {
+        self.regions[region.index()] = bytes;
+    }
+
+    /// Re-serializes `regions` of `state`; returns those whose bytes changed, with their bytes
+    /// before (for the diff). The rest keep their bytes untouched.
+    pub fn update(&mut self, state: &SessionState, regions: Regions) -> Vec<(Region, Arc<[u8]>)> {
+        let mut changed = Vec::new();
+        for region in regions.iter() {
+            let bytes = region_json(state, region);
+            if *self.regions[region.index()] != *bytes {
+                let before = std::mem::replace(&mut self.regions[region.index()], bytes.into());
+                changed.push((region, before));
+            }
+        }
+        changed
+    }
+
+    /// Feeds the whole state's canonical JSON, piece by piece, to `sink`.
+    fn pieces(&self, mut sink: impl FnMut(&[u8])) {
+        sink(b"{");
+        for (i, region) in Region::ALL.into_iter().enumerate() {
+            if i > 0 {
+                sink(b",");
+            }
+            sink(b"\"");
+            sink(region.key().as_bytes());
+            sink(b"\":");
+            sink(&self.regions[i]);
+        }
+        sink(b"}");
+    }
+
+    /// The whole state's canonical JSON: the same bytes as `canonical_json(&to_value(state))`.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        self.pieces(|p| out.extend_from_slice(p));
+        out
+    }
+
+    /// Length of the whole state's canonical JSON.
+    pub fn len(&self) -> usize {
+        let keys: usize = Region::ALL.iter().map(|r| r.key().len() + 4).sum();
+        1 + keys + self.regions.iter().map(|r| r.len()).sum::<usize>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The state hash ([`state_hash`] of the same state), hashing the pieces without joining them.
+    pub fn hash(&self) -> String {
+        let mut sha = Sha256::new();
+        self.pieces(|p| sha.update(p));
+        hex::encode(&sha.finalize()[..8])
+    }
+}
+
+/// The JSON Patch to `current` from the state whose changed regions had the bytes in `changed` (as
+/// [`CanonicalState::update`] returns them); the other regions are the same in both. Paths are from
+/// the state's root.
+pub fn patch_regions(changed: &[(Region, Arc<[u8]>)], current: &CanonicalState) -> PatchText {
+    let mut patch = PatchText::new();
+    for (region, before) in changed {
+        patch.diff(&format!("/{}", region.key()), before, current.region(*region));
+    }
+    patch
+}
+
+/// A mirror of a session's state as a client keeps it (a JSON value patched by every diff), with
+/// the hash check done the way the server computes it: after a patch, only the regions its
+/// operations name are serialized again. For the load harness and tests; the browser's mirror
+/// is `client/src/mirror/`.
+#[derive(Debug, Clone)]
+pub struct StateMirror {
+    state: serde_json::Value,
+    canonical: CanonicalState,
+}
+
+impl StateMirror {
+    pub fn new(state: serde_json::Value) -> Self {
+        let canonical = CanonicalState::of_value(&state);
+        Self { state, canonical }
+    }
+
+    pub fn state(&self) -> &serde_json::Value {
+        &self.state
+    }
+
+    pub fn hash(&self) -> String {
+        self.canonical.hash()
+    }
+
+    /// Applies `patch`; on an error the mirror is unusable and must be rebuilt from a welcome.
+    pub fn apply(&mut self, patch: &json_patch::Patch) -> Result<(), json_patch::PatchError> {
+        json_patch::patch(&mut self.state, patch)?;
+        let mut touched = Regions::NONE;
+        for operation in &patch.0 {
+            let first = operation.path().tokens().next().map(|t| t.decoded().into_owned());
+            match first.as_deref().and_then(Region::from_key) {
+                Some(region) => touched = touched.union(Regions::of(&[region])),
+                // An operation on the root (or an unknown key): serialize everything again.
+                None => touched = Regions::ALL,
+            }
+        }
+        for region in touched.iter() {
+            let value = self.state.get(region.key()).unwrap_or(&serde_json::Value::Null);
+            self.canonical.set_region(region, value_json(value));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! JSON-RPC batches of at most `max` requests: a larger batch is sent as several, concurrently,
+//! and their answers are joined into one.
+
+use std::task::{Context, Poll};
+
+use alloy::rpc::json_rpc::{RequestPacket, ResponsePacket};
+use alloy::transports::{TransportError, TransportFut};
+use futures_util::future::try_join_all;
+use tower::{Layer, Service, ServiceExt};
+
+#[derive(Debug, Clone, Copy)]
+pub struct BatchLimitLayer {
+    max: usize,
+}
+
+impl BatchLimitLayer {
+    pub fn new(max: usize) -> Self {
+        Self { max: max.max(1) }
+    }
+}
+
+impl<S> Layer<S> for BatchLimitLayer {
+    type Service = BatchLimitService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        BatchLimitService { inner, max: self.max }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BatchLimitService<S> {
+    inner: S,
+    max: usize,
+}
+
+/// `requests` cut into batches of at most `max`, in order.
+pub fn chunk_sizes(requests: usize, max: usize) -> Vec<usize> {
+    let max = max.max(1);
+    (0..requests.div_ceil(max)).map(|i| max.min(requests - i * max)).collect()
+}
+
+impl<S> Service<RequestPacket> for BatchLimitService<S>
+where
+    S: Service<RequestPacket, Response = ResponsePacket, Error = TransportError, Future = TransportFut<'static>>
+        + Clone
+        + Send
+        + 'static,
+{
+    type Response = ResponsePacket;
+    type Error = TransportError;
+    type Future = TransportFut<'static>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, packet: RequestPacket) -> Self::Future {
+        let requests = match packet {
+            RequestPacket::Batch(requests) if requests.len() > self.max => requests,
+            small => return self.inner.call(small),
+        };
+        let mut rest = requests.into_iter();
+        let chunks: Vec<RequestPacket> = chunk_sizes(rest.len(), self.max)
+            .into_iter()
+            .map(|n| RequestPacket::Batch(rest.by_ref().take(n).collect()))
+            .collect();
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let answers = try_join_all(chunks.into_iter().map(|chunk| inner.clone().oneshot(chunk))).await?;
+            let mut all = Vec::new();
+            for answer in answers {
+                match answer {
+                    ResponsePacket::Single(one) => all.push(one),
+                    ResponsePacket::Batch(many) => all.extend(many),
+                }
+            }
+            Ok(ResponsePacket::Batch(all))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_at_most_max_and_cover_everything() {
+        assert_eq!(chunk_sizes(0, 1000), Vec::<usize>::new());
+        assert_eq!(chunk_sizes(1000, 1000), [1000]);
+        assert_eq!(chunk_sizes(1001, 1000), [1000, 1]);
+        assert_eq!(chunk_sizes(2500, 1000), [1000, 1000, 500]);
+        assert_eq!(chunk_sizes(3, 0), [1, 1, 1]);
+    }
+}

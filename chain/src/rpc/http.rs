@@ -1,0 +1,125 @@
+//! One JSON-RPC endpoint over HTTP: a tower service that posts a request packet and reports what
+//! came back with everything the policy needs (status, `Retry-After`), unlike alloy's stock HTTP
+//! transport, which keeps only a delay-seconds `Retry-After`.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use alloy::rpc::json_rpc::{RequestPacket, ResponsePacket};
+use alloy::transports::http::reqwest::{self, Url, header};
+use futures_util::future::BoxFuture;
+use tower::Service;
+
+/// How an attempt on one endpoint failed, before the policy judges it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttemptError {
+    #[error("HTTP status {status}")]
+    Status {
+        status: u16,
+        /// The raw `Retry-After` header, if any (parsed by the policy, which knows the time).
+        retry_after: Option<String>,
+    },
+    /// Refused, reset or otherwise failed connection: no status.
+    #[error("{0}")]
+    Network(String),
+    /// A success status whose body is not a JSON-RPC response.
+    #[error("the answer is not JSON-RPC: {0}")]
+    BadResponse(String),
+}
+
+/// An endpoint, printable without its path or query (providers put API keys there).
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    url: Url,
+    redacted: Arc<str>,
+}
+
+impl Endpoint {
+    pub fn new(url: Url) -> Self {
+        let redacted = redact(&url).into();
+        Self { url, redacted }
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// `scheme://host[:port]`: safe to log.
+    pub fn redacted(&self) -> &str {
+        &self.redacted
+    }
+}
+
+/// `scheme://host[:port]` of a URL: what can be logged or shown about an RPC endpoint.
+pub fn redact(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("?");
+    match url.port() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    }
+}
+
+/// Posts JSON-RPC packets to one endpoint. Clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct HttpEndpoint {
+    client: reqwest::Client,
+    endpoint: Endpoint,
+}
+
+impl HttpEndpoint {
+    pub fn new(client: reqwest::Client, url: Url) -> Self {
+        Self { client, endpoint: Endpoint::new(url) }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    async fn post(self, packet: RequestPacket) -> Result<ResponsePacket, AttemptError> {
+        let body = serde_json::to_vec(&packet).map_err(|e| AttemptError::BadResponse(format!("request not serializable: {e}")))?;
+        let response = self
+            .client
+            .post(self.endpoint.url.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            // reqwest's message names the URL, which may hold an API key.
+            .map_err(|e| AttemptError::Network(e.without_url().to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after =
+                response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            return Err(AttemptError::Status { status: status.as_u16(), retry_after });
+        }
+        let bytes = response.bytes().await.map_err(|e| AttemptError::Network(e.without_url().to_string()))?;
+        serde_json::from_slice(&bytes).map_err(|e| AttemptError::BadResponse(e.to_string()))
+    }
+}
+
+impl Service<RequestPacket> for HttpEndpoint {
+    type Response = ResponsePacket;
+    type Error = AttemptError;
+    type Future = BoxFuture<'static, Result<ResponsePacket, AttemptError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, packet: RequestPacket) -> Self::Future {
+        Box::pin(self.clone().post(packet))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_keeps_only_scheme_host_and_port() {
+        let url: Url = "https://user:pw@eth.example.com/v3/SECRETKEY?apikey=SECRET".parse().unwrap();
+        assert_eq!(redact(&url), "https://eth.example.com");
+        let url: Url = "http://127.0.0.1:8545/".parse().unwrap();
+        assert_eq!(redact(&url), "http://127.0.0.1:8545");
+    }
+}

@@ -1,0 +1,301 @@
+//! [`ChainService`]: the one chain service of a gateway, shared by every session. Its methods are
+//! what the session runtime runs as effects; each resolves in bounded time (the RPC policy bounds
+//! every call) with a value or a typed error whose `Display` is the spec's message.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use alloy::primitives::{Address, B256};
+use alloy::rpc::client::RpcClient;
+use alloy::transports::http::reqwest;
+use futures_util::FutureExt;
+use futures_util::future::Shared;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use crate::activity::otterscan::OtterscanActivity;
+use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
+use crate::balances::{BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
+use crate::clock::{Clock, TokioClock};
+use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSettings};
+use crate::metrics::{ChainMetrics, NetworkMetrics};
+use crate::prices::{AssetId, PriceSource, StaticPrices};
+use crate::receipt::{ReceiptOutcome, wait_for_receipt};
+use crate::rpc::{RpcPolicy, network_client};
+use crate::safe::is_safe_read_method;
+use crate::send::{SendCall, SendError, SendForm, build_send};
+use crate::{ActivityError, BalanceError, ChainError, NetworkId};
+
+/// Most (address, network) pairs whose balances are kept at once.
+const MAX_CACHED_BALANCES: usize = 100_000;
+
+type BalanceKey = (NetworkId, Address);
+type SharedBalances = Shared<oneshot::Receiver<Result<Balances, BalanceError>>>;
+
+struct Network {
+    settings: NetworkSettings,
+    client: RpcClient,
+    activity: Option<Arc<dyn ActivitySource>>,
+    metrics: NetworkMetrics,
+}
+
+struct Inner {
+    networks: HashMap<NetworkId, Network>,
+    clock: Arc<dyn Clock>,
+    metrics: Arc<ChainMetrics>,
+    prices: Option<Arc<dyn PriceSource>>,
+    /// Token symbols and decimals, shared by balances and the Otterscan activity sources.
+    metadata: Arc<TokenMetadataCache>,
+    balances: Mutex<TtlCache<BalanceKey, Balances>>,
+    balances_in_flight: Mutex<HashMap<BalanceKey, SharedBalances>>,
+    receipt_poll_interval: Duration,
+}
+
+/// Cheap to clone: clones share everything (clients, caches, metrics).
+#[derive(Clone)]
+pub struct ChainService {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ChainService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainService").field("networks", &self.networks()).finish()
+    }
+}
+
+/// Builds a [`ChainService`]; the defaults are what production uses.
+pub struct ChainServiceBuilder {
+    config: ChainConfig,
+    clock: Arc<dyn Clock>,
+    prices: Option<Arc<dyn PriceSource>>,
+    activity: HashMap<NetworkId, Arc<dyn ActivitySource>>,
+    receipt_poll_interval: Duration,
+}
+
+impl ChainServiceBuilder {
+    /// The clock the balance cache reads (default: tokio's, virtual in tests that pause time).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// A price source other than the configured one.
+    pub fn price_source(mut self, prices: Arc<dyn PriceSource>) -> Self {
+        self.prices = Some(prices);
+        self
+    }
+
+    /// An activity source for `network` other than the configured one.
+    pub fn activity_source(mut self, network: NetworkId, source: Arc<dyn ActivitySource>) -> Self {
+        self.activity.insert(network, source);
+        self
+    }
+
+    /// How often a receipt is asked for while waiting (default 1 s).
+    pub fn receipt_poll_interval(mut self, every: Duration) -> Self {
+        self.receipt_poll_interval = every;
+        self
+    }
+
+    pub fn build(mut self) -> Result<ChainService, ConfigError> {
+        let settings = self.config.validate()?;
+        let metrics = Arc::new(ChainMetrics::default());
+        let metadata = Arc::new(TokenMetadataCache::default());
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| ConfigError { field: "networks".into(), message: format!("cannot make an HTTP client: {e}") })?;
+        let policy: &RpcPolicy = &self.config.rpc;
+        let mut networks = HashMap::new();
+        for settings in settings {
+            let network_metrics = metrics.for_network(&settings.id);
+            let client = network_client(&http, &settings.rpc_urls, policy, network_metrics.clone());
+            let activity = self.activity.remove(&settings.id).or_else(|| match settings.activity.source {
+                ActivitySourceKind::Otterscan => Some(Arc::new(OtterscanActivity::new(
+                    client.clone(),
+                    settings.clone(),
+                    metadata.clone(),
+                )) as Arc<dyn ActivitySource>),
+                ActivitySourceKind::None => None,
+            });
+            networks.insert(settings.id, Network { settings, client, activity, metrics: network_metrics });
+        }
+        let prices = match (self.prices, &self.config.prices) {
+            (Some(prices), _) => Some(prices),
+            (None, Some(config)) => Some(Arc::new(
+                StaticPrices::from_config(config).map_err(|message| ConfigError { field: "prices".into(), message })?,
+            ) as Arc<dyn PriceSource>),
+            (None, None) => None,
+        };
+        Ok(ChainService {
+            inner: Arc::new(Inner {
+                networks,
+                clock: self.clock,
+                metrics,
+                prices,
+                metadata,
+                balances: Mutex::new(TtlCache::new(BALANCE_CACHE_TTL, MAX_CACHED_BALANCES)),
+                balances_in_flight: Mutex::default(),
+                receipt_poll_interval: self.receipt_poll_interval,
+            }),
+        })
+    }
+}
+
+impl ChainService {
+    pub fn builder(config: &ChainConfig) -> ChainServiceBuilder {
+        ChainServiceBuilder {
+            config: config.clone(),
+            clock: Arc::new(TokioClock),
+            prices: None,
+            activity: HashMap::new(),
+            receipt_poll_interval: Duration::from_secs(1),
+        }
+    }
+
+    /// The service for a configuration, with the defaults. Must be called within a tokio runtime
+    /// only when used (nothing connects until asked).
+    pub fn new(config: &ChainConfig) -> Result<Self, ConfigError> {
+        Self::builder(config).build()
+    }
+
+    /// The networks that have endpoints, in id order.
+    pub fn networks(&self) -> Vec<NetworkId> {
+        let mut ids: Vec<_> = self.inner.networks.keys().copied().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Whether `network` has a chain service (spec §5: otherwise "Unsupported chain").
+    pub fn supports(&self, network: NetworkId) -> bool {
+        self.inner.networks.contains_key(&network)
+    }
+
+    pub fn settings(&self, network: NetworkId) -> Option<&NetworkSettings> {
+        self.inner.networks.get(&network).map(|n| &n.settings)
+    }
+
+    /// Every network's metrics, for the gateway's registry ([`ChainMetrics::register`]).
+    pub fn metrics(&self) -> &Arc<ChainMetrics> {
+        &self.inner.metrics
+    }
+
+    pub fn network_metrics(&self, network: NetworkId) -> Option<NetworkMetrics> {
+        self.inner.networks.get(&network).map(|n| n.metrics.clone())
+    }
+
+    /// alloy's client for `network`, with the policy underneath, for calls this API lacks.
+    pub fn client(&self, network: NetworkId) -> Result<RpcClient, ChainError> {
+        Ok(self.network(network)?.client.clone())
+    }
+
+    fn network(&self, network: NetworkId) -> Result<&Network, ChainError> {
+        self.inner.networks.get(&network).ok_or(ChainError::UnsupportedNetwork(network))
+    }
+
+    /// `address`'s native and token balances on `network`. Kept 30 s per (network, address) for
+    /// every session; concurrent asks for the same pair share one fetch (one JSON-RPC batch).
+    /// Failures are not kept: the session blocks its own retry for 30 s (spec §8).
+    pub async fn balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
+        let entry = self.network(network).map_err(|cause| BalanceError { cause })?;
+        let key = (network, address);
+        if let Some(cached) = self.inner.balances.lock().unwrap().get(&key, self.inner.clock.now()) {
+            entry.metrics.balance_cache(true);
+            return Ok(cached);
+        }
+        let shared = {
+            let mut in_flight = self.inner.balances_in_flight.lock().unwrap();
+            match in_flight.get(&key) {
+                Some(shared) => {
+                    entry.metrics.balance_cache(true);
+                    shared.clone()
+                }
+                None => {
+                    entry.metrics.balance_cache(false);
+                    let (tx, rx) = oneshot::channel();
+                    let shared = rx.shared();
+                    in_flight.insert(key, shared.clone());
+                    // Its own task: the fetch completes, is cached and leaves the table even if
+                    // the session that started it goes away.
+                    let this = self.clone();
+                    tokio::spawn(async move {
+                        let result = this.fetch_balances(network, address).await;
+                        if let Ok(balances) = &result {
+                            this.inner.balances.lock().unwrap().insert(key, balances.clone(), this.inner.clock.now());
+                        }
+                        this.inner.balances_in_flight.lock().unwrap().remove(&key);
+                        let _ = tx.send(result);
+                    });
+                    shared
+                }
+            }
+        };
+        shared.await.unwrap_or_else(|_| {
+            Err(BalanceError { cause: ChainError::Decode("the balance fetch was cancelled".into()) })
+        })
+    }
+
+    async fn fetch_balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
+        let entry = self.network(network).map_err(|cause| BalanceError { cause })?;
+        let mut balances = fetch_balances(&entry.client, &entry.settings, &self.inner.metadata, address)
+            .await
+            .map_err(|cause| BalanceError { cause })?;
+        if let Some(prices) = &self.inner.prices {
+            let assets: Vec<AssetId> =
+                std::iter::once(balances.native.asset).chain(balances.tokens.iter().map(|t| t.asset)).collect();
+            match prices.usd_prices(&assets).await {
+                Ok(known) => {
+                    balances.native = balances.native.clone().with_price(known.get(&balances.native.asset).copied());
+                    for token in &mut balances.tokens {
+                        *token = token.clone().with_price(known.get(&token.asset).copied());
+                    }
+                }
+                // Balances without fiat rather than no balances.
+                Err(error) => tracing::warn!(%network, %error, "prices unavailable; balances shown without fiat"),
+            }
+        }
+        Ok(balances)
+    }
+
+    /// A page of `address`'s activity on `network` (`cursor`: `None` for the newest page).
+    pub async fn activity(
+        &self,
+        network: NetworkId,
+        address: Option<Address>,
+        cursor: Option<&ActivityCursor>,
+    ) -> Result<ActivityPage, ActivityError> {
+        let address = address.ok_or(ActivityError::MissingAccountAddress)?;
+        let entry = self.network(network).map_err(ActivityError::Failed)?;
+        let source = entry.activity.as_ref().ok_or(ActivityError::Failed(ChainError::UnsupportedNetwork(network)))?;
+        source.page(address, cursor).await.map_err(ActivityError::Failed)
+    }
+
+    /// A host's read request (spec §6 safe methods), forwarded to the network's nodes through
+    /// the policy. Any other method is refused with "Requested RPC call is not allowed". The
+    /// node's JSON-RPC error comes back as [`ChainError::Rpc`], for the host to see.
+    pub async fn request(
+        &self,
+        network: NetworkId,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, ChainError> {
+        if !is_safe_read_method(method) {
+            return Err(ChainError::MethodNotAllowed { method: method.to_string() });
+        }
+        let entry = self.network(network)?;
+        let params = if params.is_null() { serde_json::Value::Array(vec![]) } else { params };
+        let raw: Box<RawValue> = entry.client.request(method.to_string(), params).await?;
+        serde_json::from_str(raw.get()).map_err(|e| ChainError::Decode(e.to_string()))
+    }
+
+    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`.
+    pub async fn receipt(&self, network: NetworkId, hash: B256, max_wait: Duration) -> Result<ReceiptOutcome, ChainError> {
+        let entry = self.network(network)?;
+        wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await
+    }
+
+    /// The transaction a send form asks for, validated with the spec's messages.
+    pub fn prepare_send(&self, network: NetworkId, form: &SendForm) -> Result<SendCall, SendError> {
+        build_send(form, self.supports(network))
+    }
+}

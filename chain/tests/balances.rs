@@ -1,0 +1,122 @@
+//! Balances against a stub node on tokio's paused clock: the 30 s cache shared by sessions, one
+//! upstream batch for many concurrent asks, failures not kept, fiat only with a price source.
+
+mod support;
+
+use std::time::Duration;
+
+use alloy::primitives::{Address, U256, address};
+use alloy::sol_types::SolValue;
+use serde_json::{Value, json};
+use support::stub::{Reply, StubNode, answer};
+use vestibule_chain::config::{NetworkConfig, PriceSourceConfig, TokenConfig};
+use vestibule_chain::{ChainConfig, ChainService, NetworkId};
+
+const NET: NetworkId = NetworkId::eip155(10);
+const TOKEN: Address = address!("0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85");
+const HOLDER: Address = address!("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+
+fn word(value: impl SolValue) -> String {
+    format!("0x{}", alloy::hex::encode(value.abi_encode()))
+}
+
+/// A node where HOLDER has 2.5 ETH and 1234.5678 of a 6-decimal token "USDC".
+fn node_answer(body: &Value) -> Value {
+    answer(body, |request| match request["method"].as_str().unwrap() {
+        "eth_getBalance" => Ok(json!("0x22b1c8c1227a0000")),
+        "eth_call" => {
+            let data = request["params"][0]["data"].as_str().unwrap();
+            Ok(json!(match &data[..10] {
+                "0x70a08231" => word(U256::from(1_234_567_800u64)),
+                "0x313ce567" => word(U256::from(6u8)),
+                "0x95d89b41" => word("USDC".to_string()),
+                other => panic!("unexpected call {other}"),
+            }))
+        }
+        other => panic!("unexpected method {other}"),
+    })
+}
+
+fn config(url: &str) -> ChainConfig {
+    let network = NetworkConfig {
+        rpc_urls: vec![url.to_string()],
+        tokens: vec![TokenConfig { address: TOKEN.to_string(), ..Default::default() }],
+        ..Default::default()
+    };
+    ChainConfig { networks: [(NET.to_string(), network)].into(), ..Default::default() }
+}
+
+#[tokio::test(start_paused = true)]
+async fn balances_are_kept_30_seconds_for_every_session() {
+    let node = StubNode::start(|_, body| Reply::Json(node_answer(body))).await;
+    let service = ChainService::new(&config(&node.url())).unwrap();
+
+    let first = service.balances(NET, HOLDER).await.unwrap();
+    assert_eq!(first.native.display_amount(), "2.5");
+    assert_eq!((first.tokens[0].symbol.as_str(), first.tokens[0].display_amount().as_str()), ("USDC", "1234.567"));
+    let received = node.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].methods(), ["eth_getBalance", "eth_call", "eth_call", "eth_call"], "one batch");
+
+    // Another session, just under 30 s later: the same answer, nothing asked.
+    tokio::time::advance(Duration::from_millis(29_999)).await;
+    assert_eq!(service.clone().balances(NET, HOLDER).await.unwrap(), first);
+    assert_eq!(node.received().len(), 1);
+
+    // At 30 s the balances are asked again; the token's decimals and symbol are not.
+    tokio::time::advance(Duration::from_millis(1)).await;
+    service.balances(NET, HOLDER).await.unwrap();
+    let received = node.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[1].methods(), ["eth_getBalance", "eth_call"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn many_sessions_asking_at_once_make_one_upstream_call() {
+    let node = StubNode::start(|_, body| Reply::Delayed(Duration::from_millis(200), Box::new(Reply::Json(node_answer(body))))).await;
+    let service = ChainService::new(&config(&node.url())).unwrap();
+    let asks = (0..500).map(|_| {
+        let service = service.clone();
+        tokio::spawn(async move { service.balances(NET, HOLDER).await })
+    });
+    let answers: Vec<_> = futures_util::future::join_all(asks).await.into_iter().map(|a| a.unwrap().unwrap()).collect();
+    assert!(answers.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(node.received().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_refresh_says_token_balance_unavailable_and_is_not_kept() {
+    let node = StubNode::start(|n, body| {
+        if n < 4 { Reply::Status { status: 503, retry_after: None } } else { Reply::Json(node_answer(body)) }
+    })
+    .await;
+    let service = ChainService::new(&config(&node.url())).unwrap();
+    let error = service.balances(NET, HOLDER).await.unwrap_err();
+    assert_eq!(error.to_string(), "Token Balance Unavailable");
+    assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "HTTP request failed: status 503");
+    // The session waits 30 s before it asks again (spec §8); the service keeps no failure.
+    assert!(service.balances(NET, HOLDER).await.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn fiat_only_with_a_price_source() {
+    let node = StubNode::start(|_, body| Reply::Json(node_answer(body))).await;
+    let without = ChainService::new(&config(&node.url())).unwrap().balances(NET, HOLDER).await.unwrap();
+    assert_eq!(without.native.display_usd_value(), None);
+    assert_eq!(without.tokens[0].display_usd_value(), None);
+
+    let mut priced = config(&node.url());
+    priced.prices = Some(PriceSourceConfig::Static {
+        usd: [(format!("{NET}/native"), "3001.999".to_string()), (format!("{NET}/erc20:{TOKEN}"), "1".to_string())].into(),
+    });
+    let with = ChainService::new(&priced).unwrap().balances(NET, HOLDER).await.unwrap();
+    assert_eq!(with.native.display_usd_value().as_deref(), Some("7504.99"), "2.5 × 3001.999, floored to the cent");
+    assert_eq!(with.tokens[0].display_usd_value().as_deref(), Some("1234.56"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unconfigured_network_is_an_unsupported_chain() {
+    let service = ChainService::new(&ChainConfig::default()).unwrap();
+    let error = service.balances(NetworkId::eip155(1), HOLDER).await.unwrap_err();
+    assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "Unsupported chain");
+}

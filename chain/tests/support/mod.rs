@@ -1,0 +1,5 @@
+//! Helpers shared by the integration tests (each test file uses some of them).
+#![allow(dead_code)]
+
+pub mod anvil;
+pub mod stub;

@@ -1,0 +1,66 @@
+// Size budgets of the built widget (run by scripts/test-client after `npm run build`; fails when a
+// budget is exceeded). gzip level 9, 1 kB = 1,000 bytes (as size-limit counts).
+//
+//   loader  dist/vestibule.js: the script tag                                  <= 15 kB
+//   core    the core chunk and what it imports statically (transport, mirror,
+//           charts, wallet effects, provider)                                  <= 30 kB
+//   modal   the modal chunk and what it imports beyond the core (React, views) <= 80 kB
+//   parts   each optional part beyond core and modal                           <= 10 kB each
+//
+// Also: the app pages built on the React entry (demo, replay, wagmi example) carry one React.
+
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+const DIST = join(import.meta.dirname, "..", "dist");
+const BUDGETS = { loader: 15_000, core: 30_000, modal: 80_000, part: 10_000 };
+const manifest = JSON.parse(readFileSync(join(DIST, "vestibule/manifest.json"), "utf8"));
+const gz = (file) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
+
+/** The files a manifest entry needs: itself and its static imports, transitively. */
+function closure(key, seen = new Set()) {
+  const entry = manifest[key];
+  if (!entry || seen.has(entry.file)) return seen;
+  seen.add(entry.file);
+  for (const i of entry.imports ?? []) closure(i, seen);
+  return seen;
+}
+const keyOf = (src) => Object.keys(manifest).find((k) => manifest[k].src === src);
+const minus = (a, b) => new Set([...a].filter((f) => !b.has(f)));
+const sum = (files) => [...files].reduce((n, f) => n + gz(f), 0);
+
+const core = closure(keyOf("src/embed/core.ts"));
+const modal = minus(closure(keyOf("src/embed/modal.tsx")), core);
+const rows = [
+  ["loader", "vestibule.js", gz("vestibule.js"), BUDGETS.loader],
+  ["core", [...core].join(" + "), sum(core), BUDGETS.core],
+  ["modal", [...modal].join(" + "), sum(modal), BUDGETS.modal],
+];
+const loaded = new Set([...core, ...modal]);
+for (const key of Object.keys(manifest).filter((k) => manifest[k].src?.startsWith("src/parts/"))) {
+  const part = minus(closure(key), loaded);
+  rows.push([`part ${manifest[key].name}`, [...part].join(" + "), sum(part), BUDGETS.part]);
+}
+const inspector = keyOf("node_modules/@statelyai/inspect/dist/index.mjs");
+if (inspector) rows.push(["debug inspector (debug: true only)", [...minus(closure(inspector), loaded)].join(" + "), sum(minus(closure(inspector), loaded)), Infinity]);
+
+let failed = false;
+console.log("size budgets (gzip -9, 1 kB = 1000 B):");
+for (const [name, files, bytes, budget] of rows) {
+  const over = bytes > budget;
+  failed ||= over;
+  const limit = Number.isFinite(budget) ? `${(budget / 1000).toFixed(0)} kB` : "reported";
+  console.log(`  ${over ? "OVER" : "ok  "} ${name.padEnd(36)} ${(bytes / 1000).toFixed(1).padStart(6)} kB  (budget ${limit})  ${files}`);
+}
+
+// One React in the pages built with the React entry: React DOM's internals appear in one file.
+const marker = "__CLIENT_INTERNALS_DO_NOT_USE_OR_WARN_USERS_THEY_CANNOT_UPGRADE";
+const withReact = readdirSync(join(DIST, "assets")).filter((f) => f.endsWith(".js") && readFileSync(join(DIST, "assets", f), "utf8").includes(marker));
+console.log(`  ${withReact.length === 1 ? "ok  " : "FAIL"} app pages (demo, replay, wagmi) share one React: ${withReact.join(", ")}`);
+failed ||= withReact.length !== 1;
+
+if (failed) {
+  console.error("size budgets: FAILED");
+  process.exit(1);
+}

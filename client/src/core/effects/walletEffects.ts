@@ -1,0 +1,119 @@
+// Browser effects: only the browser can talk to wallets. EIP-6963 discovery (the listener is
+// attached before `eip6963:requestProvider` is dispatched; wallets are de-duplicated by rdns), and
+// the session's pending wallet requests performed and answered as commands with the result or the
+// wallet's EIP-1193 error code. Recorded outcomes are what make a replay exact.
+
+import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
+import type { SessionState } from "../../generated/SessionState";
+import type { WalletOutcome } from "../../generated/WalletOutcome";
+import type { WalletRequest } from "../../generated/WalletRequest";
+
+export interface Eip1193Provider {
+  request(args: { method: string; params?: unknown }): Promise<unknown>;
+  on?(event: string, listener: (...args: never[]) => void): void;
+  removeListener?(event: string, listener: (...args: never[]) => void): void;
+}
+
+export interface Eip6963ProviderInfo {
+  uuid: string;
+  name: string;
+  icon: string;
+  rdns: string;
+}
+
+export interface Announced {
+  info: Eip6963ProviderInfo;
+  provider: Eip1193Provider;
+}
+
+function isAnnounced(detail: unknown): detail is Announced {
+  if (detail === null || typeof detail !== "object" || !("info" in detail) || !("provider" in detail)) return false;
+  const { info, provider } = detail;
+  return (
+    info !== null && typeof info === "object" && "rdns" in info && typeof info.rdns === "string" && info.rdns !== "" &&
+    "name" in info && typeof info.name === "string" &&
+    provider !== null && typeof provider === "object" && "request" in provider && typeof provider.request === "function"
+  );
+}
+
+/** Wallets announced on `target`, by rdns (the first announcement of an rdns wins). */
+export class WalletDiscovery {
+  readonly wallets = new Map<string, Announced>();
+
+  constructor(private readonly target: EventTarget) {}
+
+  /** Listens until `signal` aborts; `onChange` after each new wallet. */
+  start(onChange: () => void, signal: AbortSignal) {
+    this.target.addEventListener(
+      "eip6963:announceProvider",
+      (event) => {
+        const detail: unknown = event instanceof CustomEvent ? event.detail : undefined;
+        if (!isAnnounced(detail) || this.wallets.has(detail.info.rdns)) return;
+        this.wallets.set(detail.info.rdns, detail);
+        onChange();
+      },
+      { signal },
+    );
+    this.target.dispatchEvent(new Event("eip6963:requestProvider"));
+  }
+
+  /** What the session is told about (icons only as data URLs, names trimmed by the server). */
+  report(): DiscoveredWallet[] {
+    return [...this.wallets.values()].map(({ info }) => ({
+      name: info.name,
+      rdns: info.rdns,
+      ...(typeof info.icon === "string" && info.icon.startsWith("data:image/") ? { icon: info.icon } : {}),
+      kind: "ANNOUNCED",
+    }) satisfies DiscoveredWallet);
+  }
+
+  provider(connectorId: string): Eip1193Provider | undefined {
+    return this.wallets.get(connectorId)?.provider;
+  }
+}
+
+function toHex(text: string): string {
+  return "0x" + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function failure(e: unknown): WalletOutcome {
+  const code = e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : -32603;
+  const message = e instanceof Error ? e.message : String(e);
+  return { status: "error", code, message };
+}
+
+/** Performs one wallet request; never throws (a failure is an outcome). */
+export async function perform(request: WalletRequest, provider: Eip1193Provider | undefined): Promise<WalletOutcome> {
+  if (!provider) return { status: "error", code: 4900, message: "The wallet is not available in this browser" };
+  try {
+    const kind = request.kind;
+    switch (kind.type) {
+      case "connect": {
+        const accounts = await provider.request({ method: "eth_requestAccounts" });
+        const chainId = await provider.request({ method: "eth_chainId" });
+        return { status: "ok", result: { accounts, chainId } };
+      }
+      case "sync": {
+        const accounts = await provider.request({ method: "eth_accounts" });
+        const chainId = await provider.request({ method: "eth_chainId" });
+        return { status: "ok", result: { accounts, chainId } };
+      }
+      case "signMessage": {
+        const signature = await provider.request({ method: "personal_sign", params: [toHex(kind.message), kind.address] });
+        return { status: "ok", result: signature };
+      }
+      case "rpc": {
+        const result = await provider.request({ method: kind.method, params: kind.params });
+        return { status: "ok", result };
+      }
+    }
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/** Requests in the state that this page has not started yet (each is performed once per page);
+ * `started` holds `<session>/<request id>`. */
+export function newRequests(state: SessionState, started: ReadonlySet<string>, session: string): WalletRequest[] {
+  return state.requests.order.map((id) => state.requests.items[id]).filter((r): r is WalletRequest => !!r && !started.has(`${session}/${r.id}`));
+}

@@ -1,0 +1,79 @@
+# The local devnet: two anvil chains (chain ids 31337 and 31338) on free loopback ports, the demo
+# ERC-20 (tests/peers/contracts/DemoToken.sol, OpenZeppelin) deployed on both, and the dev wallet
+# (tests/peers/dev-wallet.json) funded with 1000 ETH and the token's whole supply on both.
+# Sourced, not executed; needs common.sh and peers.sh (sourced here if the caller has not).
+#
+#   . scripts/lib/devnet.sh
+#   start_devnet [DIR]   # starts and sets up the chains; DIR (default: a new temporary directory)
+#                        # gets devnet.json, chain.toml, the pids and anvil's logs. Exports
+#                        # DEVNET_DIR, DEVNET_FILE (devnet.json) and DEVNET_CHAIN_CONFIG (chain.toml).
+#   stop_devnet          # stops every process start_devnet started (idempotent)
+#
+# start_devnet traps EXIT, INT and TERM to stop the chains with the calling shell; a caller that
+# then `exec`s another program replaces the shell and its traps, so run the program as a child
+# and wait for it instead. Each anvil also gets SIGTERM if the shell dies without running its
+# traps (SIGKILL), through the parent-death signal (setpriv --pdeathsig), so nothing is orphaned.
+
+if ! declare -F ensure_peers >/dev/null 2>&1; then
+    . "$(dirname "${BASH_SOURCE[0]}")/peers.sh"
+fi
+
+DEVNET_CHAIN_IDS=(31337 31338)
+DEVNET_PIDS=()
+
+stop_devnet() {
+    local pid
+    for pid in "${DEVNET_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${DEVNET_PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    DEVNET_PIDS=()
+}
+
+# Starts one anvil on a port the kernel picks and waits until it listens; sets _DEVNET_URL. Runs in
+# this shell (never in a $(...) subshell): anvil must be this shell's child, for `wait` and for the
+# parent-death signal.
+_devnet_start_anvil() { # _devnet_start_anvil CHAIN_ID DIR
+    local chain_id="$1" dir="$2" log="$2/anvil-$1.log" launcher=() tries listening pid
+    command -v setpriv >/dev/null 2>&1 && launcher=(setpriv --pdeathsig TERM --)
+    "${launcher[@]}" "$ANVIL_BIN" --host 127.0.0.1 --port 0 --chain-id "$chain_id" >"$log" 2>&1 </dev/null &
+    pid="$!"
+    DEVNET_PIDS+=("$pid")
+    echo "$pid" >>"$dir/pids"
+    for tries in $(seq 1 300); do
+        listening="$(grep -m1 -o 'Listening on [0-9.:]*' "$log" 2>/dev/null || true)"
+        if [ -n "$listening" ]; then
+            _DEVNET_URL="http://${listening#Listening on }"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "anvil (chain $chain_id) exited before listening"; }
+        sleep 0.1
+    done
+    die "anvil (chain $chain_id) did not listen within 30 s (log: $log)"
+}
+
+start_devnet() { # start_devnet [DIR]
+    ensure_peers
+    local dir="${1:-}"
+    if [ -z "$dir" ]; then dir="$(mktemp -d "${TMPDIR:-/tmp}/vestibule-devnet.XXXXXX")"; fi
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
+    rm -f "$dir/pids" "$dir/devnet.json" "$dir/chain.toml"
+
+    trap stop_devnet EXIT
+    trap 'stop_devnet; exit 130' INT
+    trap 'stop_devnet; exit 143' TERM
+
+    local chain_id chains=()
+    for chain_id in "${DEVNET_CHAIN_IDS[@]}"; do
+        _devnet_start_anvil "$chain_id" "$dir"
+        chains+=("$chain_id=$_DEVNET_URL")
+    done
+
+    say "devnet: ${chains[*]}"
+    node "$PEERS_DIR/scripts/devnet-setup.mjs" "$dir" "${chains[@]}" || die "devnet setup failed"
+    export DEVNET_DIR="$dir" DEVNET_FILE="$dir/devnet.json" DEVNET_CHAIN_CONFIG="$dir/chain.toml"
+    say "devnet ready: $DEVNET_FILE"
+}

@@ -1,0 +1,103 @@
+// Sets up running anvil chains as Vestibule's devnet: funds the dev wallet (tests/peers/dev-wallet.json)
+// with ETH, deploys the demo ERC-20 (contracts/DemoToken.json) with the whole supply minted to it,
+// checks both, and writes where everything is. Called by start_devnet in scripts/lib/devnet.sh.
+//
+//   node scripts/devnet-setup.mjs OUT_DIR 31337=http://127.0.0.1:PORT 31338=http://127.0.0.1:PORT
+//
+// Writes, atomically:
+//   OUT_DIR/devnet.json  { devWallet, networks: { "eip155:31337": { chainId, rpcUrl, token } } }
+//   OUT_DIR/chain.toml   the chain service's [networks] configuration for these chains
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const devWallet = JSON.parse(readFileSync(join(here, "..", "dev-wallet.json"), "utf8"));
+const token = JSON.parse(readFileSync(join(here, "..", "contracts", "DemoToken.json"), "utf8"));
+
+// anvil's first development account: unlocked on every anvil, so it deploys without a key here.
+const DEPLOYER = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+const ETHER = 10n ** 18n;
+const DEV_WALLET_ETH = 1_000n * ETHER;
+const TOKEN_DECIMALS = 18;
+const TOKEN_SUPPLY = 1_000_000n * 10n ** BigInt(TOKEN_DECIMALS);
+
+const [outDir, ...chainArgs] = process.argv.slice(2);
+if (!outDir || chainArgs.length === 0) {
+  console.error("usage: devnet-setup.mjs OUT_DIR CHAIN_ID=RPC_URL...");
+  process.exit(2);
+}
+
+let nextId = 1;
+async function rpc(url, method, params) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+  });
+  if (!response.ok) throw new Error(`${method} on ${url}: HTTP ${response.status}`);
+  const body = await response.json();
+  if (body.error) throw new Error(`${method} on ${url}: ${body.error.message}`);
+  return body.result;
+}
+
+const hex = (n) => `0x${BigInt(n).toString(16)}`;
+const word = (value) => BigInt(value).toString(16).padStart(64, "0");
+
+async function receipt(url, hash) {
+  // anvil mines each transaction at once; a few polls cover a busy machine.
+  for (let i = 0; i < 100; i++) {
+    const found = await rpc(url, "eth_getTransactionReceipt", [hash]);
+    if (found) return found;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  throw new Error(`no receipt for ${hash} on ${url}`);
+}
+
+async function setUp(chainId, url) {
+  const actual = Number(await rpc(url, "eth_chainId", []));
+  if (actual !== chainId) throw new Error(`${url} serves chain ${actual}, not ${chainId}`);
+
+  await rpc(url, "anvil_setBalance", [devWallet.address, hex(DEV_WALLET_ETH)]);
+
+  // constructor(uint8 decimals_, address holder, uint256 supply)
+  const data = token.bytecode + word(TOKEN_DECIMALS) + word(devWallet.address) + word(TOKEN_SUPPLY);
+  const hash = await rpc(url, "eth_sendTransaction", [{ from: DEPLOYER, data }]);
+  const deployed = await receipt(url, hash);
+  if (deployed.status !== "0x1" || !deployed.contractAddress) throw new Error(`deploying DemoToken on ${url} failed`);
+  const address = deployed.contractAddress;
+
+  // balanceOf(devWallet)
+  const balanceOf = `0x70a08231${word(devWallet.address)}`;
+  const held = BigInt(await rpc(url, "eth_call", [{ to: address, data: balanceOf }, "latest"]));
+  if (held !== TOKEN_SUPPLY) throw new Error(`the dev wallet holds ${held} tokens on ${url}, not ${TOKEN_SUPPLY}`);
+  const eth = BigInt(await rpc(url, "eth_getBalance", [devWallet.address, "latest"]));
+  if (eth !== DEV_WALLET_ETH) throw new Error(`the dev wallet holds ${eth} wei on ${url}`);
+
+  return { chainId, rpcUrl: url, token: { address, name: "Vestibule Demo Token", symbol: "VDT", decimals: TOKEN_DECIMALS } };
+}
+
+const networks = {};
+for (const arg of chainArgs) {
+  const [id, url] = arg.split("=");
+  networks[`eip155:${id}`] = await setUp(Number(id), url);
+}
+
+function writeAtomically(path, text) {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
+
+writeAtomically(
+  join(outDir, "devnet.json"),
+  `${JSON.stringify({ devWallet: devWallet.address, networks }, null, 2)}\n`,
+);
+
+const toml = Object.entries(networks)
+  .map(
+    ([key, n]) =>
+      `[networks."${key}"]\nrpc_urls = ["${n.rpcUrl}"]\n` +
+      `tokens = [{ address = "${n.token.address}", name = "${n.token.name}", symbol = "${n.token.symbol}", decimals = ${n.token.decimals} }]\n`,
+  )
+  .join("\n");
+writeAtomically(join(outDir, "chain.toml"), `# Written by tests/peers/scripts/devnet-setup.mjs for this devnet run.\n${toml}`);

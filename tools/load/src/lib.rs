@@ -1,0 +1,513 @@
+//! `vestibule-load`: simulated visitors driving real flows against a gateway over real WebSockets,
+//! with latency percentiles, throughput, errors, seq gaps and hash mismatches, and optionally a
+//! gateway killed (SIGKILL) and restarted under load. See `docs/load.md`. A tool of its own: the
+//! gateway it drives is the `vestibule` binary, started as a child process or reached by `--url`.
+
+pub mod gateway_process;
+pub mod metrics;
+pub mod scenario;
+pub mod visitor;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::IsTerminal;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use vestibule_store::EventLog;
+
+use self::gateway_process::{gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
+use self::metrics::{Metrics, Totals};
+use self::scenario::{Scenario, ScenarioKind};
+use self::visitor::{Broken, Target, Visitor};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// A running gateway (`ws://HOST:PORT`); without it a gateway is started on a temporary
+    /// directory, or on `--data`.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Concurrent simulated visitors (sessions).
+    #[arg(long, default_value_t = 100)]
+    pub sessions: usize,
+    /// Seconds over which visitors connect.
+    #[arg(long, default_value_t = 5.0)]
+    pub ramp: f64,
+    /// Seconds of traffic after the ramp.
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    #[arg(long, value_enum, default_value = "connect")]
+    pub scenario: ScenarioKind,
+    /// Pause between a visitor's commands, in milliseconds (the offered rate is about
+    /// sessions * 1000 / think commands per second). 0: as fast as results come back.
+    #[arg(long, default_value_t = 1000)]
+    pub think_ms: u64,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Write a self-contained HTML chart here.
+    #[arg(long)]
+    pub chart: Option<PathBuf>,
+    /// Data directory for the started gateway, kept afterwards so sessions can be replayed.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Project id for `--url` (the started gateway serves `demo`).
+    #[arg(long, default_value = "demo")]
+    pub project: String,
+    /// Origin header the visitors send.
+    #[arg(long, default_value = "http://localhost:5173")]
+    pub origin: String,
+    /// Local addresses to spread client sockets over (e.g. 127.0.0.1,127.0.0.2), past one
+    /// address's ephemeral ports.
+    #[arg(long, value_delimiter = ',')]
+    pub source_addrs: Vec<IpAddr>,
+    /// PID of the gateway behind `--url`, to report its resident memory per session.
+    #[arg(long)]
+    pub gateway_pid: Option<u32>,
+    /// SIGKILL the started gateway about every this many seconds (randomly 0.5x to 1.5x) and
+    /// restart it on the same directory; then check that nothing accepted was lost. A kill waits
+    /// until every visitor has had a command answered by the current gateway, so each one lands
+    /// under load, whatever the machine's speed.
+    #[arg(long)]
+    pub kill_every: Option<f64>,
+    /// With `--kill-every`: end the traffic after this many kills, once every visitor has had a
+    /// command answered by the last restarted gateway (instead of after `--duration`). Counting
+    /// kills, not seconds, keeps a crash test's outcome independent of how busy the machine is.
+    #[arg(long)]
+    pub kills: Option<u64>,
+    /// Log level of the started gateway (its log goes to this command's stderr).
+    #[arg(long, default_value = "error")]
+    pub gateway_log: String,
+    /// The `vestibule` binary to start (without `--url`). Default: the one next to this program,
+    /// else `vestibule` on the PATH.
+    #[arg(long)]
+    pub gateway_bin: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub scenario: ScenarioKind,
+    pub sessions: usize,
+    pub sessions_connected: usize,
+    pub duration_s: f64,
+    /// Time after the traffic window until every visitor's last command finished.
+    pub drain_s: f64,
+    pub think_ms: u64,
+    pub durability: &'static str,
+    pub commands: u64,
+    pub accepted: u64,
+    pub refused: u64,
+    pub events: u64,
+    pub commands_per_s: f64,
+    pub events_per_s: f64,
+    pub errors: BTreeMap<String, u64>,
+    pub gaps: u64,
+    pub hash_mismatches: u64,
+    pub connections: u64,
+    pub reconnects: u64,
+    pub kills: u64,
+    /// Accepted commands checked against the log after the run (kill mode, or a started gateway).
+    pub checked_accepted: u64,
+    pub lost: u64,
+    pub rss_bytes: Option<u64>,
+    pub rss_bytes_per_session: Option<u64>,
+    pub open_files_limit: u64,
+    pub latency: Latency,
+    pub timeline: Vec<metrics::Second>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Latency {
+    pub command_to_result: metrics::Percentiles,
+    pub command_to_diff: metrics::Percentiles,
+}
+
+/// How long a visitor keeps trying to reconnect when kills are counted, and how long a run may go
+/// without any visitor getting an answer before it fails. Far above any restart on a busy machine;
+/// it bounds a broken run, it does not time a healthy one.
+const RECONNECT_PATIENCE: Duration = Duration::from_secs(120);
+
+/// Commands each visitor must have had answered by the gateway of the moment before it is killed,
+/// and by the last restarted one before a kill-counting run ends.
+const ANSWERS_PER_GATEWAY: u32 = 5;
+
+/// Which gateway (generation: one per start) answered each visitor's commands, so that kills wait
+/// for every visitor to have resumed and worked, and a kill-counting run ends once they all have.
+struct Progress {
+    generation: AtomicU64,
+    visitors: std::sync::Mutex<Vec<VisitorProgress>>,
+    answers: AtomicU64,
+}
+
+#[derive(Clone, Copy)]
+enum VisitorProgress {
+    /// Answers counted by generation `.0`'s gateway (only the latest generation counts).
+    Answered(u64, u32),
+    /// The visitor stopped; it no longer holds a kill or the end back.
+    Gone,
+}
+
+impl Progress {
+    fn new(visitors: usize) -> Self {
+        Progress {
+            generation: AtomicU64::new(0),
+            visitors: std::sync::Mutex::new(vec![VisitorProgress::Answered(0, 0); visitors]),
+            answers: AtomicU64::new(0),
+        }
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn next_generation(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn answered(&self, visitor: usize, generation: u64) {
+        let mut visitors = self.visitors.lock().expect("progress lock");
+        visitors[visitor] = match visitors[visitor] {
+            VisitorProgress::Answered(g, n) if g == generation => VisitorProgress::Answered(g, n + 1),
+            VisitorProgress::Answered(g, n) if g > generation => VisitorProgress::Answered(g, n),
+            VisitorProgress::Answered(..) => VisitorProgress::Answered(generation, 1),
+            VisitorProgress::Gone => VisitorProgress::Gone,
+        };
+        self.answers.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn gave_up(&self, visitor: usize) {
+        self.visitors.lock().expect("progress lock")[visitor] = VisitorProgress::Gone;
+    }
+
+    fn answers(&self) -> u64 {
+        self.answers.load(Ordering::SeqCst)
+    }
+
+    /// Every visitor still running has had `ANSWERS_PER_GATEWAY` commands answered by the current
+    /// gateway.
+    fn everyone_worked_with_current(&self) -> bool {
+        let current = self.generation();
+        self.visitors.lock().expect("progress lock").iter().all(|p| match *p {
+            VisitorProgress::Gone => true,
+            VisitorProgress::Answered(g, n) => g == current && n >= ANSWERS_PER_GATEWAY,
+        })
+    }
+}
+
+fn progress(metrics: &Metrics, connected: usize, sessions: usize, last: &mut (u64, Instant)) {
+    let t = metrics.totals();
+    let rate = (t.commands - last.0) as f64 / last.1.elapsed().as_secs_f64().max(0.001);
+    *last = (t.commands, Instant::now());
+    let errors: u64 = t.errors.values().sum();
+    eprintln!(
+        "t={:>4.0}s sessions={connected}/{sessions} commands={} ({rate:.0}/s) diff p99={:.2}ms errors={errors} gaps={} hash_mismatches={}",
+        metrics.elapsed().as_secs_f64(),
+        t.commands,
+        t.command_to_diff.p99_us as f64 / 1000.0,
+        t.gaps,
+        t.hash_mismatches
+    );
+}
+
+/// Runs a load test; returns the report and whether its checks passed.
+pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
+    if args.sessions == 0 {
+        anyhow::bail!("--sessions must be at least 1");
+    }
+    if args.kill_every.is_some() && args.url.is_some() {
+        anyhow::bail!("--kill-every needs the gateway this command starts (leave out --url)");
+    }
+    if args.kills.is_some() && args.kill_every.is_none() {
+        anyhow::bail!("--kills needs --kill-every");
+    }
+    if args.kills == Some(0) {
+        anyhow::bail!("--kills must be at least 1");
+    }
+    let open_files_limit = raise_nofile_limit();
+    let needed = args.sessions as u64 * if args.url.is_some() { 1 } else { 2 } + 64;
+    if open_files_limit < needed {
+        eprintln!("warning: the open-file limit is {open_files_limit}; {} sessions need about {needed}", args.sessions);
+    }
+    let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
+    let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
+    let mut gateway = match (&args.url, &data_dir) {
+        (None, Some(dir)) => Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log)?),
+        _ => None,
+    };
+    let addr = match (&args.url, &gateway) {
+        (Some(url), _) => url.trim_start_matches("ws://").trim_end_matches('/').trim_end_matches("/ws").to_string(),
+        (None, Some(g)) => g.addr.clone(),
+        _ => unreachable!(),
+    };
+    let target = Arc::new(Target {
+        addr: tokio::net::lookup_host(&addr).await?.next().ok_or_else(|| anyhow::anyhow!("cannot resolve {addr}"))?,
+        project: if args.url.is_some() { args.project.clone() } else { "demo".into() },
+        origin: args.origin.clone(),
+        source_addrs: args.source_addrs.clone(),
+    });
+    let gateway_pid = gateway.as_ref().map(|g| g.pid()).or(args.gateway_pid);
+    let baseline_rss = gateway_pid.and_then(rss_bytes);
+    let metrics = Arc::new(Metrics::new());
+    let ramp = Duration::from_secs_f64(args.ramp.max(0.0));
+    let counting_kills = args.kills.is_some();
+    // Without `--kills` the traffic lasts `--duration`; with it, until the kills are done.
+    let traffic_end = Instant::now() + ramp + Duration::from_secs_f64(args.duration.max(0.0));
+    let progress_of = Arc::new(Progress::new(args.sessions));
+    let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let all_connected = Arc::new(tokio::sync::Notify::new());
+    let go = Arc::new(tokio::sync::watch::channel(false).0);
+    let stop = Arc::new(tokio::sync::watch::channel(false).0);
+    let mut tasks = Vec::with_capacity(args.sessions);
+    for index in 0..args.sessions {
+        let scenario = Scenario::for_visitor(args.scenario, index);
+        let mut visitor = Visitor::new(index, target.clone(), metrics.clone(), scenario);
+        let start_at = Instant::now() + ramp.mul_f64(index as f64 / args.sessions as f64);
+        let (metrics, connected, all_connected, mut go) = (metrics.clone(), connected.clone(), all_connected.clone(), go.subscribe());
+        let (progress_of, mut stopped) = (progress_of.clone(), stop.subscribe());
+        let (sessions, think) = (args.sessions, Duration::from_millis(args.think_ms));
+        // How long a visitor keeps trying to (re)connect: to the end of the traffic, or, when
+        // counting kills, long enough for any restart (a visitor that gives up fails the run).
+        let connect_deadline = move || if counting_kills { Instant::now() + RECONNECT_PATIENCE } else { traffic_end };
+        tasks.push(tokio::spawn(async move {
+            tokio::time::sleep_until(start_at.into()).await;
+            let connected_first = visitor.connect(connect_deadline()).await;
+            if let Err(e) = connected_first {
+                metrics.error(&format!("connect:{}", e.split(':').next().unwrap_or("failed")));
+                progress_of.gave_up(visitor.index);
+                return visitor;
+            }
+            if connected.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == sessions {
+                all_connected.notify_one();
+            }
+            // Wait until everyone is connected (the idle memory figure is taken then), or the ramp is over.
+            let _ = tokio::time::timeout_at((Instant::now() + ramp + Duration::from_secs(30)).into(), go.wait_for(|g| *g)).await;
+            // Spread first commands over one think period: all visitors starting in the same
+            // millisecond would measure the harness's burst, not the gateway's steady state.
+            tokio::time::sleep(think.mul_f64((visitor.index.wrapping_mul(7919) % 1000) as f64 / 1000.0)).await;
+            while !*stopped.borrow() {
+                // The gateway generation before the step: a step that got an answer was answered
+                // by this generation's gateway (an older one is dead and answers nothing new).
+                let generation = progress_of.generation();
+                let answered = visitor.answered;
+                match visitor.step().await {
+                    Ok(()) => {
+                        if visitor.answered > answered {
+                            progress_of.answered(visitor.index, generation);
+                        }
+                    }
+                    Err(Broken::Connection(_)) => {
+                        visitor.drop_connection();
+                        if visitor.connect(connect_deadline()).await.is_err() {
+                            metrics.error("reconnect_failed");
+                            break;
+                        }
+                        continue;
+                    }
+                    Err(Broken::Resync) => {
+                        visitor.drop_connection();
+                        visitor.forget_mirror();
+                        if visitor.connect(connect_deadline()).await.is_err() {
+                            metrics.error("reconnect_failed");
+                            break;
+                        }
+                    }
+                }
+                if !think.is_zero() {
+                    // Jitter keeps visitors from marching in step.
+                    let jitter = think.mul_f64(0.5 + (visitor.index % 97) as f64 / 97.0);
+                    tokio::select! {
+                        _ = tokio::time::sleep(jitter) => {}
+                        _ = stopped.wait_for(|s| *s) => {}
+                    }
+                }
+            }
+            progress_of.gave_up(visitor.index);
+            visitor
+        }));
+    }
+
+    // Ramp: progress once a second until everyone is connected (or the ramp plus 30 s passes).
+    let mut last = (0u64, Instant::now());
+    let interactive = std::io::stderr().is_terminal();
+    let ramp_deadline = Instant::now() + ramp + Duration::from_secs(30);
+    loop {
+        let n = connected.load(std::sync::atomic::Ordering::SeqCst);
+        if n >= args.sessions || Instant::now() > ramp_deadline {
+            break;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), all_connected.notified()).await;
+        if interactive || metrics.elapsed().as_secs() % 5 == 0 {
+            progress(&metrics, connected.load(std::sync::atomic::Ordering::SeqCst), args.sessions, &mut last);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let idle_rss = gateway_pid.and_then(rss_bytes);
+    let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
+    let _ = go.send(true);
+    let traffic_start = Instant::now();
+
+    // Traffic, with kills if asked.
+    let mut kills = 0u64;
+    let jittered = |every: f64| Duration::from_secs_f64(every * (0.5 + rand::random::<f64>()));
+    let mut next_kill = args.kill_every.map(|k| Instant::now() + jittered(k));
+    let mut last_tick = Instant::now();
+    let mut stalled_since = (progress_of.answers(), Instant::now());
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if last_tick.elapsed() >= Duration::from_secs(1) {
+            last_tick = Instant::now();
+            progress(&metrics, sessions_connected, args.sessions, &mut last);
+        }
+        let everyone_worked = progress_of.everyone_worked_with_current();
+        if let Some(target) = args.kills {
+            if kills >= target && everyone_worked {
+                break;
+            }
+            // A run that stops making progress fails with a reason instead of hanging.
+            let answers = progress_of.answers();
+            if answers != stalled_since.0 {
+                stalled_since = (answers, Instant::now());
+            } else if stalled_since.1.elapsed() > RECONNECT_PATIENCE {
+                let _ = stop.send(true);
+                anyhow::bail!("no visitor got an answer for {} s after {kills} kills", RECONNECT_PATIENCE.as_secs());
+            }
+        } else if Instant::now() >= traffic_end {
+            break;
+        }
+        let kills_left = args.kills.is_none_or(|target| kills < target);
+        if let (Some(at), Some(every), Some(g)) = (next_kill, args.kill_every, gateway.as_mut())
+            && Instant::now() >= at
+            && kills_left
+            && everyone_worked
+            && (counting_kills || Instant::now() + Duration::from_secs(1) < traffic_end)
+        {
+            g.kill();
+            progress_of.next_generation();
+            kills += 1;
+            eprintln!("killed the gateway (SIGKILL #{kills}); restarting on the same directory");
+            g.restart()?;
+            next_kill = Some(Instant::now() + jittered(every));
+        }
+    }
+    let traffic_elapsed = traffic_start.elapsed();
+    let _ = stop.send(true);
+    let stopped_at = Instant::now();
+    let mut visitors = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        visitors.push(task.await?);
+    }
+    let drain = stopped_at.elapsed().as_secs_f64();
+    // Rates are over the traffic window (commands finishing in the drain are few).
+    let elapsed = traffic_elapsed.as_secs_f64().max(0.001);
+    let totals = metrics.totals();
+
+    // Every accepted command that wrote must be in its session's log.
+    let (mut checked, mut lost) = (0u64, 0u64);
+    if let (Some(g), Some(dir)) = (gateway.as_mut(), &data_dir) {
+        g.stop();
+        let log = open_log(dir)?;
+        for visitor in &visitors {
+            let Some(session) = visitor.session_id.as_ref().and_then(|s| s.parse().ok()) else { continue };
+            let correlations: BTreeSet<String> =
+                log.read(session, 1, None).await?.into_iter().filter_map(|e| e.correlation_id).collect();
+            for id in visitor.must_persist.iter().collect::<BTreeSet<_>>() {
+                checked += 1;
+                if !correlations.contains(id) {
+                    lost += 1;
+                    eprintln!("LOST: session {} command {id} was accepted but is not in the log", visitor.session_id.as_deref().unwrap_or("?"));
+                }
+            }
+        }
+    }
+    drop(gateway);
+    let mut report = build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
+    report.drain_s = drain;
+    let passed = report.gaps == 0 && report.hash_mismatches == 0 && report.lost == 0 && sessions_connected == args.sessions;
+    if let Some(path) = &args.report {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+    }
+    if let Some(path) = &args.chart {
+        let title = format!("vestibule-load: {} sessions, {:?}", args.sessions, args.scenario);
+        std::fs::write(path, metrics::chart_html(&title, &report.timeline))?;
+    }
+    if let Some(dir) = args.data.as_ref() {
+        eprintln!("the sessions are kept in {} (replay them with `vestibule replay --data {}`)", dir.display(), dir.display());
+    }
+    Ok((report, passed))
+}
+
+/// The started gateway's log, opened read-side once it has stopped, to check that nothing accepted
+/// was lost.
+fn open_log(dir: &std::path::Path) -> anyhow::Result<vestibule_store::SledEventLog> {
+    let config = vestibule_store::StoreConfig::at(dir.to_path_buf()).with_lock_wait_ms(5000);
+    let upcaster = Arc::new(vestibule_actors::session::upcast::SessionUpcaster);
+    vestibule_store::SledEventLog::open_with_upcaster(config, upcaster).map_err(|e| anyhow::anyhow!("cannot open the event log in {}: {e}", dir.display()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_report(
+    args: &LoadArgs,
+    t: Totals,
+    elapsed: f64,
+    sessions_connected: usize,
+    kills: u64,
+    checked_accepted: u64,
+    lost: u64,
+    baseline_rss: Option<u64>,
+    idle_rss: Option<u64>,
+    open_files_limit: u64,
+) -> Report {
+    let elapsed = elapsed.max(0.001);
+    let per_session = match (baseline_rss, idle_rss) {
+        (Some(b), Some(i)) if sessions_connected > 0 => Some(i.saturating_sub(b) / sessions_connected as u64),
+        _ => None,
+    };
+    Report {
+        scenario: args.scenario,
+        sessions: args.sessions,
+        sessions_connected,
+        duration_s: elapsed,
+        drain_s: 0.0,
+        think_ms: args.think_ms,
+        durability: if args.url.is_some() { "as configured" } else { "durable" },
+        commands: t.commands,
+        accepted: t.accepted,
+        refused: t.refused,
+        events: t.events,
+        commands_per_s: t.commands as f64 / elapsed,
+        events_per_s: t.events as f64 / elapsed,
+        errors: t.errors,
+        gaps: t.gaps,
+        hash_mismatches: t.hash_mismatches,
+        connections: t.connections,
+        reconnects: t.reconnects,
+        kills,
+        checked_accepted,
+        lost,
+        rss_bytes: idle_rss,
+        rss_bytes_per_session: per_session,
+        open_files_limit,
+        latency: Latency { command_to_result: t.command_to_result, command_to_diff: t.command_to_diff },
+        timeline: t.timeline,
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |us: u64| us as f64 / 1000.0;
+        writeln!(f, "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic (+{:.1} s to drain)", self.scenario, self.sessions_connected, self.sessions, self.duration_s, self.drain_s)?;
+        writeln!(f, "commands {} ({:.0}/s; {} accepted, {} refused), events {} ({:.0}/s)", self.commands, self.commands_per_s, self.accepted, self.refused, self.events, self.events_per_s)?;
+        writeln!(f, "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
+        for (name, p) in [("command→result", &self.latency.command_to_result), ("command→diff", &self.latency.command_to_diff)] {
+            writeln!(f, "{name:<18} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}", p.count, ms(p.p50_us), ms(p.p90_us), ms(p.p99_us), ms(p.p999_us), ms(p.max_us))?;
+        }
+        writeln!(f, "connections {} (reconnects {}), errors {:?}", self.connections, self.reconnects, self.errors)?;
+        if let Some(per) = self.rss_bytes_per_session {
+            writeln!(f, "gateway resident memory {} MiB, {:.1} KiB per connected idle session", self.rss_bytes.unwrap_or(0) / (1 << 20), per as f64 / 1024.0)?;
+        }
+        write!(f, "kills={} accepted={} lost={} gaps={} hash_mismatches={}", self.kills, self.checked_accepted, self.lost, self.gaps, self.hash_mismatches)
+    }
+}
