@@ -4,8 +4,10 @@ mod support;
 
 use std::time::Duration;
 
-use futures_util::SinkExt;
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::AsyncWriteExt;
 use serde_json::{json, Value};
+use support::raw;
 use support::*;
 
 #[tokio::test]
@@ -280,24 +282,67 @@ async fn a_client_that_never_reads_is_cut_off_and_the_server_memory_stays_bounde
     assert!(rss_after < rss_before + 32 * 1024 * 1024, "memory grew from {rss_before} to {rss_after}");
 }
 
+/// A client that has said hello and then neither reads nor sends, on a raw socket: no client
+/// library answers the server's pings behind the test's back, and nothing of ours writes to the
+/// socket once the server has closed it, so what it finds when it reads is exactly what the server
+/// sent.
+async fn silent_client(gateway: &Gateway) -> tokio::net::TcpStream {
+    let mut stream = raw::upgrade(&gateway.addr, "test", ORIGIN).await;
+    let hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": {} }).to_string();
+    stream.write_all(&raw::text_frame(&hello)).await.unwrap();
+    let (opcode, welcome) = raw::read_frame(&mut stream).await.unwrap();
+    let welcome: Value = serde_json::from_slice(&welcome).unwrap();
+    assert_eq!((opcode, welcome["type"].as_str()), (raw::TEXT, Some("welcome")), "{welcome}");
+    stream
+}
+
+/// The heartbeat's close, exactly: an `error` frame naming it and announcing 4005, then the close
+/// frame with 4005, and nothing else after the welcome but the server's pings.
+fn assert_heartbeat_close(code: Option<u16>, frames: &[Value]) {
+    assert_eq!(code, Some(4005), "{frames:?}");
+    let [error] = frames else { panic!("one frame before the close: {frames:?}") };
+    assert_eq!((error["type"].as_str(), error["code"].as_str(), error["close"].as_u64()), (Some("error"), Some("heartbeat_timeout"), Some(4005)), "{error}");
+}
+
 #[tokio::test]
-async fn a_silent_client_is_cut_off_by_the_heartbeat_and_a_live_one_is_not() {
-    let config = format!("{CONFIG}\n[limits]\nheartbeat_interval = \"200ms\"\nheartbeat_timeout = \"700ms\"\n");
+async fn a_silent_client_is_cut_off_by_the_heartbeat_with_4005() {
+    // A tiny heartbeat: the close comes in well under a second; the only wait below is the failure
+    // bound of raw::read_until_close (15 s).
+    let config = format!("{CONFIG}\n[limits]\nheartbeat_interval = \"100ms\"\nheartbeat_timeout = \"300ms\"\n");
     let gateway = Gateway::start(&config);
-    // A stalled tab: it neither reads (so it never answers the server's pings) nor sends.
-    let mut stalled = Client::create(&gateway, json!({})).await;
-    // A live client reads, and so answers pings.
+    let mut silent = silent_client(&gateway).await;
+    let (code, frames) = raw::read_until_close(&mut silent).await;
+    assert_heartbeat_close(code, &frames);
+    assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"heartbeat_timeout\"}").await, 1.0);
+}
+
+#[tokio::test]
+async fn a_client_that_answers_pings_outlives_a_silent_one() {
+    // Both connect at the same time; the silent one is cut after heartbeat_timeout without a frame.
+    // The live one answers every ping (each read of a tungstenite client does), so when the silent
+    // one's close arrives (the fence: the heartbeat has run out for a connection as old as the live
+    // one), the live one is still open. The timeout is a few seconds, not a few hundred
+    // milliseconds, so that a test process descheduled for a while still answers a ping in time.
+    let config = format!("{CONFIG}\n[limits]\nheartbeat_interval = \"100ms\"\nheartbeat_timeout = \"4s\"\n");
+    let gateway = Gateway::start(&config);
     let mut live = Client::create(&gateway, json!({})).await;
-    assert!(recv_json_within(&mut live.ws, Duration::from_millis(2000)).await.is_none());
+    let mut silent = silent_client(&gateway).await;
+    let silent_closed = raw::read_until_close(&mut silent);
+    tokio::pin!(silent_closed);
+    let mut pings_answered = 0;
+    let (code, frames) = loop {
+        tokio::select! {
+            closed = &mut silent_closed => break closed,
+            message = live.ws.next() => match message {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Ping(_))) => pings_answered += 1,
+                other => panic!("the live client got {other:?} while the silent one was being cut off"),
+            },
+        }
+    };
+    assert_heartbeat_close(code, &frames);
+    assert!(pings_answered > 0, "the server pinged the live client");
     assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"heartbeat_timeout\"}").await, 1.0);
     assert_eq!(gateway.metric("vestibule_connections").await, 1.0);
-    // Reading now, the stalled client finds the error and a 4005 close, unless its client library
-    // first trips over answering the queued pings on the closed socket.
-    let (code, frames) = read_until_close(&mut stalled.ws).await;
-    assert!(code == Some(4005) || code.is_none(), "{code:?}");
-    if let Some(last) = frames.last() {
-        assert_eq!(last["code"], "heartbeat_timeout");
-    }
     assert_eq!(live.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
 }
 
