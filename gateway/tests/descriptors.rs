@@ -109,17 +109,20 @@ async fn a_slow_body_is_refused_with_408_and_a_slow_head_is_dropped() {
     let head = format!("POST /siwx/token HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n", gateway.addr);
     stream.write_all(head.as_bytes()).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
+    // A trickle (it keeps the connection busy, which an idle timeout would not cut) that stops one
+    // byte short: the body never completes, so 408 is the only answer there can be, however slow
+    // the machine. The read's bound only turns a server that never answers into a failure.
     let trickle = tokio::spawn(async move {
         let mut sent = 0;
-        // One byte every 10 ms: 400 bytes would take 4 s; the answer comes long before (counted).
-        while sent < 400 && writer.write_all(b" ").await.is_ok() {
+        while sent < 399 && writer.write_all(b" ").await.is_ok() {
             sent += 1;
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        sent
+        writer
     });
     let mut response = String::new();
-    let _ = reader.read_to_string(&mut response).await;
+    let read = tokio::time::timeout(Duration::from_secs(60), reader.read_to_string(&mut response)).await;
+    assert!(read.is_ok(), "no answer to a body that never completes");
     trickle.abort();
     assert_eq!(raw::status_of(&response), 408, "{response}");
     assert!(response.contains("body_timeout"), "{response}");
