@@ -13,23 +13,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::Receiver;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Utf8Bytes};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::tungstenite::Message;
 use tracing::Instrument;
 use vestibule_actors::protocol::{close, ClientMessage, CommandStatus, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
 use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropNotice, Execute, ModalSession, Outbound};
 use vestibule_actors::session::{CommandError, RefusalCode};
 use vestibule_store::SessionId;
 
+use super::codec::{classify, Incoming};
 use super::hello::{parse_hello, HelloError};
 use super::window::AckWindow;
 use super::Socket;
 use crate::limits::TokenBucket;
 use crate::state::AppState;
-
-/// Bytes tungstenite reads from the socket at a time, and its read buffer's resident size for an
-/// idle connection. Client frames are small (commands, acks); a larger frame is read into room
-/// reserved for that frame alone.
-pub(super) const READ_CHUNK: usize = 512;
 
 /// After our close frame, how long (and how many bytes) the client's remaining data is read and
 /// dropped before the socket is closed: closing with unread data sends a TCP reset, which may
@@ -62,37 +58,8 @@ impl Ending {
     }
 }
 
-/// What the socket produced.
-enum Incoming {
-    Text(Utf8Bytes),
-    Binary,
-    /// A ping (tungstenite answers it) or a pong: liveness only.
-    Control,
-    Gone,
-    /// A frame whose header announces more than the limit (its payload is not read), or fragments
-    /// adding up to more.
-    TooLarge,
-    /// A text message that is not UTF-8 (RFC 6455 8.1: close with 1007).
-    InvalidUtf8,
-    /// Another RFC 6455 violation: unmasked frame, unknown opcode, reserved bits, bad control frame
-    /// or fragmentation (close with 1002).
-    Violation(String),
-}
-
 async fn next_incoming(ws: &mut Socket) -> Incoming {
-    use tokio_tungstenite::tungstenite::error::ProtocolError;
-    match ws.next().await {
-        None => Incoming::Gone,
-        Some(Ok(Message::Text(text))) => Incoming::Text(text),
-        Some(Ok(Message::Binary(_))) => Incoming::Binary,
-        Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => Incoming::Control,
-        Some(Ok(Message::Close(_))) => Incoming::Gone,
-        Some(Err(WsError::Capacity(_))) => Incoming::TooLarge,
-        Some(Err(WsError::Utf8(_))) => Incoming::InvalidUtf8,
-        Some(Err(WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake))) => Incoming::Gone,
-        Some(Err(WsError::Protocol(violation))) => Incoming::Violation(violation.to_string()),
-        Some(Err(_)) => Incoming::Gone,
-    }
+    classify(ws.next().await)
 }
 
 fn error_frame(code: ProtocolErrorCode, message: &str, close: Option<u16>) -> String {

@@ -7,6 +7,7 @@
 //! and then speaks WebSocket with tungstenite (`docs/decisions/0310-websocket-on-the-raw-socket.md`):
 //! frame sizes are checked at the frame header, and nothing is buffered beyond one frame.
 
+pub mod codec;
 mod connection;
 mod hello;
 mod window;
@@ -133,16 +134,9 @@ fn query_of(uri: &actix_http::Uri) -> WsQuery {
     web::Query::<WsQuery>::from_query(uri.query().unwrap_or("")).map_or(WsQuery { project_id: None }, web::Query::into_inner)
 }
 
-/// The configuration of every WebSocket: messages are limited at the frame header (tungstenite
-/// refuses a frame whose header announces more than `max_frame_size` before it reads the payload),
-/// the read buffer is small (it is allocated per connection; a frame that needs more is read into
-/// room reserved for exactly that frame), and frames are written as they are sent.
+/// The configuration of every WebSocket (see [`codec::websocket_config`]).
 pub fn websocket_config(limits: &Limits) -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(connection::READ_CHUNK)
-        .write_buffer_size(0)
-        .max_frame_size(Some(limits.max_frame_bytes))
-        .max_message_size(Some(limits.max_frame_bytes))
+    codec::websocket_config(limits.max_frame_bytes)
 }
 
 /// Writes an HTTP response on a socket that is not going to be upgraded, then closes it.
