@@ -148,10 +148,14 @@ async fn respond(mut framed: Upgrading, status: StatusCode, body: String) {
         .insert_header((header::CONNECTION, "close"));
     let head = response.finish().drop_body();
     let body = web::Bytes::from(body);
+    // Head and body in one write: a client that reads the head may take only the bytes that came
+    // with it as the body (tungstenite's client does), and with TCP_NODELAY two flushes are two
+    // segments.
     let write = async {
-        framed.send(h1::Message::Item((head, BodySize::Sized(body.len() as u64)))).await?;
-        framed.send(h1::Message::Chunk(Some(body))).await?;
-        framed.send(h1::Message::Chunk(None)).await
+        framed.feed(h1::Message::Item((head, BodySize::Sized(body.len() as u64)))).await?;
+        framed.feed(h1::Message::Chunk(Some(body))).await?;
+        framed.feed(h1::Message::Chunk(None)).await?;
+        framed.flush().await
     };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), write).await;
 }
