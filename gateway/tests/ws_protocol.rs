@@ -234,20 +234,30 @@ async fn a_hello_must_come_first_and_name_a_supported_protocol() {
 
 #[tokio::test]
 async fn commands_beyond_the_rate_limit_are_refused_with_a_typed_error() {
-    let gateway = Gateway::start(CONFIG);
+    // A burst of 40 and a refill of 1 per second: what passes is bounded by the burst plus what the
+    // elapsed time refilled, however slowly the machine handles the 60 commands.
+    let config = format!("{CONFIG}\n[limits]\ncommands_per_second = 1\ncommand_burst = 40\n");
+    let gateway = Gateway::start(&config);
     let mut client = Client::create(&gateway, json!({})).await;
+    let started = std::time::Instant::now();
     for _ in 0..60 {
         client.send_command(json!({ "type": "SetToastHover", "hovered": true })).await;
     }
-    let mut refused = 0;
+    let (mut accepted, mut refused) = (0u64, 0u64);
     for _ in 0..60 {
         let frame = client.recv_non_diff().await;
         if frame["status"] == "refused" {
-            assert_eq!(frame["error"]["code"], "rate_limited");
+            assert_eq!(frame["error"]["code"], "rate_limited", "{frame}");
             refused += 1;
+        } else {
+            assert_eq!(frame["status"], "accepted", "{frame}");
+            accepted += 1;
         }
     }
-    assert!(refused >= 15, "the burst is 40 at 20/s; {refused} refused");
+    let refilled = started.elapsed().as_secs() + 1;
+    assert_eq!(accepted + refused, 60);
+    assert!(accepted >= 40, "the burst passes ({accepted})");
+    assert!(accepted <= 40 + refilled, "{accepted} accepted in {refilled} s with a burst of 40 at 1/s");
 }
 
 #[tokio::test]
@@ -266,8 +276,9 @@ async fn a_client_that_never_reads_is_cut_off_and_the_server_memory_stays_bounde
     let mut reader = reader;
     assert!(gateway.metric("vestibule_connections_dropped_by_session_total{reason=\"too_slow\"}").await >= 1.0, "the session dropped the reader");
     // The reader's connection ends within the write timeout even though it never reads.
+    // Polled every 100 ms for up to a minute: a failure bound, not a speed requirement.
     let mut closed = false;
-    for _ in 0..50 {
+    for _ in 0..600 {
         if gateway.metric("vestibule_connections").await == 1.0 {
             closed = true;
             break;
