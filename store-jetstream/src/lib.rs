@@ -343,17 +343,12 @@ impl Inner {
         let Some(ack) = ack else { return Err(StoreError::InvalidAppend("nothing to publish".into())) };
         match ack.await {
             Ok(a) => Ok(Published::Stored(a.sequence)),
-            Err(e) => {
-                let text = e.to_string();
-                if let async_nats::jetstream::context::PublishErrorKind::Other = e.kind() {
-                    // fallthrough to the text check below
-                }
-                if text.contains(&WRONG_LAST_SEQUENCE.to_string()) || text.contains("wrong last sequence") {
-                    Ok(Published::WrongLastSequence)
-                } else {
-                    Err(engine("publish ack", text))
-                }
+            Err(e) if e.kind() == async_nats::jetstream::context::PublishErrorKind::WrongLastSequence => {
+                Ok(Published::WrongLastSequence)
             }
+            // A batch refused as a whole reports the check that failed in its text (error 10071).
+            Err(e) if e.to_string().contains(&WRONG_LAST_SEQUENCE.to_string()) => Ok(Published::WrongLastSequence),
+            Err(e) => Err(engine("publish ack", e)),
         }
     }
 
