@@ -116,6 +116,17 @@ struct Inner {
 pub struct JetStreamEventLog {
     inner: Arc<Inner>,
     expire_lock: tokio::sync::Mutex<()>,
+    /// Drives the NATS connection; shut down without waiting when the log is dropped (a drop may
+    /// happen inside another runtime, where blocking is not allowed).
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for JetStreamEventLog {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for JetStreamEventLog {
@@ -144,85 +155,24 @@ impl JetStreamEventLog {
     /// atomic publish) is refused rather than used.
     pub async fn open_with_upcaster(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Self, StoreError> {
         config.validate().map_err(StoreError::Engine)?;
-        let client = async_nats::ConnectOptions::new()
-            .name("vestibule")
-            .request_timeout(Some(config.request_timeout))
-            .connect(config.servers.clone())
-            .await
-            .map_err(|e| engine(&format!("cannot connect to {:?}", config.servers), e))?;
-        let js = async_nats::jetstream::new(client.clone());
-        let names = Names::new(&config.stream);
-        let wanted = stream::Config {
-            name: names.stream.clone(),
-            subjects: vec![format!("{}.>", names.stream)],
-            storage: stream::StorageType::File,
-            num_replicas: config.replicas,
-            // Never a per-subject limit, an age or a size limit: each would drop events silently.
-            // Events leave the stream only through retention's purges.
-            max_messages_per_subject: -1,
-            allow_atomic_publish: true,
-            // Reads go to the stream leader: a direct get may be served by a replica that lags, and
-            // a read must see every append that resolved before it (the runtime reloads from the log
-            // after a conflict).
-            allow_direct: false,
-            // Expected-sequence headers are the conflict check; duplicate ids are not used.
-            duplicate_window: Duration::from_secs(0),
-            description: Some("Vestibule event log".into()),
-            ..Default::default()
+        // The client's connection task runs on a runtime of the log's own: callers come from many
+        // runtimes (actix's per-worker ones, the retention thread's), and a connection driven by
+        // one of them would stall whenever that runtime is busy or stops.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("vestibule-nats")
+            .enable_all()
+            .build()
+            .map_err(|e| engine("cannot start the NATS runtime", e))?;
+        let inner = match runtime.spawn(connect(config, upcaster)).await {
+            Ok(Ok(inner)) => inner,
+            failed => {
+                // Dropping a runtime inside another one panics; let it go in the background.
+                runtime.shutdown_background();
+                return Err(failed.map_err(|e| engine("connect", e)).and_then(|r| r).err().expect("failed"));
+            }
         };
-        let mut stream = match js.get_stream(&names.stream).await {
-            Ok(s) => s,
-            Err(_) => js
-                .create_stream(wanted.clone())
-                .await
-                .map_err(|e| engine(&format!("cannot create the stream {}", names.stream), e))?,
-        };
-        let info = stream.info().await.map_err(|e| engine("stream info", e))?;
-        let c = &info.config;
-        if c.max_messages_per_subject > 0 || c.max_messages > 0 || c.max_bytes > 0 || !c.max_age.is_zero() {
-            return Err(StoreError::Engine(format!(
-                "the stream {} has a message, size or age limit; it would drop events silently (remove the limits: \
-                 Vestibule expires sessions itself)",
-                names.stream
-            )));
-        }
-        if !c.allow_atomic_publish {
-            return Err(StoreError::Engine(format!(
-                "the stream {} does not allow atomic publish (allow_atomic); multi-event appends need it (nats-server 2.12+)",
-                names.stream
-            )));
-        }
-        let bucket = |name: &str, description: &str| kv::Config {
-            bucket: name.to_string(),
-            description: description.to_string(),
-            history: 1,
-            num_replicas: config.replicas,
-            storage: stream::StorageType::File,
-            ..Default::default()
-        };
-        let status = js
-            .create_or_update_key_value(bucket(&names.status_bucket, "Vestibule session status"))
-            .await
-            .map_err(|e| engine("status bucket", e))?;
-        let snapshots = js
-            .create_or_update_key_value(bucket(&names.snapshot_bucket, "Vestibule snapshots (a cache)"))
-            .await
-            .map_err(|e| engine("snapshot bucket", e))?;
-        tracing::info!(stream = %names.stream, replicas = config.replicas, servers = ?config.servers, "event log on NATS JetStream");
-        Ok(Self {
-            inner: Arc::new(Inner {
-                client,
-                js,
-                stream,
-                status,
-                snapshots,
-                names,
-                upcaster,
-                max_event_bytes: config.max_event_bytes,
-                tails: Mutex::new(HashMap::new()),
-            }),
-            expire_lock: tokio::sync::Mutex::new(()),
-        })
+        Ok(Self { inner: Arc::new(inner), expire_lock: tokio::sync::Mutex::new(()), runtime: Some(runtime) })
     }
 
     /// The stored bytes of one event record, as published (for tools and tests).
@@ -243,6 +193,86 @@ impl JetStreamEventLog {
             .map_err(|e| engine("publish ack", e))?;
         Ok(())
     }
+}
+
+/// Connect, and create (or check) the stream and the buckets.
+async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Inner, StoreError> {
+    let client = async_nats::ConnectOptions::new()
+        .name("vestibule")
+        .request_timeout(Some(config.request_timeout))
+        .connect(config.servers.clone())
+        .await
+        .map_err(|e| engine(&format!("cannot connect to {:?}", config.servers), e))?;
+    let js = async_nats::jetstream::new(client.clone());
+    let names = Names::new(&config.stream);
+    let wanted = stream::Config {
+        name: names.stream.clone(),
+        subjects: vec![format!("{}.>", names.stream)],
+        storage: stream::StorageType::File,
+        num_replicas: config.replicas,
+        // Never a per-subject limit, an age or a size limit: each would drop events silently.
+        // Events leave the stream only through retention's purges.
+        max_messages_per_subject: -1,
+        allow_atomic_publish: true,
+        // Reads go to the stream leader: a direct get may be served by a replica that lags, and
+        // a read must see every append that resolved before it (the runtime reloads from the log
+        // after a conflict).
+        allow_direct: false,
+        // Expected-sequence headers are the conflict check; duplicate ids are not used.
+        duplicate_window: Duration::from_secs(0),
+        description: Some("Vestibule event log".into()),
+        ..Default::default()
+    };
+    let mut stream = match js.get_stream(&names.stream).await {
+        Ok(s) => s,
+        Err(_) => js
+            .create_stream(wanted.clone())
+            .await
+            .map_err(|e| engine(&format!("cannot create the stream {}", names.stream), e))?,
+    };
+    let info = stream.info().await.map_err(|e| engine("stream info", e))?;
+    let c = &info.config;
+    if c.max_messages_per_subject > 0 || c.max_messages > 0 || c.max_bytes > 0 || !c.max_age.is_zero() {
+        return Err(StoreError::Engine(format!(
+            "the stream {} has a message, size or age limit; it would drop events silently (remove the limits: \
+             Vestibule expires sessions itself)",
+            names.stream
+        )));
+    }
+    if !c.allow_atomic_publish {
+        return Err(StoreError::Engine(format!(
+            "the stream {} does not allow atomic publish (allow_atomic); multi-event appends need it (nats-server 2.12+)",
+            names.stream
+        )));
+    }
+    let bucket = |name: &str, description: &str| kv::Config {
+        bucket: name.to_string(),
+        description: description.to_string(),
+        history: 1,
+        num_replicas: config.replicas,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    };
+    let status = js
+        .create_or_update_key_value(bucket(&names.status_bucket, "Vestibule session status"))
+        .await
+        .map_err(|e| engine("status bucket", e))?;
+    let snapshots = js
+        .create_or_update_key_value(bucket(&names.snapshot_bucket, "Vestibule snapshots (a cache)"))
+        .await
+        .map_err(|e| engine("snapshot bucket", e))?;
+    tracing::info!(stream = %names.stream, replicas = config.replicas, servers = ?config.servers, "event log on NATS JetStream");
+    Ok(Inner {
+        client,
+        js,
+        stream,
+        status,
+        snapshots,
+        names,
+        upcaster,
+        max_event_bytes: config.max_event_bytes,
+        tails: Mutex::new(HashMap::new()),
+    })
 }
 
 /// What a publish's acknowledgement said.
