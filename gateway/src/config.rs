@@ -394,6 +394,21 @@ mod tests {
     }
 
     #[test]
+    fn the_store_backend_is_sled_unless_jetstream_is_chosen() {
+        assert_eq!(GatewayConfig::default().store.backend, StoreBackend::Sled);
+        let c = load_toml(
+            "[store]\nbackend = \"jetstream\"\n[store.jetstream]\nservers = [\"nats://10.0.0.1:4222\"]\nstream = \"V2\"\nreplicas = 3\n",
+        )
+        .unwrap();
+        assert_eq!(c.store.backend, StoreBackend::Jetstream);
+        assert_eq!((c.store.jetstream.servers.as_slice(), c.store.jetstream.stream.as_str(), c.store.jetstream.replicas), (&["nats://10.0.0.1:4222".to_string()][..], "V2", 3));
+        let e = load_toml("[store]\nbackend = \"jetstream\"\n[store.jetstream]\nstream = \"a.b\"\n").unwrap_err().to_string();
+        assert!(e.contains("store.jetstream.stream"), "{e}");
+        let e = load_toml("[store.jetstream]\nreplica = 3\n").unwrap_err().to_string();
+        assert!(e.contains("replica"), "{e}");
+    }
+
+    #[test]
     fn without_projects_a_demo_project_allows_the_defaults_and_the_gateway_itself() {
         let projects = GatewayConfig::default().resolved_projects("http://127.0.0.1:8080");
         assert_eq!(projects.len(), 1);
