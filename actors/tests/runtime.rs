@@ -285,3 +285,39 @@ fn an_idle_session_hibernates_by_itself_and_a_detached_one_then_passivates() {
         drop(connection);
     });
 }
+
+/// Another writer appends under an attached session (with a shared log: a killed gateway's late
+/// append). The session's next append conflicts; its connection must then get the other writer's
+/// diff, so its mirror follows on with no gap, before the retried command's diff.
+#[test]
+fn after_a_conflict_the_connections_get_the_other_writers_diffs_with_no_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let log = open_log(dir.path());
+        let registry = registry(log.clone(), Arc::new(ManualClock::at(T0)), quiet_config());
+        let (id, _) = registry.create("test", "http://localhost:3000", SessionOptions::default()).await.unwrap();
+        let session = registry.session(id);
+        let mut connection = TestConnection::new(3);
+        session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
+        let seq = session.send(Inspect).await.unwrap().unwrap().seq;
+        let stray = vestibule_store::NewEvent {
+            time_ms: T0,
+            event_type: "ModalOpened".into(),
+            schema_version: 1,
+            correlation_id: Some("other-writer".into()),
+            checksum: None,
+            payload: serde_json::json!({}),
+        };
+        log.append(id, seq, vec![stray]).await.unwrap();
+        let conflict = session.send(execute("show", toast("hi", None, true))).await.unwrap();
+        assert!(conflict.error.is_some(), "the stale append is refused");
+        let retry = session.send(execute("show", toast("hi", None, true))).await.unwrap();
+        assert!(retry.error.is_none(), "{retry:?}");
+        let diffs: Vec<_> = connection.received().into_iter().filter(|f| f["type"] == "diff").collect();
+        let seqs: Vec<(u64, u64)> = diffs.iter().map(|d| (d["prevSeq"].as_u64().unwrap(), d["seq"].as_u64().unwrap())).collect();
+        assert_eq!(seqs.first().map(|s| s.0), Some(seq), "{seqs:?}");
+        assert!(seqs.windows(2).all(|w| w[0].1 == w[1].0), "no gap: {seqs:?}");
+        assert_eq!(seqs.last().map(|s| s.1), Some(retry.seq), "{seqs:?}");
+        assert_eq!(diffs[0]["events"][0]["correlationId"], "other-writer");
+    });
+}

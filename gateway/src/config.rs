@@ -100,17 +100,37 @@ pub enum DurabilityMode {
     Buffered,
 }
 
+/// Which event log backs the sessions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreBackend {
+    /// Embedded sled in `<data>/` (one gateway per directory). The default.
+    #[default]
+    Sled,
+    /// A NATS JetStream stream shared by every gateway (`[store.jetstream]`; docs/scale-out.md).
+    Jetstream,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreSettings {
+    pub backend: StoreBackend,
+    /// sled only: JetStream acknowledges a write once stored (by a quorum with replicas).
     pub durability: DurabilityMode,
     #[serde(with = "humantime_serde")]
     pub flush_interval: Duration,
+    /// Servers, stream name and replicas when `backend = "jetstream"`.
+    pub jetstream: vestibule_store_jetstream::JetStreamConfig,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
-        Self { durability: DurabilityMode::Durable, flush_interval: Duration::from_millis(10) }
+        Self {
+            backend: StoreBackend::Sled,
+            durability: DurabilityMode::Durable,
+            flush_interval: Duration::from_millis(10),
+            jetstream: Default::default(),
+        }
     }
 }
 
@@ -288,6 +308,11 @@ impl GatewayConfig {
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |field: &str, message: String| Err(ConfigError(format!("`{field}`: {message}")));
+        if self.store.backend == StoreBackend::Jetstream {
+            if let Err(message) = self.store.jetstream.validate() {
+                return Err(ConfigError(format!("`store.jetstream.{}", message.trim_start_matches('`'))));
+            }
+        }
         for (chain, url) in &self.siwx.rpc_urls {
             let caip2_evm = chain.strip_prefix("eip155:").is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()));
             if !caip2_evm {
@@ -418,6 +443,21 @@ mod tests {
         assert!(e.contains("projects[0].allowed_origins[0]"), "{e}");
         let e = load_toml("[runtime]\npassivate_after = \"soon\"\n").unwrap_err().to_string();
         assert!(e.contains("passivate_after"), "{e}");
+    }
+
+    #[test]
+    fn the_store_backend_is_sled_unless_jetstream_is_chosen() {
+        assert_eq!(GatewayConfig::default().store.backend, StoreBackend::Sled);
+        let c = load_toml(
+            "[store]\nbackend = \"jetstream\"\n[store.jetstream]\nservers = [\"nats://10.0.0.1:4222\"]\nstream = \"V2\"\nreplicas = 3\n",
+        )
+        .unwrap();
+        assert_eq!(c.store.backend, StoreBackend::Jetstream);
+        assert_eq!((c.store.jetstream.servers.as_slice(), c.store.jetstream.stream.as_str(), c.store.jetstream.replicas), (&["nats://10.0.0.1:4222".to_string()][..], "V2", 3));
+        let e = load_toml("[store]\nbackend = \"jetstream\"\n[store.jetstream]\nstream = \"a.b\"\n").unwrap_err().to_string();
+        assert!(e.contains("store.jetstream.stream"), "{e}");
+        let e = load_toml("[store.jetstream]\nreplica = 3\n").unwrap_err().to_string();
+        assert!(e.contains("replica"), "{e}");
     }
 
     #[test]

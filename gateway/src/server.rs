@@ -172,7 +172,7 @@ fn socket_limits(config: &GatewayConfig, workers: usize) -> anyhow::Result<Socke
 
 /// Opens the log and starts serving. Must run inside an actix system.
 pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
-    let log = store::open(&config)?;
+    let log = store::open(&config).await?;
     let listener = TcpListener::bind(&config.listen).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr()?;
     let projects = config.resolved_projects(&format!("http://{addr}"));

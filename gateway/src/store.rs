@@ -6,7 +6,7 @@ use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::runtime::Registry;
 use vestibule_store::{run_retention_once, Durability, EventLog, ExpireReport, RetentionPolicy, SledEventLog, StoreConfig, StoreError};
 
-use crate::config::{DurabilityMode, GatewayConfig};
+use crate::config::{DurabilityMode, GatewayConfig, StoreBackend};
 
 pub fn store_config(config: &GatewayConfig) -> StoreConfig {
     let durability = match config.store.durability {
@@ -16,9 +16,19 @@ pub fn store_config(config: &GatewayConfig) -> StoreConfig {
     StoreConfig::at(config.data.clone()).with_durability(durability)
 }
 
-/// Opens the log with the domain's upcaster. A directory held by another process is reported by name.
-pub fn open(config: &GatewayConfig) -> anyhow::Result<Arc<dyn EventLog>> {
-    open_at(store_config(config))
+/// Opens the configured log with the domain's upcaster. A sled directory held by another process
+/// is reported by name.
+pub async fn open(config: &GatewayConfig) -> anyhow::Result<Arc<dyn EventLog>> {
+    match config.store.backend {
+        StoreBackend::Sled => open_at(store_config(config)),
+        StoreBackend::Jetstream => {
+            let js = config.store.jetstream.clone();
+            match vestibule_store_jetstream::JetStreamEventLog::open_with_upcaster(js, Arc::new(SessionUpcaster)).await {
+                Ok(log) => Ok(Arc::new(log)),
+                Err(e) => Err(anyhow::anyhow!("cannot open the event log on NATS JetStream: {e}")),
+            }
+        }
+    }
 }
 
 pub fn open_at(store: StoreConfig) -> anyhow::Result<Arc<dyn EventLog>> {

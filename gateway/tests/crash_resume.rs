@@ -1,6 +1,9 @@
 //! SIGKILL the gateway mid-stream, restart it on the same directory, resume: every command that got
 //! an accepted result is in the log, every client's mirror equals the fold of the log, and no client
 //! saw a gap or a repeat (the mirror checks seq continuity and the hash on every diff).
+//!
+//! Run on both event logs: sled in the data directory, and NATS JetStream on a nats-server of the
+//! test's own (which outlives the gateways it serves).
 
 mod support;
 
@@ -11,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::*;
+use vestibule_store::EventLog as _;
 
 /// A client's record: its session, what it saw, and the commands the server accepted.
 struct Visitor {
@@ -69,11 +73,54 @@ async fn drive(visitor: &mut Visitor, n: usize, round: usize, accepted_so_far: &
     visitor.state = client.state.clone();
 }
 
+/// Where the gateways of one test keep their log.
+enum Backend {
+    Sled,
+    JetStream(vestibule_store_jetstream::test_server::NatsServer),
+}
+
+impl Backend {
+    fn config(&self) -> String {
+        match self {
+            Backend::Sled => String::new(),
+            Backend::JetStream(server) => {
+                format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n", server.url)
+            }
+        }
+    }
+
+    /// Every event of a session, read through the backend the gateways used.
+    async fn read(&self, data: &std::path::Path, session: &str) -> Vec<vestibule_store::Envelope> {
+        let id: vestibule_store::SessionId = session.parse().unwrap();
+        match self {
+            Backend::Sled => {
+                let log = vestibule_gateway::store::open_at(vestibule_store::StoreConfig::at(data).with_lock_wait_ms(5000)).unwrap();
+                log.read(id, 1, None).await.unwrap()
+            }
+            Backend::JetStream(server) => {
+                let config = vestibule_store_jetstream::JetStreamConfig::at([server.url.clone()]);
+                let log = vestibule_store_jetstream::JetStreamEventLog::open(config).await.unwrap();
+                log.read(id, 1, None).await.unwrap()
+            }
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
+    sigkill_mid_stream_then_resume(Backend::Sled).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_stream_then_resume_loses_no_accepted_command_on_jetstream() {
+    let server = tokio::task::spawn_blocking(vestibule_store_jetstream::test_server::NatsServer::start).await.unwrap();
+    sigkill_mid_stream_then_resume(Backend::JetStream(server)).await;
+}
+
+async fn sigkill_mid_stream_then_resume(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let config = format!("{CONFIG}\n[limits]\ncommands_per_second = 10000\ncommand_burst = 10000\n");
+    let config = format!("{CONFIG}\n{}\n[limits]\ncommands_per_second = 10000\ncommand_burst = 10000\n", backend.config());
     let mut gateway = Gateway::start_at(&data, &config, "127.0.0.1:0");
     let mut visitors = Vec::new();
     for _ in 0..6 {
@@ -142,10 +189,7 @@ async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
     let mut accepted = 0;
     let mut lost = 0;
     for v in &visitors {
-        let log = vestibule_gateway::store::open_at(vestibule_store::StoreConfig::at(&data).with_lock_wait_ms(5000)).unwrap();
-        let id: vestibule_store::SessionId = v.session.parse().unwrap();
-        let events = log.read(id, 1, None).await.unwrap();
-        drop(log);
+        let events = backend.read(&data, &v.session).await;
         for (command, seq) in &v.accepted {
             accepted += 1;
             // An accepted command that changed the state has events with its id ending at its seq;
@@ -162,7 +206,7 @@ async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
         }
         // After the client left, deadlines (a toast's re-show or auto-dismiss) may still have
         // appended events; everything else in the log, the mirror saw.
-        let (_, last) = fold_from_disk(&data, &v.session).await;
+        let last = events.last().map_or(0, |e| e.seq);
         assert!(v.seq <= last);
         assert!(
             events.iter().filter(|e| e.seq > v.seq).all(|e| e.correlation_id.as_deref().is_some_and(|c| c.starts_with("timer:"))),
@@ -174,7 +218,11 @@ async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
         }
         assert_eq!(v.state, vestibule_actors::session::wire::to_value(&state), "the mirror equals the fold of the log at its seq");
     }
-    println!("gateway crash test: kills={kills} accepted={accepted} lost={lost} gaps=0");
+    let name = match backend {
+        Backend::Sled => "sled",
+        Backend::JetStream(_) => "jetstream",
+    };
+    println!("gateway crash test ({name}): kills={kills} accepted={accepted} lost={lost} gaps=0");
     assert!(accepted > 100, "the test drove too few commands ({accepted})");
     assert_eq!(lost, 0);
 }

@@ -6,6 +6,8 @@
 
 pub mod bench;
 mod config;
+#[cfg(feature = "contract")]
+pub mod contract;
 mod envelope;
 mod error;
 mod event_log;

@@ -1,4 +1,5 @@
-//! Behaviour of the sled event log through the `EventLog` trait.
+//! Behaviour of the sled event log beyond the trait-level contract (tests/contract_sled.rs runs the
+//! contract suite, src/contract.rs, against sled): counters, buffered mode, locks, threads.
 
 mod common;
 
@@ -15,37 +16,6 @@ use vestibule_store::{
 
 fn events(range: std::ops::RangeInclusive<u64>) -> Vec<NewEvent> {
     range.map(event).collect()
-}
-
-#[tokio::test]
-async fn appends_get_contiguous_seqs_and_read_returns_them() {
-    let (_dir, log) = temp_log();
-    let s = SessionId::random();
-    let meta = log.create_session(s, new_session("demo")).await.unwrap();
-    assert_eq!((meta.latest_seq, meta.status), (0, SessionStatus::Active));
-    assert_eq!(log.latest_seq(s).await.unwrap(), 0);
-
-    let a = log.append(s, 0, events(1..=3)).await.unwrap();
-    assert_eq!(a.envelopes.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
-    assert_eq!(a.last_seq(), Some(3));
-    let b = log.append(s, 3, events(4..=4)).await.unwrap();
-    assert_eq!(b.envelopes[0].seq, 4);
-
-    let all = log.read(s, 1, None).await.unwrap();
-    let expected: Vec<Envelope> = a.envelopes.iter().chain(&b.envelopes).cloned().collect();
-    assert_eq!(all, expected);
-    assert_eq!(all[0], Envelope::from_new(s, 1, event(1)));
-    assert_eq!(log.read(s, 2, Some(3)).await.unwrap(), expected[1..3].to_vec());
-    assert_eq!(log.read(s, 0, Some(1)).await.unwrap(), expected[..1].to_vec());
-    assert!(log.read(s, 5, None).await.unwrap().is_empty());
-    assert_eq!(log.latest_seq(s).await.unwrap(), 4);
-
-    let meta = log.session_meta(s).await.unwrap().unwrap();
-    assert_eq!(meta.latest_seq, 4);
-    assert_eq!(meta.last_activity_ms, event(4).time_ms);
-    assert_eq!(meta.project, "demo");
-    assert_eq!(meta.created_ms, 1_000);
-    assert_eq!(meta.resume_token_hash, Some("h".repeat(64)));
 }
 
 #[tokio::test]
@@ -94,83 +64,6 @@ async fn oversized_events_are_refused() {
 }
 
 #[tokio::test]
-async fn status_and_metadata_follow_the_session() {
-    let (_dir, log) = temp_log();
-    let s = SessionId::random();
-    log.create_session(s, new_session("p")).await.unwrap();
-    log.set_status(s, SessionStatus::Ended).await.unwrap();
-    let m = log.session_meta(s).await.unwrap().unwrap();
-    assert_eq!((m.status, m.last_activity_ms, m.latest_seq), (SessionStatus::Ended, 1_000, 0));
-    let mut late = event(1);
-    late.time_ms = 9_999;
-    log.append(s, 0, vec![late]).await.unwrap();
-    let m = log.session_meta(s).await.unwrap().unwrap();
-    assert_eq!((m.status, m.last_activity_ms, m.latest_seq), (SessionStatus::Ended, 9_999, 1));
-    log.set_status(s, SessionStatus::Active).await.unwrap();
-    assert_eq!(log.session_meta(s).await.unwrap().unwrap().status, SessionStatus::Active);
-}
-
-#[tokio::test]
-async fn data_survives_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = SessionId::random();
-    {
-        let log = open(dir.path());
-        log.create_session(s, new_session("p")).await.unwrap();
-        log.append(s, 0, events(1..=5)).await.unwrap();
-        log.set_status(s, SessionStatus::Ended).await.unwrap();
-    }
-    let log = open(dir.path());
-    assert_eq!(log.read(s, 1, None).await.unwrap().len(), 5);
-    assert_eq!(log.session_meta(s).await.unwrap().unwrap().status, SessionStatus::Ended);
-    log.append(s, 5, events(6..=6)).await.unwrap();
-}
-
-#[tokio::test]
-async fn list_sessions_pages_in_id_order_with_filters() {
-    let (_dir, log) = temp_log();
-    let mut ids = Vec::new();
-    for i in 0..25u64 {
-        let s = SessionId::random();
-        let project = if i % 2 == 0 { "even" } else { "odd" };
-        log.create_session(s, new_session(project)).await.unwrap();
-        let mut e = event(i);
-        e.time_ms = 10_000 + i * 100;
-        log.append(s, 0, vec![e]).await.unwrap();
-        if i % 5 == 0 {
-            log.set_status(s, SessionStatus::Ended).await.unwrap();
-        }
-        ids.push((s, i));
-    }
-    ids.sort();
-
-    let mut seen = Vec::new();
-    let mut after = None;
-    loop {
-        let page = log.list_sessions(&SessionFilter::default(), after, 10).await.unwrap();
-        assert!(page.sessions.len() <= 10);
-        seen.extend(page.sessions.iter().map(|m| m.session));
-        match page.next {
-            Some(n) => after = Some(n),
-            None => break,
-        }
-    }
-    assert_eq!(seen, ids.iter().map(|(s, _)| *s).collect::<Vec<_>>());
-
-    let filter = SessionFilter {
-        project: Some("even".into()),
-        status: Some(SessionStatus::Active),
-        active_since_ms: Some(10_000 + 10 * 100),
-    };
-    let page = log.list_sessions(&filter, None, 100).await.unwrap();
-    let want: Vec<SessionId> =
-        ids.iter().filter(|(_, i)| i % 2 == 0 && i % 5 != 0 && *i >= 10).map(|(s, _)| *s).collect();
-    assert_eq!(page.sessions.iter().map(|m| m.session).collect::<Vec<_>>(), want);
-    assert_eq!(page.next, None);
-    assert!(page.sessions.iter().all(|m| m.latest_seq == 1 && m.project == "even"));
-}
-
-#[tokio::test]
 async fn a_selective_listing_pages_through_a_bounded_scan() {
     let (_dir, log) = temp_log();
     // More sessions than one call looks at (10,000), one of them at the very end of the id order.
@@ -195,72 +88,6 @@ async fn a_selective_listing_pages_through_a_bounded_scan() {
     assert_eq!(second.sessions.iter().map(|m| m.session).collect::<Vec<_>>(), vec![needle]);
     assert_eq!(second.next, None);
     assert_eq!(log.list_sessions(&SessionFilter::default(), None, 0).await.unwrap().sessions.len(), 0);
-}
-
-/// A toy fold: the state is the sum of the events' `n`, and the number of events.
-fn fold(mut state: serde_json::Value, events: &[Envelope]) -> serde_json::Value {
-    for e in events {
-        let sum = state["sum"].as_u64().unwrap_or(0) + e.payload["n"].as_u64().unwrap();
-        let count = state["count"].as_u64().unwrap_or(0) + 1;
-        state = json!({ "sum": sum, "count": count });
-    }
-    state
-}
-
-/// How a session's state is loaded: the snapshot (if any, of the current version), then the events after it.
-async fn load_state(log: &SledEventLog, s: SessionId) -> serde_json::Value {
-    let (from, state) = match log.get_snapshot(s, 2).await.unwrap() {
-        Some(snap) => (snap.seq + 1, snap.state),
-        None => (1, json!({})),
-    };
-    fold(state, &log.read(s, from, None).await.unwrap())
-}
-
-#[tokio::test]
-async fn snapshots_are_versioned_and_deleting_them_never_changes_state() {
-    let (_dir, log) = temp_log();
-    let mut sessions = Vec::new();
-    for k in 0..4u64 {
-        let s = SessionId::random();
-        log.create_session(s, new_session("p")).await.unwrap();
-        log.append(s, 0, events(1..=(5 + k))).await.unwrap();
-        sessions.push(s);
-    }
-    // Snapshots at various points, of the current (2) and of an old (1) state version.
-    for (i, s) in sessions.iter().enumerate() {
-        let upto = log.read(*s, 1, Some(3)).await.unwrap();
-        let snap = Snapshot { seq: 3, schema_version: 2, time_ms: 5, state: fold(json!({}), &upto) };
-        log.put_snapshot(*s, snap.clone()).await.unwrap();
-        assert_eq!(log.get_snapshot(*s, 2).await.unwrap(), Some(snap));
-        // An old-version snapshot with a wrong state is never used for version 2.
-        let old = Snapshot { seq: 2, schema_version: 1, time_ms: 5, state: json!({"sum": 999_999, "count": i}) };
-        log.put_snapshot(*s, old.clone()).await.unwrap();
-        assert_eq!(log.get_snapshot(*s, 1).await.unwrap(), Some(old));
-        assert_eq!(log.get_snapshot(*s, 2).await.unwrap().unwrap().seq, 3);
-        assert_eq!(log.get_snapshot(*s, 3).await.unwrap(), None);
-    }
-    let too_far = Snapshot { seq: 99, schema_version: 2, time_ms: 0, state: json!({}) };
-    assert!(matches!(log.put_snapshot(sessions[0], too_far).await, Err(StoreError::InvalidAppend(_))));
-    assert!(matches!(
-        log.put_snapshot(SessionId::random(), Snapshot { seq: 0, schema_version: 2, time_ms: 0, state: json!({}) }).await,
-        Err(StoreError::UnknownSession(_))
-    ));
-
-    let mut before = Vec::new();
-    for s in &sessions {
-        let state = load_state(&log, *s).await;
-        assert_eq!(state, fold(json!({}), &log.read(*s, 1, None).await.unwrap()), "snapshot + tail == full fold");
-        before.push(state);
-    }
-    log.delete_snapshots(Some(sessions[0])).await.unwrap();
-    assert_eq!(log.get_snapshot(sessions[0], 2).await.unwrap(), None);
-    assert!(log.get_snapshot(sessions[1], 2).await.unwrap().is_some());
-    log.delete_snapshots(None).await.unwrap();
-    for (s, state) in sessions.iter().zip(&before) {
-        assert_eq!(log.get_snapshot(*s, 2).await.unwrap(), None);
-        assert_eq!(log.get_snapshot(*s, 1).await.unwrap(), None);
-        assert_eq!(&load_state(&log, *s).await, state);
-    }
 }
 
 #[tokio::test]

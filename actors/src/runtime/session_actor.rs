@@ -603,7 +603,36 @@ impl ModalSession {
                 // Another writer moved the stream: reload it, and let the client retry.
                 tracing::warn!(session = %self.id, seq = self.seq, actual, "append conflict; reloading the session");
                 self.awake = None;
-                ctx.wait(self.wake().map(|_, _, _| ()));
+                let (log, id, from) = (self.shell.log.clone(), self.id, self.seq);
+                // The other writer's events were never published to this session's connections
+                // (with a shared log: a gateway killed after its append was sent, or another gateway
+                // running the session). Send them their diffs, rebuilt from the log, before anything
+                // else is decided, or drop them to resume: a client must never see a gap.
+                ctx.wait(self.wake().then(move |woke, act, _| {
+                    let to = act.seq;
+                    async move {
+                        match woke {
+                            Ok(()) if to > from => Some(diffs_since(log.as_ref(), id, from).await),
+                            _ => None,
+                        }
+                    }
+                    .into_actor(act)
+                    .map(move |rebuilt, act, _| match rebuilt {
+                        None => {}
+                        Some(Ok(diffs)) if diffs.last().map(|d| d.seq) == Some(to) && act.seq == to => {
+                            for frame in diffs {
+                                act.broadcast(&frame);
+                                act.remember_diff(frame);
+                            }
+                        }
+                        Some(other) => {
+                            if let Err(error) = other {
+                                tracing::warn!(session = %act.id, %error, from, "could not rebuild the other writer's diffs");
+                            }
+                            act.drop_connections_to_resume();
+                        }
+                    })
+                }));
                 self.metrics().command("conflict");
                 CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"))
             }
@@ -730,6 +759,14 @@ impl ModalSession {
             }
         }
         self.metrics().diffs_published.inc();
+    }
+
+    /// Closes every connection with 4004 (too slow): each client resumes with its `lastSeq` and is
+    /// sent what it missed, or the whole state.
+    fn drop_connections_to_resume(&mut self) {
+        for link in self.connections.drain(..) {
+            link.drop_with(close::TOO_SLOW);
+        }
     }
 
     /// Keeps the last diffs for clients that resume. The session's first diff (from seq 0) is not

@@ -80,7 +80,7 @@ impl Gateway {
             .arg(&config_path)
             .arg("--static-dir")
             .arg(data.join("no-static"))
-            .env("VESTIBULE_LOG", "error")
+            .env("VESTIBULE_LOG", std::env::var("TEST_GATEWAY_LOG").unwrap_or_else(|_| "error".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -25,10 +25,12 @@ command_burst = 1000
 "#;
 
 impl GatewayProcess {
-    pub fn start(bin: &Path, data: &Path, listen: &str, log_level: &str) -> anyhow::Result<Self> {
+    /// `store`: extra configuration for the event log (e.g. the JetStream backend), or `None`
+    /// for the embedded sled log in `data`.
+    pub fn start(bin: &Path, data: &Path, listen: &str, log_level: &str, store: Option<&str>) -> anyhow::Result<Self> {
         std::fs::create_dir_all(data)?;
         let config = data.with_extension("load.toml");
-        std::fs::write(&config, LOAD_CONFIG)?;
+        std::fs::write(&config, format!("{LOAD_CONFIG}\n{}", store.unwrap_or_default()))?;
         Self::spawn(bin.to_path_buf(), data.to_path_buf(), config, listen, log_level)
     }
 

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use vestibule_store::EventLog;
 
 use self::gateway_process::{gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
 use self::metrics::{Metrics, Totals};
@@ -54,6 +53,10 @@ pub struct LoadArgs {
     /// Data directory for the started gateway, kept afterwards so sessions can be replayed.
     #[arg(long)]
     pub data: Option<PathBuf>,
+    /// The started gateway keeps its event log on this NATS JetStream server (`nats://host:port`)
+    /// instead of sled in its data directory; the lost-command check reads it there too.
+    #[arg(long)]
+    pub nats: Option<String>,
     /// Project id for `--url` (the started gateway serves `demo`).
     #[arg(long, default_value = "demo")]
     pub project: String,
@@ -234,7 +237,10 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
     let mut gateway = match (&args.url, &data_dir) {
-        (None, Some(dir)) => Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log)?),
+        (None, Some(dir)) => {
+            let store = args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
+            Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log, store.as_deref())?)
+        }
         _ => None,
     };
     let addr = match (&args.url, &gateway) {
@@ -408,7 +414,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let (mut checked, mut lost) = (0u64, 0u64);
     if let (Some(g), Some(dir)) = (gateway.as_mut(), &data_dir) {
         g.stop();
-        let log = open_log(dir)?;
+        let log = open_log(dir, args.nats.as_deref()).await?;
         for visitor in &visitors {
             let Some(session) = visitor.session_id.as_ref().and_then(|s| s.parse().ok()) else { continue };
             let correlations: BTreeSet<String> =
@@ -440,11 +446,20 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
 }
 
 /// The started gateway's log, opened read-side once it has stopped, to check that nothing accepted
-/// was lost.
-fn open_log(dir: &std::path::Path) -> anyhow::Result<vestibule_store::SledEventLog> {
-    let config = vestibule_store::StoreConfig::at(dir.to_path_buf()).with_lock_wait_ms(5000);
+/// was lost: sled in its directory, or the JetStream stream on `nats`.
+async fn open_log(dir: &std::path::Path, nats: Option<&str>) -> anyhow::Result<Box<dyn vestibule_store::EventLog>> {
     let upcaster = Arc::new(vestibule_actors::session::upcast::SessionUpcaster);
-    vestibule_store::SledEventLog::open_with_upcaster(config, upcaster).map_err(|e| anyhow::anyhow!("cannot open the event log in {}: {e}", dir.display()))
+    if let Some(url) = nats {
+        let config = vestibule_store_jetstream::JetStreamConfig::at([url]);
+        let log = vestibule_store_jetstream::JetStreamEventLog::open_with_upcaster(config, upcaster)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot open the event log on {url}: {e}"))?;
+        return Ok(Box::new(log));
+    }
+    let config = vestibule_store::StoreConfig::at(dir.to_path_buf()).with_lock_wait_ms(5000);
+    let log = vestibule_store::SledEventLog::open_with_upcaster(config, upcaster)
+        .map_err(|e| anyhow::anyhow!("cannot open the event log in {}: {e}", dir.display()))?;
+    Ok(Box::new(log))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -56,10 +56,24 @@ fn a_mixed_run_reports_every_figure_with_no_gap_and_no_hash_mismatch() {
 /// makes the run longer, never different.
 #[test]
 fn sigkill_under_load_loses_no_accepted_command_and_no_client_sees_a_gap() {
-    let (code, report, stdout) = load(&[
+    sigkill_under_load(&[]);
+}
+
+/// The same with the gateway's log on NATS JetStream (a nats-server of the test's own, which the
+/// kills do not touch): after each SIGKILL the restarted gateway rehydrates from the stream.
+#[test]
+fn sigkill_under_load_on_jetstream_loses_no_accepted_command_and_no_client_sees_a_gap() {
+    let server = vestibule_store_jetstream::test_server::NatsServer::start();
+    sigkill_under_load(&["--nats", &server.url]);
+}
+
+fn sigkill_under_load(extra: &[&str]) {
+    let mut args = vec![
         "--sessions", "16", "--ramp", "0.5", "--scenario", "toast-storm", "--think-ms", "20", "--kill-every", "1",
         "--kills", "2",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, report, stdout) = load(&args);
     let summary = stdout.lines().last().unwrap_or_default().to_string();
     println!("{summary}");
     assert_eq!(code, 0, "{stdout}");
