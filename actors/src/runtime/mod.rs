@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use effects::ContractSignatureChecker;
+pub use effects::{ChainEffects, ChainFuture, ContractSignatureChecker};
 pub use frames::{fold_log, DiffFrame};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, Registry};

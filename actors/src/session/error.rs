@@ -45,6 +45,13 @@ pub enum DomainError {
     SignInPending,
     #[error("no sign-in session for {0}")]
     NoSignInSession(String),
+    /// Spec §8.
+    #[error("Transactions can't be fetched without an accountAddress")]
+    NoAccountAddress,
+    #[error("a transfer is already being sent")]
+    SendPending,
+    #[error("a network switch is already pending")]
+    SwitchPending,
 }
 
 /// Why a command was refused, as the client reads it in `result.error.code`: one enum for every
@@ -75,6 +82,9 @@ pub enum RefusalCode {
     NoActiveCaipNetwork,
     SiwxPending,
     NoSignInSession,
+    NoAccountAddress,
+    SendPending,
+    SwitchPending,
     // The session runtime.
     /// Another writer moved the session; it was reloaded. Retry.
     Conflict,
@@ -130,6 +140,9 @@ impl DomainError {
             DomainError::SignInUnavailable(_) => RefusalCode::NoActiveCaipNetwork,
             DomainError::SignInPending => RefusalCode::SiwxPending,
             DomainError::NoSignInSession(_) => RefusalCode::NoSignInSession,
+            DomainError::NoAccountAddress => RefusalCode::NoAccountAddress,
+            DomainError::SendPending => RefusalCode::SendPending,
+            DomainError::SwitchPending => RefusalCode::SwitchPending,
         }
     }
 
