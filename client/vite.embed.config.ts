@@ -11,6 +11,8 @@ import react from "@vitejs/plugin-react";
 //   manifest and loads it next to itself.
 // - `--mode dev-wallet`: `dist/dev-wallet.js`, the dev wallet, for tests to inject into any page
 //   (Playwright's `addInitScript`) and for trying a host page without a browser wallet.
+// - `--mode dev-solana-wallet`: `dist/dev-solana-wallet.js`, the dev Solana wallet (Wallet Standard),
+//   likewise.
 
 const production = { "process.env.NODE_ENV": JSON.stringify("production") };
 
@@ -57,4 +59,16 @@ function devWallet(): UserConfig {
   };
 }
 
-export default defineConfig(({ mode }) => (mode === "chunks" ? chunks() : mode === "loader" ? loader() : mode === "dev-wallet" ? devWallet() : chunks()));
+function devSolanaWallet(): UserConfig {
+  return {
+    define: production,
+    build: {
+      outDir: "dist",
+      emptyOutDir: false,
+      lib: { entry: "src/wallet/solana/inject.ts", name: "VestibuleDevSolanaWallet", formats: ["iife"], fileName: () => "dev-solana-wallet.js" },
+    },
+  };
+}
+
+const MODES: Record<string, () => UserConfig> = { chunks, loader, "dev-wallet": devWallet, "dev-solana-wallet": devSolanaWallet };
+export default defineConfig(({ mode }) => (MODES[mode] ?? chunks)());

@@ -116,7 +116,61 @@ pub fn started() -> Vec<Event> {
 }
 
 pub fn dev_wallet() -> DiscoveredWallet {
-    DiscoveredWallet { name: "Dev Wallet".into(), rdns: Some(DEV_WALLET_RDNS.into()), icon: None, kind: ConnectorType::Announced }
+    DiscoveredWallet {
+        name: "Dev Wallet".into(),
+        rdns: Some(DEV_WALLET_RDNS.into()),
+        icon: None,
+        kind: ConnectorType::Announced,
+        namespace: None,
+    }
+}
+
+/// The dev Solana wallet's name, and its connector id.
+pub const DEV_SOLANA_WALLET: &str = "Dev Solana Wallet";
+pub const DEV_SOLANA_CONNECTOR: &str = "solana:Dev Solana Wallet";
+
+/// A Wallet Standard wallet with a `solana:` chain, as the widget reports it.
+pub fn dev_solana_wallet() -> DiscoveredWallet {
+    DiscoveredWallet {
+        name: DEV_SOLANA_WALLET.into(),
+        rdns: None,
+        icon: None,
+        kind: ConnectorType::Announced,
+        namespace: Some(crate::model::caip::Namespace::Solana),
+    }
+}
+
+/// The Solana visitor's ed25519 key (the tests sign SIWS messages with it).
+pub const SOLANA_KEY: [u8; 32] = [7; 32];
+
+pub fn solana_address() -> String {
+    let key = ed25519_dalek::SigningKey::from_bytes(&SOLANA_KEY);
+    bs58::encode(key.verifying_key().as_bytes()).into_string()
+}
+
+/// A `solana:signMessage` signature of `message` by `key`, base58 as the widget reports it.
+pub fn solana_sign(key: &[u8; 32], message: &str) -> String {
+    use ed25519_dalek::Signer;
+    let key = ed25519_dalek::SigningKey::from_bytes(key);
+    bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string()
+}
+
+/// What a Wallet Standard wallet's connect answers: its accounts and the chains they support.
+pub fn solana_ok(accounts: &[&str], chains: &[&str]) -> WalletOutcome {
+    WalletOutcome::Ok { result: serde_json::json!({ "accounts": accounts, "chains": chains }) }
+}
+
+/// Options of a multichain session: Ethereum and Solana Devnet (sign-in as given).
+pub fn multichain_options(siwx: Option<bool>) -> SessionOptions {
+    use crate::model::options::NetworkOption;
+    SessionOptions {
+        networks: vec![
+            NetworkOption::Known("eip155:1".parse().expect("valid")),
+            NetworkOption::Known(crate::model::networks::SOLANA_DEVNET.parse().expect("valid")),
+        ],
+        siwx: siwx.map(|required| crate::model::options::SiwxOptions { required, ..Default::default() }),
+        ..Default::default()
+    }
 }
 
 /// A session state after `events`, at a time, ready for a command.
@@ -211,6 +265,23 @@ pub fn connected() -> Given {
     g.and(ClientCommand::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") })
 }
 
+/// A multichain session where both dev wallets were discovered and connected: ALICE on Ethereum,
+/// then [`solana_address`] on Solana Devnet (the active namespace).
+pub fn connected_both() -> Given {
+    let g = given(started_with(multichain_options(None)))
+        .and(ClientCommand::ReportWallets { wallets: vec![dev_wallet(), dev_solana_wallet()] })
+        .and(ClientCommand::OpenModal { view: None })
+        .and(ClientCommand::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
+    let request_id = g.pending_request();
+    let g = g
+        .and(ClientCommand::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") })
+        .and(ClientCommand::OpenModal { view: Some(crate::machines::router::View::Connect) })
+        .and(ClientCommand::SelectConnector { connector_id: DEV_SOLANA_CONNECTOR.into() });
+    let request_id = g.pending_request();
+    let address = solana_address();
+    g.and(ClientCommand::ResolveWalletRequest { request_id, outcome: solana_ok(&[&address], &["solana:devnet"]) })
+}
+
 /// A state-aware random visitor: picks a plausible next command for `state` (mostly valid, sometimes
 /// not), so random runs reach every state and refusal. Deterministic for a given RNG.
 pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientCommand {
@@ -220,8 +291,9 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
 
     let wallets = [
         dev_wallet(),
-        DiscoveredWallet { name: "Other".into(), rdns: Some("io.other".into()), icon: None, kind: ConnectorType::Announced },
-        DiscoveredWallet { name: "Browser Wallet".into(), rdns: None, icon: None, kind: ConnectorType::Injected },
+        dev_solana_wallet(),
+        DiscoveredWallet { name: "Other".into(), rdns: Some("io.other".into()), icon: None, kind: ConnectorType::Announced, namespace: None },
+        DiscoveredWallet { name: "Browser Wallet".into(), rdns: None, icon: None, kind: ConnectorType::Injected, namespace: None },
     ];
     let pick = |rng: &mut dyn rand::RngCore, items: &[String]| -> Option<String> {
         (!items.is_empty()).then(|| items[(rng.next_u32() as usize) % items.len()].clone())
@@ -236,18 +308,48 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
             _ => ClientCommand::SiwxSignOut { account: None },
         };
     }
+    // Multichain: switch the active namespace, confirm SwitchActiveChain.
+    if rng.random_range(0..100u32) < 6 {
+        return match rng.random_range(0..5u32) {
+            0 | 1 => ClientCommand::SwitchActiveNamespace { namespace: Namespace::Solana },
+            2 => ClientCommand::SwitchActiveNamespace { namespace: Namespace::Eip155 },
+            3 => ClientCommand::SwitchActiveNamespace { namespace: Namespace::Bip122 },
+            _ => ClientCommand::ConfirmSwitchActiveChain {},
+        };
+    }
     let sign_request = request_ids.iter().find_map(|id| match &state.requests.items[id].kind {
-        crate::machines::requests::RequestKind::SignMessage { message, .. } => Some((id.clone(), message.clone())),
+        crate::machines::requests::RequestKind::SignMessage { message, .. } => {
+            Some((id.clone(), message.clone(), state.requests.items[id].namespace))
+        }
         _ => None,
     });
-    if let Some((request_id, message)) = sign_request.filter(|_| rng.random_bool(0.5)) {
+    if let Some((request_id, message, namespace)) = sign_request.filter(|_| rng.random_bool(0.5)) {
+        let solana = namespace == Namespace::Solana;
         let outcome = match rng.random_range(0..5u32) {
+            0 | 1 if solana => WalletOutcome::Ok { result: serde_json::json!(solana_sign(&SOLANA_KEY, &message)) },
             0 | 1 => WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) },
+            2 if solana => WalletOutcome::Ok { result: serde_json::json!(solana_sign(&[8; 32], &message)) },
             2 => WalletOutcome::Ok { result: serde_json::json!(personal_sign(&[0x43; 32], &message)) },
             3 => wallet_err(4001, "User rejected the request."),
             _ => WalletOutcome::Ok { result: serde_json::json!("0xnot-a-signature") },
         };
         return ClientCommand::ResolveWalletRequest { request_id, outcome };
+    }
+    // A pending Solana connect or sync is answered as a Wallet Standard wallet answers.
+    let solana_request = request_ids.iter().find(|id| {
+        let r = &state.requests.items[*id];
+        r.namespace == Namespace::Solana
+            && matches!(r.kind, crate::machines::requests::RequestKind::Connect | crate::machines::requests::RequestKind::Sync)
+    });
+    if let Some(request_id) = solana_request.filter(|_| rng.random_bool(0.6)) {
+        let address = solana_address();
+        let outcome = match rng.random_range(0..5u32) {
+            0 | 1 => solana_ok(&[&address], &["solana:devnet"]),
+            2 => solana_ok(&[&address], &["solana:mainnet"]),
+            3 => wallet_err(4001, "User rejected the request."),
+            _ => solana_ok(&[], &["solana:devnet"]),
+        };
+        return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
     }
     // The wallet moves to the chain a switch asked for on its own (its chainChanged).
     let switch_target = state.network_switch.target.as_ref().and_then(|t| t.reference.parse::<u64>().ok());
@@ -333,7 +435,13 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         30..=41 => ClientCommand::SelectConnector {
             connector_id: pick(rng, &connector_ids).unwrap_or_else(|| "io.unknown".into()),
         },
-        42..=45 => ClientCommand::Disconnect { namespace: rng.random_bool(0.5).then_some(Namespace::Eip155) },
+        42..=45 => ClientCommand::Disconnect {
+            namespace: match rng.random_range(0..3u32) {
+                0 => None,
+                1 => Some(Namespace::Eip155),
+                _ => Some(Namespace::Solana),
+            },
+        },
         46..=62 => {
             let outcome = match rng.random_range(0..6u32) {
                 0 => wallet_ok(&[ALICE], "0x1"),
@@ -348,10 +456,14 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
                 outcome,
             }
         }
-        63..=65 => ClientCommand::WalletAccountsChanged {
-            connector_id: pick(rng, &connector_ids).unwrap_or_default(),
-            accounts: if rng.random_bool(0.5) { vec![] } else { vec![ALICE.into()] },
-        },
+        63..=65 => {
+            let connector_id = pick(rng, &connector_ids).unwrap_or_default();
+            let account = if connector_id.starts_with("solana:") { solana_address() } else { ALICE.to_string() };
+            ClientCommand::WalletAccountsChanged {
+                connector_id,
+                accounts: if rng.random_bool(0.5) { vec![] } else { vec![account] },
+            }
+        }
         66..=68 => ClientCommand::WalletChainChanged {
             connector_id: pick(rng, &connector_ids).unwrap_or_default(),
             chain_id: ["0x1", "0xa4b1", "0x7a69"][rng.random_range(0..3)].into(),

@@ -12,7 +12,7 @@ use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
 use vestibule_actors::session::{self, wire, Event, SessionState};
 use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::testing::{started_serving, random_step, sign_in_options, started_with, T0};
+use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
 
 type Taken = BTreeSet<(String, String, String, String, String)>;
 
@@ -20,13 +20,17 @@ type Taken = BTreeSet<(String, String, String, String, String)>;
 /// taken as (machine, region, from, event, to).
 fn check_run(seed: u64, steps: usize) -> Result<Taken, String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    // One run in two has sign-in enabled (half of those required), so its flow is exercised too.
-    let start = match seed % 4 {
-        // A gateway without a chain service (sessions serve no network) is covered by
-        // tests/regions.rs; here the account's machines need one.
-        0 | 2 => started_serving(SessionOptions::default()),
-        1 => started_with(sign_in_options(false)),
-        _ => started_with(sign_in_options(true)),
+    // Sign-in off, optional or required; half of the runs in a multichain session (Ethereum and
+    // Solana Devnet, where Solana wallets connect and the active namespace switches).
+    let start = match seed % 6 {
+        // Half of the runs on a gateway whose chain service serves the session's eip155 networks
+        // (balances, activity, sends, switches); runs without one are in tests/regions.rs.
+        0 => started_serving(SessionOptions::default()),
+        1 => started_serving(sign_in_options(false)),
+        2 => started_with(sign_in_options(true)),
+        3 => started_serving(multichain_options(None)),
+        4 => started_with(multichain_options(Some(false))),
+        _ => started_with(multichain_options(Some(true))),
     };
     let mut state = start.iter().fold(SessionState::default(), session::evolve);
     let mut now = T0;
@@ -120,11 +124,14 @@ fn every_chart_transition_is_taken_and_every_chart_event_exists() {
                 let hit = taken.iter().any(|(m, r, from, e, to)| {
                     m == machine.id && r == &region.id && e == &t.event && to == &t.to && (t.from == ANY_STATE || from == &t.from)
                 });
-                // Charts list every view and namespace of the spec; in this build only EVM wallets
-                // connect, and flows of later features (sign-in, send, swap...) enter the other views.
-                let reachable_now = ["Connect", "ConnectingWallet", "AllWallets", "Networks", "Account", "Swap", "SiwxSignMessage"];
+                // Charts list every view and namespace of the spec; in this build EVM and Solana
+                // wallets connect, and flows of later features (send, swap...) enter the other views.
+                let reachable_now = [
+                    "Connect", "ConnectingWallet", "AllWallets", "Networks", "Account", "Swap", "SiwxSignMessage",
+                    "SwitchActiveChain",
+                ];
                 let reachable_later = (machine.id == "router" && !reachable_now.contains(&t.to.as_str()))
-                    || (machine.id == "connection" && region.id != "eip155");
+                    || (machine.id == "connection" && !["eip155", "solana"].contains(&region.id.as_str()));
                 assert!(hit || reachable_later, "{}/{}: {} --{}--> {} is never taken", chart.id, region.id, t.from, t.event, t.to);
             }
         }

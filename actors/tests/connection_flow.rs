@@ -182,7 +182,7 @@ fn recent_wallets_keep_the_two_newest() {
     let mut g = given(started()).and(C::ReportWallets {
         wallets: ["a", "b", "c"]
             .iter()
-            .map(|n| DiscoveredWallet { name: n.to_uppercase(), rdns: Some(format!("io.{n}")), icon: None, kind: ConnectorType::Announced })
+            .map(|n| DiscoveredWallet { name: n.to_uppercase(), rdns: Some(format!("io.{n}")), icon: None, kind: ConnectorType::Announced, namespace: None })
             .collect(),
     });
     for n in ["a", "b", "c"] {

@@ -275,7 +275,8 @@ fn siws_without_statement_has_one_empty_line() {
     let m = SiwxMessage::parse(&text).unwrap();
     assert_eq!(m.namespace(), Namespace::Solana);
     assert_eq!(m.statement, None);
-    assert_eq!(m.account.caip10(), format!("solana:mainnet:{addr}"));
+    // `mainnet` denotes Solana mainnet's CAIP-2 id, the genesis-hash reference (CAIP-30).
+    assert_eq!(m.account.caip10(), format!("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:{addr}"));
     assert_eq!(m.to_message(), text);
     // The EIP-4361 spelling (two empty lines) is not SIWS.
     assert!(SiwxMessage::parse(&text.replace("\n\nURI: ", "\n\n\nURI: ")).is_err());
@@ -286,19 +287,16 @@ fn siws_with_statement_and_all_fields_round_trips() {
     let addr = sol_address();
     let text = format!(
         "example.com:8443 wants you to sign in with your Solana account:\n{addr}\n\nSign in to Example\n\n\
-         URI: https://example.com:8443/login\nVersion: 1\nChain ID: 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp\n\
+         URI: https://example.com:8443/login\nVersion: 1\nChain ID: solana:devnet\n\
          Nonce: abcdEFGH1234\nIssued At: 2024-01-02T03:04:05.678Z\nExpiration Time: 2024-01-02T03:14:05Z\n\
          Not Before: 2024-01-02T03:04:05Z\nRequest ID: r-1\nResources:\n- https://example.com/tos"
     );
     let m = SiwxMessage::parse(&text).unwrap();
     assert_eq!(m.statement.as_ref().unwrap().as_str(), "Sign in to Example");
-    assert_eq!(m.account.caip2(), "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
+    assert_eq!(m.account.caip2(), "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1");
     assert_eq!(m.to_message(), text);
     let fields = m.to_fields();
-    assert_eq!(
-        fields.chain_id.as_deref(),
-        Some("5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp")
-    );
+    assert_eq!(fields.chain_id.as_deref(), Some("solana:devnet"), "kept as written");
     assert_eq!(
         SiwxMessage::from_fields(Namespace::Solana, &fields).unwrap(),
         m
@@ -322,8 +320,16 @@ fn solana_addresses_and_chains_are_checked() {
             "{bad}"
         );
     }
+    // Phantom's grammar: mainnet, testnet, devnet, localnet, solana:mainnet, solana:testnet,
+    // solana:devnet, and nothing else (not a genesis-hash reference, not solana:localnet).
+    for ok in ["mainnet", "testnet", "localnet", "solana:mainnet", "solana:testnet", "solana:devnet"] {
+        assert!(SiwxMessage::parse(&template(&good, ok)).is_ok(), "{ok:?}");
+    }
     for bad in [
-        "solana:mainnet",
+        "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+        "solana:localnet",
+        "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+        "Mainnet",
         "main net",
         "",
         "a23456789012345678901234567890123",

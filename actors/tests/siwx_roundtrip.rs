@@ -164,7 +164,8 @@ fn eip155_fields() -> impl Strategy<Value = MessageFields> {
 }
 
 fn solana_fields() -> impl Strategy<Value = MessageFields> {
-    (common_fields(), any::<[u8; 32]>(), "[-_a-zA-Z0-9]{1,32}").prop_map(|(mut f, key, chain)| {
+    let chains = prop::sample::select(vec!["mainnet", "testnet", "devnet", "localnet", "solana:mainnet", "solana:testnet", "solana:devnet"]);
+    (common_fields(), any::<[u8; 32]>(), chains.prop_map(String::from)).prop_map(|(mut f, key, chain)| {
         f.address = Some(SolanaAddress(key).to_string());
         f.chain_id = Some(chain);
         f

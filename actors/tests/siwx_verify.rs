@@ -55,7 +55,7 @@ fn eth_message(f: &MessageFields) -> String {
 
 fn policy() -> VerifyPolicy {
     let mut p = VerifyPolicy::for_origin("https://app.example", NONCE, NOW).unwrap();
-    p.allowed_chains = Some(vec!["eip155:1".into(), "solana:mainnet".into()]);
+    p.allowed_chains = Some(vec!["eip155:1".into(), "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp".into()]);
     p
 }
 
@@ -281,7 +281,7 @@ fn a_valid_solana_signature_verifies() {
         let sig = sol_key().sign(text.as_bytes()).to_bytes();
         let v = verify_solana(&text, &sig, &policy()).unwrap();
         assert_eq!(v.method, SignatureMethod::Ed25519);
-        assert_eq!(v.message.account.caip2(), "solana:mainnet");
+        assert_eq!(v.message.account.caip2(), "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
         assert_eq!(code(verify(&text, &sig, &policy())), "ok");
         // Base58 and hex spellings of the signature decode to the same bytes.
         let b58 = bs58::encode(sig).into_string();

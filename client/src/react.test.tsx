@@ -4,6 +4,7 @@
 // two widgets on one page work independently (no module state, no fixed ids).
 
 import { act, cleanup, fireEvent, render, screen, within } from "@testing-library/react";
+import { getWallets } from "@wallet-standard/app";
 import { StrictMode } from "react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { fixtureFrames } from "./generated/fixtureFrames";
@@ -75,6 +76,9 @@ describe("VestibuleProvider", () => {
   afterEach(() => vi.useRealTimers());
 
   it("under StrictMode opens exactly one socket, and unmounting closes it and removes every listener and timer", async () => {
+    // The Wallet Standard registry (`@wallet-standard/app`) listens for wallets once per page, for
+    // the page's life, whatever widgets come and go: that one listener is the library's, not a leak.
+    getWallets();
     const ledger = listenerLedger([window, document]);
     const before = ledger.active;
     try {

@@ -12,6 +12,7 @@
 import { createContext, lazy, Suspense, useContext, useEffect, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { SessionState } from "./generated/SessionState";
 import { createProvider, type HostProvider } from "./core/provider";
+import { createSolanaProvider, type SolanaHostProvider } from "./core/solanaProvider";
 import { whenUiNeeded, type Preload } from "./core/uiDemand";
 import { createWidget, type Widget, type WidgetOptions } from "./core/widget";
 
@@ -20,6 +21,7 @@ const WidgetRoot = lazy(() => import("./components/WidgetRoot/WidgetRoot").then(
 interface Instance {
   widget: Widget;
   provider: HostProvider;
+  solana: SolanaHostProvider;
 }
 
 const Context = createContext<Instance | null>(null);
@@ -44,8 +46,7 @@ export function VestibuleProvider({ options, embedded = false, preloadModal = "i
   const key = identity(options);
   useEffect(() => {
     const widget = createWidget(options);
-    const provider = createProvider(widget);
-    setInstance({ widget, provider });
+    setInstance({ widget, provider: createProvider(widget), solana: createSolanaProvider(widget) });
     setDrawn(false);
     whenUiNeeded(widget, () => setDrawn(true), preloadModal);
     onWidget?.(widget);
@@ -76,6 +77,8 @@ export interface UseVestibule {
   close(): void;
   /** The host's EIP-1193 provider (null until the widget exists, right after the first render). */
   provider: HostProvider | null;
+  /** The host's Solana provider (null until the widget exists). */
+  solana: SolanaHostProvider | null;
   widget: Widget | null;
 }
 
@@ -90,6 +93,7 @@ export function useVestibule(): UseVestibule {
     open: () => widget?.open(),
     close: () => widget?.close(),
     provider: instance?.provider ?? null,
+    solana: instance?.solana ?? null,
     widget,
   };
 }

@@ -212,7 +212,8 @@ async fn solana_messages_verify_with_base58_or_hex_signatures() {
         let (v, code) = run(&c.args).await;
         assert_eq!(code, 0, "{v:#}");
         assert_eq!(v["method"], json!("ed25519"));
-        assert_eq!(v["account"], json!(format!("solana:mainnet:{address}")));
+        // `Chain ID: mainnet` denotes Solana mainnet's CAIP-2 id (the genesis-hash reference).
+        assert_eq!(v["account"], json!(format!("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:{address}")));
     }
     let mut bad = sig;
     bad[3] ^= 1;

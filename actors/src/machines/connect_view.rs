@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::model::caip::Namespace;
 use crate::model::connector::{ConnectMethod, Connector, ConnectorGroup, ConnectorType, RecentWallet};
 use crate::model::options::SessionOptions;
 
@@ -23,6 +24,8 @@ pub struct ConnectorEntry {
     pub installed: bool,
     #[ts(type = "string | null")]
     pub homepage: Option<String>,
+    /// The chain namespaces the wallet connects (none known for a custom wallet's listing).
+    pub namespaces: Vec<Namespace>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -52,6 +55,7 @@ fn entry_of(connector: &Connector) -> ConnectorEntry {
         icon: connector.icon.clone(),
         installed: true,
         homepage: None,
+        namespaces: connector.namespaces.clone(),
     }
 }
 
@@ -93,6 +97,7 @@ pub fn derive(
                 icon: w.image_url.clone(),
                 installed: false,
                 homepage: w.homepage.clone(),
+                namespaces: vec![],
             })
         })
         .collect();
@@ -117,6 +122,7 @@ pub fn derive(
                 icon: w.image_url.clone(),
                 installed: false,
                 homepage: w.homepage.clone(),
+                namespaces: vec![],
             })
             .collect()
     } else {
@@ -132,6 +138,7 @@ pub fn derive(
             icon: None,
             installed: true,
             homepage: None,
+            namespaces: vec![Namespace::Eip155],
         }]
     } else {
         vec![]
@@ -185,7 +192,6 @@ pub fn derive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::caip::Namespace;
     use crate::model::options::{CustomWallet, SocialProvider};
 
     fn announced(rdns: &str, name: &str) -> Connector {

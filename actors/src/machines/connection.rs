@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::chart::{region, tg, Statechart, ANY_STATE};
-use crate::model::caip::{parse_evm_chain_id, CaipAddress, CaipNetworkId, Namespace};
+use crate::model::caip::{parse_evm_chain_id, CaipAddress, CaipNetworkId, Namespace, NamespaceFeatures};
 use crate::model::connector::{
-    Connector, ConnectorType, DiscoveredWallet, RecentWallet, MAX_CONNECTORS, MAX_ICON_BYTES, MAX_RECENT_WALLETS,
+    solana_connector_id, Connector, ConnectorType, DiscoveredWallet, RecentWallet, MAX_CONNECTORS, MAX_ICON_BYTES,
+    MAX_RECENT_WALLETS,
 };
-use crate::model::networks::{ChainDefinition, NetworkRef};
+use crate::model::networks::{solana_cluster_chain, ChainDefinition, NetworkRef};
 use crate::model::options::{AccountType, SessionOptions};
 use crate::session::{DomainError, Event};
 
@@ -82,6 +83,8 @@ pub struct ConnectionState {
     pub recent_wallets: Vec<RecentWallet>,
     /// Derived: true while any stored connection is being synced.
     pub loading: bool,
+    /// Derived: what the active namespace supports (spec section 9); nothing without one.
+    pub active_features: NamespaceFeatures,
 }
 
 impl Default for ConnectionState {
@@ -93,6 +96,7 @@ impl Default for ConnectionState {
             connector_status: BTreeMap::new(),
             recent_wallets: vec![],
             loading: false,
+            active_features: NamespaceFeatures::default(),
         }
     }
 }
@@ -111,6 +115,11 @@ impl ConnectionState {
         self.namespaces.values().any(|n| n.status == ConnectionStatus::Connected)
     }
 
+    /// Whether the active namespace holds a connected account.
+    pub fn active_connected(&self) -> bool {
+        self.active_namespace.is_some_and(|ns| self.namespace(ns).status == ConnectionStatus::Connected)
+    }
+
     /// Namespaces whose connection belongs to `connector_id` (connected or connecting).
     pub fn namespaces_of(&self, connector_id: &str) -> Vec<Namespace> {
         self.namespaces
@@ -121,12 +130,17 @@ impl ConnectionState {
     }
 }
 
-/// What a wallet answered to a connect or sync request: `{ accounts: [...], chainId }`.
+/// What a wallet answered to a connect or sync request: `{ accounts: [...], chainId }` from an
+/// EIP-1193 wallet; `{ accounts: [...], chains: [...] }` from a Wallet Standard (Solana) wallet,
+/// whose accounts name the chains they support (`solana:devnet`, ...) rather than one current chain.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WalletAccounts {
     pub accounts: Vec<String>,
-    pub chain_id: String,
+    #[serde(default)]
+    pub chain_id: Option<String>,
+    #[serde(default)]
+    pub chains: Vec<String>,
 }
 
 /// Checks a wallet's answer and resolves its network against the session's networks: a chain the
@@ -138,8 +152,8 @@ pub fn read_wallet_accounts(
 ) -> Result<(Vec<Account>, NetworkRef), String> {
     let answer: WalletAccounts =
         serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
-    if answer.accounts.len() > 64 {
-        return Err("the wallet returned too many accounts".into());
+    if answer.accounts.len() > 64 || answer.chains.len() > 64 {
+        return Err("the wallet returned too many accounts or chains".into());
     }
     if let Some(bad) = answer.accounts.iter().find(|a| !namespace.is_valid_address(a)) {
         return Err(format!("the wallet returned an invalid {namespace} address {bad:?}"));
@@ -149,8 +163,34 @@ pub fn read_wallet_accounts(
         .iter()
         .map(|a| Account { address: a.clone(), account_type: AccountType::Eoa })
         .collect();
-    let network = resolve_network(namespace, &answer.chain_id, networks)?;
+    let network = match (namespace, &answer.chain_id) {
+        (Namespace::Solana, None) => resolve_solana_network(&answer.chains, networks)?,
+        (_, Some(chain_id)) => resolve_network(namespace, chain_id, networks)?,
+        (_, None) => return Err("the wallet's answer has no chainId".into()),
+    };
     Ok((accounts, network))
+}
+
+/// A Solana wallet's account is not "on" a network: it lists the chains it can sign for. The
+/// connection takes the session's first Solana network (in the order of its `networks`) that the
+/// account supports, named by its genesis-hash CAIP-2 id or its Wallet Standard name
+/// (`solana:devnet`); an account that lists no chain takes the session's first Solana network; one
+/// that supports none of them is on the synthetic unsupported network.
+pub fn resolve_solana_network(chains: &[String], networks: &[ChainDefinition]) -> Result<NetworkRef, String> {
+    let solana: Vec<&ChainDefinition> = networks.iter().filter(|c| c.namespace() == Namespace::Solana).collect();
+    let supports = |c: &ChainDefinition| {
+        let id = c.caip_network_id.to_string();
+        chains.iter().any(|chain| *chain == id || Some(chain) == solana_cluster_chain(&c.caip_network_id).as_ref())
+    };
+    if let Some(chain) = solana.iter().find(|c| chains.is_empty() || supports(c)) {
+        return Ok(NetworkRef::of(chain));
+    }
+    let first = chains.first().ok_or("the session has no Solana network")?;
+    let reference = first.strip_prefix("solana:").unwrap_or(first);
+    if !crate::model::caip::is_caip2_reference(reference) {
+        return Err(format!("invalid Solana chain {first:?}"));
+    }
+    Ok(NetworkRef::unsupported(CaipNetworkId::new(Namespace::Solana, reference)))
 }
 
 pub fn resolve_network(namespace: Namespace, chain_id: &str, networks: &[ChainDefinition]) -> Result<NetworkRef, String> {
@@ -160,6 +200,9 @@ pub fn resolve_network(namespace: Namespace, chain_id: &str, networks: &[ChainDe
             .to_string(),
         _ => chain_id.to_string(),
     };
+    if !crate::model::caip::is_caip2_reference(&reference) {
+        return Err(format!("invalid chain id {chain_id:?}"));
+    }
     let id = CaipNetworkId::new(namespace, reference);
     Ok(networks
         .iter()
@@ -169,8 +212,14 @@ pub fn resolve_network(namespace: Namespace, chain_id: &str, networks: &[ChainDe
 }
 
 /// Builds the connector list from what the browser discovered, honouring the EIP-6963 and injected
-/// switches; wallets are de-duplicated by rdns (the first announcement wins).
-pub fn connectors_from(wallets: &[DiscoveredWallet], options: &SessionOptions) -> Result<Vec<Connector>, DomainError> {
+/// switches; wallets are de-duplicated by id (the first announcement wins): EIP-6963 wallets by rdns,
+/// Wallet Standard (Solana) wallets by name. A wallet of a namespace none of the session's networks
+/// is in is left out (it could only connect to an unsupported network).
+pub fn connectors_from(
+    wallets: &[DiscoveredWallet],
+    options: &SessionOptions,
+    networks: &[ChainDefinition],
+) -> Result<Vec<Connector>, DomainError> {
     if wallets.len() > MAX_CONNECTORS {
         return Err(DomainError::TooMany { what: "wallets".into(), max: MAX_CONNECTORS });
     }
@@ -180,8 +229,9 @@ pub fn connectors_from(wallets: &[DiscoveredWallet], options: &SessionOptions) -
         if wallet.name.trim().is_empty() || wallet.name.len() > 64 {
             return Err(DomainError::InvalidInput { field: field("name"), message: "1 to 64 characters".into() });
         }
-        let id = match wallet.kind {
-            ConnectorType::Announced => {
+        let namespace = wallet.namespace.unwrap_or(Namespace::Eip155);
+        let id = match (namespace, wallet.kind) {
+            (Namespace::Eip155, ConnectorType::Announced) => {
                 if !options.enable_eip6963 {
                     continue;
                 }
@@ -195,19 +245,37 @@ pub fn connectors_from(wallets: &[DiscoveredWallet], options: &SessionOptions) -
                     }
                 }
             }
-            ConnectorType::Injected => {
+            (Namespace::Eip155, ConnectorType::Injected) => {
                 if !options.enable_injected {
                     continue;
                 }
                 "injected".to_string()
             }
-            other => {
+            (Namespace::Solana, ConnectorType::Announced) => {
+                if wallet.rdns.is_some() {
+                    return Err(DomainError::InvalidInput {
+                        field: field("rdns"),
+                        message: "Wallet Standard wallets carry no rdns".into(),
+                    });
+                }
+                solana_connector_id(wallet.name.trim())
+            }
+            (Namespace::Eip155 | Namespace::Solana, other) => {
                 return Err(DomainError::InvalidInput {
                     field: field("kind"),
                     message: format!("the browser reports ANNOUNCED or INJECTED wallets, not {other:?}"),
                 });
             }
+            (other, _) => {
+                return Err(DomainError::InvalidInput {
+                    field: field("namespace"),
+                    message: format!("the browser discovers eip155 and solana wallets, not {other}"),
+                });
+            }
         };
+        if !networks.iter().any(|c| c.namespace() == namespace) {
+            continue;
+        }
         if connectors.iter().any(|c| c.id == id) {
             continue;
         }
@@ -218,7 +286,7 @@ pub fn connectors_from(wallets: &[DiscoveredWallet], options: &SessionOptions) -
             kind: wallet.kind,
             rdns: wallet.rdns.clone(),
             icon,
-            namespaces: vec![Namespace::Eip155],
+            namespaces: vec![namespace],
         });
     }
     Ok(connectors)
@@ -310,6 +378,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
                     .map(|(ns, _)| *ns);
             }
         }
+        Event::ActiveNamespaceChanged { namespace } => state.active_namespace = Some(*namespace),
         Event::RecentWalletUsed { wallet } => {
             state.recent_wallets.retain(|w| w.id != wallet.id);
             state.recent_wallets.insert(0, wallet.clone());
@@ -341,6 +410,7 @@ pub fn derive(state: &mut ConnectionState) {
     }
     state.connector_status = status;
     state.loading = state.namespaces.values().any(|n| n.syncing);
+    state.active_features = state.active_namespace.map(Namespace::features).unwrap_or_default();
 }
 
 pub fn chart() -> Statechart {

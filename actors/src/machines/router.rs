@@ -6,7 +6,7 @@ use strum::{IntoStaticStr, VariantArray};
 use ts_rs::TS;
 
 use crate::chart::{region, tg, Statechart, ANY_STATE};
-use crate::model::caip::CaipNetworkId;
+use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::session::Event;
 
 pub const ID: &str = "router";
@@ -53,15 +53,17 @@ pub struct RouteParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub connector_id: Option<String>,
+    /// SwitchActiveChain: the namespace to switch to.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub switch_to_chain: Option<CaipNetworkId>,
+    pub switch_to_chain: Option<Namespace>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub navigate_to: Option<View>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub navigate_with_replace: Option<bool>,
+    /// SwitchActiveChain: the network the switch leads to (the session's first in that namespace).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub network: Option<CaipNetworkId>,

@@ -49,6 +49,30 @@ impl Namespace {
     }
 }
 
+/// What a namespace supports (spec section 9, feature support by namespace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceFeatures {
+    /// Token balances: eip155, solana.
+    pub balance: bool,
+    /// Names and avatars: eip155.
+    pub names: bool,
+    /// Transaction activity: eip155.
+    pub activity: bool,
+    /// Sending tokens: eip155, solana.
+    pub send: bool,
+}
+
+impl Namespace {
+    /// Spec section 9: Balance on eip155 and solana, Names and Activity on eip155, Send on eip155
+    /// and solana; nothing on the namespaces that only appear as namespaces.
+    pub fn features(self) -> NamespaceFeatures {
+        let full = matches!(self, Namespace::Eip155 | Namespace::Solana);
+        let evm = self == Namespace::Eip155;
+        NamespaceFeatures { balance: full, names: evm, activity: evm, send: full }
+    }
+}
+
 const BASE58_ALPHABET: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 impl fmt::Display for Namespace {
@@ -110,7 +134,9 @@ impl FromStr for CaipNetworkId {
 }
 
 /// A CAIP-10 account id such as `eip155:1:0xab…`: exactly three non-empty colon-separated parts with
-/// a known namespace.
+/// a known namespace, each part in CAIP-10's grammar (`reference` 1 to 32 of `[-_a-zA-Z0-9]`,
+/// `account_address` 1 to 128 of `[-.%a-zA-Z0-9]`), and an address in the namespace's form
+/// (spec section 5: EVM `0x` + 40 hex, Solana 32 to 44 base58 characters).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CaipAddress {
     pub network: CaipNetworkId,
@@ -123,6 +149,11 @@ impl fmt::Display for CaipAddress {
     }
 }
 
+/// CAIP-2 `reference`: 1 to 32 of `[-_a-zA-Z0-9]`.
+pub fn is_caip2_reference(s: &str) -> bool {
+    (1..=32).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 impl FromStr for CaipAddress {
     type Err = CaipError;
 
@@ -132,7 +163,18 @@ impl FromStr for CaipAddress {
             return Err(CaipError(format!("a CAIP address has three non-empty parts, got {s:?}")));
         }
         let namespace: Namespace = parts[0].parse()?;
-        Ok(Self { network: CaipNetworkId::new(namespace, parts[1]), address: parts[2].to_string() })
+        if !is_caip2_reference(parts[1]) {
+            return Err(CaipError(format!("{:?} is not a CAIP-2 reference (1 to 32 of [-_a-zA-Z0-9])", parts[1])));
+        }
+        let address = parts[2];
+        let caip10_chars = address.len() <= 128 && address.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.%".contains(&b));
+        if !caip10_chars {
+            return Err(CaipError(format!("{address:?} is not a CAIP-10 account address")));
+        }
+        if matches!(namespace, Namespace::Eip155 | Namespace::Solana) && !namespace.is_valid_address(address) {
+            return Err(CaipError(format!("{address:?} is not a {namespace} address")));
+        }
+        Ok(Self { network: CaipNetworkId::new(namespace, parts[1]), address: address.to_string() })
     }
 }
 
@@ -211,8 +253,17 @@ mod tests {
     fn caip_addresses_need_three_non_empty_parts_and_a_known_namespace() {
         let ok: CaipAddress = "eip155:1:0xab16a96D359eC26a11e2C2b3d8f8B8942d5Bfcdb".parse().unwrap();
         assert_eq!(ok.network, CaipNetworkId::eip155(1));
-        for bad in ["eip155:1", "eip155::0xab", "foo:1:0xab", "eip155:1:0xab:extra", ":1:0xab"] {
+        for bad in ["eip155:1", "eip155::0xab", "foo:1:0xab", "eip155:1:0xab:extra", ":1:0xab", "eip155:1:0xab"] {
             assert!(bad.parse::<CaipAddress>().is_err(), "{bad} should be refused");
+        }
+    }
+
+    #[test]
+    fn features_by_namespace_follow_section_9() {
+        assert_eq!(Namespace::Eip155.features(), NamespaceFeatures { balance: true, names: true, activity: true, send: true });
+        assert_eq!(Namespace::Solana.features(), NamespaceFeatures { balance: true, names: false, activity: false, send: true });
+        for ns in [Namespace::Polkadot, Namespace::Bip122, Namespace::Cosmos] {
+            assert_eq!(ns.features(), NamespaceFeatures::default());
         }
     }
 

@@ -51,8 +51,19 @@ pub struct DiscoveredWallet {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub icon: Option<String>,
-    /// `ANNOUNCED` (EIP-6963) or `INJECTED` (legacy `window.ethereum`).
+    /// `ANNOUNCED` (EIP-6963, or a Wallet Standard wallet) or `INJECTED` (legacy `window.ethereum`).
     pub kind: ConnectorType,
+    /// The chain namespace the wallet was found for: `eip155` (EIP-6963 and injected, the default)
+    /// or `solana` (a Wallet Standard wallet with a `solana:` chain; announced, no rdns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub namespace: Option<Namespace>,
+}
+
+/// The connector id of a Wallet Standard wallet: `solana:` and its name (Wallet Standard wallets
+/// carry no rdns; the standard's registry keeps one wallet per name in practice).
+pub fn solana_connector_id(name: &str) -> String {
+    format!("solana:{name}")
 }
 
 /// A recently used wallet (spec: id and rdns), newest first; at most [`MAX_RECENT_WALLETS`].

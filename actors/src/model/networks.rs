@@ -60,6 +60,26 @@ pub const DEFAULT_NETWORK: &str = "eip155:1";
 pub const SOLANA_MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
 pub const SOLANA_DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
 pub const SOLANA_TESTNET: &str = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z";
+/// Full genesis hashes of the three Solana clusters (what `getGenesisHash` answers); a CAIP-2
+/// reference is the first 32 characters (CAIP-30).
+pub const SOLANA_GENESIS_HASHES: [(&str, &str); 3] = [
+    ("mainnet", "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"),
+    ("devnet", "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"),
+    ("testnet", "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY"),
+];
+
+/// The Wallet Standard name of a Solana CAIP-2 network (`solana:devnet` for
+/// `solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1`), for the three clusters.
+pub fn solana_cluster_chain(id: &CaipNetworkId) -> Option<String> {
+    if id.namespace != Namespace::Solana {
+        return None;
+    }
+    SOLANA_GENESIS_HASHES
+        .iter()
+        .find(|(_, genesis)| genesis.starts_with(&id.reference) && id.reference.len() == 32)
+        .map(|(cluster, _)| format!("solana:{cluster}"))
+}
+
 pub const BITCOIN_MAINNET: &str = "bip122:000000000019d6689c085ae165831e93";
 pub const BITCOIN_TESTNET: &str = "bip122:000000000933ea01ad0ee984209779ba";
 
@@ -145,5 +165,16 @@ mod tests {
         assert_eq!(ids.len(), all.len());
         assert_eq!(lookup(&"eip155:42161".parse().unwrap()).unwrap().name, "Arbitrum One");
         assert_eq!(lookup(&SOLANA_MAINNET.parse().unwrap()).unwrap().native_currency.decimals, 9);
+    }
+
+    #[test]
+    fn solana_catalogue_ids_are_the_genesis_hash_prefixes() {
+        for (id, cluster) in [(SOLANA_MAINNET, "mainnet"), (SOLANA_DEVNET, "devnet"), (SOLANA_TESTNET, "testnet")] {
+            let id: CaipNetworkId = id.parse().unwrap();
+            let genesis = SOLANA_GENESIS_HASHES.iter().find(|(c, _)| *c == cluster).unwrap().1;
+            assert_eq!(id.reference, genesis[..32]);
+            assert_eq!(solana_cluster_chain(&id), Some(format!("solana:{cluster}")));
+        }
+        assert_eq!(solana_cluster_chain(&"eip155:1".parse().unwrap()), None);
     }
 }

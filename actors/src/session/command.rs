@@ -59,12 +59,20 @@ pub enum ClientCommand {
         #[ts(optional)]
         namespace: Option<Namespace>,
     },
+    /// Make `namespace` the active one: at once when it holds a connected account, else the modal
+    /// shows SwitchActiveChain (spec section 2).
+    SwitchActiveNamespace {
+        namespace: Namespace,
+    },
+    /// The SwitchActiveChain view's button: switch to its namespace and go where its params say
+    /// (Connect, to connect a wallet there).
+    ConfirmSwitchActiveChain {},
     /// The outcome of a wallet request the session issued.
     ResolveWalletRequest {
         request_id: String,
         outcome: WalletOutcome,
     },
-    /// EIP-1193 `accountsChanged`.
+    /// EIP-1193 `accountsChanged`, or a Wallet Standard `change` event's accounts.
     WalletAccountsChanged {
         connector_id: String,
         accounts: Vec<String>,

@@ -52,6 +52,10 @@ pub enum DomainError {
     SendPending,
     #[error("a network switch is already pending")]
     SwitchPending,
+    #[error("this session has no {0} network")]
+    NamespaceNotSupported(Namespace),
+    #[error("only on the {} view", .0.name())]
+    NotOnView(View),
 }
 
 /// Why a command was refused, as the client reads it in `result.error.code`: one enum for every
@@ -85,6 +89,8 @@ pub enum RefusalCode {
     NoAccountAddress,
     SendPending,
     SwitchPending,
+    NamespaceNotSupported,
+    NotOnView,
     // The session runtime.
     /// Another writer moved the session; it was reloaded. Retry.
     Conflict,
@@ -143,6 +149,8 @@ impl DomainError {
             DomainError::NoAccountAddress => RefusalCode::NoAccountAddress,
             DomainError::SendPending => RefusalCode::SendPending,
             DomainError::SwitchPending => RefusalCode::SwitchPending,
+            DomainError::NamespaceNotSupported(_) => RefusalCode::NamespaceNotSupported,
+            DomainError::NotOnView(_) => RefusalCode::NotOnView,
         }
     }
 

@@ -108,6 +108,11 @@ pub enum Event {
     RecentWalletUsed {
         wallet: RecentWallet,
     },
+    /// The visitor switched the active chain namespace (`SwitchActiveNamespace`, or confirming
+    /// SwitchActiveChain); the namespace may have no connected account yet.
+    ActiveNamespaceChanged {
+        namespace: Namespace,
+    },
 
     // --- toasts ---
     ToastQueued {
@@ -312,6 +317,8 @@ impl Event {
         match type_name {
             // v2 renamed `rdns` to `wallet.rdns` and added `name` (see session::upcast).
             "RecentWalletUsed" => 2,
+            // v2: `params.switchToChain` is a namespace (`solana`), no longer a network id.
+            "Navigated" => 2,
             _ => 1,
         }
     }

@@ -21,7 +21,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 4;
+pub const STATE_SCHEMA_VERSION: u32 = 5;
 
 // Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
 // decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed
@@ -215,6 +215,7 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         | Event::AccountsChanged { .. }
         | Event::NetworkChanged { .. }
         | Event::Disconnected { .. }
+        | Event::ActiveNamespaceChanged { .. }
         | Event::RecentWalletUsed { .. } => Regions::of(&[Region::Connection]),
         Event::ToastQueued { .. }
         | Event::ToastShown { .. }

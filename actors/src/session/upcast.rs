@@ -30,6 +30,15 @@ impl Upcaster for SessionUpcaster {
                     }
                     json!({ "wallet": wallet })
                 }
+                // v1 typed `params.switchToChain` as a CAIP-2 network id; v2 names the namespace.
+                ("Navigated", 1) => {
+                    let mut payload = payload;
+                    if let Some(chain) = payload.pointer_mut("/params/switchToChain") {
+                        let namespace = chain.as_str().map(|c| c.split(':').next().unwrap_or(c).to_string());
+                        *chain = namespace.map(Value::String).ok_or("Navigated v1: switchToChain is not a string")?;
+                    }
+                    payload
+                }
                 _ => return Err(format!("no upcaster for {event_type} v{version}")),
             };
             version += 1;

@@ -171,12 +171,41 @@ text_type!(
     RequestId, "requestId", grammar::is_pchars, "expected RFC 3986 *pchar"
 );
 text_type!(
-    /// A Solana chain reference (the CAIP-2 reference after `solana:`): 1 to 32 of
-    /// `[-_a-zA-Z0-9]`, such as `mainnet`, `devnet` or `5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`.
+    /// A SIWS `Chain ID`: one of the values of Phantom's Sign-In With Solana grammar
+    /// (`message-chain-id`): `mainnet`, `testnet`, `devnet`, `localnet`, `solana:mainnet`,
+    /// `solana:testnet`, `solana:devnet`. Kept as written; [`SolanaChainRef::caip2`] names the
+    /// CAIP-2 network (genesis-hash reference) it denotes.
     SolanaChainRef, "chainId",
-    |s| (1..=32).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'),
-    "expected a CAIP-2 reference: 1 to 32 of [-_a-zA-Z0-9]"
+    |s| SOLANA_CHAIN_IDS.iter().any(|(id, _)| *id == s),
+    "expected mainnet, testnet, devnet, localnet, solana:mainnet, solana:testnet or solana:devnet"
 );
+
+/// SIWS `Chain ID` values and the CAIP-2 network each denotes (CAIP-30: the first 32 characters
+/// of the cluster's genesis hash). `localnet` has no fixed genesis: it stands for any other
+/// Solana network and is written `solana:localnet`.
+const SOLANA_CHAIN_IDS: [(&str, &str); 7] = [
+    ("mainnet", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"),
+    ("testnet", "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"),
+    ("devnet", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"),
+    ("localnet", "solana:localnet"),
+    ("solana:mainnet", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"),
+    ("solana:testnet", "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"),
+    ("solana:devnet", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"),
+];
+
+impl SolanaChainRef {
+    /// The CAIP-2 network this `Chain ID` denotes (`devnet` -> `solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1`).
+    pub fn caip2(&self) -> &'static str {
+        SOLANA_CHAIN_IDS.iter().find(|(id, _)| *id == self.0).map(|(_, caip2)| *caip2).expect("validated at construction")
+    }
+
+    /// The `Chain ID` a message for the CAIP-2 network `caip2` carries: the cluster's name for
+    /// mainnet, testnet and devnet, `localnet` for any other Solana network.
+    pub fn for_caip2(caip2: &str) -> Self {
+        let id = SOLANA_CHAIN_IDS[..4].iter().find(|(_, c)| *c == caip2).map_or("localnet", |(id, _)| *id);
+        Self(id.to_string())
+    }
+}
 
 impl Domain {
     /// The authority's parts.
@@ -323,7 +352,7 @@ pub enum Account {
     },
     /// A Solana account: the chain reference and a base58 ed25519 public key.
     Solana {
-        /// The chain reference (`mainnet`, `devnet`, a genesis-hash reference ...).
+        /// The `Chain ID` (`mainnet`, `devnet`, `solana:testnet` ...).
         chain: SolanaChainRef,
         /// The account's public key.
         address: SolanaAddress,
@@ -355,12 +384,16 @@ impl Account {
         }
     }
 
-    /// The CAIP-2 chain id (`eip155:1`, `solana:mainnet`).
+    /// The CAIP-2 chain id (`eip155:1`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp` for a message
+    /// whose `Chain ID` is `mainnet`).
     pub fn caip2(&self) -> String {
-        format!("{}:{}", self.namespace().caip2(), self.chain_text())
+        match self {
+            Account::Eip155 { chain_id, .. } => format!("eip155:{chain_id}"),
+            Account::Solana { chain, .. } => chain.caip2().to_string(),
+        }
     }
 
-    /// The CAIP-10 account id (`eip155:1:0xAb...`, `solana:mainnet:7S3P...`).
+    /// The CAIP-10 account id (`eip155:1:0xAb...`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:7S3P...`).
     pub fn caip10(&self) -> String {
         format!("{}:{}", self.caip2(), self.address_text())
     }

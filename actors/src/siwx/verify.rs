@@ -32,7 +32,7 @@ pub struct VerifyPolicy {
     pub expected_uri_origin: Option<String>,
     /// The nonce this server issued for this session.
     pub expected_nonce: Option<String>,
-    /// CAIP-2 chain ids the account may be on (`eip155:1`, `solana:mainnet`).
+    /// CAIP-2 chain ids the account may be on (`eip155:1`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`).
     pub allowed_chains: Option<Vec<String>>,
     /// How far in the future `Issued At` may be (clock skew). `None` disables the check, as the
     /// public conformance vectors expect. [`VerifyPolicy::new`] sets 60 seconds.

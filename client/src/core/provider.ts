@@ -1,8 +1,10 @@
-// The EIP-1193 provider a host app uses: it answers from the session (accounts, chain) and forwards
-// everything else to the connected wallet. `eth_requestAccounts` opens the modal and resolves when
+// The EIP-1193 provider a host app uses: it answers from the session's eip155 connection (accounts,
+// chain; whichever namespace is active, so a multichain session keeps its EVM account here) and
+// forwards everything else to the connected EVM wallet. `eth_requestAccounts` opens the modal and resolves when
 // the visitor connects, or rejects with 4001 and the session's reason when the modal closes first.
 // It lives as long as its widget: after `destroy()` every request fails with 4900.
 
+import type { Namespace } from "../generated/Namespace";
 import type { Widget } from "./widget";
 
 type Listener = (...args: unknown[]) => void;
@@ -22,6 +24,51 @@ export class ProviderRpcError extends Error {
   }
 }
 
+/** Asks the visitor to connect an account of `namespace` and resolves with its address, or rejects
+ * with 4001 and the session's reason (e.g. "Modal closed") when the modal closes without one. The
+ * modal opens on Connect, or, when another namespace's account is active, on SwitchActiveChain
+ * (which leads to Connect). Only a close after the modal opened counts. */
+export async function requestConnection(widget: Widget, namespace: Namespace): Promise<string> {
+  const connected = () => {
+    const conn = widget.state()?.connection.namespaces[namespace];
+    return conn?.status === "connected" ? conn.address : null;
+  };
+  const now = connected();
+  if (now) return now;
+  const state = widget.state();
+  const active = state?.connection.activeNamespace;
+  const elsewhere = active && active !== namespace && state?.connection.namespaces[active]?.status === "connected";
+  const opened = await widget.command(elsewhere ? { type: "SwitchActiveNamespace", namespace } : { type: "OpenModal" }).catch(() => null);
+  if (!opened) throw new ProviderRpcError(4900, "The widget was destroyed");
+  if (opened.status === "refused") throw new ProviderRpcError(4001, opened.error?.message ?? "The modal could not open");
+  const openedAt = opened.seq ?? 0;
+  return new Promise((resolve, reject) => {
+    const settle = () => {
+      unsubscribe();
+      widget.signal.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      settle();
+      reject(new ProviderRpcError(4900, "The widget was destroyed"));
+    };
+    const check = () => {
+      const address = connected();
+      if (address) {
+        settle();
+        resolve(address);
+      } else if (widget.seq() >= openedAt && widget.state()?.modal.status === "closed") {
+        settle();
+        // The session says why ("Modal closed", "Connection rejected", ...).
+        const why = widget.state()?.connection.namespaces[namespace]?.lastError ?? Object.values(widget.state()?.connection.namespaces ?? {}).find((n) => n?.lastError)?.lastError;
+        reject(new ProviderRpcError(4001, why ?? "User rejected the request."));
+      }
+    };
+    const unsubscribe = widget.subscribe(check);
+    widget.signal.addEventListener("abort", onAbort);
+    check();
+  });
+}
+
 const toHexChainId = (caipNetworkId: string) => `0x${Number(caipNetworkId.split(":")[1]).toString(16)}`;
 
 export function createProvider(widget: Widget): HostProvider {
@@ -30,9 +77,7 @@ export function createProvider(widget: Widget): HostProvider {
     for (const l of [...(listeners.get(event) ?? [])]) l(...args);
   };
   const active = () => {
-    const s = widget.state();
-    const ns = s?.connection.activeNamespace;
-    const conn = ns ? s?.connection.namespaces[ns] : undefined;
+    const conn = widget.state()?.connection.namespaces.eip155;
     return conn?.status === "connected" ? conn : undefined;
   };
   let last = { accounts: "[]", chain: "" };
@@ -61,37 +106,7 @@ export function createProvider(widget: Widget): HostProvider {
           break;
         case "eth_requestAccounts": {
           if (conn?.address) return [conn.address];
-          // The modal opens; the answer is the connection, or why the modal closed without one. Only
-          // a close after the open counts (the state may still be the one from before it).
-          const opened = await widget.command({ type: "OpenModal" }).catch(() => null);
-          if (!opened) throw new ProviderRpcError(4900, "The widget was destroyed");
-          if (opened.status === "refused") throw new ProviderRpcError(4001, opened.error?.message ?? "The modal could not open");
-          const openedAt = opened.seq ?? 0;
-          return new Promise((resolve, reject) => {
-            const settle = () => {
-              unsubscribe();
-              widget.signal.removeEventListener("abort", onAbort);
-            };
-            const onAbort = () => {
-              settle();
-              reject(new ProviderRpcError(4900, "The widget was destroyed"));
-            };
-            const check = () => {
-              const now = active();
-              if (now?.address) {
-                settle();
-                resolve([now.address]);
-              } else if (widget.seq() >= openedAt && widget.state()?.modal.status === "closed") {
-                settle();
-                // The session says why ("Modal closed", "Connection rejected", ...).
-                const why = Object.values(widget.state()?.connection.namespaces ?? {}).find((n) => n?.lastError)?.lastError;
-                reject(new ProviderRpcError(4001, why ?? "User rejected the request."));
-              }
-            };
-            const unsubscribe = widget.subscribe(check);
-            widget.signal.addEventListener("abort", onAbort);
-            check();
-          });
+          return [await requestConnection(widget, "eip155")];
         }
       }
       const provider = conn?.connectorId ? widget.discovery.provider(conn.connectorId) : undefined;

@@ -12,6 +12,7 @@ import type { ClientErrorKind } from "../generated/ClientErrorKind";
 import type { SessionState } from "../generated/SessionState";
 import { createChartMirror, type ChartMirror } from "./charts/chartMirror";
 import { newRequests, perform, WalletDiscovery } from "./effects/walletEffects";
+import { performSolana, SOLANA_CONNECTOR_PREFIX, SolanaDiscovery, solanaFeatures } from "./effects/solanaWallets";
 import type { SessionOptionsInput } from "./options";
 import { protocolErrorCode, type Refusal } from "./refusal";
 import type { CommandResult, TransportStats } from "./transport/machine";
@@ -46,6 +47,8 @@ export interface Widget {
   readonly transport: TransportActor;
   readonly charts: ChartMirror;
   readonly discovery: WalletDiscovery;
+  /** Solana wallets found through the Wallet Standard. */
+  readonly solanaDiscovery: SolanaDiscovery;
   state(): SessionState | null;
   /** The mirror's seq: the last event the state includes. */
   seq(): number;
@@ -107,6 +110,7 @@ export function createWidget(o: WidgetOptions): Widget {
   const actor = transport.actor;
   const charts = createChartMirror(undefined, o.inspect);
   const discovery = new WalletDiscovery(page);
+  const solanaDiscovery = new SolanaDiscovery();
   const listeners = new Set<() => void>();
   const notify = () => {
     for (const l of [...listeners]) l();
@@ -142,7 +146,8 @@ export function createWidget(o: WidgetOptions): Widget {
   let reported = "";
   const watched = new Map<string, Array<() => void>>();
   const reportWallets = () => {
-    const wallets = discovery.report();
+    // EIP-6963 wallets first, then Wallet Standard (Solana) wallets, each in the order found.
+    const wallets = [...discovery.report(), ...solanaDiscovery.report()];
     const key = JSON.stringify(wallets);
     if (actor.getSnapshot().context.mirror.state && key !== reported) {
       reported = key;
@@ -150,6 +155,7 @@ export function createWidget(o: WidgetOptions): Widget {
     }
   };
   const watch = (id: string) => {
+    if (id.startsWith(SOLANA_CONNECTOR_PREFIX)) return watchSolana(id);
     const provider = discovery.provider(id);
     if (!provider?.on || watched.has(id)) return;
     const handlers: Array<[string, (arg: unknown) => void]> = [
@@ -159,6 +165,27 @@ export function createWidget(o: WidgetOptions): Widget {
     ];
     for (const [event, handler] of handlers) provider.on(event, handler);
     watched.set(id, handlers.map(([event, handler]) => () => provider.removeListener?.(event, handler)));
+  };
+
+  // A Wallet Standard wallet's `change` events carry its accounts: forwarded like accountsChanged.
+  const watchSolana = (id: string) => {
+    const wallet = solanaDiscovery.wallet(id);
+    const events = wallet && solanaFeatures.events(wallet);
+    if (!events || watched.has(id)) return;
+    const off = events.on("change", (properties) => {
+      if (properties.accounts) send({ type: "WalletAccountsChanged", connectorId: id, accounts: properties.accounts.map((a) => a.address) });
+    });
+    watched.set(id, [off]);
+  };
+  // When the session disconnects a Solana connection, the wallet is told too (`standard:disconnect`).
+  let solanaConnector: string | null = null;
+  const followSolana = (state: SessionState) => {
+    const solana = state.connection.namespaces.solana;
+    const now = solana?.status === "connected" ? (solana.connectorId ?? null) : null;
+    const wallet = solanaConnector && !now ? solanaDiscovery.wallet(solanaConnector) : undefined;
+    const disconnect = wallet && solana?.status === "disconnected" ? solanaFeatures.disconnect(wallet) : undefined;
+    if (disconnect) void disconnect.disconnect().catch(() => undefined);
+    if (solana?.status !== "connecting") solanaConnector = now;
   };
 
   let last: { state: SessionState | null; refusal: Refusal | null; online: boolean } = { state: null, refusal: null, online: false };
@@ -175,11 +202,14 @@ export function createWidget(o: WidgetOptions): Widget {
       for (const ns of Object.values(state.connection.namespaces)) {
         if (ns?.status === "connected" && ns.connectorId) watch(ns.connectorId);
       }
+      followSolana(state);
       // Request ids are per session: a new session (the old one expired) starts them again.
       const session = snapshot.context.credentials?.sessionId ?? "";
       for (const request of newRequests(state, started, session)) {
         started.add(`${session}/${request.id}`);
-        void perform(request, discovery.provider(request.connectorId)).then((outcome) => {
+        const outcome =
+          request.namespace === "solana" ? performSolana(request, solanaDiscovery.wallet(request.connectorId)) : perform(request, discovery.provider(request.connectorId));
+        void outcome.then((outcome) => {
           if (!signal.aborted) send({ type: "ResolveWalletRequest", requestId: request.id, outcome });
         });
       }
@@ -219,6 +249,7 @@ export function createWidget(o: WidgetOptions): Widget {
     actor.start();
     if (!page.navigator.onLine) actor.send({ type: "OFFLINE" });
     discovery.start(reportWallets, signal);
+    solanaDiscovery.start(reportWallets, signal);
     page.addEventListener("online", () => actor.send({ type: "ONLINE" }), { signal });
     page.addEventListener("offline", () => actor.send({ type: "OFFLINE" }), { signal });
     page.document.addEventListener(
@@ -239,6 +270,7 @@ export function createWidget(o: WidgetOptions): Widget {
     transport: actor,
     charts,
     discovery,
+    solanaDiscovery,
     signal,
     state: () => actor.getSnapshot().context.mirror.state,
     seq: () => actor.getSnapshot().context.mirror.seq,

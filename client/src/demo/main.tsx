@@ -1,12 +1,15 @@
 // The demo dapp served at `/`: a small example dapp built on the React entry (the widget shares the
 // page's React). Query parameters: `?theme=light`, `?siwx=optional|required`, `?projectId=`,
-// `?email=on&socials=google,x`, `?rpc=<node URL>` (the dev wallet's node). `window.__vestibule` is
-// the widget's debug handle, `window.__provider` the host provider, `window.__devWallet` the dev wallet.
+// `?email=on&socials=google,x`, `?rpc=<node URL>` (the dev wallet's node), `?solana=devnet` (a
+// multichain session: Ethereum and that Solana cluster; `mainnet`, `devnet` or `testnet`).
+// `window.__vestibule` is the widget's debug handle, `window.__provider` the host's EIP-1193
+// provider, `window.__solana` its Solana provider, `window.__devWallet` the dev wallet.
 
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import type { SessionOptionsInput } from "../core/options";
 import type { SocialProvider } from "../generated/SocialProvider";
+import { SOLANA_CLUSTERS } from "../generated/constants";
 import { App } from "./App/App";
 import { installDevWallet } from "./devWallet";
 
@@ -22,10 +25,12 @@ if (devWallet) Object.assign(window, { __devWallet: devWallet });
 const theme = params.get("theme") === "light" ? "light" : "dark";
 const socials = (params.get("socials") ?? "").split(",").filter((s) => s !== "");
 const siwx = params.get("siwx");
+const solana = Object.entries(SOLANA_CLUSTERS).find(([, c]) => c.chain === `solana:${params.get("solana")}`)?.[0];
 const options: SessionOptionsInput = {
   themeMode: theme,
   ...(params.get("email") || socials.length ? { features: { email: params.get("email") === "on", socials: socials.filter(isSocial) } } : {}),
   ...(siwx ? { siwx: { required: siwx === "required", signOutOnDisconnect: false } } : {}),
+  ...(solana ? { networks: ["eip155:1", solana] } : {}),
 };
 
 const root = document.getElementById("root");

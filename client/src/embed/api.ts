@@ -3,6 +3,7 @@
 import type { SessionState } from "../generated/SessionState";
 import type { SessionOptionsInput } from "../core/options";
 import type { HostProvider } from "../core/provider";
+import type { SolanaHostProvider } from "../core/solanaProvider";
 import type { Preload } from "../core/uiDemand";
 
 export interface CreateOptions extends SessionOptionsInput {
@@ -27,8 +28,10 @@ export interface VestibuleInstance {
   subscribe(listener: (state: SessionState | null) => void): () => void;
   /** The mirrored state (null until the session arrived). */
   state(): SessionState | null;
-  /** EIP-1193 provider for the host app: the connected wallet, through the session. */
+  /** EIP-1193 provider for the host app: the connected EVM wallet, through the session. */
   provider: HostProvider;
+  /** Solana provider for the host app: the connected Solana wallet, through the session. */
+  solana: SolanaHostProvider;
   /** Draws the widget into `element` (for `enableAppend: false`). */
   mount(element: HTMLElement): void;
   /** Ends the widget: its socket, timers, listeners and drawing. */

@@ -5,6 +5,7 @@
 import { createInspection, debugHandle } from "../core/debug";
 import { isSessionOption } from "../core/options";
 import { createProvider } from "../core/provider";
+import { createSolanaProvider } from "../core/solanaProvider";
 import { openBrowserSocket } from "../core/transport/browserSocket";
 import type { SocketLike } from "../core/transport/transport";
 import { whenUiNeeded } from "../core/uiDemand";
@@ -31,6 +32,7 @@ export function start(o: CreateOptions & { gatewayUrl: string }, early: SocketLi
     },
   });
   const provider = createProvider(widget);
+  const solana = createSolanaProvider(widget);
   let modal: Promise<typeof import("./modal")> | null = null;
   const loadModal = () => (modal ??= import("./modal"));
   const drawings = new Set<Mounted>();
@@ -58,6 +60,7 @@ export function start(o: CreateOptions & { gatewayUrl: string }, early: SocketLi
     subscribe: (listener) => widget.subscribe(() => listener(widget.state())),
     state: widget.state,
     provider,
+    solana,
     mount,
     destroy() {
       widget.destroy();

@@ -5,6 +5,7 @@
 
 import { isSessionOption } from "../core/options";
 import type { HostProvider } from "../core/provider";
+import type { SolanaHostProvider } from "../core/solanaProvider";
 import { openBrowserSocket } from "../core/transport/browserSocket";
 import { SCRIPT_OPTIONS, type CreateOptions, type VestibuleInstance } from "./api";
 import type * as CoreModule from "./core";
@@ -41,6 +42,22 @@ export function create(given: CreateOptions): VestibuleInstance {
     on: (event, listener) => later((c) => c.provider.on(event, listener)),
     removeListener: (event, listener) => later((c) => c.provider.removeListener(event, listener)),
   };
+  const gone = () => Promise.reject(new Error("the widget was destroyed"));
+  const solana: SolanaHostProvider = {
+    get address() {
+      return core?.solana.address ?? null;
+    },
+    get chain() {
+      return core?.solana.chain ?? null;
+    },
+    connect: () => ready.then(() => (core ? core.solana.connect() : gone())),
+    disconnect: () => ready.then(() => (core ? core.solana.disconnect() : gone())),
+    signMessage: (m) => ready.then(() => (core ? core.solana.signMessage(m) : gone())),
+    signTransaction: (t) => ready.then(() => (core ? core.solana.signTransaction(t) : gone())),
+    signAndSendTransaction: (t) => ready.then(() => (core ? core.solana.signAndSendTransaction(t) : gone())),
+    on: (event, listener) => later((c) => c.solana.on(event, listener)),
+    removeListener: (event, listener) => later((c) => c.solana.removeListener(event, listener)),
+  };
   return {
     open: () => later((c) => c.open()),
     close: () => later((c) => c.close()),
@@ -57,6 +74,7 @@ export function create(given: CreateOptions): VestibuleInstance {
     },
     state: () => core?.state() ?? null,
     provider,
+    solana,
     mount: (element) => later((c) => c.mount(element)),
     destroy() {
       destroyed = true;

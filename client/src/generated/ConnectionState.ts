@@ -3,6 +3,7 @@ import type { Connector } from "./Connector";
 import type { ConnectorStatus } from "./ConnectorStatus";
 import type { Namespace } from "./Namespace";
 import type { NamespaceConnection } from "./NamespaceConnection";
+import type { NamespaceFeatures } from "./NamespaceFeatures";
 import type { RecentWallet } from "./RecentWallet";
 
 export type ConnectionState = { namespaces: { [key in Namespace]?: NamespaceConnection }, activeNamespace: Namespace | null, connectors: Array<Connector>, 
@@ -17,4 +18,8 @@ recentWallets: Array<RecentWallet>,
 /**
  * Derived: true while any stored connection is being synced.
  */
-loading: boolean, };
+loading: boolean, 
+/**
+ * Derived: what the active namespace supports (spec section 9); nothing without one.
+ */
+activeFeatures: NamespaceFeatures, };

@@ -144,7 +144,13 @@ export const fixtureFrames: ServerMessage[] = [
         "connectors": [],
         "connectorStatus": {},
         "recentWallets": [],
-        "loading": false
+        "loading": false,
+        "activeFeatures": {
+          "balance": false,
+          "names": false,
+          "activity": false,
+          "send": false
+        }
       },
       "connectView": {
         "methods": [
@@ -175,7 +181,7 @@ export const fixtureFrames: ServerMessage[] = [
         "nextSession": 0
       }
     },
-    "stateHash": "297dc126ba90ee79"
+    "stateHash": "b35c6ad0a48730b0"
   },
   {
     "type": "diff",
@@ -214,6 +220,9 @@ export const fixtureFrames: ServerMessage[] = [
               "icon": null,
               "installed": true,
               "name": "Dev Wallet",
+              "namespaces": [
+                "eip155"
+              ],
               "walletId": "dev.vestibule.wallet"
             }
           ],
@@ -239,7 +248,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "917a11a91e4b51e1"
+    "stateHash": "c30591445ecae717"
   },
   {
     "type": "diff",
@@ -261,7 +270,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "f8c264774b4c4b91"
+    "stateHash": "516438685cc09fd2"
   },
   {
     "type": "diff",
@@ -370,7 +379,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "31d9113b14d00b67"
+    "stateHash": "1b0c622132c4ffbd"
   },
   {
     "type": "diff",
@@ -517,7 +526,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "14a3bfab65060e2a"
+    "stateHash": "6f63cd25fc552d37"
   },
   {
     "type": "diff",
@@ -631,7 +640,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "52e209b5f2ae938f"
+    "stateHash": "105ec5e1b019b18f"
   },
   {
     "type": "diff",
@@ -723,6 +732,26 @@ export const fixtureFrames: ServerMessage[] = [
       },
       {
         "op": "replace",
+        "path": "/connection/activeFeatures/activity",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/balance",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/names",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/send",
+        "value": true
+      },
+      {
+        "op": "replace",
         "path": "/connection/activeNamespace",
         "value": "eip155"
       },
@@ -810,7 +839,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "1388cb9141e629e2"
+    "stateHash": "18436549bb893f9e"
   },
   {
     "type": "diff",
@@ -867,7 +896,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "52f58b5310f1349f"
+    "stateHash": "61c66cb72caf4287"
   },
   {
     "type": "diff",
@@ -924,7 +953,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "40ae5569398ef026"
+    "stateHash": "e8ef170563441bc6"
   },
   {
     "type": "diff",
@@ -971,7 +1000,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "f89b02005e11add3"
+    "stateHash": "abb02c4ac913fd49"
   },
   {
     "type": "diff",
@@ -1018,7 +1047,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "00fefb4c11028a6c"
+    "stateHash": "0626697a53a5c786"
   },
   {
     "type": "diff",
@@ -1106,7 +1135,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "2d241c162d59536c"
+    "stateHash": "90d21038262f320e"
   },
   {
     "type": "diff",
@@ -1161,7 +1190,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "542b69121539bf93"
+    "stateHash": "cc79df63122fd715"
   },
   {
     "type": "diff",
@@ -1211,7 +1240,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "ba79efa40561cdd5"
+    "stateHash": "be6dee0c8a789fcf"
   },
   {
     "type": "diff",
@@ -1240,6 +1269,26 @@ export const fixtureFrames: ServerMessage[] = [
       }
     ],
     "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/activity",
+        "value": false
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/balance",
+        "value": false
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/names",
+        "value": false
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/send",
+        "value": false
+      },
       {
         "op": "replace",
         "path": "/connection/activeNamespace",
@@ -1290,7 +1339,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "ee78adc4768dfdb2"
+    "stateHash": "94490790583a6e83"
   }
 ];
 
@@ -1439,7 +1488,13 @@ export const signInFrames: ServerMessage[] = [
         "connectors": [],
         "connectorStatus": {},
         "recentWallets": [],
-        "loading": false
+        "loading": false,
+        "activeFeatures": {
+          "balance": false,
+          "names": false,
+          "activity": false,
+          "send": false
+        }
       },
       "connectView": {
         "methods": [
@@ -1470,7 +1525,7 @@ export const signInFrames: ServerMessage[] = [
         "nextSession": 0
       }
     },
-    "stateHash": "937dad3667270f8b"
+    "stateHash": "4432d1ec38c15fdd"
   },
   {
     "type": "diff",
@@ -1509,6 +1564,9 @@ export const signInFrames: ServerMessage[] = [
               "icon": null,
               "installed": true,
               "name": "Dev Wallet",
+              "namespaces": [
+                "eip155"
+              ],
               "walletId": "dev.vestibule.wallet"
             }
           ],
@@ -1534,7 +1592,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "68df7979400a19ee"
+    "stateHash": "f827a08682fd8beb"
   },
   {
     "type": "diff",
@@ -1556,7 +1614,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "c7923308e2bdc122"
+    "stateHash": "ad7ab9a92f49ca37"
   },
   {
     "type": "diff",
@@ -1665,7 +1723,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "cc4e64f9433ded71"
+    "stateHash": "4f356cda51e0ff38"
   },
   {
     "type": "diff",
@@ -1766,6 +1824,26 @@ export const signInFrames: ServerMessage[] = [
         "op": "replace",
         "path": "/connectView/groups/0/group",
         "value": "recent"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/activity",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/balance",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/names",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/send",
+        "value": true
       },
       {
         "op": "replace",
@@ -1876,7 +1954,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "eb7282bcceea9e71"
+    "stateHash": "2ce7ac353148c592"
   },
   {
     "type": "diff",
@@ -2012,7 +2090,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "f41eaeff1d665c2a"
+    "stateHash": "2a55e0640840e8dc"
   },
   {
     "type": "diff",
@@ -2153,7 +2231,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "6e2c26f8a8c14309"
+    "stateHash": "afaf01acdd121c11"
   },
   {
     "type": "diff",
@@ -2289,7 +2367,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "7a6e787e9ba34601"
+    "stateHash": "254125a0e354a0c2"
   },
   {
     "type": "diff",
@@ -2434,7 +2512,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "3aa5416c44278e8e"
+    "stateHash": "da488c25bc2b22d6"
   },
   {
     "type": "diff",
@@ -2456,7 +2534,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "e0384e85b998828b"
+    "stateHash": "2a63e627a427cc97"
   }
 ];
 
@@ -2605,7 +2683,13 @@ export const connectMethodsFrames: ServerMessage[] = [
         "connectors": [],
         "connectorStatus": {},
         "recentWallets": [],
-        "loading": false
+        "loading": false,
+        "activeFeatures": {
+          "balance": false,
+          "names": false,
+          "activity": false,
+          "send": false
+        }
       },
       "connectView": {
         "methods": [
@@ -2638,7 +2722,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "nextSession": 0
       }
     },
-    "stateHash": "a781869cad9f08a3"
+    "stateHash": "fbf9295d8bf5b1f0"
   },
   {
     "type": "diff",
@@ -2677,6 +2761,9 @@ export const connectMethodsFrames: ServerMessage[] = [
               "icon": null,
               "installed": true,
               "name": "Dev Wallet",
+              "namespaces": [
+                "eip155"
+              ],
               "walletId": "dev.vestibule.wallet"
             }
           ],
@@ -2717,7 +2804,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "5753bc53dbcc4fc6"
+    "stateHash": "23b9ed2a9ddc3b5c"
   },
   {
     "type": "diff",
@@ -2739,7 +2826,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "4c2c5465bcbf89e1"
+    "stateHash": "6a3a12578a4e2100"
   },
   {
     "type": "diff",
@@ -2801,7 +2888,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "cbbcf641d034ff55"
+    "stateHash": "bd467f6b8324b518"
   },
   {
     "type": "diff",
@@ -2858,6 +2945,1177 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "8fe0d3baaccb86ef"
+    "stateHash": "51494c0ae3964f39"
+  }
+];
+
+/** Ethereum and Solana Devnet: the EVM wallet connects, switching to Solana shows SwitchActiveChain,
+* confirming goes to Connect, the Solana wallet connects, the active namespace switches back. */
+export const multichainFrames: ServerMessage[] = [
+  {
+    "type": "welcome",
+    "protocol": 1,
+    "sessionId": "0123456789abcdef0123456789abcdef",
+    "resumeToken": "fixture-token",
+    "seq": 1,
+    "resumed": false,
+    "state": {
+      "started": true,
+      "project": "test",
+      "origin": "http://localhost:3000",
+      "options": {
+        "networks": [
+          "eip155:1",
+          "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+        ],
+        "metadata": {
+          "name": "",
+          "description": "",
+          "url": "",
+          "icons": []
+        },
+        "features": {
+          "email": false,
+          "socials": [],
+          "emailShowWallets": true,
+          "swaps": true,
+          "onramp": true,
+          "activity": true,
+          "send": true,
+          "receive": true,
+          "pay": false,
+          "analytics": false,
+          "allWallets": true,
+          "legalCheckbox": false,
+          "smartSessions": false,
+          "collapseWallets": false,
+          "branding": true
+        },
+        "includeWalletIds": [],
+        "excludeWalletIds": [],
+        "featuredWalletIds": [],
+        "customWallets": [],
+        "enableWalletConnect": false,
+        "enableEip6963": true,
+        "enableInjected": true,
+        "enableWallets": true,
+        "enableNetworkSwitch": true,
+        "allowUnsupportedChain": false,
+        "defaultAccountTypes": {},
+        "themeMode": "dark",
+        "themeVariables": {},
+        "debug": false
+      },
+      "networks": [
+        {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "nativeCurrency": {
+            "name": "Ether",
+            "symbol": "ETH",
+            "decimals": 18
+          },
+          "rpcUrls": [],
+          "blockExplorers": [],
+          "testnet": false
+        },
+        {
+          "caipNetworkId": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+          "name": "Solana Devnet",
+          "nativeCurrency": {
+            "name": "Solana",
+            "symbol": "SOL",
+            "decimals": 9
+          },
+          "rpcUrls": [],
+          "blockExplorers": [],
+          "testnet": true
+        }
+      ],
+      "modal": {
+        "status": "closed",
+        "closable": true
+      },
+      "router": {
+        "current": "Connect",
+        "stack": [
+          {
+            "view": "Connect"
+          }
+        ]
+      },
+      "connection": {
+        "namespaces": {
+          "eip155": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "solana": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "polkadot": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "bip122": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          },
+          "cosmos": {
+            "status": "disconnected",
+            "connectorId": null,
+            "accounts": [],
+            "address": null,
+            "caipAddress": null,
+            "network": null,
+            "pendingRequest": null,
+            "syncing": false,
+            "lastError": null
+          }
+        },
+        "activeNamespace": null,
+        "connectors": [],
+        "connectorStatus": {},
+        "recentWallets": [],
+        "loading": false,
+        "activeFeatures": {
+          "balance": false,
+          "names": false,
+          "activity": false,
+          "send": false
+        }
+      },
+      "connectView": {
+        "methods": [
+          "wallet"
+        ],
+        "groups": []
+      },
+      "toasts": {
+        "status": "empty",
+        "timers": "running",
+        "items": {},
+        "order": [],
+        "pausedBy": [],
+        "reshowAtMs": null,
+        "nextId": 0
+      },
+      "requests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "nextId": 0
+      },
+      "siwx": {
+        "status": "idle",
+        "challenge": null,
+        "error": null,
+        "sessions": {},
+        "nextSession": 0
+      }
+    },
+    "stateHash": "b71bc1b3a8a03d2b"
+  },
+  {
+    "type": "diff",
+    "seq": 2,
+    "prevSeq": 1,
+    "events": [
+      {
+        "seq": 2,
+        "timeMs": 1700000000000,
+        "correlationId": "c1",
+        "type": "ConnectorsUpdated",
+        "payload": {
+          "connectors": [
+            {
+              "id": "dev.vestibule.wallet",
+              "name": "Dev Wallet",
+              "kind": "ANNOUNCED",
+              "rdns": "dev.vestibule.wallet",
+              "namespaces": [
+                "eip155"
+              ]
+            },
+            {
+              "id": "solana:Dev Solana Wallet",
+              "name": "Dev Solana Wallet",
+              "kind": "ANNOUNCED",
+              "namespaces": [
+                "solana"
+              ]
+            }
+          ]
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "add",
+        "path": "/connectView/groups/0",
+        "value": {
+          "entries": [
+            {
+              "connectorId": "dev.vestibule.wallet",
+              "homepage": null,
+              "icon": null,
+              "installed": true,
+              "name": "Dev Wallet",
+              "namespaces": [
+                "eip155"
+              ],
+              "walletId": "dev.vestibule.wallet"
+            },
+            {
+              "connectorId": "solana:Dev Solana Wallet",
+              "homepage": null,
+              "icon": null,
+              "installed": true,
+              "name": "Dev Solana Wallet",
+              "namespaces": [
+                "solana"
+              ],
+              "walletId": "solana:Dev Solana Wallet"
+            }
+          ],
+          "group": "injected"
+        }
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "disconnected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectorStatus/solana:Dev Solana Wallet",
+        "value": "disconnected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectors/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "kind": "ANNOUNCED",
+          "name": "Dev Wallet",
+          "namespaces": [
+            "eip155"
+          ],
+          "rdns": "dev.vestibule.wallet"
+        }
+      },
+      {
+        "op": "add",
+        "path": "/connection/connectors/1",
+        "value": {
+          "id": "solana:Dev Solana Wallet",
+          "kind": "ANNOUNCED",
+          "name": "Dev Solana Wallet",
+          "namespaces": [
+            "solana"
+          ]
+        }
+      }
+    ],
+    "stateHash": "9b41006c616c0a9c"
+  },
+  {
+    "type": "diff",
+    "seq": 3,
+    "prevSeq": 2,
+    "events": [
+      {
+        "seq": 3,
+        "timeMs": 1700000000000,
+        "correlationId": "c2",
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "f42d5428214eb5d4"
+  },
+  {
+    "type": "diff",
+    "seq": 6,
+    "prevSeq": 3,
+    "events": [
+      {
+        "seq": 4,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r1",
+            "connectorId": "dev.vestibule.wallet",
+            "namespace": "eip155",
+            "kind": {
+              "type": "connect"
+            },
+            "issuedMs": 1700000000000
+          }
+        }
+      },
+      {
+        "seq": 5,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "ConnectStarted",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "requestId": "r1"
+        }
+      },
+      {
+        "seq": 6,
+        "timeMs": 1700000000000,
+        "correlationId": "c3",
+        "type": "Navigated",
+        "payload": {
+          "view": "ConnectingWallet",
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "mode": "push"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/connectorId",
+        "value": "dev.vestibule.wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": "r1"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connecting"
+      },
+      {
+        "op": "add",
+        "path": "/requests/items/r1",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "id": "r1",
+          "issuedMs": 1700000000000,
+          "kind": {
+            "type": "connect"
+          },
+          "namespace": "eip155"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 1
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r1"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "ConnectingWallet"
+      },
+      {
+        "op": "add",
+        "path": "/router/stack/1",
+        "value": {
+          "params": {
+            "connectorId": "dev.vestibule.wallet"
+          },
+          "view": "ConnectingWallet"
+        }
+      }
+    ],
+    "stateHash": "5106af2a60471ada"
+  },
+  {
+    "type": "diff",
+    "seq": 12,
+    "prevSeq": 6,
+    "events": [
+      {
+        "seq": 7,
+        "timeMs": 1700000000600,
+        "correlationId": "c4",
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r1",
+          "outcome": {
+            "status": "ok",
+            "result": {
+              "accounts": [
+                "0x52908400098527886E0F7030069857D2E4169EE7"
+              ],
+              "chainId": "0x1"
+            }
+          }
+        }
+      },
+      {
+        "seq": 8,
+        "timeMs": 1700000000600,
+        "correlationId": "c4",
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 9,
+        "timeMs": 1700000000600,
+        "correlationId": "c4",
+        "type": "Connected",
+        "payload": {
+          "namespace": "eip155",
+          "connectorId": "dev.vestibule.wallet",
+          "accounts": [
+            {
+              "address": "0x52908400098527886E0F7030069857D2E4169EE7",
+              "type": "eoa"
+            }
+          ],
+          "network": {
+            "caipNetworkId": "eip155:1",
+            "name": "Ethereum",
+            "supported": true
+          }
+        }
+      },
+      {
+        "seq": 10,
+        "timeMs": 1700000000600,
+        "correlationId": "c4",
+        "type": "RecentWalletUsed",
+        "payload": {
+          "wallet": {
+            "id": "dev.vestibule.wallet",
+            "rdns": "dev.vestibule.wallet",
+            "name": "Dev Wallet"
+          }
+        }
+      },
+      {
+        "seq": 11,
+        "timeMs": 1700000000600,
+        "correlationId": "c4",
+        "type": "ModalClosed",
+        "payload": {}
+      },
+      {
+        "seq": 12,
+        "timeMs": 1700000000600,
+        "correlationId": "c4",
+        "type": "Navigated",
+        "payload": {
+          "view": "Account",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "remove",
+        "path": "/connectView/groups/0/entries/1"
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/group",
+        "value": "recent"
+      },
+      {
+        "op": "add",
+        "path": "/connectView/groups/1",
+        "value": {
+          "entries": [
+            {
+              "connectorId": "solana:Dev Solana Wallet",
+              "homepage": null,
+              "icon": null,
+              "installed": true,
+              "name": "Dev Solana Wallet",
+              "namespaces": [
+                "solana"
+              ],
+              "walletId": "solana:Dev Solana Wallet"
+            }
+          ],
+          "group": "injected"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/activity",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/balance",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/names",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/send",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeNamespace",
+        "value": "eip155"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/namespaces/eip155/accounts/0",
+        "value": {
+          "address": "0x52908400098527886E0F7030069857D2E4169EE7",
+          "type": "eoa"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/address",
+        "value": "0x52908400098527886E0F7030069857D2E4169EE7"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/caipAddress",
+        "value": "eip155:1:0x52908400098527886E0F7030069857D2E4169EE7"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/network",
+        "value": {
+          "caipNetworkId": "eip155:1",
+          "name": "Ethereum",
+          "supported": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/pendingRequest",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/eip155/status",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/recentWallets/0",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "name": "Dev Wallet",
+          "rdns": "dev.vestibule.wallet"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "closed"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/items/r1"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "Account"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/0/view",
+        "value": "Account"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1"
+      }
+    ],
+    "stateHash": "eda046457ed95cf4"
+  },
+  {
+    "type": "diff",
+    "seq": 14,
+    "prevSeq": 12,
+    "events": [
+      {
+        "seq": 13,
+        "timeMs": 1700000001600,
+        "correlationId": "c5",
+        "type": "ModalOpened",
+        "payload": {}
+      },
+      {
+        "seq": 14,
+        "timeMs": 1700000001600,
+        "correlationId": "c5",
+        "type": "Navigated",
+        "payload": {
+          "view": "SwitchActiveChain",
+          "params": {
+            "switchToChain": "solana",
+            "navigateTo": "Connect",
+            "navigateWithReplace": true,
+            "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+          },
+          "mode": "push"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "SwitchActiveChain"
+      },
+      {
+        "op": "add",
+        "path": "/router/stack/1",
+        "value": {
+          "params": {
+            "navigateTo": "Connect",
+            "navigateWithReplace": true,
+            "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+            "switchToChain": "solana"
+          },
+          "view": "SwitchActiveChain"
+        }
+      }
+    ],
+    "stateHash": "d4494ea16f60b150"
+  },
+  {
+    "type": "diff",
+    "seq": 16,
+    "prevSeq": 14,
+    "events": [
+      {
+        "seq": 15,
+        "timeMs": 1700000002400,
+        "correlationId": "c6",
+        "type": "ActiveNamespaceChanged",
+        "payload": {
+          "namespace": "solana"
+        }
+      },
+      {
+        "seq": 16,
+        "timeMs": 1700000002400,
+        "correlationId": "c6",
+        "type": "Navigated",
+        "payload": {
+          "view": "Connect",
+          "mode": "replace"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/activity",
+        "value": false
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/names",
+        "value": false
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeNamespace",
+        "value": "solana"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "active"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "Connect"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/1/view",
+        "value": "Connect"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1/params"
+      }
+    ],
+    "stateHash": "3ae62d967ae7d6fc"
+  },
+  {
+    "type": "diff",
+    "seq": 19,
+    "prevSeq": 16,
+    "events": [
+      {
+        "seq": 17,
+        "timeMs": 1700000002400,
+        "correlationId": "c7",
+        "type": "WalletRequestIssued",
+        "payload": {
+          "request": {
+            "id": "r2",
+            "connectorId": "solana:Dev Solana Wallet",
+            "namespace": "solana",
+            "kind": {
+              "type": "connect"
+            },
+            "issuedMs": 1700000002400
+          }
+        }
+      },
+      {
+        "seq": 18,
+        "timeMs": 1700000002400,
+        "correlationId": "c7",
+        "type": "ConnectStarted",
+        "payload": {
+          "namespace": "solana",
+          "connectorId": "solana:Dev Solana Wallet",
+          "requestId": "r2"
+        }
+      },
+      {
+        "seq": 19,
+        "timeMs": 1700000002400,
+        "correlationId": "c7",
+        "type": "Navigated",
+        "payload": {
+          "view": "ConnectingWallet",
+          "params": {
+            "connectorId": "solana:Dev Solana Wallet"
+          },
+          "mode": "push"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/connectorId",
+        "value": "solana:Dev Solana Wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/pendingRequest",
+        "value": "r2"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/status",
+        "value": "connecting"
+      },
+      {
+        "op": "add",
+        "path": "/requests/items/r2",
+        "value": {
+          "connectorId": "solana:Dev Solana Wallet",
+          "id": "r2",
+          "issuedMs": 1700000002400,
+          "kind": {
+            "type": "connect"
+          },
+          "namespace": "solana"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/requests/nextId",
+        "value": 2
+      },
+      {
+        "op": "add",
+        "path": "/requests/order/0",
+        "value": "r2"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "pending"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "ConnectingWallet"
+      },
+      {
+        "op": "add",
+        "path": "/router/stack/2",
+        "value": {
+          "params": {
+            "connectorId": "solana:Dev Solana Wallet"
+          },
+          "view": "ConnectingWallet"
+        }
+      }
+    ],
+    "stateHash": "f86bdb10e226f046"
+  },
+  {
+    "type": "diff",
+    "seq": 25,
+    "prevSeq": 19,
+    "events": [
+      {
+        "seq": 20,
+        "timeMs": 1700000003000,
+        "correlationId": "c8",
+        "type": "WalletRequestSettled",
+        "payload": {
+          "id": "r2",
+          "outcome": {
+            "status": "ok",
+            "result": {
+              "accounts": [
+                "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB"
+              ],
+              "chains": [
+                "solana:devnet"
+              ]
+            }
+          }
+        }
+      },
+      {
+        "seq": 21,
+        "timeMs": 1700000003000,
+        "correlationId": "c8",
+        "type": "WalletRequestsDrained",
+        "payload": {}
+      },
+      {
+        "seq": 22,
+        "timeMs": 1700000003000,
+        "correlationId": "c8",
+        "type": "Connected",
+        "payload": {
+          "namespace": "solana",
+          "connectorId": "solana:Dev Solana Wallet",
+          "accounts": [
+            {
+              "address": "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB",
+              "type": "eoa"
+            }
+          ],
+          "network": {
+            "caipNetworkId": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+            "name": "Solana Devnet",
+            "supported": true
+          }
+        }
+      },
+      {
+        "seq": 23,
+        "timeMs": 1700000003000,
+        "correlationId": "c8",
+        "type": "RecentWalletUsed",
+        "payload": {
+          "wallet": {
+            "id": "solana:Dev Solana Wallet",
+            "name": "Dev Solana Wallet"
+          }
+        }
+      },
+      {
+        "seq": 24,
+        "timeMs": 1700000003000,
+        "correlationId": "c8",
+        "type": "ModalClosed",
+        "payload": {}
+      },
+      {
+        "seq": 25,
+        "timeMs": 1700000003000,
+        "correlationId": "c8",
+        "type": "Navigated",
+        "payload": {
+          "view": "Account",
+          "mode": "reset"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/entries/0/connectorId",
+        "value": "solana:Dev Solana Wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/entries/0/name",
+        "value": "Dev Solana Wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/entries/0/namespaces/0",
+        "value": "solana"
+      },
+      {
+        "op": "replace",
+        "path": "/connectView/groups/0/entries/0/walletId",
+        "value": "solana:Dev Solana Wallet"
+      },
+      {
+        "op": "add",
+        "path": "/connectView/groups/0/entries/1",
+        "value": {
+          "connectorId": "dev.vestibule.wallet",
+          "homepage": null,
+          "icon": null,
+          "installed": true,
+          "name": "Dev Wallet",
+          "namespaces": [
+            "eip155"
+          ],
+          "walletId": "dev.vestibule.wallet"
+        }
+      },
+      {
+        "op": "remove",
+        "path": "/connectView/groups/1"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/solana:Dev Solana Wallet",
+        "value": "connected"
+      },
+      {
+        "op": "add",
+        "path": "/connection/namespaces/solana/accounts/0",
+        "value": {
+          "address": "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB",
+          "type": "eoa"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/address",
+        "value": "GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/caipAddress",
+        "value": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1:GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/network",
+        "value": {
+          "caipNetworkId": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+          "name": "Solana Devnet",
+          "supported": true
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/pendingRequest",
+        "value": null
+      },
+      {
+        "op": "replace",
+        "path": "/connection/namespaces/solana/status",
+        "value": "connected"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/recentWallets/0/id",
+        "value": "solana:Dev Solana Wallet"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/recentWallets/0/name",
+        "value": "Dev Solana Wallet"
+      },
+      {
+        "op": "remove",
+        "path": "/connection/recentWallets/0/rdns"
+      },
+      {
+        "op": "add",
+        "path": "/connection/recentWallets/1",
+        "value": {
+          "id": "dev.vestibule.wallet",
+          "name": "Dev Wallet",
+          "rdns": "dev.vestibule.wallet"
+        }
+      },
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "closed"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/items/r2"
+      },
+      {
+        "op": "remove",
+        "path": "/requests/order/0"
+      },
+      {
+        "op": "replace",
+        "path": "/requests/status",
+        "value": "idle"
+      },
+      {
+        "op": "replace",
+        "path": "/router/current",
+        "value": "Account"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1"
+      }
+    ],
+    "stateHash": "e1dd1795c71bdc6e"
+  },
+  {
+    "type": "diff",
+    "seq": 26,
+    "prevSeq": 25,
+    "events": [
+      {
+        "seq": 26,
+        "timeMs": 1700000004000,
+        "correlationId": "c9",
+        "type": "ModalOpened",
+        "payload": {}
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/modal/status",
+        "value": "open"
+      }
+    ],
+    "stateHash": "d3541d2dce989b5f"
+  },
+  {
+    "type": "diff",
+    "seq": 27,
+    "prevSeq": 26,
+    "events": [
+      {
+        "seq": 27,
+        "timeMs": 1700000004000,
+        "correlationId": "c10",
+        "type": "ActiveNamespaceChanged",
+        "payload": {
+          "namespace": "eip155"
+        }
+      }
+    ],
+    "patch": [
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/activity",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeFeatures/names",
+        "value": true
+      },
+      {
+        "op": "replace",
+        "path": "/connection/activeNamespace",
+        "value": "eip155"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/dev.vestibule.wallet",
+        "value": "connected"
+      },
+      {
+        "op": "replace",
+        "path": "/connection/connectorStatus/solana:Dev Solana Wallet",
+        "value": "active"
+      }
+    ],
+    "stateHash": "dc2ff8bd790786b9"
   }
 ];

@@ -26,6 +26,7 @@ export type * from "./ModalState";
 export type * from "./ModalStatus";
 export type * from "./Namespace";
 export type * from "./NamespaceConnection";
+export type * from "./NamespaceFeatures";
 export type * from "./NativeCurrency";
 export type * from "./NavigationMode";
 export type * from "./NetworkOption";

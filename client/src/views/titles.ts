@@ -1,6 +1,16 @@
 // Each route's title in the modal's header (spec section 2's views, and the routes of later features).
 
+import type { Namespace } from "../generated/Namespace";
 import type { View } from "../generated/View";
+
+/** How each chain namespace is named to a visitor. */
+export const NAMESPACE_NAMES: Record<Namespace, string> = {
+  eip155: "Ethereum",
+  solana: "Solana",
+  polkadot: "Polkadot",
+  bip122: "Bitcoin",
+  cosmos: "Cosmos",
+};
 
 export const VIEW_TITLES: Record<View, string> = {
   Connect: "Connect wallet",

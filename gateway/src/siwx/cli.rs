@@ -39,7 +39,7 @@ pub struct SiwxVerifyArgs {
     /// The scheme the message must be for (`https` is assumed when the message has none).
     #[arg(long, value_name = "SCHEME")]
     pub scheme: Option<String>,
-    /// A CAIP-2 chain the account may be on (`eip155:1`, `solana:mainnet`); repeat for several.
+    /// A CAIP-2 chain the account may be on (`eip155:1`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`); repeat for several.
     #[arg(long = "chain", value_name = "CAIP2")]
     pub chains: Vec<String>,
     /// How many seconds `Issued At` may be ahead of the clock.

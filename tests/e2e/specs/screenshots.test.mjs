@@ -1,13 +1,14 @@
 // Every view the widget draws, in both themes: a screenshot kept in docs/screenshots/ (the demo
 // dapp, Connect with all three connect methods, ConnectingWallet, SIWXSignMessage, Account, the
-// toasts: success, error, loading; the configuration alert) and axe-core (from npm, injected into the page) with zero
+// toasts: success, error, loading; the configuration alert; a multichain session's Connect with a
+// Solana wallet, its Account view with the namespace switch, and SwitchActiveChain) and axe-core (from npm, injected into the page) with zero
 // serious or critical violations on the page as drawn. Each step also checks that the view is the
 // one named.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { devWalletPage, launch, ROOT, seriousViolations, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, injectDevSolanaWallet, launch, ROOT, seriousViolations, startGateway, verifyAllSessions } from "./support.mjs";
 
 const SHOTS = join(ROOT, "docs/screenshots");
 let gateway;
@@ -24,7 +25,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await gateway?.stop();
-  assert.ok(verifyAllSessions(gateway.data) >= 2, "one session per theme, each replays with --verify");
+  assert.ok(verifyAllSessions(gateway.data) >= 4, "two sessions per theme, each replays with --verify");
 });
 
 // Finite animations (view and header fades, height) are finished first, so each shot shows the settled view.
@@ -91,5 +92,28 @@ for (const theme of ["dark", "light"]) {
     await refused.page.getByRole("alertdialog", { name: "Invalid App Configuration" }).waitFor({ timeout: 10_000 });
     await shot(refused.page, `alert-${theme}`);
     await refused.context.close();
+  });
+}
+
+for (const theme of ["dark", "light"]) {
+  test(`the multichain views in the ${theme} theme`, async () => {
+    const { context, page } = await devWalletPage(browser);
+    await injectDevSolanaWallet(context, {});
+    await page.goto(`${gateway.url}/?theme=${theme}&solana=devnet`);
+    await page.getByTestId("connect").click();
+    await page.getByRole("button", { name: /Connect Dev Solana Wallet/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "Connect");
+    await shot(page, `connect-multichain-${theme}`);
+    await page.getByRole("button", { name: "Connect Dev Wallet", exact: true }).click();
+    await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
+    await page.getByTestId("connect").click();
+    await page.getByRole("dialog").getByTestId("namespace-solana").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "Account");
+    await shot(page, `account-multichain-${theme}`);
+    await page.getByRole("dialog").getByTestId("namespace-solana").click();
+    await page.getByRole("dialog").getByTestId("switch-active-chain").waitFor({ timeout: 10_000 });
+    assert.equal(await header(page), "SwitchActiveChain");
+    await shot(page, `switch-active-chain-${theme}`);
+    await context.close();
   });
 }

@@ -66,6 +66,14 @@ export async function injectDevWallet(context, config = {}) {
   await context.addInitScript({ path: join(ROOT, "client/dist/dev-wallet.js") });
 }
 
+/** Injects the dev Solana wallet (`client/dist/dev-solana-wallet.js`) into every page of `context`,
+ * registered through the Wallet Standard as an extension would be: `config` is
+ * `{ key?, rpcUrl?, rejects?, chains? }` (key: hex ed25519 seed). */
+export async function injectDevSolanaWallet(context, config = {}) {
+  await context.addInitScript((c) => (window.__devSolanaWalletConfig = c), config);
+  await context.addInitScript({ path: join(ROOT, "client/dist/dev-solana-wallet.js") });
+}
+
 /** Every session in the data directory replays with --verify (the gateway must be stopped). */
 export function verifyAllSessions(data) {
   const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });

@@ -124,6 +124,10 @@ test("the embeddable script: a host page connects through Vestibule.create and i
   // eth_requestAccounts resolved with the account the session connected.
   await page.locator("#accounts").filter({ hasText: address }).waitFor({ timeout: 10_000 });
   assert.deepEqual(await page.evaluate(() => vestibule.provider.request({ method: "eth_accounts" })), [address]);
+  // The script's Solana provider is there too (this session has no Solana network: no account).
+  assert.deepEqual(await page.evaluate(() => [vestibule.solana.address, vestibule.solana.chain, typeof vestibule.solana.signAndSendTransaction]), [null, null, "function"]);
+  await page.evaluate(() => vestibule.solana.signMessage(new Uint8Array(1)).catch((e) => (window.__solanaError = e.code)));
+  assert.equal(await page.evaluate(() => window.__solanaError), 4900);
   await context.close();
 });
 

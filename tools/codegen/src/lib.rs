@@ -77,7 +77,9 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              /** Every `error.code` of a protocol error frame and `/ws/check` refusal. */\n\
              export const PROTOCOL_ERROR_CODES = {} as const satisfies readonly ProtocolErrorCode[];\n\n\
              /** Every `result.error.code` of a refused command. */\n\
-             export const REFUSAL_CODES = {} as const satisfies readonly RefusalCode[];\n",
+             export const REFUSAL_CODES = {} as const satisfies readonly RefusalCode[];\n\n\
+             /** The Solana clusters by CAIP-2 id: their Wallet Standard chain and full genesis hash. */\n\
+             export const SOLANA_CLUSTERS = {} as const;\n",
             toasts::MAX_VISIBLE,
             toasts::DEFAULT_DURATION_MS,
             toasts::RESHOW_DELAY_MS,
@@ -87,6 +89,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             serde_json::to_string(vestibule_actors::model::options::THEME_VARIABLES).expect("names serialize"),
             serde_json::to_string(<ProtocolErrorCode as strum::VariantNames>::VARIANTS).expect("names serialize"),
             serde_json::to_string(&<RefusalCode as strum::IntoEnumIterator>::iter().map(RefusalCode::as_str).collect::<Vec<_>>()).expect("names serialize"),
+            serde_json::to_string(&solana_clusters()).expect("clusters serialize"),
         ),
     );
 
@@ -102,10 +105,14 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              /** Sign-in required: connect, SIWXSignMessage, a declined signature, a valid one, signed in, Account. */\n\
              export const signInFrames: ServerMessage[] = {};\n\n\
              /** Email and three socials enabled with a wallet announced; what email and Google login answer. */\n\
-             export const connectMethodsFrames: ServerMessage[] = {};\n",
+             export const connectMethodsFrames: ServerMessage[] = {};\n\n\
+             /** Ethereum and Solana Devnet: the EVM wallet connects, switching to Solana shows SwitchActiveChain,\n\
+              * confirming goes to Connect, the Solana wallet connects, the active namespace switches back. */\n\
+             export const multichainFrames: ServerMessage[] = {};\n",
             frames(fixture_frames()),
             frames(sign_in_frames()),
             frames(connect_methods_frames()),
+            frames(multichain_frames()),
         ),
     );
 
@@ -273,6 +280,49 @@ pub fn connect_methods_frames() -> Vec<ServerMessage> {
         .step(C::ConnectEmail { email: "visitor@example.com".into() })
         .wait(300)
         .step(C::ConnectSocial { provider: SocialProvider::Google });
+    s.frames
+}
+
+/// The Solana clusters by CAIP-2 id (`solana:<genesis hash prefix>`): Wallet Standard chain and genesis hash.
+fn solana_clusters() -> BTreeMap<String, serde_json::Value> {
+    use vestibule_actors::model::networks::SOLANA_GENESIS_HASHES;
+    SOLANA_GENESIS_HASHES
+        .iter()
+        .map(|(cluster, genesis)| {
+            (format!("solana:{}", &genesis[..32]), serde_json::json!({ "chain": format!("solana:{cluster}"), "genesisHash": genesis }))
+        })
+        .collect()
+}
+
+/// A multichain session (Ethereum and Solana Devnet): both dev wallets discovered, the EVM one
+/// connects; switching to Solana shows SwitchActiveChain; confirming goes to Connect, where the
+/// Solana wallet connects; then the active namespace switches back to Ethereum, and the modal
+/// opens on the Account view.
+pub fn multichain_frames() -> Vec<ServerMessage> {
+    use vestibule_actors::model::caip::Namespace;
+    use vestibule_actors::session::ClientCommand as C;
+    use vestibule_actors::testing::{
+        dev_solana_wallet, dev_wallet, multichain_options, solana_address, solana_ok, wallet_ok, ALICE, DEV_SOLANA_CONNECTOR,
+        DEV_WALLET_RDNS,
+    };
+
+    let mut s = Script::start(multichain_options(None));
+    s.step(C::ReportWallets { wallets: vec![dev_wallet(), dev_solana_wallet()] })
+        .step(C::OpenModal { view: None })
+        .step(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() })
+        .wait(600)
+        .answer(wallet_ok(&[ALICE], "0x1"))
+        .wait(1000)
+        .step(C::SwitchActiveNamespace { namespace: Namespace::Solana })
+        .wait(800)
+        .step(C::ConfirmSwitchActiveChain {})
+        .step(C::SelectConnector { connector_id: DEV_SOLANA_CONNECTOR.into() })
+        .wait(600);
+    let address = solana_address();
+    s.answer(solana_ok(&[&address], &["solana:devnet"]))
+        .wait(1000)
+        .step(C::OpenModal { view: None })
+        .step(C::SwitchActiveNamespace { namespace: Namespace::Eip155 });
     s.frames
 }
 

@@ -12,7 +12,7 @@ use rand::RngCore;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
 use vestibule_actors::session::{self, wire, SessionState};
-use vestibule_actors::testing::{random_step, sign_in_options, started, started_with, T0};
+use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started, started_with, T0};
 
 /// The fuzzer's bytes as a source of randomness (zeros once they run out).
 struct Choices<'a>(&'a [u8]);
@@ -43,10 +43,13 @@ const MAX_STEPS: usize = 128;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
-    let start = match mode % 3 {
+    let start = match mode % 5 {
         0 => started(),
         1 => started_with(sign_in_options(false)),
-        _ => started_with(sign_in_options(true)),
+        2 => started_with(sign_in_options(true)),
+        // Multichain sessions (Ethereum and Solana Devnet): Solana wallets, namespace switches.
+        3 => started_with(multichain_options(None)),
+        _ => started_with(multichain_options(Some(true))),
     };
     let mut state = start.iter().fold(SessionState::default(), session::evolve);
     let charts: Vec<_> = machines::ALL.iter().map(|m| (m.id, (m.chart)())).collect();

@@ -200,6 +200,8 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::GoBack {} => modal::go_back(d)?,
         ClientCommand::ReportWallets { wallets } => wallets::report(d, &wallets)?,
         ClientCommand::SelectConnector { connector_id } => wallets::select_connector(d, &connector_id)?,
+        ClientCommand::SwitchActiveNamespace { namespace } => modal::switch_namespace(d, namespace)?,
+        ClientCommand::ConfirmSwitchActiveChain {} => modal::confirm_switch_active_chain(d)?,
         ClientCommand::Disconnect { namespace } => wallets::disconnect_requested(d, namespace)?,
         ClientCommand::ResolveWalletRequest { request_id, outcome } => wallets::resolve_request(d, &request_id, outcome)?,
         ClientCommand::WalletAccountsChanged { connector_id, accounts } => wallets::accounts_changed(d, &connector_id, &accounts)?,

@@ -1,9 +1,9 @@
 //! Page loads, opening and closing the modal, and navigation.
 
-use super::{Decision, MODAL_CLOSED};
+use super::{sign_in, Decision, MODAL_CLOSED};
 use crate::machines::connection::ConnectionStatus;
 use crate::machines::requests::RequestKind;
-use crate::machines::router::{NavigationMode, RouteParams, View};
+use crate::machines::router::{NavigationMode, Route, RouteParams, View};
 use crate::model::caip::Namespace;
 use crate::session::{DomainError, Event, SessionState};
 
@@ -44,7 +44,7 @@ pub(super) fn open(d: &mut Decision, view: Option<View>) -> Result<(), DomainErr
             view
         }
         None if d.state.siwx.challenge.is_some() => View::SiwxSignMessage,
-        None if d.state.connection.is_connected() => View::Account,
+        None if d.state.connection.active_connected() => View::Account,
         None => View::Connect,
     };
     d.open_modal();
@@ -82,7 +82,7 @@ fn check_navigable(state: &SessionState, view: View) -> Result<(), DomainError> 
         return Err(DomainError::ViewNotNavigable(view));
     }
     match view {
-        View::Account if !state.connection.is_connected() => Err(DomainError::NotConnected),
+        View::Account if !state.connection.active_connected() => Err(DomainError::NotConnected),
         View::Swap if !state.options.features.swaps => Err(DomainError::FeatureDisabled("swaps")),
         View::AllWallets if !state.options.features.all_wallets => Err(DomainError::FeatureDisabled("allWallets")),
         _ => Ok(()),
@@ -101,4 +101,53 @@ fn reject_pending_connects(d: &mut Decision, message: &str) {
     if d.state.router.current() == View::ConnectingWallet {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
+}
+
+/// `SwitchActiveNamespace`: a namespace with a connected account becomes active at once (and asks
+/// for a sign-in if that account has none); one without shows SwitchActiveChain (spec section 2:
+/// "a different chain namespace with no connected account there") with the spec's params: the
+/// namespace, where to go next (Connect, replacing the view) and the network it leads to.
+pub(super) fn switch_namespace(d: &mut Decision, namespace: Namespace) -> Result<(), DomainError> {
+    let network = d
+        .state
+        .networks
+        .iter()
+        .find(|c| c.namespace() == namespace)
+        .map(|c| c.caip_network_id.clone())
+        .ok_or(DomainError::NamespaceNotSupported(namespace))?;
+    if d.state.connection.namespace(namespace).status == ConnectionStatus::Connected {
+        if d.state.connection.active_namespace != Some(namespace) {
+            d.push(Event::ActiveNamespaceChanged { namespace });
+            sign_in::request_if_needed(d);
+        }
+        return Ok(());
+    }
+    let params = RouteParams {
+        switch_to_chain: Some(namespace),
+        navigate_to: Some(View::Connect),
+        navigate_with_replace: Some(true),
+        network: Some(network),
+        ..Default::default()
+    };
+    d.open_modal();
+    d.navigate(View::SwitchActiveChain, Some(params), NavigationMode::Push);
+    Ok(())
+}
+
+/// The SwitchActiveChain view's button: the namespace becomes active (with no account yet) and the
+/// view goes where its params say, so the visitor can connect a wallet there.
+pub(super) fn confirm_switch_active_chain(d: &mut Decision) -> Result<(), DomainError> {
+    let route = d.state.router.current_route().cloned();
+    let params = match route {
+        Some(Route { view: View::SwitchActiveChain, params: Some(params) }) => params,
+        _ => return Err(DomainError::NotOnView(View::SwitchActiveChain)),
+    };
+    let namespace = params.switch_to_chain.ok_or(DomainError::NotOnView(View::SwitchActiveChain))?;
+    if d.state.connection.active_namespace != Some(namespace) {
+        d.push(Event::ActiveNamespaceChanged { namespace });
+    }
+    let to = params.navigate_to.unwrap_or(View::Connect);
+    let mode = if params.navigate_with_replace == Some(true) { NavigationMode::Replace } else { NavigationMode::Push };
+    d.navigate(to, None, mode);
+    Ok(())
 }

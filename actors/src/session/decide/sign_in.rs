@@ -54,6 +54,25 @@ fn datetime(ms: u64) -> OffsetDateTime {
     OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
+/// The message's `Chain ID` for the session's CAIP-2 network: the decimal EIP-155 id, or the SIWS
+/// cluster name (`mainnet`, `devnet`, `testnet`; `localnet` for another Solana network).
+fn message_chain_id(namespace: Namespace, caip2: &str) -> String {
+    match namespace {
+        Namespace::Solana => message::SolanaChainRef::for_caip2(caip2).to_string(),
+        _ => caip2.split_once(':').map(|(_, r)| r.to_string()).unwrap_or_default(),
+    }
+}
+
+/// The CAIP-2 network the message itself names (what verification binds): the session's network,
+/// or `solana:localnet` for a Solana network outside the three clusters.
+fn message_caip2(caip2: &str) -> String {
+    if caip2.starts_with("solana:") {
+        message::SolanaChainRef::for_caip2(caip2).caip2().to_string()
+    } else {
+        caip2.to_string()
+    }
+}
+
 /// Builds the message for `target`, bound to the session's origin and a fresh nonce.
 fn build_challenge(state: &SessionState, t: &Target, now_ms: u64, nonce: &str) -> Result<SiwxChallenge, String> {
     let options = state.options.sign_in().ok_or("sign-in is not enabled")?;
@@ -66,7 +85,7 @@ fn build_challenge(state: &SessionState, t: &Target, now_ms: u64, nonce: &str) -
         }
         _ => (message::Namespace::Solana, t.address.clone()),
     };
-    let reference = t.chain.split_once(':').map(|(_, r)| r.to_string()).unwrap_or_default();
+    let reference = message_chain_id(t.namespace, &t.chain);
     let expires_ms = now_ms + options.expires_in_seconds.unwrap_or(siwx::DEFAULT_EXPIRES_IN_SECONDS) * 1000;
     let fields = MessageFields {
         scheme: Some(scheme.to_string()),
@@ -277,7 +296,7 @@ pub(super) fn signature_received(d: &mut Decision, request: &WalletRequest, outc
     let Some(mut policy) = VerifyPolicy::for_origin(&d.state.origin, &challenge.nonce, datetime(d.now_ms)) else {
         return failed(d, "origin_unbindable");
     };
-    policy.allowed_chains = Some(vec![challenge.chain.clone()]);
+    policy.allowed_chains = Some(vec![message_caip2(&challenge.chain)]);
     match message::verify(&challenge.message, &bytes, &policy) {
         Ok(verified) => {
             let method = match verified.method {

@@ -12,7 +12,7 @@ use crate::session::{DomainError, Event};
 
 /// The page's discovered wallets (EIP-6963 and the like), as connectors in the spec's order.
 pub(super) fn report(d: &mut Decision, wallets: &[DiscoveredWallet]) -> Result<(), DomainError> {
-    let connectors = connection::connectors_from(wallets, &d.state.options)?;
+    let connectors = connection::connectors_from(wallets, &d.state.options, &d.state.networks)?;
     if connectors != d.state.connection.connectors {
         d.push(Event::ConnectorsUpdated { connectors });
     }

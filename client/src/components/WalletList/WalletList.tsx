@@ -56,6 +56,7 @@ export function WalletList({ groups }: { groups: ConnectorGroupView[] }) {
                 <span className="vst-visually-hidden">Connect </span>
                 {e.name}
               </span>
+              {e.namespaces.includes("solana") && <span className="vst-wallet__badge" data-namespace="solana">Solana</span>}
               {!e.installed && <span className="vst-wallet__badge">Not installed</span>}
             </button>
           ))}

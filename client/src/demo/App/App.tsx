@@ -164,9 +164,9 @@ export function App({ widgetOptions, theme, devWallet }: { widgetOptions: Widget
 }
 
 function ProviderHandle() {
-  const { provider } = useVestibule();
+  const { provider, solana } = useVestibule();
   useEffect(() => {
-    Object.assign(window, { __provider: provider });
-  }, [provider]);
+    Object.assign(window, { __provider: provider, __solana: solana });
+  }, [provider, solana]);
   return null;
 }

@@ -48,9 +48,9 @@ it("switches tabs by click and by arrow keys; Activity is a part", async () => {
   expect(screen.getByRole("tabpanel").getAttribute("aria-labelledby")).toBe(screen.getByRole("tab", { name: "NFTs" }).id);
 });
 
-it("sends Disconnect", async () => {
+it("sends Disconnect for the active namespace", async () => {
   const s = await account();
   fireEvent.click(screen.getByRole("button", { name: "Disconnect" }));
   await settle();
-  expect(s.socket().commands().at(-1)).toEqual({ type: "Disconnect" });
+  expect(s.socket().commands().at(-1)).toEqual({ type: "Disconnect", namespace: "eip155" });
 });

@@ -1,9 +1,12 @@
-// The Account view: the address (first 4 and last 6 characters, spec section 5), the network, the
-// tabs (Tokens, NFTs, Activity; Activity only with the activity feature, as a part) and Disconnect.
+// The Account view: in a multichain session the chain namespaces to switch between, the active
+// account's address (first 4 and last 6 characters, spec section 5), its network, the tabs (Tokens,
+// NFTs, Activity; Activity only with the activity feature on a namespace that has it, spec section
+// 9: eip155, as a part) and Disconnect (the active namespace's connection).
 
 import { Suspense, useId, useState } from "react";
 import { DISPLAY } from "../../generated/constants";
 import { useSessionSelector, useWidget } from "../../context/widgetContext";
+import { NamespaceSwitch } from "../../components/NamespaceSwitch/NamespaceSwitch";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
 import { Activity } from "../../parts/parts";
@@ -31,15 +34,18 @@ const UNAVAILABLE: Record<Exclude<Tab, "Activity">, string> = {
 export function Account() {
   const widget = useWidget();
   const conn = useSessionSelector((s) => (s.connection.activeNamespace ? s.connection.namespaces[s.connection.activeNamespace] : undefined));
-  const activity = useSessionSelector((s) => s.options.features.activity) ?? false;
+  const namespace = useSessionSelector((s) => s.connection.activeNamespace);
+  const activity = useSessionSelector((s) => s.options.features.activity && s.connection.activeFeatures.activity) ?? false;
   const tabs: Tab[] = activity ? ["Tokens", "NFTs", "Activity"] : ["Tokens", "NFTs"];
   // Which tab shows is this page's own concern (the session has no state for it).
-  const [tab, setTab] = useState<Tab>("Tokens");
+  const [chosen, setTab] = useState<Tab>("Tokens");
+  const tab = tabs.includes(chosen) ? chosen : "Tokens";
   const id = useId();
   const address = conn?.address ?? null;
   return (
     <section className="vst-account" aria-label="Account">
       <Stylesheet id="account" css={css} />
+      <NamespaceSwitch />
       <div className="vst-account__identity">
         <span className="vst-account__avatar" data-avatar={address ? avatarOf(address) : 0} aria-hidden="true" />
         <p className="vst-account__address" data-testid="account-address" title={address ?? ""}>
@@ -81,7 +87,7 @@ export function Account() {
           <p className="vst-muted">{UNAVAILABLE[tab]}</p>
         )}
       </div>
-      <button type="button" className="vst-button" data-variant="quiet" onClick={() => widget.send({ type: "Disconnect" })}>
+      <button type="button" className="vst-button" data-variant="quiet" onClick={() => widget.send(namespace ? { type: "Disconnect", namespace } : { type: "Disconnect" })}>
         Disconnect
       </button>
     </section>

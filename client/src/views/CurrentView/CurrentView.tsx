@@ -8,6 +8,7 @@ import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
 import { SIWXSignMessage } from "../SIWXSignMessage/SIWXSignMessage";
+import { SwitchActiveChain } from "../SwitchActiveChain/SwitchActiveChain";
 import { Unavailable } from "../Unavailable/Unavailable";
 
 export function CurrentView() {
@@ -22,6 +23,8 @@ export function CurrentView() {
       return <Account />;
     case "SIWXSignMessage":
       return <SIWXSignMessage />;
+    case "SwitchActiveChain":
+      return <SwitchActiveChain />;
     case "Swap":
       return (
         <Suspense fallback={<PartFallback label="swap" />}>
@@ -30,7 +33,6 @@ export function CurrentView() {
       );
     case "Networks":
     case "SwitchNetwork":
-    case "SwitchActiveChain":
     case "ApproveTransaction":
     case "UpdateEmailWallet":
       return <Unavailable view={route} />;

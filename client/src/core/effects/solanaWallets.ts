@@ -1,0 +1,174 @@
+// Solana wallets: discovered through the Wallet Standard (`@wallet-standard/app`'s `getWallets`:
+// wallets registered before and after the page asked), kept when they name a `solana:` chain and
+// offer `standard:connect` and `standard:events`, de-duplicated by name (the first registration
+// wins), and reported to the session as announced connectors of namespace `solana` (the session
+// names them `solana:<name>`). The session's wallet requests for them are performed here:
+// connect (`standard:connect`, which may prompt), sync (`standard:connect` with `silent`, which never
+// does) and sign-in messages (`solana:signMessage`, the signature answered in base58).
+
+import { getWallets } from "@wallet-standard/app";
+import type { Wallet, WalletAccount } from "@wallet-standard/base";
+import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
+import type { WalletOutcome } from "../../generated/WalletOutcome";
+import type { WalletRequest } from "../../generated/WalletRequest";
+import { SOLANA_CLUSTERS } from "../../generated/constants";
+
+export const SOLANA_CONNECTOR_PREFIX = "solana:";
+
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/** Base58 (Bitcoin alphabet), how Solana writes keys and signatures. Small on purpose: the core
+ * chunk only ever encodes (signatures), and has a size budget. */
+export function base58Encode(bytes: Uint8Array): string {
+  const digits: number[] = [];
+  for (const byte of bytes) {
+    let carry = byte;
+    for (let i = 0; i < digits.length; i++) {
+      carry += digits[i] << 8;
+      digits[i] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+    for (; carry > 0; carry = (carry / 58) | 0) digits.push(carry % 58);
+  }
+  let zeros = 0;
+  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
+  return "1".repeat(zeros) + digits.reverse().map((d) => BASE58[d]).join("");
+}
+
+interface ConnectFeature {
+  connect(input?: { silent?: boolean }): Promise<{ accounts: readonly WalletAccount[] }>;
+}
+interface DisconnectFeature {
+  disconnect(): Promise<void>;
+}
+interface EventsFeature {
+  on(event: "change", listener: (properties: { accounts?: readonly WalletAccount[] }) => void): () => void;
+}
+interface SignMessageFeature {
+  signMessage(...inputs: Array<{ account: WalletAccount; message: Uint8Array }>): Promise<ReadonlyArray<{ signature: Uint8Array }>>;
+}
+interface SignTransactionFeature {
+  signTransaction(...inputs: Array<{ account: WalletAccount; transaction: Uint8Array; chain?: `${string}:${string}` }>): Promise<ReadonlyArray<{ signedTransaction: Uint8Array }>>;
+}
+interface SignAndSendFeature {
+  signAndSendTransaction(...inputs: Array<{ account: WalletAccount; transaction: Uint8Array; chain: `${string}:${string}` }>): Promise<ReadonlyArray<{ signature: Uint8Array }>>;
+}
+
+function hasMethod<K extends string>(value: unknown, method: K): value is Record<K, (...args: never[]) => unknown> {
+  return value !== null && typeof value === "object" && method in value && typeof (value as Record<string, unknown>)[method] === "function";
+}
+
+/** A feature of `wallet` with `method`, typed by what this module calls. */
+function feature<T>(wallet: Wallet, name: string, method: string, check: (f: unknown) => f is T): T | undefined {
+  const f: unknown = wallet.features[name as `${string}:${string}`];
+  return hasMethod(f, method) && check(f) ? f : undefined;
+}
+const isConnect = (f: unknown): f is ConnectFeature => hasMethod(f, "connect");
+const isDisconnect = (f: unknown): f is DisconnectFeature => hasMethod(f, "disconnect");
+const isEvents = (f: unknown): f is EventsFeature => hasMethod(f, "on");
+const isSignMessage = (f: unknown): f is SignMessageFeature => hasMethod(f, "signMessage");
+const isSignTransaction = (f: unknown): f is SignTransactionFeature => hasMethod(f, "signTransaction");
+const isSignAndSend = (f: unknown): f is SignAndSendFeature => hasMethod(f, "signAndSendTransaction");
+
+export const solanaFeatures = {
+  connect: (w: Wallet) => feature(w, "standard:connect", "connect", isConnect),
+  disconnect: (w: Wallet) => feature(w, "standard:disconnect", "disconnect", isDisconnect),
+  events: (w: Wallet) => feature(w, "standard:events", "on", isEvents),
+  signMessage: (w: Wallet) => feature(w, "solana:signMessage", "signMessage", isSignMessage),
+  signTransaction: (w: Wallet) => feature(w, "solana:signTransaction", "signTransaction", isSignTransaction),
+  signAndSendTransaction: (w: Wallet) => feature(w, "solana:signAndSendTransaction", "signAndSendTransaction", isSignAndSend),
+};
+
+/** A Solana wallet the widget can use: it names a Solana chain, connects and reports changes. */
+export function isSolanaWallet(wallet: Wallet): boolean {
+  return wallet.chains.some((c) => c.startsWith("solana:")) && !!solanaFeatures.connect(wallet) && !!solanaFeatures.events(wallet);
+}
+
+/** The Wallet Standard chain (`solana:devnet`) of a session's Solana network (`solana:EtWT…`). */
+export function walletChainOf(caipNetworkId: string): `${string}:${string}` | undefined {
+  const cluster: { chain: string } | undefined = Object.entries(SOLANA_CLUSTERS).find(([id]) => id === caipNetworkId)?.[1];
+  return cluster ? (cluster.chain as `${string}:${string}`) : undefined;
+}
+
+export class SolanaDiscovery {
+  readonly wallets = new Map<string, Wallet>();
+
+  /** Listens until `signal` aborts; `onChange` after each new wallet. */
+  start(onChange: () => void, signal: AbortSignal) {
+    const registry = getWallets();
+    const add = (wallets: readonly Wallet[]) => {
+      let added = false;
+      for (const wallet of wallets) {
+        const name = wallet.name.trim();
+        if (!name || !isSolanaWallet(wallet) || this.wallets.has(name)) continue;
+        this.wallets.set(name, wallet);
+        added = true;
+      }
+      if (added) onChange();
+    };
+    const off = registry.on("register", (...wallets) => {
+      if (!signal.aborted) add(wallets);
+    });
+    signal.addEventListener("abort", off, { once: true });
+    add(registry.get());
+  }
+
+  report(): DiscoveredWallet[] {
+    return [...this.wallets.values()].map((wallet) => ({
+      name: wallet.name.trim(),
+      ...(wallet.icon.startsWith("data:image/") ? { icon: wallet.icon } : {}),
+      kind: "ANNOUNCED",
+      namespace: "solana",
+    }) satisfies DiscoveredWallet);
+  }
+
+  /** The wallet behind a session connector id (`solana:<name>`). */
+  wallet(connectorId: string): Wallet | undefined {
+    return connectorId.startsWith(SOLANA_CONNECTOR_PREFIX) ? this.wallets.get(connectorId.slice(SOLANA_CONNECTOR_PREFIX.length)) : undefined;
+  }
+}
+
+export function walletFailure(e: unknown): WalletOutcome {
+  const code = e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : -32603;
+  const message = e instanceof Error ? e.message : String(e);
+  return { status: "error", code, message };
+}
+
+const accountsResult = (accounts: readonly WalletAccount[]) => ({
+  accounts: accounts.map((a) => a.address),
+  chains: [...new Set(accounts.flatMap((a) => a.chains))],
+});
+
+/** Performs one of the session's requests with a Solana wallet; never throws. */
+export async function performSolana(request: WalletRequest, wallet: Wallet | undefined): Promise<WalletOutcome> {
+  if (!wallet) return { status: "error", code: 4900, message: "The wallet is not available in this browser" };
+  try {
+    const kind = request.kind;
+    const connect = solanaFeatures.connect(wallet);
+    switch (kind.type) {
+      case "connect": {
+        if (!connect) return { status: "error", code: 4200, message: "The wallet cannot connect" };
+        const { accounts } = await connect.connect();
+        return { status: "ok", result: accountsResult(accounts.length ? accounts : wallet.accounts) };
+      }
+      case "sync": {
+        if (!connect) return { status: "error", code: 4200, message: "The wallet cannot connect" };
+        const { accounts } = await connect.connect({ silent: true });
+        return { status: "ok", result: accountsResult(accounts) };
+      }
+      case "signMessage": {
+        const sign = solanaFeatures.signMessage(wallet);
+        const account = wallet.accounts.find((a) => a.address === kind.address);
+        if (!sign) return { status: "error", code: 4200, message: "The wallet cannot sign messages" };
+        if (!account) return { status: "error", code: 4100, message: "The account is not authorized" };
+        const [output] = await sign.signMessage({ account, message: new TextEncoder().encode(kind.message) });
+        if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
+        return { status: "ok", result: base58Encode(output.signature) };
+      }
+      case "rpc":
+        return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
+    }
+  } catch (e) {
+    return walletFailure(e);
+  }
+}
