@@ -41,7 +41,74 @@ pub fn sign_in_options(required: bool) -> SessionOptions {
 /// The events that start a session with `options`.
 pub fn started_with(options: SessionOptions) -> Vec<Event> {
     let networks = options.validate().expect("test options are valid");
-    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks }]
+    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks: Vec::new() }]
+}
+
+/// The events that start a session with `options` on a gateway whose chain service serves every
+/// eip155 network of the session.
+pub fn started_serving(options: SessionOptions) -> Vec<Event> {
+    let networks = options.validate().expect("test options are valid");
+    let served_networks = networks.iter().filter(|n| n.namespace() == crate::model::caip::Namespace::Eip155).map(|n| n.caip_network_id.clone()).collect();
+    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks }]
+}
+
+/// A token balance as the chain service answers it.
+pub fn token_balance(network: &str, address: Option<&str>, symbol: &str, decimals: u8, raw: &str) -> crate::machines::balances::TokenBalance {
+    let asset = match address {
+        None => format!("{network}/native"),
+        Some(a) => format!("{network}/erc20:{}", a.to_ascii_lowercase()),
+    };
+    let units: alloy_primitives::U256 = raw.parse().expect("a decimal amount");
+    let quantity = crate::model::evm::format_units(units, decimals);
+    crate::machines::balances::TokenBalance {
+        asset,
+        address: address.map(str::to_string),
+        name: Some(symbol.into()),
+        symbol: symbol.into(),
+        decimals,
+        raw: raw.into(),
+        display: quantity.clone(),
+        quantity,
+        usd_price: None,
+        usd_value: None,
+        icon_url: None,
+    }
+}
+
+/// The demo token's contract in tests.
+pub const DEMO_TOKEN: &str = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+
+/// Balances of `address` on `network`: 5 ETH, 1000 DEMO (18 decimals) and a zero-decimal token.
+pub fn balances_of(network: &crate::model::caip::CaipNetworkId, address: &str) -> crate::machines::balances::BalancesSnapshot {
+    let n = network.to_string();
+    crate::machines::balances::BalancesSnapshot {
+        network: network.clone(),
+        address: address.to_string(),
+        native: token_balance(&n, None, "ETH", 18, "5000000000000000000"),
+        tokens: vec![
+            token_balance(&n, Some(DEMO_TOKEN), "DEMO", 18, "1000000000000000000000"),
+            token_balance(&n, Some("0x00000000000000000000000000000000000000aa"), "ZERO", 0, "7"),
+        ],
+    }
+}
+
+/// A page of one transaction of `address` on `network`, mined at `mined_at` (seconds).
+pub fn activity_page(network: &crate::model::caip::CaipNetworkId, address: &str, mined_at: u64, next: Option<&str>) -> crate::machines::activity::ActivityPage {
+    use crate::machines::activity::*;
+    ActivityPage {
+        transactions: vec![ActivityTransaction {
+            id: format!("0x{mined_at:064x}"),
+            network: network.clone(),
+            mined_at,
+            year_month: "2023-11".into(),
+            operation_type: OperationType::Send,
+            status: TransactionStatus::Confirmed,
+            sent_from: address.to_string(),
+            sent_to: Some(ALICE.into()),
+            transfers: vec![ActivityTransfer { symbol: Some("ETH".into()), quantity: "0.5".into(), sign: Some(Sign::Minus), nft: None }],
+        }],
+        next: next.map(str::to_string),
+    }
 }
 
 pub fn started() -> Vec<Event> {
@@ -284,6 +351,73 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         };
         return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
     }
+    // The wallet moves to the chain a switch asked for on its own (its chainChanged).
+    let switch_target = state.network_switch.target.as_ref().and_then(|t| t.reference.parse::<u64>().ok());
+    if let (Some(chain_id), Some(connector_id)) = (switch_target, state.connection.namespace(crate::model::caip::Namespace::Eip155).connector_id.clone())
+        && rng.random_bool(match state.network_switch.status {
+            crate::machines::network_switch::SwitchStatus::Adding => 0.3,
+            crate::machines::network_switch::SwitchStatus::Failed => 0.15,
+            _ => 0.3,
+        })
+    {
+        return ClientCommand::WalletChainChanged { connector_id, chain_id: format!("{chain_id:#x}") };
+    }
+    // The EVM account: balances, activity, the Send form, network switching, and the wallet's
+    // answers to the transfers and switches it was asked for.
+    let switch_request = state.network_switch.request_id.clone().filter(|id| state.requests.get(id).is_some());
+    if switch_request.is_some() && rng.random_bool(0.1) {
+        return ClientCommand::PageLoaded {};
+    }
+    if let Some(request_id) = switch_request.filter(|_| rng.random_bool(0.5)) {
+        let outcome = match rng.random_range(0..5u32) {
+            0 => WalletOutcome::Ok { result: serde_json::Value::Null },
+            1 | 2 => wallet_err(4902, "Unrecognized chain ID"),
+            3 => wallet_err(4001, "User rejected the request."),
+            _ => wallet_err(-32603, "internal"),
+        };
+        return ClientCommand::ResolveWalletRequest { request_id, outcome };
+    }
+    let send_request = state.send.sending.as_ref().map(|t| t.request_id.clone()).filter(|id| state.requests.get(id).is_some());
+    if let Some(request_id) = send_request.filter(|_| rng.random_bool(0.6)) {
+        let outcome = match rng.random_range(0..4u32) {
+            0 | 1 => WalletOutcome::Ok { result: serde_json::json!(format!("0x{:064x}", rng.random_range(1..1000u32))) },
+            2 => wallet_err(4001, "User rejected the request."),
+            _ => wallet_err(-32000, "insufficient funds for gas * price + value"),
+        };
+        return ClientCommand::ResolveWalletRequest { request_id, outcome };
+    }
+    let rpc_request = request_ids.iter().find(|id| matches!(state.requests.items[*id].kind, crate::machines::requests::RequestKind::Rpc { .. }));
+    if let Some(request_id) = rpc_request.filter(|_| rng.random_bool(0.5)) {
+        let outcome = match rng.random_range(0..6u32) {
+            0 | 1 => WalletOutcome::Ok { result: serde_json::json!(format!("0x{:064x}", rng.random_range(1..1000u32))) },
+            2 => WalletOutcome::Ok { result: serde_json::Value::Null },
+            3 | 4 => wallet_err(4902, "Unrecognized chain ID"),
+            _ => wallet_err(4001, "User rejected the request."),
+        };
+        return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
+    }
+    if state.network_switch.status == crate::machines::network_switch::SwitchStatus::Failed && rng.random_bool(0.3) {
+        return ClientCommand::RetrySwitchNetwork {};
+    }
+    if rng.random_range(0..100u32) < 20 {
+        let mut tokens: Vec<String> = state.balances.all().map(|b| b.asset.clone()).collect();
+        tokens.push("eip155:1/erc20:0x00000000000000000000000000000000000000aa".into());
+        let form = crate::machines::send::SendForm {
+            token: rng.random_bool(0.8).then(|| tokens[rng.random_range(0..tokens.len())].clone()),
+            amount: ["", "0.1", "0.1", "1.5", "1.5", "0", "99999", "0.0000000000000000001"][rng.random_range(0..8)].into(),
+            receiver: ["", ALICE, ALICE, ALICE, "0x1234", "not an address"][rng.random_range(0..6)].into(),
+        };
+        let networks: Vec<_> = state.networks.iter().map(|n| n.caip_network_id.clone()).collect();
+        return match rng.random_range(0..12u32) {
+            0 => ClientCommand::RefreshBalances {},
+            1 => ClientCommand::LoadActivity { more: rng.random_bool(0.5) },
+            2 => ClientCommand::SetSendForm { form },
+            3..=6 => ClientCommand::SubmitSend { form },
+            7 => ClientCommand::ResetSend {},
+            8..=10 if !networks.is_empty() => ClientCommand::SwitchNetwork { network: networks[rng.random_range(0..networks.len())].clone() },
+            _ => ClientCommand::RetrySwitchNetwork {},
+        };
+    }
     let signer = signer_address();
     match rng.random_range(0..100u32) {
         0..=3 => ClientCommand::PageLoaded {},
@@ -366,6 +500,27 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
     if let Some(check) = state.siwx.pending_contract_check().filter(|_| rng.random_bool(0.5)) {
         let verdict = if rng.random_bool(0.5) { Ok(()) } else { Err("the contract refused the signature".into()) };
         return (Command::SiwxContractChecked { nonce: check.nonce, verdict }, now_ms + rng.random_range(0..50));
+    }
+    // The runtime answers the chain reads the state waits for (as the chain service would).
+    if let Some(fetch) = state.balances.pending.clone().filter(|_| rng.random_bool(0.5)) {
+        let outcome = if rng.random_bool(0.7) { Ok(balances_of(&fetch.network, &fetch.address)) } else { Err("node down".into()) };
+        return (Command::BalancesFetched { id: fetch.id, outcome }, now_ms + rng.random_range(0..50));
+    }
+    if let Some(fetch) = state.activity.pending.clone().filter(|_| rng.random_bool(0.5)) {
+        let outcome = if rng.random_bool(0.7) {
+            Ok(activity_page(&fetch.network, &fetch.address, 1_700_000_000 - fetch.id, rng.random_bool(0.5).then_some("cursor")))
+        } else {
+            Err("node down".into())
+        };
+        return (Command::ActivityFetched { id: fetch.id, outcome }, now_ms + rng.random_range(0..50));
+    }
+    if let Some(sent) = state.send.awaiting_receipts().next().filter(|_| rng.random_bool(0.5)) {
+        let outcome = match rng.random_range(0..3u32) {
+            0 => session::ReceiptOutcome::Mined { success: true, block_number: 7 },
+            1 => session::ReceiptOutcome::Mined { success: false, block_number: 7 },
+            _ => session::ReceiptOutcome::NotMined("no receipt".into()),
+        };
+        return (Command::ReceiptObserved { hash: sent.hash.clone(), outcome }, now_ms + rng.random_range(0..50));
     }
     if rng.random_bool(0.2) {
         let now = now_ms + rng.random_range(0..3000);

@@ -11,7 +11,8 @@ use vestibule_actors::chart::ANY_STATE;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
 use vestibule_actors::session::{self, wire, Event, SessionState};
-use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started, started_with, T0};
+use vestibule_actors::model::options::SessionOptions;
+use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
 
 type Taken = BTreeSet<(String, String, String, String, String)>;
 
@@ -22,10 +23,12 @@ fn check_run(seed: u64, steps: usize) -> Result<Taken, String> {
     // Sign-in off, optional or required; half of the runs in a multichain session (Ethereum and
     // Solana Devnet, where Solana wallets connect and the active namespace switches).
     let start = match seed % 6 {
-        0 => started(),
-        1 => started_with(sign_in_options(false)),
+        // Half of the runs on a gateway whose chain service serves the session's eip155 networks
+        // (balances, activity, sends, switches); runs without one are in tests/regions.rs.
+        0 => started_serving(SessionOptions::default()),
+        1 => started_serving(sign_in_options(false)),
         2 => started_with(sign_in_options(true)),
-        3 => started_with(multichain_options(None)),
+        3 => started_serving(multichain_options(None)),
         4 => started_with(multichain_options(Some(false))),
         _ => started_with(multichain_options(Some(true))),
     };

@@ -17,7 +17,8 @@ use rand::SeedableRng;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::session::wire::{self, CanonicalState, StateMirror};
 use vestibule_actors::session::{self, Event, Region, Regions, SessionState};
-use vestibule_actors::testing::{random_step, sign_in_options, started, started_with, T0};
+use vestibule_actors::model::options::SessionOptions;
+use vestibule_actors::testing::{started_serving, random_step, sign_in_options, started, started_with, T0};
 
 /// Whether two states hold the same allocation for `region` (untouched by copy-on-write).
 fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
@@ -31,6 +32,11 @@ fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
         Region::Router => Arc::ptr_eq(&a.router, &b.router),
         Region::Siwx => Arc::ptr_eq(&a.siwx, &b.siwx),
         Region::Toasts => Arc::ptr_eq(&a.toasts, &b.toasts),
+        Region::Activity => Arc::ptr_eq(&a.activity, &b.activity),
+        Region::Balances => Arc::ptr_eq(&a.balances, &b.balances),
+        Region::ChainService => Arc::ptr_eq(&a.chain_service, &b.chain_service),
+        Region::NetworkSwitch => Arc::ptr_eq(&a.network_switch, &b.network_switch),
+        Region::Send => Arc::ptr_eq(&a.send, &b.send),
         // Plain values: compared by their bytes only.
         Region::Origin | Region::Project | Region::Started => true,
     }
@@ -39,7 +45,8 @@ fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
 fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let start = match seed % 4 {
-        0 | 2 => started(),
+        0 => started(),
+        2 => started_serving(SessionOptions::default()),
         1 => started_with(sign_in_options(false)),
         _ => started_with(sign_in_options(true)),
     };
@@ -119,13 +126,13 @@ proptest! {
 #[test]
 fn the_random_runs_reach_every_event_type() {
     let mut seen = std::collections::BTreeSet::new();
-    for seed in 0..200u64 {
+    for seed in 0..400u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let start = if seed % 2 == 0 { started() } else { started_with(sign_in_options(seed % 4 == 1)) };
+        let start = if seed % 4 == 2 { started_serving(SessionOptions::default()) } else if seed % 4 == 0 && seed % 8 != 0 { started_serving(SessionOptions::default()) } else if seed % 2 == 0 { started() } else { started_with(sign_in_options(seed % 4 == 1)) };
         seen.extend(start.iter().map(Event::type_name));
         let mut state = start.iter().fold(SessionState::default(), session::evolve);
         let mut now = T0;
-        for _ in 0..150 {
+        for _ in 0..200 {
             let (command, at) = random_step(&mut rng, &state, now);
             now = at;
             let nonce = format!("RegionNonce{now}");

@@ -228,15 +228,14 @@ impl NetworkConfig {
     }
 }
 
-/// An RPC endpoint URL: `http` only in this build (no TLS library is compiled in; see
-/// docs/chain.md), with a host.
+/// An RPC endpoint URL: `http` or `https` (TLS through rustls with the ring provider; decision
+/// 0906), with a host.
 fn parse_rpc_url(text: &str) -> Result<Url, String> {
     let url = Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
     match url.scheme() {
-        "http" if url.host_str().is_some() => Ok(url),
-        "http" => Err("the URL has no host".into()),
-        "https" => Err("https endpoints need TLS, which this build does not include (see docs/chain.md)".into()),
-        other => Err(format!("JSON-RPC endpoints are http URLs, not {other}")),
+        "http" | "https" if url.host_str().is_some() => Ok(url),
+        "http" | "https" => Err("the URL has no host".into()),
+        other => Err(format!("JSON-RPC endpoints are http(s) URLs, not {other}")),
     }
 }
 
@@ -275,8 +274,10 @@ mod tests {
         assert_eq!(e.field, r#"networks."eip155:1".rpc_urls"#);
         let e = config("eip155:1", network(&["http://a", "ftp://b"])).validate().unwrap_err();
         assert_eq!(e.field, r#"networks."eip155:1".rpc_urls[1]"#);
-        let e = config("eip155:1", network(&["https://mainnet.example/KEY"])).validate().unwrap_err();
-        assert!(e.message.contains("TLS"), "{e}");
+        // HTTPS endpoints are accepted (decision 0906); a scheme other than http(s) is not.
+        assert!(config("eip155:1", network(&["https://mainnet.example/KEY"])).validate().is_ok());
+        let e = config("eip155:1", network(&["ws://mainnet.example"])).validate().unwrap_err();
+        assert!(e.message.contains("http(s)"), "{e}");
         let mut n = network(&["http://a"]);
         n.tokens.push(TokenConfig { address: "0x12".into(), ..Default::default() });
         let e = config("eip155:1", n).validate().unwrap_err();

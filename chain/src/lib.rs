@@ -22,6 +22,7 @@ pub mod rpc;
 pub mod safe;
 pub mod send;
 pub mod service;
+pub mod tls;
 pub mod tx_errors;
 
 pub use activity::{ActivityCursor, ActivityPage, ActivitySource};

@@ -102,6 +102,7 @@ impl ChainServiceBuilder {
         let settings = self.config.validate()?;
         let metrics = Arc::new(ChainMetrics::default());
         let metadata = Arc::new(TokenMetadataCache::default());
+        crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .build()
             .map_err(|e| ConfigError { field: "networks".into(), message: format!("cannot make an HTTP client: {e}") })?;
@@ -197,9 +198,20 @@ impl ChainService {
     /// every session; concurrent asks for the same pair share one fetch (one JSON-RPC batch).
     /// Failures are not kept: the session blocks its own retry for 30 s (spec §8).
     pub async fn balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
+        self.balances_with(network, address, false).await
+    }
+
+    /// As [`ChainService::balances`], but never answered from the 30 s cache (it still shares a
+    /// fetch in flight, and refreshes the cache): after the account sent a transaction, the
+    /// balances it was shown before are known to be stale.
+    pub async fn fresh_balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
+        self.balances_with(network, address, true).await
+    }
+
+    async fn balances_with(&self, network: NetworkId, address: Address, fresh: bool) -> Result<Balances, BalanceError> {
         let entry = self.network(network).map_err(|cause| BalanceError { cause })?;
         let key = (network, address);
-        if let Some(cached) = self.inner.balances.lock().unwrap().get(&key, self.inner.clock.now()) {
+        if !fresh && let Some(cached) = self.inner.balances.lock().unwrap().get(&key, self.inner.clock.now()) {
             entry.metrics.balance_cache(true);
             return Ok(cached);
         }

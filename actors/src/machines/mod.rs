@@ -4,12 +4,16 @@
 //! Decisions that span machines (closing the modal rejects a pending connect, a connect result routes
 //! the view) are made in [`crate::session::decide`], which calls into these modules.
 
+pub mod activity;
+pub mod balances;
 pub mod connect_view;
 pub mod connection;
 pub mod embedded_login;
 pub mod modal;
+pub mod network_switch;
 pub mod requests;
 pub mod router;
+pub mod send;
 pub mod siwx;
 pub mod toasts;
 
@@ -30,6 +34,10 @@ pub const ALL: &[MachineInfo] = &[
     MachineInfo { id: toasts::ID, chart: toasts::chart },
     MachineInfo { id: requests::ID, chart: requests::chart },
     MachineInfo { id: siwx::ID, chart: siwx::chart },
+    MachineInfo { id: balances::ID, chart: balances::chart },
+    MachineInfo { id: activity::ID, chart: activity::chart },
+    MachineInfo { id: send::ID, chart: send::chart },
+    MachineInfo { id: network_switch::ID, chart: network_switch::chart },
 ];
 
 /// Every machine's chart.

@@ -47,7 +47,7 @@ pub struct WalletRequest {
 }
 
 /// How the browser answered a request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", tag = "status")]
 pub enum WalletOutcome {
     Ok {

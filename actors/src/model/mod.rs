@@ -3,5 +3,6 @@
 pub mod caip;
 pub mod connector;
 pub mod display;
+pub mod evm;
 pub mod networks;
 pub mod options;

@@ -6,7 +6,11 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::machines::activity::{ActivityFetch, ActivityPage};
+use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::siwx::ContractCheck;
+use crate::model::caip::CaipNetworkId;
+use crate::session::ReceiptOutcome;
 
 pub type CheckFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
@@ -23,4 +27,42 @@ pub trait ContractSignatureChecker: Send + Sync + 'static {
 /// Without a configured checker, contract accounts cannot sign in.
 pub(crate) fn no_checker() -> CheckFuture {
     Box::pin(std::future::ready(Err("no RPC endpoint is configured for contract accounts".to_string())))
+}
+
+/// A chain effect's future.
+pub type ChainFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The gateway's chain service as sessions use it (docs/chain.md): every chain read a decision
+/// asks for (`BalancesState::pending`, `ActivityState::pending`, `SendState::awaiting_receipts`) is
+/// performed here by the actor, and its outcome comes back through the session's mailbox as a
+/// command (`BalancesFetched`, `ActivityFetched`, `ReceiptObserved`), recorded as events, so a
+/// replay shows exactly what the visitor saw without asking any node again. Each future must
+/// resolve in bounded time (the service's timeouts and retry budget, spec §7 Chain RPC).
+pub trait ChainEffects: Send + Sync + 'static {
+    /// The networks the service has endpoints for: recorded in `SessionStarted`.
+    fn served_networks(&self) -> Vec<CaipNetworkId>;
+    /// `fetch.address`'s balances on `fetch.network` (past the 30 s cache when `fetch.fresh`).
+    fn balances(&self, fetch: BalanceFetch) -> ChainFuture<Result<BalancesSnapshot, String>>;
+    /// One page of `fetch.address`'s activity on `fetch.network`, from `fetch.cursor`.
+    fn activity(&self, fetch: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>>;
+    /// Waits (bounded) for the receipt of `hash` on `network`.
+    fn receipt(&self, network: CaipNetworkId, hash: String) -> ChainFuture<ReceiptOutcome>;
+}
+
+/// Without a chain service, sessions serve no network: every fetch fails at once.
+pub(crate) struct NoChain;
+
+impl ChainEffects for NoChain {
+    fn served_networks(&self) -> Vec<CaipNetworkId> {
+        Vec::new()
+    }
+    fn balances(&self, _: BalanceFetch) -> ChainFuture<Result<BalancesSnapshot, String>> {
+        Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
+    }
+    fn activity(&self, _: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>> {
+        Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
+    }
+    fn receipt(&self, _: CaipNetworkId, _: String) -> ChainFuture<ReceiptOutcome> {
+        Box::pin(std::future::ready(ReceiptOutcome::NotMined("no chain service is configured".to_string())))
+    }
 }

@@ -60,6 +60,11 @@ impl Interner {
                 Region::Router => self.share_typed(&mut table, region, &mut state.router, canonical),
                 Region::Siwx => self.share_typed(&mut table, region, &mut state.siwx, canonical),
                 Region::Toasts => self.share_typed(&mut table, region, &mut state.toasts, canonical),
+                Region::Activity => self.share_typed(&mut table, region, &mut state.activity, canonical),
+                Region::Balances => self.share_typed(&mut table, region, &mut state.balances, canonical),
+                Region::ChainService => self.share_typed(&mut table, region, &mut state.chain_service, canonical),
+                Region::NetworkSwitch => self.share_typed(&mut table, region, &mut state.network_switch, canonical),
+                Region::Send => self.share_typed(&mut table, region, &mut state.send, canonical),
                 Region::Origin | Region::Project | Region::Started => self.share_bytes(&mut table, region, canonical),
             }
         }

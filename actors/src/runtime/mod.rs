@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::close;
 
-pub use effects::ContractSignatureChecker;
+pub use effects::{ChainEffects, ChainFuture, ContractSignatureChecker};
 pub use frames::{fold_log, DiffFrame};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, Registry};

@@ -1,7 +1,7 @@
 //! The registry: one `ModalSession` actor per session id on this node, started on demand and
 //! forgotten when it stops.
 
-use super::effects::ContractSignatureChecker;
+use super::effects::{ChainEffects, ContractSignatureChecker};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -71,7 +71,7 @@ impl Registry {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(HashMap::new()),
-                shell: Arc::new(SessionShell { log, clock, config, metrics, checker: None, interner: Default::default() }),
+                shell: Arc::new(SessionShell { log, clock, config, metrics, checker: None, chain: Arc::new(super::effects::NoChain), interner: Default::default() }),
             }),
         }
     }
@@ -81,6 +81,14 @@ impl Registry {
     pub fn with_contract_checker(mut self, checker: Arc<dyn ContractSignatureChecker>) -> Self {
         let inner = Arc::get_mut(&mut self.inner).expect("with_contract_checker is called before the registry is shared");
         Arc::get_mut(&mut inner.shell).expect("no session has started yet").checker = Some(checker);
+        self
+    }
+
+    /// Serves chain reads (balances, activity, receipts) through `chain`: sessions started from now
+    /// on record its networks. Call before the registry is shared.
+    pub fn with_chain(mut self, chain: Arc<dyn ChainEffects>) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("with_chain is called before the registry is shared");
+        Arc::get_mut(&mut inner.shell).expect("no session has started yet").chain = chain;
         self
     }
 
@@ -134,7 +142,8 @@ impl Registry {
             resume_token_hash: Some(hash_resume_token(&token)),
         };
         self.inner.shell.log.create_session(id, new).await?;
-        let command = Command::Start { project: project.into(), origin: origin.into(), options };
+        let served_networks = self.inner.shell.chain.served_networks();
+        let command = Command::Start { project: project.into(), origin: origin.into(), options, served_networks };
         let reply: CommandReply = self.session(id).send(Start { command }).await.map_err(|_| CreateError::Mailbox)?;
         match reply.status {
             CommandStatus::Accepted => Ok((id, token)),

@@ -92,12 +92,19 @@ fn storage_unavailable() -> CommandError {
 
 /// What every session of a registry shares: the log, the clock, the configuration, the metrics,
 /// the contract checker and the interner of equal regions.
+enum ChainAsk {
+    Balances(crate::machines::balances::BalanceFetch),
+    Activity(crate::machines::activity::ActivityFetch),
+    Receipt(crate::model::caip::CaipNetworkId, String),
+}
+
 pub(crate) struct SessionShell {
     pub log: Arc<dyn EventLog>,
     pub clock: Arc<dyn Clock>,
     pub config: RuntimeConfig,
     pub metrics: Arc<RuntimeMetrics>,
     pub checker: Option<Arc<dyn ContractSignatureChecker>>,
+    pub chain: Arc<dyn super::effects::ChainEffects>,
     pub interner: Interner,
 }
 
@@ -257,6 +264,8 @@ pub struct ModalSession {
     nonce: String,
     /// The nonce of the contract check in flight, so a check is asked once.
     checking: Option<String>,
+    /// Chain effects in flight: (kind, key) of each, so a change of state does not ask twice.
+    chain_in_flight: std::collections::HashSet<(&'static str, String)>,
     last_snapshot_seq: u64,
 }
 
@@ -283,6 +292,7 @@ impl ModalSession {
             hibernation: None,
             nonce: crate::siwx::generate_nonce().as_str().to_string(),
             checking: None,
+            chain_in_flight: Default::default(),
             last_snapshot_seq: 0,
         }
     }
@@ -704,6 +714,7 @@ impl ModalSession {
     /// Starts the effects the state asks for (see `runtime::effects`); after every change and
     /// after rehydration, so a check interrupted by a restart is asked again.
     fn run_effects(&mut self, ctx: &mut Context<Self>) {
+        self.run_chain_effects(ctx);
         let Some(check) = self.awake.as_ref().and_then(|a| a.state.siwx.pending_contract_check()) else {
             self.checking = None;
             return;
@@ -721,6 +732,46 @@ impl ModalSession {
         ctx.spawn(future.into_actor(self).map(move |verdict, _act, ctx| {
             ctx.address().do_send(Internal { command: Command::SiwxContractChecked { nonce, verdict } });
         }));
+    }
+
+    /// The chain reads the state waits for: each asked of the chain service once; its outcome
+    /// comes back through the mailbox as a command (a stale one is ignored by the decision).
+    fn run_chain_effects(&mut self, ctx: &mut Context<Self>) {
+        let Some(state) = self.awake.as_ref().map(|a| &a.state) else { return };
+        let mut wanted: Vec<((&'static str, String), ChainAsk)> = Vec::new();
+        if let Some(fetch) = state.balances.pending.clone() {
+            wanted.push((("balances", fetch.id.to_string()), ChainAsk::Balances(fetch)));
+        }
+        if let Some(fetch) = state.activity.pending.clone() {
+            wanted.push((("activity", fetch.id.to_string()), ChainAsk::Activity(fetch)));
+        }
+        for sent in state.send.awaiting_receipts() {
+            wanted.push((("receipt", sent.hash.clone()), ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone())));
+        }
+        let keys: std::collections::HashSet<_> = wanted.iter().map(|(k, _)| k.clone()).collect();
+        self.chain_in_flight.retain(|k| keys.contains(k));
+        for (key, ask) in wanted {
+            if !self.chain_in_flight.insert(key) {
+                continue;
+            }
+            let chain = self.shell.chain.clone();
+            let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> = match ask {
+                ChainAsk::Balances(fetch) => {
+                    let id = fetch.id;
+                    Box::pin(async move { Command::BalancesFetched { id, outcome: chain.balances(fetch).await } })
+                }
+                ChainAsk::Activity(fetch) => {
+                    let id = fetch.id;
+                    Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
+                }
+                ChainAsk::Receipt(network, hash) => {
+                    Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone()).await, hash } })
+                }
+            };
+            ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
+                ctx.address().do_send(Internal { command });
+            }));
+        }
     }
 
     // --- Connections ----------------------------------------------------------------------------

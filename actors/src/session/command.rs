@@ -6,7 +6,11 @@ use serde::{Deserialize, Serialize};
 use strum::IntoStaticStr;
 use ts_rs::TS;
 
+use crate::machines::activity::ActivityPage;
+use crate::machines::balances::BalancesSnapshot;
 use crate::machines::requests::WalletOutcome;
+use crate::machines::send::SendForm;
+use crate::model::caip::CaipNetworkId;
 use crate::machines::router::{RouteParams, View};
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
@@ -121,6 +125,29 @@ pub enum ClientCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         account: Option<String>,
     },
+    /// The Tokens tab or the Account header wants the balances (a no-op while they are fresh, and
+    /// for 30 s after a failed fetch).
+    RefreshBalances {},
+    /// The Activity tab: the newest page, or (`more`) the next one.
+    LoadActivity {
+        #[serde(default)]
+        more: bool,
+    },
+    /// The Send view's form as typed so far (kept across reloads).
+    SetSendForm {
+        form: SendForm,
+    },
+    /// The Send view's Send button: validate `form` and ask the connected wallet to send it.
+    SubmitSend {
+        form: SendForm,
+    },
+    ResetSend {},
+    /// The Networks view: ask the connected wallet to switch to `network`.
+    SwitchNetwork {
+        network: CaipNetworkId,
+    },
+    /// The SwitchNetwork view's retry after a failure.
+    RetrySwitchNetwork {},
     /// A problem in the widget itself (its mirrored chart disagreed with the state, a view failed to
     /// render). Recorded as `ClientErrorReported`; changes nothing else. Never carries secrets.
     ReportClientError {
@@ -139,12 +166,26 @@ impl ClientCommand {
 pub enum Command {
     Client(ClientCommand),
     /// Creates the session (runtime only).
-    Start { project: String, origin: String, options: SessionOptions },
+    Start { project: String, origin: String, options: SessionOptions, served_networks: Vec<CaipNetworkId> },
     /// A deadline in the state fell due (runtime only).
     Tick,
     /// The runtime's answer to a pending on-chain signature check (EIP-1271) for the challenge
     /// with `nonce`: `Ok(())` when the contract accepted the signature, else why not.
     SiwxContractChecked { nonce: String, verdict: Result<(), String> },
+    /// The chain service's answer to the balance fetch `id` (runtime only).
+    BalancesFetched { id: u64, outcome: Result<BalancesSnapshot, String> },
+    /// The chain service's answer to the activity fetch `id` (runtime only).
+    ActivityFetched { id: u64, outcome: Result<ActivityPage, String> },
+    /// What the node's receipt says of a transaction this session sent (runtime only).
+    ReceiptObserved { hash: String, outcome: ReceiptOutcome },
+}
+
+/// What became of a sent transaction when the runtime stopped waiting for its receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReceiptOutcome {
+    Mined { success: bool, block_number: u64 },
+    /// No receipt within the wait, or the node could not be asked (why).
+    NotMined(String),
 }
 
 impl Command {
@@ -154,6 +195,9 @@ impl Command {
             Command::Start { .. } => "Start",
             Command::Tick => "Tick",
             Command::SiwxContractChecked { .. } => "SiwxContractChecked",
+            Command::BalancesFetched { .. } => "BalancesFetched",
+            Command::ActivityFetched { .. } => "ActivityFetched",
+            Command::ReceiptObserved { .. } => "ReceiptObserved",
         }
     }
 }

@@ -45,6 +45,13 @@ pub enum DomainError {
     SignInPending,
     #[error("no sign-in session for {0}")]
     NoSignInSession(String),
+    /// Spec §8.
+    #[error("Transactions can't be fetched without an accountAddress")]
+    NoAccountAddress,
+    #[error("a transfer is already being sent")]
+    SendPending,
+    #[error("a network switch is already pending")]
+    SwitchPending,
     #[error("this session has no {0} network")]
     NamespaceNotSupported(Namespace),
     #[error("only on the {} view", .0.name())]
@@ -79,6 +86,9 @@ pub enum RefusalCode {
     NoActiveCaipNetwork,
     SiwxPending,
     NoSignInSession,
+    NoAccountAddress,
+    SendPending,
+    SwitchPending,
     NamespaceNotSupported,
     NotOnView,
     // The session runtime.
@@ -136,6 +146,9 @@ impl DomainError {
             DomainError::SignInUnavailable(_) => RefusalCode::NoActiveCaipNetwork,
             DomainError::SignInPending => RefusalCode::SiwxPending,
             DomainError::NoSignInSession(_) => RefusalCode::NoSignInSession,
+            DomainError::NoAccountAddress => RefusalCode::NoAccountAddress,
+            DomainError::SendPending => RefusalCode::SendPending,
+            DomainError::SwitchPending => RefusalCode::SwitchPending,
             DomainError::NamespaceNotSupported(_) => RefusalCode::NamespaceNotSupported,
             DomainError::NotOnView(_) => RefusalCode::NotOnView,
         }

@@ -8,12 +8,16 @@ use serde::{Deserialize, Serialize};
 use strum::{IntoStaticStr, VariantNames};
 use ts_rs::TS;
 
+use crate::machines::activity::{ActivityFetch, ActivityPage};
+use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::connection::Account;
+use crate::machines::network_switch::SwitchStep;
+use crate::machines::send::{SendForm, SentStatus, Transfer};
 use crate::machines::requests::{WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, RouteParams, View};
 use crate::machines::siwx::{SignInSession, SiwxChallenge};
 use crate::machines::toasts::{PauseReason, ToastDismissal, ToastVariant};
-use crate::model::caip::Namespace;
+use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::model::connector::{Connector, RecentWallet};
 use crate::model::networks::{ChainDefinition, NetworkRef};
 use crate::model::options::SessionOptions;
@@ -30,6 +34,10 @@ pub enum Event {
         origin: String,
         options: SessionOptions,
         networks: Vec<ChainDefinition>,
+        /// The networks this gateway's chain service serves (balances, activity, sends, reads).
+        /// Absent in sessions started before the chain service existed.
+        #[serde(default)]
+        served_networks: Vec<CaipNetworkId>,
     },
 
     // --- modal ---
@@ -191,6 +199,92 @@ pub enum Event {
         account: String,
         reason: String,
     },
+
+    // --- balances ---
+    /// The active account's balances are wanted; the runtime asks the chain service.
+    BalancesRequested {
+        fetch: BalanceFetch,
+    },
+    BalancesLoaded {
+        #[ts(type = "number")]
+        id: u64,
+        balances: BalancesSnapshot,
+        #[ts(type = "number")]
+        at_ms: u64,
+    },
+    /// Spec §8: "Token Balance Unavailable"; no retry before `retryBlockedUntilMs`.
+    BalancesFailed {
+        #[ts(type = "number")]
+        id: u64,
+        message: String,
+        #[ts(type = "number")]
+        retry_blocked_until_ms: u64,
+    },
+    BalancesCleared {},
+
+    // --- activity ---
+    ActivityRequested {
+        fetch: ActivityFetch,
+    },
+    ActivityLoaded {
+        #[ts(type = "number")]
+        id: u64,
+        page: ActivityPage,
+    },
+    /// Spec §4: the list is emptied and the cursor cleared.
+    ActivityFailed {
+        #[ts(type = "number")]
+        id: u64,
+        message: String,
+    },
+    ActivityCleared {},
+
+    // --- send ---
+    SendFormChanged {
+        form: SendForm,
+    },
+    /// The form did not validate (spec §5's messages).
+    SendRejected {
+        message: String,
+    },
+    /// The connected wallet was asked to send `transfer`.
+    SendSubmitted {
+        transfer: Transfer,
+    },
+    SendSucceeded {
+        hash: String,
+        #[ts(type = "number")]
+        sent_ms: u64,
+    },
+    /// The wallet or its node refused (spec §8's transaction error catalogue).
+    SendFailed {
+        #[ts(type = "number | null")]
+        code: Option<i64>,
+        message: String,
+    },
+    /// Spec: resetSend clears every send field.
+    SendReset {},
+    /// What the node's receipt says of a transaction sent from this session.
+    ReceiptRecorded {
+        hash: String,
+        status: SentStatus,
+        #[ts(type = "number | null")]
+        block_number: Option<u64>,
+    },
+
+    // --- network switch ---
+    NetworkSwitchStarted {
+        target: CaipNetworkId,
+        request_id: String,
+        step: SwitchStep,
+    },
+    NetworkSwitchFailed {
+        #[ts(type = "number | null")]
+        code: Option<i64>,
+        message: String,
+    },
+    NetworkSwitchFinished {},
+    NetworkSwitchCancelled {},
 
     // --- client ---
     /// The widget reported a problem of its own (`ReportClientError`). No machine moves.

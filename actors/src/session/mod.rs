@@ -10,7 +10,7 @@ pub mod upcast;
 pub mod wire;
 
 pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
-pub use command::{ClientCommand, Command};
+pub use command::{ClientCommand, Command, ReceiptOutcome};
 pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
 pub use error::{CommandError, DomainError, RefusalCode};
 pub use event::Event;

@@ -3,20 +3,25 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::machines::activity::{self, ActivityState};
+use crate::machines::balances::{self, BalancesState};
 use crate::machines::connect_view::{self, ConnectView};
+use crate::machines::network_switch::{self, NetworkSwitchState};
+use crate::machines::send::{self, SendState};
 use crate::machines::connection::{self, ConnectionState};
 use crate::machines::modal::{self, ModalState};
 use crate::machines::requests::{self, WalletRequests};
 use crate::machines::router::{self, RouterState, View};
 use crate::machines::siwx::{self, SiwxState};
 use crate::machines::toasts::{self, ToastQueue};
+use crate::model::caip::CaipNetworkId;
 use crate::model::networks::ChainDefinition;
 use crate::model::options::SessionOptions;
 use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 4;
+pub const STATE_SCHEMA_VERSION: u32 = 5;
 
 // Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
 // decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed
@@ -43,21 +48,45 @@ pub struct SessionState {
     pub toasts: Arc<ToastQueue>,
     pub requests: Arc<WalletRequests>,
     pub siwx: Arc<SiwxState>,
+    /// The networks this gateway's chain service serves (from the session's start).
+    pub chain_service: Arc<ChainServiceState>,
+    pub balances: Arc<BalancesState>,
+    pub activity: Arc<ActivityState>,
+    pub send: Arc<SendState>,
+    pub network_switch: Arc<NetworkSwitchState>,
+}
+
+/// What the gateway's chain service serves, as the session was started with it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainServiceState {
+    pub networks: Vec<CaipNetworkId>,
+}
+
+impl ChainServiceState {
+    pub fn serves(&self, network: &CaipNetworkId) -> bool {
+        self.networks.contains(network)
+    }
 }
 
 /// A top-level field of [`SessionState`], in the order of its JSON key (canonical JSON sorts keys,
 /// so the whole state's canonical form is its regions' canonical forms in this order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Region {
+    Activity,
+    Balances,
+    ChainService,
     ConnectView,
     Connection,
     Modal,
+    NetworkSwitch,
     Networks,
     Options,
     Origin,
     Project,
     Requests,
     Router,
+    Send,
     Siwx,
     Started,
     Toasts,
@@ -65,16 +94,21 @@ pub enum Region {
 
 impl Region {
     /// Every region, in canonical (JSON key) order.
-    pub const ALL: [Region; 12] = [
+    pub const ALL: [Region; 17] = [
+        Region::Activity,
+        Region::Balances,
+        Region::ChainService,
         Region::ConnectView,
         Region::Connection,
         Region::Modal,
+        Region::NetworkSwitch,
         Region::Networks,
         Region::Options,
         Region::Origin,
         Region::Project,
         Region::Requests,
         Region::Router,
+        Region::Send,
         Region::Siwx,
         Region::Started,
         Region::Toasts,
@@ -83,6 +117,11 @@ impl Region {
     /// The region's key in the state's JSON.
     pub const fn key(self) -> &'static str {
         match self {
+            Region::Activity => "activity",
+            Region::Balances => "balances",
+            Region::ChainService => "chainService",
+            Region::NetworkSwitch => "networkSwitch",
+            Region::Send => "send",
             Region::ConnectView => "connectView",
             Region::Connection => "connection",
             Region::Modal => "modal",
@@ -110,24 +149,24 @@ impl Region {
 
 /// A set of [`Region`]s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Regions(u16);
+pub struct Regions(u32);
 
 impl Regions {
     pub const NONE: Regions = Regions(0);
     pub const ALL: Regions = Regions((1 << Region::ALL.len()) - 1);
 
     pub const fn of(regions: &[Region]) -> Regions {
-        let mut bits = 0u16;
+        let mut bits = 0u32;
         let mut i = 0;
         while i < regions.len() {
-            bits |= 1 << regions[i] as u16;
+            bits |= 1 << regions[i] as u32;
             i += 1;
         }
         Regions(bits)
     }
 
     pub const fn contains(self, region: Region) -> bool {
-        self.0 & (1 << region as u16) != 0
+        self.0 & (1 << region as u32) != 0
     }
 
     pub const fn union(self, other: Regions) -> Regions {
@@ -198,6 +237,23 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         | Event::SiwxSignedIn { .. }
         | Event::SiwxCancelled {}
         | Event::SiwxSignedOut { .. } => Regions::of(&[Region::Siwx]),
+        Event::BalancesRequested { .. } | Event::BalancesLoaded { .. } | Event::BalancesFailed { .. } | Event::BalancesCleared {} => {
+            Regions::of(&[Region::Balances])
+        }
+        Event::ActivityRequested { .. } | Event::ActivityLoaded { .. } | Event::ActivityFailed { .. } | Event::ActivityCleared {} => {
+            Regions::of(&[Region::Activity])
+        }
+        Event::SendFormChanged { .. }
+        | Event::SendRejected { .. }
+        | Event::SendSubmitted { .. }
+        | Event::SendSucceeded { .. }
+        | Event::SendFailed { .. }
+        | Event::SendReset {}
+        | Event::ReceiptRecorded { .. } => Regions::of(&[Region::Send]),
+        Event::NetworkSwitchStarted { .. }
+        | Event::NetworkSwitchFailed { .. }
+        | Event::NetworkSwitchFinished {}
+        | Event::NetworkSwitchCancelled {} => Regions::of(&[Region::NetworkSwitch]),
         // Recorded for whoever replays the session; it moves no machine.
         Event::ClientErrorReported { .. } => Regions::NONE,
     };
@@ -224,12 +280,13 @@ fn with_derived(direct: Regions) -> Regions {
 /// compared in `actors/tests/regions.rs`).
 pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     let touched = regions_touched_by(event);
-    if let Event::SessionStarted { project, origin, options, networks } = event {
+    if let Event::SessionStarted { project, origin, options, networks, served_networks } = event {
         state.started = true;
         state.project = project.clone();
         state.origin = origin.clone();
         state.options = Arc::new(options.clone());
         state.networks = Arc::new(networks.clone());
+        state.chain_service = Arc::new(ChainServiceState { networks: served_networks.clone() });
     }
     if touched.contains(Region::Modal) {
         evolve_region(&mut state.modal, event, modal::evolve);
@@ -249,6 +306,18 @@ pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     }
     if touched.contains(Region::Siwx) {
         evolve_region(&mut state.siwx, event, siwx::evolve);
+    }
+    if touched.contains(Region::Balances) {
+        evolve_region(&mut state.balances, event, balances::evolve);
+    }
+    if touched.contains(Region::Activity) {
+        evolve_region(&mut state.activity, event, activity::evolve);
+    }
+    if touched.contains(Region::Send) {
+        evolve_region(&mut state.send, event, send::evolve);
+    }
+    if touched.contains(Region::NetworkSwitch) {
+        evolve_region(&mut state.network_switch, event, network_switch::evolve);
     }
     derive(&mut state, touched);
     state
@@ -286,12 +355,13 @@ fn derive(state: &mut SessionState, changed: Regions) {
 /// reference the region-aware `evolve` is checked against; not used at run time.
 #[doc(hidden)]
 pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionState {
-    if let Event::SessionStarted { project, origin, options, networks } = event {
+    if let Event::SessionStarted { project, origin, options, networks, served_networks } = event {
         state.started = true;
         state.project = project.clone();
         state.origin = origin.clone();
         state.options = Arc::new(options.clone());
         state.networks = Arc::new(networks.clone());
+        state.chain_service = Arc::new(ChainServiceState { networks: served_networks.clone() });
     }
     evolve_region(&mut state.modal, event, modal::evolve);
     evolve_region(&mut state.router, event, router::evolve);
@@ -299,6 +369,10 @@ pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionSt
     evolve_region(&mut state.toasts, event, toasts::evolve);
     evolve_region(&mut state.requests, event, requests::evolve);
     evolve_region(&mut state.siwx, event, siwx::evolve);
+    evolve_region(&mut state.balances, event, balances::evolve);
+    evolve_region(&mut state.activity, event, activity::evolve);
+    evolve_region(&mut state.send, event, send::evolve);
+    evolve_region(&mut state.network_switch, event, network_switch::evolve);
     connection::derive(Arc::make_mut(&mut state.connection));
     state.connect_view = Arc::new(connect_view::derive(
         &state.options,
@@ -338,5 +412,30 @@ impl SessionState {
             return None;
         }
         Some(format!("{}:{}", conn.network.as_ref()?.caip_network_id, conn.address.as_ref()?))
+    }
+}
+
+/// The connected EVM account of the active namespace: what balances, activity and sends are for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvmAccount {
+    pub address: String,
+    pub network: crate::model::networks::NetworkRef,
+    pub connector_id: String,
+}
+
+impl SessionState {
+    /// The active namespace's connected eip155 account, if that is what is connected.
+    pub fn evm_account(&self) -> Option<EvmAccount> {
+        let ns = self.connection.active_namespace.filter(|ns| *ns == crate::model::caip::Namespace::Eip155)?;
+        let conn = self.connection.namespace(ns);
+        if conn.status != crate::machines::connection::ConnectionStatus::Connected {
+            return None;
+        }
+        Some(EvmAccount { address: conn.address.clone()?, network: conn.network.clone()?, connector_id: conn.connector_id.clone()? })
+    }
+
+    /// Whether `network` is one of the session's networks and the chain service serves it.
+    pub fn chain_supported(&self, network: &crate::model::networks::NetworkRef) -> bool {
+        network.supported && self.chain_service.serves(&network.caip_network_id)
     }
 }

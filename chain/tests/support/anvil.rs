@@ -120,10 +120,12 @@ impl Anvil {
     }
 
     pub fn wallet_of(&self, signer: PrivateKeySigner) -> DynProvider {
+        vestibule_chain::tls::install_crypto_provider();
         ProviderBuilder::new().wallet(signer).connect_http(self.url.parse().unwrap()).erased()
     }
 
     pub async fn set_balance(&self, address: Address, wei: U256) {
+        vestibule_chain::tls::install_crypto_provider();
         let provider = ProviderBuilder::new().connect_http(self.url.parse().unwrap());
         let _: serde_json::Value = provider.raw_request("anvil_setBalance".into(), (address, wei)).await.unwrap();
     }

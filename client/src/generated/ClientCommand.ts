@@ -3,6 +3,7 @@ import type { ClientErrorKind } from "./ClientErrorKind";
 import type { DiscoveredWallet } from "./DiscoveredWallet";
 import type { Namespace } from "./Namespace";
 import type { RouteParams } from "./RouteParams";
+import type { SendForm } from "./SendForm";
 import type { SocialProvider } from "./SocialProvider";
 import type { ToastVariant } from "./ToastVariant";
 import type { View } from "./View";
@@ -12,4 +13,4 @@ export type ClientCommand = { "type": "PageLoaded", } | { "type": "OpenModal", v
 /**
  * Never closes by itself.
  */
-persistent?: boolean, } | { "type": "DismissToast", id: string, } | { "type": "SwipeToast", id: string, distancePx: number, elapsedMs: number, } | { "type": "SetToastHover", hovered: boolean, } | { "type": "SetToastInteraction", active: boolean, } | { "type": "SetPageVisibility", hidden: boolean, } | { "type": "SiwxSign", } | { "type": "SiwxCancel", } | { "type": "SiwxSignOut", account?: string, } | { "type": "ReportClientError", kind: ClientErrorKind, detail: string, };
+persistent?: boolean, } | { "type": "DismissToast", id: string, } | { "type": "SwipeToast", id: string, distancePx: number, elapsedMs: number, } | { "type": "SetToastHover", hovered: boolean, } | { "type": "SetToastInteraction", active: boolean, } | { "type": "SetPageVisibility", hidden: boolean, } | { "type": "SiwxSign", } | { "type": "SiwxCancel", } | { "type": "SiwxSignOut", account?: string, } | { "type": "RefreshBalances", } | { "type": "LoadActivity", more: boolean, } | { "type": "SetSendForm", form: SendForm, } | { "type": "SubmitSend", form: SendForm, } | { "type": "ResetSend", } | { "type": "SwitchNetwork", network: string, } | { "type": "RetrySwitchNetwork", } | { "type": "ReportClientError", kind: ClientErrorKind, detail: string, };

@@ -786,5 +786,200 @@ export const charts: Statechart[] = [
         ]
       }
     ]
+  },
+  {
+    "id": "balances",
+    "description": "The active account's balances: fetched by the chain service, kept 30 s, a failed fetch blocks a retry 30 s.",
+    "regions": [
+      {
+        "id": "balances",
+        "statePath": "/balances/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "loading",
+          "loaded",
+          "failed"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "BalancesRequested",
+            "to": "loading"
+          },
+          {
+            "from": "loading",
+            "event": "BalancesLoaded",
+            "to": "loaded"
+          },
+          {
+            "from": "loading",
+            "event": "BalancesFailed",
+            "to": "failed"
+          },
+          {
+            "from": "*",
+            "event": "BalancesCleared",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "activity",
+    "description": "The Activity tab's transaction list: loading, then loaded (empty or filled, with a next cursor) or failed (emptied).",
+    "regions": [
+      {
+        "id": "activity",
+        "statePath": "/activity/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "loading",
+          "loaded",
+          "failed"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "ActivityRequested",
+            "to": "loading"
+          },
+          {
+            "from": "loading",
+            "event": "ActivityLoaded",
+            "to": "loaded"
+          },
+          {
+            "from": "loading",
+            "event": "ActivityFailed",
+            "to": "failed"
+          },
+          {
+            "from": "*",
+            "event": "ActivityCleared",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "send",
+    "description": "The Send view: idle while the form is filled in, sending while the wallet is asked.",
+    "regions": [
+      {
+        "id": "send",
+        "statePath": "/send/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "sending"
+        ],
+        "transitions": [
+          {
+            "from": "idle",
+            "event": "SendSubmitted",
+            "to": "sending"
+          },
+          {
+            "from": "sending",
+            "event": "SendSucceeded",
+            "to": "idle"
+          },
+          {
+            "from": "sending",
+            "event": "SendFailed",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "networkSwitch",
+    "description": "Asking the connected wallet to switch chains (and to add one it does not know, on 4902).",
+    "regions": [
+      {
+        "id": "networkSwitch",
+        "statePath": "/networkSwitch/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "switching",
+          "adding",
+          "failed"
+        ],
+        "transitions": [
+          {
+            "from": "idle",
+            "event": "NetworkSwitchStarted",
+            "to": "switching",
+            "guard": {
+              "path": "/step",
+              "equals": "switch"
+            }
+          },
+          {
+            "from": "failed",
+            "event": "NetworkSwitchStarted",
+            "to": "switching",
+            "guard": {
+              "path": "/step",
+              "equals": "switch"
+            }
+          },
+          {
+            "from": "switching",
+            "event": "NetworkSwitchStarted",
+            "to": "adding",
+            "guard": {
+              "path": "/step",
+              "equals": "add"
+            }
+          },
+          {
+            "from": "adding",
+            "event": "NetworkSwitchStarted",
+            "to": "switching",
+            "guard": {
+              "path": "/step",
+              "equals": "switch"
+            }
+          },
+          {
+            "from": "switching",
+            "event": "NetworkSwitchFinished",
+            "to": "idle"
+          },
+          {
+            "from": "adding",
+            "event": "NetworkSwitchFinished",
+            "to": "idle"
+          },
+          {
+            "from": "failed",
+            "event": "NetworkSwitchFinished",
+            "to": "idle"
+          },
+          {
+            "from": "switching",
+            "event": "NetworkSwitchFailed",
+            "to": "failed"
+          },
+          {
+            "from": "adding",
+            "event": "NetworkSwitchFailed",
+            "to": "failed"
+          },
+          {
+            "from": "*",
+            "event": "NetworkSwitchCancelled",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
   }
 ];

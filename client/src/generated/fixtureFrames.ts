@@ -179,9 +179,54 @@ export const fixtureFrames: ServerMessage[] = [
         "error": null,
         "sessions": {},
         "nextSession": 0
+      },
+      "chainService": {
+        "networks": []
+      },
+      "balances": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "native": null,
+        "tokens": [],
+        "totalUsd": null,
+        "fetchedMs": null,
+        "pending": null,
+        "lastFetch": 0,
+        "retryBlockedUntilMs": null,
+        "error": null
+      },
+      "activity": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "transactions": [],
+        "next": null,
+        "pending": null,
+        "lastFetch": 0,
+        "error": null
+      },
+      "send": {
+        "status": "idle",
+        "form": {
+          "token": null,
+          "amount": "",
+          "receiver": ""
+        },
+        "formVersion": 0,
+        "error": null,
+        "sending": null,
+        "sent": []
+      },
+      "networkSwitch": {
+        "status": "idle",
+        "target": null,
+        "requestId": null,
+        "code": null,
+        "error": null
       }
     },
-    "stateHash": "b35c6ad0a48730b0"
+    "stateHash": "22df2402ce18f36d"
   },
   {
     "type": "diff",
@@ -248,7 +293,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "c30591445ecae717"
+    "stateHash": "4cbdd88e1d628f39"
   },
   {
     "type": "diff",
@@ -270,7 +315,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "516438685cc09fd2"
+    "stateHash": "75007614b9829b6e"
   },
   {
     "type": "diff",
@@ -379,7 +424,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "1b0c622132c4ffbd"
+    "stateHash": "3a53d7d332b11da2"
   },
   {
     "type": "diff",
@@ -526,7 +571,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "6f63cd25fc552d37"
+    "stateHash": "7d7ce6ed65321cb3"
   },
   {
     "type": "diff",
@@ -640,7 +685,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "105ec5e1b019b18f"
+    "stateHash": "450efa20f17b95d6"
   },
   {
     "type": "diff",
@@ -839,7 +884,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "18436549bb893f9e"
+    "stateHash": "f03253c52289e19b"
   },
   {
     "type": "diff",
@@ -896,7 +941,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "61c66cb72caf4287"
+    "stateHash": "f967423a002a2925"
   },
   {
     "type": "diff",
@@ -953,7 +998,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "e8ef170563441bc6"
+    "stateHash": "0a6951c2ead6cadf"
   },
   {
     "type": "diff",
@@ -1000,7 +1045,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "abb02c4ac913fd49"
+    "stateHash": "8d66e623bcbd86b8"
   },
   {
     "type": "diff",
@@ -1047,7 +1092,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "0626697a53a5c786"
+    "stateHash": "06656897bea16eb3"
   },
   {
     "type": "diff",
@@ -1135,7 +1180,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "90d21038262f320e"
+    "stateHash": "89cf4095b6048172"
   },
   {
     "type": "diff",
@@ -1190,7 +1235,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "cc79df63122fd715"
+    "stateHash": "53ec6a829dd1c5b9"
   },
   {
     "type": "diff",
@@ -1240,7 +1285,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "be6dee0c8a789fcf"
+    "stateHash": "68927afadb0613a9"
   },
   {
     "type": "diff",
@@ -1339,7 +1384,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "94490790583a6e83"
+    "stateHash": "e8ba7c16165f4f12"
   }
 ];
 
@@ -1523,9 +1568,54 @@ export const signInFrames: ServerMessage[] = [
         "error": null,
         "sessions": {},
         "nextSession": 0
+      },
+      "chainService": {
+        "networks": []
+      },
+      "balances": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "native": null,
+        "tokens": [],
+        "totalUsd": null,
+        "fetchedMs": null,
+        "pending": null,
+        "lastFetch": 0,
+        "retryBlockedUntilMs": null,
+        "error": null
+      },
+      "activity": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "transactions": [],
+        "next": null,
+        "pending": null,
+        "lastFetch": 0,
+        "error": null
+      },
+      "send": {
+        "status": "idle",
+        "form": {
+          "token": null,
+          "amount": "",
+          "receiver": ""
+        },
+        "formVersion": 0,
+        "error": null,
+        "sending": null,
+        "sent": []
+      },
+      "networkSwitch": {
+        "status": "idle",
+        "target": null,
+        "requestId": null,
+        "code": null,
+        "error": null
       }
     },
-    "stateHash": "4432d1ec38c15fdd"
+    "stateHash": "726ffb3a7dfb0c17"
   },
   {
     "type": "diff",
@@ -1592,7 +1682,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "f827a08682fd8beb"
+    "stateHash": "bf2d6222e16dbf91"
   },
   {
     "type": "diff",
@@ -1614,7 +1704,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "ad7ab9a92f49ca37"
+    "stateHash": "0e94799debc374ce"
   },
   {
     "type": "diff",
@@ -1723,7 +1813,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "4f356cda51e0ff38"
+    "stateHash": "13a7304077f9d950"
   },
   {
     "type": "diff",
@@ -1954,7 +2044,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "2ce7ac353148c592"
+    "stateHash": "db431d1d372b7136"
   },
   {
     "type": "diff",
@@ -2090,7 +2180,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "2a55e0640840e8dc"
+    "stateHash": "53999fa24c6fb789"
   },
   {
     "type": "diff",
@@ -2231,7 +2321,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "afaf01acdd121c11"
+    "stateHash": "8dbfebaf7dd69b1e"
   },
   {
     "type": "diff",
@@ -2367,7 +2457,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "254125a0e354a0c2"
+    "stateHash": "559640babe684f1e"
   },
   {
     "type": "diff",
@@ -2512,7 +2602,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "da488c25bc2b22d6"
+    "stateHash": "38c0a884ddfdb566"
   },
   {
     "type": "diff",
@@ -2534,7 +2624,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "2a63e627a427cc97"
+    "stateHash": "36510cecb1eed498"
   }
 ];
 
@@ -2720,9 +2810,54 @@ export const connectMethodsFrames: ServerMessage[] = [
         "error": null,
         "sessions": {},
         "nextSession": 0
+      },
+      "chainService": {
+        "networks": []
+      },
+      "balances": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "native": null,
+        "tokens": [],
+        "totalUsd": null,
+        "fetchedMs": null,
+        "pending": null,
+        "lastFetch": 0,
+        "retryBlockedUntilMs": null,
+        "error": null
+      },
+      "activity": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "transactions": [],
+        "next": null,
+        "pending": null,
+        "lastFetch": 0,
+        "error": null
+      },
+      "send": {
+        "status": "idle",
+        "form": {
+          "token": null,
+          "amount": "",
+          "receiver": ""
+        },
+        "formVersion": 0,
+        "error": null,
+        "sending": null,
+        "sent": []
+      },
+      "networkSwitch": {
+        "status": "idle",
+        "target": null,
+        "requestId": null,
+        "code": null,
+        "error": null
       }
     },
-    "stateHash": "fbf9295d8bf5b1f0"
+    "stateHash": "771fd7171d2f0bff"
   },
   {
     "type": "diff",
@@ -2804,7 +2939,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "23b9ed2a9ddc3b5c"
+    "stateHash": "92b6bd55573db578"
   },
   {
     "type": "diff",
@@ -2826,7 +2961,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "6a3a12578a4e2100"
+    "stateHash": "12c175faaa8b9e44"
   },
   {
     "type": "diff",
@@ -2888,7 +3023,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "bd467f6b8324b518"
+    "stateHash": "1dc737b506bebe2f"
   },
   {
     "type": "diff",
@@ -2945,7 +3080,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "51494c0ae3964f39"
+    "stateHash": "6f2f3da7e8533c3f"
   }
 ];
 
@@ -3141,9 +3276,54 @@ export const multichainFrames: ServerMessage[] = [
         "error": null,
         "sessions": {},
         "nextSession": 0
+      },
+      "chainService": {
+        "networks": []
+      },
+      "balances": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "native": null,
+        "tokens": [],
+        "totalUsd": null,
+        "fetchedMs": null,
+        "pending": null,
+        "lastFetch": 0,
+        "retryBlockedUntilMs": null,
+        "error": null
+      },
+      "activity": {
+        "status": "idle",
+        "network": null,
+        "address": null,
+        "transactions": [],
+        "next": null,
+        "pending": null,
+        "lastFetch": 0,
+        "error": null
+      },
+      "send": {
+        "status": "idle",
+        "form": {
+          "token": null,
+          "amount": "",
+          "receiver": ""
+        },
+        "formVersion": 0,
+        "error": null,
+        "sending": null,
+        "sent": []
+      },
+      "networkSwitch": {
+        "status": "idle",
+        "target": null,
+        "requestId": null,
+        "code": null,
+        "error": null
       }
     },
-    "stateHash": "b71bc1b3a8a03d2b"
+    "stateHash": "8c3dfed5145504f0"
   },
   {
     "type": "diff",
@@ -3246,7 +3426,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "9b41006c616c0a9c"
+    "stateHash": "7e16e90bf2514701"
   },
   {
     "type": "diff",
@@ -3268,7 +3448,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "f42d5428214eb5d4"
+    "stateHash": "7318a36049ba7669"
   },
   {
     "type": "diff",
@@ -3377,7 +3557,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "5106af2a60471ada"
+    "stateHash": "51d8a348618cc92f"
   },
   {
     "type": "diff",
@@ -3600,7 +3780,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "eda046457ed95cf4"
+    "stateHash": "43c8ddcef7efaaf0"
   },
   {
     "type": "diff",
@@ -3656,7 +3836,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "d4494ea16f60b150"
+    "stateHash": "b45a1dfb810853d8"
   },
   {
     "type": "diff",
@@ -3719,7 +3899,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1/params"
       }
     ],
-    "stateHash": "3ae62d967ae7d6fc"
+    "stateHash": "492cf4060e934fd1"
   },
   {
     "type": "diff",
@@ -3828,7 +4008,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "f86bdb10e226f046"
+    "stateHash": "03d28b74b3c710bc"
   },
   {
     "type": "diff",
@@ -4050,7 +4230,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "e1dd1795c71bdc6e"
+    "stateHash": "22f944f16b5b375d"
   },
   {
     "type": "diff",
@@ -4072,7 +4252,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "d3541d2dce989b5f"
+    "stateHash": "8363b97a4e192ed1"
   },
   {
     "type": "diff",
@@ -4116,6 +4296,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "dc2ff8bd790786b9"
+    "stateHash": "b39c0a7a47a7c36a"
   }
 ];

@@ -48,6 +48,11 @@ impl Eip1271Checker {
                 "RPC URL must be http or https: {rpc_url}"
             )));
         }
+        // reqwest is built with rustls and no provider of its own (decision 0906): install ring
+        // before the first client is made, or building it panics.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let provider = ProviderBuilder::new().connect_http(url.clone()).erased();
         Ok(Self { provider, url })
     }

@@ -7,9 +7,15 @@
 //! - [`toasts`]: showing, dismissing and pausing toasts.
 //! - [`embedded_login`]: email and social login requests.
 //! - [`sign_in`]: SIWX challenges, signatures, verification and sign-in sessions.
+//! - [`account`]: balances and activity of the connected EVM account (chain effects).
+//! - [`send`]: the Send view's form, validation, transfer and receipt.
+//! - [`network`]: switching the connected wallet's chain (and adding it on 4902).
 
+mod account;
 mod embedded_login;
 mod modal;
+mod network;
+mod send;
 pub(super) mod sign_in;
 mod toasts;
 mod wallets;
@@ -84,10 +90,19 @@ impl Decision {
             Event::WalletRequestSettled { id, .. } | Event::WalletRequestCancelled { id, .. } => id.clone(),
             _ => unreachable!("end_request takes a settle or cancel event"),
         };
+        let cancelled = matches!(event, Event::WalletRequestCancelled { .. });
+        let reason = match &event {
+            Event::WalletRequestCancelled { reason, .. } => reason.clone(),
+            _ => String::new(),
+        };
         let drained = requests::drained_after(&self.state.requests, &[id.as_str()]);
         self.push(event);
         if let Some(drained) = drained {
             self.push(drained);
+        }
+        if cancelled {
+            send::cancelled(self, &id, &reason);
+            network::cancelled(self, &id);
         }
     }
 
@@ -134,12 +149,12 @@ impl Decision {
 
 pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
     match command {
-        Command::Start { project, origin, options } => {
+        Command::Start { project, origin, options, served_networks } => {
             if state.started {
                 return Err(DomainError::AlreadyStarted);
             }
             let networks = options.validate().map_err(DomainError::InvalidOptions)?;
-            Ok(vec![Event::SessionStarted { project, origin, options, networks }])
+            Ok(vec![Event::SessionStarted { project, origin, options, networks, served_networks }])
         }
         _ if !state.started => Err(DomainError::NotStarted),
         Command::Tick => {
@@ -152,6 +167,21 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
         Command::SiwxContractChecked { nonce, verdict } => {
             let mut d = Decision::new(state, ctx);
             sign_in::contract_checked(&mut d, &nonce, verdict);
+            Ok(d.finish())
+        }
+        Command::BalancesFetched { id, outcome } => {
+            let mut d = Decision::new(state, ctx);
+            account::balances_fetched(&mut d, id, outcome);
+            Ok(d.finish())
+        }
+        Command::ActivityFetched { id, outcome } => {
+            let mut d = Decision::new(state, ctx);
+            account::activity_fetched(&mut d, id, outcome);
+            Ok(d.finish())
+        }
+        Command::ReceiptObserved { hash, outcome } => {
+            let mut d = Decision::new(state, ctx);
+            send::receipt_observed(&mut d, &hash, outcome);
             Ok(d.finish())
         }
         Command::Client(command) => decide_client(state, command, ctx),
@@ -188,7 +218,18 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::SiwxSign {} => sign_in::sign(d)?,
         ClientCommand::SiwxCancel {} => sign_in::cancel(d)?,
         ClientCommand::SiwxSignOut { account } => sign_in::sign_out(d, account)?,
+        ClientCommand::RefreshBalances {} => account::refresh_balances(d)?,
+        ClientCommand::LoadActivity { more } => account::load_activity(d, more)?,
+        ClientCommand::SetSendForm { form } => send::set_form(d, form)?,
+        ClientCommand::SubmitSend { form } => send::submit(d, form)?,
+        ClientCommand::ResetSend {} => send::reset(d)?,
+        ClientCommand::SwitchNetwork { network } => network::switch(d, network)?,
+        ClientCommand::RetrySwitchNetwork {} => network::retry(d)?,
         ClientCommand::ReportClientError { kind, detail } => d.push(crate::session::client_error::report(kind, &detail)?),
     }
+    // Whatever moved the connection (connect, accountsChanged, chainChanged, a switch, a
+    // disconnect): a switch that arrived is finished, and the chain data follows the account.
+    network::finish_if_arrived(d);
+    account::follow_connection(d, state);
     Ok(decision.finish())
 }

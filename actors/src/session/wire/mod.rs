@@ -62,6 +62,11 @@ pub fn region_json(state: &SessionState, region: Region) -> Vec<u8> {
         Region::Siwx => to_canonical_vec(&state.siwx),
         Region::Started => to_canonical_vec(&state.started),
         Region::Toasts => to_canonical_vec(&state.toasts),
+        Region::Activity => to_canonical_vec(&state.activity),
+        Region::Balances => to_canonical_vec(&state.balances),
+        Region::ChainService => to_canonical_vec(&state.chain_service),
+        Region::NetworkSwitch => to_canonical_vec(&state.network_switch),
+        Region::Send => to_canonical_vec(&state.send),
     };
     bytes.expect("session state serializes")
 }

@@ -1,0 +1,162 @@
+//! Network switching (spec §2, §4 Network switch paths, §8): the Networks view's choice asks the
+//! connected wallet `wallet_switchEthereumChain`; a wallet that does not know the chain (4902) is
+//! asked `wallet_addEthereumChain` with the session's chain definition and then to switch again.
+//! The SwitchNetwork view shows while it is pending, with the wallet's error and a retry. The
+//! switch is finished by the wallet's `chainChanged` (or its answer to the switch), which moves the
+//! connection; balances and activity then follow the new chain (`account::follow_connection`).
+
+use super::{wallet_error_message, Decision};
+use crate::machines::network_switch::{SwitchStatus, SwitchStep, SWITCH_DECLINED, UNRECOGNIZED_CHAIN};
+use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
+use crate::machines::router::{NavigationMode, View};
+use crate::model::caip::{CaipNetworkId, Namespace};
+use crate::model::networks::{ChainDefinition, NetworkRef};
+use crate::session::{DomainError, Event};
+
+fn chain_id_hex(network: &CaipNetworkId) -> Option<String> {
+    let id: u64 = network.reference.parse().ok()?;
+    Some(format!("{id:#x}"))
+}
+
+/// `SwitchNetwork`: one of the session's eip155 networks, while an eip155 account is connected.
+pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), DomainError> {
+    if !d.state.options.enable_network_switch {
+        return Err(DomainError::FeatureDisabled("enableNetworkSwitch"));
+    }
+    let chain = d.state.networks.iter().find(|c| c.caip_network_id == target).cloned().ok_or_else(|| {
+        DomainError::InvalidInput { field: "network".into(), message: format!("{target} is not one of the session's networks") }
+    })?;
+    if target.namespace != Namespace::Eip155 {
+        return Err(DomainError::InvalidInput { field: "network".into(), message: "only eip155 networks are switched by the wallet".into() });
+    }
+    let account = d.state.evm_account().ok_or(DomainError::NotConnected)?;
+    if d.state.network_switch.in_progress() {
+        return Err(DomainError::SwitchPending);
+    }
+    if account.network.caip_network_id == target {
+        // Already there: nothing to ask; a failed attempt's view is left.
+        if d.state.network_switch.status == SwitchStatus::Failed {
+            d.push(Event::NetworkSwitchCancelled {});
+        }
+        d.navigate(View::Account, None, NavigationMode::Reset);
+        return Ok(());
+    }
+    ask(d, &account.connector_id, &chain, SwitchStep::Switch)
+}
+
+/// `RetrySwitchNetwork`: the failed switch's target again.
+pub(super) fn retry(d: &mut Decision) -> Result<(), DomainError> {
+    let s = &d.state.network_switch;
+    match (s.status, s.target.clone()) {
+        (SwitchStatus::Failed, Some(target)) => switch(d, target),
+        _ => Err(DomainError::InvalidInput { field: "networkSwitch".into(), message: "there is no failed switch to retry".into() }),
+    }
+}
+
+fn ask(d: &mut Decision, connector_id: &str, chain: &ChainDefinition, step: SwitchStep) -> Result<(), DomainError> {
+    let chain_id = chain_id_hex(&chain.caip_network_id).ok_or_else(|| DomainError::InvalidInput {
+        field: "network".into(),
+        message: format!("{} has no numeric chain id", chain.caip_network_id),
+    })?;
+    let (method, params) = match step {
+        SwitchStep::Switch => ("wallet_switchEthereumChain", serde_json::json!([{ "chainId": chain_id }])),
+        SwitchStep::Add => (
+            "wallet_addEthereumChain",
+            serde_json::json!([{
+                "chainId": chain_id,
+                "chainName": chain.name,
+                "nativeCurrency": { "name": chain.native_currency.name, "symbol": chain.native_currency.symbol, "decimals": chain.native_currency.decimals },
+                "rpcUrls": chain.rpc_urls,
+                "blockExplorerUrls": if chain.block_explorers.is_empty() { serde_json::Value::Null } else { serde_json::json!(chain.block_explorers) },
+            }]),
+        ),
+    };
+    let request_id = d.issue_request(connector_id, Namespace::Eip155, RequestKind::Rpc { method: method.into(), params })?;
+    d.push(Event::NetworkSwitchStarted { target: chain.caip_network_id.clone(), request_id, step });
+    d.open_modal();
+    if d.state.router.current() != View::SwitchNetwork {
+        d.navigate(View::SwitchNetwork, None, NavigationMode::Push);
+    }
+    Ok(())
+}
+
+/// Whether `request` is the switch (or add) being waited for.
+pub(super) fn owns(d: &Decision, request: &WalletRequest) -> bool {
+    d.state.network_switch.request_id.as_deref() == Some(request.id.as_str())
+}
+
+/// The wallet's answer to `wallet_switchEthereumChain` or `wallet_addEthereumChain`.
+pub(super) fn answered(d: &mut Decision, request: &WalletRequest, outcome: WalletOutcome) {
+    let s = d.state.network_switch.clone();
+    let Some(target) = s.target.clone() else { return };
+    let step = if s.status == SwitchStatus::Adding { SwitchStep::Add } else { SwitchStep::Switch };
+    match (step, outcome) {
+        // The wallet switched (EIP-3326 answers null); its chainChanged may be late or missing,
+        // so the answer itself moves the connection.
+        (SwitchStep::Switch, WalletOutcome::Ok { .. }) => arrived(d, &target),
+        // Added: now switch to it.
+        (SwitchStep::Add, WalletOutcome::Ok { .. }) => {
+            let chain = d.state.networks.iter().find(|c| c.caip_network_id == target).cloned();
+            if let Some(chain) = chain
+                && let Err(e) = ask(d, &request.connector_id, &chain, SwitchStep::Switch)
+            {
+                d.push(Event::NetworkSwitchFailed { code: None, message: e.to_string() });
+            }
+        }
+        (SwitchStep::Switch, WalletOutcome::Error { code, .. }) if code == UNRECOGNIZED_CHAIN => {
+            let chain = d.state.networks.iter().find(|c| c.caip_network_id == target).cloned();
+            if let Some(chain) = chain
+                && let Err(e) = ask(d, &request.connector_id, &chain, SwitchStep::Add)
+            {
+                d.push(Event::NetworkSwitchFailed { code: None, message: e.to_string() });
+            }
+        }
+        (_, e @ WalletOutcome::Error { .. }) => {
+            let code = match &e {
+                WalletOutcome::Error { code, .. } => Some(*code),
+                WalletOutcome::Ok { .. } => None,
+            };
+            let message = if e.is_user_rejection() { SWITCH_DECLINED.to_string() } else { wallet_error_message(&e) };
+            d.push(Event::NetworkSwitchFailed { code, message });
+        }
+    }
+}
+
+/// The connected account is now on `network` (the switch's answer, or the wallet's chainChanged).
+fn arrived(d: &mut Decision, network: &CaipNetworkId) {
+    let on = d.state.connection.namespace(Namespace::Eip155).network.as_ref().map(|n| &n.caip_network_id) == Some(network);
+    if !on && let Some(chain) = d.state.networks.iter().find(|c| &c.caip_network_id == network).cloned() {
+        d.push(Event::NetworkChanged { namespace: Namespace::Eip155, network: NetworkRef::of(&chain) });
+    }
+    finish_if_arrived(d);
+}
+
+/// After the connection's network moved: a pending switch to it is finished and the view returns
+/// to Account.
+pub(super) fn finish_if_arrived(d: &mut Decision) {
+    let s = &d.state.network_switch;
+    if !(s.in_progress() || s.status == SwitchStatus::Failed) {
+        return;
+    }
+    let current = d.state.connection.namespace(Namespace::Eip155).network.as_ref().map(|n| n.caip_network_id.clone());
+    if current.is_some() && current == s.target {
+        let request_id = s.request_id.clone();
+        // Finished first, so the request's cancellation below is not taken for an abandoned switch.
+        d.push(Event::NetworkSwitchFinished {});
+        if let Some(request_id) = request_id
+            && d.state.requests.get(&request_id).is_some()
+        {
+            d.end_request(Event::WalletRequestCancelled { id: request_id, reason: "the wallet switched".into() });
+        }
+        if d.state.router.current() == View::SwitchNetwork {
+            d.navigate(View::Account, None, NavigationMode::Reset);
+        }
+    }
+}
+
+/// The switch's wallet request was cancelled (reload, disconnect).
+pub(super) fn cancelled(d: &mut Decision, request_id: &str) {
+    if d.state.network_switch.request_id.as_deref() == Some(request_id) {
+        d.push(Event::NetworkSwitchCancelled {});
+    }
+}

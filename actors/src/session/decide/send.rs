@@ -1,0 +1,199 @@
+//! The Send view (spec §4 Send, §5 Send, §7 On-chain, §8 Transaction errors): the form, its
+//! validation with the spec's messages in the spec's order, the transfer asked of the connected
+//! wallet through the session's request queue, and what follows its answer and its receipt.
+
+use alloy_primitives::U256;
+
+use super::{account, Decision};
+use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
+use crate::machines::router::{NavigationMode, View};
+use crate::machines::send::{
+    SendForm, SendStatus, SentStatus, Transfer, TransferKind, AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SENT,
+    TOKEN_REQUIRED, UNSUPPORTED_CHAIN,
+};
+use crate::machines::toasts::ToastVariant;
+use crate::model::caip::Namespace;
+use crate::model::evm::{erc20_transfer_data, parse_amount, parse_evm_address, quantity, transaction_error_message, AmountError};
+use crate::session::{DomainError, Event, ReceiptOutcome};
+
+/// Longest text kept for an amount or receiver as typed.
+const MAX_FIELD: usize = 128;
+
+fn check_form(form: &SendForm) -> Result<(), DomainError> {
+    let too_long = |field: &str| DomainError::InvalidInput { field: field.into(), message: format!("at most {MAX_FIELD} characters") };
+    if form.amount.len() > MAX_FIELD {
+        return Err(too_long("form.amount"));
+    }
+    if form.receiver.len() > MAX_FIELD {
+        return Err(too_long("form.receiver"));
+    }
+    if form.token.as_ref().is_some_and(|t| t.len() > MAX_FIELD) {
+        return Err(too_long("form.token"));
+    }
+    Ok(())
+}
+
+fn features(d: &Decision) -> Result<(), DomainError> {
+    if d.state.options.features.send { Ok(()) } else { Err(DomainError::FeatureDisabled("send")) }
+}
+
+/// `SetSendForm`: the form as typed so far.
+pub(super) fn set_form(d: &mut Decision, form: SendForm) -> Result<(), DomainError> {
+    features(d)?;
+    check_form(&form)?;
+    if d.state.send.form != form {
+        d.push(Event::SendFormChanged { form });
+    }
+    Ok(())
+}
+
+/// `ResetSend`.
+pub(super) fn reset(d: &mut Decision) -> Result<(), DomainError> {
+    features(d)?;
+    if d.state.send.form != SendForm::default() || d.state.send.error.is_some() {
+        d.push(Event::SendReset {});
+    }
+    Ok(())
+}
+
+/// `SubmitSend`: validates in the spec's order (chain supported; amount and receiver; token; then
+/// the receiver is an EVM address and the amount is a positive amount of the token within its
+/// balance) and asks the connected wallet to send the transfer.
+pub(super) fn submit(d: &mut Decision, form: SendForm) -> Result<(), DomainError> {
+    features(d)?;
+    check_form(&form)?;
+    if d.state.send.status == SendStatus::Sending {
+        return Err(DomainError::SendPending);
+    }
+    let account = d.state.evm_account().ok_or(DomainError::NotConnected)?;
+    if d.state.send.form != form {
+        d.push(Event::SendFormChanged { form: form.clone() });
+    }
+    let transfer = match validate(d, &form, &account) {
+        Ok(call) => call,
+        Err(message) => {
+            d.push(Event::SendRejected { message });
+            return Ok(());
+        }
+    };
+    let (transfer, params) = transfer;
+    let request_id = d.issue_request(
+        &account.connector_id,
+        Namespace::Eip155,
+        RequestKind::Rpc { method: "eth_sendTransaction".into(), params: serde_json::json!([params]) },
+    )?;
+    d.push(Event::SendSubmitted { transfer: Transfer { request_id, ..transfer } });
+    Ok(())
+}
+
+/// The transfer and the `eth_sendTransaction` parameter, or the message to show.
+fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmAccount) -> Result<(Transfer, serde_json::Value), String> {
+    if !d.state.chain_supported(&account.network) {
+        return Err(UNSUPPORTED_CHAIN.into());
+    }
+    if form.amount.trim().is_empty() || form.receiver.trim().is_empty() {
+        return Err(AMOUNT_AND_RECEIVER_REQUIRED.into());
+    }
+    let balances = &d.state.balances;
+    let token = form
+        .token
+        .as_deref()
+        .filter(|_| balances.belongs_to(&account.network.caip_network_id, &account.address))
+        .and_then(|asset| balances.find(asset))
+        .ok_or_else(|| TOKEN_REQUIRED.to_string())?;
+    let receiver = parse_evm_address(&form.receiver).ok_or_else(|| INVALID_RECEIVER.to_string())?;
+    let amount = parse_amount(&form.amount, token.decimals).map_err(|e| match e {
+        AmountError::TooManyDecimals { decimals } => format!("Invalid amount: {} has {decimals} decimals", token.symbol),
+        e => format!("Invalid amount: {e}"),
+    })?;
+    if amount.is_zero() {
+        return Err("The amount must be more than zero".into());
+    }
+    let held: U256 = token.raw.parse().unwrap_or(U256::ZERO);
+    if amount > held {
+        return Err(transaction_error_message(None, "insufficient funds").into());
+    }
+    let from = account.address.clone();
+    let (kind, params) = match &token.address {
+        None => (TransferKind::Native, serde_json::json!({ "from": from, "to": receiver.to_checksum(None), "value": quantity(amount) })),
+        Some(contract) => {
+            let data = erc20_transfer_data(receiver, amount);
+            (TransferKind::Erc20, serde_json::json!({ "from": from, "to": contract, "value": "0x0", "data": data }))
+        }
+    };
+    let transfer = Transfer {
+        request_id: String::new(),
+        network: account.network.caip_network_id.clone(),
+        kind,
+        asset: token.asset.clone(),
+        symbol: token.symbol.clone(),
+        amount: crate::model::evm::format_units(amount, token.decimals),
+        receiver: receiver.to_checksum(None),
+    };
+    Ok((transfer, params))
+}
+
+/// Whether `request` is the transfer being sent.
+pub(super) fn owns(d: &Decision, request: &WalletRequest) -> bool {
+    d.state.send.sending.as_ref().is_some_and(|t| t.request_id == request.id)
+}
+
+fn is_tx_hash(value: &serde_json::Value) -> Option<String> {
+    let hash = value.as_str()?;
+    let hex = hash.strip_prefix("0x")?;
+    (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| hash.to_ascii_lowercase())
+}
+
+/// The wallet's answer to the transfer. Spec §4: after a native send, success is tracked, the
+/// balance refreshed (once its receipt says it was mined) and the send state reset; after an ERC-20
+/// transfer, the view returns to Account.
+pub(super) fn answered(d: &mut Decision, outcome: WalletOutcome) {
+    let Some(transfer) = d.state.send.sending.clone() else { return };
+    match outcome {
+        WalletOutcome::Ok { result } => match is_tx_hash(&result) {
+            Some(hash) => {
+                d.push(Event::SendSucceeded { hash, sent_ms: d.now_ms });
+                d.toast(SENT, ToastVariant::Success);
+                d.push(Event::SendReset {});
+                if transfer.kind == TransferKind::Erc20 {
+                    d.navigate(View::Account, None, NavigationMode::Reset);
+                }
+            }
+            None => failed(d, None, "the wallet's answer is not a transaction hash"),
+        },
+        WalletOutcome::Error { code, message } => failed(d, Some(code), &message),
+    }
+}
+
+fn failed(d: &mut Decision, code: Option<i64>, message: &str) {
+    let message = transaction_error_message(code, message).to_string();
+    d.push(Event::SendFailed { code, message: message.clone() });
+    d.toast(&message, ToastVariant::Error);
+}
+
+/// The transfer's wallet request was cancelled (page reload, disconnect, modal closed).
+pub(super) fn cancelled(d: &mut Decision, request_id: &str, reason: &str) {
+    if d.state.send.sending.as_ref().is_some_and(|t| t.request_id == request_id) {
+        d.push(Event::SendFailed { code: None, message: format!("The transfer was not sent: {reason}") });
+    }
+}
+
+/// What the node's receipt says (an effect's outcome).
+pub(super) fn receipt_observed(d: &mut Decision, hash: &str, outcome: ReceiptOutcome) {
+    let pending = d.state.send.sent.iter().any(|s| s.hash == hash && s.status == SentStatus::Pending);
+    if !pending {
+        return;
+    }
+    let (status, block_number) = match outcome {
+        ReceiptOutcome::Mined { success: true, block_number } => (SentStatus::Confirmed, Some(block_number)),
+        ReceiptOutcome::Mined { success: false, block_number } => (SentStatus::Reverted, Some(block_number)),
+        ReceiptOutcome::NotMined(_) => (SentStatus::Unconfirmed, None),
+    };
+    d.push(Event::ReceiptRecorded { hash: hash.to_string(), status, block_number });
+    if status == SentStatus::Reverted {
+        d.toast(transaction_error_message(Some(3), "execution reverted"), ToastVariant::Error);
+    }
+    if block_number.is_some() {
+        account::after_transaction(d);
+    }
+}
