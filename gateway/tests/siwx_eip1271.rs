@@ -134,6 +134,9 @@ impl Drop for Anvil {
 /// anvil, plus an OwnedWallet deployed on it for `owner`.
 async fn deploy_wallet(anvil: &Anvil, owner: Address) -> Address {
     let deployer: PrivateKeySigner = ANVIL_DEPLOYER_KEY.parse().unwrap();
+    // reqwest is built without a TLS provider of its own (decision 0906); the gateway installs ring
+    // before its first client, and so must a test that builds one first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let provider = ProviderBuilder::new()
         .wallet(deployer)
         .connect_http(anvil.url.parse().unwrap());
