@@ -101,6 +101,11 @@ pub struct RuntimeConfig {
     /// next command rebuilds from the log (snapshot + tail).
     #[serde(with = "humantime_serde")]
     pub hibernate_after: Duration,
+    /// Hibernating writes a snapshot when at least this many events came after the last one; a
+    /// shorter tail is folded again when the session wakes. A snapshot is the whole state (2 to
+    /// 9 KB) and the store keeps what it writes in its cache, so snapshotting every session that
+    /// hibernates after a handful of events costs more memory than the short fold costs time.
+    pub hibernation_snapshot_after: u64,
     /// Messages waiting for one session actor; beyond it commands are refused as busy.
     pub mailbox_capacity: usize,
     /// Recent diffs kept in memory (while awake) for fast resume; older ones are rebuilt from the log.
@@ -118,6 +123,7 @@ impl Default for RuntimeConfig {
             snapshot_every: 100,
             passivate_after: Duration::from_secs(60),
             hibernate_after: Duration::from_secs(10),
+            hibernation_snapshot_after: 16,
             mailbox_capacity: 256,
             recent_diffs: 16,
             max_resume_events: 2000,

@@ -421,8 +421,9 @@ impl ModalSession {
         if self.awake.is_none() {
             return;
         }
-        // Waking then costs one snapshot read, not a snapshot and a tail of up to `snapshot_every` events.
-        if self.seq > self.last_snapshot_seq {
+        // Waking then costs one snapshot read and a tail shorter than `hibernation_snapshot_after`,
+        // not a tail of up to `snapshot_every` events.
+        if self.seq >= self.last_snapshot_seq + self.config().hibernation_snapshot_after.max(1) {
             self.write_snapshot(ctx);
         }
         self.awake = None;

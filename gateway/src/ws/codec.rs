@@ -25,6 +25,32 @@ pub fn websocket_config(max_frame_bytes: usize) -> WebSocketConfig {
         .max_message_size(Some(max_frame_bytes))
 }
 
+/// The header of an unmasked, final text frame carrying `len` bytes (RFC 6455 5.2), as a server
+/// sends it: the first `n` bytes of the array.
+///
+/// The connection writes text frames itself, header and payload in one vectored write straight
+/// from the shared frame text: through tungstenite, every frame would first be copied into its
+/// write buffer, which keeps the capacity of the largest frame ever sent (the welcome with the
+/// whole state) for the connection's life. Control frames (pings, pongs, close) still go through
+/// tungstenite; they are at most 127 bytes.
+pub fn text_frame_header(len: usize) -> ([u8; 10], usize) {
+    let mut header = [0u8; 10];
+    header[0] = 0x81; // FIN, opcode 1 (text)
+    let n = if len < 126 {
+        header[1] = len as u8;
+        2
+    } else if len <= u16::MAX as usize {
+        header[1] = 126;
+        header[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+        4
+    } else {
+        header[1] = 127;
+        header[2..10].copy_from_slice(&(len as u64).to_be_bytes());
+        10
+    };
+    (header, n)
+}
+
 /// What the socket produced.
 #[derive(Debug)]
 pub enum Incoming {
@@ -56,5 +82,25 @@ pub fn classify(item: Option<Result<Message, WsError>>) -> Incoming {
         Some(Err(WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake))) => Incoming::Gone,
         Some(Err(WsError::Protocol(violation))) => Incoming::Violation(violation.to_string()),
         Some(Err(_)) => Incoming::Gone,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+
+    #[test]
+    fn a_text_frame_header_is_the_one_tungstenite_writes() {
+        for len in [0, 1, 125, 126, 127, 1000, 65535, 65536, 70000] {
+            let payload = vec![b'a'; len];
+            let mut expected = Vec::new();
+            Frame::message(payload.clone(), OpCode::Data(Data::Text), true).format(&mut expected).unwrap();
+            let (header, n) = text_frame_header(len);
+            let mut ours = header[..n].to_vec();
+            ours.extend_from_slice(&payload);
+            assert_eq!(ours, expected, "{len} bytes");
+        }
     }
 }

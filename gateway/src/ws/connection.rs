@@ -4,6 +4,8 @@
 //! The connection is one task that owns its socket (tungstenite over the raw TCP stream) and reads
 //! one frame at a time: a frame whose header announces more than `limits.max_frame_bytes` is
 //! refused before its payload is read, so a client can make the server hold at most one frame.
+//! Text frames are written by the connection itself, straight from the session's shared text (see
+//! `codec::text_frame_header`); tungstenite writes only control frames.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -20,7 +22,7 @@ use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError
 use vestibule_actors::session::{CommandError, RefusalCode};
 use vestibule_store::SessionId;
 
-use super::codec::{classify, Incoming};
+use super::codec::{classify, text_frame_header, Incoming};
 use super::hello::{parse_hello, HelloError};
 use super::window::AckWindow;
 use super::Socket;
@@ -115,7 +117,9 @@ impl Connection {
         async move {
             self.state.metrics.connections.inc();
             self.state.metrics.connections_opened.inc();
-            let ending = match self.handshake(&mut ws).await {
+            // Boxed, as everything an idle connection does not wait in: the connection's future is
+            // as large as its largest state, and it is resident for the connection's life.
+            let ending = match Box::pin(self.handshake(&mut ws)).await {
                 Ok(attached) => {
                     tracing::Span::current().record("session", tracing::field::display(attached.session_id));
                     let addr = attached.addr.clone();
@@ -126,7 +130,7 @@ impl Connection {
                 Err(ending) => ending,
             };
             self.state.metrics.connections.dec();
-            self.finish(&mut ws, ending).await;
+            Box::pin(self.finish(&mut ws, ending)).await;
         }
         .instrument(span)
         .await
@@ -151,8 +155,16 @@ impl Connection {
         }
     }
 
+    /// Sends a text frame: header and payload written straight to the socket (see
+    /// [`text_frame_header`]), after whatever tungstenite still holds (a pong).
     async fn send_text(&self, ws: &mut Socket, text: Utf8Bytes) -> Result<(), Ending> {
-        match tokio::time::timeout(self.state.config.limits.write_timeout, ws.send(Message::Text(text))).await {
+        let write = async {
+            ws.flush().await.map_err(|_| ())?;
+            let (header, n) = text_frame_header(text.len());
+            let mut frame = bytes::Buf::chain(&header[..n], text.as_bytes());
+            ws.get_mut().write_all_buf(&mut frame).await.map_err(|_| ())
+        };
+        match tokio::time::timeout(self.state.config.limits.write_timeout, write).await {
             Ok(Ok(())) => {
                 self.state.metrics.frames_sent.inc();
                 Ok(())
@@ -311,7 +323,7 @@ impl Connection {
                     self.state.metrics.frames_received.inc();
                     match incoming {
                         Incoming::Text(text) => {
-                            if let Err(ending) = self.on_text(ws, text.as_str(), &attached, &mut window, &mut rate_limit_logged).await {
+                            if let Err(ending) = Box::pin(self.on_text(ws, text.as_str(), &attached, &mut window, &mut rate_limit_logged)).await {
                                 return ending;
                             }
                         }
@@ -321,14 +333,14 @@ impl Connection {
                             if let Err(ending) = self.send_text(ws, frame.into()).await { return ending; }
                         }
                         Incoming::Control => {}
-                        refused => return self.refuse_frame(ws, refused).await,
+                        refused => return Box::pin(self.refuse_frame(ws, refused)).await,
                     }
                 }
-                code = attached.dropped.dropped() => return self.dropped_by_session(ws, code).await,
+                code = attached.dropped.dropped() => return Box::pin(self.dropped_by_session(ws, code)).await,
                 frame = attached.outbound.recv(), if held.is_none() => {
                     let Some(frame) = frame else {
                         let code = attached.dropped.code().unwrap_or(close::INTERNAL);
-                        return self.dropped_by_session(ws, code).await;
+                        return Box::pin(self.dropped_by_session(ws, code)).await;
                     };
                     match frame {
                         Outbound::Diff { seq, text } if !window.has_room() => {
@@ -348,13 +360,13 @@ impl Connection {
                     if window.expired(Instant::now()) {
                         self.state.metrics.refusal(ProtocolErrorCode::TooSlow.as_str());
                         let message = format!("more than {} diffs unacknowledged for {:?}; resume with lastSeq", limits.unacked_diffs, limits.ack_timeout);
-                        return self.fail(ws, ProtocolErrorCode::TooSlow, &message, close::TOO_SLOW).await;
+                        return Box::pin(self.fail(ws, ProtocolErrorCode::TooSlow, &message, close::TOO_SLOW)).await;
                     }
                 }
                 _ = heartbeat.tick() => {
                     if last_heard.elapsed() > limits.heartbeat_timeout {
                         self.state.metrics.refusal(ProtocolErrorCode::HeartbeatTimeout.as_str());
-                        return self.fail(ws, ProtocolErrorCode::HeartbeatTimeout, "no traffic from the client", close::HEARTBEAT_TIMEOUT).await;
+                        return Box::pin(self.fail(ws, ProtocolErrorCode::HeartbeatTimeout, "no traffic from the client", close::HEARTBEAT_TIMEOUT)).await;
                     }
                     let ping = tokio::time::timeout(limits.write_timeout, ws.send(Message::Ping(Default::default()))).await;
                     if !matches!(ping, Ok(Ok(()))) {
@@ -362,7 +374,7 @@ impl Connection {
                     }
                 }
                 _ = shutdown.changed() => {
-                    return self.fail(ws, ProtocolErrorCode::ShuttingDown, "the server is restarting; resume shortly", close::GOING_AWAY).await;
+                    return Box::pin(self.fail(ws, ProtocolErrorCode::ShuttingDown, "the server is restarting; resume shortly", close::GOING_AWAY)).await;
                 }
             }
         }

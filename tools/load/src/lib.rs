@@ -84,6 +84,11 @@ pub struct LoadArgs {
     /// Log level of the started gateway (its log goes to this command's stderr).
     #[arg(long, default_value = "error")]
     pub gateway_log: String,
+    /// Seconds to leave every session idle once all are connected, before the idle memory figure
+    /// is taken: longer than the gateway's `runtime.hibernate_after` (10 s by default) measures
+    /// hibernated sessions (the report gives how many were, from the gateway's `/metrics`).
+    #[arg(long, default_value_t = 0.0)]
+    pub idle_secs: f64,
     /// The `vestibule` binary to start (without `--url`). Default: the one next to this program,
     /// else `vestibule` on the PATH.
     #[arg(long)]
@@ -117,6 +122,8 @@ pub struct Report {
     pub lost: u64,
     pub rss_bytes: Option<u64>,
     pub rss_bytes_per_session: Option<u64>,
+    /// The gateway's `vestibule_hibernated_sessions` when the idle memory figure was taken.
+    pub hibernated_sessions: Option<u64>,
     pub open_files_limit: u64,
     pub latency: Latency,
     pub timeline: Vec<metrics::Second>,
@@ -350,7 +357,11 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
+    if args.idle_secs > 0.0 {
+        tokio::time::sleep(Duration::from_secs_f64(args.idle_secs)).await;
+    }
     let idle_rss = gateway_pid.and_then(rss_bytes);
+    let hibernated = hibernated_sessions(&addr).await;
     let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
     let _ = go.send(true);
     let traffic_start = Instant::now();
@@ -430,6 +441,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     drop(gateway);
     let mut report = build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
+    report.hibernated_sessions = hibernated;
     report.drain_s = drain;
     let passed = report.gaps == 0 && report.hash_mismatches == 0 && report.lost == 0 && sessions_connected == args.sessions;
     if let Some(path) = &args.report {
@@ -443,6 +455,20 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         eprintln!("the sessions are kept in {} (replay them with `vestibule replay --data {}`)", dir.display(), dir.display());
     }
     Ok((report, passed))
+}
+
+/// The gateway's `vestibule_hibernated_sessions` gauge, from `GET /metrics` (`None` if unreadable).
+async fn hibernated_sessions(addr: &str) -> Option<u64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let read = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+        let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut text = String::new();
+        stream.read_to_string(&mut text).await.ok()?;
+        text.lines().find_map(|l| l.strip_prefix("vestibule_hibernated_sessions ")).and_then(|v| v.trim().parse::<f64>().ok()).map(|v| v as u64)
+    };
+    tokio::time::timeout(Duration::from_secs(10), read).await.ok().flatten()
 }
 
 /// The started gateway's log, opened read-side once it has stopped, to check that nothing accepted
@@ -504,6 +530,7 @@ fn build_report(
         lost,
         rss_bytes: idle_rss,
         rss_bytes_per_session: per_session,
+        hibernated_sessions: None,
         open_files_limit,
         latency: Latency { command_to_result: t.command_to_result, command_to_diff: t.command_to_diff },
         timeline: t.timeline,
@@ -522,6 +549,9 @@ impl std::fmt::Display for Report {
         writeln!(f, "connections {} (reconnects {}), errors {:?}", self.connections, self.reconnects, self.errors)?;
         if let Some(per) = self.rss_bytes_per_session {
             writeln!(f, "gateway resident memory {} MiB, {:.1} KiB per connected idle session", self.rss_bytes.unwrap_or(0) / (1 << 20), per as f64 / 1024.0)?;
+            if let Some(hibernated) = self.hibernated_sessions {
+                writeln!(f, "hibernated sessions when measured: {hibernated}")?;
+            }
         }
         write!(f, "kills={} accepted={} lost={} gaps={} hash_mismatches={}", self.kills, self.checked_accepted, self.lost, self.gaps, self.hash_mismatches)
     }
