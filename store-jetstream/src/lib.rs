@@ -640,6 +640,16 @@ impl Cursor {
 
 #[async_trait]
 impl EventLog for JetStreamEventLog {
+    /// JetStream is a peer, not a file: while the client is not connected to it no append can be
+    /// acknowledged, so the log says it is unavailable and `/healthz` fails (a load balancer sends
+    /// visitors elsewhere). Unlike sled's failure this one heals: the client reconnects by itself.
+    fn failure(&self) -> Option<String> {
+        match self.inner.client.connection_state() {
+            async_nats::connection::State::Connected => None,
+            state => Some(format!("the NATS connection is {state}")),
+        }
+    }
+
     async fn create_session(&self, session: SessionId, new: NewSession) -> Result<SessionMeta, StoreError> {
         let inner = &self.inner;
         let meta = MetaRecord {

@@ -90,3 +90,42 @@ async fn acknowledged_appends_survive_a_server_kill() {
     .unwrap()
     .await;
 }
+
+/// `/healthz` reads `failure()`: it must say so while NATS is away, and clear when it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_is_unavailable_while_nats_is_down_and_healthy_again_after() {
+    let mut server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let log = JetStreamEventLog::open(JetStreamConfig::at([server.url.clone()])).await.unwrap();
+    assert_eq!(log.failure(), None, "connected at first");
+
+    server = tokio::task::spawn_blocking(move || {
+        server.kill();
+        server
+    })
+    .await
+    .unwrap();
+    let failure = wait_for(|| log.failure()).await.expect("a failure once the server is gone");
+    assert!(failure.contains("NATS"), "{failure}");
+
+    let server = tokio::task::spawn_blocking(move || {
+        server.restart();
+        server
+    })
+    .await
+    .unwrap();
+    wait_for(|| log.failure().is_none().then_some(())).await.expect("healthy again after the reconnect");
+    let s = SessionId::random();
+    log.create_session(s, new_session("p")).await.unwrap();
+    drop(server);
+}
+
+/// Polls `probe` until it gives a value; the bound only ends a hung test (reconnects back off).
+async fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    for _ in 0..1200 {
+        if let Some(value) = probe() {
+            return Some(value);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    None
+}
