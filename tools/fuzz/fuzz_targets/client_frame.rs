@@ -16,7 +16,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(message) = serde_json::from_str::<ClientMessage>(text) else { return };
     match message {
         ClientMessage::Hello { options: Some(options), .. } => {
-            let start = Command::Start { project: "demo".into(), origin: "http://localhost:3000".into(), options };
+            // No chain service, as a gateway with no `[networks]` configured.
+            let start = Command::Start { project: "demo".into(), origin: "http://localhost:3000".into(), options, served_networks: Vec::new() };
             let state = session::SessionState::default();
             let ctx = Ctx { now_ms: T0, options: &state.options, nonce: "FuzzNonce0000000" };
             if let Ok(events) = session::decide(&state, start, &ctx) {
