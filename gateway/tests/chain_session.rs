@@ -1,0 +1,144 @@
+//! Sessions reach real nodes: a `vestibule serve` process with `[networks."eip155:31337"]`
+//! pointing at a real anvil (with the demo ERC-20 deployed), a real WebSocket client that creates a
+//! session and connects the dev wallet's account, and the balances the node holds arriving as a
+//! state diff. Then the node goes down and another account's balances fail with the spec's toast,
+//! "Token Balance Unavailable", instead of a session left waiting.
+//!
+//! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules);
+//! a missing anvil fails the test. Every wait is on diffs, with generous upper bounds only.
+
+mod support;
+
+#[path = "../../chain/tests/support/anvil.rs"]
+#[allow(dead_code)]
+mod anvil;
+
+use std::time::Duration;
+
+use alloy::primitives::{Address, U256};
+use alloy::providers::{Provider, ProviderBuilder};
+use anvil::{Anvil, dev_wallet};
+use serde_json::{Value, json};
+use support::*;
+use tokio::time::Instant;
+
+const CHAIN_ID: u64 = 31337;
+/// anvil's second development account (funded by anvil itself).
+const ANVIL_1: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+fn ether(n: u64) -> U256 {
+    U256::from(n) * U256::from(10u64).pow(U256::from(18))
+}
+
+fn anvil_network() -> Value {
+    json!({
+        "caipNetworkId": format!("eip155:{CHAIN_ID}"),
+        "name": "Anvil",
+        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+        "testnet": true
+    })
+}
+
+/// Applies diffs (acknowledging them) until `done` holds for the mirrored state, for at most
+/// `patience`; panics with the state otherwise.
+async fn wait_for(client: &mut Client, what: &str, patience: Duration, done: impl Fn(&Value) -> bool) {
+    let deadline = Instant::now() + patience;
+    while !done(&client.state) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(frame) = recv_json_within(&mut client.ws, left).await else {
+            panic!("{what}: nothing came within {patience:?}; state: {:#}", client.state);
+        };
+        if frame["type"] == "diff" {
+            client.apply_diff(&frame);
+            client.ack().await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_shows_the_node_balances_and_the_spec_failure_once_the_node_is_down() {
+    let node = Anvil::start(CHAIN_ID);
+    let (_, dev) = dev_wallet();
+    node.set_balance(dev, ether(1000)).await;
+    let token = node.deploy_token(18, dev, ether(1_000_000)).await;
+    let config = format!(
+        "{CONFIG}\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\ntokens = [{{ address = \"{token}\" }}]\n",
+        node.url
+    );
+    let gateway = Gateway::start(&config);
+
+    // What the node says, read directly.
+    vestibule_chain::tls::install_crypto_provider();
+    let provider = ProviderBuilder::new().connect_http(node.url.parse().unwrap());
+    let wei = provider.get_balance(dev).await.unwrap();
+    assert_eq!(wei, ether(1000));
+
+    let mut client = Client::create(&gateway, json!({ "networks": [anvil_network()] })).await;
+    connect_wallet(&mut client, &dev.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
+    // Connecting asks for the balances; the answer comes back as a later diff.
+    wait_for(&mut client, "balances", Duration::from_secs(60), |s| s["balances"]["status"] != "loading" && s["balances"]["status"] != "idle").await;
+    let balances = &client.state["balances"];
+    assert_eq!(balances["status"], "loaded", "{balances:#}");
+    assert_eq!(balances["native"]["raw"], wei.to_string());
+    assert_eq!(balances["native"]["symbol"], "ETH");
+    assert_eq!(balances["native"]["display"], "1000");
+    assert_eq!(balances["tokens"][0]["symbol"], "VDT", "{balances:#}");
+    assert_eq!(balances["tokens"][0]["raw"], ether(1_000_000).to_string());
+    assert!(balances["native"]["usdValue"].is_null(), "no price source configured: no fiat");
+
+    // The chain service's metrics are on /metrics.
+    let (status, metrics) = gateway.http_get("/metrics", None).await;
+    assert_eq!(status, 200);
+    assert!(metrics.contains("vestibule_chain_rpc_requests_total{network=\"eip155:31337\"}"), "{metrics}");
+
+    // The node goes down: another account's balances fail with the spec's toast, in bounded time.
+    drop(node);
+    let mut other = Client::create(&gateway, json!({ "networks": [anvil_network()] })).await;
+    let other_address: Address = ANVIL_1.parse().unwrap();
+    connect_wallet(&mut other, &other_address.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
+    wait_for(&mut other, "the failure", Duration::from_secs(90), |s| s["balances"]["status"] == "failed").await;
+    let toasts = other.state["toasts"].to_string();
+    assert!(toasts.contains("Token Balance Unavailable"), "{:#}", other.state["toasts"]);
+    assert!(other.state["balances"]["native"].is_null());
+    assert!(metrics_errors(&gateway).await > 0.0);
+}
+
+async fn metrics_errors(gateway: &Gateway) -> f64 {
+    let (_, text) = gateway.http_get("/metrics", None).await;
+    text.lines()
+        .filter(|l| l.starts_with("vestibule_chain_rpc_errors_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Without `[networks]`, sessions serve no network: nothing is fetched and nothing hangs.
+#[tokio::test]
+async fn without_networks_a_session_serves_none() {
+    let gateway = Gateway::start(CONFIG);
+    let mut client = Client::create(&gateway, json!({ "networks": [anvil_network()] })).await;
+    let (_, dev) = dev_wallet();
+    connect_wallet(&mut client, &dev.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
+    assert_eq!(client.state["balances"]["status"], "idle", "{:#}", client.state["balances"]);
+    assert!(client.state["balances"]["pending"].is_null());
+    let (_, metrics) = gateway.http_get("/metrics", None).await;
+    assert!(!metrics.contains("vestibule_chain_rpc_requests_total{"), "{metrics}");
+}
+
+/// A bad network is refused at start, naming the field.
+#[test]
+fn a_bad_network_is_refused_at_start_naming_the_field() {
+    let config = format!("{CONFIG}\n[networks.\"eip155:1\"]\nrpc_urls = [\"ftp://node.example\"]\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.toml");
+    std::fs::write(&path, config).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vestibule"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains(r#"networks."eip155:1".rpc_urls[0]"#), "{text}");
+}
