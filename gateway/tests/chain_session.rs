@@ -73,6 +73,19 @@ async fn a_session_shows_the_node_balances_and_the_spec_failure_once_the_node_is
     let wei = provider.get_balance(dev).await.unwrap();
     assert_eq!(wei, ether(1000));
 
+    // A native transfer from anvil's first account to the dev wallet, for the Activity tab.
+    let sent = node
+        .wallet(anvil::ANVIL_KEY_0)
+        .send_transaction(alloy::rpc::types::TransactionRequest::default().to(dev).value(ether(2)))
+        .await
+        .unwrap()
+        .get_receipt()
+        .await
+        .unwrap();
+    assert!(sent.status());
+    let wei = provider.get_balance(dev).await.unwrap();
+    assert_eq!(wei, ether(1002));
+
     let mut client = Client::create(&gateway, json!({ "networks": [anvil_network()] })).await;
     connect_wallet(&mut client, &dev.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
     // Connecting asks for the balances; the answer comes back as a later diff.
@@ -81,10 +94,22 @@ async fn a_session_shows_the_node_balances_and_the_spec_failure_once_the_node_is
     assert_eq!(balances["status"], "loaded", "{balances:#}");
     assert_eq!(balances["native"]["raw"], wei.to_string());
     assert_eq!(balances["native"]["symbol"], "ETH");
-    assert_eq!(balances["native"]["display"], "1000");
+    assert_eq!(balances["native"]["display"], "1002");
     assert_eq!(balances["tokens"][0]["symbol"], "VDT", "{balances:#}");
     assert_eq!(balances["tokens"][0]["raw"], ether(1_000_000).to_string());
     assert!(balances["native"]["usdValue"].is_null(), "no price source configured: no fiat");
+
+    // The Activity tab: the node's Otterscan API lists the incoming transfer.
+    let result = client.command(json!({ "type": "LoadActivity" })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    wait_for(&mut client, "activity", Duration::from_secs(60), |s| s["activity"]["status"] == "loaded" || s["activity"]["status"] == "failed").await;
+    let activity = &client.state["activity"];
+    assert_eq!(activity["status"], "loaded", "{activity:#}");
+    let tx = &activity["transactions"][0];
+    assert_eq!(tx["id"], format!("{:#x}", sent.transaction_hash), "{activity:#}");
+    assert_eq!(tx["operationType"], "receive");
+    assert_eq!(tx["transfers"][0]["quantity"], "2");
+    assert_eq!(tx["transfers"][0]["sign"], "plus");
 
     // The chain service's metrics are on /metrics.
     let (status, metrics) = gateway.http_get("/metrics", None).await;
@@ -109,6 +134,24 @@ async fn metrics_errors(gateway: &Gateway) -> f64 {
         .filter(|l| l.starts_with("vestibule_chain_rpc_errors_total{"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// A node that accepts connections and never answers: the session still gets its answer, the
+/// spec's toast, once the configured timeouts run out (here 500 ms per attempt, 2 s per call).
+#[tokio::test]
+async fn a_hung_node_gives_the_toast_not_a_hung_session() {
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", hung.local_addr().unwrap());
+    let config = format!(
+        "{CONFIG}\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{url}\"]\n[rpc]\nattempt_timeout = \"500ms\"\ncall_timeout = \"2s\"\n"
+    );
+    let gateway = Gateway::start(&config);
+    let mut client = Client::create(&gateway, json!({ "networks": [anvil_network()] })).await;
+    let (_, dev) = dev_wallet();
+    connect_wallet(&mut client, &dev.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
+    wait_for(&mut client, "the failure", Duration::from_secs(60), |s| s["balances"]["status"] == "failed").await;
+    assert!(client.state["toasts"].to_string().contains("Token Balance Unavailable"), "{:#}", client.state["toasts"]);
+    drop(hung);
 }
 
 /// Without `[networks]`, sessions serve no network: nothing is fetched and nothing hangs.
