@@ -485,6 +485,15 @@ mod tests {
     }
 
     #[test]
+    fn the_example_configuration_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("vestibule.example.toml");
+        let c = GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV).unwrap();
+        let networks = c.chain_config().validate().unwrap();
+        assert_eq!(networks.len(), 1);
+        assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
+    }
+
+    #[test]
     fn the_store_backend_is_sled_unless_jetstream_is_chosen() {
         assert_eq!(GatewayConfig::default().store.backend, StoreBackend::Sled);
         let c = load_toml(
