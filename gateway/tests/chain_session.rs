@@ -1,7 +1,8 @@
 //! Sessions reach real nodes: a `vestibule serve` process with `[networks."eip155:31337"]`
 //! pointing at a real anvil (with the demo ERC-20 deployed), a real WebSocket client that creates a
 //! session and connects the dev wallet's account, and the balances the node holds arriving as a
-//! state diff. Then the node goes down and another account's balances fail with the spec's toast,
+//! state diff, its Activity (an incoming transfer), and a native Send whose receipt is read from
+//! the node and whose balances are fetched again. Then the node goes down and another account's balances fail with the spec's toast,
 //! "Token Balance Unavailable", instead of a session left waiting.
 //!
 //! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules);
@@ -56,9 +57,9 @@ async fn wait_for(client: &mut Client, what: &str, patience: Duration, done: imp
 }
 
 #[tokio::test]
-async fn a_session_shows_the_node_balances_and_the_spec_failure_once_the_node_is_down() {
+async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failure_once_the_node_is_down() {
     let node = Anvil::start(CHAIN_ID);
-    let (_, dev) = dev_wallet();
+    let (dev_signer, dev) = dev_wallet();
     node.set_balance(dev, ether(1000)).await;
     let token = node.deploy_token(18, dev, ether(1_000_000)).await;
     let config = format!(
@@ -110,6 +111,35 @@ async fn a_session_shows_the_node_balances_and_the_spec_failure_once_the_node_is
     assert_eq!(tx["operationType"], "receive");
     assert_eq!(tx["transfers"][0]["quantity"], "2");
     assert_eq!(tx["transfers"][0]["sign"], "plus");
+
+    // Send 1 ETH: the wallet request goes to the "browser" (this test signs it on the node with the
+    // dev wallet's key), the receipt is observed through the chain service, and the balances are
+    // fetched again past the 30 s cache.
+    let receiver: Address = ANVIL_1.parse().unwrap();
+    let form = json!({ "token": format!("eip155:{CHAIN_ID}/native"), "amount": "1", "receiver": ANVIL_1 });
+    let result = client.command(json!({ "type": "SubmitSend", "form": form })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    let (request_id, kind) = first_request(&client.state);
+    assert_eq!(kind["method"], "eth_sendTransaction", "{kind}");
+    let params = &kind["params"][0];
+    assert_eq!(params["to"], receiver.to_checksum(None));
+    let value: U256 = params["value"].as_str().unwrap().parse().unwrap();
+    assert_eq!(value, ether(1));
+    let pending = node
+        .wallet_of(dev_signer)
+        .send_transaction(alloy::rpc::types::TransactionRequest::default().to(receiver).value(value))
+        .await
+        .unwrap();
+    let hash = format!("{:#x}", pending.tx_hash());
+    let outcome = json!({ "status": "ok", "result": hash });
+    let result = client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    wait_for(&mut client, "the receipt", Duration::from_secs(60), |s| s["send"]["sent"][0]["status"] != "pending").await;
+    assert_eq!(client.state["send"]["sent"][0]["hash"], hash.as_str());
+    assert_eq!(client.state["send"]["sent"][0]["status"], "confirmed", "{:#}", client.state["send"]);
+    let after = provider.get_balance(dev).await.unwrap();
+    assert!(after < ether(1001), "1 ETH and the fee left the account");
+    wait_for(&mut client, "the fresh balances", Duration::from_secs(60), |s| s["balances"]["native"]["raw"] == after.to_string()).await;
 
     // The chain service's metrics are on /metrics.
     let (status, metrics) = gateway.http_get("/metrics", None).await;
