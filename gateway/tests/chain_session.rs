@@ -2,8 +2,9 @@
 //! pointing at a real anvil (with the demo ERC-20 deployed), a real WebSocket client that creates a
 //! session and connects the dev wallet's account, and the balances the node holds arriving as a
 //! state diff, its Activity (an incoming transfer), and a native Send whose receipt is read from
-//! the node and whose balances are fetched again. Then the node goes down and another account's balances fail with the spec's toast,
-//! "Token Balance Unavailable", instead of a session left waiting.
+//! the node and whose balances are fetched again. Then the node goes down and another account's
+//! balances fail with the spec's toast, "Token Balance Unavailable", instead of a session left
+//! waiting.
 //!
 //! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules);
 //! a missing anvil fails the test. Every wait is on diffs, with generous upper bounds only.
