@@ -4,7 +4,7 @@
 //! state diff, its Activity (an incoming transfer), and a native Send whose receipt is read from
 //! the node and whose balances are fetched again. Then the node goes down and another account's
 //! balances fail with the spec's toast, "Token Balance Unavailable", instead of a session left
-//! waiting.
+//! waiting. Both sessions then replay with `--verify` from their logs alone.
 //!
 //! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules);
 //! a missing anvil fails the test. Every wait is on diffs, with generous upper bounds only.
@@ -67,7 +67,7 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
         "{CONFIG}\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\ntokens = [{{ address = \"{token}\" }}]\n",
         node.url
     );
-    let gateway = Gateway::start(&config);
+    let mut gateway = Gateway::start(&config);
 
     // What the node says, read directly.
     vestibule_chain::tls::install_crypto_provider();
@@ -157,6 +157,20 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
     assert!(toasts.contains("Token Balance Unavailable"), "{:#}", other.state["toasts"]);
     assert!(other.state["balances"]["native"].is_null());
     assert!(metrics_errors(&gateway).await > 0.0);
+
+    // Both sessions replay from their logs alone (the node is gone) to the states their clients
+    // were sent: the chain's answers are events.
+    gateway.terminate();
+    for session in [&client.session_id, &other.session_id] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vestibule"))
+            .args(["replay", "--data"])
+            .arg(&gateway.data)
+            .args([session.as_str(), "--verify"])
+            .env("VESTIBULE_LOG", "error")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "replay --verify of {session}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 async fn metrics_errors(gateway: &Gateway) -> f64 {
