@@ -35,6 +35,14 @@ pub struct GatewayConfig {
     /// Enables the debug API (`/debug/...`) for callers presenting this bearer token.
     pub admin_token: Option<String>,
     pub siwx: SiwxSettings,
+    /// The chain service's networks (`[networks."eip155:1"] rpc_urls = [...]`, `tokens`,
+    /// `activity`, `native_currency`), by CAIP-2 id: vestibule-chain's own types. None by default:
+    /// the catalogue's networks get no endpoint unless configured (docs/chain.md).
+    pub networks: std::collections::BTreeMap<String, vestibule_chain::config::NetworkConfig>,
+    /// The chain service's RPC policy (spec §7 Chain RPC); every field optional.
+    pub rpc: vestibule_chain::rpc::RpcPolicy,
+    /// Where fiat prices come from; without it no fiat value is ever shown.
+    pub prices: Option<vestibule_chain::config::PriceSourceConfig>,
 }
 
 /// Server-side sign-in settings. RPC endpoints come only from here, never from the browser.
@@ -80,6 +88,9 @@ impl Default for GatewayConfig {
             projects: vec![],
             admin_token: None,
             siwx: SiwxSettings::default(),
+            networks: Default::default(),
+            rpc: Default::default(),
+            prices: None,
         }
     }
 }
@@ -306,8 +317,16 @@ impl GatewayConfig {
         Ok(config)
     }
 
+    /// The chain service's configuration: `networks`, `rpc` and `prices` of this file.
+    pub fn chain_config(&self) -> vestibule_chain::ChainConfig {
+        vestibule_chain::ChainConfig { networks: self.networks.clone(), rpc: self.rpc.clone(), prices: self.prices.clone() }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |field: &str, message: String| Err(ConfigError(format!("`{field}`: {message}")));
+        if let Err(e) = self.chain_config().validate() {
+            return err(&e.field, e.message);
+        }
         if self.store.backend == StoreBackend::Jetstream {
             if let Err(message) = self.store.jetstream.validate() {
                 return Err(ConfigError(format!("`store.jetstream.{}", message.trim_start_matches('`'))));
@@ -443,6 +462,35 @@ mod tests {
         assert!(e.contains("projects[0].allowed_origins[0]"), "{e}");
         let e = load_toml("[runtime]\npassivate_after = \"soon\"\n").unwrap_err().to_string();
         assert!(e.contains("passivate_after"), "{e}");
+    }
+
+    #[test]
+    fn networks_are_none_by_default_and_checked_naming_the_field() {
+        assert!(GatewayConfig::default().networks.is_empty());
+        let c = load_toml(
+            "[networks.\"eip155:31337\"]\nrpc_urls = [\"http://127.0.0.1:8545\"]\ntokens = [{ address = \"0x5FbDB2315678afecb367f032d93F642f64180aa3\" }]\n[rpc]\nmax_retries = 2\n",
+        )
+        .unwrap();
+        let settings = c.chain_config().validate().unwrap();
+        assert_eq!(settings[0].id.to_string(), "eip155:31337");
+        assert_eq!((settings[0].tokens.len(), c.rpc.max_retries), (1, 2));
+        let e = load_toml("[networks.\"eip155:1\"]\nrpc_urls = [\"http://a\", \"ftp://b\"]\n").unwrap_err().to_string();
+        assert!(e.contains(r#"networks."eip155:1".rpc_urls[1]"#), "{e}");
+        let e = load_toml("[networks.\"eip155:1\"]\nrpc_urls = [\"http://a\"]\ntokens = [{ address = \"0x12\" }]\n").unwrap_err().to_string();
+        assert!(e.contains(r#"networks."eip155:1".tokens[0].address"#), "{e}");
+        let e = load_toml("[networks.\"eip155:1\"]\nrpc_url = [\"http://a\"]\n").unwrap_err().to_string();
+        assert!(e.contains("rpc_url"), "{e}");
+        let e = load_toml("[networks.\"solana:mainnet\"]\nrpc_urls = [\"http://a\"]\n").unwrap_err().to_string();
+        assert!(e.contains(r#"networks."solana:mainnet""#), "{e}");
+    }
+
+    #[test]
+    fn the_example_configuration_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("vestibule.example.toml");
+        let c = GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV).unwrap();
+        let networks = c.chain_config().validate().unwrap();
+        assert_eq!(networks.len(), 1);
+        assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The gateway: actix-web server, WebSocket protocol, HTTP endpoints and configuration.
 
+pub mod chain;
 pub mod cli;
 pub mod config;
 pub mod debug_api;

@@ -25,6 +25,8 @@ pub struct GatewayMetrics {
     pub frames_sent: Counter,
     /// Refused upgrades, commands and frames, by kind.
     pub refusals: Family<KindLabel, Counter>,
+    /// The chain service's metrics (`vestibule_chain_*`, per network), once it is built.
+    pub chain: std::sync::OnceLock<Arc<vestibule_chain::ChainMetrics>>,
 }
 
 impl GatewayMetrics {
@@ -56,6 +58,9 @@ impl GatewayMetrics {
         registry.register("vestibule_frames_received", "Frames received from clients", self.frames_received.clone());
         registry.register("vestibule_frames_sent", "Frames sent to clients", self.frames_sent.clone());
         registry.register("vestibule_refusals", "Refused upgrades, commands and frames, by kind", self.refusals.clone());
+        if let Some(chain) = self.chain.get() {
+            chain.register(&mut registry);
+        }
         registry
     }
 }

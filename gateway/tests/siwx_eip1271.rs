@@ -133,6 +133,8 @@ impl Drop for Anvil {
 
 /// anvil, plus an OwnedWallet deployed on it for `owner`.
 async fn deploy_wallet(anvil: &Anvil, owner: Address) -> Address {
+    // reqwest is built with rustls and no provider of its own (decision 0906): ring first.
+    vestibule_chain::tls::install_crypto_provider();
     let deployer: PrivateKeySigner = ANVIL_DEPLOYER_KEY.parse().unwrap();
     // reqwest is built without a TLS provider of its own (decision 0906); the gateway installs ring
     // before its first client, and so must a test that builds one first.

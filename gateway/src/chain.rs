@@ -1,0 +1,232 @@
+//! The sessions' chain effects over the gateway's one [`ChainService`] (docs/chain.md, "Sessions and
+//! the chain service"; decision 0907). The runtime (`vestibule-actors`) knows only the
+//! `ChainEffects` trait and its own display-ready types; this adapter asks the chain service and
+//! turns its answers into those types. Errors become the service's messages (spec §7, §8): the
+//! session's decisions show the spec's toast or message whatever the cause.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use alloy::primitives::{Address, B256};
+use vestibule_actors::machines::activity::{
+    ActivityFetch, ActivityPage, ActivityTransaction, ActivityTransfer, NftInfo, OperationType, Sign, TransactionStatus,
+};
+use vestibule_actors::machines::balances::{BalanceFetch, BalancesSnapshot, TokenBalance};
+use vestibule_actors::model::caip::CaipNetworkId;
+use vestibule_actors::runtime::{ChainEffects, ChainFuture};
+use vestibule_actors::session::ReceiptOutcome;
+use vestibule_chain::activity::{self as chain_activity, TransferAsset};
+use vestibule_chain::amount::Amount;
+use vestibule_chain::balances::AssetBalance;
+use vestibule_chain::prices::AssetId;
+use vestibule_chain::{ActivityCursor, ChainService, NetworkId};
+
+/// How long one receipt effect waits for a sent transaction to be mined before reporting
+/// `NotMined` (the session records that; the chain service polls every second meanwhile).
+pub const RECEIPT_WAIT: Duration = Duration::from_secs(120);
+
+/// `ChainEffects` over a [`ChainService`]: what `Registry::with_chain` is given in `server.rs`.
+#[derive(Clone)]
+pub struct ServiceEffects {
+    service: ChainService,
+    receipt_wait: Duration,
+}
+
+impl ServiceEffects {
+    pub fn new(service: ChainService) -> Self {
+        Self { service, receipt_wait: RECEIPT_WAIT }
+    }
+
+    pub fn with_receipt_wait(mut self, wait: Duration) -> Self {
+        self.receipt_wait = wait;
+        self
+    }
+
+    pub fn service(&self) -> &ChainService {
+        &self.service
+    }
+
+    pub fn into_arc(self) -> Arc<dyn ChainEffects> {
+        Arc::new(self)
+    }
+}
+
+/// The chain service's id for a session's network; `None` outside eip155 (never served).
+fn network_id(network: &CaipNetworkId) -> Option<NetworkId> {
+    network.to_string().parse().ok()
+}
+
+fn parse_address(text: &str) -> Option<Address> {
+    text.parse().ok()
+}
+
+impl ChainEffects for ServiceEffects {
+    fn served_networks(&self) -> Vec<CaipNetworkId> {
+        self.service.networks().iter().filter_map(|n| n.to_string().parse().ok()).collect()
+    }
+
+    fn balances(&self, fetch: BalanceFetch) -> ChainFuture<Result<BalancesSnapshot, String>> {
+        let service = self.service.clone();
+        Box::pin(async move {
+            let network = network_id(&fetch.network).ok_or_else(|| format!("Unsupported chain: {}", fetch.network))?;
+            let address = parse_address(&fetch.address).ok_or_else(|| format!("not an EVM address: {}", fetch.address))?;
+            let result = if fetch.fresh {
+                service.fresh_balances(network, address).await
+            } else {
+                service.balances(network, address).await
+            };
+            let balances = result.map_err(|e| {
+                tracing::warn!(%network, error = %e, cause = ?std::error::Error::source(&e).map(|s| s.to_string()), "balances unavailable");
+                e.to_string()
+            })?;
+            Ok(BalancesSnapshot {
+                network: fetch.network.clone(),
+                address: fetch.address.clone(),
+                native: token_balance(&balances.native),
+                tokens: balances.tokens.iter().map(token_balance).collect(),
+            })
+        })
+    }
+
+    fn activity(&self, fetch: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>> {
+        let service = self.service.clone();
+        Box::pin(async move {
+            let network = network_id(&fetch.network).ok_or_else(|| format!("Unsupported chain: {}", fetch.network))?;
+            let address = parse_address(&fetch.address);
+            let cursor = fetch.cursor.clone().map(ActivityCursor);
+            let page = service.activity(network, address, cursor.as_ref()).await.map_err(|e| {
+                tracing::warn!(%network, error = %e, "activity unavailable");
+                e.to_string()
+            })?;
+            Ok(ActivityPage {
+                transactions: page.transactions.iter().map(|t| transaction(&fetch.network, t)).collect(),
+                next: page.next.map(|c| c.0),
+            })
+        })
+    }
+
+    fn receipt(&self, network: CaipNetworkId, hash: String) -> ChainFuture<ReceiptOutcome> {
+        let service = self.service.clone();
+        let wait = self.receipt_wait;
+        Box::pin(async move {
+            let Some(id) = network_id(&network) else {
+                return ReceiptOutcome::NotMined(format!("Unsupported chain: {network}"));
+            };
+            let Ok(hash) = hash.parse::<B256>() else {
+                return ReceiptOutcome::NotMined(format!("not a transaction hash: {hash}"));
+            };
+            match service.receipt(id, hash, wait).await {
+                Ok(vestibule_chain::ReceiptOutcome::Mined(r)) => ReceiptOutcome::Mined {
+                    success: r.status == chain_activity::TransactionStatus::Confirmed,
+                    block_number: r.block_number,
+                },
+                Ok(vestibule_chain::ReceiptOutcome::NotYetMined) => {
+                    ReceiptOutcome::NotMined(format!("no receipt within {} s", wait.as_secs()))
+                }
+                Err(e) => ReceiptOutcome::NotMined(e.to_string()),
+            }
+        })
+    }
+}
+
+/// A balance as the session shows it: the amount floored to 3 decimals, fiat to the cent and only
+/// with a price.
+fn token_balance(b: &AssetBalance) -> TokenBalance {
+    TokenBalance {
+        asset: b.asset.to_string(),
+        address: match b.asset {
+            AssetId::Native(_) => None,
+            AssetId::Erc20(_, address) => Some(address.to_checksum(None)),
+        },
+        name: b.name.clone(),
+        symbol: b.symbol.clone(),
+        decimals: b.amount.decimals,
+        raw: b.amount.raw.to_string(),
+        quantity: b.amount.to_exact_string(),
+        display: b.display_amount(),
+        usd_price: b.usd_price.map(|p| p.to_string()),
+        usd_value: b.display_usd_value(),
+        icon_url: b.icon_url.clone(),
+    }
+}
+
+fn transaction(network: &CaipNetworkId, t: &chain_activity::Transaction) -> ActivityTransaction {
+    let (year, month) = t.year_month();
+    ActivityTransaction {
+        id: format!("{:#x}", t.hash),
+        network: network.clone(),
+        mined_at: t.mined_at,
+        year_month: format!("{year:04}-{month:02}"),
+        operation_type: operation(t.operation),
+        status: match t.status {
+            chain_activity::TransactionStatus::Confirmed => TransactionStatus::Confirmed,
+            chain_activity::TransactionStatus::Failed => TransactionStatus::Failed,
+        },
+        sent_from: t.from.to_checksum(None),
+        sent_to: t.to.map(|a| a.to_checksum(None)),
+        transfers: t.transfers.iter().map(transfer).collect(),
+    }
+}
+
+fn transfer(t: &chain_activity::Transfer) -> ActivityTransfer {
+    let sign = t.sign().map(|s| match s {
+        chain_activity::Sign::Plus => Sign::Plus,
+        chain_activity::Sign::Minus => Sign::Minus,
+    });
+    let (symbol, quantity, nft) = match &t.asset {
+        TransferAsset::Native { symbol, decimals } => {
+            (Some(symbol.clone()), Amount { raw: t.amount, decimals: *decimals }.to_exact_string(), None)
+        }
+        TransferAsset::Erc20 { symbol, decimals, .. } => (
+            symbol.clone(),
+            // Without the contract's decimals, base units (never a guessed scale).
+            decimals.map_or_else(|| t.amount.to_string(), |d| Amount { raw: t.amount, decimals: d }.to_exact_string()),
+            None,
+        ),
+        TransferAsset::Nft { name, preview_url, is_spam, .. } => (
+            None,
+            t.amount.to_string(),
+            Some(NftInfo { name: name.clone(), preview_url: preview_url.clone(), is_spam: *is_spam }),
+        ),
+    };
+    ActivityTransfer { symbol, quantity, sign, nft }
+}
+
+fn operation(o: chain_activity::OperationType) -> OperationType {
+    use chain_activity::OperationType as C;
+    match o {
+        C::Send => OperationType::Send,
+        C::Receive => OperationType::Receive,
+        C::Trade => OperationType::Trade,
+        C::Approve => OperationType::Approve,
+        C::Deploy => OperationType::Deploy,
+        C::Execute => OperationType::Execute,
+        C::Burn => OperationType::Burn,
+        C::Deposit => OperationType::Deposit,
+        C::Withdraw => OperationType::Withdraw,
+        C::Borrow => OperationType::Borrow,
+        C::Repay => OperationType::Repay,
+        C::Claim => OperationType::Claim,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vestibule_chain::ChainConfig;
+
+    #[test]
+    fn without_networks_nothing_is_served() {
+        let effects = ServiceEffects::new(ChainService::new(&ChainConfig::default()).unwrap());
+        assert!(effects.served_networks().is_empty());
+    }
+
+    #[test]
+    fn a_configured_network_is_served_under_its_caip2_id() {
+        let config: ChainConfig =
+            serde_json::from_value(serde_json::json!({ "networks": { "eip155:31337": { "rpc_urls": ["http://127.0.0.1:9"] } } }))
+                .unwrap();
+        let effects = ServiceEffects::new(ChainService::new(&config).unwrap());
+        assert_eq!(effects.served_networks(), vec![CaipNetworkId::eip155(31337)]);
+    }
+}
