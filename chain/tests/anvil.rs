@@ -110,6 +110,23 @@ async fn activity_lists_native_and_token_transfers_newest_first_by_pages() {
     // block 5: a native receive
     let native_in = send(&anvil.wallet(ANVIL_KEY_1), &service.prepare_send(NET, &form(native_asset, "0.5", dev)).unwrap()).await;
 
+    // The receipts are in, but on a busy machine anvil's Otterscan search can lag them (a run on a
+    // loaded 2-core machine once lacked block 3): wait, by counting, until it finds the three
+    // transactions the dev wallet sent or received directly, so the paging below reads a settled node.
+    let mut indexed = 0;
+    for _ in 0..600 {
+        let found: serde_json::Value = dev_provider
+            .raw_request("ots_searchTransactionsBefore".into(), (dev, 0, 10))
+            .await
+            .expect("ots_searchTransactionsBefore");
+        indexed = found["txs"].as_array().map_or(0, Vec::len);
+        if indexed >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(indexed, 3, "anvil's search finds the native receive and both sends");
+
     let first = service.activity(NET, Some(dev), None).await.unwrap();
     let hashes: Vec<_> = first.transactions.iter().map(|t| t.hash).collect();
     assert_eq!(hashes, [native_in, token_out]);
