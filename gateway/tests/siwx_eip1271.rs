@@ -10,10 +10,15 @@
 
 mod support;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+// The chain crate's anvil (one start at a time, so parallel tests never share a node).
+#[path = "../../chain/tests/support/anvil.rs"]
+#[allow(dead_code)]
+mod anvil;
+
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
+
+use anvil::{Anvil, workspace_root};
 
 use alloy::primitives::Address;
 use alloy::providers::ProviderBuilder;
@@ -43,93 +48,6 @@ const ANVIL_CHAIN_ID: u64 = 31337;
 const ANVIL_DEPLOYER_KEY: &str =
     "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const NONCE: &str = "Fw7Tq2Yh9Kc4Xn6Bv3Jm8Rp5";
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn anvil_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("ANVIL_BIN") {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "ANVIL_BIN={} is not a file", p.display());
-        return p;
-    }
-    let p =
-        workspace_root().join("tests/peers/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
-    assert!(
-        p.is_file(),
-        "anvil is not installed (looked for ANVIL_BIN, then {}).\n\
-         Install the test peers: `./scripts/test` does it, or by hand \
-         `bash -c '. scripts/lib/peers.sh && ensure_peers'` (that is `cd tests/peers && npm ci`).",
-        p.display()
-    );
-    p
-}
-
-/// A running anvil, killed (by its pid) when dropped.
-struct Anvil {
-    child: Child,
-    url: String,
-}
-
-impl Anvil {
-    fn start() -> Anvil {
-        let bin = anvil_binary();
-        let mut last_error = String::new();
-        for _attempt in 0..3 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let mut child = Command::new(&bin)
-                .args([
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    &port.to_string(),
-                    "--silent",
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
-            let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                if let Some(status) = child.try_wait().unwrap() {
-                    last_error = format!("anvil exited with {status} (port {port} taken?)");
-                    break;
-                }
-                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                    return Anvil {
-                        child,
-                        url: format!("http://{addr}"),
-                    };
-                }
-                if Instant::now() > deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    last_error = "anvil did not listen within 30 s".into();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        panic!("could not start anvil: {last_error}");
-    }
-}
-
-impl Drop for Anvil {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// anvil, plus an OwnedWallet deployed on it for `owner`.
 async fn deploy_wallet(anvil: &Anvil, owner: Address) -> Address {
@@ -203,7 +121,7 @@ fn artifact_matches_its_source() {
 
 #[tokio::test]
 async fn an_owner_signature_verifies_for_the_contract_account() {
-    let anvil = Anvil::start();
+    let anvil = Anvil::start(ANVIL_CHAIN_ID);
     let wallet = deploy_wallet(&anvil, owner().address()).await;
     let checker = Eip1271Checker::new(&anvil.url).unwrap();
     assert_eq!(checker.chain_id().await.unwrap(), ANVIL_CHAIN_ID);
@@ -244,7 +162,7 @@ async fn an_owner_signature_verifies_for_the_contract_account() {
 
 #[tokio::test]
 async fn contract_refusals_and_rpc_problems_have_their_reasons() {
-    let anvil = Anvil::start();
+    let anvil = Anvil::start(ANVIL_CHAIN_ID);
     let wallet = deploy_wallet(&anvil, owner().address()).await;
     let checker = Eip1271Checker::new(&anvil.url).unwrap();
     let text = siwe_message(wallet, ANVIL_CHAIN_ID);
@@ -358,7 +276,7 @@ async fn contract_refusals_and_rpc_problems_have_their_reasons() {
 
 #[tokio::test]
 async fn the_cli_verifies_a_contract_account_with_rpc() {
-    let anvil = Anvil::start();
+    let anvil = Anvil::start(ANVIL_CHAIN_ID);
     let wallet = deploy_wallet(&anvil, owner().address()).await;
     let text = siwe_message(wallet, ANVIL_CHAIN_ID);
     let dir = tempfile::tempdir().unwrap();
@@ -401,7 +319,7 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
 #[tokio::test]
 async fn a_contract_account_signs_in_through_the_gateway() {
     use support::*;
-    let anvil = Anvil::start();
+    let anvil = Anvil::start(ANVIL_CHAIN_ID);
     let wallet = deploy_wallet(&anvil, owner().address()).await;
     let config = format!("{CONFIG}\n[siwx]\nrpc_urls = {{ \"eip155:{ANVIL_CHAIN_ID}\" = \"{}\" }}\n", anvil.url);
     let gateway = Gateway::start(&config);

@@ -81,6 +81,12 @@ pub struct Anvil {
 
 impl Anvil {
     pub fn start(chain_id: u64) -> Anvil {
+        // Tests start anvils in parallel. A port is free only until our anvil binds it, so two
+        // starts at once could be handed the same port: one anvil exits, and its test, finding
+        // the port open, would talk to the other test's node. Starts are taken one at a time, and
+        // a start only counts once our own child is listening and still alive.
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let bin = anvil_binary();
         let mut last_error = String::new();
         for _attempt in 0..3 {
@@ -99,7 +105,7 @@ impl Anvil {
                     last_error = format!("anvil exited with {status} (port {port} taken?)");
                     break;
                 }
-                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() && child.try_wait().unwrap().is_none() {
                     return Anvil { child, url: format!("http://{addr}") };
                 }
                 if Instant::now() > deadline {
