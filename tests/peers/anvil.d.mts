@@ -5,3 +5,10 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 export declare function startAnvil(chainId?: number): Promise<Anvil>;
+export interface Receipt {
+  status: string;
+  from: string;
+  to: string | null;
+  blockNumber: string;
+}
+export declare function waitForReceipt(url: string, hash: string, tries?: number): Promise<Receipt>;

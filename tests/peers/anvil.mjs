@@ -34,3 +34,22 @@ export async function startAnvil(chainId = 1) {
       }),
   };
 }
+
+/**
+ * The receipt of `hash`, once the node has mined it. anvil answers eth_sendRawTransaction before
+ * its miner has run, so on a busy machine the receipt can be null for a moment: poll (counted, with
+ * a bound that only ends a hung test) instead of reading once.
+ */
+export async function waitForReceipt(url, hash, tries = 600) {
+  for (let i = 0; i < tries; i += 1) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hash] }),
+    });
+    const { result } = await response.json();
+    if (result) return result;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  throw new Error(`no receipt for ${hash} after ${tries} polls`);
+}

@@ -3,7 +3,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils";
 import { DevWallet, recoverDigest } from "./devWallet";
 import { rpcCall, signingHash, signTransaction, type Eip1559Transaction } from "./transaction";
-import { ANVIL_KEY_0, startAnvil, type Anvil } from "../../../tests/peers/anvil.mjs";
+import { ANVIL_KEY_0, startAnvil, waitForReceipt, type Anvil } from "../../../tests/peers/anvil.mjs";
 
 const RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
@@ -36,10 +36,10 @@ describe("DevWallet eth_sendTransaction against anvil", () => {
     const before = BigInt((await wallet.request({ method: "eth_getBalance", params: [RECIPIENT, "latest"] })) as string);
     const hash = (await wallet.request({ method: "eth_sendTransaction", params: [{ from: wallet.address, to: RECIPIENT, value: "0x2386f26fc10000" }] })) as string;
     expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
-    const receipt = (await rpcCall(anvil.url, "eth_getTransactionReceipt", [hash])) as { status: string; from: string; to: string };
+    const receipt = await waitForReceipt(anvil.url, hash);
     expect(receipt.status).toBe("0x1");
     expect(receipt.from.toLowerCase()).toBe(wallet.address.toLowerCase());
-    expect(receipt.to.toLowerCase()).toBe(RECIPIENT.toLowerCase());
+    expect(receipt.to?.toLowerCase()).toBe(RECIPIENT.toLowerCase());
     const after = BigInt((await wallet.request({ method: "eth_getBalance", params: [RECIPIENT, "latest"] })) as string);
     expect(after - before).toBe(10_000_000_000_000_000n);
     expect(wallet.prompts).toBe(1);

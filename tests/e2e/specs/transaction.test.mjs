@@ -2,7 +2,7 @@
 // `eth_sendTransaction`; the dev wallet signs it and sends it to a real anvil, which mines it.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { ANVIL_KEY_0, startAnvil } from "../../peers/anvil.mjs";
+import { ANVIL_KEY_0, startAnvil, waitForReceipt } from "../../peers/anvil.mjs";
 import { launch, startGateway, verifyAllSessions } from "./support.mjs";
 
 let gateway;
@@ -47,7 +47,7 @@ test("the host app sends a transaction through the widget's provider; the dev wa
   await page.getByTestId("send-tx").click();
   await page.getByTestId("tx").filter({ hasText: /^0x[0-9a-f]{64}$/ }).waitFor({ timeout: 15_000 });
   const hash = await page.getByTestId("tx").textContent();
-  const receipt = await rpc("eth_getTransactionReceipt", [hash]);
+  const receipt = await waitForReceipt(anvil.url, hash);
   assert.equal(receipt.status, "0x1");
   assert.equal(receipt.from.toLowerCase(), address.toLowerCase());
   assert.equal(BigInt(await rpc("eth_getTransactionCount", [address, "latest"])), BigInt(nonceBefore) + 1n);
