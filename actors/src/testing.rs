@@ -424,7 +424,7 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         4..=11 => ClientCommand::OpenModal { view: None },
         12..=16 => ClientCommand::CloseModal {},
         17..=20 => {
-            let views = [View::Connect, View::AllWallets, View::Networks, View::Account, View::Swap, View::SiwxSignMessage];
+            let views = [View::Connect, View::AllWallets, View::Networks, View::Account, View::Swap, View::Send, View::Receive, View::SiwxSignMessage];
             ClientCommand::Navigate { view: views[rng.random_range(0..views.len())], params: None, replace: Some(rng.random_bool(0.3)) }
         }
         21..=23 => ClientCommand::GoBack {},

@@ -31,6 +31,10 @@ pub enum View {
     ApproveTransaction,
     UpdateEmailWallet,
     Swap,
+    /// A wallet feature of the Account view (spec §9 wallet features): the send form.
+    Send,
+    /// A wallet feature of the Account view: the address with a copy button and a QR code.
+    Receive,
 }
 
 impl View {
@@ -41,7 +45,7 @@ impl View {
     /// Views a visitor may navigate to directly. The others are entered only by a flow the server
     /// runs (a connect in progress, a sign-in request, a transaction to approve...).
     pub fn is_navigable(self) -> bool {
-        matches!(self, View::Connect | View::AllWallets | View::Networks | View::Account | View::Swap)
+        matches!(self, View::Connect | View::AllWallets | View::Networks | View::Account | View::Swap | View::Send | View::Receive)
     }
 }
 

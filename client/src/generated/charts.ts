@@ -48,7 +48,9 @@ export const charts: Statechart[] = [
           "SIWXSignMessage",
           "ApproveTransaction",
           "UpdateEmailWallet",
-          "Swap"
+          "Swap",
+          "Send",
+          "Receive"
         ],
         "transitions": [
           {
@@ -247,6 +249,42 @@ export const charts: Statechart[] = [
             "guard": {
               "path": "/to",
               "equals": "Swap"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "Send",
+            "guard": {
+              "path": "/view",
+              "equals": "Send"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "Send",
+            "guard": {
+              "path": "/to",
+              "equals": "Send"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "Receive",
+            "guard": {
+              "path": "/view",
+              "equals": "Receive"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "Receive",
+            "guard": {
+              "path": "/to",
+              "equals": "Receive"
             }
           }
         ]

@@ -24,6 +24,8 @@ export const VIEW_TITLES: Record<View, string> = {
   ApproveTransaction: "Approve transaction",
   UpdateEmailWallet: "Update email",
   Swap: "Swap",
+  Send: "Send",
+  Receive: "Receive",
 };
 
 /** A type guard over the generated `View` union: the router chart's states are views. */

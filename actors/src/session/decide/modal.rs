@@ -82,7 +82,9 @@ fn check_navigable(state: &SessionState, view: View) -> Result<(), DomainError> 
         return Err(DomainError::ViewNotNavigable(view));
     }
     match view {
-        View::Account if !state.connection.active_connected() => Err(DomainError::NotConnected),
+        View::Account | View::Send | View::Receive if !state.connection.active_connected() => Err(DomainError::NotConnected),
+        View::Send if !state.options.features.send => Err(DomainError::FeatureDisabled("send")),
+        View::Receive if !state.options.features.receive => Err(DomainError::FeatureDisabled("receive")),
         View::Swap if !state.options.features.swaps => Err(DomainError::FeatureDisabled("swaps")),
         View::AllWallets if !state.options.features.all_wallets => Err(DomainError::FeatureDisabled("allWallets")),
         _ => Ok(()),

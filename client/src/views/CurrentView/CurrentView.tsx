@@ -33,6 +33,8 @@ export function CurrentView() {
       );
     case "Networks":
     case "SwitchNetwork":
+    case "Send":
+    case "Receive":
     case "ApproveTransaction":
     case "UpdateEmailWallet":
       return <Unavailable view={route} />;
