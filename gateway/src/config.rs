@@ -46,7 +46,7 @@ pub struct GatewayConfig {
     /// A local devnet's `devnet.json` (written by tests/peers/scripts/devnet-setup.mjs; `./scripts/run`
     /// passes it as `--devnet`): its networks join `networks` (one configured in both keeps the
     /// configuration's table), and the file is served at `/devnet.json` for the demo app's dev
-    /// wallet (decision 0909). None by default: no devnet, no route.
+    /// wallet (decision 0910). None by default: no devnet, no route.
     pub devnet: Option<PathBuf>,
 }
 

@@ -53,7 +53,7 @@ pub async fn not_built() -> HttpResponse {
 }
 
 /// `GET /devnet.json`: the devnet file this gateway was started with (`--devnet`), which the demo
-/// app reads to give its dev wallet the devnet's chains and funded key (decision 0909); 404 when
+/// app reads to give its dev wallet the devnet's chains and funded key (decision 0910); 404 when
 /// started without one. Read at each request (a few hundred bytes) and never cached: every devnet
 /// run has new ports and contract addresses.
 pub async fn devnet(state: web::Data<AppState>) -> HttpResponse {

@@ -1,6 +1,6 @@
 // The demo's visible "dev wallet" switch: a development wallet that really signs, remembered in
 // localStorage across reloads. With the gateway's devnet (`./scripts/run`, which serves
-// /devnet.json; decision 0909) it is the devnet's funded wallet on both chains and is on unless the
+// /devnet.json; decision 0910) it is the devnet's funded wallet on both chains and is on unless the
 // visitor switched it off; without one it has a random key and sends to `?rpc=<node URL>` if given.
 
 import { secp256k1 } from "@noble/curves/secp256k1";
