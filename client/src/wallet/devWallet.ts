@@ -1,8 +1,10 @@
 // A development wallet: a real EIP-1193 provider holding a secp256k1 key that really signs
 // (EIP-191 `personal_sign`, EIP-712 `eth_signTypedData_v4`, and `eth_sendTransaction`: an EIP-1559
-// transaction signed here and forwarded to the JSON-RPC node it was given). It announces itself
-// through EIP-6963 and can be told to reject every request with 4001, for tests and for trying the
-// flows without a browser wallet.
+// transaction signed here and forwarded to the current chain's JSON-RPC node). It knows several
+// chains (chain id → node URL) and switches between them as a browser wallet does
+// (`wallet_switchEthereumChain`, EIP-3326, answering 4902 for a chain it does not know;
+// `wallet_addEthereumChain`, EIP-3085). It announces itself through EIP-6963 and can be told to
+// reject every request with 4001, for tests and for trying the flows without a browser wallet.
 
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { keccak_256 } from "@noble/hashes/sha3";
@@ -68,13 +70,62 @@ export function recoverPersonalSign(message: Uint8Array, signature: string): str
 type Listener = (...args: unknown[]) => void;
 
 /** Methods a real wallet asks the visitor about. */
-const PROMPTING = new Set(["eth_requestAccounts", "personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"]);
+const PROMPTING = new Set(["eth_requestAccounts", "personal_sign", "eth_signTypedData_v4", "eth_sendTransaction", "wallet_switchEthereumChain", "wallet_addEthereumChain"]);
 /** Methods answered by the node as they are (EIP-1474 reads). */
 const READ_ONLY = new Set(["eth_blockNumber", "eth_getBalance", "eth_getTransactionCount", "eth_getTransactionByHash", "eth_getTransactionReceipt", "eth_call", "eth_estimateGas", "eth_gasPrice", "eth_maxPriorityFeePerGas", "eth_getBlockByNumber", "eth_getCode"]);
 
+/** The chains a dev wallet knows: chain id (decimal) → the JSON-RPC node of that chain. */
+export type DevWalletChains = Record<string | number, string>;
+
+export interface DevWalletOptions {
+  chains?: DevWalletChains;
+  /** The chain it starts on; default: the first of `chains`, or 1 without any. */
+  chainId?: number | bigint;
+}
+
+/** EIP-3085's parameter (the fields this wallet reads). */
+interface AddEthereumChainParameter {
+  chainId?: unknown;
+  chainName?: unknown;
+  rpcUrls?: unknown;
+  nativeCurrency?: unknown;
+  blockExplorerUrls?: unknown;
+  iconUrls?: unknown;
+}
+
+const hexChainId = (id: bigint) => `0x${id.toString(16)}`;
+
+/** A chain id as EIP-3085 and EIP-3326 require it: 0x-prefixed hex, no leading zeros, not 0. */
+function parseChainId(value: unknown): bigint {
+  if (typeof value !== "string" || !/^0x[1-9a-fA-F][0-9a-fA-F]*$/.test(value)) {
+    throw rpcError(-32602, `Invalid chainId ${JSON.stringify(value)}: a 0x-prefixed hexadecimal string without leading zeros`);
+  }
+  // MetaMask's bound too: chain ids beyond it cannot round-trip through JavaScript numbers.
+  const id = BigInt(value);
+  if (id > 4503599627370476n) throw rpcError(-32602, `Invalid chainId ${value}: larger than 4503599627370476`);
+  return id;
+}
+
+function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function urlList(value: unknown, field: string, required: boolean): string[] {
+  if (value === undefined && !required) return [];
+  if (!Array.isArray(value) || (required && value.length === 0) || !value.every(isHttpUrl)) {
+    throw rpcError(-32602, `Invalid ${field}: ${required ? "a non-empty " : "an "}array of http(s) URLs`);
+  }
+  return value;
+}
+
 export class DevWallet {
   readonly address: string;
-  chainId = "0x1";
   rejectAll = false;
   /** For tests: keep connect prompts open (as a visitor who has not answered yet) until released. */
   holdPrompts = false;
@@ -84,21 +135,48 @@ export class DevWallet {
   }
   /** For tests: return signatures with one byte changed (the server must refuse them). */
   tamperSignatures = false;
-  /** Requests that would show a prompt in a real wallet (connect, sign), on this page. */
+  /** Requests that would show a prompt in a real wallet (connect, sign, send, switch, add), on this page. */
   prompts = 0;
   private connected = false;
   private listeners = new Map<string, Set<Listener>>();
+  /** Known chains and their nodes; a chain may have no node (then it cannot send or read). */
+  private readonly nodes = new Map<bigint, string | undefined>();
+  private current: bigint;
 
-  /** `rpcUrl`: the JSON-RPC node transactions go to, and read-only calls are answered by. */
+  /**
+   * `network`: the chains it knows with their nodes and the one it starts on, or, as before chains
+   * existed, one node URL for chain 1. Without it the wallet is on chain 1 with no node (it signs
+   * but cannot send).
+   */
   constructor(
     private readonly privateKey: Uint8Array,
-    readonly rpcUrl?: string,
+    network?: string | DevWalletOptions,
   ) {
     this.address = addressOf(privateKey);
+    const options: DevWalletOptions = typeof network === "string" ? { chains: { 1: network } } : (network ?? {});
+    for (const [id, url] of Object.entries(options.chains ?? {})) this.nodes.set(BigInt(id), url);
+    const first = this.nodes.keys().next();
+    this.current = options.chainId !== undefined ? BigInt(options.chainId) : first.done ? 1n : first.value;
+    if (!this.nodes.has(this.current)) this.nodes.set(this.current, undefined);
   }
 
-  static random(rpcUrl?: string): DevWallet {
-    return new DevWallet(secp256k1.utils.randomPrivateKey(), rpcUrl);
+  static random(network?: string | DevWalletOptions): DevWallet {
+    return new DevWallet(secp256k1.utils.randomPrivateKey(), network);
+  }
+
+  /** The current chain, as `eth_chainId` answers it. */
+  get chainId(): string {
+    return hexChainId(this.current);
+  }
+
+  /** The current chain's JSON-RPC node. */
+  get rpcUrl(): string | undefined {
+    return this.nodes.get(this.current);
+  }
+
+  /** The chains this wallet knows (decimal chain ids), in the order it learned them. */
+  get chains(): number[] {
+    return [...this.nodes.keys()].map(Number);
   }
 
   on(event: string, listener: Listener) {
@@ -130,6 +208,10 @@ export class DevWallet {
         return this.connected || granted ? [this.address] : [];
       case "eth_chainId":
         return this.chainId;
+      case "wallet_switchEthereumChain":
+        return this.switchChain(params);
+      case "wallet_addEthereumChain":
+        return this.addChain(params);
       case "personal_sign": {
         const [data, address] = (params ?? []) as [string, string];
         if (address?.toLowerCase() !== this.address.toLowerCase()) throw rpcError(4100, "Unknown account");
@@ -150,7 +232,7 @@ export class DevWallet {
         const node = this.node();
         // A wallet signs for the chain it is on; a node on another chain would refuse (or replay) it.
         const nodeChain = BigInt((await rpcCall(node, "eth_chainId")) as string);
-        if (nodeChain !== BigInt(this.chainId)) throw rpcError(4901, `The dev wallet is on chain ${BigInt(this.chainId)} but its node is on ${nodeChain}`);
+        if (nodeChain !== this.current) throw rpcError(4901, `The dev wallet is on chain ${BigInt(this.chainId)} but its node is on ${nodeChain}`);
         if (tx.chainId && BigInt(tx.chainId) !== nodeChain) throw rpcError(-32602, `chainId ${tx.chainId} is not the wallet's chain`);
         const { raw } = signTransaction(this.privateKey, await fillTransaction(node, nodeChain, tx));
         return rpcCall(node, "eth_sendRawTransaction", [raw]);
@@ -162,8 +244,65 @@ export class DevWallet {
   }
 
   private node(): string {
-    if (!this.rpcUrl) throw rpcError(4200, "The dev wallet has no JSON-RPC node to send to (give it an rpcUrl)");
-    return this.rpcUrl;
+    const url = this.rpcUrl;
+    if (!url) throw rpcError(4200, `The dev wallet has no JSON-RPC node for chain ${this.current} (give it one in its chains)`);
+    return url;
+  }
+
+  /** EIP-3326: to a known chain (EIP-1193 `chainChanged` when it changes), 4902 for another. */
+  private switchChain(params: unknown[] | undefined): null {
+    const [target] = (params ?? []) as [{ chainId?: unknown } | undefined];
+    const id = parseChainId(target?.chainId);
+    if (!this.nodes.has(id)) {
+      throw rpcError(4902, `Unrecognized chain ID ${hexChainId(id)}. Try adding the chain using wallet_addEthereumChain first.`);
+    }
+    if (id !== this.current) {
+      this.current = id;
+      this.emit("chainChanged", hexChainId(id));
+    }
+    return null;
+  }
+
+  /**
+   * EIP-3085: checks the parameter, then asks the first RPC URL for its chain id (as the EIP asks
+   * wallets to) so a wrong URL is refused here, not at the first send. Adding does not switch: the
+   * dapp asks for that next (EIP-3085 leaves it to the wallet; this one keeps the two steps apart
+   * so that both are seen). A chain it knows already keeps its node.
+   */
+  private async addChain(params: unknown[] | undefined): Promise<null> {
+    const [chain] = (params ?? []) as [AddEthereumChainParameter | undefined];
+    if (chain === null || typeof chain !== "object") throw rpcError(-32602, "Invalid params: expected [AddEthereumChainParameter]");
+    const id = parseChainId(chain.chainId);
+    const rpcUrls = urlList(chain.rpcUrls, "rpcUrls", true);
+    urlList(chain.blockExplorerUrls, "blockExplorerUrls", false);
+    urlList(chain.iconUrls, "iconUrls", false);
+    if (chain.chainName !== undefined && (typeof chain.chainName !== "string" || chain.chainName.trim() === "")) {
+      throw rpcError(-32602, "Invalid chainName: a non-empty string");
+    }
+    if (chain.nativeCurrency !== undefined) {
+      const currency = chain.nativeCurrency as { name?: unknown; symbol?: unknown; decimals?: unknown } | null;
+      const valid =
+        currency !== null &&
+        typeof currency === "object" &&
+        typeof currency.name === "string" &&
+        currency.name !== "" &&
+        typeof currency.symbol === "string" &&
+        currency.symbol.length >= 2 &&
+        currency.symbol.length <= 6 &&
+        Number.isInteger(currency.decimals) &&
+        (currency.decimals as number) >= 0;
+      if (!valid) throw rpcError(-32602, "Invalid nativeCurrency: { name, symbol (2 to 6 characters), decimals (a whole number) }");
+    }
+    if (this.nodes.get(id)) return null;
+    let served: bigint;
+    try {
+      served = BigInt((await rpcCall(rpcUrls[0], "eth_chainId")) as string);
+    } catch (e) {
+      throw rpcError(-32602, `Could not read the chain id from ${rpcUrls[0]}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (served !== id) throw rpcError(-32602, `${rpcUrls[0]} serves chain ${served}, not ${id}`);
+    this.nodes.set(id, rpcUrls[0]);
+    return null;
   }
 
   /** Announces this wallet to the page (EIP-6963), now and on every request. */

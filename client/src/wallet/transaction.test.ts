@@ -56,8 +56,9 @@ describe("DevWallet eth_sendTransaction against anvil", () => {
     await expect(wallet.request({ method: "eth_sendTransaction", params: [{ from: wallet.address, to: RECIPIENT }] })).rejects.toMatchObject({ code: 4001 });
     wallet.rejectAll = false;
     await expect(wallet.request({ method: "eth_sendTransaction", params: [{ from: RECIPIENT, to: RECIPIENT }] })).rejects.toMatchObject({ code: 4100 });
-    wallet.chainId = "0x89";
-    await expect(wallet.request({ method: "eth_sendTransaction", params: [{ from: wallet.address, to: RECIPIENT }] })).rejects.toMatchObject({ code: 4901 });
+    // A wallet that believes its node serves chain 137 while it serves chain 1.
+    const misconfigured = new DevWallet(hexToBytes(ANVIL_KEY_0), { chains: { 137: anvil.url } });
+    await expect(misconfigured.request({ method: "eth_sendTransaction", params: [{ from: misconfigured.address, to: RECIPIENT }] })).rejects.toMatchObject({ code: 4901 });
   });
 
   it("passes the node's error on with its code (insufficient funds)", async () => {
