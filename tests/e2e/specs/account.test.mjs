@@ -3,7 +3,7 @@
 // copy button and a QR code; the network button leading to the Networks view.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { CHAIN_A, connect, DEV_WALLET, display, nativeBalance, openAccount, startEvmWorld, tokenBalance } from "./evm.mjs";
+import { CHAIN_A, connect, DEV_WALLET, display, nativeBalance, openAccount, readQrCode, startEvmWorld, tokenBalance } from "./evm.mjs";
 
 let world;
 
@@ -52,17 +52,21 @@ test("Receive shows the full address with a copy button and a QR code", async ()
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: world.gateway.url });
   const address = await connect(page);
   const dialog = await openAccount(page);
-  await dialog.getByRole("button", { name: "Receive", exact: true }).click({ timeout: 15_000 });
+  await dialog.getByRole("group", { name: "Wallet features" }).getByRole("button", { name: "Receive", exact: true }).click({ timeout: 15_000 });
   await dialog.getByTestId("receive-address").filter({ hasText: address }).waitFor({ timeout: 15_000 });
-  // The QR code is drawn (an svg or canvas with some size), not an empty box.
-  const qr = dialog.getByTestId("receive-qr");
+  // The QR code is drawn (an image of some size, named for the address), not an empty box.
+  const qr = dialog.getByRole("img", { name: `QR code of the address ${address}` });
   await qr.waitFor({ timeout: 15_000 });
   const box = await qr.boundingBox();
   assert.ok(box && box.width >= 100 && box.height >= 100, `QR code drawn: ${JSON.stringify(box)}`);
+  // And it says the address (read back from the pixels Chromium drew).
+  const said = await readQrCode(page, qr);
+  assert.ok(said === address || said?.toLowerCase() === `ethereum:${address.toLowerCase()}`, `the QR code says ${said}`);
   // Copy puts the address on the clipboard (fenced: the clipboard held something else before).
   await page.evaluate(() => navigator.clipboard.writeText("before"));
-  await dialog.getByTestId("receive-copy").click();
-  await page.waitForFunction((a) => navigator.clipboard.readText().then((t) => t === a), address, { timeout: 15_000 });
+  await dialog.getByRole("button", { name: "Copy address" }).click();
+  await dialog.getByRole("status").filter({ hasText: "Address copied to the clipboard" }).waitFor({ timeout: 15_000 });
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), address);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -72,7 +76,7 @@ test("the network button leads to the Networks view, with the session's networks
   await connect(page);
   const dialog = await openAccount(page);
   await dialog.getByTestId("account-network").click({ timeout: 15_000 });
-  const rows = dialog.getByTestId("network-row");
+  const rows = dialog.getByRole("region", { name: "Networks" }).getByRole("button").and(dialog.locator("[data-network]"));
   await rows.first().waitFor({ timeout: 15_000 });
   const listed = await rows.evaluateAll((r) => r.map((e) => [e.getAttribute("data-network"), e.getAttribute("aria-current")]));
   assert.deepEqual(

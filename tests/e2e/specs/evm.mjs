@@ -11,6 +11,7 @@
 //
 // Nothing here sleeps: every wait is on a condition (the page, the node), with generous bounds.
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -177,4 +178,31 @@ export function display(raw, decimals = 18) {
   const whole = raw / unit;
   const milli = ((raw % unit) * 1000n) / unit;
   return milli === 0n ? whole.toString() : `${whole}.${milli.toString().padStart(3, "0").replace(/0+$/, "")}`;
+}
+
+const JSQR = createRequire(import.meta.url).resolve("jsqr/dist/jsQR.js");
+
+/**
+ * What the QR code `locator` shows says, read as a phone would: a screenshot of the element as
+ * Chromium drew it, decoded by jsQR (npm) in the page. Null when no QR code is found in it.
+ */
+export async function readQrCode(page, locator) {
+  const png = (await locator.screenshot()).toString("base64");
+  if (!(await page.evaluate(() => typeof window.jsQR === "function"))) await page.addScriptTag({ path: JSQR });
+  return page.evaluate(async (png) => {
+    const image = new Image();
+    image.src = `data:image/png;base64,${png}`;
+    await image.decode();
+    // A white margin around it, as on paper.
+    const margin = 32;
+    const canvas = document.createElement("canvas");
+    canvas.width = image.width + 2 * margin;
+    canvas.height = image.height + 2 * margin;
+    const g = canvas.getContext("2d");
+    g.fillStyle = "#fff";
+    g.fillRect(0, 0, canvas.width, canvas.height);
+    g.drawImage(image, margin, margin);
+    const data = g.getImageData(0, 0, canvas.width, canvas.height);
+    return window.jsQR(data.data, data.width, data.height, { inversionAttempts: "attemptBoth" })?.data ?? null;
+  }, png);
 }

@@ -21,10 +21,13 @@ after(async () => {
 
 const hex = (n) => `0x${n.toString(16)}`;
 
+/** The Networks view's button for `chainId`. */
+const networkButton = (dialog, chainId) => dialog.getByRole("region", { name: "Networks" }).locator(`button[data-network="eip155:${chainId}"]`);
+
 /** Opens the Networks view from the Account and chooses `chainId`. */
 async function choose(dialog, chainId) {
   await dialog.getByTestId("account-network").click({ timeout: 15_000 });
-  await dialog.locator(`[data-testid="network-row"][data-network="eip155:${chainId}"]`).click({ timeout: 15_000 });
+  await networkButton(dialog, chainId).click({ timeout: 15_000 });
 }
 
 test("switching to the second chain (4902, then add) and back: SwitchNetwork while pending, and the balances follow the chain", async () => {
@@ -45,7 +48,7 @@ test("switching to the second chain (4902, then add) and back: SwitchNetwork whi
   await page.evaluate(() => (window.__devWallet.holdPrompts = true));
   const before = await page.evaluate(() => window.__walletCalls.length);
   await choose(dialog, CHAIN_B);
-  await dialog.getByTestId("switch-network-status").waitFor({ timeout: 15_000 });
+  await dialog.getByRole("region", { name: "Switch network" }).and(dialog.locator('[data-status="switching"]')).waitFor({ timeout: 15_000 });
   await page.waitForFunction(() => window.__walletCalls.includes("wallet_switchEthereumChain"), null, { timeout: 15_000 });
   assert.equal(await page.evaluate(() => window.v.state().connection.namespaces.eip155.network.caipNetworkId), `eip155:${CHAIN_A}`, "not moved before the wallet answers");
   await page.evaluate(() => {
@@ -65,10 +68,10 @@ test("switching to the second chain (4902, then add) and back: SwitchNetwork whi
 
   // The Networks view now marks the second chain.
   await dialog.getByTestId("account-network").click();
-  await dialog.locator(`[data-testid="network-row"][data-network="eip155:${CHAIN_B}"][aria-current]`).waitFor({ timeout: 15_000 });
+  await networkButton(dialog, CHAIN_B).and(dialog.locator('[aria-current="true"]')).waitFor({ timeout: 15_000 });
   // And back to the first: the wallet knows it now, so no add.
   const back = await page.evaluate(() => window.__walletCalls.length);
-  await dialog.locator(`[data-testid="network-row"][data-network="eip155:${CHAIN_A}"]`).click();
+  await networkButton(dialog, CHAIN_A).click();
   await dialog.getByTestId("account-network").filter({ hasText: `Anvil ${CHAIN_A}` }).waitFor({ timeout: 30_000 });
   await dialog.getByTestId("account-balance").filter({ hasText: `${display(ethA)} ETH` }).waitFor({ timeout: 30_000 });
   assert.deepEqual(await page.evaluate((n) => window.__walletCalls.slice(n).filter((m) => m.startsWith("wallet_")), back), ["wallet_switchEthereumChain"]);
@@ -86,7 +89,7 @@ test("a declined switch shows the wallet's error on SwitchNetwork, and Retry swi
   await dialog.getByTestId("switch-network-error").filter({ hasText: "Switch declined" }).waitFor({ timeout: 15_000 });
   assert.equal(await page.evaluate(() => window.__devWallet.chainId), hex(CHAIN_A));
   await page.evaluate(() => (window.__devWallet.rejectAll = false));
-  await dialog.getByTestId("switch-network-retry").click();
+  await dialog.getByRole("region", { name: "Switch network" }).getByRole("button", { name: "Retry" }).click();
   await dialog.getByTestId("account-network").filter({ hasText: `Anvil ${CHAIN_B}` }).waitFor({ timeout: 30_000 });
   assert.equal(await page.evaluate(() => window.__devWallet.chainId), hex(CHAIN_B));
   await context.close();

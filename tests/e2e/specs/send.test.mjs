@@ -35,6 +35,8 @@ after(async () => {
   assert.ok(sessions >= 2, `sessions replayed with --verify: ${sessions}`);
 });
 
+const features = (dialog) => dialog.getByRole("group", { name: "Wallet features" });
+const form = (dialog) => dialog.getByRole("form", { name: "Send tokens" });
 const monthOf = (seconds) => new Date(seconds * 1000).toLocaleString("en-US", { month: "long", year: "numeric", timeZone: "UTC" });
 
 /** The newest hash the session recorded as sent, once there is one other than `known`. */
@@ -66,23 +68,27 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   await dialog.getByTestId("account-balance").filter({ hasText: `${display(eth0)} ETH` }).waitFor({ timeout: 30_000 });
 
   // Validation, in the spec's order, with the spec's words.
-  await dialog.getByRole("button", { name: "Send", exact: true }).click();
+  await features(dialog).getByRole("button", { name: "Send", exact: true }).click();
   const error = dialog.getByTestId("send-error");
-  await dialog.getByTestId("send-submit").click({ timeout: 15_000 });
+  await form(dialog).getByRole("button", { name: "Send", exact: true }).click({ timeout: 15_000 });
   await error.filter({ hasText: /^An amount and receiver address are required$/ }).waitFor({ timeout: 15_000 });
-  await dialog.getByTestId("send-amount").fill("1");
-  await dialog.getByTestId("send-receiver").fill(RECEIVER);
-  await dialog.getByTestId("send-token").selectOption("");
-  await dialog.getByTestId("send-submit").click();
+  await form(dialog).getByLabel("Amount").fill("1");
+  await form(dialog).getByLabel("To").fill(RECEIVER);
+  await form(dialog).getByLabel("Token").selectOption("");
+  await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   await error.filter({ hasText: /^A token is required$/ }).waitFor({ timeout: 15_000 });
+  await form(dialog).getByLabel("Token").selectOption(`eip155:${CHAIN_A}/native`);
+  await form(dialog).getByLabel("To").fill("0x1234");
+  await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
+  await error.filter({ hasText: /^Invalid receiver address$/ }).waitFor({ timeout: 15_000 });
   assert.equal(await page.evaluate(() => window.__walletCalls.filter((m) => m === "eth_sendTransaction").length), 0, "nothing asked of the wallet yet");
 
   // A native send: 1.5 ETH to anvil's second account.
   const receiverEth0 = await nativeBalance(url, RECEIVER);
-  await dialog.getByTestId("send-token").selectOption(`eip155:${CHAIN_A}/native`);
-  await dialog.getByTestId("send-amount").fill("1.5");
-  await dialog.getByTestId("send-receiver").fill(RECEIVER);
-  await dialog.getByTestId("send-submit").click();
+  await form(dialog).getByLabel("Token").selectOption(`eip155:${CHAIN_A}/native`);
+  await form(dialog).getByLabel("Amount").fill("1.5");
+  await form(dialog).getByLabel("To").fill(RECEIVER);
+  await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   const nativeHash = await sentHash(page);
   const nativeReceipt = await waitForReceipt(url, nativeHash);
   assert.equal(nativeReceipt.status, "0x1");
@@ -93,22 +99,23 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   assert.equal(await nativeBalance(url, RECEIVER), receiverEth0 + 15n * ETHER / 10n);
   await page.getByRole("status").filter({ hasText: "Transaction sent" }).first().waitFor({ timeout: 15_000 });
   // After a native send the form is reset (the view stays on Send).
-  await dialog.getByTestId("send-amount").and(page.locator('[value=""]')).waitFor({ timeout: 15_000 });
-  assert.equal(await dialog.getByTestId("send-receiver").inputValue(), "");
+  await page.waitForFunction(() => window.v.state().send.form.amount === "" && window.v.state().send.form.receiver === "", null, { timeout: 15_000 });
+  await form(dialog).getByLabel("Amount").and(page.locator('[value=""]')).waitFor({ timeout: 15_000 });
+  assert.equal(await form(dialog).getByLabel("To").inputValue(), "");
 
   // Back to Account: the balance the node now holds (less the value and the gas).
   const eth1 = await nativeBalance(url, address);
   assert.ok(eth1 < eth0 - 15n * ETHER / 10n, "the node took the value and the gas");
-  await dialog.getByRole("button", { name: "Back" }).click();
+  await dialog.getByRole("region", { name: "Send", exact: true }).getByRole("button", { name: "Back" }).click();
   await dialog.getByTestId("account-balance").filter({ hasText: `${display(eth1)} ETH` }).waitFor({ timeout: 30_000 });
 
   // An ERC-20 send: 12.5 VDT (18 decimals) to the same receiver; the view returns to Account.
   const receiverVdt0 = await tokenBalance(url, token, RECEIVER);
-  await dialog.getByRole("button", { name: "Send", exact: true }).click();
-  await dialog.getByTestId("send-token").selectOption(`eip155:${CHAIN_A}/erc20:${token}`);
-  await dialog.getByTestId("send-amount").fill("12.5");
-  await dialog.getByTestId("send-receiver").fill(RECEIVER);
-  await dialog.getByTestId("send-submit").click();
+  await features(dialog).getByRole("button", { name: "Send", exact: true }).click();
+  await form(dialog).getByLabel("Token").selectOption(`eip155:${CHAIN_A}/erc20:${token}`);
+  await form(dialog).getByLabel("Amount").fill("12.5");
+  await form(dialog).getByLabel("To").fill(RECEIVER);
+  await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   const tokenHash = await sentHash(page, [nativeHash]);
   const tokenReceipt = await waitForReceipt(url, tokenHash);
   assert.equal(tokenReceipt.status, "0x1");
@@ -129,27 +136,27 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   const block = await rpc(url, "eth_getBlockByNumber", [tokenReceipt.blockNumber, false]);
   const month = monthOf(Number(BigInt(block.timestamp)));
   await dialog.getByRole("tab", { name: "Activity" }).click();
-  const rows = dialog.getByTestId("activity-row");
+  const rows = dialog.getByTestId("activity-transaction");
   await rows.nth(1).waitFor({ timeout: 30_000 });
   const hashes = () => rows.evaluateAll((r) => r.map((e) => e.getAttribute("data-hash")?.toLowerCase()));
   assert.deepEqual((await hashes()).slice(0, 2), [tokenHash, nativeHash].map((h) => h.toLowerCase()));
-  const group = dialog.getByTestId("activity-group").filter({ has: page.locator(`[data-hash="${tokenHash}"]`) });
-  await group.getByText(month).waitFor({ timeout: 15_000 });
+  const group = dialog.getByRole("region", { name: month }).filter({ has: page.locator(`[data-hash="${tokenHash}"]`) });
+  await group.getByRole("heading", { name: month }).waitFor({ timeout: 15_000 });
   assert.equal(await group.locator(`[data-hash="${nativeHash}"]`).count(), 1, "both sends under the same month");
-  // Paging: the two incoming transfers are on later pages; the button goes when there is no more.
-  const firstPage = await rows.count();
-  const more = dialog.getByTestId("activity-more");
-  await more.click({ timeout: 15_000 });
-  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="activity-row"]').length > n, firstPage, { timeout: 30_000 });
-  while ((await more.count()) > 0) {
+  // Paging: the two incoming transfers are on later pages; "Load more" goes when there is no more.
+  const more = dialog.getByRole("button", { name: "Load more" });
+  let pages = 1;
+  while (true) {
+    // Settled: loaded, with or without a next page.
+    await dialog.locator('[data-testid="activity"][data-status="loaded"]').waitFor({ timeout: 30_000 });
+    if ((await more.count()) === 0) break;
     const before = await rows.count();
     await more.click();
-    await page.waitForFunction(
-      (n) => document.querySelectorAll('[data-testid="activity-row"]').length > n || !document.querySelector('[data-testid="activity-more"]'),
-      before,
-      { timeout: 30_000 },
-    );
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="activity-transaction"]').length > n, before, { timeout: 30_000 });
+    pages += 1;
   }
+  assert.ok(pages >= 2, `more than one page: ${pages}`);
+  assert.equal(await page.evaluate(() => window.v.state().activity.next), null, "no next page left");
   const all = await hashes();
   assert.ok(all.length >= 4, `the sends and the two incoming transfers: ${all}`);
   assert.equal(new Set(all).size, all.length, "no transaction listed twice across pages");
@@ -162,10 +169,10 @@ test("Send on a network the gateway does not serve says Unsupported chain and as
   await connect(page);
   const dialog = await openAccount(page);
   await dialog.getByTestId("account-network").filter({ hasText: `Anvil ${CHAIN_UNSERVED}` }).waitFor({ timeout: 15_000 });
-  await dialog.getByRole("button", { name: "Send", exact: true }).click({ timeout: 15_000 });
-  await dialog.getByTestId("send-amount").fill("1");
-  await dialog.getByTestId("send-receiver").fill(RECEIVER);
-  await dialog.getByTestId("send-submit").click();
+  await features(dialog).getByRole("button", { name: "Send", exact: true }).click({ timeout: 15_000 });
+  await form(dialog).getByLabel("Amount").fill("1");
+  await form(dialog).getByLabel("To").fill(RECEIVER);
+  await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   await dialog.getByTestId("send-error").filter({ hasText: /^Unsupported chain$/ }).waitFor({ timeout: 15_000 });
   // The positive probe: the wallet did hear this page (the connect), but not a send.
   const calls = await page.evaluate(() => window.__walletCalls);
