@@ -6,6 +6,7 @@
 //           charts, wallet effects, provider)                                  <= 30 kB
 //   modal   the modal chunk and what it imports beyond the core (React, views) <= 80 kB
 //   parts   each optional part beyond core and modal                           <= 10 kB each
+//           (and each view loaded as a chunk of its own: Networks, SwitchNetwork)
 //
 // Also: the app pages built on the React entry (demo, replay, wagmi example) carry one React.
 
@@ -38,7 +39,8 @@ const rows = [
   ["modal", [...modal].join(" + "), sum(modal), BUDGETS.modal],
 ];
 const loaded = new Set([...core, ...modal]);
-for (const key of Object.keys(manifest).filter((k) => manifest[k].src?.startsWith("src/parts/"))) {
+const isPart = (k) => manifest[k].src?.startsWith("src/parts/") || (manifest[k].src?.startsWith("src/views/") && manifest[k].isDynamicEntry);
+for (const key of Object.keys(manifest).filter(isPart)) {
   const part = minus(closure(key), loaded);
   rows.push([`part ${manifest[key].name}`, [...part].join(" + "), sum(part), BUDGETS.part]);
 }
@@ -46,6 +48,7 @@ const inspector = keyOf("node_modules/@statelyai/inspect/dist/index.mjs");
 if (inspector) rows.push(["debug inspector (debug: true only)", [...minus(closure(inspector), loaded)].join(" + "), sum(minus(closure(inspector), loaded)), Infinity]);
 
 let failed = false;
+
 console.log("size budgets (gzip -9, 1 kB = 1000 B):");
 for (const [name, files, bytes, budget] of rows) {
   const over = bytes > budget;
@@ -53,6 +56,15 @@ for (const [name, files, bytes, budget] of rows) {
   const limit = Number.isFinite(budget) ? `${(budget / 1000).toFixed(0)} kB` : "reported";
   console.log(`  ${over ? "OVER" : "ok  "} ${name.padEnd(36)} ${(bytes / 1000).toFixed(1).padStart(6)} kB  (budget ${limit})  ${files}`);
 }
+
+// The QR library is the Receive part's alone: no other chunk of the widget may carry it (one of its
+// own error strings marks it, as minifiers keep string literals).
+const QR_MARK = "bad maskPattern:";
+const receive = keyOf("src/parts/Receive/Receive.tsx");
+const withQr = Object.values(manifest).map((e) => e.file).filter((f) => readFileSync(join(DIST, f), "utf8").includes(QR_MARK));
+const qrAlone = receive !== undefined && withQr.length === 1 && withQr[0] === manifest[receive].file;
+console.log(`  ${qrAlone ? "ok  " : "FAIL"} the QR library only in the Receive part: ${withQr.join(", ") || "(in no chunk)"}`);
+failed ||= !qrAlone;
 
 // One React in the pages built with the React entry: React DOM's internals appear in one file.
 const marker = "__CLIENT_INTERNALS_DO_NOT_USE_OR_WARN_USERS_THEY_CANNOT_UPGRADE";

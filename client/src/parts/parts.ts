@@ -7,5 +7,14 @@ import { lazy } from "react";
 
 export const EmailLogin = lazy(() => import("./EmailLogin/EmailLogin").then((m) => ({ default: m.EmailLogin })));
 export const SocialLogin = lazy(() => import("./SocialLogin/SocialLogin").then((m) => ({ default: m.SocialLogin })));
+export const TokenBalances = lazy(() => import("./TokenBalances/TokenBalances").then((m) => ({ default: m.TokenBalances })));
 export const Activity = lazy(() => import("./Activity/Activity").then((m) => ({ default: m.Activity })));
 export const Swap = lazy(() => import("./Swap/Swap").then((m) => ({ default: m.Swap })));
+export const Send = lazy(() => import("./Send/Send").then((m) => ({ default: m.Send })));
+// Receive carries the QR library: only its chunk has it.
+export const Receive = lazy(() => import("./Receive/Receive").then((m) => ({ default: m.Receive })));
+
+// Views needed only once an account is connected and the visitor asks for another network: their
+// own chunks too, so the modal chunk (on the path to the first Connect drawn) does not carry them.
+export const Networks = lazy(() => import("../views/Networks/Networks").then((m) => ({ default: m.Networks })));
+export const SwitchNetwork = lazy(() => import("../views/SwitchNetwork/SwitchNetwork").then((m) => ({ default: m.SwitchNetwork })));

@@ -1,15 +1,18 @@
 // The Account view: in a multichain session the chain namespaces to switch between, the active
-// account's address (first 4 and last 6 characters, spec section 5), its network, the tabs (Tokens,
-// NFTs, Activity; Activity only with the activity feature on a namespace that has it, spec section
-// 9: eip155, as a part) and Disconnect (the active namespace's connection).
+// account's address (first 4 and last 6 characters, spec section 5), its native balance, its network
+// (a button to the Networks view when the host enables network switching), the wallet features
+// (Receive, Send; in `walletFeaturesOrder`), the tabs (Tokens, NFTs, Activity; Activity only with
+// the activity feature on a namespace that has it, spec section 9: eip155, as a part) and
+// Disconnect (the active namespace's connection).
 
-import { Suspense, useId, useState } from "react";
+import { Suspense, useEffect, useId, useState } from "react";
 import { DISPLAY } from "../../generated/constants";
+import type { WalletFeature } from "../../generated/WalletFeature";
 import { useSessionSelector, useWidget } from "../../context/widgetContext";
 import { NamespaceSwitch } from "../../components/NamespaceSwitch/NamespaceSwitch";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { Activity } from "../../parts/parts";
+import { Activity, TokenBalances } from "../../parts/parts";
 import css from "./Account.css?inline";
 
 /** Spec: an address shows its first 4 and last 6 characters. */
@@ -25,11 +28,51 @@ function avatarOf(address: string): number {
   return h % 8;
 }
 
+/** Where the connected account's balances can come from, as the server decides it. */
+export type BalancesSource = "served" | "unsupported" | "unserved" | "namespace";
+
+/** Mirrors the server's rule (`SessionState::chain_supported`): balances are fetched only for an
+ * eip155 account on one of the session's networks that the chain service serves. */
+export function useBalancesSource(): BalancesSource | undefined {
+  return useSessionSelector((s): BalancesSource => {
+    const ns = s.connection.activeNamespace;
+    const network = ns === "eip155" ? s.connection.namespaces.eip155?.network : null;
+    if (!network) return "namespace";
+    if (!network.supported) return "unsupported";
+    return s.chainService.networks.includes(network.caipNetworkId) ? "served" : "unserved";
+  });
+}
+
+export function usd(value: string): string {
+  return `$${value}`;
+}
+
 type Tab = "Tokens" | "NFTs" | "Activity";
-const UNAVAILABLE: Record<Exclude<Tab, "Activity">, string> = {
-  Tokens: "Token balances are not available on this deployment yet.",
-  NFTs: "NFTs are not available on this deployment yet.",
-};
+
+/** Spec section 9's default order of the wallet features. */
+const FEATURES_ORDER: WalletFeature[] = ["onramp", "swaps", "receive", "send"];
+/** The wallet features this widget has views for (on-ramp and swaps are not built yet). */
+const FEATURE_VIEWS = { receive: "Receive", send: "Send" } as const;
+type Built = keyof typeof FEATURE_VIEWS;
+const isBuilt = (f: WalletFeature): f is Built => Object.hasOwn(FEATURE_VIEWS, f);
+
+/** The wallet feature buttons, in the host's order: Send only for an eip155 account (the server
+ * sends EVM transfers only), Receive for any connected account. */
+function useWalletFeatures(): Built[] {
+  return (
+    useSessionSelector(
+      (s) => {
+        const f = s.options.features;
+        const enabled: Record<Built, boolean> = {
+          receive: f.receive,
+          send: f.send && s.connection.activeNamespace === "eip155" && s.connection.activeFeatures.send,
+        };
+        return (f.walletFeaturesOrder ?? FEATURES_ORDER).filter(isBuilt).filter((x) => enabled[x]);
+      },
+      (a, b) => a?.join() === b?.join(),
+    ) ?? []
+  );
+}
 
 export function Account() {
   const widget = useWidget();
@@ -42,6 +85,17 @@ export function Account() {
   const tab = tabs.includes(chosen) ? chosen : "Tokens";
   const id = useId();
   const address = conn?.address ?? null;
+  const features = useWalletFeatures();
+  const source = useBalancesSource();
+  const native = useSessionSelector((s) => s.balances.native);
+  const totalUsd = useSessionSelector((s) => s.balances.totalUsd);
+  const canSwitch = useSessionSelector((s) => s.options.enableNetworkSwitch && s.connection.activeNamespace === "eip155") ?? false;
+  const network = conn?.network ?? null;
+  // Spec section 8: balances are kept 30 s and a failure blocks a retry 30 s; the server applies
+  // both, so asking whenever the view shows is safe.
+  useEffect(() => {
+    if (source === "served") widget.send({ type: "RefreshBalances" });
+  }, [widget, source, address, network?.caipNetworkId]);
   return (
     <section className="vst-account" aria-label="Account">
       <Stylesheet id="account" css={css} />
@@ -51,10 +105,38 @@ export function Account() {
         <p className="vst-account__address" data-testid="account-address" title={address ?? ""}>
           {address ? truncateAddress(address) : "Not connected"}
         </p>
-        <p className="vst-account__network vst-muted" data-testid="account-network">
-          {conn?.network?.name ?? ""}
-        </p>
+        {source === "served" && native && (
+          <p className="vst-account__balance" data-testid="account-balance" title={`${native.quantity} ${native.symbol}`}>
+            {native.display} {native.symbol}
+            {totalUsd !== null && totalUsd !== undefined && <span className="vst-muted vst-account__fiat"> · {usd(totalUsd)}</span>}
+          </p>
+        )}
+        {canSwitch ? (
+          <button
+            type="button"
+            className="vst-account__network"
+            data-testid="account-network"
+            data-supported={network?.supported ?? true}
+            aria-label={`Network: ${network?.name ?? "none"}. Switch network`}
+            onClick={() => widget.send({ type: "Navigate", view: "Networks" })}
+          >
+            {network?.name ?? ""}
+          </button>
+        ) : (
+          <p className="vst-account__network vst-muted" data-testid="account-network">
+            {network?.name ?? ""}
+          </p>
+        )}
       </div>
+      {features.length > 0 && (
+        <div className="vst-account__features" role="group" aria-label="Wallet features">
+          {features.map((f) => (
+            <button key={f} type="button" className="vst-button" onClick={() => widget.send({ type: "Navigate", view: FEATURE_VIEWS[f] })}>
+              {FEATURE_VIEWS[f]}
+            </button>
+          ))}
+        </div>
+      )}
       <div role="tablist" aria-label="Account tabs" className="vst-account__tabs">
         {tabs.map((t) => (
           <button
@@ -83,8 +165,12 @@ export function Account() {
           <Suspense fallback={<PartFallback label="activity" />}>
             <Activity />
           </Suspense>
+        ) : tab === "Tokens" ? (
+          <Suspense fallback={<PartFallback label="balances" />}>
+            <TokenBalances />
+          </Suspense>
         ) : (
-          <p className="vst-muted">{UNAVAILABLE[tab]}</p>
+          <p className="vst-muted">NFTs are not available on this deployment yet.</p>
         )}
       </div>
       <button type="button" className="vst-button" data-variant="quiet" onClick={() => widget.send(namespace ? { type: "Disconnect", namespace } : { type: "Disconnect" })}>

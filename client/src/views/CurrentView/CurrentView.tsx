@@ -1,9 +1,11 @@
-// The view the router chart is in. Swap is a part (loaded only when swaps are enabled and opened).
+// The view the router chart is in. Swap, Send and Receive are parts (loaded only when their feature
+// is enabled and the view is opened; the server navigates to them only then); Networks and
+// SwitchNetwork are chunks of their own too (needed only after connecting).
 
 import { Suspense } from "react";
 import { useRoute } from "../../context/widgetContext";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { Swap } from "../../parts/parts";
+import { Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
 import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
@@ -32,9 +34,29 @@ export function CurrentView() {
         </Suspense>
       );
     case "Networks":
+      return (
+        <Suspense fallback={<PartFallback label="networks" />}>
+          <Networks />
+        </Suspense>
+      );
     case "SwitchNetwork":
+      return (
+        <Suspense fallback={<PartFallback label="network switch" />}>
+          <SwitchNetwork />
+        </Suspense>
+      );
     case "Send":
+      return (
+        <Suspense fallback={<PartFallback label="send" />}>
+          <Send />
+        </Suspense>
+      );
     case "Receive":
+      return (
+        <Suspense fallback={<PartFallback label="receive" />}>
+          <Receive />
+        </Suspense>
+      );
     case "ApproveTransaction":
     case "UpdateEmailWallet":
       return <Unavailable view={route} />;
