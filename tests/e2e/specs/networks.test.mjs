@@ -59,7 +59,7 @@ test("switching to the second chain (4902, then add) and back: SwitchNetwork whi
   // Arrived: the Account on the second chain, with its balance and its token.
   await dialog.getByTestId("account-network").filter({ hasText: `Anvil ${CHAIN_B}` }).waitFor({ timeout: 30_000 });
   await dialog.getByTestId("account-balance").filter({ hasText: `${display(ethB)} ETH` }).waitFor({ timeout: 30_000 });
-  await dialog.locator(`[data-asset="eip155:${CHAIN_B}/erc20:${world.token(CHAIN_B)}"]`).getByTestId("token-amount").waitFor({ timeout: 30_000 });
+  await dialog.locator(`[data-asset="eip155:${CHAIN_B}/erc20:${world.token(CHAIN_B)}" i]`).getByTestId("token-amount").waitFor({ timeout: 30_000 });
   assert.equal(await dialog.locator(`[data-asset^="eip155:${CHAIN_A}/"]`).count(), 0, "no balances of the first chain left");
   const asked = await page.evaluate((n) => window.__walletCalls.slice(n).filter((m) => m.startsWith("wallet_")), before);
   assert.deepEqual(asked, ["wallet_switchEthereumChain", "wallet_addEthereumChain", "wallet_switchEthereumChain"]);

@@ -72,22 +72,22 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   const error = dialog.getByTestId("send-error");
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click({ timeout: 15_000 });
   await error.filter({ hasText: /^An amount and receiver address are required$/ }).waitFor({ timeout: 15_000 });
-  await form(dialog).getByLabel("Amount").fill("1");
-  await form(dialog).getByLabel("To").fill(RECEIVER);
-  await form(dialog).getByLabel("Token").selectOption("");
+  await form(dialog).getByLabel("Amount", { exact: true }).fill("1");
+  await form(dialog).getByLabel("To", { exact: true }).fill(RECEIVER);
+  await form(dialog).getByLabel("Token", { exact: true }).selectOption("");
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   await error.filter({ hasText: /^A token is required$/ }).waitFor({ timeout: 15_000 });
-  await form(dialog).getByLabel("Token").selectOption(`eip155:${CHAIN_A}/native`);
-  await form(dialog).getByLabel("To").fill("0x1234");
+  await form(dialog).getByLabel("Token", { exact: true }).selectOption(`eip155:${CHAIN_A}/native`);
+  await form(dialog).getByLabel("To", { exact: true }).fill("0x1234");
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   await error.filter({ hasText: /^Invalid receiver address$/ }).waitFor({ timeout: 15_000 });
   assert.equal(await page.evaluate(() => window.__walletCalls.filter((m) => m === "eth_sendTransaction").length), 0, "nothing asked of the wallet yet");
 
   // A native send: 1.5 ETH to anvil's second account.
   const receiverEth0 = await nativeBalance(url, RECEIVER);
-  await form(dialog).getByLabel("Token").selectOption(`eip155:${CHAIN_A}/native`);
-  await form(dialog).getByLabel("Amount").fill("1.5");
-  await form(dialog).getByLabel("To").fill(RECEIVER);
+  await form(dialog).getByLabel("Token", { exact: true }).selectOption(`eip155:${CHAIN_A}/native`);
+  await form(dialog).getByLabel("Amount", { exact: true }).fill("1.5");
+  await form(dialog).getByLabel("To", { exact: true }).fill(RECEIVER);
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   const nativeHash = await sentHash(page);
   const nativeReceipt = await waitForReceipt(url, nativeHash);
@@ -100,8 +100,8 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   await page.getByRole("status").filter({ hasText: "Transaction sent" }).first().waitFor({ timeout: 15_000 });
   // After a native send the form is reset (the view stays on Send).
   await page.waitForFunction(() => window.v.state().send.form.amount === "" && window.v.state().send.form.receiver === "", null, { timeout: 15_000 });
-  await form(dialog).getByLabel("Amount").and(page.locator('[value=""]')).waitFor({ timeout: 15_000 });
-  assert.equal(await form(dialog).getByLabel("To").inputValue(), "");
+  await form(dialog).getByLabel("Amount", { exact: true }).and(page.locator('[value=""]')).waitFor({ timeout: 15_000 });
+  assert.equal(await form(dialog).getByLabel("To", { exact: true }).inputValue(), "");
 
   // Back to Account: the balance the node now holds (less the value and the gas).
   const eth1 = await nativeBalance(url, address);
@@ -112,9 +112,14 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   // An ERC-20 send: 12.5 VDT (18 decimals) to the same receiver; the view returns to Account.
   const receiverVdt0 = await tokenBalance(url, token, RECEIVER);
   await features(dialog).getByRole("button", { name: "Send", exact: true }).click();
-  await form(dialog).getByLabel("Token").selectOption(`eip155:${CHAIN_A}/erc20:${token}`);
-  await form(dialog).getByLabel("Amount").fill("12.5");
-  await form(dialog).getByLabel("To").fill(RECEIVER);
+  // The picker's option for the token (the server names it with the checksummed address).
+  const want = `eip155:${CHAIN_A}/erc20:${token}`.toLowerCase();
+  const option = form(dialog).getByLabel("Token", { exact: true }).locator(`option[value="${want}" i]`);
+  await option.waitFor({ state: "attached", timeout: 15_000 });
+  const tokenAsset = await option.getAttribute("value");
+  await form(dialog).getByLabel("Token", { exact: true }).selectOption(tokenAsset);
+  await form(dialog).getByLabel("Amount", { exact: true }).fill("12.5");
+  await form(dialog).getByLabel("To", { exact: true }).fill(RECEIVER);
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   const tokenHash = await sentHash(page, [nativeHash]);
   const tokenReceipt = await waitForReceipt(url, tokenHash);
@@ -125,7 +130,7 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   assert.equal(vdt1, vdt0 - 125n * ETHER / 10n);
   await dialog.getByRole("region", { name: "Account" }).waitFor({ timeout: 15_000 });
   await dialog
-    .locator(`[data-asset="eip155:${CHAIN_A}/erc20:${token}"]`)
+    .locator(`[data-asset="eip155:${CHAIN_A}/erc20:${token}" i]`)
     .getByTestId("token-amount")
     .filter({ hasText: `${display(vdt1)} VDT` })
     .waitFor({ timeout: 30_000 });
@@ -170,8 +175,8 @@ test("Send on a network the gateway does not serve says Unsupported chain and as
   const dialog = await openAccount(page);
   await dialog.getByTestId("account-network").filter({ hasText: `Anvil ${CHAIN_UNSERVED}` }).waitFor({ timeout: 15_000 });
   await features(dialog).getByRole("button", { name: "Send", exact: true }).click({ timeout: 15_000 });
-  await form(dialog).getByLabel("Amount").fill("1");
-  await form(dialog).getByLabel("To").fill(RECEIVER);
+  await form(dialog).getByLabel("Amount", { exact: true }).fill("1");
+  await form(dialog).getByLabel("To", { exact: true }).fill(RECEIVER);
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   await dialog.getByTestId("send-error").filter({ hasText: /^Unsupported chain$/ }).waitFor({ timeout: 15_000 });
   // The positive probe: the wallet did hear this page (the connect), but not a send.
