@@ -56,9 +56,11 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   const url = world.url(CHAIN_A);
   const token = world.token(CHAIN_A);
   // Two incoming transfers before the visit, so the Activity has more than one page.
+  const incoming = [];
   for (const n of [1n, 2n]) {
     const hash = await rpc(url, "eth_sendTransaction", [{ from: FUNDER, to: DEV_WALLET.address, value: `0x${(n * ETHER).toString(16)}` }]);
     assert.equal((await waitForReceipt(url, hash)).status, "0x1");
+    incoming.push(hash.toLowerCase());
   }
   const { context, page, errors } = await world.open();
   const address = await connect(page);
@@ -148,6 +150,11 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   const group = dialog.getByRole("region", { name: month }).filter({ has: page.locator(`[data-hash="${tokenHash}"]`) });
   await group.getByRole("heading", { name: month }).waitFor({ timeout: 15_000 });
   assert.equal(await group.locator(`[data-hash="${nativeHash}"]`).count(), 1, "both sends under the same month");
+  // What went out, signed − (spec §9), in the token's units.
+  const transfer = (hash) => group.locator(`[data-hash="${hash}"]`).getByTestId("activity-transfer");
+  assert.deepEqual(await transfer(tokenHash).allTextContents(), ["− 12.5 VDT"]);
+  assert.deepEqual(await transfer(nativeHash).allTextContents(), ["− 1.5 ETH"]);
+  assert.equal(await transfer(nativeHash).getAttribute("data-sign"), "minus");
   // Paging: the two incoming transfers are on later pages; "Load more" goes when there is no more.
   const more = dialog.getByRole("button", { name: "Load more" });
   let pages = 1;
@@ -163,7 +170,12 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   assert.ok(pages >= 2, `more than one page: ${pages}`);
   assert.equal(await page.evaluate(() => window.v.state().activity.next), null, "no next page left");
   const all = await hashes();
+  assert.ok(incoming.every((h) => all.includes(h)), `the incoming transfers are listed: ${all}`);
   assert.ok(all.length >= 4, `the sends and the two incoming transfers: ${all}`);
+  // The incoming transfers, signed +.
+  for (const hash of incoming) {
+    assert.deepEqual(await dialog.locator(`[data-hash="${hash}"]`).getByTestId("activity-transfer").allTextContents(), [`+ ${incoming.indexOf(hash) + 1} ETH`]);
+  }
   assert.equal(new Set(all).size, all.length, "no transaction listed twice across pages");
   assert.deepEqual(errors, []);
   await context.close();
