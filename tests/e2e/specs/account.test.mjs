@@ -1,8 +1,9 @@
 // The EVM Account in Chromium on the devnet (issue 13): the dev wallet's native and token balances
 // as the node holds them, in the Account header and the Tokens tab; Receive with the address, a
-// copy button and a QR code; the network button leading to the Networks view.
+// copy button and a QR code; the network button leading to the Networks view; axe on those views.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { seriousViolations } from "./support.mjs";
 import { CHAIN_A, connect, DEV_WALLET, display, nativeBalance, openAccount, readQrCode, startEvmWorld, tokenBalance } from "./evm.mjs";
 
 let world;
@@ -88,5 +89,35 @@ test("the network button leads to the Networks view, with the session's networks
     [`eip155:${CHAIN_A}`],
     "only the connected chain is marked current",
   );
+  await context.close();
+});
+
+test("axe finds nothing serious on the account's views with the node's data: Tokens, Activity, Send with an error, Receive, Networks", async () => {
+  const { context, page } = await world.open();
+  await connect(page);
+  const dialog = await openAccount(page);
+  const check = async (what) => {
+    // Checked once the view's entrance has finished (contrast mid-fade is not what a visitor reads).
+    await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getComputedTiming().iterations === Infinity), null, { timeout: 15_000 });
+    assert.deepEqual(await seriousViolations(page, '[role="dialog"]'), [], what);
+  };
+  await dialog.locator(`[data-asset="eip155:${CHAIN_A}/native"]`).waitFor({ timeout: 30_000 });
+  await check("Account, Tokens");
+  await dialog.getByRole("tab", { name: "Activity" }).click();
+  await dialog.getByTestId("activity-transaction").first().waitFor({ timeout: 30_000 });
+  await check("Account, Activity");
+  await dialog.getByRole("group", { name: "Wallet features" }).getByRole("button", { name: "Send", exact: true }).click();
+  const form = dialog.getByRole("form", { name: "Send tokens" });
+  await form.getByRole("button", { name: "Send", exact: true }).click();
+  await dialog.getByTestId("send-error").waitFor({ timeout: 15_000 });
+  await check("Send, with a validation message");
+  await dialog.getByRole("region", { name: "Send", exact: true }).getByRole("button", { name: "Back" }).click();
+  await dialog.getByRole("group", { name: "Wallet features" }).getByRole("button", { name: "Receive", exact: true }).click();
+  await dialog.getByTestId("receive-address").waitFor({ timeout: 15_000 });
+  await check("Receive");
+  await dialog.getByRole("region", { name: "Receive" }).getByRole("button", { name: "Back" }).click();
+  await dialog.getByTestId("account-network").click();
+  await dialog.getByRole("region", { name: "Networks" }).waitFor({ timeout: 15_000 });
+  await check("Networks");
   await context.close();
 });
