@@ -18,20 +18,25 @@ import css from "./Receive.css?inline";
 /** How long "Copied" shows. */
 export const COPIED_MS = 2000;
 
-/** The QR modules of `text` as an SVG path (one unit per module) and the matrix size. */
-export function qrPath(text: string): { size: number; path: string } {
+/** The QR code of `text`: its modules, row by row (true = dark). */
+export function qrMatrix(text: string): boolean[][] {
   // Error correction M: the usual choice for a code shown on a screen.
   const qr = qrcode(0, "M");
   qr.addData(text, "Byte");
   qr.make();
   const size = qr.getModuleCount();
-  let path = "";
-  for (let r = 0; r < size; r++) for (let c = 0; c < size; c++) if (qr.isDark(r, c)) path += `M${c} ${r}h1v1h-1z`;
-  return { size, path };
+  return Array.from({ length: size }, (_, r) => Array.from({ length: size }, (_, c) => qr.isDark(r, c)));
+}
+
+/** The dark modules as one SVG path, one unit per module. */
+export function qrPath(matrix: boolean[][]): string {
+  return matrix.flatMap((row, r) => row.flatMap((dark, c) => (dark ? [`M${c} ${r}h1v1h-1z`] : []))).join("");
 }
 
 function QrCode({ text, label }: { text: string; label: string }) {
-  const { size, path } = qrPath(text);
+  const matrix = qrMatrix(text);
+  const size = matrix.length;
+  const path = qrPath(matrix);
   // A quiet zone of 4 modules, as the QR standard asks.
   const quiet = 4;
   return (
