@@ -396,6 +396,29 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         };
         return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
     }
+    // The host app's provider: reads, wallet calls, signing on the transaction stack, disallowed
+    // methods and malformed calls; the wallet answers the ones it performs.
+    let host_wallet_request = request_ids.iter().find(|id| state.host_requests.for_wallet_request(id).is_some());
+    if let Some(request_id) = host_wallet_request.filter(|_| rng.random_bool(0.4)) {
+        let outcome = match rng.random_range(0..3u32) {
+            0 | 1 => WalletOutcome::Ok { result: serde_json::json!(format!("0x{:064x}", rng.random_range(1..1000u32))) },
+            _ => wallet_err(4001, "User rejected the request."),
+        };
+        return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
+    }
+    if rng.random_range(0..100u32) < 7 {
+        let (method, params) = match rng.random_range(0..9u32) {
+            0 | 1 => ("eth_call", serde_json::json!([{ "to": ALICE, "data": "0x70a08231" }, "latest"])),
+            2 => ("eth_getBalance", serde_json::json!([ALICE, "latest"])),
+            3 | 4 => ("eth_sendTransaction", serde_json::json!([{ "to": ALICE, "value": "0x1" }])),
+            5 => ("personal_sign", serde_json::json!(["0x68656c6c6f", ALICE])),
+            6 => ("eth_sendTransaction", serde_json::json!([{ "to": "nothex", "data": "0x" }])),
+            7 => ("eth_chainId", serde_json::Value::Null),
+            _ => ("anvil_setBalance", serde_json::json!([ALICE, "0x1"])),
+        };
+        let id = format!("h{}", state.host_requests.order.len() + rng.random_range(0..1000usize));
+        return ClientCommand::HostRequest { request_id: id, method: method.into(), params };
+    }
     if state.network_switch.status == crate::machines::network_switch::SwitchStatus::Failed && rng.random_bool(0.3) {
         return ClientCommand::RetrySwitchNetwork {};
     }
@@ -521,6 +544,10 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
             _ => session::ReceiptOutcome::NotMined("no receipt".into()),
         };
         return (Command::ReceiptObserved { hash: sent.hash.clone(), outcome }, now_ms + rng.random_range(0..50));
+    }
+    if let Some(read) = state.host_requests.chain_reads().next().filter(|_| rng.random_bool(0.5)) {
+        let outcome = if rng.random_bool(0.7) { WalletOutcome::Ok { result: serde_json::json!("0x1") } } else { wallet_err(3, "execution reverted") };
+        return (Command::HostReadAnswered { request_id: read.id.clone(), outcome }, now_ms + rng.random_range(0..50));
     }
     if rng.random_bool(0.2) {
         let now = now_ms + rng.random_range(0..3000);

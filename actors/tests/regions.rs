@@ -37,6 +37,7 @@ fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
         Region::ChainService => Arc::ptr_eq(&a.chain_service, &b.chain_service),
         Region::NetworkSwitch => Arc::ptr_eq(&a.network_switch, &b.network_switch),
         Region::Send => Arc::ptr_eq(&a.send, &b.send),
+        Region::HostRequests => Arc::ptr_eq(&a.host_requests, &b.host_requests),
         // Plain values: compared by their bytes only.
         Region::Origin | Region::Project | Region::Started => true,
     }

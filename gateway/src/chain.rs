@@ -12,6 +12,7 @@ use vestibule_actors::machines::activity::{
     ActivityFetch, ActivityPage, ActivityTransaction, ActivityTransfer, NftInfo, OperationType, Sign, TransactionStatus,
 };
 use vestibule_actors::machines::balances::{BalanceFetch, BalancesSnapshot, TokenBalance};
+use vestibule_actors::machines::requests::WalletOutcome;
 use vestibule_actors::model::caip::CaipNetworkId;
 use vestibule_actors::runtime::{ChainEffects, ChainFuture};
 use vestibule_actors::session::ReceiptOutcome;
@@ -19,7 +20,7 @@ use vestibule_chain::activity::{self as chain_activity, TransferAsset};
 use vestibule_chain::amount::Amount;
 use vestibule_chain::balances::AssetBalance;
 use vestibule_chain::prices::AssetId;
-use vestibule_chain::{ActivityCursor, ChainService, NetworkId};
+use vestibule_chain::{ActivityCursor, ChainError, ChainService, NetworkId};
 
 /// How long one receipt effect waits for a sent transaction to be mined before reporting
 /// `NotMined` (the session records that; the chain service polls every second meanwhile).
@@ -127,6 +128,35 @@ impl ChainEffects for ServiceEffects {
             }
         })
     }
+
+    fn host_read(&self, network: CaipNetworkId, method: String, params: serde_json::Value) -> ChainFuture<WalletOutcome> {
+        let service = self.service.clone();
+        Box::pin(async move {
+            let Some(id) = network_id(&network) else {
+                return WalletOutcome::Error { code: 4901, message: format!("Unsupported chain: {network}") };
+            };
+            match service.request(id, &method, params).await {
+                Ok(result) => WalletOutcome::Ok { result },
+                Err(e) => {
+                    tracing::debug!(%network, %method, error = %e, "a host's read failed");
+                    host_error(&e)
+                }
+            }
+        })
+    }
+}
+
+/// A chain error as the host's provider rejects with it: the node's own JSON-RPC error as it
+/// answered (an `eth_call` revert keeps its code and message), 4901 "chain disconnected" when no
+/// node of the network could be reached, 4200 for a method outside the safe list.
+fn host_error(error: &ChainError) -> WalletOutcome {
+    let code = match error {
+        ChainError::Rpc { code, message, .. } => return WalletOutcome::Error { code: *code, message: message.clone() },
+        ChainError::UnsupportedNetwork(_) | ChainError::Transport(_) => 4901,
+        ChainError::MethodNotAllowed { .. } => 4200,
+        ChainError::Decode(_) => -32603,
+    };
+    WalletOutcome::Error { code, message: error.to_string() }
 }
 
 /// A balance as the session shows it: the amount floored to 3 decimals, fiat to the cent and only
@@ -214,6 +244,16 @@ fn operation(o: chain_activity::OperationType) -> OperationType {
 mod tests {
     use super::*;
     use vestibule_chain::ChainConfig;
+
+    #[test]
+    fn every_chain_read_the_session_routes_is_one_the_service_answers() {
+        use vestibule_actors::machines::host_requests::CHAIN_READ_METHODS;
+        for method in CHAIN_READ_METHODS {
+            assert!(vestibule_chain::safe::is_safe_read_method(method), "{method} is not in the chain service's safe list");
+        }
+        // Fence: the check can fail.
+        assert!(!vestibule_chain::safe::is_safe_read_method("eth_sendTransaction"));
+    }
 
     #[test]
     fn without_networks_nothing_is_served() {

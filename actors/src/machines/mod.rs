@@ -9,6 +9,7 @@ pub mod balances;
 pub mod connect_view;
 pub mod connection;
 pub mod embedded_login;
+pub mod host_requests;
 pub mod modal;
 pub mod network_switch;
 pub mod requests;
@@ -38,6 +39,7 @@ pub const ALL: &[MachineInfo] = &[
     MachineInfo { id: activity::ID, chart: activity::chart },
     MachineInfo { id: send::ID, chart: send::chart },
     MachineInfo { id: network_switch::ID, chart: network_switch::chart },
+    MachineInfo { id: host_requests::ID, chart: host_requests::chart },
 ];
 
 /// Every machine's chart.

@@ -1,5 +1,6 @@
 //! Effects the runtime performs for a session's state, outside the pure decision: checking a
-//! contract account's sign-in signature on chain (EIP-1271). The decision records what to check
+//! contract account's sign-in signature on chain (EIP-1271), and the chain service's reads
+//! (balances, activity, receipts, a host's safe reads). The decision records what to check
 //! (`SiwxState::pending_contract_check`); the actor asks the checker and feeds the verdict back as
 //! `Command::SiwxContractChecked`, so the outcome is an event in the log and replays exactly.
 
@@ -8,6 +9,7 @@ use std::pin::Pin;
 
 use crate::machines::activity::{ActivityFetch, ActivityPage};
 use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
+use crate::machines::requests::WalletOutcome;
 use crate::machines::siwx::ContractCheck;
 use crate::model::caip::CaipNetworkId;
 use crate::session::ReceiptOutcome;
@@ -47,6 +49,10 @@ pub trait ChainEffects: Send + Sync + 'static {
     fn activity(&self, fetch: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>>;
     /// Waits (bounded) for the receipt of `hash` on `network`.
     fn receipt(&self, network: CaipNetworkId, hash: String) -> ChainFuture<ReceiptOutcome>;
+    /// A host app's safe read (`HostRequestsState::chain_reads`; spec §6): `method` with `params`
+    /// on `network`'s nodes. The node's result, or an EIP-1193 / JSON-RPC error (the node's own
+    /// error as it answered; a node that cannot be reached is 4901, "chain disconnected").
+    fn host_read(&self, network: CaipNetworkId, method: String, params: serde_json::Value) -> ChainFuture<WalletOutcome>;
 }
 
 /// Without a chain service, sessions serve no network: every fetch fails at once.
@@ -64,5 +70,9 @@ impl ChainEffects for NoChain {
     }
     fn receipt(&self, _: CaipNetworkId, _: String) -> ChainFuture<ReceiptOutcome> {
         Box::pin(std::future::ready(ReceiptOutcome::NotMined("no chain service is configured".to_string())))
+    }
+    fn host_read(&self, network: CaipNetworkId, _: String, _: serde_json::Value) -> ChainFuture<WalletOutcome> {
+        let message = format!("no chain service is configured for {network}");
+        Box::pin(std::future::ready(WalletOutcome::Error { code: 4901, message }))
     }
 }

@@ -65,6 +65,7 @@ impl Interner {
                 Region::ChainService => self.share_typed(&mut table, region, &mut state.chain_service, canonical),
                 Region::NetworkSwitch => self.share_typed(&mut table, region, &mut state.network_switch, canonical),
                 Region::Send => self.share_typed(&mut table, region, &mut state.send, canonical),
+                Region::HostRequests => self.share_typed(&mut table, region, &mut state.host_requests, canonical),
                 Region::Origin | Region::Project | Region::Started => self.share_bytes(&mut table, region, canonical),
             }
         }

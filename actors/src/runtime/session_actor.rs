@@ -90,13 +90,16 @@ fn storage_unavailable() -> CommandError {
     CommandError::new(RefusalCode::StorageUnavailable, "the event log is unavailable; retry")
 }
 
-/// What every session of a registry shares: the log, the clock, the configuration, the metrics,
-/// the contract checker and the interner of equal regions.
+/// A chain effect the state waits for.
 enum ChainAsk {
     Balances(crate::machines::balances::BalanceFetch),
     Activity(crate::machines::activity::ActivityFetch),
     Receipt(crate::model::caip::CaipNetworkId, String),
+    HostRead { request_id: String, network: crate::model::caip::CaipNetworkId, method: String, params: serde_json::Value },
 }
+
+/// What every session of a registry shares: the log, the clock, the configuration, the metrics,
+/// the contract checker and the interner of equal regions.
 
 pub(crate) struct SessionShell {
     pub log: Arc<dyn EventLog>,
@@ -749,6 +752,12 @@ impl ModalSession {
         for sent in state.send.awaiting_receipts() {
             wanted.push((("receipt", sent.hash.clone()), ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone())));
         }
+        for read in state.host_requests.chain_reads() {
+            if let Some(network) = read.network.clone() {
+                let ask = ChainAsk::HostRead { request_id: read.id.clone(), network, method: read.method.clone(), params: read.params.clone() };
+                wanted.push((("host_read", read.id.clone()), ask));
+            }
+        }
         let keys: std::collections::HashSet<_> = wanted.iter().map(|(k, _)| k.clone()).collect();
         self.chain_in_flight.retain(|k| keys.contains(k));
         for (key, ask) in wanted {
@@ -767,6 +776,9 @@ impl ModalSession {
                 }
                 ChainAsk::Receipt(network, hash) => {
                     Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone()).await, hash } })
+                }
+                ChainAsk::HostRead { request_id, network, method, params } => {
+                    Box::pin(async move { Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id } })
                 }
             };
             ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {

@@ -148,6 +148,15 @@ pub enum ClientCommand {
     },
     /// The SwitchNetwork view's retry after a failure.
     RetrySwitchNetwork {},
+    /// An EIP-1193 request of the host app (its provider), answered through the session: its answer
+    /// is `hostRequests.items[requestId].outcome` in the state.
+    HostRequest {
+        request_id: String,
+        method: String,
+        #[serde(default)]
+        #[ts(type = "unknown")]
+        params: serde_json::Value,
+    },
     /// A problem in the widget itself (its mirrored chart disagreed with the state, a view failed to
     /// render). Recorded as `ClientErrorReported`; changes nothing else. Never carries secrets.
     ReportClientError {
@@ -178,6 +187,8 @@ pub enum Command {
     ActivityFetched { id: u64, outcome: Result<ActivityPage, String> },
     /// What the node's receipt says of a transaction this session sent (runtime only).
     ReceiptObserved { hash: String, outcome: ReceiptOutcome },
+    /// The chain service's answer to a host's safe read (runtime only).
+    HostReadAnswered { request_id: String, outcome: WalletOutcome },
 }
 
 /// What became of a sent transaction when the runtime stopped waiting for its receipt.
@@ -198,6 +209,7 @@ impl Command {
             Command::BalancesFetched { .. } => "BalancesFetched",
             Command::ActivityFetched { .. } => "ActivityFetched",
             Command::ReceiptObserved { .. } => "ReceiptObserved",
+            Command::HostReadAnswered { .. } => "HostReadAnswered",
         }
     }
 }

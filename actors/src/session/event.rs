@@ -11,6 +11,7 @@ use ts_rs::TS;
 use crate::machines::activity::{ActivityFetch, ActivityPage};
 use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::connection::Account;
+use crate::machines::host_requests::HostRequest;
 use crate::machines::network_switch::SwitchStep;
 use crate::machines::send::{SendForm, SentStatus, Transfer};
 use crate::machines::requests::{WalletOutcome, WalletRequest};
@@ -285,6 +286,28 @@ pub enum Event {
     },
     NetworkSwitchFinished {},
     NetworkSwitchCancelled {},
+
+    // --- host requests ---
+    /// The host app's provider asked something (`HostRequest`); how it is answered is its route.
+    HostRequestReceived {
+        request: HostRequest,
+    },
+    /// A host request's answer: what the host's promise resolves or rejects with.
+    HostRequestSettled {
+        id: String,
+        outcome: WalletOutcome,
+    },
+    HostRequestsDrained {},
+    /// Spec §4: a signing request waits on the transaction stack.
+    TransactionStackPushed {
+        id: String,
+        /// The modal was opened for it (and closes when the stack empties).
+        opened_modal: bool,
+    },
+    /// Spec §4: popped on success or error.
+    TransactionStackPopped {
+        id: String,
+    },
 
     // --- client ---
     /// The widget reported a problem of its own (`ReportClientError`). No machine moves.

@@ -6,6 +6,7 @@ use ts_rs::TS;
 use crate::machines::activity::{self, ActivityState};
 use crate::machines::balances::{self, BalancesState};
 use crate::machines::connect_view::{self, ConnectView};
+use crate::machines::host_requests::{self, HostRequestsState};
 use crate::machines::network_switch::{self, NetworkSwitchState};
 use crate::machines::send::{self, SendState};
 use crate::machines::connection::{self, ConnectionState};
@@ -21,7 +22,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 5;
+pub const STATE_SCHEMA_VERSION: u32 = 6;
 
 // Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
 // decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed
@@ -54,6 +55,8 @@ pub struct SessionState {
     pub activity: Arc<ActivityState>,
     pub send: Arc<SendState>,
     pub network_switch: Arc<NetworkSwitchState>,
+    /// The host app's EIP-1193 requests and the transaction stack.
+    pub host_requests: Arc<HostRequestsState>,
 }
 
 /// What the gateway's chain service serves, as the session was started with it.
@@ -78,6 +81,7 @@ pub enum Region {
     ChainService,
     ConnectView,
     Connection,
+    HostRequests,
     Modal,
     NetworkSwitch,
     Networks,
@@ -94,12 +98,13 @@ pub enum Region {
 
 impl Region {
     /// Every region, in canonical (JSON key) order.
-    pub const ALL: [Region; 17] = [
+    pub const ALL: [Region; 18] = [
         Region::Activity,
         Region::Balances,
         Region::ChainService,
         Region::ConnectView,
         Region::Connection,
+        Region::HostRequests,
         Region::Modal,
         Region::NetworkSwitch,
         Region::Networks,
@@ -120,6 +125,7 @@ impl Region {
             Region::Activity => "activity",
             Region::Balances => "balances",
             Region::ChainService => "chainService",
+            Region::HostRequests => "hostRequests",
             Region::NetworkSwitch => "networkSwitch",
             Region::Send => "send",
             Region::ConnectView => "connectView",
@@ -254,6 +260,11 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         | Event::NetworkSwitchFailed { .. }
         | Event::NetworkSwitchFinished {}
         | Event::NetworkSwitchCancelled {} => Regions::of(&[Region::NetworkSwitch]),
+        Event::HostRequestReceived { .. }
+        | Event::HostRequestSettled { .. }
+        | Event::HostRequestsDrained {}
+        | Event::TransactionStackPushed { .. }
+        | Event::TransactionStackPopped { .. } => Regions::of(&[Region::HostRequests]),
         // Recorded for whoever replays the session; it moves no machine.
         Event::ClientErrorReported { .. } => Regions::NONE,
     };
@@ -319,6 +330,9 @@ pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     if touched.contains(Region::NetworkSwitch) {
         evolve_region(&mut state.network_switch, event, network_switch::evolve);
     }
+    if touched.contains(Region::HostRequests) {
+        evolve_region(&mut state.host_requests, event, host_requests::evolve);
+    }
     derive(&mut state, touched);
     state
 }
@@ -373,6 +387,7 @@ pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionSt
     evolve_region(&mut state.activity, event, activity::evolve);
     evolve_region(&mut state.send, event, send::evolve);
     evolve_region(&mut state.network_switch, event, network_switch::evolve);
+    evolve_region(&mut state.host_requests, event, host_requests::evolve);
     connection::derive(Arc::make_mut(&mut state.connection));
     state.connect_view = Arc::new(connect_view::derive(
         &state.options,
@@ -401,7 +416,7 @@ pub fn has_sign_in_session(state: &SessionState) -> bool {
 impl SessionState {
     /// The earliest deadline in the state, when the runtime must send `Tick`.
     pub fn next_deadline(&self) -> Option<u64> {
-        [self.toasts.next_deadline(), self.siwx.next_deadline()].into_iter().flatten().min()
+        [self.toasts.next_deadline(), self.siwx.next_deadline(), self.host_requests.next_deadline()].into_iter().flatten().min()
     }
 
     /// The active namespace's account as CAIP-10 (`eip155:1:0xAb…`), when connected.

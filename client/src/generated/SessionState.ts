@@ -5,6 +5,7 @@ import type { ChainDefinition } from "./ChainDefinition";
 import type { ChainServiceState } from "./ChainServiceState";
 import type { ConnectView } from "./ConnectView";
 import type { ConnectionState } from "./ConnectionState";
+import type { HostRequestsState } from "./HostRequestsState";
 import type { ModalState } from "./ModalState";
 import type { NetworkSwitchState } from "./NetworkSwitchState";
 import type { RouterState } from "./RouterState";
@@ -29,4 +30,8 @@ connectView: ConnectView, toasts: ToastQueue, requests: WalletRequests, siwx: Si
 /**
  * The networks this gateway's chain service serves (from the session's start).
  */
-chainService: ChainServiceState, balances: BalancesState, activity: ActivityState, send: SendState, networkSwitch: NetworkSwitchState, };
+chainService: ChainServiceState, balances: BalancesState, activity: ActivityState, send: SendState, networkSwitch: NetworkSwitchState, 
+/**
+ * The host app's EIP-1193 requests and the transaction stack.
+ */
+hostRequests: HostRequestsState, };

@@ -1019,5 +1019,32 @@ export const charts: Statechart[] = [
         ]
       }
     ]
+  },
+  {
+    "id": "hostRequests",
+    "description": "The host app's EIP-1193 requests the session is answering.",
+    "regions": [
+      {
+        "id": "hostRequests",
+        "statePath": "/hostRequests/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "pending"
+        ],
+        "transitions": [
+          {
+            "from": "idle",
+            "event": "HostRequestReceived",
+            "to": "pending"
+          },
+          {
+            "from": "pending",
+            "event": "HostRequestsDrained",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
   }
 ];

@@ -224,9 +224,16 @@ export const fixtureFrames: ServerMessage[] = [
         "requestId": null,
         "code": null,
         "error": null
+      },
+      "hostRequests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "stack": [],
+        "openedModal": false
       }
     },
-    "stateHash": "22df2402ce18f36d"
+    "stateHash": "6ea36bfa8411b522"
   },
   {
     "type": "diff",
@@ -293,7 +300,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "4cbdd88e1d628f39"
+    "stateHash": "907c7136da9e8c67"
   },
   {
     "type": "diff",
@@ -315,7 +322,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "75007614b9829b6e"
+    "stateHash": "ebbb390b1cbab919"
   },
   {
     "type": "diff",
@@ -424,7 +431,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "3a53d7d332b11da2"
+    "stateHash": "42c5a85c49b91bd1"
   },
   {
     "type": "diff",
@@ -571,7 +578,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "7d7ce6ed65321cb3"
+    "stateHash": "c1c76117a2a8b293"
   },
   {
     "type": "diff",
@@ -685,7 +692,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "450efa20f17b95d6"
+    "stateHash": "c0dd6ad41da6ff0d"
   },
   {
     "type": "diff",
@@ -884,7 +891,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "f03253c52289e19b"
+    "stateHash": "69026add093ee8e7"
   },
   {
     "type": "diff",
@@ -941,7 +948,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "f967423a002a2925"
+    "stateHash": "a63aa6429d599811"
   },
   {
     "type": "diff",
@@ -998,7 +1005,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "0a6951c2ead6cadf"
+    "stateHash": "e7c018a557d1bd93"
   },
   {
     "type": "diff",
@@ -1045,7 +1052,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "8d66e623bcbd86b8"
+    "stateHash": "4109320b774a8e26"
   },
   {
     "type": "diff",
@@ -1092,7 +1099,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "06656897bea16eb3"
+    "stateHash": "58e0d504078beb47"
   },
   {
     "type": "diff",
@@ -1180,7 +1187,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "89cf4095b6048172"
+    "stateHash": "997ec74694fcc69c"
   },
   {
     "type": "diff",
@@ -1235,7 +1242,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "53ec6a829dd1c5b9"
+    "stateHash": "b4e97083dda89a44"
   },
   {
     "type": "diff",
@@ -1285,7 +1292,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "68927afadb0613a9"
+    "stateHash": "0f4113beadbb78a0"
   },
   {
     "type": "diff",
@@ -1384,7 +1391,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "e8ba7c16165f4f12"
+    "stateHash": "d2b0dfebe72d9cf9"
   }
 ];
 
@@ -1613,9 +1620,16 @@ export const signInFrames: ServerMessage[] = [
         "requestId": null,
         "code": null,
         "error": null
+      },
+      "hostRequests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "stack": [],
+        "openedModal": false
       }
     },
-    "stateHash": "726ffb3a7dfb0c17"
+    "stateHash": "90bf7dd2f1c093ee"
   },
   {
     "type": "diff",
@@ -1682,7 +1696,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "bf2d6222e16dbf91"
+    "stateHash": "ade6287eb253c495"
   },
   {
     "type": "diff",
@@ -1704,7 +1718,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "0e94799debc374ce"
+    "stateHash": "2f9476aa9e31b232"
   },
   {
     "type": "diff",
@@ -1813,7 +1827,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "13a7304077f9d950"
+    "stateHash": "ae14b0721882f66c"
   },
   {
     "type": "diff",
@@ -2044,7 +2058,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "db431d1d372b7136"
+    "stateHash": "a0f4997bafecb58a"
   },
   {
     "type": "diff",
@@ -2180,7 +2194,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "53999fa24c6fb789"
+    "stateHash": "08f7f1f85b0e8578"
   },
   {
     "type": "diff",
@@ -2321,7 +2335,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "8dbfebaf7dd69b1e"
+    "stateHash": "ba76d8ce6a7b96f0"
   },
   {
     "type": "diff",
@@ -2457,7 +2471,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "559640babe684f1e"
+    "stateHash": "9763817a7c8bb51c"
   },
   {
     "type": "diff",
@@ -2602,7 +2616,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "38c0a884ddfdb566"
+    "stateHash": "7e7c77acc6743adf"
   },
   {
     "type": "diff",
@@ -2624,7 +2638,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "36510cecb1eed498"
+    "stateHash": "c01ac6d4270f8eba"
   }
 ];
 
@@ -2855,9 +2869,16 @@ export const connectMethodsFrames: ServerMessage[] = [
         "requestId": null,
         "code": null,
         "error": null
+      },
+      "hostRequests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "stack": [],
+        "openedModal": false
       }
     },
-    "stateHash": "771fd7171d2f0bff"
+    "stateHash": "f1ed79d301ed88b4"
   },
   {
     "type": "diff",
@@ -2939,7 +2960,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "92b6bd55573db578"
+    "stateHash": "461cdcbb093a5052"
   },
   {
     "type": "diff",
@@ -2961,7 +2982,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "12c175faaa8b9e44"
+    "stateHash": "90b18acd9424cc36"
   },
   {
     "type": "diff",
@@ -3023,7 +3044,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "1dc737b506bebe2f"
+    "stateHash": "43c4f4b9d3a248e9"
   },
   {
     "type": "diff",
@@ -3080,7 +3101,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "6f2f3da7e8533c3f"
+    "stateHash": "ffa23aab9b34e671"
   }
 ];
 
@@ -3321,9 +3342,16 @@ export const multichainFrames: ServerMessage[] = [
         "requestId": null,
         "code": null,
         "error": null
+      },
+      "hostRequests": {
+        "status": "idle",
+        "items": {},
+        "order": [],
+        "stack": [],
+        "openedModal": false
       }
     },
-    "stateHash": "8c3dfed5145504f0"
+    "stateHash": "a14675d575506417"
   },
   {
     "type": "diff",
@@ -3426,7 +3454,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "7e16e90bf2514701"
+    "stateHash": "37362c604cc5e5fa"
   },
   {
     "type": "diff",
@@ -3448,7 +3476,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "7318a36049ba7669"
+    "stateHash": "466a746539eb244d"
   },
   {
     "type": "diff",
@@ -3557,7 +3585,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "51d8a348618cc92f"
+    "stateHash": "69a4493fb4899f4f"
   },
   {
     "type": "diff",
@@ -3780,7 +3808,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "43c8ddcef7efaaf0"
+    "stateHash": "ec337d6cc1e31eca"
   },
   {
     "type": "diff",
@@ -3836,7 +3864,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "b45a1dfb810853d8"
+    "stateHash": "9562fdd17495c731"
   },
   {
     "type": "diff",
@@ -3899,7 +3927,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1/params"
       }
     ],
-    "stateHash": "492cf4060e934fd1"
+    "stateHash": "85a31d567c5326c9"
   },
   {
     "type": "diff",
@@ -4008,7 +4036,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "03d28b74b3c710bc"
+    "stateHash": "e67a3ce3e56f913d"
   },
   {
     "type": "diff",
@@ -4230,7 +4258,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "22f944f16b5b375d"
+    "stateHash": "c617ed6f4c35fa5a"
   },
   {
     "type": "diff",
@@ -4252,7 +4280,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "8363b97a4e192ed1"
+    "stateHash": "92cc3bbb57950789"
   },
   {
     "type": "diff",
@@ -4296,6 +4324,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "b39c0a7a47a7c36a"
+    "stateHash": "ba9e0b9d55fc1063"
   }
 ];

@@ -10,9 +10,11 @@
 //! - [`account`]: balances and activity of the connected EVM account (chain effects).
 //! - [`send`]: the Send view's form, validation, transfer and receipt.
 //! - [`network`]: switching the connected wallet's chain (and adding it on 4902).
+//! - [`host`]: the host app's EIP-1193 requests (chain reads, wallet calls, the transaction stack).
 
 mod account;
 mod embedded_login;
+mod host;
 mod modal;
 mod network;
 mod send;
@@ -103,6 +105,7 @@ impl Decision {
         if cancelled {
             send::cancelled(self, &id, &reason);
             network::cancelled(self, &id);
+            host::cancelled(self, &id, &reason);
         }
     }
 
@@ -162,6 +165,7 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
             let events = crate::machines::toasts::tick(&d.state.toasts, ctx.now_ms);
             d.extend(events);
             sign_in::expire_sessions(&mut d);
+            host::tick(&mut d);
             Ok(d.finish())
         }
         Command::SiwxContractChecked { nonce, verdict } => {
@@ -182,6 +186,11 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
         Command::ReceiptObserved { hash, outcome } => {
             let mut d = Decision::new(state, ctx);
             send::receipt_observed(&mut d, &hash, outcome);
+            Ok(d.finish())
+        }
+        Command::HostReadAnswered { request_id, outcome } => {
+            let mut d = Decision::new(state, ctx);
+            host::read_answered(&mut d, &request_id, outcome);
             Ok(d.finish())
         }
         Command::Client(command) => decide_client(state, command, ctx),
@@ -225,6 +234,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::ResetSend {} => send::reset(d)?,
         ClientCommand::SwitchNetwork { network } => network::switch(d, network)?,
         ClientCommand::RetrySwitchNetwork {} => network::retry(d)?,
+        ClientCommand::HostRequest { request_id, method, params } => host::request(d, request_id, method, params)?,
         ClientCommand::ReportClientError { kind, detail } => d.push(crate::session::client_error::report(kind, &detail)?),
     }
     // Whatever moved the connection (connect, accountsChanged, chainChanged, a switch, a

@@ -20,6 +20,7 @@ pub(super) fn page_loaded(d: &mut Decision) -> Result<(), DomainError> {
     for id in stale {
         d.end_request(Event::WalletRequestCancelled { id, reason: "page reloaded".into() });
     }
+    super::host::page_loaded(d);
     d.close_modal();
     if d.state.router.current() == View::ConnectingWallet {
         d.navigate(View::Connect, None, NavigationMode::Reset);
@@ -60,6 +61,7 @@ pub(super) fn close(d: &mut Decision) -> Result<(), DomainError> {
         }
         d.close_modal();
         reject_pending_connects(d, MODAL_CLOSED);
+        super::host::modal_closed(d);
     }
     Ok(())
 }

@@ -67,6 +67,7 @@ pub fn region_json(state: &SessionState, region: Region) -> Vec<u8> {
         Region::ChainService => to_canonical_vec(&state.chain_service),
         Region::NetworkSwitch => to_canonical_vec(&state.network_switch),
         Region::Send => to_canonical_vec(&state.send),
+        Region::HostRequests => to_canonical_vec(&state.host_requests),
     };
     bytes.expect("session state serializes")
 }

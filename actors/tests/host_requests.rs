@@ -1,0 +1,314 @@
+//! Given / when / then: the host app's EIP-1193 requests through the session (issue 13; spec §4
+//! Wallet request outcome, §5 Wallet calls, §6): safe reads asked of the chain service as effects,
+//! signing and sending through the connected wallet on the transaction stack, disallowed methods
+//! rejected after 300 ms with the message, parameters checked, everything bounded.
+
+use serde_json::{json, Value};
+use vestibule_actors::machines::host_requests::{codes, HostRoute, HostRequestsStatus, MAX_JSON_BYTES, MAX_PENDING, MAX_SETTLED, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS};
+use vestibule_actors::machines::modal::ModalStatus;
+use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
+use vestibule_actors::machines::router::View;
+use vestibule_actors::machines::toasts::ToastVariant;
+use vestibule_actors::model::caip::CaipNetworkId;
+use vestibule_actors::model::options::SessionOptions;
+use vestibule_actors::session::{ClientCommand as C, Command, DomainError, Event};
+use vestibule_actors::testing::*;
+
+fn options() -> SessionOptions {
+    serde_json::from_value(json!({ "networks": ["eip155:1", "eip155:42161"] })).unwrap()
+}
+
+fn connect(g: Given) -> Given {
+    let g = g.and(C::ReportWallets { wallets: vec![dev_wallet()] }).and(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
+    let request_id = g.pending_request();
+    g.and(C::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") })
+}
+
+/// Connected on eip155:1, the modal closed, on a gateway that serves the session's networks.
+fn connected_served() -> Given {
+    connect(given(started_serving(options())))
+}
+
+/// Connected on eip155:1 on a gateway without a chain service.
+fn connected_unserved() -> Given {
+    connect(given(started_with(options())))
+}
+
+fn host(id: &str, method: &str, params: Value) -> C {
+    C::HostRequest { request_id: id.into(), method: method.into(), params }
+}
+
+fn send_tx() -> Value {
+    json!([{ "from": ALICE, "to": "0x000000000000000000000000000000000000dEaD", "value": "0x1", "data": "0x" }])
+}
+
+fn outcome(g: &Given, id: &str) -> Option<WalletOutcome> {
+    g.state.host_requests.get(id).and_then(|r| r.outcome.clone())
+}
+
+fn error_code(g: &Given, id: &str) -> Option<i64> {
+    match outcome(g, id) {
+        Some(WalletOutcome::Error { code, .. }) => Some(code),
+        _ => None,
+    }
+}
+
+fn wallet_requests_issued(events: &[Event]) -> usize {
+    events.iter().filter(|e| matches!(e, Event::WalletRequestIssued { .. })).count()
+}
+
+// --- safe reads -----------------------------------------------------------------------------------
+
+#[test]
+fn given_a_served_network_when_the_host_calls_eth_call_then_the_chain_service_is_asked_and_no_wallet() {
+    let g = connected_served();
+    let then = g.when(host("h1", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x70a08231" }, "latest"])));
+    assert_eq!(wallet_requests_issued(then.events()), 0, "a safe read never prompts the wallet");
+    let state = then.state();
+    let read = state.host_requests.get("h1").expect("recorded");
+    assert_eq!(read.route, HostRoute::Chain);
+    assert_eq!(read.network, Some(CaipNetworkId::eip155(1)));
+    assert!(read.is_pending());
+    assert_eq!(state.host_requests.chain_reads().count(), 1, "the runtime's effect is in the state");
+    assert_eq!(state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_a_pending_read_when_the_chain_service_answers_then_the_host_gets_the_result() {
+    let g = connected_served().and(host("h1", "eth_getBalance", json!([ALICE, "latest"])));
+    assert_eq!(g.state.host_requests.status, HostRequestsStatus::Pending);
+    let g = g.and(Command::HostReadAnswered { request_id: "h1".into(), outcome: WalletOutcome::Ok { result: json!("0x4563918244f40000") } });
+    assert_eq!(outcome(&g, "h1"), Some(WalletOutcome::Ok { result: json!("0x4563918244f40000") }));
+    assert_eq!(g.state.host_requests.status, HostRequestsStatus::Idle);
+    assert_eq!(g.state.host_requests.get("h1").unwrap().params, Value::Null, "an answered request keeps no params");
+    // A late second answer changes nothing.
+    assert!(g.when(Command::HostReadAnswered { request_id: "h1".into(), outcome: wallet_err(-32000, "late") }).events().is_empty());
+}
+
+#[test]
+fn given_no_connection_when_the_host_reads_then_the_session_s_first_network_answers() {
+    let g = given(started_serving(options()));
+    let g = g.and(host("h1", "eth_blockNumber", Value::Null));
+    let read = g.state.host_requests.get("h1").unwrap();
+    assert_eq!((read.route, read.network.clone()), (HostRoute::Chain, Some(CaipNetworkId::eip155(1))));
+}
+
+#[test]
+fn given_no_chain_service_when_the_host_reads_then_the_connected_wallet_answers_without_the_stack() {
+    let g = connected_unserved();
+    let then = g.when(host("h1", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x" }])));
+    assert_eq!(wallet_requests_issued(then.events()), 1);
+    let g = g.and(host("h1", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x" }])));
+    let request = g.state.requests.get(&g.pending_request()).unwrap().clone();
+    assert!(matches!(&request.kind, RequestKind::Rpc { method, .. } if method == "eth_call"));
+    assert!(g.state.host_requests.stack.is_empty(), "a read is not on the transaction stack");
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+    let g = g.and(C::ResolveWalletRequest { request_id: request.id, outcome: WalletOutcome::Ok { result: json!("0x01") } });
+    assert_eq!(outcome(&g, "h1"), Some(WalletOutcome::Ok { result: json!("0x01") }));
+}
+
+#[test]
+fn given_no_chain_service_and_no_wallet_when_the_host_reads_then_rejected_4100() {
+    let g = given(started_with(options())).and(host("h1", "eth_call", json!([{ "to": DEMO_TOKEN }])));
+    assert_eq!(error_code(&g, "h1"), Some(codes::UNAUTHORIZED));
+}
+
+#[test]
+fn given_a_connection_when_the_host_asks_accounts_and_chain_then_the_session_answers_at_once() {
+    let g = connected_served().and(host("a", "eth_accounts", Value::Null)).and(host("c", "eth_chainId", json!([])));
+    assert_eq!(outcome(&g, "a"), Some(WalletOutcome::Ok { result: json!([ALICE]) }));
+    assert_eq!(outcome(&g, "c"), Some(WalletOutcome::Ok { result: json!("0x1") }));
+    let fresh = given(started_serving(options())).and(host("a", "eth_accounts", Value::Null));
+    assert_eq!(outcome(&fresh, "a"), Some(WalletOutcome::Ok { result: json!([]) }));
+}
+
+// --- signing and sending: the transaction stack ---------------------------------------------------
+
+#[test]
+fn given_no_connection_when_the_host_sends_a_transaction_then_rejected_4100_without_a_wallet_request() {
+    let g = given(started_serving(options()));
+    let then = g.when(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(wallet_requests_issued(then.events()), 0);
+    let state = then.state();
+    assert!(matches!(state.host_requests.get("h1").unwrap().outcome, Some(WalletOutcome::Error { code: codes::UNAUTHORIZED, .. })));
+    assert_eq!(state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_a_connection_when_the_host_sends_a_transaction_then_the_wallet_is_asked_on_the_stack_with_the_modal_open() {
+    let g = connected_served();
+    let then = g.when(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(
+        then.event_types(),
+        vec!["WalletRequestIssued", "HostRequestReceived", "TransactionStackPushed", "ModalOpened", "Navigated"]
+    );
+    let state = then.state();
+    let request = state.requests.items.values().next().unwrap();
+    assert_eq!(request.kind, RequestKind::Rpc { method: "eth_sendTransaction".into(), params: send_tx() });
+    assert_eq!(request.connector_id, DEV_WALLET_RDNS);
+    assert_eq!(state.host_requests.stack, vec!["h1".to_string()]);
+    assert_eq!(state.router.current(), View::ApproveTransaction);
+}
+
+#[test]
+fn given_a_stacked_send_when_the_wallet_answers_then_popped_the_host_gets_the_hash_and_the_modal_closes() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
+    let hash = format!("0x{:064x}", 7);
+    let request_id = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: json!(hash) } });
+    assert_eq!(outcome(&g, "h1"), Some(WalletOutcome::Ok { result: json!(hash) }));
+    assert!(g.state.host_requests.stack.is_empty());
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+    assert!(!g.state.send.sending.is_some(), "a host's send is not the Send view's");
+}
+
+#[test]
+fn given_a_stacked_signature_when_the_wallet_refuses_then_popped_and_rejected_with_the_wallet_s_error() {
+    let g = connected_served().and(host("h1", "personal_sign", json!(["0x68656c6c6f", ALICE])));
+    let request_id = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: wallet_err(4001, "User rejected the request.") });
+    assert_eq!(outcome(&g, "h1"), Some(wallet_err(4001, "User rejected the request.")));
+    assert!(g.state.host_requests.stack.is_empty());
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_two_stacked_requests_when_the_first_is_answered_then_the_modal_stays_open_until_the_second() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx())).and(host("h2", "personal_sign", json!(["0x00", ALICE])));
+    let (first, second) = (g.state.requests.order[0].clone(), g.state.requests.order[1].clone());
+    let g = g.and(C::ResolveWalletRequest { request_id: first, outcome: WalletOutcome::Ok { result: json!(format!("0x{:064x}", 1)) } });
+    assert_eq!(g.state.host_requests.stack, vec!["h2".to_string()]);
+    assert_eq!(g.state.modal.status, ModalStatus::Open);
+    let g = g.and(C::ResolveWalletRequest { request_id: second, outcome: WalletOutcome::Ok { result: json!("0xsig") } });
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_the_visitor_s_own_open_modal_when_a_stacked_request_is_answered_then_the_modal_stays_open() {
+    let g = connected_served().and(C::OpenModal { view: None }).and(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(g.state.router.current(), View::Account, "the visitor's view is kept");
+    let request_id = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: json!(format!("0x{:064x}", 1)) } });
+    assert!(g.state.host_requests.stack.is_empty());
+    assert_eq!(g.state.modal.status, ModalStatus::Open);
+}
+
+#[test]
+fn given_stacked_requests_and_a_pending_read_when_the_modal_closes_then_the_stack_is_rejected_and_the_read_is_not() {
+    let g = connected_served()
+        .and(host("r", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x" }])))
+        .and(host("h1", "eth_sendTransaction", send_tx()))
+        .and(host("h2", "personal_sign", json!(["0x00", ALICE])));
+    let then = g.when(C::CloseModal {});
+    let types = then.event_types();
+    assert_eq!(types.iter().filter(|t| **t == "WalletRequestCancelled").count(), 2);
+    let g = g.and(C::CloseModal {});
+    for id in ["h1", "h2"] {
+        assert_eq!(outcome(&g, id), Some(wallet_err(codes::USER_REJECTED, "Modal closed")), "{id}");
+    }
+    assert!(g.state.host_requests.stack.is_empty());
+    assert!(g.state.requests.order.is_empty(), "their wallet requests are cancelled");
+    // Spec §6: safe reads are not aborted.
+    assert!(g.state.host_requests.get("r").unwrap().is_pending());
+    let g = g.and(Command::HostReadAnswered { request_id: "r".into(), outcome: WalletOutcome::Ok { result: json!("0x") } });
+    assert!(outcome(&g, "r").is_some());
+}
+
+#[test]
+fn given_a_stacked_request_when_its_late_wallet_answer_arrives_after_the_close_then_refused_as_unknown() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
+    let request = g.pending_request();
+    let g = g.and(C::CloseModal {});
+    assert_eq!(g.when(C::ResolveWalletRequest { request_id: request.clone(), outcome: wallet_ok(&[], "0x1") }).error(), &DomainError::UnknownRequest(request));
+}
+
+#[test]
+fn given_pending_host_requests_when_the_page_reloads_then_each_is_rejected_4900() {
+    let g = connected_served().and(host("r", "eth_call", json!([{ "to": DEMO_TOKEN }]))).and(host("s", "eth_sendTransaction", send_tx()));
+    let g = g.and(C::PageLoaded {});
+    assert_eq!(error_code(&g, "r"), Some(codes::DISCONNECTED));
+    assert_eq!(error_code(&g, "s"), Some(codes::DISCONNECTED));
+    assert_eq!(g.state.host_requests.status, HostRequestsStatus::Idle);
+    assert!(g.state.host_requests.stack.is_empty());
+}
+
+// --- disallowed methods ---------------------------------------------------------------------------
+
+#[test]
+fn given_a_method_in_neither_list_when_the_host_asks_then_the_modal_opens_and_after_300_ms_it_is_rejected_4200_with_the_message() {
+    let g = connected_served();
+    let then = g.when(host("x", "anvil_setBalance", json!([ALICE, "0x1"])));
+    assert_eq!(wallet_requests_issued(then.events()), 0);
+    let g = g.and(host("x", "anvil_setBalance", json!([ALICE, "0x1"])));
+    assert_eq!(g.state.modal.status, ModalStatus::Open);
+    assert_eq!(g.state.next_deadline(), Some(T0 + NOT_ALLOWED_DELAY_MS));
+    assert!(!g.state.toasts.items.values().any(|t| t.message == NOT_ALLOWED), "not before 300 ms");
+    // Time is an input: a tick 1 ms early does nothing to it.
+    let early = g.clone().at(T0 + NOT_ALLOWED_DELAY_MS - 1).and(Command::Tick);
+    assert!(early.state.host_requests.get("x").unwrap().is_pending());
+    let g = g.at(T0 + NOT_ALLOWED_DELAY_MS).and(Command::Tick);
+    assert_eq!(outcome(&g, "x"), Some(wallet_err(codes::UNSUPPORTED_METHOD, NOT_ALLOWED)));
+    let toast = g.state.toasts.items.values().find(|t| t.message == NOT_ALLOWED).expect("the message shows");
+    assert_eq!(toast.variant, ToastVariant::Error);
+    assert_eq!(g.state.next_deadline().filter(|d| *d <= T0 + NOT_ALLOWED_DELAY_MS), None);
+}
+
+// --- parameters and bounds -----------------------------------------------------------------------
+
+#[test]
+fn given_to_or_data_without_0x_when_the_host_calls_then_rejected_as_invalid_params_without_a_wallet_request() {
+    let bad = [
+        ("eth_sendTransaction", json!([{ "to": "000000000000000000000000000000000000dEaD", "value": "0x1" }])),
+        ("eth_sendTransaction", json!([{ "to": "0x000000000000000000000000000000000000dEaD", "data": "a9059cbb" }])),
+        ("eth_call", json!([{ "to": DEMO_TOKEN, "data": "70a08231" }])),
+        ("wallet_sendCalls", json!([{ "calls": [{ "to": DEMO_TOKEN, "data": "zz" }] }])),
+        ("eth_sendTransaction", json!([{ "from": DEMO_TOKEN, "to": DEMO_TOKEN }])),
+        ("eth_sendTransaction", json!("not params")),
+    ];
+    for (i, (method, params)) in bad.into_iter().enumerate() {
+        let id = format!("b{i}");
+        let then = connected_served().when(host(&id, method, params.clone()));
+        assert_eq!(wallet_requests_issued(then.events()), 0, "{method} {params}");
+        let state = then.state();
+        assert!(
+            matches!(&state.host_requests.get(&id).unwrap().outcome, Some(WalletOutcome::Error { code: codes::INVALID_PARAMS, .. })),
+            "{method} {params}"
+        );
+    }
+    // Fence: the same calls with 0x go through.
+    let good = connected_served().when(host("g", "wallet_sendCalls", json!([{ "calls": [{ "to": DEMO_TOKEN, "data": "0xa9059cbb" }] }])));
+    assert_eq!(wallet_requests_issued(good.events()), 1);
+}
+
+#[test]
+fn given_params_over_the_bound_when_the_host_asks_then_rejected_invalid_params_and_not_kept() {
+    let big = json!([{ "to": DEMO_TOKEN, "data": format!("0x{}", "00".repeat(MAX_JSON_BYTES / 2)) }]);
+    let g = connected_served().and(host("big", "eth_call", big));
+    assert_eq!(error_code(&g, "big"), Some(codes::INVALID_PARAMS));
+    assert_eq!(g.state.host_requests.get("big").unwrap().params, Value::Null);
+}
+
+#[test]
+fn given_sixteen_pending_when_one_more_comes_then_refused_and_ids_are_checked() {
+    let mut g = connected_served();
+    for i in 0..MAX_PENDING {
+        g = g.and(host(&format!("p{i}"), "eth_blockNumber", Value::Null));
+    }
+    assert_eq!(g.when(host("one-more", "eth_blockNumber", Value::Null)).error(), &DomainError::TooMany { what: "pending host requests".into(), max: MAX_PENDING });
+    let g = g.and(Command::HostReadAnswered { request_id: "p0".into(), outcome: WalletOutcome::Ok { result: json!("0x1") } });
+    assert!(g.when(host("one-more", "eth_blockNumber", Value::Null)).result.is_ok(), "room again once one is answered");
+    assert!(matches!(g.when(host("p1", "eth_blockNumber", Value::Null)).error(), DomainError::InvalidInput { .. }), "ids are not reused");
+    assert!(matches!(g.when(host(&"x".repeat(65), "eth_blockNumber", Value::Null)).error(), DomainError::InvalidInput { .. }));
+    assert!(matches!(g.when(host("has space", "eth_blockNumber", Value::Null)).error(), DomainError::InvalidInput { .. }));
+}
+
+#[test]
+fn given_many_answered_requests_then_only_the_newest_answers_are_kept() {
+    let mut g = connected_served();
+    for i in 0..MAX_SETTLED + 5 {
+        g = g.and(host(&format!("a{i}"), "eth_accounts", Value::Null));
+    }
+    assert_eq!(g.state.host_requests.items.len(), MAX_SETTLED);
+    assert!(g.state.host_requests.get("a0").is_none());
+    assert!(g.state.host_requests.get(&format!("a{}", MAX_SETTLED + 4)).is_some());
+}
