@@ -61,10 +61,21 @@ function networkOf(chainId, rpcUrl) {
  */
 export async function startEvmWorld({ activityPageSize } = {}) {
   const started = { anvils: [], gateway: null, browser: null };
+  // If this process ends without after() having stopped them (an uncaught error, process.exit),
+  // the nodes and the gateway go with it: no orphans either way.
+  const orphans = () => {
+    for (const p of [started.gateway, ...started.anvils]) {
+      try {
+        if (p?.pid) process.kill(p.pid, "SIGKILL");
+      } catch {}
+    }
+  };
+  process.once("exit", orphans);
   const stop = async () => {
     await started.browser?.close().catch(() => {});
     await started.gateway?.stop();
     for (const a of started.anvils) await a.stop();
+    process.removeListener("exit", orphans);
   };
   try {
     const anvils = {};

@@ -30,9 +30,13 @@ export async function startGateway(configToml = "", { staticDir = join(ROOT, "cl
   return {
     url,
     data,
+    pid: child.pid,
     stop() {
+      // A gateway that already ended (crashed) has no exit left to wait for.
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise((ok) => child.once("exit", ok));
       child.kill("SIGTERM");
-      return new Promise((ok) => child.once("exit", ok));
+      return exited;
     },
   };
 }
