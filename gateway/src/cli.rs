@@ -29,6 +29,10 @@ pub enum Command {
         /// Directory served at / (default client/dist).
         #[arg(long)]
         static_dir: Option<PathBuf>,
+        /// A local devnet's devnet.json (`./scripts/run` passes it): its networks join the
+        /// configured ones, and it is served at /devnet.json for the demo's dev wallet.
+        #[arg(long)]
+        devnet: Option<PathBuf>,
     },
     /// Sign-in tools.
     Siwx {
@@ -130,8 +134,8 @@ pub enum BenchCommand {
 
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Serve { listen, data, config, static_dir } => {
-            let config = GatewayConfig::load(config.as_deref(), &Overrides { listen, data, static_dir })?;
+        Command::Serve { listen, data, config, static_dir, devnet } => {
+            let config = GatewayConfig::load(config.as_deref(), &Overrides { listen, data, static_dir, devnet })?;
             crate::telemetry::init(config.log_format);
             actix_web::rt::System::new().block_on(crate::server::serve(config))?;
             Ok(0)

@@ -43,6 +43,34 @@ pub struct GatewayConfig {
     pub rpc: vestibule_chain::rpc::RpcPolicy,
     /// Where fiat prices come from; without it no fiat value is ever shown.
     pub prices: Option<vestibule_chain::config::PriceSourceConfig>,
+    /// A local devnet's `devnet.json` (written by tests/peers/scripts/devnet-setup.mjs; `./scripts/run`
+    /// passes it as `--devnet`): its networks join `networks` (one configured in both keeps the
+    /// configuration's table), and the file is served at `/devnet.json` for the demo app's dev
+    /// wallet (decision 0909). None by default: no devnet, no route.
+    pub devnet: Option<PathBuf>,
+}
+
+/// The part of `devnet.json` the gateway reads: per CAIP-2 network, its node and its token.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DevnetFile {
+    networks: std::collections::BTreeMap<String, DevnetNetwork>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DevnetNetwork {
+    rpc_url: String,
+    #[serde(default)]
+    token: Option<DevnetToken>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DevnetToken {
+    address: String,
+    name: Option<String>,
+    symbol: Option<String>,
+    decimals: Option<u8>,
 }
 
 /// Server-side sign-in settings. RPC endpoints come only from here, never from the browser.
@@ -91,6 +119,7 @@ impl Default for GatewayConfig {
             networks: Default::default(),
             rpc: Default::default(),
             prices: None,
+            devnet: None,
         }
     }
 }
@@ -281,6 +310,8 @@ pub struct Overrides {
     pub data: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub static_dir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devnet: Option<PathBuf>,
 }
 
 /// Every `VESTIBULE_*` variable is read as configuration and an unknown one is an error (a typo
@@ -310,11 +341,35 @@ impl GatewayConfig {
         figment = figment
             .merge(Env::prefixed(env_prefix).split("__").ignore(&["log"]))
             .merge(Serialized::defaults(overrides));
-        let config: GatewayConfig = figment.extract().map_err(|e| {
+        let mut config: GatewayConfig = figment.extract().map_err(|e| {
             ConfigError(e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))
         })?;
+        config.add_devnet_networks()?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// Adds the networks of the `devnet` file, if any, to `networks`. A network the configuration
+    /// names too keeps the configuration's table: what an operator wrote wins over what a script
+    /// generated. Validated with the rest afterwards.
+    fn add_devnet_networks(&mut self) -> Result<(), ConfigError> {
+        let Some(path) = &self.devnet else { return Ok(()) };
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("`devnet`: cannot read {}: {e}", path.display())))?;
+        let file: DevnetFile = serde_json::from_str(&text).map_err(|e| ConfigError(format!("`devnet`: {} is not a devnet.json: {e}", path.display())))?;
+        for (id, network) in file.networks {
+            let tokens = network
+                .token
+                .into_iter()
+                .map(|t| vestibule_chain::config::TokenConfig { address: t.address, symbol: t.symbol, decimals: t.decimals, name: t.name, icon_url: None })
+                .collect();
+            self.networks.entry(id).or_insert_with(|| vestibule_chain::config::NetworkConfig {
+                rpc_urls: vec![network.rpc_url],
+                native_currency: None,
+                tokens,
+                activity: Default::default(),
+            });
+        }
+        Ok(())
     }
 
     /// The chain service's configuration: `networks`, `rpc` and `prices` of this file.
@@ -491,6 +546,40 @@ mod tests {
         let networks = c.chain_config().validate().unwrap();
         assert_eq!(networks.len(), 1);
         assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
+    }
+
+    #[test]
+    fn a_devnet_file_adds_its_networks_and_a_configured_network_keeps_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let devnet = dir.path().join("devnet.json");
+        std::fs::write(
+            &devnet,
+            r#"{ "devWallet": "0xeee4E1bC283Ff3c3305d56a2D3f17398913755dC", "networks": {
+                "eip155:31337": { "chainId": 31337, "rpcUrl": "http://127.0.0.1:40001",
+                  "token": { "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3", "name": "Vestibule Demo Token", "symbol": "VDT", "decimals": 18 } },
+                "eip155:31338": { "chainId": 31338, "rpcUrl": "http://127.0.0.1:40002" } } }"#,
+        )
+        .unwrap();
+        let config = dir.path().join("v.toml");
+        std::fs::write(&config, "[networks.\"eip155:31338\"]\nrpc_urls = [\"http://127.0.0.1:8545\"]\n").unwrap();
+        let flags = Overrides { devnet: Some(devnet.clone()), ..Default::default() };
+        let c = GatewayConfig::load_with_env(Some(&config), &flags, TEST_ENV).unwrap();
+        assert_eq!(c.networks.keys().collect::<Vec<_>>(), ["eip155:31337", "eip155:31338"]);
+        let devnet_chain = &c.networks["eip155:31337"];
+        assert_eq!(devnet_chain.rpc_urls, ["http://127.0.0.1:40001"]);
+        assert_eq!((devnet_chain.tokens.len(), devnet_chain.tokens[0].symbol.as_deref(), devnet_chain.tokens[0].decimals), (1, Some("VDT"), Some(18)));
+        assert_eq!(c.networks["eip155:31338"].rpc_urls, ["http://127.0.0.1:8545"], "the configuration's table wins");
+        assert_eq!(c.chain_config().validate().unwrap().len(), 2);
+
+        let without = GatewayConfig::load_with_env(Some(&config), &Overrides::default(), TEST_ENV).unwrap();
+        assert_eq!(without.networks.keys().collect::<Vec<_>>(), ["eip155:31338"]);
+
+        let missing = Overrides { devnet: Some(dir.path().join("nope.json")), ..Default::default() };
+        let e = GatewayConfig::load_with_env(None, &missing, TEST_ENV).unwrap_err().to_string();
+        assert!(e.contains("`devnet`") && e.contains("nope.json"), "{e}");
+        std::fs::write(&devnet, r#"{ "networks": { "eip155:1": { "rpcUrl": "ftp://x" } } }"#).unwrap();
+        let e = GatewayConfig::load_with_env(None, &flags, TEST_ENV).unwrap_err().to_string();
+        assert!(e.contains(r#"networks."eip155:1".rpc_urls[0]"#), "{e}");
     }
 
     #[test]

@@ -52,6 +52,24 @@ pub async fn not_built() -> HttpResponse {
     )
 }
 
+/// `GET /devnet.json`: the devnet file this gateway was started with (`--devnet`), which the demo
+/// app reads to give its dev wallet the devnet's chains and funded key (decision 0909); 404 when
+/// started without one. Read at each request (a few hundred bytes) and never cached: every devnet
+/// run has new ports and contract addresses.
+pub async fn devnet(state: web::Data<AppState>) -> HttpResponse {
+    let Some(path) = state.config.devnet.clone() else {
+        return HttpResponse::NotFound().json(serde_json::json!({ "error": "this gateway runs without a devnet" }));
+    };
+    match web::block(move || std::fs::read(path)).await {
+        Ok(Ok(bytes)) => HttpResponse::Ok().content_type("application/json").insert_header((header::CACHE_CONTROL, "no-store")).body(bytes),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "cannot read the devnet file");
+            HttpResponse::ServiceUnavailable().json(serde_json::json!({ "error": "the devnet file cannot be read" }))
+        }
+        Err(_) => HttpResponse::ServiceUnavailable().finish(),
+    }
+}
+
 /// Bytes a request head takes on the wire: the request line and each `name: value\r\n`.
 pub fn head_bytes(method: &str, uri: &str, headers: &HeaderMap) -> usize {
     let request_line = method.len() + 1 + uri.len() + " HTTP/1.1\r\n".len();

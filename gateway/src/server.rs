@@ -288,6 +288,7 @@ fn app(
         .route("/ws/check", web::get().to(ws::check))
         .route("/healthz", web::get().to(http::healthz))
         .route("/metrics", web::get().to(http::metrics))
+        .route("/devnet.json", web::get().to(http::devnet))
         .route("/.well-known/jwks.json", web::get().to(crate::siwx::http::jwks))
         .route("/siwx/token", web::post().to(crate::siwx::http::token))
         .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))

@@ -2,17 +2,21 @@
 # ERC-20 (tests/peers/contracts/DemoToken.sol, OpenZeppelin) deployed on both, and the dev wallet
 # (tests/peers/dev-wallet.json) funded with 1000 ETH and the token's whole supply on both.
 # Sourced, not executed; needs common.sh and peers.sh (sourced here if the caller has not).
+# `./scripts/run` starts it by default (decision 0909).
 #
 #   . scripts/lib/devnet.sh
-#   start_devnet [DIR]   # starts and sets up the chains; DIR (default: a new temporary directory)
-#                        # gets devnet.json, chain.toml, the pids and anvil's logs. Exports
-#                        # DEVNET_DIR, DEVNET_FILE (devnet.json) and DEVNET_CHAIN_CONFIG (chain.toml).
+#   start_devnet [DIR]   # starts and sets up the chains; DIR (default: a new temporary directory,
+#                        # removed again by stop_devnet) gets devnet.json, chain.toml, the pids and
+#                        # anvil's logs. Exports DEVNET_DIR, DEVNET_FILE (devnet.json) and
+#                        # DEVNET_CHAIN_CONFIG (chain.toml).
 #   stop_devnet          # stops every process start_devnet started (idempotent)
+#   run_orphan_proof CMD...  # runs CMD in the background under the parent-death signal; sets $!
 #
 # start_devnet traps EXIT, INT and TERM to stop the chains with the calling shell; a caller that
 # then `exec`s another program replaces the shell and its traps, so run the program as a child
-# and wait for it instead. Each anvil also gets SIGTERM if the shell dies without running its
-# traps (SIGKILL), through the parent-death signal (setpriv --pdeathsig), so nothing is orphaned.
+# and wait for it instead (scripts/run does, and sets traps of its own that stop it too). Each
+# process started here also gets SIGTERM if the shell dies without running its traps (SIGKILL),
+# through the parent-death signal (setpriv --pdeathsig, util-linux), so nothing is orphaned.
 
 if ! declare -F ensure_peers >/dev/null 2>&1; then
     . "$(dirname "${BASH_SOURCE[0]}")/peers.sh"
@@ -20,6 +24,8 @@ fi
 
 DEVNET_CHAIN_IDS=(31337 31338)
 DEVNET_PIDS=()
+# The directory start_devnet made itself (and stop_devnet removes); empty when the caller named one.
+_DEVNET_TEMP_DIR=""
 
 stop_devnet() {
     local pid
@@ -30,15 +36,27 @@ stop_devnet() {
         wait "$pid" 2>/dev/null || true
     done
     DEVNET_PIDS=()
+    if [ -n "$_DEVNET_TEMP_DIR" ]; then rm -rf "$_DEVNET_TEMP_DIR"; _DEVNET_TEMP_DIR=""; fi
+}
+
+# `run_orphan_proof CMD...`: CMD in the background, as this shell's own child (so `$!` and `wait`
+# work), with SIGTERM as its parent-death signal: it is stopped when this shell dies, even by
+# SIGKILL. (A shell killed in the instant between the fork and setpriv's prctl would go unnoticed.)
+# Without setpriv (not util-linux), CMD runs plainly and only the traps stop it.
+run_orphan_proof() {
+    if command -v setpriv >/dev/null 2>&1; then
+        setpriv --pdeathsig TERM -- "$@" &
+    else
+        "$@" &
+    fi
 }
 
 # Starts one anvil on a port the kernel picks and waits until it listens; sets _DEVNET_URL. Runs in
 # this shell (never in a $(...) subshell): anvil must be this shell's child, for `wait` and for the
 # parent-death signal.
 _devnet_start_anvil() { # _devnet_start_anvil CHAIN_ID DIR
-    local chain_id="$1" dir="$2" log="$2/anvil-$1.log" launcher=() tries listening pid
-    command -v setpriv >/dev/null 2>&1 && launcher=(setpriv --pdeathsig TERM --)
-    "${launcher[@]}" "$ANVIL_BIN" --host 127.0.0.1 --port 0 --chain-id "$chain_id" >"$log" 2>&1 </dev/null &
+    local chain_id="$1" dir="$2" log="$2/anvil-$1.log" tries listening pid
+    run_orphan_proof "$ANVIL_BIN" --host 127.0.0.1 --port 0 --chain-id "$chain_id" >"$log" 2>&1 </dev/null
     pid="$!"
     DEVNET_PIDS+=("$pid")
     echo "$pid" >>"$dir/pids"
@@ -57,7 +75,10 @@ _devnet_start_anvil() { # _devnet_start_anvil CHAIN_ID DIR
 start_devnet() { # start_devnet [DIR]
     ensure_peers
     local dir="${1:-}"
-    if [ -z "$dir" ]; then dir="$(mktemp -d "${TMPDIR:-/tmp}/vestibule-devnet.XXXXXX")"; fi
+    if [ -z "$dir" ]; then
+        dir="$(mktemp -d "${TMPDIR:-/tmp}/vestibule-devnet.XXXXXX")"
+        _DEVNET_TEMP_DIR="$dir"
+    fi
     mkdir -p "$dir"
     dir="$(cd "$dir" && pwd)"
     rm -f "$dir/pids" "$dir/devnet.json" "$dir/chain.toml"
@@ -73,7 +94,9 @@ start_devnet() { # start_devnet [DIR]
     done
 
     say "devnet: ${chains[*]}"
-    node "$PEERS_DIR/scripts/devnet-setup.mjs" "$dir" "${chains[@]}" || die "devnet setup failed"
+    # Under the parent-death signal too: a run killed during setup leaves no node script behind.
+    run_orphan_proof node "$PEERS_DIR/scripts/devnet-setup.mjs" "$dir" "${chains[@]}" </dev/null
+    wait "$!" || die "devnet setup failed"
     export DEVNET_DIR="$dir" DEVNET_FILE="$dir/devnet.json" DEVNET_CHAIN_CONFIG="$dir/chain.toml"
     say "devnet ready: $DEVNET_FILE"
 }

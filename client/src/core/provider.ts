@@ -1,9 +1,14 @@
-// The EIP-1193 provider a host app uses: it answers from the session's eip155 connection (accounts,
-// chain; whichever namespace is active, so a multichain session keeps its EVM account here) and
-// forwards everything else to the connected EVM wallet. `eth_requestAccounts` opens the modal and resolves when
-// the visitor connects, or rejects with 4001 and the session's reason when the modal closes first.
-// It lives as long as its widget: after `destroy()` every request fails with 4900.
+// The EIP-1193 provider a host app uses. `eth_accounts` and `eth_chainId` are answered from the
+// mirrored session's eip155 connection (whichever namespace is active, so a multichain session keeps
+// its EVM account here); `eth_requestAccounts` opens the modal and resolves when the visitor
+// connects, or rejects with 4001 and the session's reason when the modal closes first. Every other
+// request goes through the session as a `HostRequest` command (decision 0909): the session routes it
+// (safe reads to the chain service, signing and sending to the connected wallet on the transaction
+// stack, anything else refused with 4200 after the modal shows "Requested RPC call is not allowed")
+// and its answer arrives in the mirrored state, `hostRequests.items[id].outcome`, which settles the
+// promise. It lives as long as its widget: after `destroy()` every request fails with 4900.
 
+import type { CommandError } from "../generated/CommandError";
 import type { Namespace } from "../generated/Namespace";
 import type { Widget } from "./widget";
 
@@ -71,6 +76,66 @@ export async function requestConnection(widget: Widget, namespace: Namespace): P
 
 const toHexChainId = (caipNetworkId: string) => `0x${Number(caipNetworkId.split(":")[1]).toString(16)}`;
 
+/** EIP-1193 / JSON-RPC codes for a request the session refused outright. */
+export function refusalError(error: CommandError | undefined): ProviderRpcError {
+  const message = error?.message ?? "The request was refused";
+  switch (error?.code) {
+    case "too_many":
+    case "rate_limited":
+    case "busy":
+      return new ProviderRpcError(-32005, message);
+    case "invalid_input":
+      return new ProviderRpcError(-32602, message);
+    case "not_started":
+      return new ProviderRpcError(4900, message);
+    default:
+      return new ProviderRpcError(-32603, message);
+  }
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(6));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Sends `method` through the session and resolves with its answer from the mirrored state. Ids
+ * are unique across page loads (a random prefix per provider). */
+export async function requestThroughSession(widget: Widget, requestId: string, method: string, params: unknown): Promise<unknown> {
+  const result = await widget.command({ type: "HostRequest", requestId, method, params: params ?? null }).catch(() => null);
+  if (!result) throw new ProviderRpcError(4900, "The widget was destroyed");
+  if (result.status === "refused") throw refusalError(result.error);
+  const acceptedAt = result.seq ?? 0;
+  return new Promise((resolve, reject) => {
+    const settle = () => {
+      unsubscribe();
+      widget.signal.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      settle();
+      reject(new ProviderRpcError(4900, "The widget was destroyed"));
+    };
+    const check = () => {
+      if (widget.seq() < acceptedAt) return;
+      const item = widget.state()?.hostRequests.items[requestId];
+      const outcome = item?.outcome;
+      if (outcome?.status === "ok") {
+        settle();
+        resolve(outcome.result);
+      } else if (outcome?.status === "error") {
+        settle();
+        reject(new ProviderRpcError(outcome.code, outcome.message));
+      } else if (!item) {
+        // Answered and dropped before this page saw it (only the newest answers are kept).
+        settle();
+        reject(new ProviderRpcError(-32603, "The answer is no longer available"));
+      }
+    };
+    const unsubscribe = widget.subscribe(check);
+    widget.signal.addEventListener("abort", onAbort);
+    check();
+  });
+}
+
 export function createProvider(widget: Widget): HostProvider {
   const listeners = new Map<string, Set<Listener>>();
   const emit = (event: string, ...args: unknown[]) => {
@@ -80,6 +145,8 @@ export function createProvider(widget: Widget): HostProvider {
     const conn = widget.state()?.connection.namespaces.eip155;
     return conn?.status === "connected" ? conn : undefined;
   };
+  const prefix = randomId();
+  let counter = 0;
   let last = { accounts: "[]", chain: "" };
   const stop = widget.subscribe(() => {
     const conn = active();
@@ -97,6 +164,7 @@ export function createProvider(widget: Widget): HostProvider {
   return {
     async request({ method, params }) {
       if (widget.signal.aborted) throw new ProviderRpcError(4900, "The widget was destroyed");
+      if (typeof method !== "string" || method.length === 0) throw new ProviderRpcError(-32602, "Invalid params: a method name is required");
       const conn = active();
       switch (method) {
         case "eth_accounts":
@@ -109,9 +177,7 @@ export function createProvider(widget: Widget): HostProvider {
           return [await requestConnection(widget, "eip155")];
         }
       }
-      const provider = conn?.connectorId ? widget.discovery.provider(conn.connectorId) : undefined;
-      if (!provider) throw new ProviderRpcError(4900, "Not connected");
-      return provider.request({ method, params });
+      return requestThroughSession(widget, `host-${prefix}-${(counter++).toString(36)}`, method, params);
     },
     on(event, listener) {
       if (!listeners.has(event)) listeners.set(event, new Set());

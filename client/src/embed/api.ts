@@ -28,7 +28,9 @@ export interface VestibuleInstance {
   subscribe(listener: (state: SessionState | null) => void): () => void;
   /** The mirrored state (null until the session arrived). */
   state(): SessionState | null;
-  /** EIP-1193 provider for the host app: the connected EVM wallet, through the session. */
+  /** EIP-1193 provider for the host app, every request through the session: safe reads answered by
+   * the chain service, signing and sending by the connected EVM wallet (transaction stack), other
+   * methods rejected with 4200 after "Requested RPC call is not allowed" shows. */
   provider: HostProvider;
   /** Solana provider for the host app: the connected Solana wallet, through the session. */
   solana: SolanaHostProvider;

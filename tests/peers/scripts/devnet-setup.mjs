@@ -5,7 +5,9 @@
 //   node scripts/devnet-setup.mjs OUT_DIR 31337=http://127.0.0.1:PORT 31338=http://127.0.0.1:PORT
 //
 // Writes, atomically:
-//   OUT_DIR/devnet.json  { devWallet, networks: { "eip155:31337": { chainId, rpcUrl, token } } }
+//   OUT_DIR/devnet.json  { devWallet, devWalletKey, networks: { "eip155:31337": { chainId, rpcUrl, token } } }
+//                        (the gateway serves it at /devnet.json for the demo's dev wallet, key
+//                        included: it is public, see dev-wallet.json)
 //   OUT_DIR/chain.toml   the chain service's [networks] configuration for these chains
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -45,8 +47,8 @@ const hex = (n) => `0x${BigInt(n).toString(16)}`;
 const word = (value) => BigInt(value).toString(16).padStart(64, "0");
 
 async function receipt(url, hash) {
-  // anvil mines each transaction at once; a few polls cover a busy machine.
-  for (let i = 0; i < 100; i++) {
+  // anvil answers before its miner has run: poll, with a bound (30 s) that only ends a hung node.
+  for (let i = 0; i < 600; i++) {
     const found = await rpc(url, "eth_getTransactionReceipt", [hash]);
     if (found) return found;
     await new Promise((ok) => setTimeout(ok, 50));
@@ -90,7 +92,7 @@ function writeAtomically(path, text) {
 
 writeAtomically(
   join(outDir, "devnet.json"),
-  `${JSON.stringify({ devWallet: devWallet.address, networks }, null, 2)}\n`,
+  `${JSON.stringify({ devWallet: devWallet.address, devWalletKey: devWallet.privateKey, networks }, null, 2)}\n`,
 );
 
 const toml = Object.entries(networks)

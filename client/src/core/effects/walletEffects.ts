@@ -76,8 +76,16 @@ function toHex(text: string): string {
   return "0x" + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+const codeOf = (e: unknown): number | undefined =>
+  e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : undefined;
+
 function failure(e: unknown): WalletOutcome {
-  const code = e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : -32603;
+  // Some wallets (MetaMask's mobile app among them) report a chain they do not know as an internal
+  // error with the EIP-3326 code 4902 inside `data.originalError`; the session needs the 4902 to
+  // ask `wallet_addEthereumChain`, so the inner code wins when there is one.
+  const data = e !== null && typeof e === "object" && "data" in e ? e.data : undefined;
+  const inner = data !== null && typeof data === "object" && "originalError" in data ? codeOf(data.originalError) : undefined;
+  const code = inner ?? codeOf(e) ?? -32603;
   const message = e instanceof Error ? e.message : String(e);
   return { status: "error", code, message };
 }
