@@ -49,7 +49,7 @@ test("a host eth_call and eth_getBalance are answered by the server's chain serv
   // 'to' and 'data' must start with 0x: refused without reaching the wallet.
   const bad = await hostRequest(page, "eth_call", [{ to: token, data: balanceOfData(address).slice(2) }, "latest"]);
   assert.equal(bad.result, undefined, JSON.stringify(bad));
-  assert.equal(typeof bad.code, "number", JSON.stringify(bad));
+  assert.equal(bad.code, -32602, JSON.stringify(bad));
   assert.deepEqual(await page.evaluate(() => window.__walletCalls.slice()), calls);
 
   // The probe: a sending method from the host does reach the wallet, and the node mines it.
