@@ -7,7 +7,7 @@ import { createInspection, debugHandle } from "../../core/debug";
 import type { Widget, WidgetOptions } from "../../core/widget";
 import { useVestibule, VestibuleProvider } from "../../react";
 import { truncateAddress } from "../../views/Account/Account";
-import { DEV_SWITCH } from "../devWallet";
+import { DEV_SWITCH, type Devnet } from "../devWallet";
 import "./App.css";
 
 const SNIPPET = `<script src="https://your-gateway.example/vestibule.js"></script>
@@ -17,7 +17,7 @@ const SNIPPET = `<script src="https://your-gateway.example/vestibule.js"></scrip
     vestibule.provider.request({ method: "eth_requestAccounts" });
 </script>`;
 
-function Dapp({ theme, devWallet }: { theme: "dark" | "light"; devWallet: boolean }) {
+function Dapp({ theme, devWallet, devnet }: { theme: "dark" | "light"; devWallet: boolean; devnet: Devnet | null }) {
   const { state, open, provider } = useVestibule();
   const ns = state?.connection.activeNamespace;
   const conn = ns ? state?.connection.namespaces[ns] : undefined;
@@ -103,6 +103,12 @@ function Dapp({ theme, devWallet }: { theme: "dark" | "light"; devWallet: boolea
               />
               <span>Dev wallet (a wallet in this page that really signs)</span>
             </label>
+            {devnet ? (
+              <p className="demo__hint" data-testid="devnet">
+                Local devnet: chains {Object.values(devnet.networks).map((n) => n.chainId).join(" and ")}. The dev wallet holds ETH and{" "}
+                {Object.values(devnet.networks)[0]?.token?.symbol ?? "the demo token"} on each: connect, send, and switch chains in the modal.
+              </p>
+            ) : null}
             <p className="demo__hint">
               Sign-in: <a href="?siwx=optional">optional</a> · <a href="?siwx=required">required</a> · Email and socials:{" "}
               <a href="?email=on&amp;socials=google,x,discord">on</a>
@@ -146,7 +152,17 @@ function Dapp({ theme, devWallet }: { theme: "dark" | "light"; devWallet: boolea
   );
 }
 
-export function App({ widgetOptions, theme, devWallet }: { widgetOptions: WidgetOptions; theme: "dark" | "light"; devWallet: boolean }) {
+export function App({
+  widgetOptions,
+  theme,
+  devWallet,
+  devnet = null,
+}: {
+  widgetOptions: WidgetOptions;
+  theme: "dark" | "light";
+  devWallet: boolean;
+  devnet?: Devnet | null;
+}) {
   const [inspection] = useState(createInspection);
   // The debug handle and the host provider, for tests and developers.
   const onWidget = useCallback(
@@ -158,7 +174,7 @@ export function App({ widgetOptions, theme, devWallet }: { widgetOptions: Widget
   return (
     <VestibuleProvider options={{ ...widgetOptions, inspect: inspection.inspect }} onWidget={onWidget}>
       <ProviderHandle />
-      <Dapp theme={theme} devWallet={devWallet} />
+      <Dapp theme={theme} devWallet={devWallet} devnet={devnet} />
     </VestibuleProvider>
   );
 }
