@@ -56,10 +56,11 @@ function networkOf(chainId, rpcUrl) {
 
 /**
  * Starts the devnet, the gateway and Chromium. `activityPageSize`: the gateway's Activity page
- * size on both chains (default: the gateway's). On a failure part way, what did start is stopped
+ * size on both chains (default: the gateway's). `gatewayDevnet`: the gateway gets the devnet as
+ * `./scripts/run` gives it (`--devnet devnet.json`) instead of a configuration file. On a failure part way, what did start is stopped
  * before the error is thrown.
  */
-export async function startEvmWorld({ activityPageSize } = {}) {
+export async function startEvmWorld({ activityPageSize, gatewayDevnet = false } = {}) {
   const started = { anvils: [], gateway: null, browser: null };
   // If this process ends without after() having stopped them (an uncaught error, process.exit),
   // the nodes and the gateway go with it: no orphans either way.
@@ -118,7 +119,11 @@ export async function startEvmWorld({ activityPageSize } = {}) {
   window.v = Vestibule.create({ projectId: "demo", networks, defaultNetwork: first, debug: true });
 </script></body></html>`,
     );
-    started.gateway = await startGateway(chainToml, { staticDir });
+    // As ./scripts/run starts it (`--devnet devnet.json`: the networks from the file, which the
+    // gateway also serves to the demo), or with the networks in its configuration file.
+    started.gateway = gatewayDevnet
+      ? await startGateway("", { staticDir, args: ["--devnet", join(out, "devnet.json")] })
+      : await startGateway(chainToml, { staticDir });
     started.browser = await launch();
     const { gateway, browser } = started;
 
