@@ -2,6 +2,7 @@
 export declare const ANVIL_KEY_0: string;
 export interface Anvil {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 export declare function startAnvil(chainId?: number): Promise<Anvil>;

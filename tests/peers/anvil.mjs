@@ -26,6 +26,7 @@ export async function startAnvil(chainId = 1) {
   });
   return {
     url,
+    pid: child.pid,
     stop: () =>
       new Promise((ok) => {
         if (child.exitCode !== null) return ok();

@@ -117,7 +117,8 @@ function isHttpUrl(value: unknown): value is string {
 }
 
 function urlList(value: unknown, field: string, required: boolean): string[] {
-  if (value === undefined && !required) return [];
+  // null is "none" too: the session (and MetaMask's own checks) treat an empty optional list so.
+  if ((value === undefined || value === null) && !required) return [];
   if (!Array.isArray(value) || (required && value.length === 0) || !value.every(isHttpUrl)) {
     throw rpcError(-32602, `Invalid ${field}: ${required ? "a non-empty " : "an "}array of http(s) URLs`);
   }

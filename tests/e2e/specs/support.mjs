@@ -11,14 +11,14 @@ import { chromium } from "playwright-core";
 export const ROOT = resolve(import.meta.dirname, "../../..");
 export const BIN = process.env.VESTIBULE_BIN_FOR_TESTS ?? join(ROOT, "target/debug/vestibule");
 
-/** `staticDir`: the pages to serve at `/` (default: the built client). */
-export async function startGateway(configToml = "", { staticDir = join(ROOT, "client/dist") } = {}) {
+/** `staticDir`: the pages to serve at `/` (default: the built client); `args`: more `serve` arguments. */
+export async function startGateway(configToml = "", { staticDir = join(ROOT, "client/dist"), args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "vestibule-e2e-"));
   const data = join(dir, "data");
   mkdirSync(data, { recursive: true });
   const config = join(dir, "vestibule.toml");
   writeFileSync(config, configToml);
-  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--config", config, "--static-dir", staticDir], {
+  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--config", config, "--static-dir", staticDir, ...args], {
     env: { ...process.env, VESTIBULE_LOG: "error" },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -30,9 +30,13 @@ export async function startGateway(configToml = "", { staticDir = join(ROOT, "cl
   return {
     url,
     data,
+    pid: child.pid,
     stop() {
+      // A gateway that already ended (crashed) has no exit left to wait for.
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise((ok) => child.once("exit", ok));
       child.kill("SIGTERM");
-      return new Promise((ok) => child.once("exit", ok));
+      return exited;
     },
   };
 }
