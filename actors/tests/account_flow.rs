@@ -308,6 +308,37 @@ fn given_a_switch_when_the_wallet_does_not_know_the_chain_then_it_is_added_then_
     assert!(matches!(&switch.kind, RequestKind::Rpc { method, .. } if method == "wallet_switchEthereumChain"));
 }
 
+/// Connected, switching to a devnet chain (with these explorers) that the wallet does not know.
+fn adding_devnet_chain(explorers: &[&str]) -> serde_json::Value {
+    let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1", {
+        "caipNetworkId": "eip155:31338", "name": "Devnet 31338",
+        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+        "rpcUrls": ["http://127.0.0.1:8546"], "blockExplorers": explorers
+    }] }))
+    .unwrap();
+    let g = connected_served(options).and(C::SwitchNetwork { network: CaipNetworkId::eip155(31338) });
+    let request = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: request, outcome: wallet_err(4902, "Unrecognized chain ID") });
+    let RequestKind::Rpc { method, params } = &g.state.requests.items[&g.pending_request()].kind else { panic!() };
+    assert_eq!(method, "wallet_addEthereumChain");
+    assert_eq!(params[0]["chainId"], serde_json::json!("0x7a6a"));
+    assert_eq!(params[0]["rpcUrls"], serde_json::json!(["http://127.0.0.1:8546"]));
+    params[0].clone()
+}
+
+#[test]
+fn given_a_chain_without_explorers_when_the_wallet_does_not_know_it_then_the_add_leaves_block_explorer_urls_out() {
+    // EIP-3085: blockExplorerUrls, when present, holds at least one URL (strict wallets refuse a null).
+    let add = adding_devnet_chain(&[]);
+    assert!(add.get("blockExplorerUrls").is_none(), "{add}");
+}
+
+#[test]
+fn given_a_chain_with_an_explorer_when_the_wallet_does_not_know_it_then_the_add_names_it() {
+    let add = adding_devnet_chain(&["https://explorer.example"]);
+    assert_eq!(add["blockExplorerUrls"], serde_json::json!(["https://explorer.example"]));
+}
+
 #[test]
 fn given_a_switch_when_the_wallet_declines_then_failed_with_retry() {
     let g = switching();

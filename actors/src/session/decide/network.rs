@@ -60,16 +60,20 @@ fn ask(d: &mut Decision, connector_id: &str, chain: &ChainDefinition, step: Swit
     })?;
     let (method, params) = match step {
         SwitchStep::Switch => ("wallet_switchEthereumChain", serde_json::json!([{ "chainId": chain_id }])),
-        SwitchStep::Add => (
-            "wallet_addEthereumChain",
-            serde_json::json!([{
+        SwitchStep::Add => {
+            let mut add = serde_json::json!({
                 "chainId": chain_id,
                 "chainName": chain.name,
                 "nativeCurrency": { "name": chain.native_currency.name, "symbol": chain.native_currency.symbol, "decimals": chain.native_currency.decimals },
                 "rpcUrls": chain.rpc_urls,
-                "blockExplorerUrls": if chain.block_explorers.is_empty() { serde_json::Value::Null } else { serde_json::json!(chain.block_explorers) },
-            }]),
-        ),
+            });
+            // EIP-3085: blockExplorerUrls is optional but, when given, holds at least one URL; a
+            // null there is refused by strict wallets, so a chain without explorers leaves it out.
+            if !chain.block_explorers.is_empty() {
+                add["blockExplorerUrls"] = serde_json::json!(chain.block_explorers);
+            }
+            ("wallet_addEthereumChain", serde_json::json!([add]))
+        }
     };
     let request_id = d.issue_request(connector_id, Namespace::Eip155, RequestKind::Rpc { method: method.into(), params })?;
     d.push(Event::NetworkSwitchStarted { target: chain.caip_network_id.clone(), request_id, step });
