@@ -406,6 +406,9 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         };
         return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
     }
+    if let Some(top) = state.host_requests.stack.last().filter(|_| rng.random_bool(0.15)) {
+        return ClientCommand::CancelHostRequest { request_id: top.clone() };
+    }
     if rng.random_range(0..100u32) < 7 {
         let (method, params) = match rng.random_range(0..9u32) {
             0 | 1 => ("eth_call", serde_json::json!([{ "to": ALICE, "data": "0x70a08231" }, "latest"])),

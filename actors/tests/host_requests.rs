@@ -312,3 +312,72 @@ fn given_many_answered_requests_then_only_the_newest_answers_are_kept() {
     assert!(g.state.host_requests.get("a0").is_none());
     assert!(g.state.host_requests.get(&format!("a{}", MAX_SETTLED + 4)).is_some());
 }
+
+// --- the ApproveTransaction view: Cancel, and closing while sign-in is required ------------------
+
+#[test]
+fn given_a_stacked_send_when_the_visitor_cancels_then_rejected_4001_the_wallet_request_withdrawn_and_the_modal_closes() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
+    let request_id = g.pending_request();
+    let then = g.when(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(
+        then.event_types(),
+        vec!["WalletRequestCancelled", "WalletRequestsDrained", "HostRequestSettled", "HostRequestsDrained", "TransactionStackPopped", "ModalClosed"]
+    );
+    let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(outcome(&g, "h1"), Some(wallet_err(codes::USER_REJECTED, "User rejected the request.")));
+    assert!(g.state.host_requests.stack.is_empty());
+    assert!(g.state.requests.get(&request_id).is_none(), "the wallet's prompt is withdrawn");
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_two_stacked_requests_when_the_top_one_is_cancelled_then_the_other_stays_with_the_modal_open() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx())).and(host("h2", "personal_sign", json!(["0x00", ALICE])));
+    let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(error_code(&g, "h1"), Some(codes::USER_REJECTED));
+    assert_eq!(g.state.host_requests.stack, vec!["h2".to_string()]);
+    assert!(g.state.host_requests.get("h2").unwrap().is_pending());
+    assert_eq!(g.state.modal.status, ModalStatus::Open);
+    assert_eq!(g.state.router.current(), View::ApproveTransaction);
+}
+
+#[test]
+fn given_a_request_not_on_the_stack_when_cancelled_then_refused() {
+    let g = connected_served().and(host("r", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x" }])));
+    assert!(matches!(g.when(C::CancelHostRequest { request_id: "r".into() }).error(), DomainError::InvalidInput { .. }), "a safe read is not the visitor's to refuse");
+    assert!(matches!(g.when(C::CancelHostRequest { request_id: "nope".into() }).error(), DomainError::InvalidInput { .. }));
+    let g = g.and(host("h1", "eth_sendTransaction", send_tx()));
+    let request_id = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: json!(format!("0x{:064x}", 1)) } });
+    assert!(matches!(g.when(C::CancelHostRequest { request_id: "h1".into() }).error(), DomainError::InvalidInput { .. }), "an answered one neither");
+}
+
+/// Sign-in required: connected, the sign-in view left by a page reload (the modal closed), the
+/// account synced back, and no sign-in session.
+fn required_sign_in_without_session() -> Given {
+    let mut opts = sign_in_options(true);
+    opts.networks = options().networks;
+    let g = connect(given(started_serving(opts)));
+    assert!(g.state.siwx.challenge.is_some(), "the sign-in view asked");
+    let g = g.and(C::PageLoaded {});
+    let sync = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: sync, outcome: wallet_ok(&[ALICE], "0x1") });
+    assert_eq!(g.state.modal.status, ModalStatus::Closed, "given: the modal is closed");
+    g
+}
+
+#[test]
+fn given_required_sign_in_and_no_session_when_the_host_sends_then_approve_transaction_cannot_be_closed() {
+    let g = required_sign_in_without_session().and(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(g.state.router.current(), View::ApproveTransaction);
+    assert!(!g.state.modal.closable, "spec §4: closing is disabled on ApproveTransaction");
+    assert_eq!(g.when(C::CloseModal {}).error(), &DomainError::CloseDisabled);
+    // The visitor can still refuse the request itself.
+    let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(error_code(&g, "h1"), Some(codes::USER_REJECTED));
+    // Fence: without sign-in required the same view can be closed.
+    let open = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(open.state.router.current(), View::ApproveTransaction);
+    assert!(open.state.modal.closable);
+}

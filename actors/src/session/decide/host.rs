@@ -17,6 +17,8 @@ use crate::session::{DomainError, Event};
 
 /// EIP-1193's wording for 4100.
 pub const UNAUTHORIZED: &str = "The requested account and/or method has not been authorized by the user.";
+/// EIP-1193's wording for 4001: the visitor's Cancel on the ApproveTransaction view.
+pub const USER_REJECTED: &str = "User rejected the request.";
 /// Why a request of a page that reloaded is rejected (its promise is gone with the page).
 pub const PAGE_RELOADED: &str = "Disconnected: the page reloaded";
 
@@ -272,13 +274,37 @@ pub(super) fn answered(d: &mut Decision, wallet_request: &str, outcome: WalletOu
     }
 }
 
-/// A host request's wallet request was cancelled: the modal closed (4001, spec §4), the page
-/// reloaded or the wallet disconnected (4900).
+/// A host request's wallet request was cancelled: the modal closed or the visitor cancelled (4001,
+/// spec §4), the page reloaded or the wallet disconnected (4900).
 pub(super) fn cancelled(d: &mut Decision, wallet_request: &str, reason: &str) {
     if let Some(id) = d.state.host_requests.for_wallet_request(wallet_request).map(|r| r.id.clone()) {
-        let code = if reason == MODAL_CLOSED { codes::USER_REJECTED } else { codes::DISCONNECTED };
-        settle(d, &id, error(code, reason));
+        settle(d, &id, error(cancel_code(reason), reason));
     }
+}
+
+/// The visitor refused (4001) or the page that asked is gone (4900).
+fn cancel_code(reason: &str) -> i64 {
+    if reason == MODAL_CLOSED || reason == USER_REJECTED {
+        codes::USER_REJECTED
+    } else {
+        codes::DISCONNECTED
+    }
+}
+
+/// `CancelHostRequest`: the ApproveTransaction view's Cancel. The request must be waiting on the
+/// transaction stack; it is rejected with 4001 and its wallet request withdrawn, which pops it
+/// (and closes the modal when it was opened for the stack and the stack is now empty, spec §4).
+pub(super) fn cancel(d: &mut Decision, id: &str) -> Result<(), DomainError> {
+    let stacked = d.state.host_requests.stack.iter().any(|s| s == id);
+    let request = d.state.host_requests.get(id).filter(|r| stacked && r.is_pending()).cloned();
+    let Some(request) = request else {
+        return Err(DomainError::InvalidInput { field: "requestId".into(), message: format!("{id} is not waiting for approval") });
+    };
+    match request.wallet_request.filter(|w| d.state.requests.get(w).is_some()) {
+        Some(w) => d.end_request(Event::WalletRequestCancelled { id: w, reason: USER_REJECTED.into() }),
+        None => settle(d, id, error(codes::USER_REJECTED, USER_REJECTED)),
+    }
+    Ok(())
 }
 
 /// The modal closed: the requests on the transaction stack are rejected ("Modal closed", 4001)
