@@ -104,7 +104,7 @@ impl Decision {
         }
         if cancelled {
             send::cancelled(self, &id, &reason);
-            network::cancelled(self, &id);
+            network::cancelled(self, &id, &reason);
             host::cancelled(self, &id, &reason);
         }
     }
