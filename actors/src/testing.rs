@@ -406,8 +406,15 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         };
         return ClientCommand::ResolveWalletRequest { request_id: request_id.clone(), outcome };
     }
+    if let Some(top) = state.host_requests.stack.last().filter(|_| rng.random_bool(0.15)) {
+        return ClientCommand::CancelHostRequest { request_id: top.clone() };
+    }
     if rng.random_range(0..100u32) < 7 {
-        let (method, params) = match rng.random_range(0..9u32) {
+        let (method, params) = match rng.random_range(0..10u32) {
+            9 => {
+                let chain_id = ["0x1", "0xa4b1", "0x89"][rng.random_range(0..3)];
+                ("wallet_switchEthereumChain", serde_json::json!([{ "chainId": chain_id }]))
+            }
             0 | 1 => ("eth_call", serde_json::json!([{ "to": ALICE, "data": "0x70a08231" }, "latest"])),
             2 => ("eth_getBalance", serde_json::json!([ALICE, "latest"])),
             3 | 4 => ("eth_sendTransaction", serde_json::json!([{ "to": ALICE, "value": "0x1" }])),

@@ -9,7 +9,8 @@ use vestibule_actors::machines::modal::ModalStatus;
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::View;
 use vestibule_actors::machines::toasts::ToastVariant;
-use vestibule_actors::model::caip::CaipNetworkId;
+use vestibule_actors::machines::network_switch::SwitchStatus;
+use vestibule_actors::model::caip::{CaipNetworkId, Namespace};
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::session::{ClientCommand as C, Command, DomainError, Event};
 use vestibule_actors::testing::*;
@@ -311,4 +312,238 @@ fn given_many_answered_requests_then_only_the_newest_answers_are_kept() {
     assert_eq!(g.state.host_requests.items.len(), MAX_SETTLED);
     assert!(g.state.host_requests.get("a0").is_none());
     assert!(g.state.host_requests.get(&format!("a{}", MAX_SETTLED + 4)).is_some());
+}
+
+// --- the ApproveTransaction view: Cancel, and closing while sign-in is required ------------------
+
+#[test]
+fn given_a_stacked_send_when_the_visitor_cancels_then_rejected_4001_the_wallet_request_withdrawn_and_the_modal_closes() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
+    let request_id = g.pending_request();
+    let then = g.when(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(
+        then.event_types(),
+        vec!["WalletRequestCancelled", "WalletRequestsDrained", "HostRequestSettled", "HostRequestsDrained", "TransactionStackPopped", "ModalClosed"]
+    );
+    let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(outcome(&g, "h1"), Some(wallet_err(codes::USER_REJECTED, "User rejected the request.")));
+    assert!(g.state.host_requests.stack.is_empty());
+    assert!(g.state.requests.get(&request_id).is_none(), "the wallet's prompt is withdrawn");
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_two_stacked_requests_when_the_top_one_is_cancelled_then_the_other_stays_with_the_modal_open() {
+    let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx())).and(host("h2", "personal_sign", json!(["0x00", ALICE])));
+    let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(error_code(&g, "h1"), Some(codes::USER_REJECTED));
+    assert_eq!(g.state.host_requests.stack, vec!["h2".to_string()]);
+    assert!(g.state.host_requests.get("h2").unwrap().is_pending());
+    assert_eq!(g.state.modal.status, ModalStatus::Open);
+    assert_eq!(g.state.router.current(), View::ApproveTransaction);
+}
+
+#[test]
+fn given_a_request_not_on_the_stack_when_cancelled_then_refused() {
+    let g = connected_served().and(host("r", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x" }])));
+    assert!(matches!(g.when(C::CancelHostRequest { request_id: "r".into() }).error(), DomainError::InvalidInput { .. }), "a safe read is not the visitor's to refuse");
+    assert!(matches!(g.when(C::CancelHostRequest { request_id: "nope".into() }).error(), DomainError::InvalidInput { .. }));
+    let g = g.and(host("h1", "eth_sendTransaction", send_tx()));
+    let request_id = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: json!(format!("0x{:064x}", 1)) } });
+    assert!(matches!(g.when(C::CancelHostRequest { request_id: "h1".into() }).error(), DomainError::InvalidInput { .. }), "an answered one neither");
+}
+
+/// Sign-in required: connected, the sign-in view left by a page reload (the modal closed), the
+/// account synced back, and no sign-in session.
+fn required_sign_in_without_session() -> Given {
+    let mut opts = sign_in_options(true);
+    opts.networks = options().networks;
+    let g = connect(given(started_serving(opts)));
+    assert!(g.state.siwx.challenge.is_some(), "the sign-in view asked");
+    let g = g.and(C::PageLoaded {});
+    let sync = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: sync, outcome: wallet_ok(&[ALICE], "0x1") });
+    assert_eq!(g.state.modal.status, ModalStatus::Closed, "given: the modal is closed");
+    g
+}
+
+#[test]
+fn given_required_sign_in_and_no_session_when_the_host_sends_then_approve_transaction_cannot_be_closed() {
+    let g = required_sign_in_without_session().and(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(g.state.router.current(), View::ApproveTransaction);
+    assert!(!g.state.modal.closable, "spec §4: closing is disabled on ApproveTransaction");
+    assert_eq!(g.when(C::CloseModal {}).error(), &DomainError::CloseDisabled);
+    // The visitor can still refuse the request itself.
+    let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
+    assert_eq!(error_code(&g, "h1"), Some(codes::USER_REJECTED));
+    // Fence: without sign-in required the same view can be closed.
+    let open = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
+    assert_eq!(open.state.router.current(), View::ApproveTransaction);
+    assert!(open.state.modal.closable);
+}
+
+// --- wallet_switchEthereumChain through the session's network switch (spec §4 Network switch paths)
+
+fn switch_to(id: &str, chain_id: &str) -> C {
+    host(id, "wallet_switchEthereumChain", json!([{ "chainId": chain_id }]))
+}
+
+fn rpc_of(g: &Given, request_id: &str) -> (String, Value) {
+    match &g.state.requests.get(request_id).expect("a wallet request").kind {
+        RequestKind::Rpc { method, params } => (method.clone(), params.clone()),
+        other => panic!("expected an RPC request, got {other:?}"),
+    }
+}
+
+fn eip155_network(g: &Given) -> Option<CaipNetworkId> {
+    g.state.connection.namespace(Namespace::Eip155).network.as_ref().map(|n| n.caip_network_id.clone())
+}
+
+#[test]
+fn given_a_connection_when_the_host_switches_chain_then_the_session_s_switch_runs_with_the_switch_network_view() {
+    let g = connected_served();
+    let then = g.when(switch_to("s", "0xa4b1"));
+    assert_eq!(
+        then.event_types(),
+        vec!["HostRequestReceived", "TransactionStackPushed", "ModalOpened", "Navigated", "WalletRequestIssued", "NetworkSwitchStarted"]
+    );
+    let g = g.and(switch_to("s", "0xa4b1"));
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Switching);
+    assert_eq!(g.state.network_switch.target, Some(CaipNetworkId::eip155(42161)));
+    assert_eq!(g.state.router.current(), View::SwitchNetwork);
+    assert_eq!(g.state.router.stack.len(), 1, "opened for the host: nothing to go back to");
+    let request = g.state.host_requests.get("s").unwrap();
+    assert_eq!((request.route, request.network.clone()), (HostRoute::NetworkSwitch, Some(CaipNetworkId::eip155(42161))));
+    assert!(request.is_pending());
+    assert_eq!(rpc_of(&g, &g.pending_request()), ("wallet_switchEthereumChain".into(), json!([{ "chainId": "0xa4b1" }])));
+
+    // The wallet switched: the session's network follows and the host gets null.
+    let switch = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: WalletOutcome::Ok { result: Value::Null } });
+    assert_eq!(eip155_network(&g), Some(CaipNetworkId::eip155(42161)));
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Idle);
+    assert_eq!(outcome(&g, "s"), Some(WalletOutcome::Ok { result: Value::Null }));
+    assert!(g.state.host_requests.stack.is_empty());
+    assert_eq!(g.state.modal.status, ModalStatus::Closed, "opened for the host's request, closed when it is settled");
+    let answered = g.and(host("c", "eth_chainId", Value::Null));
+    assert_eq!(outcome(&answered, "c"), Some(WalletOutcome::Ok { result: json!("0xa4b1") }));
+}
+
+#[test]
+fn given_a_host_switch_when_the_wallet_does_not_know_the_chain_then_added_then_switched_and_the_host_gets_null() {
+    let g = connected_served().and(switch_to("s", "0xa4b1"));
+    let switch = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: wallet_err(4902, "Unrecognized chain ID") });
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Adding);
+    assert!(g.state.host_requests.get("s").unwrap().is_pending(), "4902 is not the host's answer");
+    let add = g.pending_request();
+    let (method, params) = rpc_of(&g, &add);
+    assert_eq!(method, "wallet_addEthereumChain");
+    assert_eq!(params[0]["chainId"], json!("0xa4b1"));
+    let g = g.and(C::ResolveWalletRequest { request_id: add, outcome: WalletOutcome::Ok { result: Value::Null } });
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Switching);
+    assert!(g.state.host_requests.get("s").unwrap().is_pending());
+    let again = g.pending_request();
+    assert_eq!(rpc_of(&g, &again).0, "wallet_switchEthereumChain");
+    let g = g.and(C::ResolveWalletRequest { request_id: again, outcome: WalletOutcome::Ok { result: Value::Null } });
+    assert_eq!(outcome(&g, "s"), Some(WalletOutcome::Ok { result: Value::Null }));
+    assert_eq!(eip155_network(&g), Some(CaipNetworkId::eip155(42161)));
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_a_host_switch_when_the_wallet_refuses_then_the_host_gets_the_wallet_s_error_and_the_network_stays() {
+    let g = connected_served().and(switch_to("s", "0xa4b1"));
+    let switch = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: wallet_err(4001, "User rejected the request.") });
+    assert_eq!(outcome(&g, "s"), Some(wallet_err(4001, "User rejected the request.")), "the wallet's code and message, not the view's wording");
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Failed);
+    assert_eq!(g.state.network_switch.error.as_deref(), Some("Switch declined"));
+    assert_eq!(eip155_network(&g), Some(CaipNetworkId::eip155(1)));
+    assert!(g.state.host_requests.stack.is_empty());
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+
+    // Any other wallet error is passed on as is too, and so is a failed add after 4902.
+    let g = connected_served().and(switch_to("s", "0xa4b1"));
+    let switch = g.pending_request();
+    let g2 = g.clone().and(C::ResolveWalletRequest { request_id: switch.clone(), outcome: wallet_err(-32603, "Internal JSON-RPC error.") });
+    assert_eq!(outcome(&g2, "s"), Some(wallet_err(-32603, "Internal JSON-RPC error.")));
+    let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: wallet_err(4902, "Unrecognized chain ID") });
+    let add = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: add, outcome: wallet_err(4001, "User rejected adding the chain") });
+    assert_eq!(outcome(&g, "s"), Some(wallet_err(4001, "User rejected adding the chain")));
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Failed);
+}
+
+#[test]
+fn given_a_host_switch_when_the_wallet_reports_chain_changed_then_the_host_gets_null() {
+    let g = connected_served().and(switch_to("s", "0xa4b1"));
+    let g = g.and(C::WalletChainChanged { connector_id: DEV_WALLET_RDNS.into(), chain_id: "0xa4b1".into() });
+    assert_eq!(outcome(&g, "s"), Some(WalletOutcome::Ok { result: Value::Null }));
+    assert!(g.state.requests.order.is_empty(), "the switch request is no longer waited for");
+    assert_eq!(g.state.modal.status, ModalStatus::Closed);
+}
+
+#[test]
+fn given_a_host_switch_when_the_modal_closes_then_rejected_4001_and_the_switch_abandoned() {
+    let g = connected_served().and(switch_to("s", "0xa4b1"));
+    let g = g.and(C::CloseModal {});
+    assert_eq!(outcome(&g, "s"), Some(wallet_err(codes::USER_REJECTED, "Modal closed")));
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Idle);
+    assert!(g.state.requests.order.is_empty(), "the switch's wallet request is withdrawn");
+    assert!(g.state.host_requests.stack.is_empty());
+}
+
+#[test]
+fn given_the_current_chain_or_a_foreign_chain_or_a_bad_id_when_the_host_switches_then_answered_without_the_session_s_switch() {
+    // Already there: null at once, no wallet request, no modal.
+    let then = connected_served().when(switch_to("s", "0x1"));
+    assert_eq!(wallet_requests_issued(then.events()), 0);
+    let state = then.state();
+    assert_eq!(state.host_requests.get("s").unwrap().outcome, Some(WalletOutcome::Ok { result: Value::Null }));
+    assert_eq!(state.modal.status, ModalStatus::Closed);
+    // A chain outside the session's networks: the wallet is asked directly, as before.
+    let g = connected_served().and(switch_to("p", "0x89"));
+    assert_eq!(g.state.host_requests.get("p").unwrap().route, HostRoute::Wallet);
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Idle);
+    assert_eq!(rpc_of(&g, &g.pending_request()), ("wallet_switchEthereumChain".into(), json!([{ "chainId": "0x89" }])));
+    // Network switching disabled by the host's options: the wallet too.
+    let mut o = options();
+    o.enable_network_switch = false;
+    let g = connect(given(started_serving(o))).and(switch_to("d", "0xa4b1"));
+    assert_eq!(g.state.host_requests.get("d").unwrap().route, HostRoute::Wallet);
+    assert_eq!(g.state.network_switch.status, SwitchStatus::Idle);
+    // Not a chain id.
+    let g = connected_served().and(host("b", "wallet_switchEthereumChain", json!([{ "chainId": "42161" }])));
+    assert_eq!(error_code(&g, "b"), Some(codes::INVALID_PARAMS));
+}
+
+#[test]
+fn given_a_pending_switch_when_the_host_asks_the_same_or_another_chain_then_it_rides_along_or_is_refused_32002() {
+    let g = connected_served().and(C::OpenModal { view: None }).and(C::SwitchNetwork { network: CaipNetworkId::eip155(42161) });
+    let other = g.clone().and(switch_to("x", "0x1"));
+    assert_eq!(error_code(&other, "x"), Some(-32002));
+    let then = g.when(switch_to("s", "0xa4b1"));
+    assert_eq!(wallet_requests_issued(then.events()), 0, "the pending switch is not asked twice");
+    let g = g.and(switch_to("s", "0xa4b1"));
+    let switch = g.pending_request();
+    let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: WalletOutcome::Ok { result: Value::Null } });
+    assert_eq!(outcome(&g, "s"), Some(WalletOutcome::Ok { result: Value::Null }));
+    assert_eq!(g.state.modal.status, ModalStatus::Open, "the visitor's own modal stays open");
+    assert_eq!(g.state.router.current(), View::Account);
+}
+
+#[test]
+fn given_a_stacked_send_when_the_host_switches_then_approve_transaction_comes_back_after_the_switch() {
+    let g = connected_served().and(host("t", "eth_sendTransaction", send_tx())).and(switch_to("s", "0xa4b1"));
+    assert_eq!(g.state.router.current(), View::SwitchNetwork);
+    assert_eq!(g.state.host_requests.stack, vec!["t".to_string(), "s".to_string()]);
+    let switch = g.state.network_switch.request_id.clone().expect("the switch's wallet request");
+    assert_eq!(rpc_of(&g, &switch).0, "wallet_switchEthereumChain");
+    let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: WalletOutcome::Ok { result: Value::Null } });
+    assert_eq!(outcome(&g, "s"), Some(WalletOutcome::Ok { result: Value::Null }));
+    assert_eq!(g.state.host_requests.stack, vec!["t".to_string()]);
+    assert_eq!(g.state.modal.status, ModalStatus::Open);
+    assert_eq!(g.state.router.current(), View::ApproveTransaction);
 }

@@ -6,7 +6,8 @@
 //           charts, wallet effects, provider)                                  <= 30 kB
 //   modal   the modal chunk and what it imports beyond the core (React, views) <= 80 kB
 //   parts   each optional part beyond core and modal                           <= 10 kB each
-//           (and each view loaded as a chunk of its own: Networks, SwitchNetwork)
+//           (and each view loaded as a chunk of its own: Networks, SwitchNetwork,
+//           ApproveTransaction)
 //
 // Also: the app pages built on the React entry (demo, replay, wagmi example) carry one React.
 

@@ -117,6 +117,10 @@ pub enum HostRoute {
     Wallet,
     /// The connected wallet, which asks the visitor (signing and sending): the transaction stack.
     WalletPrompt,
+    /// `wallet_switchEthereumChain` to one of the session's networks: the session's network switch
+    /// (SwitchNetwork view, 4902 → add → switch), on the transaction stack; settled when the switch
+    /// finishes (null) or fails (the wallet's error). `network` is the target.
+    NetworkSwitch,
     /// In neither list: refused after the message shows.
     Disallowed,
 }

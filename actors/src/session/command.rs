@@ -157,6 +157,11 @@ pub enum ClientCommand {
         #[ts(type = "unknown")]
         params: serde_json::Value,
     },
+    /// The ApproveTransaction view's Cancel: the visitor refuses the host's request `request_id`
+    /// (on the transaction stack); the host gets 4001 and the wallet's prompt is withdrawn.
+    CancelHostRequest {
+        request_id: String,
+    },
     /// A problem in the widget itself (its mirrored chart disagreed with the state, a view failed to
     /// render). Recorded as `ClientErrorReported`; changes nothing else. Never carries secrets.
     ReportClientError {

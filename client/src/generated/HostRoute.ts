@@ -3,4 +3,4 @@
 /**
  * Who answers a request.
  */
-export type HostRoute = "session" | "chain" | "wallet" | "walletPrompt" | "disallowed";
+export type HostRoute = "session" | "chain" | "wallet" | "walletPrompt" | "networkSwitch" | "disallowed";

@@ -17,6 +17,8 @@ use crate::session::{DomainError, Event};
 
 /// EIP-1193's wording for 4100.
 pub const UNAUTHORIZED: &str = "The requested account and/or method has not been authorized by the user.";
+/// EIP-1193's wording for 4001: the visitor's Cancel on the ApproveTransaction view.
+pub const USER_REJECTED: &str = "User rejected the request.";
 /// Why a request of a page that reloaded is rejected (its promise is gone with the page).
 pub const PAGE_RELOADED: &str = "Disconnected: the page reloaded";
 
@@ -194,9 +196,13 @@ pub(super) fn request(d: &mut Decision, id: String, method: String, params: serd
                 None => forward(d, received, account, false)?,
             }
         }
+        HostRoute::Wallet if method == "wallet_switchEthereumChain" => match account {
+            Some(account) => switch_chain(d, received, account)?,
+            None => forward(d, received, None, false)?,
+        },
         HostRoute::Wallet => forward(d, received, account, false)?,
         HostRoute::WalletPrompt => forward(d, received, account, true)?,
-        HostRoute::Disallowed => unreachable!("handled above"),
+        HostRoute::Disallowed | HostRoute::NetworkSwitch => unreachable!("not a classification of a method"),
     }
     Ok(())
 }
@@ -224,6 +230,79 @@ fn forward(d: &mut Decision, mut received: HostRequest, account: Option<Eip155>,
         }
     }
     Ok(())
+}
+
+/// EIP-1193 / MetaMask: the resource is busy (another switch is pending).
+pub const SWITCH_PENDING_CODE: i64 = -32002;
+pub const SWITCH_PENDING: &str = "A network switch is already pending";
+
+/// The target of a `wallet_switchEthereumChain` (`[{ chainId: "0x…" }]`).
+fn switch_target(params: &serde_json::Value) -> Option<CaipNetworkId> {
+    let hex = params.get(0)?.get("chainId")?.as_str()?.strip_prefix("0x")?;
+    let id = u64::from_str_radix(hex, 16).ok().filter(|_| !hex.is_empty() && hex.len() <= 16)?;
+    Some(CaipNetworkId::eip155(id))
+}
+
+/// `wallet_switchEthereumChain` from the host (spec §4 Network switch paths): to one of the
+/// session's networks, with network switching enabled and the EVM account active, it is the
+/// session's own switch (SwitchNetwork view; 4902 → add → switch), so the session's network follows;
+/// the host's request waits on the transaction stack until the switch finishes (null) or fails (the
+/// wallet's error). A chain outside the session's networks, or switching disabled: the wallet is
+/// asked directly, as any wallet call.
+fn switch_chain(d: &mut Decision, mut received: HostRequest, account: Eip155) -> Result<(), DomainError> {
+    let id = received.id.clone();
+    let Some(target) = switch_target(&received.params) else {
+        d.push(Event::HostRequestReceived { request: received });
+        settle(d, &id, invalid_params("'chainId' must be a hex chain id"));
+        return Ok(());
+    };
+    let in_session = d.state.networks.iter().any(|n| n.caip_network_id == target);
+    if !(in_session && d.state.options.enable_network_switch && d.state.evm_account().is_some()) {
+        return forward(d, received, Some(account), false);
+    }
+    received.route = HostRoute::NetworkSwitch;
+    received.network = Some(target.clone());
+    d.push(Event::HostRequestReceived { request: received });
+    let pending = d.state.network_switch.clone();
+    if pending.in_progress() && pending.target.as_ref() != Some(&target) {
+        settle(d, &id, error(SWITCH_PENDING_CODE, SWITCH_PENDING));
+        return Ok(());
+    }
+    if !pending.in_progress() && account.network.as_ref() == Some(&target) {
+        // Already there (EIP-3326 answers null).
+        settle(d, &id, WalletOutcome::Ok { result: serde_json::Value::Null });
+        return Ok(());
+    }
+    let opened_modal = !d.state.modal.is_open();
+    d.push(Event::TransactionStackPushed { id: id.clone(), opened_modal });
+    if opened_modal {
+        d.open_modal();
+        d.navigate(View::SwitchNetwork, None, NavigationMode::Reset);
+    }
+    // A switch to the same target already pending (the Networks view's): this request rides along.
+    if !pending.in_progress()
+        && let Err(e) = super::network::switch(d, target)
+    {
+        settle(d, &id, error(codes::INTERNAL, e.to_string()));
+    }
+    Ok(())
+}
+
+/// The session's network switch finished (`Ok(null)`), failed (the wallet's error) or was
+/// cancelled: the host's `wallet_switchEthereumChain` requests waiting for it are settled. When
+/// other requests still wait on the stack of a modal opened for it, their view comes back.
+pub(super) fn switch_settled(d: &mut Decision, outcome: WalletOutcome) {
+    let waiting: Vec<String> = d.state.host_requests.pending().filter(|r| r.route == HostRoute::NetworkSwitch).map(|r| r.id.clone()).collect();
+    if waiting.is_empty() {
+        return;
+    }
+    for id in waiting {
+        settle(d, &id, outcome.clone());
+    }
+    let hr = &d.state.host_requests;
+    if !hr.stack.is_empty() && hr.opened_modal && d.state.modal.is_open() && d.state.router.current() != View::ApproveTransaction {
+        d.navigate(View::ApproveTransaction, None, NavigationMode::Reset);
+    }
 }
 
 /// Settles a pending host request: pops it from the transaction stack, and closes the modal when
@@ -272,12 +351,46 @@ pub(super) fn answered(d: &mut Decision, wallet_request: &str, outcome: WalletOu
     }
 }
 
-/// A host request's wallet request was cancelled: the modal closed (4001, spec §4), the page
-/// reloaded or the wallet disconnected (4900).
+/// A host request's wallet request was cancelled: the modal closed or the visitor cancelled (4001,
+/// spec §4), the page reloaded or the wallet disconnected (4900).
 pub(super) fn cancelled(d: &mut Decision, wallet_request: &str, reason: &str) {
     if let Some(id) = d.state.host_requests.for_wallet_request(wallet_request).map(|r| r.id.clone()) {
-        let code = if reason == MODAL_CLOSED { codes::USER_REJECTED } else { codes::DISCONNECTED };
-        settle(d, &id, error(code, reason));
+        settle(d, &id, error(cancel_code(reason), reason));
+    }
+}
+
+/// The visitor refused (4001) or the page that asked is gone (4900).
+pub(super) fn cancel_code(reason: &str) -> i64 {
+    if reason == MODAL_CLOSED || reason == USER_REJECTED {
+        codes::USER_REJECTED
+    } else {
+        codes::DISCONNECTED
+    }
+}
+
+/// `CancelHostRequest`: the ApproveTransaction view's Cancel. The request must be waiting on the
+/// transaction stack; it is rejected with 4001 and its wallet request withdrawn, which pops it
+/// (and closes the modal when it was opened for the stack and the stack is now empty, spec §4).
+pub(super) fn cancel(d: &mut Decision, id: &str) -> Result<(), DomainError> {
+    let stacked = d.state.host_requests.stack.iter().any(|s| s == id);
+    let request = d.state.host_requests.get(id).filter(|r| stacked && r.is_pending()).cloned();
+    let Some(request) = request else {
+        return Err(DomainError::InvalidInput { field: "requestId".into(), message: format!("{id} is not waiting for approval") });
+    };
+    withdraw(d, &request.id, USER_REJECTED);
+    Ok(())
+}
+
+/// Rejects a stacked request for `reason` (the visitor's Cancel, the modal closing): its wallet
+/// request is cancelled (for a network switch, the switch's), which settles it; else it is settled
+/// here.
+fn withdraw(d: &mut Decision, id: &str, reason: &str) {
+    let Some(request) = d.state.host_requests.get(id).filter(|r| r.is_pending()).cloned() else { return };
+    let wallet_request =
+        if request.route == HostRoute::NetworkSwitch { d.state.network_switch.request_id.clone() } else { request.wallet_request };
+    match wallet_request.filter(|w| d.state.requests.get(w).is_some()) {
+        Some(w) => d.end_request(Event::WalletRequestCancelled { id: w, reason: reason.into() }),
+        None => settle(d, id, error(cancel_code(reason), reason)),
     }
 }
 
@@ -286,11 +399,7 @@ pub(super) fn cancelled(d: &mut Decision, wallet_request: &str, reason: &str) {
 pub(super) fn modal_closed(d: &mut Decision) {
     let stacked: Vec<String> = d.state.host_requests.stack.clone();
     for id in stacked {
-        let wallet_request = d.state.host_requests.get(&id).and_then(|r| r.wallet_request.clone());
-        match wallet_request.filter(|w| d.state.requests.get(w).is_some()) {
-            Some(w) => d.end_request(Event::WalletRequestCancelled { id: w, reason: MODAL_CLOSED.into() }),
-            None => settle(d, &id, error(codes::USER_REJECTED, MODAL_CLOSED)),
-        }
+        withdraw(d, &id, MODAL_CLOSED);
     }
 }
 

@@ -104,7 +104,7 @@ impl Decision {
         }
         if cancelled {
             send::cancelled(self, &id, &reason);
-            network::cancelled(self, &id);
+            network::cancelled(self, &id, &reason);
             host::cancelled(self, &id, &reason);
         }
     }
@@ -235,6 +235,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::SwitchNetwork { network } => network::switch(d, network)?,
         ClientCommand::RetrySwitchNetwork {} => network::retry(d)?,
         ClientCommand::HostRequest { request_id, method, params } => host::request(d, request_id, method, params)?,
+        ClientCommand::CancelHostRequest { request_id } => host::cancel(d, &request_id)?,
         ClientCommand::ReportClientError { kind, detail } => d.push(crate::session::client_error::report(kind, &detail)?),
     }
     // Whatever moved the connection (connect, accountsChanged, chainChanged, a switch, a

@@ -6,6 +6,7 @@
 //! connection; balances and activity then follow the new chain (`account::follow_connection`).
 
 use super::{wallet_error_message, Decision};
+use crate::machines::host_requests;
 use crate::machines::network_switch::{SwitchStatus, SwitchStep, SWITCH_DECLINED, UNRECOGNIZED_CHAIN};
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
@@ -104,7 +105,7 @@ pub(super) fn answered(d: &mut Decision, request: &WalletRequest, outcome: Walle
             if let Some(chain) = chain
                 && let Err(e) = ask(d, &request.connector_id, &chain, SwitchStep::Switch)
             {
-                d.push(Event::NetworkSwitchFailed { code: None, message: e.to_string() });
+                failed(d, None, e.to_string(), None);
             }
         }
         (SwitchStep::Switch, WalletOutcome::Error { code, .. }) if code == UNRECOGNIZED_CHAIN => {
@@ -112,7 +113,7 @@ pub(super) fn answered(d: &mut Decision, request: &WalletRequest, outcome: Walle
             if let Some(chain) = chain
                 && let Err(e) = ask(d, &request.connector_id, &chain, SwitchStep::Add)
             {
-                d.push(Event::NetworkSwitchFailed { code: None, message: e.to_string() });
+                failed(d, None, e.to_string(), None);
             }
         }
         (_, e @ WalletOutcome::Error { .. }) => {
@@ -121,9 +122,17 @@ pub(super) fn answered(d: &mut Decision, request: &WalletRequest, outcome: Walle
                 WalletOutcome::Ok { .. } => None,
             };
             let message = if e.is_user_rejection() { SWITCH_DECLINED.to_string() } else { wallet_error_message(&e) };
-            d.push(Event::NetworkSwitchFailed { code, message });
+            failed(d, code, message, Some(e));
         }
     }
+}
+
+/// The switch failed: the view shows `message`; a host's `wallet_switchEthereumChain` waiting for
+/// it gets the wallet's own error (`wallet`), or an internal error with `message`.
+fn failed(d: &mut Decision, code: Option<i64>, message: String, wallet: Option<WalletOutcome>) {
+    d.push(Event::NetworkSwitchFailed { code, message: message.clone() });
+    let outcome = wallet.unwrap_or(WalletOutcome::Error { code: host_requests::codes::INTERNAL, message });
+    super::host::switch_settled(d, outcome);
 }
 
 /// The connected account is now on `network` (the switch's answer, or the wallet's chainChanged).
@@ -155,12 +164,17 @@ pub(super) fn finish_if_arrived(d: &mut Decision) {
         if d.state.router.current() == View::SwitchNetwork {
             d.navigate(View::Account, None, NavigationMode::Reset);
         }
+        // EIP-3326: a switch answers null.
+        super::host::switch_settled(d, WalletOutcome::Ok { result: serde_json::Value::Null });
     }
 }
 
-/// The switch's wallet request was cancelled (reload, disconnect).
-pub(super) fn cancelled(d: &mut Decision, request_id: &str) {
+/// The switch's wallet request was cancelled (reload, disconnect, the modal closing or the
+/// visitor's cancel of a host's switch): a host's switch waiting for it is rejected.
+pub(super) fn cancelled(d: &mut Decision, request_id: &str, reason: &str) {
     if d.state.network_switch.request_id.as_deref() == Some(request_id) {
         d.push(Event::NetworkSwitchCancelled {});
+        let code = super::host::cancel_code(reason);
+        super::host::switch_settled(d, WalletOutcome::Error { code, message: reason.to_string() });
     }
 }

@@ -1,11 +1,11 @@
 // The view the router chart is in. Swap, Send and Receive are parts (loaded only when their feature
 // is enabled and the view is opened; the server navigates to them only then); Networks and
-// SwitchNetwork are chunks of their own too (needed only after connecting).
+// SwitchNetwork and ApproveTransaction are chunks of their own too (needed only after connecting).
 
 import { Suspense } from "react";
 import { useRoute } from "../../context/widgetContext";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
+import { ApproveTransaction, Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
 import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
@@ -58,6 +58,11 @@ export function CurrentView() {
         </Suspense>
       );
     case "ApproveTransaction":
+      return (
+        <Suspense fallback={<PartFallback label="approval" />}>
+          <ApproveTransaction />
+        </Suspense>
+      );
     case "UpdateEmailWallet":
       return <Unavailable view={route} />;
   }

@@ -1,4 +1,4 @@
-// The routes of features this deployment has not built yet (SwitchNetwork, ApproveTransaction, ...):
+// The routes of features this deployment has not built yet (UpdateEmailWallet, ...):
 // the modal says so plainly instead of showing nothing.
 
 import type { View } from "../../generated/View";
