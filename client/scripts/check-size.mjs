@@ -3,7 +3,10 @@
 //
 //   loader  dist/vestibule.js: the script tag                                  <= 15 kB
 //   core    the core chunk and what it imports statically (transport, mirror,
-//           charts, wallet effects, provider)                                  <= 30 kB
+//           charts, wallet effects, provider)                                  <= 32 kB
+//           (30 kB until the host's provider routed every request through the
+//           session, decision 0909: it must work before the modal loads, so it
+//           stays in the core)
 //   modal   the modal chunk and what it imports beyond the core (React, views) <= 80 kB
 //   parts   each optional part beyond core and modal                           <= 10 kB each
 //           (and each view loaded as a chunk of its own: Networks, SwitchNetwork,
@@ -16,7 +19,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
 const DIST = join(import.meta.dirname, "..", "dist");
-const BUDGETS = { loader: 15_000, core: 30_000, modal: 80_000, part: 10_000 };
+const BUDGETS = { loader: 15_000, core: 32_000, modal: 80_000, part: 10_000 };
 const manifest = JSON.parse(readFileSync(join(DIST, "vestibule/manifest.json"), "utf8"));
 const gz = (file) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
 
