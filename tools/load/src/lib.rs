@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use self::gateway_process::{gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
+use self::gateway_process::{cpu_seconds, gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
 use self::metrics::{Metrics, Totals};
 use self::scenario::{Scenario, ScenarioKind};
 use self::visitor::{Broken, Target, Visitor};
@@ -183,6 +183,20 @@ pub struct ChainReport {
     pub balance_fetches_per_address_per_30s: f64,
     /// Every `vestibule_chain_*` counter that moved, as `name{labels}` → increase.
     pub counters: BTreeMap<String, u64>,
+    /// CPU seconds used during the window by the gateway (when its pid is known), this harness,
+    /// and the devnet's nodes (from `DIR/pids`): who held the machine's cores.
+    pub cpu_s: BTreeMap<String, f64>,
+}
+
+/// CPU seconds so far of the processes a chain report accounts for.
+fn cpu_snapshot(gateway: Option<u32>, devnet: Option<&devnet::Devnet>) -> BTreeMap<String, f64> {
+    let mut pids: Vec<(String, u32)> = vec![("load".into(), std::process::id())];
+    pids.extend(gateway.map(|p| ("gateway".to_string(), p)));
+    if let Some(d) = devnet {
+        let listed = std::fs::read_to_string(d.dir.join("pids")).unwrap_or_default();
+        pids.extend(listed.lines().filter_map(|l| l.trim().parse().ok()).enumerate().map(|(i, p)| (format!("anvil{i}"), p)));
+    }
+    pids.into_iter().filter_map(|(name, pid)| Some((name, cpu_seconds(pid)?))).collect()
 }
 
 /// How long a visitor keeps trying to reconnect when kills are counted, and how long a run may go
@@ -459,7 +473,11 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let idle_rss = gateway_pid.and_then(rss_bytes);
     let hibernated = gateway_metrics(&addr).await.and_then(|m| m.get("vestibule_hibernated_sessions").map(|v| *v as u64));
     let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
-    let chain_before = if devnet.is_some() { Some((gateway_metrics(&addr).await, Instant::now())) } else { None };
+    let chain_before = if devnet.is_some() {
+        Some((gateway_metrics(&addr).await, Instant::now(), cpu_snapshot(gateway_pid, devnet.as_deref())))
+    } else {
+        None
+    };
     let _ = go.send(true);
     let traffic_start = Instant::now();
 
@@ -527,10 +545,15 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     let drain = stopped_at.elapsed().as_secs_f64();
     let chain_report = match chain_before {
-        Some((before, at)) => {
+        Some((before, at, cpu_before)) => {
             let after = gateway_metrics(&addr).await;
+            let cpu_after = cpu_snapshot(gateway_pid, devnet.as_deref());
             match (before, after) {
-                (Some(before), Some(after)) => Some(chain_report(&before, &after, at.elapsed().as_secs_f64(), args.addresses, sessions_connected)),
+                (Some(before), Some(after)) => {
+                    let mut report = chain_report(&before, &after, at.elapsed().as_secs_f64(), args.addresses, sessions_connected);
+                    report.cpu_s = cpu_after.iter().filter_map(|(k, v)| Some((k.clone(), v - cpu_before.get(k)?))).collect();
+                    Some(report)
+                }
                 _ => anyhow::bail!("cannot read the gateway's /metrics at {addr}"),
             }
         }
@@ -633,6 +656,7 @@ pub fn chain_report(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64
         balance_hits: sum("vestibule_chain_balance_cache_total", Some("hit")),
         balance_fetches_per_address_per_30s: balance_fetches as f64 / addresses.max(1) as f64 / periods,
         counters,
+        cpu_s: BTreeMap::new(),
     }
 }
 
@@ -737,6 +761,8 @@ impl std::fmt::Display for Report {
                 "balances: {} fetches for {} addresses ({:.2} per address per 30 s), {} fresh after sends, {} answered by the cache",
                 c.balance_fetches, c.addresses, c.balance_fetches_per_address_per_30s, c.balance_fresh_fetches, c.balance_hits
             )?;
+            let cpu: Vec<String> = c.cpu_s.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+            writeln!(f, "CPU seconds in the window: {}", cpu.join(", "))?;
         }
         writeln!(f, "connections {} (reconnects {}), errors {:?}", self.connections, self.reconnects, self.errors)?;
         if let Some(per) = self.rss_bytes_per_session {
