@@ -86,6 +86,15 @@ impl Devnet {
         Ok(wallets)
     }
 
+    /// Mines a block every `seconds` instead of one per transaction, as a real chain does: sent
+    /// transactions then wait for their block, and their receipts are chain effects in flight for
+    /// that long.
+    pub async fn set_block_time(&self, seconds: u64) -> anyhow::Result<()> {
+        let _: Value = self.provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+        let _: Value = self.provider.raw_request("evm_setIntervalMining".into(), (seconds,)).await?;
+        Ok(())
+    }
+
     /// Sends the session's `eth_sendTransaction` parameter as the wallet would; the node's hash, or
     /// the JSON-RPC error (code, message) the wallet would pass on.
     pub async fn send(&self, wallet: &AccountWallet, params: &Value) -> Result<String, (i64, String)> {

@@ -107,6 +107,11 @@ pub struct LoadArgs {
     /// not seconds: the run does the same work however busy the machine is.
     #[arg(long)]
     pub cycles: Option<u64>,
+    /// `account`: mine a block on the devnet's chain every this many seconds (anvil's interval
+    /// mining) instead of one per transaction, so that each send's receipt is a chain effect in
+    /// flight for up to a block, as on a real chain. Left as it is after the run.
+    #[arg(long)]
+    pub block_time: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -323,6 +328,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         (Some(d), ScenarioKind::Account) => d.fund(args.addresses).await?,
         _ => Vec::new(),
     };
+    if let (Some(d), Some(seconds)) = (&devnet, args.block_time) {
+        d.set_block_time(seconds).await?;
+    }
     let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
     let mut gateway = match (&args.url, &data_dir) {
@@ -738,14 +746,15 @@ impl std::fmt::Display for Report {
         let ms = |us: u64| us as f64 / 1000.0;
         writeln!(f, "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic (+{:.1} s to drain)", self.scenario, self.sessions_connected, self.sessions, self.duration_s, self.drain_s)?;
         writeln!(f, "commands {} ({:.0}/s; {} accepted, {} refused), events {} ({:.0}/s)", self.commands, self.commands_per_s, self.accepted, self.refused, self.events, self.events_per_s)?;
-        writeln!(f, "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
         let mut rows = vec![("command→result".to_string(), &self.latency.command_to_result), ("command→diff".to_string(), &self.latency.command_to_diff)];
         if self.scenario == ScenarioKind::Account {
             rows.extend(self.latency.command_to_diff_by_class.iter().map(|(class, p)| (format!("  {class}"), p)));
             rows.extend(self.latency.effects.iter().map(|(effect, p)| (format!("effect {effect}"), p)));
         }
+        let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(18);
+        writeln!(f, "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
         for (name, p) in rows {
-            writeln!(f, "{name:<18} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}", p.count, ms(p.p50_us), ms(p.p90_us), ms(p.p99_us), ms(p.p999_us), ms(p.max_us))?;
+            writeln!(f, "{name:<width$} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}", p.count, ms(p.p50_us), ms(p.p90_us), ms(p.p99_us), ms(p.p999_us), ms(p.max_us))?;
         }
         if !self.counts.is_empty() {
             writeln!(f, "counts {:?}", self.counts)?;

@@ -300,6 +300,7 @@ impl Visitor {
         self.next_command += 1;
         let id = format!("v{}c{}", self.index, self.next_command);
         let frame = json!({ "type": "command", "id": id, "command": command }).to_string();
+        let effects_before = self.effects_in_flight();
         let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
         let sent = Instant::now();
         ws.send(Message::text(frame)).await.map_err(|e| Broken::Connection(e.to_string()))?;
@@ -338,6 +339,11 @@ impl Visitor {
                         let latency = sent.elapsed();
                         self.metrics.diff(latency);
                         self.metrics.class_diff(class.name(), latency);
+                        if class == Class::NonChain && effects_before {
+                            // The subset the target is about: this session's own chain effect
+                            // was in flight when the command was sent.
+                            self.metrics.class_diff("non-chain, own chain effect in flight", latency);
+                        }
                         self.must_persist.push(id.clone());
                     }
                     self.observe_effects(if ours { sent } else { Instant::now() });
