@@ -191,6 +191,17 @@ pub struct ChainReport {
     /// CPU seconds used during the window by the gateway (when its pid is known), this harness,
     /// and the devnet's nodes (from `DIR/pids`): who held the machine's cores.
     pub cpu_s: BTreeMap<String, f64>,
+    /// Share of the window in which some runnable task on the machine waited for a CPU, and some
+    /// task waited for I/O (Linux pressure stall information, `/proc/pressure/{cpu,io}`): how much
+    /// other work (other builds) competed with this run. `None` where the kernel has no PSI.
+    pub cpu_pressure_pct: Option<f64>,
+    pub io_pressure_pct: Option<f64>,
+}
+
+/// The `some` line's `total=` (µs stalled since boot) of `/proc/pressure/{resource}`.
+fn pressure_stall_us(resource: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/pressure/{resource}")).ok()?;
+    text.lines().find(|l| l.starts_with("some "))?.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
 }
 
 /// CPU seconds so far of the processes a chain report accounts for.
@@ -482,7 +493,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let hibernated = gateway_metrics(&addr).await.and_then(|m| m.get("vestibule_hibernated_sessions").map(|v| *v as u64));
     let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
     let chain_before = if devnet.is_some() {
-        Some((gateway_metrics(&addr).await, Instant::now(), cpu_snapshot(gateway_pid, devnet.as_deref())))
+        let pressure = (pressure_stall_us("cpu"), pressure_stall_us("io"));
+        Some((gateway_metrics(&addr).await, Instant::now(), cpu_snapshot(gateway_pid, devnet.as_deref()), pressure))
     } else {
         None
     };
@@ -553,13 +565,16 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     let drain = stopped_at.elapsed().as_secs_f64();
     let chain_report = match chain_before {
-        Some((before, at, cpu_before)) => {
+        Some((before, at, cpu_before, (cpu_stall, io_stall))) => {
             let after = gateway_metrics(&addr).await;
             let cpu_after = cpu_snapshot(gateway_pid, devnet.as_deref());
             match (before, after) {
                 (Some(before), Some(after)) => {
                     let mut report = chain_report(&before, &after, at.elapsed().as_secs_f64(), args.addresses, sessions_connected);
                     report.cpu_s = cpu_after.iter().filter_map(|(k, v)| Some((k.clone(), v - cpu_before.get(k)?))).collect();
+                    let share = |before: Option<u64>, after: Option<u64>| Some((after? - before?) as f64 / 1e6 / report.window_s.max(0.001) * 100.0);
+                    report.cpu_pressure_pct = share(cpu_stall, pressure_stall_us("cpu"));
+                    report.io_pressure_pct = share(io_stall, pressure_stall_us("io"));
                     Some(report)
                 }
                 _ => anyhow::bail!("cannot read the gateway's /metrics at {addr}"),
@@ -665,6 +680,8 @@ pub fn chain_report(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64
         balance_fetches_per_address_per_30s: balance_fetches as f64 / addresses.max(1) as f64 / periods,
         counters,
         cpu_s: BTreeMap::new(),
+        cpu_pressure_pct: None,
+        io_pressure_pct: None,
     }
 }
 
@@ -772,6 +789,9 @@ impl std::fmt::Display for Report {
             )?;
             let cpu: Vec<String> = c.cpu_s.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
             writeln!(f, "CPU seconds in the window: {}", cpu.join(", "))?;
+            if let (Some(cpu), Some(io)) = (c.cpu_pressure_pct, c.io_pressure_pct) {
+                writeln!(f, "machine: some task waited for a CPU {cpu:.0} % and for I/O {io:.0} % of the window (/proc/pressure)")?;
+            }
         }
         writeln!(f, "connections {} (reconnects {}), errors {:?}", self.connections, self.reconnects, self.errors)?;
         if let Some(per) = self.rss_bytes_per_session {
