@@ -148,6 +148,9 @@ pub struct Report {
     /// Scenario counters: `sends` (answered with the node's hash), `receipt:<status>`,
     /// `balances:<status>`, `activity:<status>` (the outcomes the visitors saw).
     pub counts: BTreeMap<String, u64>,
+    /// The visitors' mirrored states when they stopped, in bytes of JSON (`p50_us`, `max_us`... hold
+    /// bytes): what every diff's patch and hash check work on, in the gateway and here.
+    pub final_state_bytes: metrics::Percentiles,
     /// The chain service's upstream work during the traffic (the `account` scenario).
     pub chain: Option<ChainReport>,
     pub timeline: Vec<metrics::Second>,
@@ -465,6 +468,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     }
                 }
             }
+            metrics.final_state(visitor.state_bytes());
             finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             progress_of.gave_up(visitor.index);
             visitor
@@ -753,6 +757,7 @@ fn build_report(
             effects: t.effects,
         },
         counts: t.counts,
+        final_state_bytes: t.final_state_bytes,
         chain: None,
         timeline: t.timeline,
     }
@@ -775,6 +780,8 @@ impl std::fmt::Display for Report {
         }
         if !self.counts.is_empty() {
             writeln!(f, "counts {:?}", self.counts)?;
+            let b = &self.final_state_bytes;
+            writeln!(f, "state at the end: p50 {:.1} KiB, max {:.1} KiB of JSON", b.p50_us as f64 / 1024.0, b.max_us as f64 / 1024.0)?;
         }
         if let Some(c) = &self.chain {
             writeln!(

@@ -34,6 +34,8 @@ struct Inner {
     effects: BTreeMap<&'static str, Histogram<u64>>,
     /// Scenario counters (sends answered, receipts by status, ...).
     counts: BTreeMap<String, u64>,
+    /// Each visitor's mirrored state, in bytes of JSON, when it stopped.
+    final_state_bytes: Histogram<u64>,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -83,6 +85,8 @@ pub struct Totals {
     pub command_to_diff_by_class: BTreeMap<String, Percentiles>,
     pub effects: BTreeMap<String, Percentiles>,
     pub counts: BTreeMap<String, u64>,
+    /// Visitors' mirrored states when they stopped, in bytes (the `_us` fields hold bytes here).
+    pub final_state_bytes: Percentiles,
 }
 
 impl Default for Metrics {
@@ -111,6 +115,7 @@ impl Metrics {
                 by_class: BTreeMap::new(),
                 effects: BTreeMap::new(),
                 counts: BTreeMap::new(),
+                final_state_bytes: Histogram::new_with_bounds(1, 1 << 30, 3).expect("valid bounds"),
             }),
         }
     }
@@ -156,6 +161,12 @@ impl Metrics {
     pub fn effect(&self, effect: &'static str, latency: Duration) {
         self.with(|m| {
             let _ = m.effects.entry(effect).or_insert_with(histogram).record(latency.as_micros().max(1) as u64);
+        });
+    }
+
+    pub fn final_state(&self, bytes: usize) {
+        self.with(|m| {
+            let _ = m.final_state_bytes.record(bytes.max(1) as u64);
         });
     }
 
@@ -213,6 +224,7 @@ impl Metrics {
             command_to_diff_by_class: m.by_class.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
             effects: m.effects.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
             counts: m.counts.clone(),
+            final_state_bytes: Percentiles::of(&m.final_state_bytes),
         })
     }
 }

@@ -437,6 +437,11 @@ impl Visitor {
         }
     }
 
+    /// The mirrored state's size in bytes of JSON (what each diff's hash check reads).
+    pub fn state_bytes(&self) -> usize {
+        self.state.to_string().len()
+    }
+
     /// After a mirror disagreement, the next connect asks for the whole state.
     pub fn forget_mirror(&mut self) {
         self.state = Value::Null;
