@@ -186,7 +186,7 @@ impl Scenario {
                                 chain(json!({ "type": "SubmitSend", "form": form }), true)
                             }
                             // Balances not loaded yet (or failed): nothing to send from.
-                            _ => cmd(json!({ "type": "SetToastHover", "hovered": n % 2 == 0 }), false),
+                            _ => cmd(json!({ "type": "SetToastHover", "hovered": n.is_multiple_of(2) }), false),
                         }
                     }
                     6 => Step::AnswerSend,
