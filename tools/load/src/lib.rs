@@ -455,10 +455,21 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     // Jitter keeps visitors from marching in step.
                     let jitter = think.mul_f64(0.5 + (visitor.index % 97) as f64 / 97.0);
                     if scenario.reads_while_thinking() {
-                        tokio::select! {
-                            // A broken connection shows at the next step, which reconnects.
-                            _ = visitor.think(jitter) => {}
-                            _ = stopped.wait_for(|s| *s) => {}
+                        let thought = tokio::select! {
+                            thought = visitor.think(jitter) => thought,
+                            _ = stopped.wait_for(|s| *s) => Ok(()),
+                        };
+                        // As after a step: resume, with the whole state if the mirror disagreed
+                        // (the gap or mismatch is counted once, where it was seen).
+                        if let Err(broken) = thought {
+                            visitor.drop_connection();
+                            if matches!(broken, Broken::Resync) {
+                                visitor.forget_mirror();
+                            }
+                            if visitor.connect(connect_deadline()).await.is_err() {
+                                metrics.error("reconnect_failed");
+                                break;
+                            }
                         }
                     } else {
                         tokio::select! {
