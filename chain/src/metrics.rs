@@ -43,7 +43,10 @@ pub struct ChainMetrics {
     pub latency_seconds: HistogramFamily,
     /// Calls answered by an identical call already in flight.
     pub deduplicated: Family<NetworkLabel, Counter>,
-    /// Balance look-ups answered from the 30 s cache, and those that went to the node.
+    /// Balance look-ups answered from the 30 s cache or a fetch in flight (`hit`), those that went
+    /// to the node because nothing was cached (`miss`), and those that went to the node past the
+    /// cache because the account had just sent a transaction (`fresh`). Kept apart so that a load
+    /// run can count exactly the fetches the cache is meant to save.
     pub balance_cache: Family<NetworkKindLabels, Counter>,
 }
 
@@ -80,7 +83,7 @@ impl ChainMetrics {
         );
         registry.register(
             "vestibule_chain_balance_cache",
-            "Balance look-ups by outcome (hit: from the 30 s cache, miss: fetched)",
+            "Balance look-ups by outcome (hit: from the 30 s cache or a fetch in flight, miss: fetched, fresh: fetched past the cache after a transaction)",
             self.balance_cache.clone(),
         );
     }
@@ -123,6 +126,10 @@ impl NetworkMetrics {
     }
     pub fn balance_cache(&self, hit: bool) {
         self.all.balance_cache.get_or_create(&self.kind(if hit { "hit" } else { "miss" })).inc();
+    }
+    /// A fetch that went to the node past the cache (`ChainService::fresh_balances`).
+    pub fn balance_fresh_fetch(&self) {
+        self.all.balance_cache.get_or_create(&self.kind("fresh")).inc();
     }
 
     /// Counter values, for tests and diagnostics.

@@ -223,7 +223,11 @@ impl ChainService {
                     shared.clone()
                 }
                 None => {
-                    entry.metrics.balance_cache(false);
+                    if fresh {
+                        entry.metrics.balance_fresh_fetch();
+                    } else {
+                        entry.metrics.balance_cache(false);
+                    }
                     let (tx, rx) = oneshot::channel();
                     let shared = rx.shared();
                     in_flight.insert(key, shared.clone());

@@ -84,6 +84,28 @@ async fn many_sessions_asking_at_once_make_one_upstream_call() {
     assert_eq!(node.received().len(), 1);
 }
 
+/// `vestibule_chain_balance_cache_total` tells apart what the cache saved (`hit`), what it could
+/// not (`miss`) and the fetches past it after a transaction (`fresh`): a load run counts upstream
+/// balance calls per 30 s from `miss` alone.
+#[tokio::test(start_paused = true)]
+async fn the_cache_metric_tells_hits_misses_and_fresh_fetches_apart() {
+    let node = StubNode::start(|_, body| Reply::Json(node_answer(body))).await;
+    let service = ChainService::new(&config(&node.url())).unwrap();
+    service.balances(NET, HOLDER).await.unwrap();
+    service.balances(NET, HOLDER).await.unwrap();
+    service.fresh_balances(NET, HOLDER).await.unwrap();
+    service.balances(NET, HOLDER).await.unwrap();
+    assert_eq!(node.received().len(), 2, "the first ask and the fresh one went upstream");
+    let mut registry = prometheus_client::registry::Registry::default();
+    service.metrics().register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for (kind, n) in [("hit", 2), ("miss", 1), ("fresh", 1)] {
+        let line = format!("vestibule_chain_balance_cache_total{{network=\"{NET}\",kind=\"{kind}\"}} {n}");
+        assert!(text.contains(&line), "missing {line} in\n{text}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_failed_refresh_says_token_balance_unavailable_and_is_not_kept() {
     let node = StubNode::start(|n, body| {

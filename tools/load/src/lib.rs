@@ -3,6 +3,7 @@
 //! gateway killed (SIGKILL) and restarted under load. See `docs/load.md`. A tool of its own: the
 //! gateway it drives is the `vestibule` binary, started as a child process or reached by `--url`.
 
+pub mod devnet;
 pub mod gateway_process;
 pub mod metrics;
 pub mod scenario;
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use self::gateway_process::{gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
+use self::gateway_process::{cpu_seconds, gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
 use self::metrics::{Metrics, Totals};
 use self::scenario::{Scenario, ScenarioKind};
 use self::visitor::{Broken, Target, Visitor};
@@ -93,6 +94,24 @@ pub struct LoadArgs {
     /// else `vestibule` on the PATH.
     #[arg(long)]
     pub gateway_bin: Option<PathBuf>,
+    /// The devnet's directory (`start_devnet DIR` of scripts/lib/devnet.sh: `devnet.json`,
+    /// `chain.toml`), for the `account` scenario. A started gateway gets its `chain.toml`; a gateway
+    /// behind `--url` must have been given it.
+    #[arg(long)]
+    pub devnet: Option<PathBuf>,
+    /// `account`: how many addresses the visitors share (visitor i connects with address i mod K).
+    #[arg(long, default_value_t = 10)]
+    pub addresses: usize,
+    /// Each visitor runs this many cycles of its scenario, waits for its chain effects' outcomes,
+    /// and stops; the traffic ends when every visitor has (instead of after `--duration`). Counts,
+    /// not seconds: the run does the same work however busy the machine is.
+    #[arg(long)]
+    pub cycles: Option<u64>,
+    /// `account`: mine a block on the devnet's chain every this many seconds (anvil's interval
+    /// mining) instead of one per transaction, so that each send's receipt is a chain effect in
+    /// flight for up to a block, as on a real chain. Left as it is after the run.
+    #[arg(long)]
+    pub block_time: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -126,6 +145,14 @@ pub struct Report {
     pub hibernated_sessions: Option<u64>,
     pub open_files_limit: u64,
     pub latency: Latency,
+    /// Scenario counters: `sends` (answered with the node's hash), `receipt:<status>`,
+    /// `balances:<status>`, `activity:<status>` (the outcomes the visitors saw).
+    pub counts: BTreeMap<String, u64>,
+    /// The visitors' mirrored states when they stopped, in bytes of JSON (`p50_us`, `max_us`... hold
+    /// bytes): what every diff's patch and hash check work on, in the gateway and here.
+    pub final_state_bytes: metrics::Percentiles,
+    /// The chain service's upstream work during the traffic (the `account` scenario).
+    pub chain: Option<ChainReport>,
     pub timeline: Vec<metrics::Second>,
 }
 
@@ -133,6 +160,62 @@ pub struct Report {
 pub struct Latency {
     pub command_to_result: metrics::Percentiles,
     pub command_to_diff: metrics::Percentiles,
+    /// Command-to-diff by class of command: `non-chain` and `chain` (see `scenario::Class`).
+    pub command_to_diff_by_class: BTreeMap<String, metrics::Percentiles>,
+    /// From the command that started a chain effect to the diff with its outcome: `balances`,
+    /// `activity`, `receipt` (from the wallet's answer to the recorded receipt).
+    pub effects: BTreeMap<String, metrics::Percentiles>,
+}
+
+/// The gateway's `vestibule_chain_*` counters, read from `/metrics` just before the traffic and
+/// after it (every visitor done): what the sessions cost the nodes. Exact counts, whatever the
+/// machine's speed.
+#[derive(Debug, Serialize)]
+pub struct ChainReport {
+    pub addresses: usize,
+    /// Seconds from the first metrics reading to the second.
+    pub window_s: f64,
+    /// HTTP requests sent upstream (a JSON-RPC batch is one), all networks.
+    pub rpc_requests: u64,
+    pub rpc_requests_per_session: f64,
+    pub rpc_retries: u64,
+    pub rpc_errors: u64,
+    pub rpc_deduplicated: u64,
+    /// Balance fetches because nothing was cached (`kind="miss"`): what the 30 s cache bounds.
+    pub balance_fetches: u64,
+    /// Balance fetches past the cache after the account's own transaction (`kind="fresh"`).
+    pub balance_fresh_fetches: u64,
+    /// Balance look-ups answered by the cache or a fetch in flight (`kind="hit"`).
+    pub balance_hits: u64,
+    /// `balance_fetches` / addresses / (the window in 30 s periods, rounded up).
+    pub balance_fetches_per_address_per_30s: f64,
+    /// Every `vestibule_chain_*` counter that moved, as `name{labels}` → increase.
+    pub counters: BTreeMap<String, u64>,
+    /// CPU seconds used during the window by the gateway (when its pid is known), this harness,
+    /// and the devnet's nodes (from `DIR/pids`): who held the machine's cores.
+    pub cpu_s: BTreeMap<String, f64>,
+    /// Share of the window in which some runnable task on the machine waited for a CPU, and some
+    /// task waited for I/O (Linux pressure stall information, `/proc/pressure/{cpu,io}`): how much
+    /// other work (other builds) competed with this run. `None` where the kernel has no PSI.
+    pub cpu_pressure_pct: Option<f64>,
+    pub io_pressure_pct: Option<f64>,
+}
+
+/// The `some` line's `total=` (µs stalled since boot) of `/proc/pressure/{resource}`.
+fn pressure_stall_us(resource: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/pressure/{resource}")).ok()?;
+    text.lines().find(|l| l.starts_with("some "))?.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+}
+
+/// CPU seconds so far of the processes a chain report accounts for.
+fn cpu_snapshot(gateway: Option<u32>, devnet: Option<&devnet::Devnet>) -> BTreeMap<String, f64> {
+    let mut pids: Vec<(String, u32)> = vec![("load".into(), std::process::id())];
+    pids.extend(gateway.map(|p| ("gateway".to_string(), p)));
+    if let Some(d) = devnet {
+        let listed = std::fs::read_to_string(d.dir.join("pids")).unwrap_or_default();
+        pids.extend(listed.lines().filter_map(|l| l.trim().parse().ok()).enumerate().map(|(i, p)| (format!("anvil{i}"), p)));
+    }
+    pids.into_iter().filter_map(|(name, pid)| Some((name, cpu_seconds(pid)?))).collect()
 }
 
 /// How long a visitor keeps trying to reconnect when kills are counted, and how long a run may go
@@ -241,12 +324,35 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     if open_files_limit < needed {
         eprintln!("warning: the open-file limit is {open_files_limit}; {} sessions need about {needed}", args.sessions);
     }
+    if args.cycles == Some(0) {
+        anyhow::bail!("--cycles must be at least 1");
+    }
+    if args.cycles.is_some() && args.kills.is_some() {
+        anyhow::bail!("--cycles and --kills both decide when the traffic ends: give one");
+    }
+    let devnet = match (&args.devnet, args.scenario) {
+        (Some(dir), _) => Some(Arc::new(devnet::Devnet::read(dir)?)),
+        (None, ScenarioKind::Account) => anyhow::bail!("the account scenario needs --devnet DIR (start_devnet DIR of scripts/lib/devnet.sh; tools/load/run-account.sh does both)"),
+        (None, _) => None,
+    };
+    if args.scenario == ScenarioKind::Account && args.addresses == 0 {
+        anyhow::bail!("--addresses must be at least 1");
+    }
+    let wallets = match (&devnet, args.scenario) {
+        (Some(d), ScenarioKind::Account) => d.fund(args.addresses).await?,
+        _ => Vec::new(),
+    };
+    if let (Some(d), Some(seconds)) = (&devnet, args.block_time) {
+        d.set_block_time(seconds).await?;
+    }
     let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
     let mut gateway = match (&args.url, &data_dir) {
         (None, Some(dir)) => {
             let store = args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
-            Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log, store.as_deref())?)
+            let chain = devnet.as_ref().map(|d| d.chain_config.clone());
+            let extra = [store, chain].into_iter().flatten().collect::<Vec<_>>().join("\n");
+            Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log, Some(&extra))?)
         }
         _ => None,
     };
@@ -266,6 +372,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let metrics = Arc::new(Metrics::new());
     let ramp = Duration::from_secs_f64(args.ramp.max(0.0));
     let counting_kills = args.kills.is_some();
+    // When kills or cycles end the traffic, there is no end time to give up at.
+    let counting = counting_kills || args.cycles.is_some();
     // Without `--kills` the traffic lasts `--duration`; with it, until the kills are done.
     let traffic_end = Instant::now() + ramp + Duration::from_secs_f64(args.duration.max(0.0));
     let progress_of = Arc::new(Progress::new(args.sessions));
@@ -273,17 +381,24 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let all_connected = Arc::new(tokio::sync::Notify::new());
     let go = Arc::new(tokio::sync::watch::channel(false).0);
     let stop = Arc::new(tokio::sync::watch::channel(false).0);
+    // Visitors done with their `--cycles` (and their chain effects).
+    let finished = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut tasks = Vec::with_capacity(args.sessions);
     for index in 0..args.sessions {
         let scenario = Scenario::for_visitor(args.scenario, index);
         let mut visitor = Visitor::new(index, target.clone(), metrics.clone(), scenario);
+        if let (Some(devnet), false) = (&devnet, wallets.is_empty()) {
+            visitor = visitor.with_account(devnet.clone(), wallets[index % wallets.len()].clone());
+        }
+        let last_step = args.cycles.map(|c| scenario.steps_for(c));
+        let finished = finished.clone();
         let start_at = Instant::now() + ramp.mul_f64(index as f64 / args.sessions as f64);
         let (metrics, connected, all_connected, mut go) = (metrics.clone(), connected.clone(), all_connected.clone(), go.subscribe());
         let (progress_of, mut stopped) = (progress_of.clone(), stop.subscribe());
         let (sessions, think) = (args.sessions, Duration::from_millis(args.think_ms));
         // How long a visitor keeps trying to (re)connect: to the end of the traffic, or, when
-        // counting kills, long enough for any restart (a visitor that gives up fails the run).
-        let connect_deadline = move || if counting_kills { Instant::now() + RECONNECT_PATIENCE } else { traffic_end };
+        // counting kills or cycles, long enough for any restart (a visitor that gives up fails the run).
+        let connect_deadline = move || if counting { Instant::now() + RECONNECT_PATIENCE } else { traffic_end };
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(start_at.into()).await;
             let connected_first = visitor.connect(connect_deadline()).await;
@@ -301,6 +416,14 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             // millisecond would measure the harness's burst, not the gateway's steady state.
             tokio::time::sleep(think.mul_f64((visitor.index.wrapping_mul(7919) % 1000) as f64 / 1000.0)).await;
             while !*stopped.borrow() {
+                if last_step.is_some_and(|last| visitor.steps_done() >= last) {
+                    // Bounds a broken run; a healthy one's effects end within the RPC policy's 30 s
+                    // (a receipt within the gateway's 120 s wait).
+                    if let Err(Broken::Connection(e)) = visitor.settle(RECONNECT_PATIENCE + Duration::from_secs(30)).await {
+                        metrics.error(&format!("settle:{e}"));
+                    }
+                    break;
+                }
                 // The gateway generation before the step: a step that got an answer was answered
                 // by this generation's gateway (an older one is dead and answers nothing new).
                 let generation = progress_of.generation();
@@ -331,12 +454,33 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                 if !think.is_zero() {
                     // Jitter keeps visitors from marching in step.
                     let jitter = think.mul_f64(0.5 + (visitor.index % 97) as f64 / 97.0);
-                    tokio::select! {
-                        _ = tokio::time::sleep(jitter) => {}
-                        _ = stopped.wait_for(|s| *s) => {}
+                    if scenario.reads_while_thinking() {
+                        let thought = tokio::select! {
+                            thought = visitor.think(jitter) => thought,
+                            _ = stopped.wait_for(|s| *s) => Ok(()),
+                        };
+                        // As after a step: resume, with the whole state if the mirror disagreed
+                        // (the gap or mismatch is counted once, where it was seen).
+                        if let Err(broken) = thought {
+                            visitor.drop_connection();
+                            if matches!(broken, Broken::Resync) {
+                                visitor.forget_mirror();
+                            }
+                            if visitor.connect(connect_deadline()).await.is_err() {
+                                metrics.error("reconnect_failed");
+                                break;
+                            }
+                        }
+                    } else {
+                        tokio::select! {
+                            _ = tokio::time::sleep(jitter) => {}
+                            _ = stopped.wait_for(|s| *s) => {}
+                        }
                     }
                 }
             }
+            metrics.final_state(visitor.state_bytes());
+            finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             progress_of.gave_up(visitor.index);
             visitor
         }));
@@ -361,8 +505,14 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         tokio::time::sleep(Duration::from_secs_f64(args.idle_secs)).await;
     }
     let idle_rss = gateway_pid.and_then(rss_bytes);
-    let hibernated = hibernated_sessions(&addr).await;
+    let hibernated = gateway_metrics(&addr).await.and_then(|m| m.get("vestibule_hibernated_sessions").map(|v| *v as u64));
     let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
+    let chain_before = if devnet.is_some() {
+        let pressure = (pressure_stall_us("cpu"), pressure_stall_us("io"));
+        Some((gateway_metrics(&addr).await, Instant::now(), cpu_snapshot(gateway_pid, devnet.as_deref()), pressure))
+    } else {
+        None
+    };
     let _ = go.send(true);
     let traffic_start = Instant::now();
 
@@ -391,6 +541,18 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                 let _ = stop.send(true);
                 anyhow::bail!("no visitor got an answer for {} s after {kills} kills", RECONNECT_PATIENCE.as_secs());
             }
+        } else if args.cycles.is_some() {
+            if finished.load(std::sync::atomic::Ordering::SeqCst) >= args.sessions {
+                break;
+            }
+            let answers = progress_of.answers();
+            if answers != stalled_since.0 {
+                stalled_since = (answers, Instant::now());
+            } else if stalled_since.1.elapsed() > RECONNECT_PATIENCE + Duration::from_secs(60) {
+                // Longer than a settling visitor waits: a run stuck for good, not a slow one.
+                let _ = stop.send(true);
+                anyhow::bail!("no visitor got an answer for {} s", stalled_since.1.elapsed().as_secs());
+            }
         } else if Instant::now() >= traffic_end {
             break;
         }
@@ -417,6 +579,24 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         visitors.push(task.await?);
     }
     let drain = stopped_at.elapsed().as_secs_f64();
+    let chain_report = match chain_before {
+        Some((before, at, cpu_before, (cpu_stall, io_stall))) => {
+            let after = gateway_metrics(&addr).await;
+            let cpu_after = cpu_snapshot(gateway_pid, devnet.as_deref());
+            match (before, after) {
+                (Some(before), Some(after)) => {
+                    let mut report = chain_report(&before, &after, at.elapsed().as_secs_f64(), args.addresses, sessions_connected);
+                    report.cpu_s = cpu_after.iter().filter_map(|(k, v)| Some((k.clone(), v - cpu_before.get(k)?))).collect();
+                    let share = |before: Option<u64>, after: Option<u64>| Some((after? - before?) as f64 / 1e6 / report.window_s.max(0.001) * 100.0);
+                    report.cpu_pressure_pct = share(cpu_stall, pressure_stall_us("cpu"));
+                    report.io_pressure_pct = share(io_stall, pressure_stall_us("io"));
+                    Some(report)
+                }
+                _ => anyhow::bail!("cannot read the gateway's /metrics at {addr}"),
+            }
+        }
+        None => None,
+    };
     // Rates are over the traffic window (commands finishing in the drain are few).
     let elapsed = traffic_elapsed.as_secs_f64().max(0.001);
     let totals = metrics.totals();
@@ -442,6 +622,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     drop(gateway);
     let mut report = build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
     report.hibernated_sessions = hibernated;
+    report.chain = chain_report;
     report.drain_s = drain;
     let passed = report.gaps == 0 && report.hash_mismatches == 0 && report.lost == 0 && sessions_connected == args.sessions;
     if let Some(path) = &args.report {
@@ -457,8 +638,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     Ok((report, passed))
 }
 
-/// The gateway's `vestibule_hibernated_sessions` gauge, from `GET /metrics` (`None` if unreadable).
-async fn hibernated_sessions(addr: &str) -> Option<u64> {
+/// The gateway's `/metrics` as `name{labels}` → value (`None` if unreadable).
+async fn gateway_metrics(addr: &str) -> Option<BTreeMap<String, f64>> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let read = async {
         let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
@@ -466,9 +647,57 @@ async fn hibernated_sessions(addr: &str) -> Option<u64> {
         stream.write_all(request.as_bytes()).await.ok()?;
         let mut text = String::new();
         stream.read_to_string(&mut text).await.ok()?;
-        text.lines().find_map(|l| l.strip_prefix("vestibule_hibernated_sessions ")).and_then(|v| v.trim().parse::<f64>().ok()).map(|v| v as u64)
+        Some(parse_metrics(&text))
     };
     tokio::time::timeout(Duration::from_secs(10), read).await.ok().flatten()
+}
+
+/// Prometheus text lines `name{labels} value` (comments and other lines skipped).
+pub fn parse_metrics(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            Some((series.to_string(), value.trim().parse::<f64>().ok()?))
+        })
+        .collect()
+}
+
+/// The chain counters' increase between two `/metrics` readings.
+pub fn chain_report(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>, window_s: f64, addresses: usize, sessions: usize) -> ChainReport {
+    let counters: BTreeMap<String, u64> = after
+        .iter()
+        .filter(|(k, _)| k.starts_with("vestibule_chain_") && k.contains("_total"))
+        .map(|(k, v)| (k.clone(), (v - before.get(k).copied().unwrap_or(0.0)).max(0.0).round() as u64))
+        .filter(|(_, d)| *d > 0)
+        .collect();
+    let sum = |name: &str, kind: Option<&str>| -> u64 {
+        counters
+            .iter()
+            .filter(|(k, _)| k.starts_with(&format!("{name}{{")) && kind.is_none_or(|kind| k.contains(&format!("kind=\"{kind}\""))))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let balance_fetches = sum("vestibule_chain_balance_cache_total", Some("miss"));
+    let periods = (window_s / 30.0).ceil().max(1.0);
+    let rpc_requests = sum("vestibule_chain_rpc_requests_total", None);
+    ChainReport {
+        addresses,
+        window_s,
+        rpc_requests,
+        rpc_requests_per_session: rpc_requests as f64 / sessions.max(1) as f64,
+        rpc_retries: sum("vestibule_chain_rpc_retries_total", None),
+        rpc_errors: sum("vestibule_chain_rpc_errors_total", None),
+        rpc_deduplicated: sum("vestibule_chain_rpc_deduplicated_total", None),
+        balance_fetches,
+        balance_fresh_fetches: sum("vestibule_chain_balance_cache_total", Some("fresh")),
+        balance_hits: sum("vestibule_chain_balance_cache_total", Some("hit")),
+        balance_fetches_per_address_per_30s: balance_fetches as f64 / addresses.max(1) as f64 / periods,
+        counters,
+        cpu_s: BTreeMap::new(),
+        cpu_pressure_pct: None,
+        io_pressure_pct: None,
+    }
 }
 
 /// The started gateway's log, opened read-side once it has stopped, to check that nothing accepted
@@ -532,7 +761,15 @@ fn build_report(
         rss_bytes_per_session: per_session,
         hibernated_sessions: None,
         open_files_limit,
-        latency: Latency { command_to_result: t.command_to_result, command_to_diff: t.command_to_diff },
+        latency: Latency {
+            command_to_result: t.command_to_result,
+            command_to_diff: t.command_to_diff,
+            command_to_diff_by_class: t.command_to_diff_by_class,
+            effects: t.effects,
+        },
+        counts: t.counts,
+        final_state_bytes: t.final_state_bytes,
+        chain: None,
         timeline: t.timeline,
     }
 }
@@ -542,9 +779,37 @@ impl std::fmt::Display for Report {
         let ms = |us: u64| us as f64 / 1000.0;
         writeln!(f, "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic (+{:.1} s to drain)", self.scenario, self.sessions_connected, self.sessions, self.duration_s, self.drain_s)?;
         writeln!(f, "commands {} ({:.0}/s; {} accepted, {} refused), events {} ({:.0}/s)", self.commands, self.commands_per_s, self.accepted, self.refused, self.events, self.events_per_s)?;
-        writeln!(f, "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
-        for (name, p) in [("command→result", &self.latency.command_to_result), ("command→diff", &self.latency.command_to_diff)] {
-            writeln!(f, "{name:<18} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}", p.count, ms(p.p50_us), ms(p.p90_us), ms(p.p99_us), ms(p.p999_us), ms(p.max_us))?;
+        let mut rows = vec![("command→result".to_string(), &self.latency.command_to_result), ("command→diff".to_string(), &self.latency.command_to_diff)];
+        if self.scenario == ScenarioKind::Account {
+            rows.extend(self.latency.command_to_diff_by_class.iter().map(|(class, p)| (format!("  {class}"), p)));
+            rows.extend(self.latency.effects.iter().map(|(effect, p)| (format!("effect {effect}"), p)));
+        }
+        let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(18);
+        writeln!(f, "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
+        for (name, p) in rows {
+            writeln!(f, "{name:<width$} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}", p.count, ms(p.p50_us), ms(p.p90_us), ms(p.p99_us), ms(p.p999_us), ms(p.max_us))?;
+        }
+        if !self.counts.is_empty() {
+            writeln!(f, "counts {:?}", self.counts)?;
+            let b = &self.final_state_bytes;
+            writeln!(f, "state at the end: p50 {:.1} KiB, max {:.1} KiB of JSON", b.p50_us as f64 / 1024.0, b.max_us as f64 / 1024.0)?;
+        }
+        if let Some(c) = &self.chain {
+            writeln!(
+                f,
+                "upstream: {} RPC requests ({:.2} per session; {} retries, {} errors, {} deduplicated) in {:.1} s",
+                c.rpc_requests, c.rpc_requests_per_session, c.rpc_retries, c.rpc_errors, c.rpc_deduplicated, c.window_s
+            )?;
+            writeln!(
+                f,
+                "balances: {} fetches for {} addresses ({:.2} per address per 30 s), {} fresh after sends, {} answered by the cache",
+                c.balance_fetches, c.addresses, c.balance_fetches_per_address_per_30s, c.balance_fresh_fetches, c.balance_hits
+            )?;
+            let cpu: Vec<String> = c.cpu_s.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+            writeln!(f, "CPU seconds in the window: {}", cpu.join(", "))?;
+            if let (Some(cpu), Some(io)) = (c.cpu_pressure_pct, c.io_pressure_pct) {
+                writeln!(f, "machine: some task waited for a CPU {cpu:.0} % and for I/O {io:.0} % of the window (/proc/pressure)")?;
+            }
         }
         writeln!(f, "connections {} (reconnects {}), errors {:?}", self.connections, self.reconnects, self.errors)?;
         if let Some(per) = self.rss_bytes_per_session {

@@ -28,6 +28,14 @@ struct Inner {
     reconnects: u64,
     /// One entry per elapsed second: commands answered and their command-to-diff histogram.
     timeline: Vec<(u64, Histogram<u64>)>,
+    /// Command-to-diff by the scenario's class of command (`non-chain`, `chain`).
+    by_class: BTreeMap<&'static str, Histogram<u64>>,
+    /// From the command that started a chain effect to the diff carrying its outcome, by effect.
+    effects: BTreeMap<&'static str, Histogram<u64>>,
+    /// Scenario counters (sends answered, receipts by status, ...).
+    counts: BTreeMap<String, u64>,
+    /// Each visitor's mirrored state, in bytes of JSON, when it stopped.
+    final_state_bytes: Histogram<u64>,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -74,6 +82,11 @@ pub struct Totals {
     pub command_to_result: Percentiles,
     pub command_to_diff: Percentiles,
     pub timeline: Vec<Second>,
+    pub command_to_diff_by_class: BTreeMap<String, Percentiles>,
+    pub effects: BTreeMap<String, Percentiles>,
+    pub counts: BTreeMap<String, u64>,
+    /// Visitors' mirrored states when they stopped, in bytes (the `_us` fields hold bytes here).
+    pub final_state_bytes: Percentiles,
 }
 
 impl Default for Metrics {
@@ -99,6 +112,10 @@ impl Metrics {
                 connections: 0,
                 reconnects: 0,
                 timeline: Vec::new(),
+                by_class: BTreeMap::new(),
+                effects: BTreeMap::new(),
+                counts: BTreeMap::new(),
+                final_state_bytes: Histogram::new_with_bounds(1, 1 << 30, 3).expect("valid bounds"),
             }),
         }
     }
@@ -130,6 +147,31 @@ impl Metrics {
             }
             let _ = m.timeline[second as usize].1.record(us);
         });
+    }
+
+    /// A command's diff, by the scenario's class of command (also counted by [`Metrics::diff`]).
+    pub fn class_diff(&self, class: &'static str, latency: Duration) {
+        self.with(|m| {
+            let _ = m.by_class.entry(class).or_insert_with(histogram).record(latency.as_micros().max(1) as u64);
+        });
+    }
+
+    /// A chain effect's outcome reached the visitor's mirror `latency` after the command that
+    /// started it.
+    pub fn effect(&self, effect: &'static str, latency: Duration) {
+        self.with(|m| {
+            let _ = m.effects.entry(effect).or_insert_with(histogram).record(latency.as_micros().max(1) as u64);
+        });
+    }
+
+    pub fn final_state(&self, bytes: usize) {
+        self.with(|m| {
+            let _ = m.final_state_bytes.record(bytes.max(1) as u64);
+        });
+    }
+
+    pub fn count(&self, what: &str) {
+        self.with(|m| *m.counts.entry(what.to_string()).or_default() += 1);
     }
 
     pub fn events(&self, n: usize) {
@@ -179,6 +221,10 @@ impl Metrics {
                 .iter()
                 .map(|(t, h)| Second { t: *t, commands: h.len(), p99_us: Percentiles::of(h).p99_us })
                 .collect(),
+            command_to_diff_by_class: m.by_class.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
+            effects: m.effects.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
+            counts: m.counts.clone(),
+            final_state_bytes: Percentiles::of(&m.final_state_bytes),
         })
     }
 }

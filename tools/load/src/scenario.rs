@@ -16,6 +16,27 @@ pub enum ScenarioKind {
     ReconnectStorm,
     /// A weighted blend: connect 40 %, connect-siwx 20 %, toast-storm 20 %, reconnect-storm 20 %.
     Mixed,
+    /// The EVM account on the devnet (`--devnet`): connect with one of `--addresses` shared
+    /// addresses, balances, activity and a native send really sent to the node, between non-chain
+    /// commands (navigation, toasts) whose latency is measured apart while the chain effects run.
+    Account,
+}
+
+/// What a command asks of the gateway, for latencies measured apart: `chain` commands start a
+/// chain effect (a balance or activity fetch, a receipt to wait for); `non-chain` ones do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    NonChain,
+    Chain,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::NonChain => "non-chain",
+            Class::Chain => "chain",
+        }
+    }
 }
 
 /// A visitor's scenario (for `mixed`, the one picked for it).
@@ -27,11 +48,22 @@ pub struct Scenario {
 
 pub enum Step {
     /// `always_writes`: an accepted result means events were made durable.
-    Command { command: Value, always_writes: bool },
+    Command { command: Value, always_writes: bool, class: Class },
     AnswerConnect,
     AnswerSign,
+    /// Send the session's pending `eth_sendTransaction` to the node and answer with its hash.
+    AnswerSend,
     Reconnect,
 }
+
+/// The `account` scenario's steps before its cycle: report the wallet, select it, answer connect.
+const ACCOUNT_PRELUDE: usize = 3;
+/// The `account` scenario's cycle (see [`Scenario::step`]).
+const ACCOUNT_CYCLE: usize = 8;
+/// What each send moves: small, so that thousands fit in an address's funds.
+const SEND_AMOUNT: &str = "0.001";
+/// Where sends go (no one's key).
+const SEND_RECEIVER: &str = "0x000000000000000000000000000000000000dead";
 
 const WALLET: &str = "load.vestibule.wallet";
 
@@ -49,12 +81,39 @@ impl Scenario {
         Scenario { kind, seed: (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1) }
     }
 
-    /// The session options in the visitor's hello.
-    pub fn options(&self) -> Value {
+    /// The session options in the visitor's hello (`networks`: the devnet's, for `account`).
+    pub fn options(&self, networks: Option<&Value>) -> Value {
         match self.kind {
             ScenarioKind::ConnectSiwx => json!({ "siwx": { "statement": "Load test sign-in" } }),
+            ScenarioKind::Account => json!({ "networks": networks.cloned().unwrap_or(json!([])) }),
             _ => json!({}),
         }
+    }
+
+    /// How many steps make `cycles` of this scenario (`--cycles`): whole flows, so that a run that
+    /// counts cycles ends with every flow finished.
+    pub fn steps_for(&self, cycles: u64) -> usize {
+        let cycles = cycles as usize;
+        match self.kind {
+            ScenarioKind::Connect | ScenarioKind::ReconnectStorm => 4 * cycles,
+            ScenarioKind::ConnectSiwx => 6 * cycles,
+            ScenarioKind::ToastStorm => 8 * cycles,
+            ScenarioKind::Account => ACCOUNT_PRELUDE + ACCOUNT_CYCLE * cycles,
+            ScenarioKind::Mixed => unreachable!("mixed picks a scenario per visitor"),
+        }
+    }
+
+    /// Whether step `n` needs the session's balances: a visitor waits for a fetch in flight
+    /// before it, as a person waits for the Send view's token list (and so every cycle sends,
+    /// however slow the node or the machine).
+    pub fn needs_balances(&self, n: usize) -> bool {
+        self.kind == ScenarioKind::Account && n >= ACCOUNT_PRELUDE && (n - ACCOUNT_PRELUDE) % ACCOUNT_CYCLE == 5
+    }
+
+    /// Whether the visitor keeps reading (and applying) diffs while it thinks: the `account`
+    /// scenario's chain effects end in diffs nobody is waiting for, whose arrival is measured.
+    pub fn reads_while_thinking(&self) -> bool {
+        self.kind == ScenarioKind::Account
     }
 
     fn random(&self, step: usize) -> u64 {
@@ -66,7 +125,8 @@ impl Scenario {
     }
 
     pub fn step(&self, n: usize, state: &Value) -> Step {
-        let cmd = |command: Value, always_writes: bool| Step::Command { command, always_writes };
+        let cmd = |command: Value, always_writes: bool| Step::Command { command, always_writes, class: Class::NonChain };
+        let chain = |command: Value, always_writes: bool| Step::Command { command, always_writes, class: Class::Chain };
         let wallets = json!({ "type": "ReportWallets", "wallets": [{ "name": "Load Wallet", "rdns": WALLET, "kind": "ANNOUNCED" }] });
         let connected = state["connection"]["namespaces"]["eip155"]["status"] == "connected";
         match self.kind {
@@ -101,6 +161,37 @@ impl Scenario {
                     None => cmd(json!({ "type": "ShowToast", "message": format!("toast {n}"), "variant": "error" }), true),
                 },
                 _ => cmd(json!({ "type": "SetPageVisibility", "hidden": false }), false),
+            },
+            ScenarioKind::Account => match n {
+                0 => cmd(wallets, false),
+                1 => cmd(json!({ "type": "SelectConnector", "connectorId": WALLET }), true),
+                // The connect answer starts the first balance fetch.
+                2 => Step::AnswerConnect,
+                _ => match (n - ACCOUNT_PRELUDE) % ACCOUNT_CYCLE {
+                    0 => cmd(json!({ "type": "Navigate", "view": "Account" }), false),
+                    // A no-op (no diff, no fetch) while the session's balances are under 30 s old.
+                    1 => chain(json!({ "type": "RefreshBalances" }), false),
+                    2 => cmd(json!({ "type": "ShowToast", "message": format!("toast {n}"), "variant": "success" }), true),
+                    3 => {
+                        let activity = &state["activity"];
+                        let more = activity["status"] == "loaded" && !activity["next"].is_null();
+                        chain(json!({ "type": "LoadActivity", "more": more }), false)
+                    }
+                    4 => cmd(json!({ "type": "Navigate", "view": "Send" }), false),
+                    5 => {
+                        let native = state["balances"]["native"]["asset"].as_str();
+                        match native {
+                            Some(asset) if state["balances"]["status"] == "loaded" && state["send"]["status"] != "sending" => {
+                                let form = json!({ "token": asset, "amount": SEND_AMOUNT, "receiver": SEND_RECEIVER });
+                                chain(json!({ "type": "SubmitSend", "form": form }), true)
+                            }
+                            // Balances not loaded yet (or failed): nothing to send from.
+                            _ => cmd(json!({ "type": "SetToastHover", "hovered": n.is_multiple_of(2) }), false),
+                        }
+                    }
+                    6 => Step::AnswerSend,
+                    _ => cmd(json!({ "type": "Navigate", "view": "Receive" }), false),
+                },
             },
             ScenarioKind::Mixed => unreachable!("mixed picks a scenario per visitor"),
         }

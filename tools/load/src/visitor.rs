@@ -18,8 +18,9 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 use vestibule_actors::session::wire;
 
+use super::devnet::{AccountWallet, Devnet};
 use super::metrics::Metrics;
-use super::scenario::{Scenario, Step};
+use super::scenario::{Class, Scenario, Step};
 
 /// Where and how visitors connect.
 pub struct Target {
@@ -57,6 +58,13 @@ pub struct Visitor {
     pub must_persist: Vec<String>,
     /// Commands that got a `result` (accepted or refused): proof of a round trip.
     pub answered: u64,
+    /// The `account` scenario: the devnet and the address this visitor connects with.
+    account: Option<(Arc<Devnet>, Arc<AccountWallet>)>,
+    /// Chain effects in flight, each with when the command that started it was sent: the
+    /// balance fetch, the activity page, and the receipts of sent transactions (by hash).
+    balances_since: Option<Instant>,
+    activity_since: Option<Instant>,
+    receipts_waiting: Vec<(String, Instant)>,
 }
 
 impl Visitor {
@@ -80,7 +88,22 @@ impl Visitor {
             step: 0,
             must_persist: Vec::new(),
             answered: 0,
+            account: None,
+            balances_since: None,
+            activity_since: None,
+            receipts_waiting: Vec::new(),
         }
+    }
+
+    /// Connects with `wallet`'s address on the devnet's first network, and sends for real.
+    pub fn with_account(mut self, devnet: Arc<Devnet>, wallet: Arc<AccountWallet>) -> Self {
+        self.account = Some((devnet, wallet));
+        self
+    }
+
+    /// Steps run so far.
+    pub fn steps_done(&self) -> usize {
+        self.step
     }
 
     async fn open_socket(&self) -> Result<Ws, String> {
@@ -125,7 +148,10 @@ impl Visitor {
                 }
                 hello
             }
-            _ => json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "options": self.scenario.options() }),
+            _ => {
+                let networks = self.account.as_ref().map(|(devnet, _)| &devnet.networks_option);
+                json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "options": self.scenario.options(networks) })
+            }
         };
         ws.send(Message::text(hello.to_string())).await.map_err(|e| e.to_string())?;
         let welcome = read_json(&mut ws, Duration::from_secs(10)).await.map_err(|e| format!("no welcome: {e}"))?;
@@ -181,12 +207,100 @@ impl Visitor {
         true
     }
 
+    /// After every diff applied: notes the chain effects that started (`started`: when the command
+    /// that started them was sent, or now for a diff nobody asked for) and times those whose
+    /// outcome the state now shows.
+    fn observe_effects(&mut self, started: Instant) {
+        if self.account.is_none() {
+            return;
+        }
+        for (which, name) in [("balances", "balances"), ("activity", "activity")] {
+            let pending = !self.state[which]["pending"].is_null();
+            let since = if which == "balances" { &mut self.balances_since } else { &mut self.activity_since };
+            match (*since, pending) {
+                (None, true) => *since = Some(started),
+                (Some(at), false) => {
+                    *since = None;
+                    self.metrics.effect(name, at.elapsed());
+                    self.metrics.count(&format!("{name}:{}", self.state[which]["status"].as_str().unwrap_or("unknown")));
+                }
+                _ => {}
+            }
+        }
+        let sent = &self.state["send"]["sent"];
+        let (metrics, receipts) = (&self.metrics, &mut self.receipts_waiting);
+        receipts.retain(|(hash, at)| {
+            let status = sent.as_array().and_then(|all| all.iter().find(|s| s["hash"].as_str() == Some(hash.as_str()))).and_then(|s| s["status"].as_str());
+            match status {
+                Some("pending") | None => true,
+                Some(status) => {
+                    metrics.effect("receipt", at.elapsed());
+                    metrics.count(&format!("receipt:{status}"));
+                    false
+                }
+            }
+        });
+    }
+
+    /// Whether a chain effect this visitor started is still without an outcome.
+    pub fn effects_in_flight(&self) -> bool {
+        self.balances_since.is_some() || self.activity_since.is_some() || !self.receipts_waiting.is_empty()
+    }
+
+    /// Reads, applies and acks diffs for `duration` (a visitor thinking, or waiting for its chain
+    /// effects), so that their outcomes are timed when they arrive, not at the next command.
+    pub async fn think(&mut self, duration: Duration) -> Result<(), Broken> {
+        let until = Instant::now() + duration;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
+            let frame = match read_json(ws, left).await {
+                Ok(f) => f,
+                Err(e) if e == "timed out" => return Ok(()),
+                Err(e) => return Err(Broken::Connection(e)),
+            };
+            if frame["type"] == "diff" {
+                if !self.apply_diff(&frame) {
+                    return Err(Broken::Resync);
+                }
+                self.observe_effects(Instant::now());
+                let ack = json!({ "type": "ack", "seq": self.seq }).to_string();
+                if let Some(ws) = self.ws.as_mut() {
+                    ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string()))?;
+                }
+            }
+        }
+    }
+
+    /// After the last step: waits (reading diffs) until every chain effect this visitor started
+    /// has its outcome, for at most `patience`; counts those that never came.
+    pub async fn settle(&mut self, patience: Duration) -> Result<(), Broken> {
+        let until = Instant::now() + patience;
+        while self.effects_in_flight() && Instant::now() < until {
+            self.think(Duration::from_millis(200).min(until.saturating_duration_since(Instant::now()))).await?;
+        }
+        if self.balances_since.is_some() {
+            self.metrics.error("effect_unfinished:balances");
+        }
+        if self.activity_since.is_some() {
+            self.metrics.error("effect_unfinished:activity");
+        }
+        for _ in &self.receipts_waiting {
+            self.metrics.error("effect_unfinished:receipt");
+        }
+        Ok(())
+    }
+
     /// Sends a command and waits for its result and (if it changed the state) its diff, applying
     /// and acking every diff on the way (timers produce diffs nobody asked for).
-    async fn execute(&mut self, command: Value, always_writes: bool) -> Result<(), Broken> {
+    async fn execute(&mut self, command: Value, always_writes: bool, class: Class) -> Result<(), Broken> {
         self.next_command += 1;
         let id = format!("v{}c{}", self.index, self.next_command);
         let frame = json!({ "type": "command", "id": id, "command": command }).to_string();
+        let effects_before = self.effects_in_flight();
         let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
         let sent = Instant::now();
         ws.send(Message::text(frame)).await.map_err(|e| Broken::Connection(e.to_string()))?;
@@ -219,11 +333,20 @@ impl Visitor {
                     if !self.apply_diff(&frame) {
                         return Err(Broken::Resync);
                     }
-                    if frame["events"][0]["correlationId"].as_str() == Some(id.as_str()) {
+                    let ours = frame["events"][0]["correlationId"].as_str() == Some(id.as_str());
+                    if ours {
                         diff_seen = true;
-                        self.metrics.diff(sent.elapsed());
+                        let latency = sent.elapsed();
+                        self.metrics.diff(latency);
+                        self.metrics.class_diff(class.name(), latency);
+                        if class == Class::NonChain && effects_before {
+                            // The subset the target is about: this session's own chain effect
+                            // was in flight when the command was sent.
+                            self.metrics.class_diff("non-chain, own chain effect in flight", latency);
+                        }
                         self.must_persist.push(id.clone());
                     }
+                    self.observe_effects(if ours { sent } else { Instant::now() });
                     let ack = json!({ "type": "ack", "seq": self.seq }).to_string();
                     if let Some(ws) = self.ws.as_mut() {
                         ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string()))?;
@@ -257,15 +380,45 @@ impl Visitor {
 
     /// Runs the scenario's next step.
     pub async fn step(&mut self) -> Result<(), Broken> {
+        if self.scenario.needs_balances(self.step) {
+            // Bounded by the RPC policy's whole-call limit (30 s) and then some.
+            let until = Instant::now() + Duration::from_secs(60);
+            while self.balances_since.is_some() && Instant::now() < until {
+                self.think(Duration::from_millis(50)).await?;
+            }
+        }
         let step = self.scenario.step(self.step, &self.state);
         self.step += 1;
         match step {
-            Step::Command { command, always_writes } => self.execute(command, always_writes).await,
+            Step::Command { command, always_writes, class } => self.execute(command, always_writes, class).await,
             Step::AnswerConnect => {
                 let Some(request) = pending_request(&self.state, "connect") else { return Ok(()) };
-                let address = self.signer.address().to_checksum(None);
-                let outcome = json!({ "status": "ok", "result": { "accounts": [address], "chainId": "0x1" } });
-                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request.0, "outcome": outcome }), true).await
+                let (address, chain_id) = match &self.account {
+                    Some((devnet, wallet)) => (wallet.address.to_checksum(None), format!("0x{:x}", devnet.chain_id)),
+                    None => (self.signer.address().to_checksum(None), "0x1".to_string()),
+                };
+                // With an account on a served network, connecting starts the first balance fetch.
+                let class = if self.account.is_some() { Class::Chain } else { Class::NonChain };
+                let outcome = json!({ "status": "ok", "result": { "accounts": [address], "chainId": chain_id } });
+                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request.0, "outcome": outcome }), true, class).await
+            }
+            Step::AnswerSend => {
+                let Some((devnet, wallet)) = self.account.clone() else { return Ok(()) };
+                let Some((request_id, kind)) = pending_rpc(&self.state, "eth_sendTransaction") else { return Ok(()) };
+                let started = Instant::now();
+                let outcome = match devnet.send(&wallet, &kind["params"][0]).await {
+                    Ok(hash) => {
+                        self.metrics.count("sends");
+                        // Waited for from now: its receipt's diff may come before this answer's result.
+                        self.receipts_waiting.push((hash.to_ascii_lowercase(), started));
+                        json!({ "status": "ok", "result": hash })
+                    }
+                    Err((code, message)) => {
+                        self.metrics.error("send:node_refused");
+                        json!({ "status": "error", "code": code, "message": message })
+                    }
+                };
+                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true, Class::Chain).await
             }
             Step::AnswerSign => {
                 let Some((request_id, kind)) = pending_request(&self.state, "signMessage") else { return Ok(()) };
@@ -275,13 +428,18 @@ impl Visitor {
                     Err(e) => return Err(Broken::Connection(format!("signing failed: {e}"))),
                 };
                 let outcome = json!({ "status": "ok", "result": signature });
-                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true).await
+                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true, Class::NonChain).await
             }
             Step::Reconnect => {
                 self.drop_connection();
                 Err(Broken::Connection("dropped on purpose".into()))
             }
         }
+    }
+
+    /// The mirrored state's size in bytes of JSON (what each diff's hash check reads).
+    pub fn state_bytes(&self) -> usize {
+        self.state.to_string().len()
     }
 
     /// After a mirror disagreement, the next connect asks for the whole state.
@@ -296,6 +454,16 @@ fn pending_request(state: &Value, kind: &str) -> Option<(String, Value)> {
     requests["order"].as_array()?.iter().filter_map(|id| id.as_str()).find_map(|id| {
         let k = &requests["items"][id]["kind"];
         (k["type"] == kind).then(|| (id.to_string(), k.clone()))
+    })
+}
+
+/// The pending wallet request for the JSON-RPC `method` (e.g. the Send view's
+/// `eth_sendTransaction`).
+fn pending_rpc(state: &Value, method: &str) -> Option<(String, Value)> {
+    let requests = &state["requests"];
+    requests["order"].as_array()?.iter().filter_map(|id| id.as_str()).find_map(|id| {
+        let k = &requests["items"][id]["kind"];
+        (k["type"] == "rpc" && k["method"] == method).then(|| (id.to_string(), k.clone()))
     })
 }
 
