@@ -165,6 +165,18 @@ export async function performSolana(request: WalletRequest, wallet: Wallet | und
         if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
         return { status: "ok", result: base58Encode(output.signature) };
       }
+      case "signTransaction": {
+        // The server built the transaction and sends it once signed (decision 0911): the wallet only signs.
+        const sign = solanaFeatures.signTransaction(wallet);
+        const account = wallet.accounts.find((a) => a.address === kind.address);
+        if (!sign) return { status: "error", code: 4200, message: "The wallet cannot sign transactions" };
+        if (!account) return { status: "error", code: 4100, message: "The account is not authorized" };
+        const chain = walletChainOf(kind.network);
+        const transaction = Uint8Array.from(atob(kind.transaction), (c) => c.charCodeAt(0));
+        const [output] = await sign.signTransaction({ account, transaction, ...(chain ? { chain } : {}) });
+        if (!output) return { status: "error", code: -32603, message: "The wallet returned no transaction" };
+        return { status: "ok", result: { signedTransaction: btoa(String.fromCharCode(...output.signedTransaction)) } };
+      }
       case "rpc":
         return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
     }
