@@ -4,7 +4,9 @@
 // wins), and reported to the session as announced connectors of namespace `solana` (the session
 // names them `solana:<name>`). The session's wallet requests for them are performed here:
 // connect (`standard:connect`, which may prompt), sync (`standard:connect` with `silent`, which never
-// does) and sign-in messages (`solana:signMessage`, the signature answered in base58).
+// does), sign-in messages (`solana:signMessage`, the signature answered in base58) and the
+// transactions the server builds (`rpc` with `solana:signAndSendTransaction` or
+// `solana:signTransaction`: solanaTransactions.ts, a chunk loaded the first time one is asked).
 
 import { getWallets } from "@wallet-standard/app";
 import type { Wallet, WalletAccount } from "@wallet-standard/base";
@@ -165,8 +167,11 @@ export async function performSolana(request: WalletRequest, wallet: Wallet | und
         if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
         return { status: "ok", result: base58Encode(output.signature) };
       }
-      case "rpc":
-        return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
+      case "rpc": {
+        const transactions = await import("./solanaTransactions");
+        if (!transactions.isSolanaTransactionMethod(kind.method)) return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
+        return await transactions.performSolanaTransaction(kind.method, kind.params, wallet);
+      }
     }
   } catch (e) {
     return walletFailure(e);
