@@ -3887,6 +3887,9 @@ export const multichainFrames: ServerMessage[] = [
         "type": "Navigated",
         "payload": {
           "view": "Connect",
+          "params": {
+            "switchToChain": "solana"
+          },
           "mode": "replace"
         }
       }
@@ -3918,16 +3921,24 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       },
       {
-        "op": "replace",
-        "path": "/router/stack/1/view",
-        "value": "Connect"
+        "op": "remove",
+        "path": "/router/stack/1/params/navigateTo"
       },
       {
         "op": "remove",
-        "path": "/router/stack/1/params"
+        "path": "/router/stack/1/params/navigateWithReplace"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1/params/network"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/1/view",
+        "value": "Connect"
       }
     ],
-    "stateHash": "85a31d567c5326c9"
+    "stateHash": "7188097a5822e417"
   },
   {
     "type": "diff",
@@ -4036,7 +4047,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "e67a3ce3e56f913d"
+    "stateHash": "1a0197101d8e4a57"
   },
   {
     "type": "diff",

@@ -14,11 +14,16 @@
 // base58 (how Solana writes signatures, and what `getSignatureStatuses` takes), `signedTransaction`
 // is base64. `network` is the session's CAIP-2 network (`solana:EtWT…`) or a Wallet Standard chain
 // (`solana:devnet`); `address` the account that signs (the wallet's first account otherwise). The
-// params may also be a one-element array of that object (JSON-RPC's positional form).
+// params may also be a one-element array of that object (JSON-RPC's positional form). A wallet's
+// failure is thrown to the caller (performSolana), which answers it with the wallet's code.
+//
+// Nothing here is imported from the core's modules (solanaWallets.ts, the generated constants): a
+// shared import would split them into chunks of their own, or bring the module-preload helper into
+// the core chunk, and grow it past its budget. What it needs from them is passed in.
 
+import { base58 } from "@scure/base";
 import type { Wallet, WalletAccount } from "@wallet-standard/base";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
-import { base58Encode, solanaFeatures, walletChainOf, walletFailure } from "./solanaWallets";
 
 export const SIGN_AND_SEND = "solana:signAndSendTransaction";
 export const SIGN = "solana:signTransaction";
@@ -57,8 +62,25 @@ export function readParams(params: unknown): TransactionParams | string {
   return { transaction, network: field(value, "network") ?? field(value, "chain"), address: field(value, "address") ?? field(value, "account") };
 }
 
+type Chain = `${string}:${string}`;
+interface SignAndSend {
+  signAndSendTransaction(...inputs: Array<{ account: WalletAccount; transaction: Uint8Array; chain: Chain }>): Promise<ReadonlyArray<{ signature: Uint8Array }>>;
+}
+interface Sign {
+  signTransaction(...inputs: Array<{ account: WalletAccount; transaction: Uint8Array; chain?: Chain }>): Promise<ReadonlyArray<{ signedTransaction: Uint8Array }>>;
+}
+
+/** The wallet's feature `name` when it has `method`. */
+function featureOf<T>(wallet: Wallet, name: Chain, method: string): T | undefined {
+  const f: unknown = wallet.features[name];
+  return f !== null && typeof f === "object" && method in f && typeof (f as Record<string, unknown>)[method] === "function" ? (f as T) : undefined;
+}
+
+/** The Wallet Standard chain (`solana:devnet`) of a session's CAIP-2 network (`solana:EtWT…`). */
+export type WalletChainOf = (network: string) => Chain | undefined;
+
 /** The Wallet Standard chain of a session network or chain id. */
-function chainOf(network: string | undefined, account: WalletAccount): `${string}:${string}` | undefined {
+function chainOf(network: string | undefined, account: WalletAccount, walletChainOf: WalletChainOf): Chain | undefined {
   if (network) {
     const chain = walletChainOf(network);
     if (chain) return chain;
@@ -68,9 +90,9 @@ function chainOf(network: string | undefined, account: WalletAccount): `${string
   return own as `${string}:${string}` | undefined;
 }
 
-/** Performs a Solana transaction request (`method` is one of the two above); never throws. */
-export async function performSolanaTransaction(method: string, params: unknown, wallet: Wallet): Promise<WalletOutcome> {
-  try {
+/** Performs a Solana transaction request (`method` is one of the two above); throws what the wallet threw. */
+export async function performSolanaTransaction(method: string, params: unknown, wallet: Wallet, walletChainOf: WalletChainOf): Promise<WalletOutcome> {
+  {
     const read = readParams(params);
     if (typeof read === "string") return { status: "error", code: -32602, message: read };
     const account = read.address ? wallet.accounts.find((a) => a.address === read.address) : wallet.accounts[0];
@@ -81,20 +103,18 @@ export async function performSolanaTransaction(method: string, params: unknown, 
     } catch {
       return { status: "error", code: -32602, message: "The transaction is not base64" };
     }
-    const chain = chainOf(read.network, account);
-    const signAndSend = method === SIGN_AND_SEND ? solanaFeatures.signAndSendTransaction(wallet) : undefined;
+    const chain = chainOf(read.network, account, walletChainOf);
+    const signAndSend = method === SIGN_AND_SEND ? featureOf<SignAndSend>(wallet, SIGN_AND_SEND, "signAndSendTransaction") : undefined;
     if (signAndSend) {
       if (!chain) return { status: "error", code: 4901, message: "The wallet has no chain for this network" };
       const [output] = await signAndSend.signAndSendTransaction({ account, transaction, chain });
       if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
-      return { status: "ok", result: { signature: base58Encode(output.signature) } };
+      return { status: "ok", result: { signature: base58.encode(output.signature) } };
     }
-    const sign = solanaFeatures.signTransaction(wallet);
+    const sign = featureOf<Sign>(wallet, SIGN, "signTransaction");
     if (!sign) return { status: "error", code: 4200, message: "The wallet cannot sign transactions" };
     const [output] = await sign.signTransaction(chain ? { account, transaction, chain } : { account, transaction });
     if (!output) return { status: "error", code: -32603, message: "The wallet returned no signed transaction" };
     return { status: "ok", result: { signedTransaction: base64Encode(output.signedTransaction) } };
-  } catch (e) {
-    return walletFailure(e);
   }
 }

@@ -170,7 +170,7 @@ export async function performSolana(request: WalletRequest, wallet: Wallet | und
       case "rpc": {
         const transactions = await import("./solanaTransactions");
         if (!transactions.isSolanaTransactionMethod(kind.method)) return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
-        return await transactions.performSolanaTransaction(kind.method, kind.params, wallet);
+        return await transactions.performSolanaTransaction(kind.method, kind.params, wallet, walletChainOf);
       }
     }
   } catch (e) {
