@@ -339,7 +339,12 @@ export function serve(peer, { host = "127.0.0.1", port = 0 } = {}) {
     server.once("error", reject);
     server.listen(port, host, () => {
       const { port: actual } = server.address();
-      resolve({ url: `http://${host}:${actual}`, close: () => new Promise((ok) => server.close(() => ok())) });
+      // Closing ends kept-alive connections too (a gateway's HTTP client keeps them open).
+      const close = () => new Promise((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections();
+      });
+      resolve({ url: `http://${host}:${actual}`, close });
     });
   });
 }
