@@ -26,11 +26,43 @@ pub const BALANCE_CACHE_TTL: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Balances {
     pub network: NetworkId,
-    pub address: Address,
+    pub address: AccountAddress,
     pub native: AssetBalance,
     /// The configured tokens, in configuration order; tokens with zero decimals, and tokens whose
     /// contract did not answer the ERC-20 calls, are left out.
     pub tokens: Vec<AssetBalance>,
+}
+
+/// An account on a network: an EVM address or a Solana public key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccountAddress {
+    Evm(Address),
+    Solana(crate::solana::SolAddress),
+}
+
+impl std::fmt::Display for AccountAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Evm(a) => write!(f, "{a}"),
+            Self::Solana(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+impl Serialize for AccountAddress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for AccountAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if let Some(a) = crate::send::parse_evm_address(&text) {
+            return Ok(Self::Evm(a));
+        }
+        crate::solana::parse_solana_address(&text).map(Self::Solana).ok_or_else(|| serde::de::Error::custom("not an EVM or Solana address"))
+    }
 }
 
 /// One asset's balance.
@@ -207,7 +239,7 @@ pub async fn fetch_balances(
             }
         }
     }
-    Ok(Balances { network: network.id, address, native, tokens })
+    Ok(Balances { network: network.id, address: AccountAddress::Evm(address), native, tokens })
 }
 
 /// One token's balance from its answers; `None` for a token with zero decimals (spec §5).

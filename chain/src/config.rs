@@ -24,6 +24,7 @@ use alloy::transports::http::reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use crate::NetworkId;
+use crate::network::ChainKind;
 use crate::amount::Price;
 use crate::prices::AssetId;
 use crate::rpc::RpcPolicy;
@@ -67,6 +68,13 @@ pub struct NativeCurrency {
 impl Default for NativeCurrency {
     fn default() -> Self {
         Self { name: "Ether".into(), symbol: "ETH".into(), decimals: 18 }
+    }
+}
+
+impl NativeCurrency {
+    /// A Solana network's native currency (9 decimals: lamports).
+    pub fn sol() -> Self {
+        Self { name: "Solana".into(), symbol: "SOL".into(), decimals: 9 }
     }
 }
 
@@ -138,8 +146,24 @@ pub struct NetworkSettings {
     pub id: NetworkId,
     pub rpc_urls: Vec<Url>,
     pub native_currency: NativeCurrency,
+    /// ERC-20 tokens (eip155 networks; empty on Solana).
     pub tokens: Vec<TokenSettings>,
+    /// SPL mints (Solana networks; empty on eip155).
+    pub spl_tokens: Vec<SplTokenSettings>,
     pub activity: ActivityConfig,
+}
+
+/// An SPL mint whose balance is shown (a Solana network's `tokens`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplTokenSettings {
+    pub mint: crate::solana::SolAddress,
+    /// SPL mints carry no symbol of their own (it lives in optional metadata accounts), so a
+    /// Solana token's symbol is configured.
+    pub symbol: String,
+    /// Read from the mint account when absent.
+    pub decimals: Option<u8>,
+    pub name: Option<String>,
+    pub icon_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,9 +220,21 @@ impl NetworkConfig {
             .enumerate()
             .map(|(i, text)| parse_rpc_url(text).map_err(|e| error(at(&format!("rpc_urls[{i}]")), e)))
             .collect::<Result<Vec<_>, _>>()?;
-        let native_currency = self.native_currency.clone().unwrap_or_default();
+        let native_currency = self.native_currency.clone().unwrap_or_else(|| match id.kind() {
+            ChainKind::Evm => NativeCurrency::default(),
+            ChainKind::Solana => NativeCurrency::sol(),
+        });
         if native_currency.symbol.trim().is_empty() {
             return Err(error(at("native_currency.symbol"), "must not be empty"));
+        }
+        if id.is_solana() {
+            if native_currency.decimals != 9 {
+                return Err(error(at("native_currency.decimals"), "SOL has 9 decimals (lamports)"));
+            }
+            let spl_tokens = self.validate_spl_tokens(&at)?;
+            // Spec §9: activity is an eip155 feature; a Solana network has no activity source.
+            let activity = ActivityConfig { source: ActivitySourceKind::None, ..self.activity.clone() };
+            return Ok(NetworkSettings { id, rpc_urls, native_currency, tokens: vec![], spl_tokens, activity });
         }
         let mut tokens = Vec::with_capacity(self.tokens.len());
         for (i, token) in self.tokens.iter().enumerate() {
@@ -224,7 +260,39 @@ impl NetworkConfig {
         if self.activity.max_log_block_range == 0 {
             return Err(error(at("activity.max_log_block_range"), "must be at least 1"));
         }
-        Ok(NetworkSettings { id, rpc_urls, native_currency, tokens, activity: self.activity.clone() })
+        Ok(NetworkSettings { id, rpc_urls, native_currency, tokens, spl_tokens: vec![], activity: self.activity.clone() })
+    }
+
+    /// A Solana network's `tokens`: SPL mints (base58 addresses) with a configured symbol.
+    fn validate_spl_tokens(&self, at: &dyn Fn(&str) -> String) -> Result<Vec<SplTokenSettings>, ConfigError> {
+        let mut tokens: Vec<SplTokenSettings> = Vec::with_capacity(self.tokens.len());
+        for (i, token) in self.tokens.iter().enumerate() {
+            let field = |name: &str| at(&format!("tokens[{i}].{name}"));
+            let mint = crate::solana::parse_solana_address(&token.address)
+                .ok_or_else(|| error(field("address"), "not a Solana mint address (32 to 44 base58 characters naming 32 bytes)"))?;
+            if tokens.iter().any(|t| t.mint == mint) {
+                return Err(error(field("address"), "listed twice"));
+            }
+            let symbol = token
+                .symbol
+                .clone()
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| error(field("symbol"), "an SPL mint has no symbol of its own: configure one"))?;
+            if token.decimals == Some(0) {
+                return Err(error(field("decimals"), "tokens with zero decimals are never shown (spec §5)"));
+            }
+            if let Some(icon) = &token.icon_url {
+                Url::parse(icon).map_err(|e| error(field("icon_url"), e))?;
+            }
+            tokens.push(SplTokenSettings {
+                mint,
+                symbol,
+                decimals: token.decimals,
+                name: token.name.clone(),
+                icon_url: token.icon_url.clone(),
+            });
+        }
+        Ok(tokens)
     }
 }
 
@@ -266,10 +334,45 @@ mod tests {
         assert_eq!(settings[0].tokens[0].address.to_string(), "0x5FbDB2315678afecb367f032d93F642f64180aa3");
     }
 
+    const DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+    const MINT: &str = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
+
     #[test]
-    fn errors_name_the_field() {
+    fn a_solana_network_takes_spl_mints_with_a_symbol() {
+        let mut n = network(&["http://127.0.0.1:8899"]);
+        n.tokens.push(TokenConfig { address: MINT.into(), symbol: Some("USDC".into()), ..Default::default() });
+        let settings = config(DEVNET, n).validate().unwrap();
+        assert_eq!(settings[0].id.to_string(), DEVNET);
+        assert_eq!((settings[0].native_currency.symbol.as_str(), settings[0].native_currency.decimals), ("SOL", 9));
+        assert_eq!(settings[0].spl_tokens[0].mint.to_string(), MINT);
+        assert_eq!(settings[0].spl_tokens[0].decimals, None, "read from the mint");
+        assert!(settings[0].tokens.is_empty());
+        assert_eq!(settings[0].activity.source, ActivitySourceKind::None);
+    }
+
+    #[test]
+    fn solana_configuration_errors_name_the_field() {
         let e = config("solana:mainnet", network(&["http://x"])).validate().unwrap_err();
         assert_eq!(e.field, r#"networks."solana:mainnet""#);
+        assert!(e.message.contains("genesis hash"), "{e}");
+        let mut n = network(&["http://x"]);
+        n.tokens.push(TokenConfig { address: "0x5fbdb2315678afecb367f032d93f642f64180aa3".into(), symbol: Some("X".into()), ..Default::default() });
+        let e = config(DEVNET, n).validate().unwrap_err();
+        assert_eq!(e.field, r#"networks."solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1".tokens[0].address"#);
+        let mut n = network(&["http://x"]);
+        n.tokens.push(TokenConfig { address: MINT.into(), ..Default::default() });
+        let e = config(DEVNET, n).validate().unwrap_err();
+        assert_eq!(e.field, r#"networks."solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1".tokens[0].symbol"#);
+        let mut n = network(&["http://x"]);
+        n.native_currency = Some(NativeCurrency { decimals: 18, ..NativeCurrency::sol() });
+        let e = config(DEVNET, n).validate().unwrap_err();
+        assert!(e.field.ends_with("native_currency.decimals"), "{e}");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = config("bip122:000000000019d6689c085ae165831e93", network(&["http://x"])).validate().unwrap_err();
+        assert_eq!(e.field, r#"networks."bip122:000000000019d6689c085ae165831e93""#);
         let e = config("eip155:1", network(&[])).validate().unwrap_err();
         assert_eq!(e.field, r#"networks."eip155:1".rpc_urls"#);
         let e = config("eip155:1", network(&["http://a", "ftp://b"])).validate().unwrap_err();

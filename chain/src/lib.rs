@@ -22,15 +22,16 @@ pub mod rpc;
 pub mod safe;
 pub mod send;
 pub mod service;
+pub mod solana;
 pub mod tls;
 pub mod tx_errors;
 
 pub use activity::{ActivityCursor, ActivityPage, ActivitySource};
-pub use balances::{AssetBalance, Balances};
+pub use balances::{AccountAddress, AssetBalance, Balances};
 pub use config::{ChainConfig, ConfigError};
 pub use error::{ActivityError, BalanceError, ChainError};
 pub use metrics::ChainMetrics;
 pub use network::NetworkId;
 pub use receipt::ReceiptOutcome;
-pub use service::{ChainService, ChainServiceBuilder};
+pub use service::{ChainService, ChainServiceBuilder, SolanaSendError};
 pub use tx_errors::TransactionError;

@@ -20,6 +20,8 @@ use crate::send::parse_evm_address;
 pub enum AssetId {
     Native(NetworkId),
     Erc20(NetworkId, Address),
+    /// An SPL mint on a Solana network: `solana:<ref>/token:<mint>` (CAIP-19's Solana form).
+    Spl(NetworkId, crate::solana::SolAddress),
 }
 
 impl fmt::Display for AssetId {
@@ -27,6 +29,7 @@ impl fmt::Display for AssetId {
         match self {
             Self::Native(network) => write!(f, "{network}/native"),
             Self::Erc20(network, address) => write!(f, "{network}/erc20:{address}"),
+            Self::Spl(network, mint) => write!(f, "{network}/token:{mint}"),
         }
     }
 }
@@ -35,11 +38,16 @@ impl FromStr for AssetId {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let form = "an asset is `eip155:<chain>/native` or `eip155:<chain>/erc20:<address>`";
+        let form = "an asset is `eip155:<chain>/native`, `eip155:<chain>/erc20:<address>`, \
+                    `solana:<ref>/native` or `solana:<ref>/token:<mint>`";
         let (network, asset) = s.split_once('/').ok_or(form)?;
         let network: NetworkId = network.parse().map_err(|e| format!("{e}"))?;
         if asset == "native" {
             return Ok(Self::Native(network));
+        }
+        if network.is_solana() {
+            let mint = asset.strip_prefix("token:").and_then(crate::solana::parse_solana_address).ok_or(form)?;
+            return Ok(Self::Spl(network, mint));
         }
         let address = asset.strip_prefix("erc20:").and_then(parse_evm_address).ok_or(form)?;
         Ok(Self::Erc20(network, address))
@@ -104,5 +112,10 @@ mod tests {
         assert_eq!(token.to_string(), "eip155:10/erc20:0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85");
         assert!("eip155:1/slip44:60".parse::<AssetId>().is_err());
         assert!("eip155:1".parse::<AssetId>().is_err());
+        let devnet: NetworkId = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1".parse().unwrap();
+        let usdc: AssetId = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/token:4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU".parse().unwrap();
+        assert!(matches!(usdc, AssetId::Spl(n, _) if n == devnet));
+        assert_eq!(usdc.to_string(), "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/token:4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
+        assert!("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/erc20:0x0b2c639c533813f4aa9d7837caf62653d097ff85".parse::<AssetId>().is_err());
     }
 }

@@ -16,7 +16,10 @@ use tokio::sync::oneshot;
 
 use crate::activity::otterscan::OtterscanActivity;
 use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
-use crate::balances::{BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
+use crate::balances::{AccountAddress, BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
+use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
+use crate::solana::tx::{SignedTransactionError, check_signed};
+use crate::solana::SolAddress;
 use crate::clock::{Clock, TokioClock};
 use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSettings};
 use crate::metrics::{ChainMetrics, NetworkMetrics};
@@ -30,7 +33,7 @@ use crate::{ActivityError, BalanceError, ChainError, NetworkId};
 /// Most (address, network) pairs whose balances are kept at once.
 const MAX_CACHED_BALANCES: usize = 100_000;
 
-type BalanceKey = (NetworkId, Address);
+type BalanceKey = (NetworkId, AccountAddress);
 type SharedBalances = Shared<oneshot::Receiver<Result<Balances, BalanceError>>>;
 
 struct Network {
@@ -47,6 +50,8 @@ struct Inner {
     prices: Option<Arc<dyn PriceSource>>,
     /// Token symbols and decimals, shared by balances and the Otterscan activity sources.
     metadata: Arc<TokenMetadataCache>,
+    /// SPL mints' decimals and programs.
+    mints: MintCache,
     balances: Mutex<TtlCache<BalanceKey, Balances>>,
     balances_in_flight: Mutex<HashMap<BalanceKey, SharedBalances>>,
     receipt_poll_interval: Duration,
@@ -112,12 +117,12 @@ impl ChainServiceBuilder {
             let network_metrics = metrics.for_network(&settings.id);
             let client = network_client(&http, &settings.rpc_urls, policy, network_metrics.clone());
             let activity = self.activity.remove(&settings.id).or_else(|| match settings.activity.source {
-                ActivitySourceKind::Otterscan => Some(Arc::new(OtterscanActivity::new(
+                ActivitySourceKind::Otterscan if !settings.id.is_solana() => Some(Arc::new(OtterscanActivity::new(
                     client.clone(),
                     settings.clone(),
                     metadata.clone(),
                 )) as Arc<dyn ActivitySource>),
-                ActivitySourceKind::None => None,
+                ActivitySourceKind::Otterscan | ActivitySourceKind::None => None,
             });
             networks.insert(settings.id, Network { settings, client, activity, metrics: network_metrics });
         }
@@ -135,6 +140,7 @@ impl ChainServiceBuilder {
                 metrics,
                 prices,
                 metadata,
+                mints: MintCache::default(),
                 balances: Mutex::new(TtlCache::new(BALANCE_CACHE_TTL, MAX_CACHED_BALANCES)),
                 balances_in_flight: Mutex::default(),
                 receipt_poll_interval: self.receipt_poll_interval,
@@ -198,17 +204,28 @@ impl ChainService {
     /// every session; concurrent asks for the same pair share one fetch (one JSON-RPC batch).
     /// Failures are not kept: the session blocks its own retry for 30 s (spec §8).
     pub async fn balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
-        self.balances_with(network, address, false).await
+        self.balances_with(network, AccountAddress::Evm(address), false).await
+    }
+
+    /// Any account's balances: an EVM address on an eip155 network, a Solana public key on a
+    /// Solana network (SOL and the configured SPL mints), with the same cache, sharing and
+    /// failure rules. `fresh`: past the 30 s cache (see [`ChainService::fresh_balances`]).
+    pub async fn account_balances(&self, network: NetworkId, address: AccountAddress, fresh: bool) -> Result<Balances, BalanceError> {
+        let matches = matches!((network.is_solana(), address), (false, AccountAddress::Evm(_)) | (true, AccountAddress::Solana(_)));
+        if !matches {
+            return Err(BalanceError { cause: ChainError::Decode(format!("{address} is not an account of {network}")) });
+        }
+        self.balances_with(network, address, fresh).await
     }
 
     /// As [`ChainService::balances`], but never answered from the 30 s cache (it still shares a
     /// fetch in flight, and refreshes the cache): after the account sent a transaction, the
     /// balances it was shown before are known to be stale.
     pub async fn fresh_balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
-        self.balances_with(network, address, true).await
+        self.balances_with(network, AccountAddress::Evm(address), true).await
     }
 
-    async fn balances_with(&self, network: NetworkId, address: Address, fresh: bool) -> Result<Balances, BalanceError> {
+    async fn balances_with(&self, network: NetworkId, address: AccountAddress, fresh: bool) -> Result<Balances, BalanceError> {
         let entry = self.network(network).map_err(|cause| BalanceError { cause })?;
         let key = (network, address);
         if !fresh && let Some(cached) = self.inner.balances.lock().unwrap().get(&key, self.inner.clock.now()) {
@@ -247,11 +264,15 @@ impl ChainService {
         })
     }
 
-    async fn fetch_balances(&self, network: NetworkId, address: Address) -> Result<Balances, BalanceError> {
+    async fn fetch_balances(&self, network: NetworkId, address: AccountAddress) -> Result<Balances, BalanceError> {
         let entry = self.network(network).map_err(|cause| BalanceError { cause })?;
-        let mut balances = fetch_balances(&entry.client, &entry.settings, &self.inner.metadata, address)
-            .await
-            .map_err(|cause| BalanceError { cause })?;
+        let fetched = match address {
+            AccountAddress::Evm(address) => fetch_balances(&entry.client, &entry.settings, &self.inner.metadata, address).await,
+            AccountAddress::Solana(owner) => {
+                crate::solana::rpc::fetch_balances(&entry.client, &entry.settings, &self.inner.mints, owner).await
+            }
+        };
+        let mut balances = fetched.map_err(|cause| BalanceError { cause })?;
         if let Some(prices) = &self.inner.prices {
             let assets: Vec<AssetId> =
                 std::iter::once(balances.native.asset).chain(balances.tokens.iter().map(|t| t.asset)).collect();
@@ -306,8 +327,61 @@ impl ChainService {
         wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await
     }
 
+    /// A Solana send's transaction from `from` to `to`, built with a recent blockhash (SOL: a
+    /// System transfer; SPL: `TransferChecked` with the mint's decimals, the receiver's associated
+    /// token account created idempotently when missing), for the wallet to sign.
+    pub async fn prepare_solana_transfer(
+        &self,
+        network: NetworkId,
+        from: SolAddress,
+        to: SolAddress,
+        request: TransferRequest,
+    ) -> Result<PreparedTransaction, ChainError> {
+        if !network.is_solana() {
+            return Err(ChainError::UnsupportedNetwork(network));
+        }
+        let entry = self.network(network)?;
+        crate::solana::rpc::prepare_transfer(&entry.client, network, &self.inner.mints, from, to, request).await
+    }
+
+    /// Sends a transaction the wallet signed, after checking it is `message` (the bytes the
+    /// server built) signed by `payer`. Gives its signature.
+    pub async fn send_solana_transaction(
+        &self,
+        network: NetworkId,
+        message: &[u8],
+        signed: &[u8],
+        payer: SolAddress,
+    ) -> Result<String, SolanaSendError> {
+        if !network.is_solana() {
+            return Err(SolanaSendError::Chain(ChainError::UnsupportedNetwork(network)));
+        }
+        let entry = self.network(network).map_err(SolanaSendError::Chain)?;
+        let signature = check_signed(message, signed, &payer).map_err(SolanaSendError::Signed)?;
+        let sent = crate::solana::rpc::send_transaction(&entry.client, signed).await.map_err(SolanaSendError::Chain)?;
+        if sent != signature {
+            tracing::warn!(%network, "the node reported another signature than the transaction's");
+        }
+        Ok(signature)
+    }
+
+    /// Waits up to `max_wait` for the Solana transaction `signature` to be confirmed.
+    pub async fn signature_status(&self, network: NetworkId, signature: &str, max_wait: Duration) -> Result<SignatureOutcome, ChainError> {
+        let entry = self.network(network)?;
+        crate::solana::rpc::wait_for_signature(&entry.client, signature, max_wait, self.inner.receipt_poll_interval).await
+    }
+
     /// The transaction a send form asks for, validated with the spec's messages.
     pub fn prepare_send(&self, network: NetworkId, form: &SendForm) -> Result<SendCall, SendError> {
         build_send(form, self.supports(network))
     }
+}
+
+/// Why a signed Solana transaction was not sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SolanaSendError {
+    #[error(transparent)]
+    Signed(SignedTransactionError),
+    #[error(transparent)]
+    Chain(ChainError),
 }

@@ -82,7 +82,7 @@ async fn the_devnet_serves_two_chains_with_the_funded_dev_wallet_and_stops_with_
     assert_eq!(service.networks(), [NetworkId::eip155(31337), NetworkId::eip155(31338)]);
     for network in service.networks() {
         let chain_id = service.request(network, "eth_chainId", json!([])).await.unwrap();
-        assert_eq!(chain_id, json!(format!("{:#x}", network.chain_id())));
+        assert_eq!(chain_id, json!(format!("{:#x}", network.chain_id().unwrap())));
         let balances = service.balances(network, dev).await.unwrap();
         assert_eq!(balances.native.amount.raw, U256::from(1000u64) * U256::from(10u64).pow(U256::from(18)));
         assert_eq!(balances.tokens.len(), 1);

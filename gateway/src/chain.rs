@@ -167,6 +167,7 @@ fn token_balance(b: &AssetBalance) -> TokenBalance {
         address: match b.asset {
             AssetId::Native(_) => None,
             AssetId::Erc20(_, address) => Some(address.to_checksum(None)),
+            AssetId::Spl(_, mint) => Some(mint.to_string()),
         },
         name: b.name.clone(),
         symbol: b.symbol.clone(),

@@ -3,3 +3,4 @@
 
 pub mod anvil;
 pub mod stub;
+pub mod solana;
