@@ -332,7 +332,7 @@ export function serve(peer, { host = "127.0.0.1", port = 0 } = {}) {
     });
     req.on("end", () => {
       const body = JSON.stringify(peer.handle(Buffer.concat(chunks).toString("utf8")));
-      res.writeHead(200, { ...headers, "content-type": "application/json" }).end(body);
+      res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
     });
   });
   return new Promise((resolve, reject) => {
