@@ -209,7 +209,7 @@ test("one session holds the EVM and the Solana account, and the Account shows ea
   // Switch to Ethereum: no account there yet, so SwitchActiveChain, then Connect lists only EVM wallets.
   await dialog.getByTestId("namespace-eip155").click();
   await dialog.getByTestId("switch-active-chain").waitFor({ timeout: 15_000 });
-  await dialog.getByRole("button", { name: "Connect a Ethereum wallet" }).or(dialog.getByRole("button", { name: "Connect an Ethereum wallet" })).click();
+  await dialog.getByRole("button", { name: "Connect an Ethereum wallet" }).click();
   await dialog.getByTestId("connect-namespace").filter({ hasText: "Ethereum wallets" }).waitFor({ timeout: 15_000 });
   assert.equal(await dialog.getByRole("button", { name: /Connect Dev Solana Wallet/ }).count(), 0, "only EVM wallets are listed");
   // Positive probe, and the way back to every wallet.
