@@ -45,10 +45,12 @@ pub fn started_with(options: SessionOptions) -> Vec<Event> {
 }
 
 /// The events that start a session with `options` on a gateway whose chain service serves every
-/// eip155 network of the session.
+/// eip155 and solana network of the session.
 pub fn started_serving(options: SessionOptions) -> Vec<Event> {
+    use crate::model::caip::Namespace;
     let networks = options.validate().expect("test options are valid");
-    let served_networks = networks.iter().filter(|n| n.namespace() == crate::model::caip::Namespace::Eip155).map(|n| n.caip_network_id.clone()).collect();
+    let served_networks =
+        networks.iter().filter(|n| matches!(n.namespace(), Namespace::Eip155 | Namespace::Solana)).map(|n| n.caip_network_id.clone()).collect();
     vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks }]
 }
 
@@ -89,6 +91,35 @@ pub fn balances_of(network: &crate::model::caip::CaipNetworkId, address: &str) -
             token_balance(&n, Some(DEMO_TOKEN), "DEMO", 18, "1000000000000000000000"),
             token_balance(&n, Some("0x00000000000000000000000000000000000000aa"), "ZERO", 0, "7"),
         ],
+    }
+}
+
+/// The demo SPL mint in tests.
+pub const DEMO_MINT: &str = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
+/// A Solana receiver in tests (a valid 32-byte key).
+pub const SOLANA_RECEIVER: &str = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
+
+/// Balances of a Solana `address` on `network`: 2 SOL and 1000 DEMO (an SPL mint, 6 decimals).
+pub fn solana_balances_of(network: &crate::model::caip::CaipNetworkId, address: &str) -> crate::machines::balances::BalancesSnapshot {
+    let n = network.to_string();
+    let mut demo = token_balance(&n, Some(DEMO_MINT), "DEMO", 6, "1000000000");
+    demo.asset = format!("{n}/token:{DEMO_MINT}");
+    demo.address = Some(DEMO_MINT.into());
+    crate::machines::balances::BalancesSnapshot {
+        network: network.clone(),
+        address: address.to_string(),
+        native: token_balance(&n, None, "SOL", 9, "2000000000"),
+        tokens: vec![demo],
+    }
+}
+
+/// The chain service's transaction for a Solana send, as the runtime reports it.
+pub fn prepared_solana_transfer(creates_receiver_account: bool) -> crate::machines::send::PreparedSolanaTransfer {
+    crate::machines::send::PreparedSolanaTransfer {
+        message: "AQABAw==".into(),
+        transaction: "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQABAw==".into(),
+        blockhash: "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG".into(),
+        creates_receiver_account,
     }
 }
 
@@ -379,6 +410,14 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
     }
     let send_request = state.send.sending.as_ref().map(|t| t.request_id.clone()).filter(|id| state.requests.get(id).is_some());
     if let Some(request_id) = send_request.filter(|_| rng.random_bool(0.6)) {
+        if matches!(state.requests.items[&request_id].kind, crate::machines::requests::RequestKind::SignTransaction { .. }) {
+            let outcome = match rng.random_range(0..4u32) {
+                0 | 1 => WalletOutcome::Ok { result: serde_json::json!({ "signedTransaction": "AQID" }) },
+                2 => WalletOutcome::Ok { result: serde_json::json!(42) },
+                _ => wallet_err(4001, "User rejected the request."),
+            };
+            return ClientCommand::ResolveWalletRequest { request_id, outcome };
+        }
         let outcome = match rng.random_range(0..4u32) {
             0 | 1 => WalletOutcome::Ok { result: serde_json::json!(format!("0x{:064x}", rng.random_range(1..1000u32))) },
             2 => wallet_err(4001, "User rejected the request."),
@@ -428,7 +467,11 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         let form = crate::machines::send::SendForm {
             token: rng.random_bool(0.8).then(|| tokens[rng.random_range(0..tokens.len())].clone()),
             amount: ["", "0.1", "0.1", "1.5", "1.5", "0", "99999", "0.0000000000000000001"][rng.random_range(0..8)].into(),
-            receiver: ["", ALICE, ALICE, ALICE, "0x1234", "not an address"][rng.random_range(0..6)].into(),
+            receiver: if state.chain_account().is_some_and(|a| a.namespace == crate::model::caip::Namespace::Solana) {
+                ["", SOLANA_RECEIVER, SOLANA_RECEIVER, SOLANA_RECEIVER, ALICE, "not an address"][rng.random_range(0..6)].into()
+            } else {
+                ["", ALICE, ALICE, ALICE, "0x1234", "not an address"][rng.random_range(0..6)].into()
+            },
         };
         let networks: Vec<_> = state.networks.iter().map(|n| n.caip_network_id.clone()).collect();
         return match rng.random_range(0..12u32) {
@@ -526,7 +569,12 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
     }
     // The runtime answers the chain reads the state waits for (as the chain service would).
     if let Some(fetch) = state.balances.pending.clone().filter(|_| rng.random_bool(0.5)) {
-        let outcome = if rng.random_bool(0.7) { Ok(balances_of(&fetch.network, &fetch.address)) } else { Err("node down".into()) };
+        let snapshot = if fetch.network.namespace == crate::model::caip::Namespace::Solana {
+            solana_balances_of(&fetch.network, &fetch.address)
+        } else {
+            balances_of(&fetch.network, &fetch.address)
+        };
+        let outcome = if rng.random_bool(0.7) { Ok(snapshot) } else { Err("node down".into()) };
         return (Command::BalancesFetched { id: fetch.id, outcome }, now_ms + rng.random_range(0..50));
     }
     if let Some(fetch) = state.activity.pending.clone().filter(|_| rng.random_bool(0.5)) {
@@ -544,6 +592,21 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
             _ => session::ReceiptOutcome::NotMined("no receipt".into()),
         };
         return (Command::ReceiptObserved { hash: sent.hash.clone(), outcome }, now_ms + rng.random_range(0..50));
+    }
+    if let Some(send) = state.send.solana.clone().filter(|_| rng.random_bool(0.5)) {
+        use crate::machines::send::SolanaSendStep;
+        let at = now_ms + rng.random_range(0..50);
+        match send.step {
+            SolanaSendStep::Preparing => {
+                let outcome = if rng.random_bool(0.8) { Ok(prepared_solana_transfer(rng.random_bool(0.5))) } else { Err("RPC request failed".into()) };
+                return (Command::SolanaSendPrepared { id: send.id, outcome }, at);
+            }
+            SolanaSendStep::Submitting { .. } => {
+                let outcome = if rng.random_bool(0.7) { Ok(format!("{}{}", "5".repeat(60), send.id)) } else { Err("insufficient funds".into()) };
+                return (Command::SolanaSendSubmitted { id: send.id, outcome }, at);
+            }
+            SolanaSendStep::Signing { .. } => {}
+        }
     }
     if let Some(read) = state.host_requests.chain_reads().next().filter(|_| rng.random_bool(0.5)) {
         let outcome = if rng.random_bool(0.7) { WalletOutcome::Ok { result: serde_json::json!("0x1") } } else { wallet_err(3, "execution reverted") };

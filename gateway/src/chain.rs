@@ -20,7 +20,12 @@ use vestibule_chain::activity::{self as chain_activity, TransferAsset};
 use vestibule_chain::amount::Amount;
 use vestibule_chain::balances::AssetBalance;
 use vestibule_chain::prices::AssetId;
-use vestibule_chain::{ActivityCursor, ChainError, ChainService, NetworkId};
+use vestibule_chain::solana::parse_solana_address;
+use vestibule_chain::solana::rpc::{SignatureOutcome, TransferRequest};
+use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, NetworkId, SolanaSendError, TransactionError};
+use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 
 /// How long one receipt effect waits for a sent transaction to be mined before reporting
 /// `NotMined` (the session records that; the chain service polls every second meanwhile).
@@ -70,12 +75,12 @@ impl ChainEffects for ServiceEffects {
         let service = self.service.clone();
         Box::pin(async move {
             let network = network_id(&fetch.network).ok_or_else(|| format!("Unsupported chain: {}", fetch.network))?;
-            let address = parse_address(&fetch.address).ok_or_else(|| format!("not an EVM address: {}", fetch.address))?;
-            let result = if fetch.fresh {
-                service.fresh_balances(network, address).await
+            let address = if network.is_solana() {
+                AccountAddress::Solana(parse_solana_address(&fetch.address).ok_or_else(|| format!("not a Solana address: {}", fetch.address))?)
             } else {
-                service.balances(network, address).await
+                AccountAddress::Evm(parse_address(&fetch.address).ok_or_else(|| format!("not an EVM address: {}", fetch.address))?)
             };
+            let result = service.account_balances(network, address, fetch.fresh).await;
             let balances = result.map_err(|e| {
                 tracing::warn!(%network, error = %e, cause = ?std::error::Error::source(&e).map(|s| s.to_string()), "balances unavailable");
                 e.to_string()
@@ -113,6 +118,14 @@ impl ChainEffects for ServiceEffects {
             let Some(id) = network_id(&network) else {
                 return ReceiptOutcome::NotMined(format!("Unsupported chain: {network}"));
             };
+            if id.is_solana() {
+                // A Solana send's "receipt": its signature's status (`getSignatureStatuses`).
+                return match service.signature_status(id, &hash, wait).await {
+                    Ok(SignatureOutcome::Confirmed { slot, error }) => ReceiptOutcome::Mined { success: error.is_none(), block_number: slot },
+                    Ok(SignatureOutcome::NotYetConfirmed) => ReceiptOutcome::NotMined(format!("not confirmed within {} s", wait.as_secs())),
+                    Err(e) => ReceiptOutcome::NotMined(e.to_string()),
+                };
+            }
             let Ok(hash) = hash.parse::<B256>() else {
                 return ReceiptOutcome::NotMined(format!("not a transaction hash: {hash}"));
             };
@@ -129,6 +142,14 @@ impl ChainEffects for ServiceEffects {
         })
     }
 
+    fn prepare_solana_send(&self, send: SolanaSend) -> ChainFuture<Result<PreparedSolanaTransfer, String>> {
+        Box::pin(Self::prepare_solana(self.service.clone(), send))
+    }
+
+    fn submit_solana_send(&self, network: CaipNetworkId, from: String, message: String, signed: String) -> ChainFuture<Result<String, String>> {
+        Box::pin(Self::submit_solana(self.service.clone(), network, from, message, signed))
+    }
+
     fn host_read(&self, network: CaipNetworkId, method: String, params: serde_json::Value) -> ChainFuture<WalletOutcome> {
         let service = self.service.clone();
         Box::pin(async move {
@@ -143,6 +164,59 @@ impl ChainEffects for ServiceEffects {
                 }
             }
         })
+    }
+}
+
+impl ServiceEffects {
+    async fn prepare_solana(service: ChainService, send: SolanaSend) -> Result<PreparedSolanaTransfer, String> {
+        let network = network_id(&send.network).filter(NetworkId::is_solana).ok_or_else(|| format!("Unsupported chain: {}", send.network))?;
+        let from = parse_solana_address(&send.from).ok_or("the sender is not a Solana address")?;
+        let to = parse_solana_address(&send.receiver).ok_or("Invalid receiver address")?;
+        let amount: u64 = send.amount.parse().map_err(|_| "Invalid amount".to_string())?;
+        let request = match &send.mint {
+            None => TransferRequest::Native { lamports: amount },
+            Some(mint) => TransferRequest::Spl { mint: parse_solana_address(mint).ok_or("not an SPL mint")?, amount },
+        };
+        let prepared = service.prepare_solana_transfer(network, from, to, request).await.map_err(|e| {
+            tracing::warn!(%network, error = %e, "a Solana transfer could not be built");
+            e.to_string()
+        })?;
+        Ok(PreparedSolanaTransfer {
+            message: BASE64.encode(&prepared.message),
+            transaction: prepared.transaction_base64(),
+            blockhash: prepared.blockhash,
+            creates_receiver_account: prepared.creates_receiver_account,
+        })
+    }
+
+    async fn submit_solana(service: ChainService, network: CaipNetworkId, from: String, message: String, signed: String) -> Result<String, String> {
+        let network = network_id(&network).filter(NetworkId::is_solana).ok_or_else(|| format!("Unsupported chain: {network}"))?;
+        let payer = parse_solana_address(&from).ok_or("the sender is not a Solana address")?;
+        let message = BASE64.decode(message).map_err(|_| "the transaction's message is not base64".to_string())?;
+        let signed = BASE64.decode(signed).map_err(|_| "the wallet's answer is not a signed transaction".to_string())?;
+        service.send_solana_transaction(network, &message, &signed, payer).await.map_err(|e| {
+            tracing::warn!(%network, error = %e, "a Solana transaction was not sent");
+            solana_send_error(&e)
+        })
+    }
+}
+
+/// What the visitor is told when a signed Solana transaction is not sent: the check's message, or
+/// the catalogue's (spec §8) for what the node said.
+fn solana_send_error(error: &SolanaSendError) -> String {
+    match error {
+        SolanaSendError::Signed(e) => e.to_string(),
+        SolanaSendError::Chain(ChainError::Rpc { message, data, .. }) => {
+            let said = format!("{message} {}", data.as_deref().unwrap_or(""));
+            // System transfer (ResultWithNegativeLamports) and SPL Token (InsufficientFunds) are
+            // both custom error 1; a fee the account cannot pay is InsufficientFundsForFee.
+            if said.contains("InsufficientFunds") || said.contains(r#"{"Custom":1}"#) || said.contains("insufficient") {
+                TransactionError::InsufficientFunds.to_string()
+            } else {
+                TransactionError::classify(None, message).to_string()
+            }
+        }
+        SolanaSendError::Chain(e) => TransactionError::from_chain_error(e).to_string(),
     }
 }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::chart::{region, t, Statechart};
-use crate::model::caip::Namespace;
+use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::session::Event;
 
 pub const ID: &str = "requests";
@@ -27,6 +27,11 @@ pub enum RequestKind {
     /// Sign `message` with `address` (`personal_sign` on eip155, `signMessage` on Solana). The
     /// result is the signature as a string, or `{ signature, cacao? }`.
     SignMessage { message: String, address: String },
+    /// Solana: sign (not send) `transaction`, the unsigned wire transaction in base64 the server
+    /// built for `address` on `network` (Wallet Standard `solana:signTransaction`, with the
+    /// cluster's chain, `solana:devnet` for `solana:EtWT…`). The result is the signed wire
+    /// transaction in base64, as a string or `{ signedTransaction }`; the server sends it.
+    SignTransaction { transaction: String, address: String, network: CaipNetworkId },
     /// A JSON-RPC request to the wallet.
     Rpc {
         method: String,

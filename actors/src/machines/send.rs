@@ -51,6 +51,53 @@ pub struct SendForm {
 pub enum TransferKind {
     Native,
     Erc20,
+    /// An SPL token on Solana (`TransferChecked`).
+    Spl,
+}
+
+/// A Solana send's steps on the server: the chain service builds the transaction (an effect),
+/// the wallet signs it (a wallet request), the chain service sends it (an effect).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SolanaSend {
+    #[ts(type = "number")]
+    pub id: u64,
+    pub network: CaipNetworkId,
+    pub from: String,
+    pub receiver: String,
+    /// The SPL mint; absent for SOL.
+    #[ts(type = "string | null")]
+    pub mint: Option<String>,
+    /// Base units (lamports for SOL), in decimal.
+    pub amount: String,
+    pub step: SolanaSendStep,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", tag = "step")]
+pub enum SolanaSendStep {
+    /// The chain service is building the transaction with a recent blockhash.
+    Preparing,
+    /// The wallet is asked to sign `transaction` (base64; `message`: its message, base64).
+    Signing {
+        message: String,
+        transaction: String,
+        blockhash: String,
+        #[serde(rename = "createsReceiverAccount")]
+        creates_receiver_account: bool,
+    },
+    /// The chain service is sending `signed` (base64), checked against `message`.
+    Submitting { message: String, signed: String },
+}
+
+/// The chain service's transaction for a Solana send (all base64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PreparedSolanaTransfer {
+    pub message: String,
+    pub transaction: String,
+    pub blockhash: String,
+    pub creates_receiver_account: bool,
 }
 
 /// A transfer the wallet was asked to send.
@@ -106,6 +153,11 @@ pub struct SendState {
     pub sending: Option<Transfer>,
     /// Newest first.
     pub sent: Vec<SentTransaction>,
+    /// The Solana send under way, while the server builds and sends it.
+    pub solana: Option<SolanaSend>,
+    /// Ids given to Solana sends so far.
+    #[ts(type = "number")]
+    pub solana_sends: u64,
 }
 
 impl SendState {
@@ -127,8 +179,36 @@ pub fn evolve(mut state: SendState, event: &Event) -> SendState {
             state.error = None;
             state.sending = Some(transfer.clone());
         }
+        Event::SolanaSendStarted { send, transfer } => {
+            state.status = SendStatus::Sending;
+            state.error = None;
+            state.sending = Some(transfer.clone());
+            state.solana_sends = state.solana_sends.max(send.id);
+            state.solana = Some(send.clone());
+        }
+        Event::SolanaTransferPrepared { id, prepared, request_id } => {
+            if let Some(send) = state.solana.as_mut().filter(|s| s.id == *id) {
+                send.step = SolanaSendStep::Signing {
+                    message: prepared.message.clone(),
+                    transaction: prepared.transaction.clone(),
+                    blockhash: prepared.blockhash.clone(),
+                    creates_receiver_account: prepared.creates_receiver_account,
+                };
+                if let Some(transfer) = state.sending.as_mut() {
+                    transfer.request_id = request_id.clone();
+                }
+            }
+        }
+        Event::SolanaTransferSigned { id, signed } => {
+            if let Some(send) = state.solana.as_mut().filter(|s| s.id == *id)
+                && let SolanaSendStep::Signing { message, .. } = &send.step
+            {
+                send.step = SolanaSendStep::Submitting { message: message.clone(), signed: signed.clone() };
+            }
+        }
         Event::SendSucceeded { hash, sent_ms } => {
             state.status = SendStatus::Idle;
+            state.solana = None;
             if let Some(transfer) = state.sending.take() {
                 state.sent.insert(0, SentTransaction { hash: hash.clone(), transfer, status: SentStatus::Pending, block_number: None, sent_ms: *sent_ms });
                 state.sent.truncate(MAX_SENT);
@@ -137,6 +217,7 @@ pub fn evolve(mut state: SendState, event: &Event) -> SendState {
         Event::SendFailed { message, .. } => {
             state.status = SendStatus::Idle;
             state.sending = None;
+            state.solana = None;
             state.error = Some(message.clone());
         }
         Event::SendReset {} => {
@@ -165,7 +246,12 @@ pub fn chart() -> Statechart {
             "/send/status",
             "idle",
             &["idle", "sending"],
-            vec![t("idle", "SendSubmitted", "sending"), t("sending", "SendSucceeded", "idle"), t("sending", "SendFailed", "idle")],
+            vec![
+                t("idle", "SendSubmitted", "sending"),
+                t("idle", "SolanaSendStarted", "sending"),
+                t("sending", "SendSucceeded", "idle"),
+                t("sending", "SendFailed", "idle"),
+            ],
         )],
     }
 }

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use crate::machines::activity::{ActivityFetch, ActivityPage};
 use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::requests::WalletOutcome;
+use crate::machines::send::{PreparedSolanaTransfer, SolanaSend};
 use crate::machines::siwx::ContractCheck;
 use crate::model::caip::CaipNetworkId;
 use crate::session::ReceiptOutcome;
@@ -53,6 +54,13 @@ pub trait ChainEffects: Send + Sync + 'static {
     /// on `network`'s nodes. The node's result, or an EIP-1193 / JSON-RPC error (the node's own
     /// error as it answered; a node that cannot be reached is 4901, "chain disconnected").
     fn host_read(&self, network: CaipNetworkId, method: String, params: serde_json::Value) -> ChainFuture<WalletOutcome>;
+    /// Builds the transaction of a Solana send (`SendState::solana` in its `preparing` step) with
+    /// a recent blockhash; the outcome comes back as `SolanaSendPrepared`.
+    fn prepare_solana_send(&self, send: SolanaSend) -> ChainFuture<Result<PreparedSolanaTransfer, String>>;
+    /// Sends the transaction the wallet signed (`signed`, base64) after checking it carries
+    /// `message` (base64) signed by `from`; its signature, or the spec's transaction error
+    /// message. Comes back as `SolanaSendSubmitted`.
+    fn submit_solana_send(&self, network: CaipNetworkId, from: String, message: String, signed: String) -> ChainFuture<Result<String, String>>;
 }
 
 /// Without a chain service, sessions serve no network: every fetch fails at once.
@@ -74,5 +82,11 @@ impl ChainEffects for NoChain {
     fn host_read(&self, network: CaipNetworkId, _: String, _: serde_json::Value) -> ChainFuture<WalletOutcome> {
         let message = format!("no chain service is configured for {network}");
         Box::pin(std::future::ready(WalletOutcome::Error { code: 4901, message }))
+    }
+    fn prepare_solana_send(&self, _: SolanaSend) -> ChainFuture<Result<PreparedSolanaTransfer, String>> {
+        Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
+    }
+    fn submit_solana_send(&self, _: CaipNetworkId, _: String, _: String, _: String) -> ChainFuture<Result<String, String>> {
+        Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
     }
 }

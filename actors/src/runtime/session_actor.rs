@@ -96,7 +96,11 @@ enum ChainAsk {
     Activity(crate::machines::activity::ActivityFetch),
     Receipt(crate::model::caip::CaipNetworkId, String),
     HostRead { request_id: String, network: crate::model::caip::CaipNetworkId, method: String, params: serde_json::Value },
+    SolanaPrepare(crate::machines::send::SolanaSend),
+    SolanaSubmit { id: u64, network: crate::model::caip::CaipNetworkId, from: String, message: String, signed: String },
 }
+
+use crate::machines::send::SolanaSendStep;
 
 /// What every session of a registry shares: the log, the clock, the configuration, the metrics,
 /// the contract checker and the interner of equal regions.
@@ -752,6 +756,16 @@ impl ModalSession {
         for sent in state.send.awaiting_receipts() {
             wanted.push((("receipt", sent.hash.clone()), ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone())));
         }
+        if let Some(send) = state.send.solana.clone() {
+            match &send.step {
+                SolanaSendStep::Preparing => wanted.push((("solana_prepare", send.id.to_string()), ChainAsk::SolanaPrepare(send))),
+                SolanaSendStep::Submitting { message, signed } => {
+                    let ask = ChainAsk::SolanaSubmit { id: send.id, network: send.network.clone(), from: send.from.clone(), message: message.clone(), signed: signed.clone() };
+                    wanted.push((("solana_submit", send.id.to_string()), ask));
+                }
+                SolanaSendStep::Signing { .. } => {}
+            }
+        }
         for read in state.host_requests.chain_reads() {
             if let Some(network) = read.network.clone() {
                 let ask = ChainAsk::HostRead { request_id: read.id.clone(), network, method: read.method.clone(), params: read.params.clone() };
@@ -780,6 +794,13 @@ impl ModalSession {
                 ChainAsk::HostRead { request_id, network, method, params } => {
                     Box::pin(async move { Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id } })
                 }
+                ChainAsk::SolanaPrepare(send) => {
+                    let id = send.id;
+                    Box::pin(async move { Command::SolanaSendPrepared { id, outcome: chain.prepare_solana_send(send).await } })
+                }
+                ChainAsk::SolanaSubmit { id, network, from, message, signed } => Box::pin(async move {
+                    Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
+                }),
             };
             ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
                 ctx.address().do_send(Internal { command });

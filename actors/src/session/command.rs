@@ -9,7 +9,7 @@ use ts_rs::TS;
 use crate::machines::activity::ActivityPage;
 use crate::machines::balances::BalancesSnapshot;
 use crate::machines::requests::WalletOutcome;
-use crate::machines::send::SendForm;
+use crate::machines::send::{PreparedSolanaTransfer, SendForm};
 use crate::model::caip::CaipNetworkId;
 use crate::machines::router::{RouteParams, View};
 use crate::machines::toasts::ToastVariant;
@@ -189,6 +189,11 @@ pub enum Command {
     ReceiptObserved { hash: String, outcome: ReceiptOutcome },
     /// The chain service's answer to a host's safe read (runtime only).
     HostReadAnswered { request_id: String, outcome: WalletOutcome },
+    /// The chain service built the transaction of Solana send `id`, or why not (runtime only).
+    SolanaSendPrepared { id: u64, outcome: Result<PreparedSolanaTransfer, String> },
+    /// The chain service sent Solana send `id`'s signed transaction: its signature, or why not
+    /// (the node's or the check's message; runtime only).
+    SolanaSendSubmitted { id: u64, outcome: Result<String, String> },
 }
 
 /// What became of a sent transaction when the runtime stopped waiting for its receipt.
@@ -210,6 +215,8 @@ impl Command {
             Command::ActivityFetched { .. } => "ActivityFetched",
             Command::ReceiptObserved { .. } => "ReceiptObserved",
             Command::HostReadAnswered { .. } => "HostReadAnswered",
+            Command::SolanaSendPrepared { .. } => "SolanaSendPrepared",
+            Command::SolanaSendSubmitted { .. } => "SolanaSendSubmitted",
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::connection::Account;
 use crate::machines::host_requests::HostRequest;
 use crate::machines::network_switch::SwitchStep;
-use crate::machines::send::{SendForm, SentStatus, Transfer};
+use crate::machines::send::{PreparedSolanaTransfer, SendForm, SentStatus, SolanaSend, Transfer};
 use crate::machines::requests::{WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, RouteParams, View};
 use crate::machines::siwx::{SignInSession, SiwxChallenge};
@@ -251,6 +251,24 @@ pub enum Event {
     /// The connected wallet was asked to send `transfer`.
     SendSubmitted {
         transfer: Transfer,
+    },
+    /// A Solana send: the chain service is asked to build the transaction of `transfer`.
+    SolanaSendStarted {
+        send: SolanaSend,
+        transfer: Transfer,
+    },
+    /// The chain service built the transaction; the wallet is asked to sign it (`request_id`).
+    SolanaTransferPrepared {
+        #[ts(type = "number")]
+        id: u64,
+        prepared: PreparedSolanaTransfer,
+        request_id: String,
+    },
+    /// The wallet signed it (base64); the chain service is asked to send it.
+    SolanaTransferSigned {
+        #[ts(type = "number")]
+        id: u64,
+        signed: String,
     },
     SendSucceeded {
         hash: String,

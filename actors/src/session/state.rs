@@ -22,7 +22,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 6;
+pub const STATE_SCHEMA_VERSION: u32 = 7;
 
 // Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
 // decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed
@@ -252,6 +252,9 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         Event::SendFormChanged { .. }
         | Event::SendRejected { .. }
         | Event::SendSubmitted { .. }
+        | Event::SolanaSendStarted { .. }
+        | Event::SolanaTransferPrepared { .. }
+        | Event::SolanaTransferSigned { .. }
         | Event::SendSucceeded { .. }
         | Event::SendFailed { .. }
         | Event::SendReset {}
@@ -430,7 +433,17 @@ impl SessionState {
     }
 }
 
-/// The connected EVM account of the active namespace: what balances, activity and sends are for.
+/// The connected account of the active namespace when it is eip155 or solana: what balances and
+/// sends are for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainAccount {
+    pub namespace: crate::model::caip::Namespace,
+    pub address: String,
+    pub network: crate::model::networks::NetworkRef,
+    pub connector_id: String,
+}
+
+/// The connected EVM account of the active namespace: what activity and network switches are for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvmAccount {
     pub address: String,
@@ -447,6 +460,23 @@ impl SessionState {
             return None;
         }
         Some(EvmAccount { address: conn.address.clone()?, network: conn.network.clone()?, connector_id: conn.connector_id.clone()? })
+    }
+
+    /// The active namespace's connected account when it is one with balances and send (eip155 or
+    /// solana; spec §9).
+    pub fn chain_account(&self) -> Option<ChainAccount> {
+        use crate::model::caip::Namespace;
+        let ns = self.connection.active_namespace.filter(|ns| matches!(ns, Namespace::Eip155 | Namespace::Solana))?;
+        let conn = self.connection.namespace(ns);
+        if conn.status != crate::machines::connection::ConnectionStatus::Connected {
+            return None;
+        }
+        Some(ChainAccount {
+            namespace: ns,
+            address: conn.address.clone()?,
+            network: conn.network.clone()?,
+            connector_id: conn.connector_id.clone()?,
+        })
     }
 
     /// Whether `network` is one of the session's networks and the chain service serves it.

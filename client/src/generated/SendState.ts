@@ -2,6 +2,7 @@
 import type { SendForm } from "./SendForm";
 import type { SendStatus } from "./SendStatus";
 import type { SentTransaction } from "./SentTransaction";
+import type { SolanaSend } from "./SolanaSend";
 import type { Transfer } from "./Transfer";
 
 export type SendState = { status: SendStatus, form: SendForm, 
@@ -20,4 +21,12 @@ sending: Transfer | null,
 /**
  * Newest first.
  */
-sent: Array<SentTransaction>, };
+sent: Array<SentTransaction>, 
+/**
+ * The Solana send under way, while the server builds and sends it.
+ */
+solana: SolanaSend | null, 
+/**
+ * Ids given to Solana sends so far.
+ */
+solanaSends: number, };

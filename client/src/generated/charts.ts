@@ -922,6 +922,11 @@ export const charts: Statechart[] = [
             "to": "sending"
           },
           {
+            "from": "idle",
+            "event": "SolanaSendStarted",
+            "to": "sending"
+          },
+          {
             "from": "sending",
             "event": "SendSucceeded",
             "to": "idle"

@@ -216,7 +216,9 @@ export const fixtureFrames: ServerMessage[] = [
         "formVersion": 0,
         "error": null,
         "sending": null,
-        "sent": []
+        "sent": [],
+        "solana": null,
+        "solanaSends": 0
       },
       "networkSwitch": {
         "status": "idle",
@@ -233,7 +235,7 @@ export const fixtureFrames: ServerMessage[] = [
         "openedModal": false
       }
     },
-    "stateHash": "6ea36bfa8411b522"
+    "stateHash": "aadc415b7cea6e86"
   },
   {
     "type": "diff",
@@ -300,7 +302,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "907c7136da9e8c67"
+    "stateHash": "9c4488e562759eed"
   },
   {
     "type": "diff",
@@ -322,7 +324,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "ebbb390b1cbab919"
+    "stateHash": "17285a65c90d2a77"
   },
   {
     "type": "diff",
@@ -431,7 +433,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "42c5a85c49b91bd1"
+    "stateHash": "8c864dc3e5ca6558"
   },
   {
     "type": "diff",
@@ -578,7 +580,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "c1c76117a2a8b293"
+    "stateHash": "45acac38a4b8a282"
   },
   {
     "type": "diff",
@@ -692,7 +694,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "c0dd6ad41da6ff0d"
+    "stateHash": "269c5607a78d1880"
   },
   {
     "type": "diff",
@@ -891,7 +893,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "69026add093ee8e7"
+    "stateHash": "888b8d93219f9a33"
   },
   {
     "type": "diff",
@@ -948,7 +950,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "a63aa6429d599811"
+    "stateHash": "98a1ee6d12ae4ce8"
   },
   {
     "type": "diff",
@@ -1005,7 +1007,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "e7c018a557d1bd93"
+    "stateHash": "6d1d9e7c7414c60c"
   },
   {
     "type": "diff",
@@ -1052,7 +1054,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "4109320b774a8e26"
+    "stateHash": "008532c6e95b9010"
   },
   {
     "type": "diff",
@@ -1099,7 +1101,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "58e0d504078beb47"
+    "stateHash": "fcf4f3d7fbfe536c"
   },
   {
     "type": "diff",
@@ -1187,7 +1189,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "997ec74694fcc69c"
+    "stateHash": "057d046cc57901ed"
   },
   {
     "type": "diff",
@@ -1242,7 +1244,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "b4e97083dda89a44"
+    "stateHash": "578bfe56ea9d8801"
   },
   {
     "type": "diff",
@@ -1292,7 +1294,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "0f4113beadbb78a0"
+    "stateHash": "c162384355fdd85c"
   },
   {
     "type": "diff",
@@ -1391,7 +1393,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "d2b0dfebe72d9cf9"
+    "stateHash": "70acaba77ee17cb7"
   }
 ];
 
@@ -1612,7 +1614,9 @@ export const signInFrames: ServerMessage[] = [
         "formVersion": 0,
         "error": null,
         "sending": null,
-        "sent": []
+        "sent": [],
+        "solana": null,
+        "solanaSends": 0
       },
       "networkSwitch": {
         "status": "idle",
@@ -1629,7 +1633,7 @@ export const signInFrames: ServerMessage[] = [
         "openedModal": false
       }
     },
-    "stateHash": "90bf7dd2f1c093ee"
+    "stateHash": "b97343bd3fa20f07"
   },
   {
     "type": "diff",
@@ -1696,7 +1700,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "ade6287eb253c495"
+    "stateHash": "f3ec517cf0034e7b"
   },
   {
     "type": "diff",
@@ -1718,7 +1722,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "2f9476aa9e31b232"
+    "stateHash": "369db92b46417f6d"
   },
   {
     "type": "diff",
@@ -1827,7 +1831,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "ae14b0721882f66c"
+    "stateHash": "8356cc913110e253"
   },
   {
     "type": "diff",
@@ -2058,7 +2062,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "a0f4997bafecb58a"
+    "stateHash": "93692a80e07c928f"
   },
   {
     "type": "diff",
@@ -2194,7 +2198,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "08f7f1f85b0e8578"
+    "stateHash": "d3641e7bcb130a57"
   },
   {
     "type": "diff",
@@ -2335,7 +2339,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "ba76d8ce6a7b96f0"
+    "stateHash": "29e23810a2dd0f77"
   },
   {
     "type": "diff",
@@ -2471,7 +2475,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "9763817a7c8bb51c"
+    "stateHash": "da84c82887d6b1cd"
   },
   {
     "type": "diff",
@@ -2616,7 +2620,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "7e7c77acc6743adf"
+    "stateHash": "e6e669906de23a8d"
   },
   {
     "type": "diff",
@@ -2638,7 +2642,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "c01ac6d4270f8eba"
+    "stateHash": "a631f73765580763"
   }
 ];
 
@@ -2861,7 +2865,9 @@ export const connectMethodsFrames: ServerMessage[] = [
         "formVersion": 0,
         "error": null,
         "sending": null,
-        "sent": []
+        "sent": [],
+        "solana": null,
+        "solanaSends": 0
       },
       "networkSwitch": {
         "status": "idle",
@@ -2878,7 +2884,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "openedModal": false
       }
     },
-    "stateHash": "f1ed79d301ed88b4"
+    "stateHash": "bbaa0834c6fabec5"
   },
   {
     "type": "diff",
@@ -2960,7 +2966,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "461cdcbb093a5052"
+    "stateHash": "68fec3dc490fe3b5"
   },
   {
     "type": "diff",
@@ -2982,7 +2988,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "90b18acd9424cc36"
+    "stateHash": "c25bb99edd0ee052"
   },
   {
     "type": "diff",
@@ -3044,7 +3050,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "43c4f4b9d3a248e9"
+    "stateHash": "931bd7c3978acfbc"
   },
   {
     "type": "diff",
@@ -3101,7 +3107,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "ffa23aab9b34e671"
+    "stateHash": "9b45fb0532df8399"
   }
 ];
 
@@ -3334,7 +3340,9 @@ export const multichainFrames: ServerMessage[] = [
         "formVersion": 0,
         "error": null,
         "sending": null,
-        "sent": []
+        "sent": [],
+        "solana": null,
+        "solanaSends": 0
       },
       "networkSwitch": {
         "status": "idle",
@@ -3351,7 +3359,7 @@ export const multichainFrames: ServerMessage[] = [
         "openedModal": false
       }
     },
-    "stateHash": "a14675d575506417"
+    "stateHash": "97da3cf8d3919800"
   },
   {
     "type": "diff",
@@ -3454,7 +3462,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "37362c604cc5e5fa"
+    "stateHash": "5f6286908187f114"
   },
   {
     "type": "diff",
@@ -3476,7 +3484,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "466a746539eb244d"
+    "stateHash": "3e41006c7d74f0eb"
   },
   {
     "type": "diff",
@@ -3585,7 +3593,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "69a4493fb4899f4f"
+    "stateHash": "b52804c9f892cd57"
   },
   {
     "type": "diff",
@@ -3808,7 +3816,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "ec337d6cc1e31eca"
+    "stateHash": "ca66bba132dcdd2b"
   },
   {
     "type": "diff",
@@ -3864,7 +3872,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "9562fdd17495c731"
+    "stateHash": "dc48495073a86347"
   },
   {
     "type": "diff",
@@ -3938,7 +3946,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "7188097a5822e417"
+    "stateHash": "ef30942ba7bb9491"
   },
   {
     "type": "diff",
@@ -4047,7 +4055,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "1a0197101d8e4a57"
+    "stateHash": "6af8486397f577cd"
   },
   {
     "type": "diff",
@@ -4269,7 +4277,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "c617ed6f4c35fa5a"
+    "stateHash": "c84a62756cb29f8e"
   },
   {
     "type": "diff",
@@ -4291,7 +4299,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "92cc3bbb57950789"
+    "stateHash": "5612a921edaf72ed"
   },
   {
     "type": "diff",
@@ -4335,6 +4343,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "ba9e0b9d55fc1063"
+    "stateHash": "e441c705a6c0cdac"
   }
 ];

@@ -9,9 +9,14 @@ use crate::machines::router::{NavigationMode, View};
 use crate::machines::toasts::ToastVariant;
 use crate::session::{DomainError, Event, SessionState};
 
-/// (address, network) of the connected EVM account, lowercased, with whether it is supported.
-fn account_key(state: &SessionState) -> Option<(String, String, bool)> {
-    state.evm_account().map(|a| (a.address.to_ascii_lowercase(), a.network.caip_network_id.to_string(), a.network.supported))
+/// (address, network) of the connected eip155 or solana account (EVM addresses lowercased), with
+/// whether it is supported and whether it is EVM.
+fn account_key(state: &SessionState) -> Option<(String, String, bool, bool)> {
+    state.chain_account().map(|a| {
+        let evm = a.namespace == crate::model::caip::Namespace::Eip155;
+        let address = if evm { a.address.to_ascii_lowercase() } else { a.address };
+        (address, a.network.caip_network_id.to_string(), a.network.supported, evm)
+    })
 }
 
 /// After every decision: when the connected account or its network changed, what belonged to the
@@ -27,10 +32,10 @@ pub(super) fn follow_connection(d: &mut Decision, before: &SessionState) {
     if d.state.activity.status != ActivityStatus::Idle {
         d.push(Event::ActivityCleared {});
     }
-    let Some((_, _, supported)) = new else { return };
+    let Some((_, _, supported, evm)) = new else { return };
     if supported {
         request_balances(d, false);
-    } else if !d.state.options.allow_unsupported_chain {
+    } else if evm && !d.state.options.allow_unsupported_chain {
         // Spec §4: an unsupported chain becomes the synthetic unsupported network; the visitor is
         // asked to switch to one of the session's networks.
         d.open_modal();
@@ -41,7 +46,7 @@ pub(super) fn follow_connection(d: &mut Decision, before: &SessionState) {
 /// Asks for the connected account's balances, unless they are fresh (30 s), being fetched, or a
 /// failure blocks a retry. `fresh`: after a transaction of the account's, past the caches.
 pub(super) fn request_balances(d: &mut Decision, fresh: bool) -> bool {
-    let Some(account) = d.state.evm_account() else { return false };
+    let Some(account) = d.state.chain_account() else { return false };
     if !d.state.chain_supported(&account.network) {
         return false;
     }
@@ -65,7 +70,7 @@ pub(super) fn request_balances(d: &mut Decision, fresh: bool) -> bool {
 
 /// `RefreshBalances`.
 pub(super) fn refresh_balances(d: &mut Decision) -> Result<(), DomainError> {
-    d.state.evm_account().ok_or(DomainError::NotConnected)?;
+    d.state.chain_account().ok_or(DomainError::NotConnected)?;
     request_balances(d, false);
     Ok(())
 }

@@ -193,6 +193,16 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
             host::read_answered(&mut d, &request_id, outcome);
             Ok(d.finish())
         }
+        Command::SolanaSendPrepared { id, outcome } => {
+            let mut d = Decision::new(state, ctx);
+            send::solana_prepared(&mut d, id, outcome)?;
+            Ok(d.finish())
+        }
+        Command::SolanaSendSubmitted { id, outcome } => {
+            let mut d = Decision::new(state, ctx);
+            send::solana_submitted(&mut d, id, outcome);
+            Ok(d.finish())
+        }
         Command::Client(command) => decide_client(state, command, ctx),
     }
 }

@@ -8,9 +8,11 @@ use super::{account, Decision};
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::send::{
-    SendForm, SendStatus, SentStatus, Transfer, TransferKind, AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SENT,
-    TOKEN_REQUIRED, UNSUPPORTED_CHAIN,
+    PreparedSolanaTransfer, SendForm, SendStatus, SentStatus, SolanaSend, SolanaSendStep, Transfer, TransferKind,
+    AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SENT, TOKEN_REQUIRED, UNSUPPORTED_CHAIN,
 };
+use crate::session::state::ChainAccount;
+use base64::Engine as _;
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
 use crate::model::evm::{erc20_transfer_data, parse_amount, parse_evm_address, quantity, transaction_error_message, AmountError};
@@ -65,10 +67,18 @@ pub(super) fn submit(d: &mut Decision, form: SendForm) -> Result<(), DomainError
     if d.state.send.status == SendStatus::Sending {
         return Err(DomainError::SendPending);
     }
-    let account = d.state.evm_account().ok_or(DomainError::NotConnected)?;
+    let account = d.state.chain_account().ok_or(DomainError::NotConnected)?;
     if d.state.send.form != form {
         d.push(Event::SendFormChanged { form: form.clone() });
     }
+    if account.namespace == Namespace::Solana {
+        match validate_solana(d, &form, &account) {
+            Ok((send, transfer)) => d.push(Event::SolanaSendStarted { send, transfer }),
+            Err(message) => d.push(Event::SendRejected { message }),
+        }
+        return Ok(());
+    }
+    let Some(account) = d.state.evm_account() else { return Err(DomainError::NotConnected) };
     let transfer = match validate(d, &form, &account) {
         Ok(call) => call,
         Err(message) => {
@@ -84,6 +94,121 @@ pub(super) fn submit(d: &mut Decision, form: SendForm) -> Result<(), DomainError
     )?;
     d.push(Event::SendSubmitted { transfer: Transfer { request_id, ..transfer } });
     Ok(())
+}
+
+/// Spec §5: a Solana address is 32 to 44 base58 characters, and (to be a receiver) names a
+/// 32-byte ed25519 public key or program address.
+pub fn is_solana_receiver(text: &str) -> bool {
+    Namespace::Solana.is_valid_address(text) && bs58::decode(text).into_vec().is_ok_and(|bytes| bytes.len() == 32)
+}
+
+/// The same checks in the same order as EVM's (chain; amount and receiver; token; receiver;
+/// amount), for a Solana account: the send the chain service is asked to build, or the message.
+fn validate_solana(d: &Decision, form: &SendForm, account: &ChainAccount) -> Result<(SolanaSend, Transfer), String> {
+    if !d.state.chain_supported(&account.network) {
+        return Err(UNSUPPORTED_CHAIN.into());
+    }
+    if form.amount.trim().is_empty() || form.receiver.trim().is_empty() {
+        return Err(AMOUNT_AND_RECEIVER_REQUIRED.into());
+    }
+    let balances = &d.state.balances;
+    let token = form
+        .token
+        .as_deref()
+        .filter(|_| balances.belongs_to(&account.network.caip_network_id, &account.address))
+        .and_then(|asset| balances.find(asset))
+        .ok_or_else(|| TOKEN_REQUIRED.to_string())?;
+    let receiver = form.receiver.trim();
+    if !is_solana_receiver(receiver) {
+        return Err(INVALID_RECEIVER.into());
+    }
+    let amount = parse_amount(&form.amount, token.decimals).map_err(|e| match e {
+        AmountError::TooManyDecimals { decimals } => format!("Invalid amount: {} has {decimals} decimals", token.symbol),
+        e => format!("Invalid amount: {e}"),
+    })?;
+    if amount.is_zero() {
+        return Err("The amount must be more than zero".into());
+    }
+    let held: U256 = token.raw.parse().unwrap_or(U256::ZERO);
+    if amount > held || amount > U256::from(u64::MAX) {
+        return Err(transaction_error_message(None, "insufficient funds").into());
+    }
+    let kind = if token.address.is_some() { TransferKind::Spl } else { TransferKind::Native };
+    let send = SolanaSend {
+        id: d.state.send.solana_sends + 1,
+        network: account.network.caip_network_id.clone(),
+        from: account.address.clone(),
+        receiver: receiver.to_string(),
+        mint: token.address.clone(),
+        amount: amount.to_string(),
+        step: SolanaSendStep::Preparing,
+    };
+    let transfer = Transfer {
+        request_id: String::new(),
+        network: account.network.caip_network_id.clone(),
+        kind,
+        asset: token.asset.clone(),
+        symbol: token.symbol.clone(),
+        amount: crate::model::evm::format_units(amount, token.decimals),
+        receiver: receiver.to_string(),
+    };
+    Ok((send, transfer))
+}
+
+/// The chain service's transaction for Solana send `id`: the wallet is asked to sign it; or the
+/// send fails with the service's message.
+pub(super) fn solana_prepared(d: &mut Decision, id: u64, outcome: Result<PreparedSolanaTransfer, String>) -> Result<(), DomainError> {
+    let Some(send) = d.state.send.solana.clone().filter(|s| s.id == id && s.step == SolanaSendStep::Preparing) else { return Ok(()) };
+    match outcome {
+        Ok(prepared) => {
+            let Some(account) = d.state.chain_account().filter(|a| a.namespace == Namespace::Solana && a.address == send.from) else {
+                d.push(Event::SendFailed { code: None, message: "The transfer was not sent: the account changed".into() });
+                return Ok(());
+            };
+            let kind = RequestKind::SignTransaction { transaction: prepared.transaction.clone(), address: send.from.clone(), network: send.network.clone() };
+            match d.issue_request(&account.connector_id, Namespace::Solana, kind) {
+                Ok(request_id) => d.push(Event::SolanaTransferPrepared { id, prepared, request_id }),
+                Err(e) => failed(d, None, &e.to_string()),
+            }
+        }
+        Err(message) => failed(d, None, &message),
+    }
+    Ok(())
+}
+
+/// The wallet's answer to the signing request: the signed transaction (base64) goes to the chain
+/// service; a refusal ends the send with the catalogue's message.
+pub(super) fn solana_signed(d: &mut Decision, outcome: WalletOutcome) {
+    let Some(send) = d.state.send.solana.clone() else { return };
+    match outcome {
+        WalletOutcome::Ok { result } => {
+            let signed = result.as_str().or_else(|| result.get("signedTransaction").and_then(|v| v.as_str()));
+            let valid = signed.filter(|t| t.len() <= 4096 && base64::engine::general_purpose::STANDARD.decode(t).is_ok());
+            match valid {
+                Some(signed) => d.push(Event::SolanaTransferSigned { id: send.id, signed: signed.to_string() }),
+                None => failed(d, None, "the wallet's answer is not a signed transaction"),
+            }
+        }
+        WalletOutcome::Error { code, message } => failed(d, Some(code), &message),
+    }
+}
+
+/// The chain service sent the signed transaction (its signature) or not: as a wallet's answer to
+/// an EVM send. Spec §4: after a Solana send, the view returns to Account.
+pub(super) fn solana_submitted(d: &mut Decision, id: u64, outcome: Result<String, String>) {
+    let submitting = d.state.send.solana.as_ref().is_some_and(|s| s.id == id && matches!(s.step, SolanaSendStep::Submitting { .. }));
+    if !submitting {
+        return;
+    }
+    match outcome {
+        Ok(signature) => {
+            d.push(Event::SendSucceeded { hash: signature, sent_ms: d.now_ms });
+            d.toast(SENT, ToastVariant::Success);
+            d.push(Event::SendReset {});
+            d.navigate(View::Account, None, NavigationMode::Reset);
+        }
+        Err(message) => failed(d, None, &message),
+    }
 }
 
 /// The transfer and the `eth_sendTransaction` parameter, or the message to show.

@@ -199,6 +199,7 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
             }
         }
         RequestKind::SignMessage { .. } => sign_in::signature_received(d, &request, outcome),
+        RequestKind::SignTransaction { .. } if super::send::owns(d, &request) => super::send::solana_signed(d, outcome),
         RequestKind::Rpc { .. } if super::host::owns(d, &request.id) => super::host::answered(d, &request.id, outcome),
         RequestKind::Rpc { .. } if super::send::owns(d, &request) => super::send::answered(d, outcome),
         RequestKind::Rpc { .. } if super::network::owns(d, &request) => super::network::answered(d, &request, outcome),

@@ -5,8 +5,8 @@
 // names them `solana:<name>`). The session's wallet requests for them are performed here:
 // connect (`standard:connect`, which may prompt), sync (`standard:connect` with `silent`, which never
 // does), sign-in messages (`solana:signMessage`, the signature answered in base58) and the
-// transactions the server builds (`rpc` with `solana:signAndSendTransaction` or
-// `solana:signTransaction`: solanaTransactions.ts, a chunk loaded the first time one is asked).
+// transactions the server builds (`signTransaction`, and `rpc` with `solana:signAndSendTransaction`
+// or `solana:signTransaction`: solanaTransactions.ts, a chunk loaded the first time one is asked).
 
 import { getWallets } from "@wallet-standard/app";
 import type { Wallet, WalletAccount } from "@wallet-standard/base";
@@ -166,6 +166,13 @@ export async function performSolana(request: WalletRequest, wallet: Wallet | und
         const [output] = await sign.signMessage({ account, message: new TextEncoder().encode(kind.message) });
         if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
         return { status: "ok", result: base58Encode(output.signature) };
+      }
+      case "signTransaction": {
+        // The server built the transaction and sends it once signed (decision 0911): the wallet
+        // only signs (`solana:signTransaction`), in the chunk that performs transactions.
+        const transactions = await import("./solanaTransactions");
+        const params = { transaction: kind.transaction, address: kind.address, network: kind.network };
+        return await transactions.performSolanaTransaction("solana:signTransaction", params, wallet, walletChainOf);
       }
       case "rpc": {
         const transactions = await import("./solanaTransactions");

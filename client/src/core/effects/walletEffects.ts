@@ -110,6 +110,8 @@ export async function perform(request: WalletRequest, provider: Eip1193Provider 
         const signature = await provider.request({ method: "personal_sign", params: [toHex(kind.message), kind.address] });
         return { status: "ok", result: signature };
       }
+      case "signTransaction":
+        return { status: "error", code: 4200, message: "An EVM wallet does not sign Solana transactions" };
       case "rpc": {
         const result = await provider.request({ method: kind.method, params: kind.params });
         return { status: "ok", result };
