@@ -52,6 +52,27 @@ it("signs a transaction the server built and answers it in base64", async () => 
   expect(wallet.prompts).toBe(2);
 });
 
+it("performs the session's signTransaction request: signed by the account asked for, on the network's Wallet Standard chain, and not sent", async () => {
+  const sent: unknown[] = [];
+  vi.stubGlobal("fetch", async (...args: unknown[]) => void sent.push(args));
+  const wallet = await connected("http://node.invalid");
+  const transaction = base64Encode(unsigned(wallet.address));
+  const request: WalletRequest = { id: "r2", connectorId: "solana:Dev Solana Wallet", namespace: "solana", kind: { type: "signTransaction", transaction, address: wallet.address, network: DEVNET }, issuedMs: 0 };
+  const outcome = await performSolana(request, wallet);
+  if (outcome.status !== "ok" || outcome.result === null || typeof outcome.result !== "object" || !("signedTransaction" in outcome.result)) {
+    throw new Error(`expected a signed transaction, got ${JSON.stringify(outcome)}`);
+  }
+  expect(verifies(base64Decode(String(outcome.result.signedTransaction)), wallet.address)).toBe(true);
+  expect(sent, "the server sends it, not the wallet").toEqual([]);
+  // Another account, and a network whose chain the wallet lacks, are the wallet's errors.
+  const other: WalletRequest = { ...request, kind: { type: "signTransaction", transaction, address: "11111111111111111111111111111111", network: DEVNET } };
+  expect(await performSolana(other, wallet)).toMatchObject({ status: "error", code: 4100 });
+  const devnetOnly = new DevSolanaWallet(ed25519.utils.randomPrivateKey(), undefined, ["solana:devnet"]);
+  await performSolana({ id: "c", connectorId: "x", namespace: "solana", kind: { type: "connect" }, issuedMs: 0 }, devnetOnly);
+  const mainnet: WalletRequest = { ...request, kind: { type: "signTransaction", transaction: base64Encode(unsigned(devnetOnly.address)), address: devnetOnly.address, network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp" } };
+  expect(await performSolana(mainnet, devnetOnly)).toMatchObject({ status: "error", code: 4901 });
+});
+
 it("signs and sends through the wallet, on the Wallet Standard chain of the session's network, answering the base58 signature", async () => {
   const sent: unknown[] = [];
   vi.stubGlobal("fetch", async (_url: string, init: { body: string }) => {

@@ -3,6 +3,8 @@
 // for it as a wallet request; this module (a chunk of its own, loaded the first time one is asked,
 // so the core chunk does not carry it) hands it to the wallet:
 //
+//   signTransaction { transaction, address, network }   (what the session asks; decision 0911)
+//     -> { signedTransaction }    the server sends it to the node itself
 //   rpc "solana:signAndSendTransaction" { transaction, network?, address? }
 //     -> { signature }            the wallet signed and sent it (`solana:signAndSendTransaction`)
 //     -> { signedTransaction }    the wallet can only sign (`solana:signTransaction`): the server
@@ -23,6 +25,7 @@
 
 import { base58 } from "@scure/base";
 import type { Wallet, WalletAccount } from "@wallet-standard/base";
+import type { RequestKind } from "../../generated/RequestKind";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 
 export const SIGN_AND_SEND = "solana:signAndSendTransaction";
@@ -88,6 +91,16 @@ function chainOf(network: string | undefined, account: WalletAccount, walletChai
   }
   const own = account.chains.find((c) => c.startsWith("solana:"));
   return own as `${string}:${string}` | undefined;
+}
+
+/** Performs the session's `signTransaction` request, or an `rpc` one naming a transaction method
+ * (any other method: 4200); throws what the wallet threw. */
+export function performSolanaRequest(kind: Extract<RequestKind, { type: "signTransaction" | "rpc" }>, wallet: Wallet, walletChainOf: WalletChainOf): Promise<WalletOutcome> {
+  if (kind.type === "signTransaction") {
+    return performSolanaTransaction(SIGN, { transaction: kind.transaction, address: kind.address, network: kind.network }, wallet, walletChainOf);
+  }
+  if (!isSolanaTransactionMethod(kind.method)) return Promise.resolve({ status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` });
+  return performSolanaTransaction(kind.method, kind.params, wallet, walletChainOf);
 }
 
 /** Performs a Solana transaction request (`method` is one of the two above); throws what the wallet threw. */

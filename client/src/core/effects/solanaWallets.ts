@@ -167,18 +167,10 @@ export async function performSolana(request: WalletRequest, wallet: Wallet | und
         if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
         return { status: "ok", result: base58Encode(output.signature) };
       }
-      case "signTransaction": {
-        // The server built the transaction and sends it once signed (decision 0911): the wallet
-        // only signs (`solana:signTransaction`), in the chunk that performs transactions.
-        const transactions = await import("./solanaTransactions");
-        const params = { transaction: kind.transaction, address: kind.address, network: kind.network };
-        return await transactions.performSolanaTransaction("solana:signTransaction", params, wallet, walletChainOf);
-      }
-      case "rpc": {
-        const transactions = await import("./solanaTransactions");
-        if (!transactions.isSolanaTransactionMethod(kind.method)) return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
-        return await transactions.performSolanaTransaction(kind.method, kind.params, wallet, walletChainOf);
-      }
+      case "signTransaction":
+      case "rpc":
+        // In the chunk that performs transactions (loaded the first time one is asked).
+        return await (await import("./solanaTransactions")).performSolanaRequest(kind, wallet, walletChainOf);
     }
   } catch (e) {
     return walletFailure(e);
