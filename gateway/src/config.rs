@@ -544,7 +544,9 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("vestibule.example.toml");
         let c = GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV).unwrap();
         let networks = c.chain_config().validate().unwrap();
-        assert_eq!(networks.len(), 1);
+        // An anvil and a Solana cluster (devnet's id, its SPL mint with a configured symbol).
+        assert_eq!(networks.iter().map(|n| n.id.to_string()).collect::<Vec<_>>(), ["eip155:31337", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"]);
+        assert_eq!(networks[1].spl_tokens[0].symbol, "USDC");
         assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
     }
 

@@ -73,6 +73,7 @@ impl SolanaPeer {
     /// One JSON-RPC call straight to the peer (for checks beside the service under test).
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
         let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        vestibule_chain::tls::install_crypto_provider();
         let text = alloy::transports::http::reqwest::Client::new()
             .post(self.url())
             .header("content-type", "application/json")
