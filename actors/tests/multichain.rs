@@ -4,7 +4,7 @@
 
 use vestibule_actors::machines::connection::{ConnectionStatus, ConnectorStatus};
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
-use vestibule_actors::machines::router::{NavigationMode, RouteParams, View};
+use vestibule_actors::machines::router::{NavigationMode, Route, RouteParams, View};
 use vestibule_actors::machines::siwx::{SiwxMethod, SIGNATURE_DECLINED, VERIFICATION_FAILED};
 use vestibule_actors::model::caip::{Namespace, NamespaceFeatures};
 use vestibule_actors::model::connector::{ConnectorGroup, ConnectorType, DiscoveredWallet};
@@ -187,6 +187,32 @@ fn given_only_evm_connected_when_switching_to_solana_then_switch_active_chain_sh
     let state = g.when(C::ResolveWalletRequest { request_id, outcome: solana_ok(&[&solana_address()], &["solana:devnet"]) }).state();
     assert_eq!(state.active_caip_address(), Some(solana_account()));
     assert!(state.connection.is_connected());
+}
+
+#[test]
+fn given_switch_active_chain_when_confirmed_then_connect_lists_that_namespace_and_all_wallets_come_back_on_request() {
+    let g = discovered().and(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
+    let request_id = g.pending_request();
+    let g = g
+        .and(C::ResolveWalletRequest { request_id, outcome: wallet_ok(&[ALICE], "0x1") })
+        .and(C::SwitchActiveNamespace { namespace: Namespace::Solana });
+
+    let then = g.when(C::ConfirmSwitchActiveChain {});
+    let state = then.state();
+    assert_eq!(state.router.current(), View::Connect);
+    assert_eq!(
+        state.router.current_route().unwrap().params,
+        Some(RouteParams { switch_to_chain: Some(Namespace::Solana), ..Default::default() }),
+        "Connect is told which namespace's wallets to list"
+    );
+
+    // The view's way back to every wallet: Connect again, without the namespace, in its place.
+    let g = g.and(C::ConfirmSwitchActiveChain {});
+    let then = g.when(C::Navigate { view: View::Connect, params: None, replace: Some(true) });
+    assert_eq!(then.event_types(), vec!["Navigated"]);
+    let state = then.state();
+    assert_eq!(state.router.current_route().unwrap(), &Route { view: View::Connect, params: None });
+    assert_eq!(state.connection.active_namespace, Some(Namespace::Solana), "the namespace switched to stays active");
 }
 
 #[test]

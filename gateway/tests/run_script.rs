@@ -1,6 +1,7 @@
 //! `./scripts/run` as a newcomer runs it (this build's binary through `RUN_GATEWAY_BIN`, on a free
-//! port and a temp data directory): it starts the devnet's two chains and the gateway with the
-//! devnet's networks, serves `/devnet.json`, holds the funded dev wallet, prints where the demo is,
+//! port and a temp data directory): it starts the devnet's two chains, the local Solana peer and the
+//! gateway with the devnet's networks (the Solana one included), serves `/devnet.json`, holds the
+//! funded dev wallet and dev Solana wallet (SOL and the demo SPL mint), prints where the demo is,
 //! and leaves no process behind when it is stopped (SIGTERM) or killed outright (SIGKILL, through
 //! the parent-death signal). `--no-devnet` and a `--config` with networks of its own start no chain.
 //!
@@ -18,6 +19,11 @@ use serde_json::{Value, json};
 /// 1000 ETH and 1,000,000 VDT (18 decimals), as the devnet setup funds the dev wallet.
 const DEV_WALLET_WEI: u128 = 1000 * 10u128.pow(18);
 const DEV_WALLET_VDT: u128 = 1_000_000 * 10u128.pow(18);
+/// Solana Devnet's CAIP-2 id (the peer answers with its genesis hash), and what the dev Solana
+/// wallet (tests/peers/solana-dev-key.json) holds there: 10 SOL and 1000 VDS (6 decimals).
+const SOLANA_DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+const DEV_SOLANA_LAMPORTS: u64 = 10 * 1_000_000_000;
+const DEV_SOLANA_VDS: &str = "1000000000";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -164,7 +170,7 @@ fn start_with_devnet(dir: &Path) -> (Script, u32, Vec<u32>) {
     let url = wait_for_address(&mut script, dir, &dir.join("devnet/gateway.out"));
     // The summary follows the gateway's "listening" line.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !read(&dir.join("stderr")).contains("Ctrl-C stops the gateway and both chains") {
+    while !read(&dir.join("stderr")).contains("Ctrl-C stops the gateway and both chains and the Solana peer") {
         assert!(script.try_wait().unwrap().is_none(), "scripts/run exited:\n{}", read(&dir.join("stderr")));
         assert!(Instant::now() < deadline, "no summary within 60 s:\n{}", read(&dir.join("stderr")));
         std::thread::sleep(Duration::from_millis(100));
@@ -180,12 +186,27 @@ fn start_with_devnet(dir: &Path) -> (Script, u32, Vec<u32>) {
     assert_eq!(served, read(&dir.join("devnet/devnet.json")));
     let devnet: Value = serde_json::from_str(&served).unwrap();
     let networks = devnet["networks"].as_object().unwrap();
-    assert_eq!(networks.keys().collect::<Vec<_>>(), ["eip155:31337", "eip155:31338"]);
+    assert_eq!(networks.keys().collect::<Vec<_>>(), ["eip155:31337", "eip155:31338", SOLANA_DEVNET]);
     let dev = devnet["devWallet"].as_str().unwrap();
     assert_eq!(devnet["devWalletKey"].as_str().map(str::len), Some(66));
 
-    // Each chain answers with its id and holds the dev wallet's ETH and tokens.
-    for (id, network) in networks {
+    // The Solana peer answers as Solana Devnet and holds the dev Solana wallet's SOL and VDS.
+    let solana_key: Value = serde_json::from_str(&read(&root().join("tests/peers/solana-dev-key.json"))).unwrap();
+    let solana_dev = solana_key["address"].as_str().unwrap();
+    assert_eq!(devnet["solanaWallet"], solana_key["address"]);
+    assert_eq!(devnet["solanaWalletKey"], solana_key["secretKey"]);
+    let solana = &networks[SOLANA_DEVNET];
+    let node = solana["rpcUrl"].as_str().unwrap();
+    let genesis = rpc(node, "getGenesisHash", json!([]));
+    assert_eq!(format!("solana:{}", &genesis.as_str().unwrap()[..32]), SOLANA_DEVNET);
+    assert_eq!(rpc(node, "getBalance", json!([solana_dev]))["value"], json!(DEV_SOLANA_LAMPORTS));
+    let mint = solana["token"]["address"].as_str().unwrap();
+    assert_eq!((solana["token"]["symbol"].as_str(), solana["token"]["decimals"].as_u64()), (Some("VDS"), Some(6)));
+    let accounts = rpc(node, "getTokenAccountsByOwner", json!([solana_dev, { "mint": mint }, { "encoding": "jsonParsed" }]));
+    assert_eq!(accounts["value"][0]["account"]["data"]["parsed"]["info"]["tokenAmount"]["amount"], DEV_SOLANA_VDS, "{accounts}");
+
+    // Each EVM chain answers with its id and holds the dev wallet's ETH and tokens.
+    for (id, network) in networks.iter().filter(|(id, _)| id.starts_with("eip155:")) {
         let node = network["rpcUrl"].as_str().unwrap();
         assert_eq!(format!("eip155:{}", quantity(&rpc(node, "eth_chainId", json!([])))), *id);
         assert_eq!(quantity(&rpc(node, "eth_getBalance", json!([dev, "latest"]))), DEV_WALLET_WEI);
@@ -194,16 +215,22 @@ fn start_with_devnet(dir: &Path) -> (Script, u32, Vec<u32>) {
         assert_eq!(quantity(&rpc(node, "eth_call", json!([{ "to": token, "data": balance_of }, "latest"]))), DEV_WALLET_VDT);
     }
 
-    // The gateway's chain service serves both chains, and the summary says where everything is.
+    // The gateway's chain service serves the three networks, and the summary says where everything is.
     let stderr = read(&dir.join("stderr"));
-    assert!(stderr.contains(r#""eip155:31337", "eip155:31338""#), "the chain service's networks are not logged:\n{stderr}");
-    for shown in [format!("Open {url}/"), dev.to_string(), networks["eip155:31338"]["rpcUrl"].as_str().unwrap().to_string()] {
+    assert!(
+        stderr.contains(&format!(r#""eip155:31337", "eip155:31338", "{SOLANA_DEVNET}""#)),
+        "the chain service's networks are not logged:\n{stderr}"
+    );
+    for shown in [format!("Open {url}/"), dev.to_string(), networks["eip155:31338"]["rpcUrl"].as_str().unwrap().to_string(), solana_dev.to_string(), node.to_string(), mint.to_string()] {
         assert!(stderr.contains(&shown), "the summary lacks {shown}:\n{stderr}");
     }
 
-    // The script's children: the two chains (the pids start_devnet wrote) and the gateway.
-    let chains: Vec<u32> = read(&dir.join("devnet/pids")).lines().map(|l| l.parse().unwrap()).collect();
+    // The script's children: the two chains (the pids start_devnet wrote), the Solana peer (a node
+    // script: its pid in solana.pid) and the gateway.
+    let mut chains: Vec<u32> = read(&dir.join("devnet/pids")).lines().map(|l| l.parse().unwrap()).collect();
     let kids = children(script.id());
+    let peer: u32 = read(&dir.join("devnet/solana.pid")).trim().parse().unwrap();
+    assert!(kids.contains(&(peer, "node".to_string())), "the Solana peer is not the script's child: {kids:?}");
     let mut anvils: Vec<u32> = kids.iter().filter(|(_, comm)| comm == "anvil").map(|(pid, _)| *pid).collect();
     anvils.sort();
     let mut expected = chains.clone();
@@ -211,6 +238,7 @@ fn start_with_devnet(dir: &Path) -> (Script, u32, Vec<u32>) {
     assert_eq!(anvils, expected, "children: {kids:?}");
     let gateways: Vec<u32> = kids.iter().filter(|(_, comm)| comm == "vestibule").map(|(pid, _)| *pid).collect();
     assert_eq!(gateways.len(), 1, "children: {kids:?}");
+    chains.push(peer);
     (script, gateways[0], chains)
 }
 

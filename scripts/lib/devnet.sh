@@ -1,14 +1,19 @@
 # The local devnet: two anvil chains (chain ids 31337 and 31338) on free loopback ports, the demo
 # ERC-20 (tests/peers/contracts/DemoToken.sol, OpenZeppelin) deployed on both, and the dev wallet
-# (tests/peers/dev-wallet.json) funded with 1000 ETH and the token's whole supply on both.
+# (tests/peers/dev-wallet.json) funded with 1000 ETH and the token's whole supply on both; and the
+# local Solana peer (tests/peers/solana/server.mjs: LiteSVM behind JSON-RPC, answering as Solana
+# Devnet) with the dev Solana wallet (tests/peers/solana-dev-key.json) funded with 10 SOL and 1000
+# of a demo SPL mint (VDS, 6 decimals).
 # Sourced, not executed; needs common.sh and peers.sh (sourced here if the caller has not).
 # `./scripts/run` starts it by default (decision 0909).
 #
 #   . scripts/lib/devnet.sh
 #   start_devnet [DIR]   # starts and sets up the chains; DIR (default: a new temporary directory,
-#                        # removed again by stop_devnet) gets devnet.json, chain.toml, the pids and
-#                        # anvil's logs. Exports DEVNET_DIR, DEVNET_FILE (devnet.json) and
-#                        # DEVNET_CHAIN_CONFIG (chain.toml).
+#                        # removed again by stop_devnet) gets devnet.json, chain.toml, the pids
+#                        # (anvils in pids, the Solana peer in solana.pid), anvil's and the peer's
+#                        # logs and solana.json (what the peer holds). Exports DEVNET_DIR,
+#                        # DEVNET_FILE (devnet.json: every network, the Solana one included, which
+#                        # the gateway reads) and DEVNET_CHAIN_CONFIG (chain.toml: the EVM chains).
 #   stop_devnet          # stops every process start_devnet started (idempotent)
 #   run_orphan_proof CMD...  # runs CMD in the background under the parent-death signal; sets $!
 #
@@ -72,6 +77,27 @@ _devnet_start_anvil() { # _devnet_start_anvil CHAIN_ID DIR
     die "anvil (chain $chain_id) did not listen within 30 s (log: $log)"
 }
 
+# Starts the Solana peer on a port the kernel picks, funds the dev Solana wallet and creates the
+# demo mint (tests/peers/scripts/solana-peer.mjs), and waits until it wrote DIR/solana.json (after it
+# listens); sets _DEVNET_SOLANA (that file). Like anvil: this shell's child, under the parent-death
+# signal.
+_devnet_start_solana() { # _devnet_start_solana DIR
+    local dir="$1" log="$1/solana.log" out="$1/solana.json" tries pid
+    run_orphan_proof node "$PEERS_DIR/scripts/solana-peer.mjs" --out "$out" --symbol VDS --name "Vestibule Demo SPL" >"$log" 2>&1 </dev/null
+    pid="$!"
+    DEVNET_PIDS+=("$pid")
+    echo "$pid" >"$dir/solana.pid"
+    for tries in $(seq 1 600); do
+        if [ -s "$out" ]; then
+            _DEVNET_SOLANA="$out"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "the Solana peer exited before serving"; }
+        sleep 0.1
+    done
+    die "the Solana peer did not serve within 60 s (log: $log)"
+}
+
 start_devnet() { # start_devnet [DIR]
     ensure_peers
     local dir="${1:-}"
@@ -81,7 +107,7 @@ start_devnet() { # start_devnet [DIR]
     fi
     mkdir -p "$dir"
     dir="$(cd "$dir" && pwd)"
-    rm -f "$dir/pids" "$dir/devnet.json" "$dir/chain.toml"
+    rm -f "$dir/pids" "$dir/solana.pid" "$dir/solana.json" "$dir/devnet.json" "$dir/chain.toml"
 
     trap stop_devnet EXIT
     trap 'stop_devnet; exit 130' INT
@@ -93,9 +119,11 @@ start_devnet() { # start_devnet [DIR]
         chains+=("$chain_id=$_DEVNET_URL")
     done
 
-    say "devnet: ${chains[*]}"
+    _devnet_start_solana "$dir"
+
+    say "devnet: ${chains[*]} solana=$_DEVNET_SOLANA"
     # Under the parent-death signal too: a run killed during setup leaves no node script behind.
-    run_orphan_proof node "$PEERS_DIR/scripts/devnet-setup.mjs" "$dir" "${chains[@]}" </dev/null
+    run_orphan_proof node "$PEERS_DIR/scripts/devnet-setup.mjs" "$dir" "${chains[@]}" "solana=$_DEVNET_SOLANA" </dev/null
     wait "$!" || die "devnet setup failed"
     export DEVNET_DIR="$dir" DEVNET_FILE="$dir/devnet.json" DEVNET_CHAIN_CONFIG="$dir/chain.toml"
     say "devnet ready: $DEVNET_FILE"

@@ -57,7 +57,8 @@ pub struct RouteParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub connector_id: Option<String>,
-    /// SwitchActiveChain: the namespace to switch to.
+    /// SwitchActiveChain: the namespace to switch to. Connect (after SwitchActiveChain): the
+    /// namespace whose wallets it lists.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub switch_to_chain: Option<Namespace>,

@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEV_SWITCH, devnetNetworks, fetchDevnet, installDevWallet, type Devnet } from "./devWallet";
+import { getWallets } from "@wallet-standard/app";
+import { DEV_SWITCH, devnetNetworks, fetchDevnet, installDevSolanaWallet, installDevWallet, type Devnet } from "./devWallet";
 
 // The dev wallet of tests/peers/dev-wallet.json, as devnet.json carries it.
 const DEVNET: Devnet = {
@@ -12,9 +13,25 @@ const DEVNET: Devnet = {
   },
 };
 
+// The same devnet with its Solana peer (tests/peers/solana-dev-key.json's key).
+const WITH_SOLANA: Devnet = {
+  ...DEVNET,
+  networks: {
+    ...DEVNET.networks,
+    "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": {
+      cluster: "devnet",
+      rpcUrl: "http://127.0.0.1:40003",
+      token: { address: "FcEvp9HB7FVro6bnsU38WcGyHnQ7DDbDnTBtGoRnB5gR", name: "Vestibule Demo SPL", symbol: "VDS", decimals: 6 },
+    },
+  },
+  solanaWallet: "DfLZkegN9CjeTdnot8VD3Ga3xftbuB8VsHVY1iQAfQpb",
+  solanaWalletKey: "42fd27d188a71d5402db7ef98482150036271486a07e919427150dedf7613389",
+};
+
 afterEach(() => {
   localStorage.clear();
   delete (window as { __devWallet?: unknown }).__devWallet;
+  delete (window as { __devSolanaWallet?: unknown }).__devSolanaWallet;
   vi.unstubAllGlobals();
 });
 
@@ -61,5 +78,25 @@ describe("the demo's dev wallet", () => {
     expect(await fetchDevnet()).toBeNull();
     expect(await fetchDevnet()).toBeNull();
     expect(fetch).toHaveBeenCalledWith("/devnet.json", { cache: "no-store" });
+  });
+
+  it("leaves the Solana peer out of the EVM chains and the dev wallet's chains", () => {
+    expect(devnetNetworks(WITH_SOLANA).map((n) => (typeof n === "string" ? n : n.caipNetworkId))).toEqual(["eip155:31337", "eip155:31338"]);
+    expect(installDevWallet(new URLSearchParams(), WITH_SOLANA)?.chains).toEqual([31337, 31338]);
+  });
+
+  it("registers the devnet's funded dev Solana wallet, sending to the peer, when the page asks for its cluster", () => {
+    expect(installDevSolanaWallet(new URLSearchParams(), WITH_SOLANA)).toBeNull();
+    expect(installDevSolanaWallet(new URLSearchParams("solana=devnet"), DEVNET)).toBeNull();
+    localStorage.setItem(DEV_SWITCH, "off");
+    expect(installDevSolanaWallet(new URLSearchParams("solana=devnet"), WITH_SOLANA)).toBeNull();
+    localStorage.removeItem(DEV_SWITCH);
+    const wallet = installDevSolanaWallet(new URLSearchParams("solana=devnet"), WITH_SOLANA);
+    expect(wallet?.address).toBe(WITH_SOLANA.solanaWallet);
+    expect(wallet?.rpcUrl).toBe("http://127.0.0.1:40003");
+    expect(wallet?.chains).toEqual(["solana:devnet"]);
+    expect(getWallets().get()).toContain(wallet);
+    // Once per page.
+    expect(installDevSolanaWallet(new URLSearchParams("solana=devnet"), WITH_SOLANA)).toBeNull();
   });
 });

@@ -2,11 +2,15 @@
 // localStorage across reloads. With the gateway's devnet (`./scripts/run`, which serves
 // /devnet.json; decision 0910) it is the devnet's funded wallet on both chains and is on unless the
 // visitor switched it off; without one it has a random key and sends to `?rpc=<node URL>` if given.
+// When the devnet has the local Solana peer and the page asks for that cluster (`?solana=devnet`),
+// the dev Solana wallet (the devnet's funded key, sending to the peer) registers too.
 
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils";
 import type { NetworkOption } from "../generated/NetworkOption";
 import { DevWallet } from "../wallet/devWallet";
+import { DevSolanaWallet } from "../wallet/solana/devSolanaWallet";
+import { registerWallet } from "@wallet-standard/wallet";
 
 export const DEV_SWITCH = "vestibule:demo:devWallet";
 export const DEV_KEY = "vestibule:demo:devWalletKey";
@@ -14,11 +18,40 @@ export const DEV_KEY = "vestibule:demo:devWalletKey";
 export const DEV_RPC = "vestibule:demo:devWalletRpc";
 export const DEV_REJECTS = "vestibule:demo:devWalletRejects";
 
+export interface DevnetToken {
+  address: string;
+  name: string;
+  symbol: string;
+  decimals: number;
+}
+
+/** A network of the devnet: an anvil chain (`eip155:…`, with its chainId) or the Solana peer
+ * (`solana:…`, with its cluster; its token's address is the demo mint). */
+export interface DevnetNetwork {
+  chainId?: number;
+  cluster?: string;
+  rpcUrl: string;
+  token?: DevnetToken;
+}
+
 /** `/devnet.json` as tests/peers/scripts/devnet-setup.mjs writes it (the fields the demo reads). */
 export interface Devnet {
   devWallet: string;
   devWalletKey: string;
-  networks: Record<string, { chainId: number; rpcUrl: string; token?: { address: string; name: string; symbol: string; decimals: number } }>;
+  networks: Record<string, DevnetNetwork>;
+  solanaWallet?: string;
+  solanaWalletKey?: string;
+}
+
+/** The devnet's anvil chains. */
+export function evmChains(devnet: Devnet): Array<[string, DevnetNetwork & { chainId: number }]> {
+  return Object.entries(devnet.networks).flatMap(([id, n]) => (id.startsWith("eip155:") && typeof n.chainId === "number" ? [[id, { ...n, chainId: n.chainId }]] : []));
+}
+
+/** The devnet's Solana network (the local peer), if it has one. */
+export function solanaNetwork(devnet: Devnet | null): [string, DevnetNetwork & { cluster: string }] | null {
+  const found = Object.entries(devnet?.networks ?? {}).find(([id, n]) => id.startsWith("solana:") && typeof n.cluster === "string");
+  return found ? [found[0], { ...found[1], cluster: found[1].cluster ?? "" }] : null;
 }
 
 /** The gateway's devnet, or null when it runs without one (404) or cannot say. */
@@ -35,7 +68,7 @@ export async function fetchDevnet(): Promise<Devnet | null> {
 
 /** The devnet's chains as the session's networks (the catalogue does not list local chains). */
 export function devnetNetworks(devnet: Devnet): NetworkOption[] {
-  return Object.entries(devnet.networks).map(([caipNetworkId, n]) => ({
+  return evmChains(devnet).map(([caipNetworkId, n]) => ({
     caipNetworkId,
     name: `Devnet ${n.chainId}`,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
@@ -55,7 +88,7 @@ export function installDevWallet(params: URLSearchParams, devnet: Devnet | null)
   if ((window as { __devWallet?: unknown }).__devWallet) return null;
   let wallet: DevWallet;
   if (devnet) {
-    const chains = Object.fromEntries(Object.values(devnet.networks).map((n) => [n.chainId, n.rpcUrl]));
+    const chains = Object.fromEntries(evmChains(devnet).map(([, n]) => [n.chainId, n.rpcUrl]));
     wallet = new DevWallet(hexToBytes(devnet.devWalletKey.replace(/^0x/, "")), { chains });
   } else {
     // The same key after a reload, so the visitor stays connected to the same account.
@@ -65,5 +98,20 @@ export function installDevWallet(params: URLSearchParams, devnet: Devnet | null)
   }
   wallet.rejectAll = localStorage.getItem(DEV_REJECTS) === "on";
   wallet.announce();
+  return wallet;
+}
+
+/** The dev Solana wallet of the devnet's Solana peer, registered through the Wallet Standard, when
+ * the page asks for the peer's cluster (`?solana=devnet`) and the dev wallet is not switched off;
+ * null otherwise, or when a test injected one (`window.__devSolanaWallet`). */
+export function installDevSolanaWallet(params: URLSearchParams, devnet: Devnet | null): DevSolanaWallet | null {
+  const peer = solanaNetwork(devnet);
+  if (!devnet?.solanaWalletKey || !peer || params.get("solana") !== peer[1].cluster) return null;
+  if (localStorage.getItem(DEV_SWITCH) === "off") return null;
+  if ((window as { __devSolanaWallet?: unknown }).__devSolanaWallet) return null;
+  const wallet = new DevSolanaWallet(hexToBytes(devnet.solanaWalletKey.replace(/^0x/, "")), peer[1].rpcUrl, [`solana:${peer[1].cluster}`]);
+  wallet.rejectAll = localStorage.getItem(DEV_REJECTS) === "on";
+  Object.assign(window, { __devSolanaWallet: wallet });
+  registerWallet(wallet);
   return wallet;
 }

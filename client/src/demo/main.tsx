@@ -3,7 +3,8 @@
 // `?email=on&socials=google,x`, `?rpc=<node URL>` (the dev wallet's node), `?solana=devnet` (a
 // multichain session: Ethereum and that Solana cluster; `mainnet`, `devnet` or `testnet`).
 // With the gateway's local devnet (`/devnet.json`, served when `./scripts/run` started one) the
-// session's EVM networks are the devnet's two chains and the dev wallet is its funded one.
+// session's EVM networks are the devnet's two chains and the dev wallet is its funded one; with
+// `?solana=devnet` the dev Solana wallet is the devnet's funded one too, sending to its Solana peer.
 // `window.__vestibule` is the widget's debug handle, `window.__provider` the host's EIP-1193
 // provider, `window.__solana` its Solana provider, `window.__devWallet` the dev wallet.
 
@@ -13,7 +14,7 @@ import type { SessionOptionsInput } from "../core/options";
 import type { SocialProvider } from "../generated/SocialProvider";
 import { SOLANA_CLUSTERS } from "../generated/constants";
 import { App } from "./App/App";
-import { devnetNetworks, fetchDevnet, installDevWallet } from "./devWallet";
+import { devnetNetworks, fetchDevnet, installDevSolanaWallet, installDevWallet } from "./devWallet";
 
 const SOCIALS = { google: true, x: true, farcaster: true, discord: true, apple: true, github: true, facebook: true } satisfies Record<SocialProvider, true>;
 function isSocial(s: string): s is SocialProvider {
@@ -27,6 +28,7 @@ async function start() {
   const devnet = await fetchDevnet();
   const devWallet = installDevWallet(params, devnet);
   if (devWallet) Object.assign(window, { __devWallet: devWallet });
+  installDevSolanaWallet(params, devnet);
 
   const theme = params.get("theme") === "light" ? "light" : "dark";
   const socials = (params.get("socials") ?? "").split(",").filter((s) => s !== "");

@@ -8,7 +8,8 @@ import type { View } from "./View";
  */
 export type RouteParams = { connectorId?: string, 
 /**
- * SwitchActiveChain: the namespace to switch to.
+ * SwitchActiveChain: the namespace to switch to. Connect (after SwitchActiveChain): the
+ * namespace whose wallets it lists.
  */
 switchToChain?: Namespace, navigateTo?: View, navigateWithReplace?: boolean, 
 /**

@@ -3895,6 +3895,9 @@ export const multichainFrames: ServerMessage[] = [
         "type": "Navigated",
         "payload": {
           "view": "Connect",
+          "params": {
+            "switchToChain": "solana"
+          },
           "mode": "replace"
         }
       }
@@ -3926,16 +3929,24 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       },
       {
-        "op": "replace",
-        "path": "/router/stack/1/view",
-        "value": "Connect"
+        "op": "remove",
+        "path": "/router/stack/1/params/navigateTo"
       },
       {
         "op": "remove",
-        "path": "/router/stack/1/params"
+        "path": "/router/stack/1/params/navigateWithReplace"
+      },
+      {
+        "op": "remove",
+        "path": "/router/stack/1/params/network"
+      },
+      {
+        "op": "replace",
+        "path": "/router/stack/1/view",
+        "value": "Connect"
       }
     ],
-    "stateHash": "a20d17f4ca7047a8"
+    "stateHash": "ef30942ba7bb9491"
   },
   {
     "type": "diff",
@@ -4044,7 +4055,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "ae67498bfbdddd2f"
+    "stateHash": "6af8486397f577cd"
   },
   {
     "type": "diff",

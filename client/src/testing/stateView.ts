@@ -95,3 +95,46 @@ export function transaction(id: string, over: Partial<ActivityTransaction> = {})
     ...over,
   };
 }
+
+export const SOLANA_NETWORK = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+export const SOLANA_ADDRESS = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+
+/** A Solana account (on Solana Devnet, with `explorer` when given) connected beside the eip155 one,
+ * and active; the chain service serves its network. */
+export function withSolanaAccount(state: SessionState, explorer?: string): SessionState {
+  const evm = state.connection.namespaces.eip155;
+  if (!evm) throw new Error("the state has no eip155 connection");
+  const network = { caipNetworkId: SOLANA_NETWORK, name: "Solana Devnet", supported: true };
+  const solana = {
+    ...evm,
+    connectorId: "solana:Dev Solana Wallet",
+    accounts: [{ address: SOLANA_ADDRESS, type: "eoa" as const }],
+    address: SOLANA_ADDRESS,
+    caipAddress: `${SOLANA_NETWORK}:${SOLANA_ADDRESS}`,
+    network,
+  };
+  return {
+    ...served(state, [NETWORK, SOLANA_NETWORK]),
+    networks: [
+      ...state.networks,
+      { caipNetworkId: SOLANA_NETWORK, name: "Solana Devnet", nativeCurrency: { name: "Solana", symbol: "SOL", decimals: 9 }, rpcUrls: [], blockExplorers: explorer ? [explorer] : [], testnet: true },
+    ],
+    connection: {
+      ...state.connection,
+      namespaces: { ...state.connection.namespaces, solana },
+      activeNamespace: "solana",
+      activeFeatures: { balance: true, names: false, activity: false, send: true },
+    },
+  };
+}
+
+/** A balance of the Solana account: SOL, or an SPL token of `mint`. */
+export function solanaToken(symbol: string, mint: string | null = null, over: Partial<TokenBalance> = {}): TokenBalance {
+  return token(symbol, {
+    asset: mint ? `${SOLANA_NETWORK}/token:${mint}` : `${SOLANA_NETWORK}/native`,
+    address: mint,
+    name: mint ? `${symbol} Token` : "Solana",
+    decimals: mint ? 6 : 9,
+    ...over,
+  });
+}

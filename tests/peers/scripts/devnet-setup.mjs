@@ -2,19 +2,26 @@
 // with ETH, deploys the demo ERC-20 (contracts/DemoToken.json) with the whole supply minted to it,
 // checks both, and writes where everything is. Called by start_devnet in scripts/lib/devnet.sh.
 //
-//   node scripts/devnet-setup.mjs OUT_DIR 31337=http://127.0.0.1:PORT 31338=http://127.0.0.1:PORT
+// With `solana=FILE` (what scripts/solana-peer.mjs wrote with --out), also checks that the Solana
+// peer holds the dev Solana wallet's SOL and demo SPL tokens and adds that network.
+//
+//   node scripts/devnet-setup.mjs OUT_DIR 31337=http://127.0.0.1:PORT 31338=http://127.0.0.1:PORT [solana=FILE]
 //
 // Writes, atomically:
-//   OUT_DIR/devnet.json  { devWallet, devWalletKey, networks: { "eip155:31337": { chainId, rpcUrl, token } } }
-//                        (the gateway serves it at /devnet.json for the demo's dev wallet, key
-//                        included: it is public, see dev-wallet.json)
-//   OUT_DIR/chain.toml   the chain service's [networks] configuration for these chains
+//   OUT_DIR/devnet.json  { devWallet, devWalletKey, networks: { "eip155:31337": { chainId, rpcUrl, token },
+//                          "solana:EtWT…": { cluster, genesisHash, rpcUrl, token } },
+//                          solanaWallet, solanaWalletKey }
+//                        (the gateway adds every network of it to its chain service and serves it at
+//                        /devnet.json for the demo's dev wallets, keys included: they are public, see
+//                        dev-wallet.json and solana-dev-key.json; a Solana token's address is its mint)
+//   OUT_DIR/chain.toml   the chain service's [networks] configuration for the EVM chains
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const devWallet = JSON.parse(readFileSync(join(here, "..", "dev-wallet.json"), "utf8"));
+const solanaKey = JSON.parse(readFileSync(join(here, "..", "solana-dev-key.json"), "utf8"));
 const token = JSON.parse(readFileSync(join(here, "..", "contracts", "DemoToken.json"), "utf8"));
 
 // anvil's first development account: unlocked on every anvil, so it deploys without a key here.
@@ -79,10 +86,36 @@ async function setUp(chainId, url) {
   return { chainId, rpcUrl: url, token: { address, name: "Vestibule Demo Token", symbol: "VDT", decimals: TOKEN_DECIMALS } };
 }
 
+/** The Solana peer as solana-peer.mjs prepared it, checked on the node: the dev Solana wallet's
+ * SOL and its demo SPL tokens. */
+async function setUpSolana(file) {
+  const peer = JSON.parse(readFileSync(file, "utf8"));
+  if (peer.owner !== solanaKey.address) throw new Error(`the Solana peer funded ${peer.owner}, not the dev Solana wallet ${solanaKey.address}`);
+  if (!peer.mint) throw new Error("the Solana peer has no demo mint");
+  const genesis = await rpc(peer.url, "getGenesisHash", []);
+  if (genesis !== peer.genesisHash) throw new Error(`the Solana peer answers genesis ${genesis}, not ${peer.genesisHash}`);
+  const { value: lamports } = await rpc(peer.url, "getBalance", [peer.owner]);
+  if (!(lamports > 0)) throw new Error(`the dev Solana wallet holds ${lamports} lamports`);
+  const { value: accounts } = await rpc(peer.url, "getTokenAccountsByOwner", [peer.owner, { mint: peer.mint }, { encoding: "jsonParsed" }]);
+  const amount = accounts?.[0]?.account?.data?.parsed?.info?.tokenAmount?.amount;
+  const expected = (BigInt(peer.tokens) * 10n ** BigInt(peer.decimals)).toString();
+  if (amount !== expected) throw new Error(`the dev Solana wallet holds ${amount} of the demo mint, not ${expected}`);
+  const id = `solana:${peer.genesisHash.slice(0, 32)}`;
+  const token = { address: peer.mint, name: peer.name ?? "Vestibule Demo SPL", symbol: peer.symbol ?? "VDS", decimals: peer.decimals };
+  return [id, { cluster: peer.cluster, genesisHash: peer.genesisHash, rpcUrl: peer.url, token }];
+}
+
 const networks = {};
+let solana = null;
 for (const arg of chainArgs) {
-  const [id, url] = arg.split("=");
-  networks[`eip155:${id}`] = await setUp(Number(id), url);
+  const [id, value] = arg.split("=");
+  if (id === "solana") {
+    const [network, n] = await setUpSolana(value);
+    networks[network] = n;
+    solana = network;
+  } else {
+    networks[`eip155:${id}`] = await setUp(Number(id), value);
+  }
 }
 
 function writeAtomically(path, text) {
@@ -92,10 +125,11 @@ function writeAtomically(path, text) {
 
 writeAtomically(
   join(outDir, "devnet.json"),
-  `${JSON.stringify({ devWallet: devWallet.address, devWalletKey: devWallet.privateKey, networks }, null, 2)}\n`,
+  `${JSON.stringify({ devWallet: devWallet.address, devWalletKey: devWallet.privateKey, networks, ...(solana ? { solanaWallet: solanaKey.address, solanaWalletKey: solanaKey.secretKey } : {}) }, null, 2)}\n`,
 );
 
 const toml = Object.entries(networks)
+  .filter(([key]) => key.startsWith("eip155:"))
   .map(
     ([key, n]) =>
       `[networks."${key}"]\nrpc_urls = ["${n.rpcUrl}"]\n` +

@@ -332,14 +332,19 @@ export function serve(peer, { host = "127.0.0.1", port = 0 } = {}) {
     });
     req.on("end", () => {
       const body = JSON.stringify(peer.handle(Buffer.concat(chunks).toString("utf8")));
-      res.writeHead(200, { ...headers, "content-type": "application/json" }).end(body);
+      res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
     });
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
       const { port: actual } = server.address();
-      resolve({ url: `http://${host}:${actual}`, close: () => new Promise((ok) => server.close(() => ok())) });
+      // Closing ends kept-alive connections too (a gateway's HTTP client keeps them open).
+      const close = () => new Promise((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections();
+      });
+      resolve({ url: `http://${host}:${actual}`, close });
     });
   });
 }

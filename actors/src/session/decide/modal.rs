@@ -152,6 +152,8 @@ pub(super) fn confirm_switch_active_chain(d: &mut Decision) -> Result<(), Domain
     }
     let to = params.navigate_to.unwrap_or(View::Connect);
     let mode = if params.navigate_with_replace == Some(true) { NavigationMode::Replace } else { NavigationMode::Push };
-    d.navigate(to, None, mode);
+    // Connect lists the wallets of the namespace switched to (the view offers the others again).
+    let params = (to == View::Connect).then(|| RouteParams { switch_to_chain: Some(namespace), ..Default::default() });
+    d.navigate(to, params, mode);
     Ok(())
 }

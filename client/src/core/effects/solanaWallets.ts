@@ -4,7 +4,9 @@
 // wins), and reported to the session as announced connectors of namespace `solana` (the session
 // names them `solana:<name>`). The session's wallet requests for them are performed here:
 // connect (`standard:connect`, which may prompt), sync (`standard:connect` with `silent`, which never
-// does) and sign-in messages (`solana:signMessage`, the signature answered in base58).
+// does), sign-in messages (`solana:signMessage`, the signature answered in base58) and the
+// transactions the server builds (`signTransaction`, and `rpc` with `solana:signAndSendTransaction`
+// or `solana:signTransaction`: solanaTransactions.ts, a chunk loaded the first time one is asked).
 
 import { getWallets } from "@wallet-standard/app";
 import type { Wallet, WalletAccount } from "@wallet-standard/base";
@@ -165,20 +167,10 @@ export async function performSolana(request: WalletRequest, wallet: Wallet | und
         if (!output) return { status: "error", code: -32603, message: "The wallet returned no signature" };
         return { status: "ok", result: base58Encode(output.signature) };
       }
-      case "signTransaction": {
-        // The server built the transaction and sends it once signed (decision 0911): the wallet only signs.
-        const sign = solanaFeatures.signTransaction(wallet);
-        const account = wallet.accounts.find((a) => a.address === kind.address);
-        if (!sign) return { status: "error", code: 4200, message: "The wallet cannot sign transactions" };
-        if (!account) return { status: "error", code: 4100, message: "The account is not authorized" };
-        const chain = walletChainOf(kind.network);
-        const transaction = Uint8Array.from(atob(kind.transaction), (c) => c.charCodeAt(0));
-        const [output] = await sign.signTransaction({ account, transaction, ...(chain ? { chain } : {}) });
-        if (!output) return { status: "error", code: -32603, message: "The wallet returned no transaction" };
-        return { status: "ok", result: { signedTransaction: btoa(String.fromCharCode(...output.signedTransaction)) } };
-      }
+      case "signTransaction":
       case "rpc":
-        return { status: "error", code: 4200, message: `A Solana wallet has no method ${kind.method}` };
+        // In the chunk that performs transactions (loaded the first time one is asked).
+        return await (await import("./solanaTransactions")).performSolanaRequest(kind, wallet, walletChainOf);
     }
   } catch (e) {
     return walletFailure(e);

@@ -7,7 +7,7 @@ import { createInspection, debugHandle } from "../../core/debug";
 import type { Widget, WidgetOptions } from "../../core/widget";
 import { useVestibule, VestibuleProvider } from "../../react";
 import { truncateAddress } from "../../views/Account/Account";
-import { DEV_SWITCH, type Devnet } from "../devWallet";
+import { DEV_SWITCH, evmChains, solanaNetwork, type Devnet } from "../devWallet";
 import "./App.css";
 
 const SNIPPET = `<script src="https://your-gateway.example/vestibule.js"></script>
@@ -105,8 +105,15 @@ function Dapp({ theme, devWallet, devnet }: { theme: "dark" | "light"; devWallet
             </label>
             {devnet ? (
               <p className="demo__hint" data-testid="devnet">
-                Local devnet: chains {Object.values(devnet.networks).map((n) => n.chainId).join(" and ")}. The dev wallet holds ETH and{" "}
-                {Object.values(devnet.networks)[0]?.token?.symbol ?? "the demo token"} on each: connect, send, and switch chains in the modal.
+                Local devnet: chains {evmChains(devnet).map(([, n]) => n.chainId).join(" and ")}. The dev wallet holds ETH and{" "}
+                {evmChains(devnet)[0]?.[1].token?.symbol ?? "the demo token"} on each: connect, send, and switch chains in the modal.
+                {solanaNetwork(devnet) ? (
+                  <>
+                    {" "}
+                    Solana: <a href="?solana=devnet">with the local Solana peer</a>, the Dev Solana Wallet holds SOL and{" "}
+                    {solanaNetwork(devnet)?.[1].token?.symbol ?? "the demo SPL token"}.
+                  </>
+                ) : null}
               </p>
             ) : null}
             <p className="demo__hint">

@@ -8,8 +8,8 @@ import { afterEach, beforeAll, expect, it, vi } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import type { SendState } from "../../generated/SendState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, onView, stateView, token, withBalances, type StateView } from "../../testing/stateView";
-import { FORM_DEBOUNCE_MS } from "./Send";
+import { connectedState, onView, SOLANA_NETWORK, solanaToken, stateView, token, withBalances, withSolanaAccount, type StateView } from "../../testing/stateView";
+import { explorerTxUrl, FORM_DEBOUNCE_MS } from "./Send";
 
 let base: SessionState;
 let view: StateView | null = null;
@@ -151,4 +151,33 @@ it("Back goes back to Account", async () => {
   const v = await draw(sendState());
   fireEvent.click(screen.getByRole("button", { name: "Back" }));
   expect(v.commands.at(-1)).toEqual({ type: "GoBack" });
+});
+
+it("sends from a Solana account: SOL and SPL tokens, a base58 receiver, the Solana explorer's link with its cluster", async () => {
+  const sol = solanaToken("SOL", null, { raw: "10000000000", quantity: "10", display: "10" });
+  const vdt = solanaToken("VDT", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", { raw: "1000000000", quantity: "1000", display: "1000" });
+  const solana = withSolanaAccount(base, "https://explorer.solana.com/?cluster=devnet");
+  const state = onView({ ...solana, balances: { ...solana.balances, status: "loaded", network: SOLANA_NETWORK, address: solana.connection.namespaces.solana?.address ?? null, native: sol, tokens: [vdt], totalUsd: null, fetchedMs: 1, lastFetch: 1 } }, "Send");
+  const v = await draw(state);
+  expect(within(screen.getByLabelText("Token")).getAllByRole("option").map((o) => o.textContent)).toEqual(["Choose a token", "SOL (10)", "VDT (1000)"]);
+  expect(screen.getByLabelText("To").getAttribute("placeholder")).toBe("Solana address (base58)");
+  const to = "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T";
+  fireEvent.change(screen.getByLabelText("Token"), { target: { value: vdt.asset } });
+  fireEvent.change(screen.getByLabelText("Amount"), { target: { value: "2.5" } });
+  fireEvent.change(screen.getByLabelText("To"), { target: { value: to } });
+  fireEvent.click(screen.getByRole("button", { name: "Send" }));
+  expect(v.commands.at(-1)).toEqual({ type: "SubmitSend", form: { token: vdt.asset, amount: "2.5", receiver: to } });
+  const signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
+  const transfer = { requestId: "r1", network: SOLANA_NETWORK, kind: "native" as const, asset: sol.asset, symbol: "SOL", amount: "0.5", receiver: to };
+  act(() => v.show({ ...state, send: { ...state.send, formVersion: 1, sent: [{ hash: signature, transfer, status: "confirmed", blockNumber: 12, sentMs: 1 }] } }));
+  const row = screen.getByTestId("sent-transaction");
+  expect(row.textContent).toContain("0.5 SOL");
+  expect(row.textContent).toContain("to 4Nd1…4gDB4T");
+  expect(within(row).getByRole("link").getAttribute("href")).toBe(`https://explorer.solana.com/tx/${signature}?cluster=devnet`);
+});
+
+it("writes an explorer's transaction link under its path, keeping its query", () => {
+  expect(explorerTxUrl("https://etherscan.io", "0xab")).toBe("https://etherscan.io/tx/0xab");
+  expect(explorerTxUrl("https://explorer.test/base/", "0xab")).toBe("https://explorer.test/base/tx/0xab");
+  expect(explorerTxUrl("https://explorer.solana.com/?cluster=devnet", "5VER")).toBe("https://explorer.solana.com/tx/5VER?cluster=devnet");
 });

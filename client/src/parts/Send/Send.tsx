@@ -3,7 +3,8 @@
 // (debounced, so typing an address is one command, not forty), it validates `SubmitSend` with the
 // catalogue's messages, asks the connected wallet through the session's request queue, and resets
 // the form (a new `formVersion`) after a send. The inputs start from the server's form, so a reload
-// keeps what was typed, and start again when the version changes.
+// keeps what was typed, and start again when the version changes. The same form sends SOL and SPL
+// tokens from a Solana account (the server builds the transfer; the receiver is a base58 address).
 
 import { useEffect, useId, useRef, useState } from "react";
 import { useRegion, useSessionSelector, useWidget } from "../../context/widgetContext";
@@ -26,6 +27,21 @@ const STATUS_TEXT: Record<SentStatus, string> = {
   unconfirmed: "Not confirmed yet",
 };
 
+/** A transaction's page on a block explorer: `/tx/<hash>` under the explorer's path, keeping its
+ * query (Solana's explorers name the cluster there: `https://explorer.solana.com/?cluster=devnet`). */
+export function explorerTxUrl(explorer: string, hash: string): string {
+  try {
+    const url = new URL(explorer);
+    url.pathname = `${url.pathname.replace(/\/$/, "")}/tx/${encodeURIComponent(hash)}`;
+    return url.toString();
+  } catch {
+    return `${explorer.replace(/\/$/, "")}/tx/${encodeURIComponent(hash)}`;
+  }
+}
+
+/** What the receiver field shows before anything is typed, by the account's namespace. */
+const RECEIVER_PLACEHOLDER: Record<string, string> = { eip155: "0x…", solana: "Solana address (base58)" };
+
 function Sent({ sent }: { sent: SentTransaction[] }) {
   const explorer = useSessionSelector((s) => s.networks.find((n) => n.caipNetworkId === sent[0]?.transfer.network)?.blockExplorers[0]);
   return (
@@ -40,7 +56,7 @@ function Sent({ sent }: { sent: SentTransaction[] }) {
             <span className="vst-send__status" data-status={s.status}>
               {s.status === "pending" && <Spinner />}
               {explorer ? (
-                <a href={`${explorer.replace(/\/$/, "")}/tx/${s.hash}`} target="_blank" rel="noreferrer noopener">
+                <a href={explorerTxUrl(explorer, s.hash)} target="_blank" rel="noreferrer noopener">
                   {STATUS_TEXT[s.status]}
                 </a>
               ) : (
@@ -58,6 +74,7 @@ function Form({ initial, version, tokens }: { initial: SendForm; version: number
   const widget = useWidget();
   const sending = useRegion("send") === "sending";
   const error = useSessionSelector((s) => s.send.error);
+  const namespace = useSessionSelector((s) => s.connection.activeNamespace);
   const [form, setForm] = useState<SendForm>(initial);
   const id = useId();
   // The pending debounced form; sent at once on submit and when the view goes away.
@@ -148,7 +165,7 @@ function Form({ initial, version, tokens }: { initial: SendForm; version: number
         className="vst-input"
         autoComplete="off"
         spellCheck={false}
-        placeholder="0x…"
+        placeholder={RECEIVER_PLACEHOLDER[namespace ?? "eip155"] ?? ""}
         value={form.receiver}
         disabled={sending}
         onChange={(e) => change({ ...form, receiver: e.currentTarget.value })}

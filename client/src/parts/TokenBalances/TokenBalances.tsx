@@ -3,7 +3,8 @@
 // §5 Display: amounts floored to 3 decimals, fiat to 2 and only when the deployment has a price
 // source: a balance without `usdValue` shows none, never a guessed one), native first, then the
 // configured ERC-20 tokens in configuration order. Loading and the "Token Balance Unavailable"
-// failure are the balances chart's states.
+// failure are the balances chart's states. The same rows serve a Solana account (SOL, then the
+// configured SPL mints).
 
 import { useRegion, useSessionSelector } from "../../context/widgetContext";
 import type { TokenBalance } from "../../generated/TokenBalance";
@@ -40,7 +41,7 @@ export function TokenBalances() {
   const status = useRegion("balances");
   const source = useBalancesSource();
   const balances = useSessionSelector((s) => s.balances);
-  const networkName = useSessionSelector((s) => s.connection.namespaces.eip155?.network?.name) ?? "this network";
+  const networkName = useSessionSelector((s) => (s.connection.activeNamespace ? s.connection.namespaces[s.connection.activeNamespace]?.network?.name : null)) ?? "this network";
   const all = balances ? [...(balances.native ? [balances.native] : []), ...balances.tokens] : [];
   let body;
   if (source === "unsupported") {

@@ -1,7 +1,7 @@
 // The Account view: in a multichain session the chain namespaces to switch between, the active
 // account's address (first 4 and last 6 characters, spec section 5), its native balance, its network
 // (a button to the Networks view when the host enables network switching), the wallet features
-// (Receive, Send; in `walletFeaturesOrder`), the tabs (Tokens, NFTs, Activity; Activity only with
+// (Receive, Send; in `walletFeaturesOrder`; Send on the namespaces that have it, eip155 and solana), the tabs (Tokens, NFTs, Activity; Activity only with
 // the activity feature on a namespace that has it, spec section 9: eip155, as a part) and
 // Disconnect (the active namespace's connection).
 
@@ -32,11 +32,12 @@ function avatarOf(address: string): number {
 export type BalancesSource = "served" | "unsupported" | "unserved" | "namespace";
 
 /** Mirrors the server's rule (`SessionState::chain_supported`): balances are fetched only for an
- * eip155 account on one of the session's networks that the chain service serves. */
+ * account of a namespace with balances (spec section 9: eip155 and solana) on one of the session's
+ * networks that the chain service serves. */
 export function useBalancesSource(): BalancesSource | undefined {
   return useSessionSelector((s): BalancesSource => {
     const ns = s.connection.activeNamespace;
-    const network = ns === "eip155" ? s.connection.namespaces.eip155?.network : null;
+    const network = ns && s.connection.activeFeatures.balance ? s.connection.namespaces[ns]?.network : null;
     if (!network) return "namespace";
     if (!network.supported) return "unsupported";
     return s.chainService.networks.includes(network.caipNetworkId) ? "served" : "unserved";
@@ -56,8 +57,9 @@ const FEATURE_VIEWS = { receive: "Receive", send: "Send" } as const;
 type Built = keyof typeof FEATURE_VIEWS;
 const isBuilt = (f: WalletFeature): f is Built => Object.hasOwn(FEATURE_VIEWS, f);
 
-/** The wallet feature buttons, in the host's order: Send only for an eip155 account (the server
- * sends EVM transfers only), Receive for any connected account. */
+/** The wallet feature buttons, in the host's order: Send only for an account of a namespace with
+ * transfers (spec section 9: eip155 and solana, the server's `activeFeatures`), Receive for any
+ * connected account. */
 function useWalletFeatures(): Built[] {
   return (
     useSessionSelector(
@@ -65,7 +67,7 @@ function useWalletFeatures(): Built[] {
         const f = s.options.features;
         const enabled: Record<Built, boolean> = {
           receive: f.receive,
-          send: f.send && s.connection.activeNamespace === "eip155" && s.connection.activeFeatures.send,
+          send: f.send && s.connection.activeFeatures.send,
         };
         return (f.walletFeaturesOrder ?? FEATURES_ORDER).filter(isBuilt).filter((x) => enabled[x]);
       },

@@ -8,7 +8,7 @@ import { act, cleanup, fireEvent, render, screen, within } from "@testing-librar
 import { afterEach, beforeAll, expect, it } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, served, stateView, token, withBalances, type StateView } from "../../testing/stateView";
+import { connectedState, served, SOLANA_NETWORK, solanaToken, stateView, token, withBalances, withSolanaAccount, type StateView } from "../../testing/stateView";
 
 let base: SessionState;
 let view: StateView | null = null;
@@ -127,4 +127,28 @@ it("leaves out the features the host turned off", () => {
   expect(screen.queryByRole("group", { name: "Wallet features" })).toBeNull();
   // Positive probe: the view is drawn.
   expect(screen.getByTestId("account-address")).toBeTruthy();
+});
+
+it("shows a Solana account's SOL and SPL balances, asks for them, and offers Send", async () => {
+  const solana = withSolanaAccount(base);
+  const sol = solanaToken("SOL", null, { raw: "10000000000", quantity: "10", display: "10" });
+  const vdt = solanaToken("VDT", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", { raw: "1000000000", quantity: "1000", display: "1000" });
+  const address = solana.connection.namespaces.solana?.address ?? null;
+  const v = draw({ ...solana, balances: { ...solana.balances, status: "loaded", network: SOLANA_NETWORK, address, native: sol, tokens: [vdt], totalUsd: null, fetchedMs: 1, lastFetch: 1 } });
+  expect(v.commands).toContainEqual({ type: "RefreshBalances" });
+  expect(screen.getByTestId("account-balance").textContent).toBe("10 SOL");
+  const rows = await screen.findAllByTestId("token-balance");
+  expect(rows.map((r) => [r.getAttribute("data-asset"), within(r).getByTestId("token-amount").textContent])).toEqual([
+    [sol.asset, "10 SOL"],
+    [vdt.asset, "1000 VDT"],
+  ]);
+  expect(within(screen.getByRole("group", { name: "Wallet features" })).getAllByRole("button").map((b) => b.textContent)).toEqual(["Receive", "Send"]);
+});
+
+it("offers no Send on a namespace without transfers, and says a Solana network is not served when it is not", async () => {
+  const solana = withSolanaAccount(base);
+  const v = draw({ ...solana, chainService: { networks: [] }, connection: { ...solana.connection, activeFeatures: { ...solana.connection.activeFeatures, send: false } } });
+  expect(await within(screen.getByRole("tabpanel")).findByText("Token balances are not available on this deployment yet.")).toBeTruthy();
+  expect(within(screen.getByRole("group", { name: "Wallet features" })).getAllByRole("button").map((b) => b.textContent)).toEqual(["Receive"]);
+  expect(v.commands.filter((c) => c.type === "RefreshBalances")).toEqual([]);
 });

@@ -5,7 +5,8 @@
 
 import { act, cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectMethodsFrames, fixtureFrames } from "../../generated/fixtureFrames";
+import { connectMethodsFrames, fixtureFrames, multichainFrames } from "../../generated/fixtureFrames";
+import { stateView } from "../../testing/stateView";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
 import { scriptedWidget, settle } from "../../testing/harness";
 
@@ -62,5 +63,35 @@ describe("Connect", () => {
     expect(within(dialog).queryByRole("form")).toBeNull();
     // The positive probe: the wallet list is there, so the query above looked in a drawn view.
     expect(within(dialog).getByRole("button", { name: "Connect Dev Wallet" })).toBeTruthy();
+  });
+});
+
+describe("Connect for one namespace", () => {
+  it("lists only the wallets of the namespace SwitchActiveChain led to, and offers all of them again", async () => {
+    const s = scriptedWidget(multichainFrames);
+    await settle();
+    s.welcome();
+    s.serveUntil((w) => w.state()?.router.current === "Connect" && w.state()?.connection.activeNamespace === "solana");
+    const state = s.widget.state();
+    if (!state) throw new Error("no state");
+    expect(state.router.stack.at(-1)?.params).toEqual({ switchToChain: "solana" });
+    // The session knows both an EVM and a Solana wallet.
+    const all = state.connectView.groups.flatMap((g) => g.entries.map((e) => e.name));
+    expect(all).toEqual(expect.arrayContaining(["Dev Wallet", "Dev Solana Wallet"]));
+    const view = stateView(state);
+    render(<WidgetRoot widget={view.model} />);
+    const dialog = screen.getByRole("dialog", { name: "Connect wallet" });
+    expect(within(dialog).getByTestId("connect-namespace").textContent).toContain("Solana wallets");
+    const walletNames = () => within(dialog).getAllByRole("button", { name: /^Connect / }).map((b) => b.querySelector(".vst-wallet__name")?.textContent);
+    expect(walletNames()).toEqual(["Connect Dev Solana Wallet"]);
+    fireEvent.click(within(dialog).getByRole("button", { name: "Show all wallets" }));
+    expect(view.commands.at(-1)).toEqual({ type: "Navigate", view: "Connect", replace: true });
+    // The server's answer: Connect without the namespace lists every wallet again.
+    const stack = state.router.stack.slice(0, -1).concat({ view: "Connect" });
+    act(() => view.show({ ...state, router: { ...state.router, stack } }));
+    expect(walletNames()).toEqual(expect.arrayContaining(["Connect Dev Wallet", "Connect Dev Solana Wallet"]));
+    expect(within(dialog).queryByTestId("connect-namespace")).toBeNull();
+    view.stop();
+    s.widget.destroy();
   });
 });

@@ -8,6 +8,7 @@ import { afterEach, expect, it } from "vitest";
 import { multichainFrames } from "../../generated/fixtureFrames";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
 import { scriptedWidget, settle } from "../../testing/harness";
+import { stateView } from "../../testing/stateView";
 
 afterEach(cleanup);
 
@@ -61,4 +62,17 @@ it("the Account view switches namespaces and shows only what the active one supp
   fireEvent.click(screen.getByRole("button", { name: "Disconnect" }));
   await settle();
   expect(s.socket().commands().filter((c) => c.type === "Disconnect").at(-1)).toEqual({ type: "Disconnect", namespace: "eip155" });
+});
+
+it("names an Ethereum wallet with an (and a Solana one with a)", async () => {
+  const s = await at((w) => w.state()?.router.current === "SwitchActiveChain");
+  const state = s.widget.state();
+  if (!state) throw new Error("no state");
+  const route = state.router.stack.at(-1);
+  const ethereum = { ...state, router: { ...state.router, stack: [...state.router.stack.slice(0, -1), { view: "SwitchActiveChain" as const, params: { ...route?.params, switchToChain: "eip155" as const } }] } };
+  cleanup();
+  const view = stateView(ethereum);
+  render(<WidgetRoot widget={view.model} />);
+  expect(screen.getByRole("button", { name: "Connect an Ethereum wallet" })).toBeTruthy();
+  view.stop();
 });

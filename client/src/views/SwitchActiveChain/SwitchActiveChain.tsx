@@ -17,6 +17,7 @@ export function SwitchActiveChain() {
   const id = useId();
   const namespace = params?.switchToChain;
   const chain = namespace ? NAMESPACE_NAMES[namespace] : "another chain";
+  const a = /^[AEIOU]/.test(chain) ? "an" : "a";
   return (
     <section className="vst-switch-chain" aria-labelledby={`${id}-title`} data-testid="switch-active-chain" data-namespace={namespace ?? ""}>
       <Stylesheet id="switch-active-chain" css={css} />
@@ -27,7 +28,7 @@ export function SwitchActiveChain() {
         Switch to {chain}
       </h3>
       <p className="vst-muted vst-switch-chain__text" data-testid="switch-active-chain-network">
-        No {chain} account is connected{networkName ? ` for ${networkName}` : ""}. Connect a {chain} wallet to use it; your other accounts stay
+        No {chain} account is connected{networkName ? ` for ${networkName}` : ""}. Connect {a} {chain} wallet to use it; your other accounts stay
         connected.
       </p>
       <div className="vst-switch-chain__actions">
@@ -40,7 +41,7 @@ export function SwitchActiveChain() {
           {canGoBack ? "Back" : "Cancel"}
         </button>
         <button type="button" className="vst-button" data-variant="primary" onClick={() => widget.send({ type: "ConfirmSwitchActiveChain" })}>
-          Connect a {chain} wallet
+          Connect {a} {chain} wallet
         </button>
       </div>
     </section>
