@@ -62,6 +62,13 @@ impl Drop for NatsServer {
     }
 }
 
+fn greets_as_nats(mut stream: TcpStream) -> bool {
+    use std::io::Read;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut greeting = [0u8; 4];
+    stream.read_exact(&mut greeting).is_ok() && &greeting == b"INFO"
+}
+
 fn spawn(dir: &tempfile::TempDir, port: Option<u16>) -> (Child, u16) {
     let bin = nats_server_binary();
     let mut last_error = String::new();
@@ -82,8 +89,14 @@ fn spawn(dir: &tempfile::TempDir, port: Option<u16>) -> (Child, u16) {
                 last_error = format!("nats-server exited with {status} (port {port} taken?)");
                 break;
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                return (child, port);
+            // Something listening is not enough: between picking the free port and the server
+            // binding it, another test's process may take the port (then the server exits and the
+            // listener is someone else's). It is ours when our child is alive and the listener
+            // greets as NATS does, with INFO.
+            if let Ok(stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                if greets_as_nats(stream) && child.try_wait().unwrap().is_none() {
+                    return (child, port);
+                }
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
