@@ -11,11 +11,17 @@ export const ANVIL_KEY_0 = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae78
 
 const DEFAULT_BIN = resolve(import.meta.dirname, "node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
 
-/** Starts anvil on a free loopback port; fails (never skips) when anvil is not installed. */
-export async function startAnvil(chainId = 1) {
+/**
+ * Starts anvil on a free loopback port; fails (never skips) when anvil is not installed.
+ * `genesisTimestamp` (seconds): the genesis block's time; anvil then dates each block that much
+ * plus the seconds elapsed since it started (so a test's blocks fall on a known day).
+ */
+export async function startAnvil(chainId = 1, { genesisTimestamp } = {}) {
   const bin = process.env.ANVIL_BIN ?? DEFAULT_BIN;
   if (!existsSync(bin)) throw new Error(`anvil is not at ${bin}: run ./scripts/test (it installs tests/peers)`);
-  const child = spawn(bin, ["--port", "0", "--chain-id", String(chainId)], { stdio: ["ignore", "pipe", "inherit"] });
+  const args = ["--port", "0", "--chain-id", String(chainId)];
+  if (genesisTimestamp !== undefined) args.push("--timestamp", String(genesisTimestamp));
+  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise((ok, fail) => {
     // Read every line (the banner is long) so the pipe never fills.
     createInterface({ input: child.stdout }).on("line", (line) => {

@@ -57,10 +57,12 @@ function networkOf(chainId, rpcUrl) {
 /**
  * Starts the devnet, the gateway and Chromium. `activityPageSize`: the gateway's Activity page
  * size on both chains (default: the gateway's). `gatewayDevnet`: the gateway gets the devnet as
- * `./scripts/run` gives it (`--devnet devnet.json`) instead of a configuration file. On a failure part way, what did start is stopped
+ * `./scripts/run` gives it (`--devnet devnet.json`) instead of a configuration file.
+ * `genesisTimestamp`: every anvil's genesis time (seconds), so blocks are dated from it (the
+ * screenshots' Activity shows the same day on every run). On a failure part way, what did start is stopped
  * before the error is thrown.
  */
-export async function startEvmWorld({ activityPageSize, gatewayDevnet = false } = {}) {
+export async function startEvmWorld({ activityPageSize, gatewayDevnet = false, genesisTimestamp } = {}) {
   const started = { anvils: [], gateway: null, browser: null };
   // If this process ends without after() having stopped them (an uncaught error, process.exit),
   // the nodes and the gateway go with it: no orphans either way.
@@ -81,7 +83,7 @@ export async function startEvmWorld({ activityPageSize, gatewayDevnet = false } 
   try {
     const anvils = {};
     for (const id of [CHAIN_A, CHAIN_B, CHAIN_UNSERVED]) {
-      anvils[id] = await startAnvil(id);
+      anvils[id] = await startAnvil(id, { genesisTimestamp });
       started.anvils.push(anvils[id]);
     }
     // The devnet proper (the two served chains), set up as ./scripts/run does.
@@ -116,7 +118,8 @@ export async function startEvmWorld({ activityPageSize, gatewayDevnet = false } 
   const networks = ${JSON.stringify(networks)};
   const params = new URLSearchParams(location.search);
   const first = params.get("network") || "eip155:${CHAIN_A}";
-  window.v = Vestibule.create({ projectId: "demo", networks, defaultNetwork: first, debug: true });
+  const theme = params.get("theme") ? { themeMode: params.get("theme") } : {};
+  window.v = Vestibule.create({ projectId: "demo", networks, defaultNetwork: first, debug: true, ...theme });
 </script></body></html>`,
     );
     // As ./scripts/run starts it (`--devnet devnet.json`: the networks from the file, which the
@@ -139,9 +142,10 @@ export async function startEvmWorld({ activityPageSize, gatewayDevnet = false } 
        * A fresh browser context on the host page with the dev wallet injected, on `chainId`.
        * `walletChains`: the chains the wallet knows at start (default: only `chainId`, so a switch
        * to another gets 4902 and then an add). `window.__walletCalls` records every method the
-       * page asks the wallet, so a test can tell what reached it.
+       * page asks the wallet, so a test can tell what reached it. `theme`: the host's `themeMode`
+       * (`dark` or `light`; default: the widget's).
        */
-      async open({ chainId = CHAIN_A, walletChains = [chainId], network } = {}) {
+      async open({ chainId = CHAIN_A, walletChains = [chainId], network, theme } = {}) {
         const context = await browser.newContext();
         const chains = Object.fromEntries(walletChains.map((id) => [id, anvils[id].url]));
         await injectDevWallet(context, { key: DEV_WALLET.privateKey, chains, chainId });
@@ -157,7 +161,8 @@ export async function startEvmWorld({ activityPageSize, gatewayDevnet = false } 
         const page = await context.newPage();
         const errors = [];
         page.on("pageerror", (e) => errors.push(e));
-        await page.goto(`${gateway.url}/account-host.html${network ? `?network=${encodeURIComponent(network)}` : ""}`);
+        const query = new URLSearchParams({ ...(network ? { network } : {}), ...(theme ? { theme } : {}) }).toString();
+        await page.goto(`${gateway.url}/account-host.html${query ? `?${query}` : ""}`);
         await page.waitForFunction(() => window.v?.state()?.started === true, null, { timeout: 15_000 });
         return { context, page, errors };
       },
