@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { devWalletPage, injectDevSolanaWallet, launch, ROOT, seriousViolations, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, injectDevSolanaWallet, launch, ROOT, seriousViolations, settledScreenshot, startGateway, verifyAllSessions } from "./support.mjs";
 
 const SHOTS = join(ROOT, "docs/screenshots");
 let gateway;
@@ -32,19 +32,10 @@ after(async () => {
 // The modal's animated height settles on its content's: nothing is cut off. It may still be
 // animating when a view has just been drawn (on a busy machine the shot came mid-way), so the shot
 // waits for it to settle; the timeout only turns content that stays cut off into a failure.
-const clippedPixels = () => {
-  const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
-  return box ? box.scrollHeight - box.clientHeight : 0;
-};
-const notClipped = () => {
-  const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
-  return !box || box.scrollHeight - box.clientHeight === 0;
-};
 async function shot(page, name) {
-  const settled = await page.waitForFunction(notClipped, null, { timeout: 10_000 }).then(() => true, () => false);
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+  const clipped = await settledScreenshot(page, join(SHOTS, `${name}.png`));
   assert.deepEqual(await seriousViolations(page), [], `${name}: axe finds no serious or critical violation`);
-  assert.ok(settled, `${name}: the modal's content is not cut off (${await page.evaluate(clippedPixels)} px)`);
+  assert.equal(clipped, 0, `${name}: the modal's content is not cut off (${clipped} px)`);
 }
 const header = (page) => page.getByRole("dialog").locator("header h2").getAttribute("data-route");
 

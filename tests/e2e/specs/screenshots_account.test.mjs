@@ -14,7 +14,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, seriousViolations } from "./support.mjs";
+import { ROOT, seriousViolations, settledScreenshot } from "./support.mjs";
 import {
   CHAIN_A,
   CHAIN_B,
@@ -70,17 +70,6 @@ after(async () => {
   assert.ok(sessions >= 2, `one session per theme, each replays with --verify: ${sessions}`);
 });
 
-// As screenshots.test.mjs: the modal's animated height has settled on its content's (nothing cut
-// off) before the shot; finite animations are finished and infinite ones (spinners) drawn at their
-// start by `animations: "disabled"`.
-const clippedPixels = () => {
-  const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
-  return box ? box.scrollHeight - box.clientHeight : 0;
-};
-const notClipped = () => {
-  const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
-  return !box || box.scrollHeight - box.clientHeight === 0;
-};
 /** No toast left on the page (each goes by itself after 4 s): only the view is in the picture. */
 const noToasts = () => document.querySelectorAll("[data-vestibule-toasts] [role=\"status\"]").length === 0;
 
@@ -90,12 +79,11 @@ async function shot(page, name, route, title) {
   assert.equal(await heading.getAttribute("data-route"), route, `${name}: the view`);
   assert.equal((await heading.textContent()).trim(), title, `${name}: the header's title`);
   await page.waitForFunction(noToasts, null, { timeout: 15_000 });
-  const settled = await page.waitForFunction(notClipped, null, { timeout: 10_000 }).then(() => true, () => false);
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+  const clipped = await settledScreenshot(page, join(SHOTS, `${name}.png`));
   // axe reads the colours as drawn: once the view's entrance (a fade) has finished, as account.test.mjs does.
   await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getComputedTiming().iterations === Infinity), null, { timeout: 15_000 });
   assert.deepEqual(await seriousViolations(page, '[role="dialog"]'), [], `${name}: axe finds no serious or critical violation`);
-  assert.ok(settled, `${name}: the modal's content is not cut off (${await page.evaluate(clippedPixels)} px)`);
+  assert.equal(clipped, 0, `${name}: the modal's content is not cut off (${clipped} px)`);
 }
 
 const features = (dialog) => dialog.getByRole("group", { name: "Wallet features" });

@@ -101,3 +101,26 @@ export async function seriousViolations(page, selector = "body") {
   if (result.passes === 0 && result.violations.length === 0) throw new Error(`axe checked nothing in ${selector}`);
   return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
 }
+
+// The modal animates its height: a picture is taken once the box under the header has settled on
+// its content's height (nothing cut off). Finite animations are finished and infinite ones
+// (spinners) drawn at their start by `animations: "disabled"`.
+const modalClippedPixels = () => {
+  const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
+  return box ? box.scrollHeight - box.clientHeight : 0;
+};
+const modalNotClipped = () => {
+  const box = document.querySelector('[role="dialog"] header')?.nextElementSibling;
+  return !box || box.scrollHeight - box.clientHeight === 0;
+};
+
+/**
+ * Writes the page's picture to `path` once the modal's height has settled (waiting up to 10 s).
+ * Answers how many pixels of the modal's content were still cut off (0 when settled), for the
+ * caller to assert after its other checks.
+ */
+export async function settledScreenshot(page, path) {
+  const settled = await page.waitForFunction(modalNotClipped, null, { timeout: 10_000 }).then(() => true, () => false);
+  await page.screenshot({ path, animations: "disabled" });
+  return settled ? 0 : await page.evaluate(modalClippedPixels);
+}
