@@ -121,7 +121,7 @@ async fn a_resume_through_another_gateway_is_proxied_to_the_owner() {
     let (seq, state) = (on_b.seq, on_b.state.clone());
     on_a.close().await;
     on_b.close().await;
-    check_log(&server, &welcome["sessionId"].as_str().unwrap().to_string(), &accepted, &state, seq).await;
+    check_log(&server, welcome["sessionId"].as_str().unwrap(), &accepted, &state, seq).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
