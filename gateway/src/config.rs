@@ -48,6 +48,29 @@ pub struct GatewayConfig {
     /// configuration's table), and the file is served at `/devnet.json` for the demo app's dev
     /// wallet (decision 0910). None by default: no devnet, no route.
     pub devnet: Option<PathBuf>,
+    /// Several gateways on one JetStream log, one owner per session (docs/scale-out.md). Off by
+    /// default; needs `store.backend = "jetstream"`.
+    pub cluster: ClusterSettings,
+}
+
+/// `[cluster]`: session ownership by leases and routing between gateways over NATS.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClusterSettings {
+    pub enabled: bool,
+    /// This process's id in the cluster (letters, digits, `-`, `_`); random when absent. A fixed id
+    /// restarted before its previous lease lapsed waits for the lapse.
+    pub gateway_id: Option<String>,
+    /// How long a dead gateway's sessions stay its own: it renews every fifth of this, and its
+    /// sessions are taken over by others once it lapses. Every gateway of a cluster uses the same.
+    #[serde(with = "humantime_serde")]
+    pub lease_ttl: Duration,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        Self { enabled: false, gateway_id: None, lease_ttl: Duration::from_secs(10) }
+    }
 }
 
 /// The part of `devnet.json` the gateway reads: per CAIP-2 network, its node and its token.
@@ -120,6 +143,7 @@ impl Default for GatewayConfig {
             rpc: Default::default(),
             prices: None,
             devnet: None,
+            cluster: ClusterSettings::default(),
         }
     }
 }
@@ -385,6 +409,19 @@ impl GatewayConfig {
         if self.store.backend == StoreBackend::Jetstream {
             if let Err(message) = self.store.jetstream.validate() {
                 return Err(ConfigError(format!("`store.jetstream.{}", message.trim_start_matches('`'))));
+            }
+        }
+        if self.cluster.enabled {
+            if self.store.backend != StoreBackend::Jetstream {
+                return err("cluster.enabled", "needs `store.backend = \"jetstream\"` (the gateways share its log)".into());
+            }
+            if let Some(id) = &self.cluster.gateway_id
+                && !vestibule_store_jetstream::lease::valid_gateway_id(id)
+            {
+                return err("cluster.gateway_id", format!("{id:?} must be 1 to 64 letters, digits, `-` or `_`"));
+            }
+            if self.cluster.lease_ttl < Duration::from_secs(1) {
+                return err("cluster.lease_ttl", "at least 1s".into());
             }
         }
         for (chain, url) in &self.siwx.rpc_urls {

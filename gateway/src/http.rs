@@ -35,7 +35,11 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
 
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let mut text = String::new();
-    if encode(&mut text, &state.metrics.registry(state.registry.log().metrics())).is_err() {
+    let mut registry = state.metrics.registry(state.registry.log().metrics());
+    if let Some(cluster) = &state.cluster {
+        cluster.register_metrics(&mut registry);
+    }
+    if encode(&mut text, &registry).is_err() {
         return HttpResponse::InternalServerError().finish();
     }
     HttpResponse::Ok()

@@ -2,6 +2,7 @@
 
 pub mod chain;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod debug_api;
 pub mod http;

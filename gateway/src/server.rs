@@ -44,6 +44,11 @@ impl Running {
     pub async fn wait(self) -> anyhow::Result<()> {
         self.serving.await??;
         self.state.registry.stop_all();
+        if let Some(cluster) = &self.state.cluster {
+            // Every session this gateway owned is free at once for the others.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cluster.leases.leave().await;
+        }
         if let Some(reason) = self.state.registry.log().failure() {
             anyhow::bail!("the event log failed ({reason}); exiting so that a restart reopens it");
         }
@@ -196,7 +201,20 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         tracing::warn!(dir = %static_dir.display(), "the client is not built; / shows a notice");
     }
     let limits = config.limits.clone();
-    let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys, sockets.clone()));
+    let cluster = if config.cluster.enabled {
+        let id = config.cluster.gateway_id.clone().unwrap_or_else(vestibule_store_jetstream::lease::random_gateway_id);
+        let leases = vestibule_store_jetstream::lease::Leases::join(&config.store.jetstream, &id, config.cluster.lease_ttl)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot join the cluster: {e}"))?;
+        tracing::info!(gateway = %id, lease_ttl = ?config.cluster.lease_ttl, "cluster: one owner per session");
+        Some(crate::cluster::Cluster::new(leases, &config.store.jetstream.stream))
+    } else {
+        None
+    };
+    let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys, sockets.clone(), cluster.clone()));
+    if let Some(cluster) = cluster {
+        cluster.serve(state.clone().into_inner()).await?;
+    }
     let app_state = state.clone();
     let server = actix_server::Server::build()
         .workers(workers)

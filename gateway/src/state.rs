@@ -22,6 +22,8 @@ pub struct AppState {
     pub command_limits: SessionRateLimits,
     /// Signs the sign-in tokens the host app's backend verifies.
     pub token_keys: TokenKeys,
+    /// Leases and routing between gateways, when `[cluster] enabled` (docs/scale-out.md).
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
     next_connection: AtomicU64,
     shutting_down: AtomicBool,
     shutdown: tokio::sync::watch::Sender<bool>,
@@ -35,6 +37,7 @@ impl AppState {
         metrics: Arc<GatewayMetrics>,
         token_keys: TokenKeys,
         sockets: Sockets,
+        cluster: Option<Arc<crate::cluster::Cluster>>,
     ) -> Self {
         let command_limits = SessionRateLimits::new(config.limits.commands_per_second, config.limits.command_burst);
         Self {
@@ -45,6 +48,7 @@ impl AppState {
             sockets,
             command_limits,
             token_keys,
+            cluster,
             next_connection: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),
             shutdown: tokio::sync::watch::channel(false).0,

@@ -18,6 +18,7 @@
 //! "nothing was appended since" and stores all of the batch or none of it.
 
 mod config;
+pub mod lease;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 
@@ -43,6 +44,8 @@ use vestibule_store::{
 };
 
 pub use config::JetStreamConfig;
+/// The NATS client the leases and the gateway's routing use.
+pub use async_nats;
 
 /// JetStream's error code for a failed `Nats-Expected-Last-*` check ("wrong last sequence").
 const WRONG_LAST_SEQUENCE: usize = 10071;

@@ -26,6 +26,7 @@ use super::codec::{classify, text_frame_header, Incoming};
 use super::hello::{parse_hello, HelloError};
 use super::window::AckWindow;
 use super::Socket;
+use crate::cluster::{CommandOutcome, Route};
 use crate::limits::TokenBucket;
 use crate::state::AppState;
 
@@ -96,10 +97,18 @@ fn shared_text(text: &Arc<str>) -> Utf8Bytes {
     Utf8Bytes::try_from(bytes::Bytes::from_owner(SharedText(text.clone()))).expect("a str is UTF-8")
 }
 
+/// Where the attached session runs.
+enum Target {
+    /// On this gateway.
+    Local(actix::Addr<ModalSession>),
+    /// On `owner`, which serves this connection through its link `link` (crate::cluster).
+    Remote { owner: String, link: u64 },
+}
+
 /// The attached session.
 struct Attached {
     session_id: SessionId,
-    addr: actix::Addr<ModalSession>,
+    target: Target,
     outbound: Receiver<Outbound>,
     dropped: DropNotice,
     /// The session's command rate limit, shared with its other connections.
@@ -122,9 +131,19 @@ impl Connection {
             let ending = match Box::pin(self.handshake(&mut ws)).await {
                 Ok(attached) => {
                     tracing::Span::current().record("session", tracing::field::display(attached.session_id));
-                    let addr = attached.addr.clone();
+                    let target = match &attached.target {
+                        Target::Local(addr) => Target::Local(addr.clone()),
+                        Target::Remote { owner, link } => Target::Remote { owner: owner.clone(), link: *link },
+                    };
                     let ending = self.serve(&mut ws, attached).await;
-                    addr.do_send(Detach { connection: self.id });
+                    match target {
+                        Target::Local(addr) => addr.do_send(Detach { connection: self.id }),
+                        Target::Remote { owner, link } => {
+                            if let Some(cluster) = &self.state.cluster {
+                                cluster.detach(&owner, link);
+                            }
+                        }
+                    }
                     ending
                 }
                 Err(ending) => ending,
@@ -252,6 +271,12 @@ impl Connection {
             None => match registry.create(&self.project, &self.origin, hello.options.unwrap_or_default()).await {
                 Ok((id, token)) => {
                     tracing::info!(session = %id, "session created");
+                    if let Some(cluster) = &self.state.cluster
+                        && let Err(e) = cluster.claim_new(id).await
+                    {
+                        tracing::error!(session = %id, error = %e, "claiming a new session failed");
+                        return Err(self.fail(ws, ProtocolErrorCode::Internal, "the session could not be created", close::INTERNAL).await);
+                    }
                     (id, Some(token), None)
                 }
                 Err(CreateError::InvalidOptions(e)) => {
@@ -282,12 +307,29 @@ impl Connection {
                 }
             }
         };
+        if new_token.is_none()
+            && let Some(cluster) = &self.state.cluster
+        {
+            match cluster.route(&self.state, session_id, last_seq, self.id).await {
+                Ok(Route::Local) => {}
+                Ok(Route::Remote(remote)) => {
+                    let commands = self.state.command_limits.bucket(session_id);
+                    tracing::debug!(session = %session_id, owner = %remote.owner, "proxied to the session's owner");
+                    let target = Target::Remote { owner: remote.owner, link: remote.link };
+                    return Ok(Attached { session_id, target, outbound: remote.outbound, dropped: remote.dropped, commands });
+                }
+                Err(e) => {
+                    tracing::warn!(session = %session_id, error = %e, "routing a resume failed");
+                    return Err(self.fail(ws, ProtocolErrorCode::Internal, "the session's gateway is unavailable; resume shortly", close::INTERNAL).await);
+                }
+            }
+        }
         let (link, outbound, dropped) = ConnectionLink::new(self.id, limits.outbound_queue);
         let addr = registry.session(session_id);
         match addr.send(Attach { link, last_seq, new_resume_token: new_token }).await {
             Ok(Ok(())) => {
                 let commands = self.state.command_limits.bucket(session_id);
-                Ok(Attached { session_id, addr, outbound, dropped, commands })
+                Ok(Attached { session_id, target: Target::Local(addr), outbound, dropped, commands })
             }
             Ok(Err(CommandError { message, .. })) => {
                 tracing::error!(session = %session_id, %message, "attach refused");
@@ -454,12 +496,25 @@ impl Connection {
                     return self.send_text(ws, refuse(RefusalCode::RateLimited, "too many commands; slow down").into()).await;
                 }
                 tracing::debug!(command_id = %id, command = command.type_name(), "command");
-                match attached.addr.try_send(Execute { command_id: id.clone(), command, reply_to: Some(self.id) }) {
-                    Ok(()) => Ok(()),
-                    Err(_) => {
-                        self.state.metrics.refusal(RefusalCode::Busy.as_str());
-                        self.send_text(ws, refuse(RefusalCode::Busy, "the session is busy; retry").into()).await
+                let queued = match &attached.target {
+                    Target::Local(addr) => addr.try_send(Execute { command_id: id.clone(), command, reply_to: Some(self.id) }).is_ok(),
+                    Target::Remote { owner, link } => {
+                        let cluster = self.state.cluster.as_ref().expect("a proxied connection has a cluster");
+                        match cluster.command(owner, *link, text).await {
+                            CommandOutcome::Queued => true,
+                            CommandOutcome::Busy => false,
+                            CommandOutcome::Gone => {
+                                let message = "the session's gateway is unavailable; resume with lastSeq";
+                                return Err(self.fail(ws, ProtocolErrorCode::Internal, message, close::INTERNAL).await);
+                            }
+                        }
                     }
+                };
+                if queued {
+                    Ok(())
+                } else {
+                    self.state.metrics.refusal(RefusalCode::Busy.as_str());
+                    self.send_text(ws, refuse(RefusalCode::Busy, "the session is busy; retry").into()).await
                 }
             }
         }

@@ -1,0 +1,447 @@
+//! Several gateways on one JetStream log, one owner per session (docs/scale-out.md, decision 0112).
+//!
+//! Ownership is a lease (`vestibule_store_jetstream::lease`). A connection whose session another
+//! live gateway owns is *proxied*: this gateway keeps the socket (window, rate limit, heartbeat) and
+//! the owner attaches a link to the session's actor on its behalf. Over NATS core, on subjects
+//! outside the event stream (`<stream>_route.<gateway>.…`):
+//!
+//! | subject | from → to | content |
+//! |---|---|---|
+//! | `R.<owner>.attach` | proxy → owner, request | session, the owner epoch the proxy saw, its own id and epoch, the subject for frames, `lastSeq` → `attached {link}` / `moved` / `failed` |
+//! | `R.<proxy>.c.<connection>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body) |
+//! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` |
+//! | `R.<owner>.detach` | proxy → owner | link: the client left |
+//!
+//! A numbering gap (NATS dropped frames of a slow subscriber) closes the client with 4004: it
+//! resumes and gets what it missed. The proxy drops the client with 1011 (resume) when the owner's
+//! registration is gone or a command finds no responder; the owner drops a link whose proxy's
+//! registration is gone. A gateway that loses its own lease stops all its sessions (1001).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc::Receiver;
+use tokio_util::sync::CancellationToken;
+use vestibule_actors::protocol::{close, ClientMessage};
+use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound};
+use vestibule_store::SessionId;
+use vestibule_store_jetstream::async_nats::{self, HeaderMap};
+use vestibule_store_jetstream::lease::{Leases, Owner};
+
+use crate::state::AppState;
+
+pub struct Cluster {
+    pub leases: Leases,
+    prefix: String,
+    /// Links this gateway serves for other gateways' connections, by link id.
+    served: Mutex<HashMap<u64, Served>>,
+    /// Connections this gateway proxied to another owner, since it started.
+    proxied: std::sync::atomic::AtomicU64,
+}
+
+struct Served {
+    addr: actix::Addr<ModalSession>,
+    detached: CancellationToken,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct AttachRequest {
+    session: String,
+    owner_epoch: u64,
+    from: String,
+    from_epoch: u64,
+    frames: String,
+    last_seq: Option<u64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "status")]
+enum AttachReply {
+    Attached { link: u64 },
+    Moved,
+    Failed { message: String },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct CommandRequest {
+    link: u64,
+    frame: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CommandOutcome {
+    Queued,
+    Busy,
+    Gone,
+}
+
+/// Where a connection's session runs.
+pub enum Route {
+    Local,
+    Remote(RemoteAttachment),
+}
+
+/// A connection proxied to the owner: its frames arrive on `outbound` as a local link's would.
+pub struct RemoteAttachment {
+    pub owner: String,
+    pub link: u64,
+    pub outbound: Receiver<Outbound>,
+    pub dropped: DropNotice,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    #[error("the session's gateway is unavailable")]
+    Unavailable,
+    #[error("{0}")]
+    Failed(String),
+}
+
+enum Attempt {
+    Retry,
+    Failed(String),
+}
+
+impl Cluster {
+    pub fn new(leases: Leases, stream: &str) -> Arc<Self> {
+        Arc::new(Self { leases, prefix: format!("{stream}_route"), served: Mutex::new(HashMap::new()), proxied: Default::default() })
+    }
+
+    /// `vestibule_cluster_*` on `/metrics`.
+    pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
+        let counter = |v: u64| {
+            let c: Counter = Counter::default();
+            c.inc_by(v);
+            c
+        };
+        registry.register("vestibule_cluster_acquisitions", "Sessions this gateway took the lease of (new, free or from a dead owner)", counter(self.leases.acquisitions()));
+        registry.register("vestibule_cluster_takeovers", "Sessions taken over from a gateway whose lease had lapsed", counter(self.leases.takeovers()));
+        registry.register("vestibule_cluster_proxied", "Connections proxied to the gateway owning their session", counter(self.proxied.load(std::sync::atomic::Ordering::Relaxed)));
+        let served: Gauge = Gauge::default();
+        served.set(self.served.lock().expect("served lock").len() as i64);
+        registry.register("vestibule_cluster_served_links", "Links this gateway serves for other gateways' connections", served);
+        let held: Gauge = Gauge::default();
+        held.set(i64::from(self.leases.epoch().is_some()));
+        registry.register("vestibule_cluster_lease_held", "1 while this gateway holds its cluster lease", held);
+    }
+
+    fn client(&self) -> &async_nats::Client {
+        self.leases.client()
+    }
+
+    fn subject(&self, gateway: &str, kind: &str) -> String {
+        format!("{}.{gateway}.{kind}", self.prefix)
+    }
+
+    /// Claims a session this gateway just created (nobody else can know its id yet).
+    pub async fn claim_new(&self, session: SessionId) -> Result<(), RouteError> {
+        match self.leases.acquire(session).await {
+            Ok(Owner::Me) => Ok(()),
+            Ok(Owner::Other { gateway, .. }) => Err(RouteError::Failed(format!("a new session is owned by {gateway}"))),
+            Err(e) => Err(RouteError::Failed(e.to_string())),
+        }
+    }
+
+    /// Where `session` runs for connection `connection`: here (this gateway holds, or just took, its
+    /// lease) or at its owner, attached through a link. A dead owner whose lease has not lapsed yet
+    /// is waited for (up to twice the TTL), then the session is taken over and rehydrated here.
+    pub async fn route(&self, state: &AppState, session: SessionId, last_seq: Option<u64>, connection: u64) -> Result<Route, RouteError> {
+        let ttl = self.leases.ttl();
+        let deadline = Instant::now() + ttl * 2;
+        loop {
+            match self.leases.acquire(session).await {
+                Ok(Owner::Me) => return Ok(Route::Local),
+                Ok(Owner::Other { gateway, epoch }) => match self.attach_remote(state, session, &gateway, epoch, last_seq, connection).await {
+                    Ok(attachment) => {
+                        self.proxied.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        return Ok(Route::Remote(attachment));
+                    }
+                    Err(Attempt::Failed(message)) => return Err(RouteError::Failed(message)),
+                    Err(Attempt::Retry) => {}
+                },
+                Err(e) => tracing::warn!(session = %session, error = %e, "reading the session's owner failed"),
+            }
+            if Instant::now() > deadline {
+                return Err(RouteError::Unavailable);
+            }
+            tokio::time::sleep(ttl / 5).await;
+        }
+    }
+
+    async fn attach_remote(
+        &self,
+        state: &AppState,
+        session: SessionId,
+        owner: &str,
+        owner_epoch: u64,
+        last_seq: Option<u64>,
+        connection: u64,
+    ) -> Result<RemoteAttachment, Attempt> {
+        let Some(my_epoch) = self.leases.epoch() else { return Err(Attempt::Retry) };
+        let frames = format!("{}.{}.c.{connection}", self.prefix, self.leases.gateway_id());
+        let mut subscription = self.client().subscribe(frames.clone()).await.map_err(|_| Attempt::Retry)?;
+        let request = AttachRequest {
+            session: session.to_string(),
+            owner_epoch,
+            from: self.leases.gateway_id().into(),
+            from_epoch: my_epoch,
+            frames,
+            last_seq,
+        };
+        let body = serde_json::to_vec(&request).expect("serializes");
+        let reply = match self.client().request(self.subject(owner, "attach"), body.into()).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                tracing::info!(session = %session, owner, error = %e, "the owner did not answer an attach; retrying");
+                return Err(Attempt::Retry);
+            }
+        };
+        let link = match serde_json::from_slice::<AttachReply>(&reply.payload) {
+            Ok(AttachReply::Attached { link }) => link,
+            Ok(AttachReply::Moved) => return Err(Attempt::Retry),
+            Ok(AttachReply::Failed { message }) => return Err(Attempt::Failed(message)),
+            Err(e) => return Err(Attempt::Failed(format!("unreadable attach reply: {e}"))),
+        };
+        let (link_to_client, outbound, dropped) = ConnectionLink::new(connection, state.config.limits.outbound_queue);
+        let (leases, owner_name) = (self.leases.clone(), owner.to_string());
+        actix_web::rt::spawn(async move {
+            let mut expected = 0u64;
+            let mut check = tokio::time::interval(leases.ttl() / 5);
+            loop {
+                tokio::select! {
+                    message = subscription.next() => {
+                        let Some(message) = message else {
+                            link_to_client.drop_with(close::INTERNAL);
+                            return;
+                        };
+                        let header = |name: &str| message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_string());
+                        if header("n").and_then(|n| n.parse::<u64>().ok()) != Some(expected) {
+                            tracing::info!(link, expected, "frames from the owner were lost; the client resumes");
+                            link_to_client.drop_with(close::TOO_SLOW);
+                            return;
+                        }
+                        expected += 1;
+                        let text: Arc<str> = match std::str::from_utf8(&message.payload) {
+                            Ok(text) => text.into(),
+                            Err(_) => {
+                                link_to_client.drop_with(close::INTERNAL);
+                                return;
+                            }
+                        };
+                        let frame = match header("k").as_deref() {
+                            Some("d") => Outbound::Diff { seq: header("s").and_then(|s| s.parse().ok()).unwrap_or(0), text },
+                            Some("m") => Outbound::Message(text),
+                            _ => {
+                                link_to_client.drop_with(text.parse().unwrap_or(close::INTERNAL));
+                                return;
+                            }
+                        };
+                        match link_to_client.sender.try_send(frame) {
+                            Ok(()) => {}
+                            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {
+                                link_to_client.drop_with(close::TOO_SLOW);
+                                return;
+                            }
+                            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
+                        }
+                    }
+                    _ = check.tick() => {
+                        if link_to_client.sender.is_closed() {
+                            return;
+                        }
+                        if let Ok(false) = leases.is_live(&owner_name, owner_epoch).await {
+                            tracing::info!(link, owner = %owner_name, "the session's owner is gone; the client resumes");
+                            link_to_client.drop_with(close::INTERNAL);
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(RemoteAttachment { owner: owner.to_string(), link, outbound, dropped })
+    }
+
+    /// Forwards a client's command frame to the owner.
+    pub async fn command(&self, owner: &str, link: u64, frame: &str) -> CommandOutcome {
+        let body = serde_json::to_vec(&CommandRequest { link, frame: frame.to_string() }).expect("serializes");
+        match self.client().request(self.subject(owner, "cmd"), body.into()).await {
+            Ok(reply) => serde_json::from_slice(&reply.payload).unwrap_or(CommandOutcome::Gone),
+            Err(_) => CommandOutcome::Gone,
+        }
+    }
+
+    pub fn detach(&self, owner: &str, link: u64) {
+        let client = self.client().clone();
+        let subject = self.subject(owner, "detach");
+        actix_web::rt::spawn(async move {
+            let _ = client.publish(subject, link.to_string().into()).await;
+        });
+    }
+
+    /// Serves other gateways' attaches, commands and detaches, and stops every session when this
+    /// gateway's lease is lost. Runs on the actix system (sessions start on its arbiter).
+    pub async fn serve(self: Arc<Self>, state: Arc<AppState>) -> anyhow::Result<()> {
+        let me = self.leases.gateway_id().to_string();
+        let mut attaches = self.client().subscribe(self.subject(&me, "attach")).await?;
+        let mut commands = self.client().subscribe(self.subject(&me, "cmd")).await?;
+        let mut detaches = self.client().subscribe(self.subject(&me, "detach")).await?;
+        let cluster = self.clone();
+        let attach_state = state.clone();
+        actix_web::rt::spawn(async move {
+            while let Some(message) = attaches.next().await {
+                let (cluster, state) = (cluster.clone(), attach_state.clone());
+                actix_web::rt::spawn(async move { cluster.serve_attach(&state, message).await });
+            }
+        });
+        let cluster = self.clone();
+        actix_web::rt::spawn(async move {
+            while let Some(message) = commands.next().await {
+                let outcome = cluster.serve_command(&message.payload);
+                if let Some(reply) = message.reply {
+                    let _ = cluster.client().publish(reply, serde_json::to_vec(&outcome).expect("serializes").into()).await;
+                }
+            }
+        });
+        let cluster = self.clone();
+        actix_web::rt::spawn(async move {
+            while let Some(message) = detaches.next().await {
+                let link = std::str::from_utf8(&message.payload).ok().and_then(|s| s.parse::<u64>().ok());
+                if let Some(served) = link.and_then(|l| cluster.served.lock().expect("served lock").remove(&l)) {
+                    served.detached.cancel();
+                }
+            }
+        });
+        let mut lost = self.leases.lost();
+        actix_web::rt::spawn(async move {
+            while lost.changed().await.is_ok() {
+                tracing::warn!("this gateway lost its cluster lease: stopping its sessions (clients resume elsewhere)");
+                state.registry.stop_all();
+            }
+        });
+        Ok(())
+    }
+
+    fn serve_command(&self, payload: &[u8]) -> CommandOutcome {
+        let Ok(request) = serde_json::from_slice::<CommandRequest>(payload) else { return CommandOutcome::Gone };
+        let Some(addr) = self.served.lock().expect("served lock").get(&request.link).map(|s| s.addr.clone()) else {
+            return CommandOutcome::Gone;
+        };
+        let Ok(ClientMessage::Command { id, command }) = serde_json::from_str::<ClientMessage>(&request.frame) else {
+            return CommandOutcome::Gone;
+        };
+        match addr.try_send(Execute { command_id: id, command, reply_to: Some(request.link) }) {
+            Ok(()) => CommandOutcome::Queued,
+            Err(_) => CommandOutcome::Busy,
+        }
+    }
+
+    async fn serve_attach(&self, state: &AppState, message: async_nats::Message) {
+        let Some(reply_to) = message.reply.clone() else { return };
+        let reply = self.attach_for(state, &message.payload).await;
+        let (reply, forward) = match reply {
+            Ok(forward) => (AttachReply::Attached { link: forward.link }, Some(forward)),
+            Err(reply) => (reply, None),
+        };
+        let _ = self.client().publish(reply_to, serde_json::to_vec(&reply).expect("serializes").into()).await;
+        if let Some(forward) = forward {
+            self.forward(forward).await;
+        }
+    }
+
+    async fn attach_for(&self, state: &AppState, payload: &[u8]) -> Result<Forward, AttachReply> {
+        let request: AttachRequest = serde_json::from_slice(payload).map_err(|e| AttachReply::Failed { message: e.to_string() })?;
+        let session: SessionId = request.session.parse().map_err(|_| AttachReply::Failed { message: "not a session id".into() })?;
+        if self.leases.epoch() != Some(request.owner_epoch) {
+            return Err(AttachReply::Moved);
+        }
+        match self.leases.acquire(session).await {
+            Ok(Owner::Me) => {}
+            _ => return Err(AttachReply::Moved),
+        }
+        let link = state.next_connection_id();
+        let (to_proxy, outbound, dropped) = ConnectionLink::new(link, state.config.limits.outbound_queue);
+        let addr = state.registry.session(session);
+        match addr.send(Attach { link: to_proxy, last_seq: request.last_seq, new_resume_token: None }).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(AttachReply::Failed { message: e.message }),
+            Err(_) => return Err(AttachReply::Moved),
+        }
+        let detached = CancellationToken::new();
+        self.served.lock().expect("served lock").insert(link, Served { addr: addr.clone(), detached: detached.clone() });
+        tracing::debug!(session = %session, link, proxy = %request.from, "serving a proxied connection");
+        Ok(Forward { link, addr, outbound, dropped, detached, frames: request.frames, proxy: request.from, proxy_epoch: request.from_epoch })
+    }
+
+    /// Publishes a served link's frames to its proxy until the session drops it, the proxy detaches
+    /// or the proxy's registration is gone.
+    async fn forward(&self, mut f: Forward) {
+        let mut n = 0u64;
+        let mut check = tokio::time::interval(self.leases.ttl() / 5);
+        let client = self.client().clone();
+        let publish = |n: &mut u64, kind: &str, seq: Option<u64>, body: bytes::Bytes| {
+            let mut headers = HeaderMap::new();
+            headers.insert("n", n.to_string().as_str());
+            headers.insert("k", kind);
+            if let Some(seq) = seq {
+                headers.insert("s", seq.to_string().as_str());
+            }
+            *n += 1;
+            let (client, subject) = (client.clone(), f.frames.clone());
+            async move {
+                let _ = client.publish_with_headers(subject, headers, body).await;
+            }
+        };
+        let frame_body = |frame: Outbound| match frame {
+            Outbound::Diff { seq, text } => ("d", Some(seq), bytes::Bytes::copy_from_slice(text.as_bytes())),
+            Outbound::Message(text) => ("m", None, bytes::Bytes::copy_from_slice(text.as_bytes())),
+        };
+        loop {
+            tokio::select! {
+                frame = f.outbound.recv() => match frame {
+                    Some(frame) => {
+                        let (kind, seq, body) = frame_body(frame);
+                        publish(&mut n, kind, seq, body).await;
+                    }
+                    None => {
+                        let code = f.dropped.code().unwrap_or(close::INTERNAL);
+                        publish(&mut n, "x", None, code.to_string().into()).await;
+                        break;
+                    }
+                },
+                code = f.dropped.dropped() => {
+                    while let Ok(frame) = f.outbound.try_recv() {
+                        let (kind, seq, body) = frame_body(frame);
+                        publish(&mut n, kind, seq, body).await;
+                    }
+                    publish(&mut n, "x", None, code.to_string().into()).await;
+                    break;
+                }
+                _ = f.detached.cancelled() => break,
+                _ = check.tick() => {
+                    if let Ok(false) = self.leases.is_live(&f.proxy, f.proxy_epoch).await {
+                        tracing::info!(link = f.link, proxy = %f.proxy, "the proxying gateway is gone; dropping its link");
+                        break;
+                    }
+                }
+            }
+        }
+        self.served.lock().expect("served lock").remove(&f.link);
+        f.addr.do_send(Detach { connection: f.link });
+    }
+}
+
+struct Forward {
+    link: u64,
+    addr: actix::Addr<ModalSession>,
+    outbound: Receiver<Outbound>,
+    dropped: DropNotice,
+    detached: CancellationToken,
+    frames: String,
+    proxy: String,
+    proxy_epoch: u64,
+}

@@ -1,0 +1,439 @@
+//! One owner per session across gateways (docs/decisions/0112-session-ownership-by-gateway-leases.md).
+//!
+//! Two KV buckets beside the event stream `S`:
+//!
+//! | bucket | key | value | lifetime |
+//! |---|---|---|---|
+//! | `S_gateways` | gateway id | `{"epoch": E}` | bucket `max_age` = `lease_ttl`: lapses unless renewed |
+//! | `S_owners` | session id | `{"gateway": G, "epoch": E}` | until overwritten |
+//!
+//! A gateway *registers* by creating its key with a fresh random epoch and renews it (update with
+//! the revision it last wrote) every fifth of the TTL. A session belongs to gateway `G` while
+//! `S_owners[session]` names `G` with the epoch `S_gateways[G]` holds now: a gateway that dies stops
+//! renewing, its key lapses, and every session it owned is free at once — one renewal per gateway,
+//! not per session. Taking a session is a compare-and-set on `S_owners` (create, or update with the
+//! revision read), so of two gateways racing for it exactly one wins.
+//!
+//! A gateway that cannot renew (NATS unreachable, or its key was lost) declares its lease lost
+//! *before* the server can expire it (measured from the moment it sent its last successful
+//! renewal), tells its listeners (the gateway stops its sessions and closes their sockets), and
+//! registers again with a new epoch. The lease is for liveness; safety is the event log's
+//! expected-sequence check (docs/decisions/0111): a stale owner's late append is a `Conflict`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::kv;
+use async_nats::jetstream::stream;
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use vestibule_store::{SessionId, StoreError};
+
+use crate::JetStreamConfig;
+
+/// Who runs a session's actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// This gateway (it holds the session's lease under its current epoch).
+    Me,
+    /// Another live gateway, registered under `epoch`.
+    Other { gateway: String, epoch: u64 },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct GatewayValue {
+    epoch: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct OwnerValue {
+    gateway: String,
+    epoch: u64,
+}
+
+fn engine(context: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Engine(format!("JetStream leases: {context}: {e}"))
+}
+
+/// The registration this process holds now.
+#[derive(Debug, Clone, Copy)]
+struct Registration {
+    epoch: u64,
+    revision: u64,
+    /// When the last successful write of the key was *sent*: the server expires it `ttl` after it
+    /// stored it, which is later.
+    written_at: Instant,
+}
+
+struct Inner {
+    client: async_nats::Client,
+    gateways: kv::Store,
+    owners: kv::Store,
+    id: String,
+    ttl: Duration,
+    /// `None` while this process holds no lease (lost, not yet registered again).
+    registration: Mutex<Option<Registration>>,
+    /// The revision of a registration declared lost, which may still be the key's: registering
+    /// again overwrites it.
+    previous_revision: Mutex<Option<u64>>,
+    /// Bumped each time the lease is lost: the gateway stops every session it runs.
+    lost: tokio::sync::watch::Sender<u64>,
+    acquisitions: AtomicU64,
+    takeovers: AtomicU64,
+}
+
+/// This gateway's membership of the cluster and its session leases. Cheap to clone.
+#[derive(Clone)]
+pub struct Leases {
+    inner: Arc<Inner>,
+    /// Drives the NATS connection and the renewal loop (as the event log's own runtime does).
+    _runtime: Arc<RuntimeHolder>,
+}
+
+struct RuntimeHolder(Option<tokio::runtime::Runtime>);
+
+impl Drop for RuntimeHolder {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A gateway id: letters, digits, `-` and `_` (it is a KV key and a subject token).
+pub fn valid_gateway_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A random gateway id, for a process that is not given one.
+pub fn random_gateway_id() -> String {
+    format!("gw-{}", hex::encode(rand::random::<[u8; 6]>()))
+}
+
+fn new_epoch() -> u64 {
+    rand::random::<u64>().max(1)
+}
+
+fn is_wrong_revision(e: &kv::UpdateError) -> bool {
+    matches!(e.kind(), kv::UpdateErrorKind::WrongLastRevision)
+}
+
+impl Leases {
+    /// Connects to `config.servers`, creates (or checks) the two buckets, and registers gateway `id`
+    /// with leases of `ttl`. A bucket made with another TTL is refused: every gateway of a cluster
+    /// must use the same one. If `id` is held by a live process (a restart with a fixed id before its
+    /// predecessor's lease lapsed), waits up to `ttl` for it to lapse.
+    pub async fn join(config: &JetStreamConfig, id: &str, ttl: Duration) -> Result<Self, StoreError> {
+        if !valid_gateway_id(id) {
+            return Err(StoreError::Engine(format!("`cluster.gateway_id`: {id:?} must be 1 to 64 letters, digits, `-` or `_`")));
+        }
+        if ttl < Duration::from_secs(1) {
+            return Err(StoreError::Engine("`cluster.lease_ttl`: at least 1s".into()));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("vestibule-lease")
+            .enable_all()
+            .build()
+            .map_err(|e| engine("cannot start the lease runtime", e))?;
+        let (config, id2) = (config.clone(), id.to_string());
+        let joined = runtime.spawn(async move { connect(&config, id2, ttl).await }).await;
+        let inner = match joined {
+            Ok(Ok(inner)) => Arc::new(inner),
+            Ok(Err(e)) => {
+                runtime.shutdown_background();
+                return Err(e);
+            }
+            Err(e) => {
+                runtime.shutdown_background();
+                return Err(engine("join", e));
+            }
+        };
+        let registered = runtime.spawn({
+            let inner = inner.clone();
+            async move { inner.register(ttl).await }
+        });
+        match registered.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                runtime.shutdown_background();
+                return Err(e);
+            }
+            Err(e) => {
+                runtime.shutdown_background();
+                return Err(engine("register", e));
+            }
+        }
+        runtime.spawn(renew(Arc::downgrade(&inner)));
+        Ok(Self { inner, _runtime: Arc::new(RuntimeHolder(Some(runtime))) })
+    }
+
+    pub fn gateway_id(&self) -> &str {
+        &self.inner.id
+    }
+
+    pub fn ttl(&self) -> Duration {
+        self.inner.ttl
+    }
+
+    /// The NATS connection the leases use (the gateway routes over it too).
+    pub fn client(&self) -> &async_nats::Client {
+        &self.inner.client
+    }
+
+    /// The epoch this process is registered under now, `None` while it holds no lease.
+    pub fn epoch(&self) -> Option<u64> {
+        self.inner.current().map(|r| r.epoch)
+    }
+
+    /// Changes each time this gateway loses its lease.
+    pub fn lost(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.lost.subscribe()
+    }
+
+    /// Sessions this process took (created or took over an owner entry), since it started.
+    pub fn acquisitions(&self) -> u64 {
+        self.inner.acquisitions.load(Ordering::Relaxed)
+    }
+
+    /// Of [`Self::acquisitions`], those taken from another (dead) registration.
+    pub fn takeovers(&self) -> u64 {
+        self.inner.takeovers.load(Ordering::Relaxed)
+    }
+
+    /// Whether `gateway` is registered under `epoch` now (read from the bucket's leader).
+    pub async fn is_live(&self, gateway: &str, epoch: u64) -> Result<bool, StoreError> {
+        self.inner.is_live(gateway, epoch).await
+    }
+
+    /// Who owns `session`, taking it if nobody live does. Exactly one of several gateways racing
+    /// for the same session gets [`Owner::Me`]; the others get that one.
+    pub async fn acquire(&self, session: SessionId) -> Result<Owner, StoreError> {
+        let inner = &self.inner;
+        let key = session.to_string();
+        for _attempt in 0..16 {
+            let Some(me) = inner.current() else {
+                return Err(StoreError::Engine("this gateway holds no cluster lease (it is registering again)".into()));
+            };
+            let mine = Bytes::from(serde_json::to_vec(&OwnerValue { gateway: inner.id.clone(), epoch: me.epoch }).expect("serializes"));
+            let entry = inner.owners.entry(key.clone()).await.map_err(|e| engine("read owner", e))?;
+            let current = entry.as_ref().filter(|e| e.operation == kv::Operation::Put);
+            match current {
+                None => match inner.owners.create(&key, mine).await {
+                    Ok(_) => {
+                        inner.acquisitions.fetch_add(1, Ordering::Relaxed);
+                        return Ok(Owner::Me);
+                    }
+                    Err(e) if matches!(e.kind(), kv::CreateErrorKind::AlreadyExists) => continue,
+                    Err(e) => return Err(engine("create owner", e)),
+                },
+                Some(entry) => {
+                    let owner: Option<OwnerValue> = serde_json::from_slice(&entry.value).ok();
+                    if let Some(o) = &owner {
+                        if o.gateway == inner.id && o.epoch == me.epoch {
+                            return Ok(Owner::Me);
+                        }
+                        if o.gateway != inner.id && inner.is_live(&o.gateway, o.epoch).await? {
+                            return Ok(Owner::Other { gateway: o.gateway.clone(), epoch: o.epoch });
+                        }
+                    }
+                    // The owner's registration is gone (or the value unreadable): take it over.
+                    match inner.owners.update(&key, mine, entry.revision).await {
+                        Ok(_) => {
+                            inner.acquisitions.fetch_add(1, Ordering::Relaxed);
+                            inner.takeovers.fetch_add(1, Ordering::Relaxed);
+                            tracing::info!(session = %session, from = ?owner.map(|o| o.gateway), "took the session over");
+                            return Ok(Owner::Me);
+                        }
+                        Err(e) if is_wrong_revision(&e) => continue,
+                        Err(e) => return Err(engine("take owner", e)),
+                    }
+                }
+            }
+        }
+        Err(StoreError::Engine(format!("the owner of {session} kept changing")))
+    }
+
+    /// Gives up this gateway's registration at a clean shutdown: every session it owned is free at
+    /// once (no wait for the TTL).
+    pub async fn leave(&self) {
+        let registration = self.inner.registration.lock().expect("lease lock").take();
+        if let Some(r) = registration
+            && let Err(e) = self.inner.gateways.delete_expect_revision(&self.inner.id, Some(r.revision)).await
+        {
+            tracing::warn!(error = %e, "could not release the gateway's lease; it lapses by itself");
+        }
+    }
+}
+
+async fn connect(config: &JetStreamConfig, id: String, ttl: Duration) -> Result<Inner, StoreError> {
+    let client = async_nats::ConnectOptions::new()
+        .name(format!("vestibule {id}"))
+        .request_timeout(Some(config.request_timeout))
+        .connect(config.servers.clone())
+        .await
+        .map_err(|e| engine(&format!("cannot connect to {:?}", config.servers), e))?;
+    let js = async_nats::jetstream::new(client.clone());
+    let bucket = |name: String, description: &str, max_age: Duration| kv::Config {
+        bucket: name,
+        description: description.to_string(),
+        history: 1,
+        max_age,
+        num_replicas: config.replicas,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    };
+    let gateways = leader_read_bucket(&js, bucket(format!("{}_gateways", config.stream), "Vestibule gateway leases", ttl)).await?;
+    let owners = leader_read_bucket(&js, bucket(format!("{}_owners", config.stream), "Vestibule session owners", Duration::ZERO)).await?;
+    let (lost, _) = tokio::sync::watch::channel(0);
+    Ok(Inner {
+        client,
+        gateways,
+        owners,
+        id,
+        ttl,
+        registration: Mutex::new(None),
+        previous_revision: Mutex::new(None),
+        lost,
+        acquisitions: AtomicU64::new(0),
+        takeovers: AtomicU64::new(0),
+    })
+}
+
+/// A bucket whose reads go to its stream's leader: a lagging replica could show a lapsed gateway
+/// as live (harmless: a refused forward) or a re-registered one under its old epoch (which would
+/// let another gateway take a live session).
+async fn leader_read_bucket(js: &async_nats::jetstream::Context, config: kv::Config) -> Result<kv::Store, StoreError> {
+    let name = config.bucket.clone();
+    let max_age = config.max_age;
+    let store = match js.get_key_value(&name).await {
+        Ok(store) => store,
+        Err(_) => js.create_key_value(config).await.map_err(|e| engine(&format!("create bucket {name}"), e))?,
+    };
+    let mut kv_stream = js.get_stream(format!("KV_{name}")).await.map_err(|e| engine(&format!("bucket {name}"), e))?;
+    let info = kv_stream.info().await.map_err(|e| engine(&format!("bucket {name} info"), e))?.clone();
+    if info.config.max_age != max_age {
+        return Err(StoreError::Engine(format!(
+            "the bucket {name} has max_age {:?}, this gateway's `cluster.lease_ttl` wants {max_age:?}: every gateway of a cluster \
+             needs the same lease_ttl (or delete the bucket while no gateway runs)",
+            info.config.max_age
+        )));
+    }
+    if info.config.allow_direct {
+        let mut c = info.config.clone();
+        c.allow_direct = false;
+        js.update_stream(c).await.map_err(|e| engine(&format!("bucket {name}: leader reads"), e))?;
+        drop(store);
+        return js.get_key_value(&name).await.map_err(|e| engine(&format!("bucket {name}"), e));
+    }
+    Ok(store)
+}
+
+impl Inner {
+    fn current(&self) -> Option<Registration> {
+        *self.registration.lock().expect("lease lock")
+    }
+
+    async fn is_live(&self, gateway: &str, epoch: u64) -> Result<bool, StoreError> {
+        let entry = self.gateways.entry(gateway.to_string()).await.map_err(|e| engine("read gateway", e))?;
+        Ok(entry
+            .filter(|e| e.operation == kv::Operation::Put)
+            .and_then(|e| serde_json::from_slice::<GatewayValue>(&e.value).ok())
+            .is_some_and(|v| v.epoch == epoch))
+    }
+
+    /// Registers under a new epoch: creates the key, or, if our previous registration's key is still
+    /// there, overwrites it (its sessions are free from that moment). A key held by another process
+    /// with the same id is waited for, up to a TTL and a bit.
+    async fn register(&self, ttl: Duration) -> Result<(), StoreError> {
+        let epoch = new_epoch();
+        let value = Bytes::from(serde_json::to_vec(&GatewayValue { epoch }).expect("serializes"));
+        let deadline = Instant::now() + ttl + ttl / 2;
+        let previous = self.previous_revision.lock().expect("lease lock").take();
+        loop {
+            let sent = Instant::now();
+            let written = match previous {
+                Some(revision) => match self.gateways.update(&self.id, value.clone(), revision).await {
+                    Ok(r) => Ok(r),
+                    Err(_) => self.gateways.create(&self.id, value.clone()).await.map_err(|e| e.to_string()),
+                },
+                None => self.gateways.create(&self.id, value.clone()).await.map_err(|e| e.to_string()),
+            };
+            match written {
+                Ok(revision) => {
+                    *self.registration.lock().expect("lease lock") = Some(Registration { epoch, revision, written_at: sent });
+                    tracing::info!(gateway = %self.id, epoch, ttl = ?ttl, "registered in the cluster");
+                    return Ok(());
+                }
+                Err(e) if Instant::now() > deadline => {
+                    return Err(StoreError::Engine(format!(
+                        "cannot register gateway {:?} in the cluster: {e} (another live process uses this id?)",
+                        self.id
+                    )));
+                }
+                Err(e) => {
+                    tracing::info!(gateway = %self.id, error = %e, "gateway id held (a predecessor's lease?); waiting for it to lapse");
+                    tokio::time::sleep(ttl / 8).await;
+                }
+            }
+        }
+    }
+}
+
+/// Renews the registration every fifth of the TTL (each try bounded by a fifth); declares it lost
+/// when a renewal is refused, or when none succeeded for half the TTL (a failing renewal is noticed
+/// by 0.8 TTL, before the server can expire the key), then registers again.
+async fn renew(inner: std::sync::Weak<Inner>) {
+    loop {
+        let ttl = match inner.upgrade() {
+            Some(i) => i.ttl,
+            None => return,
+        };
+        tokio::time::sleep(ttl / 5).await;
+        let Some(inner) = inner.upgrade() else { return };
+        let Some(current) = inner.current() else {
+            if inner.register(inner.ttl).await.is_err() {
+                tracing::warn!(gateway = %inner.id, "cannot register again yet; retrying");
+            }
+            continue;
+        };
+        let value = Bytes::from(serde_json::to_vec(&GatewayValue { epoch: current.epoch }).expect("serializes"));
+        let sent = Instant::now();
+        let renewal = tokio::time::timeout(ttl / 5, inner.gateways.update(&inner.id, value, current.revision)).await;
+        let lost = match renewal {
+            Ok(Ok(revision)) => {
+                let mut registration = inner.registration.lock().expect("lease lock");
+                if registration.is_some_and(|r| r.epoch == current.epoch) {
+                    *registration = Some(Registration { epoch: current.epoch, revision, written_at: sent });
+                }
+                false
+            }
+            Ok(Err(e)) if is_wrong_revision(&e) => {
+                tracing::warn!(gateway = %inner.id, "the gateway's lease was lost (it lapsed or was overwritten)");
+                true
+            }
+            Ok(Err(e)) => {
+                let overdue = current.written_at.elapsed() > ttl / 2;
+                tracing::warn!(gateway = %inner.id, error = %e, overdue, "lease renewal failed");
+                overdue
+            }
+            Err(_) => {
+                let overdue = current.written_at.elapsed() > ttl / 2;
+                tracing::warn!(gateway = %inner.id, overdue, "lease renewal timed out");
+                overdue
+            }
+        };
+        if lost {
+            {
+                let mut registration = inner.registration.lock().expect("lease lock");
+                *inner.previous_revision.lock().expect("lease lock") = registration.map(|r| r.revision);
+                *registration = None;
+            }
+            inner.lost.send_modify(|n| *n += 1);
+            if let Err(e) = inner.register(inner.ttl).await {
+                tracing::warn!(gateway = %inner.id, error = %e, "cannot register again yet; retrying");
+            }
+        }
+    }
+}

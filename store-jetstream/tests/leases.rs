@@ -1,0 +1,136 @@
+//! Session leases on a real nats-server: of two gateways racing for the same sessions exactly one
+//! owns each; a dead gateway's sessions are taken over once its lease lapses (and not before); a
+//! clean leave frees them at once; a gateway whose lease is lost is told and registers again under
+//! a new epoch.
+
+use std::time::{Duration, Instant};
+
+use vestibule_store::SessionId;
+use vestibule_store_jetstream::lease::{Leases, Owner};
+use vestibule_store_jetstream::test_server::NatsServer;
+use vestibule_store_jetstream::JetStreamConfig;
+
+const TTL: Duration = Duration::from_secs(2);
+
+async fn join(server: &NatsServer, id: &str) -> Leases {
+    Leases::join(&JetStreamConfig::at([server.url.clone()]), id, TTL).await.unwrap()
+}
+
+/// Polls `acquire` until it is `Me`, within a generous bound (never a timing assertion).
+async fn acquire_eventually(leases: &Leases, s: SessionId) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if leases.acquire(s).await.unwrap() == Owner::Me {
+            return polls;
+        }
+        assert!(Instant::now() < deadline, "the session was never taken over");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gateways_racing_for_the_same_sessions_get_exactly_one_owner_each() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let (a, b) = (join(&server, "a").await, join(&server, "b").await);
+    let sessions: Vec<SessionId> = (0..40).map(|_| SessionId::random()).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    // Everyone starts together, so that the asks really interleave.
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(sessions.len() * 4));
+    for &s in &sessions {
+        for leases in [a.clone(), b.clone()] {
+            // Each gateway asks twice, concurrently: the second ask of the winner is `Me` again.
+            for _ in 0..2 {
+                let (leases, start) = (leases.clone(), start.clone());
+                tasks.spawn(async move {
+                    start.wait().await;
+                    (s, leases.gateway_id().to_string(), leases.acquire(s).await.unwrap())
+                });
+            }
+        }
+    }
+    let mut winners = std::collections::HashMap::<SessionId, String>::new();
+    let mut answers = Vec::new();
+    while let Some(r) = tasks.join_next().await {
+        answers.push(r.unwrap());
+    }
+    for (s, me, owner) in &answers {
+        if *owner == Owner::Me {
+            let previous = winners.insert(*s, me.clone());
+            assert!(previous.is_none_or(|p| p == *me), "two owners of {s}");
+        }
+    }
+    assert_eq!(winners.len(), sessions.len(), "every session has an owner");
+    for (s, me, owner) in &answers {
+        if let Owner::Other { gateway, .. } = owner {
+            assert_eq!(gateway, &winners[s], "the loser names the winner");
+            assert_ne!(gateway, me);
+        }
+    }
+    assert_eq!(a.acquisitions() + b.acquisitions(), sessions.len() as u64, "one acquisition per session, in all");
+    assert_eq!(a.takeovers() + b.takeovers(), 0);
+    println!("acquisitions: a {} b {}", a.acquisitions(), b.acquisitions());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_gateways_sessions_are_taken_over_once_its_lease_lapses() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let a = join(&server, "a").await;
+    let b = join(&server, "b").await;
+    let s = SessionId::random();
+    assert_eq!(a.acquire(s).await.unwrap(), Owner::Me);
+    let a_epoch = a.epoch().unwrap();
+    // While `a` lives (and renews, over several TTLs), `b` is refused.
+    for _ in 0..3 {
+        assert_eq!(b.acquire(s).await.unwrap(), Owner::Other { gateway: "a".into(), epoch: a_epoch });
+        tokio::time::sleep(TTL).await;
+    }
+    // `a` dies without a word: its runtime and connection go, renewals stop.
+    drop(a);
+    // Positive probe first: right after the death the lease still holds.
+    assert!(matches!(b.acquire(s).await.unwrap(), Owner::Other { .. }), "the lease outlives its holder until the TTL");
+    acquire_eventually(&b, s).await;
+    assert_eq!(b.takeovers(), 1);
+    assert_eq!(b.acquire(s).await.unwrap(), Owner::Me, "and keeps it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_leave_frees_the_sessions_at_once() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let a = join(&server, "a").await;
+    let b = join(&server, "b").await;
+    let s = SessionId::random();
+    assert_eq!(a.acquire(s).await.unwrap(), Owner::Me);
+    assert!(matches!(b.acquire(s).await.unwrap(), Owner::Other { .. }));
+    a.leave().await;
+    assert_eq!(b.acquire(s).await.unwrap(), Owner::Me, "no wait for the TTL");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_loses_its_lease_is_told_and_registers_under_a_new_epoch() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let a = join(&server, "a").await;
+    let b = join(&server, "b").await;
+    let s = SessionId::random();
+    assert_eq!(a.acquire(s).await.unwrap(), Owner::Me);
+    let first_epoch = a.epoch().unwrap();
+    let mut lost = a.lost();
+    // Someone removes `a`'s registration (as a lapse would): its next renewal is refused.
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let kv = async_nats::jetstream::new(client).get_key_value("VESTIBULE_gateways").await.unwrap();
+    kv.purge("a").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(60), lost.changed()).await.expect("told in time").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let second_epoch = loop {
+        if let Some(e) = a.epoch() {
+            break e;
+        }
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_ne!(first_epoch, second_epoch);
+    // The session of the old epoch is free: whoever asks first takes it (here `b`), and `a` sees it.
+    assert_eq!(b.acquire(s).await.unwrap(), Owner::Me);
+    assert_eq!(a.acquire(s).await.unwrap(), Owner::Other { gateway: "b".into(), epoch: b.epoch().unwrap() });
+}
