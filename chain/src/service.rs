@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use crate::activity::otterscan::OtterscanActivity;
+use crate::activity::cache::{ACTIVITY_CACHE_TTL, ActivityCache, ActivityKey, MAX_CACHED_ACTIVITY_BYTES, MAX_CACHED_ACTIVITY_PAGES};
 use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
 use crate::balances::{AccountAddress, BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
 use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
@@ -35,6 +36,15 @@ const MAX_CACHED_BALANCES: usize = 100_000;
 
 type BalanceKey = (NetworkId, AccountAddress);
 type SharedBalances = Shared<oneshot::Receiver<Result<Balances, BalanceError>>>;
+type SharedActivity = Shared<oneshot::Receiver<Result<ActivityPage, ChainError>>>;
+
+/// Activity pages for every session, and the fetches in flight (each with an id: a fetch whose
+/// entry was dropped by an invalidation while it ran does not store its page).
+struct ActivityState {
+    cache: ActivityCache,
+    in_flight: HashMap<ActivityKey, (u64, SharedActivity)>,
+    next_fetch: u64,
+}
 
 struct Network {
     settings: NetworkSettings,
@@ -54,6 +64,7 @@ struct Inner {
     mints: MintCache,
     balances: Mutex<TtlCache<BalanceKey, Balances>>,
     balances_in_flight: Mutex<HashMap<BalanceKey, SharedBalances>>,
+    activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
 }
 
@@ -76,9 +87,16 @@ pub struct ChainServiceBuilder {
     prices: Option<Arc<dyn PriceSource>>,
     activity: HashMap<NetworkId, Arc<dyn ActivitySource>>,
     receipt_poll_interval: Duration,
+    activity_cache: (usize, usize),
 }
 
 impl ChainServiceBuilder {
+    /// The activity page cache's bounds: most pages, most bytes (default 10,000 and 64 MiB).
+    pub fn activity_cache_bounds(mut self, max_pages: usize, max_bytes: usize) -> Self {
+        self.activity_cache = (max_pages, max_bytes);
+        self
+    }
+
     /// The clock the balance cache reads (default: tokio's, virtual in tests that pause time).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -143,6 +161,11 @@ impl ChainServiceBuilder {
                 mints: MintCache::default(),
                 balances: Mutex::new(TtlCache::new(BALANCE_CACHE_TTL, MAX_CACHED_BALANCES)),
                 balances_in_flight: Mutex::default(),
+                activity: Mutex::new(ActivityState {
+                    cache: ActivityCache::new(ACTIVITY_CACHE_TTL, self.activity_cache.0, self.activity_cache.1),
+                    in_flight: HashMap::new(),
+                    next_fetch: 0,
+                }),
                 receipt_poll_interval: self.receipt_poll_interval,
             }),
         })
@@ -157,6 +180,7 @@ impl ChainService {
             prices: None,
             activity: HashMap::new(),
             receipt_poll_interval: Duration::from_secs(1),
+            activity_cache: (MAX_CACHED_ACTIVITY_PAGES, MAX_CACHED_ACTIVITY_BYTES),
         }
     }
 
@@ -294,7 +318,10 @@ impl ChainService {
         Ok(balances)
     }
 
-    /// A page of `address`'s activity on `network` (`cursor`: `None` for the newest page).
+    /// A page of `address`'s activity on `network` (`cursor`: `None` for the newest page). Kept
+    /// 30 s per (network, address, cursor) for every session, within the cache's bounds;
+    /// concurrent asks for the same page share one fetch; failures are not kept. A mined
+    /// transaction from or to the address drops its pages ([`ChainService::receipt`]).
     pub async fn activity(
         &self,
         network: NetworkId,
@@ -303,8 +330,72 @@ impl ChainService {
     ) -> Result<ActivityPage, ActivityError> {
         let address = address.ok_or(ActivityError::MissingAccountAddress)?;
         let entry = self.network(network).map_err(ActivityError::Failed)?;
-        let source = entry.activity.as_ref().ok_or(ActivityError::Failed(ChainError::UnsupportedNetwork(network)))?;
-        source.page(address, cursor).await.map_err(ActivityError::Failed)
+        let source = entry.activity.clone().ok_or(ActivityError::Failed(ChainError::UnsupportedNetwork(network)))?;
+        let key: ActivityKey = (network, address, cursor.cloned());
+        let shared = {
+            let mut state = self.inner.activity.lock().unwrap();
+            if let Some(page) = state.cache.get(&key, self.inner.clock.now()) {
+                entry.metrics.activity_cache(true);
+                return Ok(page);
+            }
+            if let Some((_, shared)) = state.in_flight.get(&key) {
+                entry.metrics.activity_cache(true);
+                shared.clone()
+            } else {
+                entry.metrics.activity_cache(false);
+                let id = state.next_fetch;
+                state.next_fetch += 1;
+                let (tx, rx) = oneshot::channel();
+                let shared = rx.shared();
+                state.in_flight.insert(key.clone(), (id, shared.clone()));
+                // Its own task, as for balances: the page is stored and leaves the table even if
+                // the session that asked goes away.
+                let this = self.clone();
+                let metrics = entry.metrics.clone();
+                tokio::spawn(async move {
+                    let result = source.page(address, key.2.as_ref()).await;
+                    {
+                        let mut state = this.inner.activity.lock().unwrap();
+                        // Not ours any more: an invalidation dropped it while it ran.
+                        if state.in_flight.get(&key).is_some_and(|(current, _)| *current == id) {
+                            state.in_flight.remove(&key);
+                            if let Ok(page) = &result {
+                                let inserted = state.cache.insert(key, page.clone(), this.inner.clock.now());
+                                if inserted.evicted > 0 {
+                                    metrics.activity_pages_dropped("evicted", inserted.evicted);
+                                }
+                            }
+                        }
+                    }
+                    let _ = tx.send(result);
+                });
+                shared
+            }
+        };
+        shared
+            .await
+            .unwrap_or_else(|_| Err(ChainError::Decode("the activity fetch was cancelled".into())))
+            .map_err(ActivityError::Failed)
+    }
+
+    /// Drops the cached activity pages of `accounts` on `network`, and lets no fetch already in
+    /// flight for them store its page: their activity has changed.
+    pub fn invalidate_activity(&self, network: NetworkId, accounts: &[Address]) {
+        if accounts.is_empty() {
+            return;
+        }
+        let mut state = self.inner.activity.lock().unwrap();
+        let mut dropped = 0;
+        for account in accounts {
+            dropped += state.cache.invalidate(network, *account);
+            state.in_flight.retain(|(n, a, _), _| !(*n == network && a == account));
+        }
+        drop(state);
+        if dropped > 0
+            && let Some(entry) = self.inner.networks.get(&network)
+        {
+            entry.metrics.activity_pages_dropped("invalidated", dropped);
+        }
     }
 
     /// A host's read request (spec §6 safe methods), forwarded to the network's nodes through
@@ -325,10 +416,16 @@ impl ChainService {
         serde_json::from_str(raw.get()).map_err(|e| ChainError::Decode(e.to_string()))
     }
 
-    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`.
+    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`. Once it is
+    /// mined, the activity pages of the accounts it touched (sender, recipient, the sides of its
+    /// token transfers) are dropped before this returns, so the next page asked is read anew.
     pub async fn receipt(&self, network: NetworkId, hash: B256, max_wait: Duration) -> Result<ReceiptOutcome, ChainError> {
         let entry = self.network(network)?;
-        wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await
+        let outcome = wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await?;
+        if let ReceiptOutcome::Mined(mined) = &outcome {
+            self.invalidate_activity(network, &mined.accounts);
+        }
+        Ok(outcome)
     }
 
     /// A Solana send's transaction from `from` to `to`, built with a recent blockhash (SOL: a
