@@ -44,6 +44,36 @@ struct ActivityState {
     cache: ActivityCache,
     in_flight: HashMap<ActivityKey, (u64, SharedActivity)>,
     next_fetch: u64,
+    /// After an account's transaction was mined in block N, its newest page is kept only once it
+    /// reaches block N: a node whose search index lags its receipts must not have a page without
+    /// the transaction kept for 30 s. Each floor lasts the cache's TTL at most.
+    floors: HashMap<(NetworkId, Address), (u64, tokio::time::Instant)>,
+}
+
+impl ActivityState {
+    /// Whether a fetched page may be stored: not a newest page below its account's floor.
+    fn may_store(&mut self, key: &ActivityKey, page: &ActivityPage, now: tokio::time::Instant) -> bool {
+        if key.2.is_some() {
+            return true;
+        }
+        let Some(&(floor, set_at)) = self.floors.get(&(key.0, key.1)) else { return true };
+        let reached = page.transactions.first().is_some_and(|t| t.block_number >= floor);
+        if reached || now.saturating_duration_since(set_at) >= ACTIVITY_CACHE_TTL {
+            self.floors.remove(&(key.0, key.1));
+            return true;
+        }
+        false
+    }
+
+    fn set_floor(&mut self, network: NetworkId, account: Address, block: u64, now: tokio::time::Instant) {
+        if self.floors.len() >= MAX_CACHED_ACTIVITY_PAGES {
+            self.floors.retain(|_, (_, at)| now.saturating_duration_since(*at) < ACTIVITY_CACHE_TTL);
+        }
+        if self.floors.len() < MAX_CACHED_ACTIVITY_PAGES {
+            let floor = self.floors.entry((network, account)).or_insert((block, now));
+            *floor = (floor.0.max(block), now);
+        }
+    }
 }
 
 struct Network {
@@ -165,6 +195,7 @@ impl ChainServiceBuilder {
                     cache: ActivityCache::new(ACTIVITY_CACHE_TTL, self.activity_cache.0, self.activity_cache.1),
                     in_flight: HashMap::new(),
                     next_fetch: 0,
+                    floors: HashMap::new(),
                 }),
                 receipt_poll_interval: self.receipt_poll_interval,
             }),
@@ -359,8 +390,11 @@ impl ChainService {
                         // Not ours any more: an invalidation dropped it while it ran.
                         if state.in_flight.get(&key).is_some_and(|(current, _)| *current == id) {
                             state.in_flight.remove(&key);
-                            if let Ok(page) = &result {
-                                let inserted = state.cache.insert(key, page.clone(), this.inner.clock.now());
+                            let now = this.inner.clock.now();
+                            if let Ok(page) = &result
+                                && state.may_store(&key, page, now)
+                            {
+                                let inserted = state.cache.insert(key, page.clone(), now);
                                 if inserted.evicted > 0 {
                                     metrics.activity_pages_dropped("evicted", inserted.evicted);
                                 }
@@ -379,14 +413,17 @@ impl ChainService {
     }
 
     /// Drops the cached activity pages of `accounts` on `network`, and lets no fetch already in
-    /// flight for them store its page: their activity has changed.
-    pub fn invalidate_activity(&self, network: NetworkId, accounts: &[Address]) {
+    /// flight for them store its page: their activity changed in block `mined_in`. Until a newest
+    /// page reaching that block is read (or 30 s have passed), their newest page is not kept.
+    pub fn invalidate_activity(&self, network: NetworkId, accounts: &[Address], mined_in: u64) {
         if accounts.is_empty() {
             return;
         }
+        let now = self.inner.clock.now();
         let mut state = self.inner.activity.lock().unwrap();
         let mut dropped = 0;
         for account in accounts {
+            state.set_floor(network, *account, mined_in, now);
             dropped += state.cache.invalidate(network, *account);
             state.in_flight.retain(|(n, a, _), _| !(*n == network && a == account));
         }
@@ -423,7 +460,7 @@ impl ChainService {
         let entry = self.network(network)?;
         let outcome = wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await?;
         if let ReceiptOutcome::Mined(mined) = &outcome {
-            self.invalidate_activity(network, &mined.accounts);
+            self.invalidate_activity(network, &mined.accounts, mined.block_number);
         }
         Ok(outcome)
     }
