@@ -48,6 +48,12 @@ pub struct ChainMetrics {
     /// cache because the account had just sent a transaction (`fresh`). Kept apart so that a load
     /// run can count exactly the fetches the cache is meant to save.
     pub balance_cache: Family<NetworkKindLabels, Counter>,
+    /// Activity page look-ups answered from the 30 s page cache or a fetch in flight (`hit`), and
+    /// those that went to the node (`miss`).
+    pub activity_cache: Family<NetworkKindLabels, Counter>,
+    /// Cached activity pages dropped before their time: `evicted` to stay within the cache's
+    /// bounds, `invalidated` because a transaction from or to the account was mined.
+    pub activity_cache_dropped: Family<NetworkKindLabels, Counter>,
 }
 
 impl Default for ChainMetrics {
@@ -60,6 +66,8 @@ impl Default for ChainMetrics {
             latency_seconds: Family::new_with_constructor(latency_histogram),
             deduplicated: Family::default(),
             balance_cache: Family::default(),
+            activity_cache: Family::default(),
+            activity_cache_dropped: Family::default(),
         }
     }
 }
@@ -85,6 +93,16 @@ impl ChainMetrics {
             "vestibule_chain_balance_cache",
             "Balance look-ups by outcome (hit: from the 30 s cache or a fetch in flight, miss: fetched, fresh: fetched past the cache after a transaction)",
             self.balance_cache.clone(),
+        );
+        registry.register(
+            "vestibule_chain_activity_cache",
+            "Activity page look-ups by outcome (hit: from the 30 s page cache or a fetch in flight, miss: fetched)",
+            self.activity_cache.clone(),
+        );
+        registry.register(
+            "vestibule_chain_activity_cache_dropped",
+            "Cached activity pages dropped early (evicted: the cache's bounds, invalidated: the account's transaction was mined)",
+            self.activity_cache_dropped.clone(),
         );
     }
 
@@ -132,6 +150,14 @@ impl NetworkMetrics {
         self.all.balance_cache.get_or_create(&self.kind("fresh")).inc();
     }
 
+    pub fn activity_cache(&self, hit: bool) {
+        self.all.activity_cache.get_or_create(&self.kind(if hit { "hit" } else { "miss" })).inc();
+    }
+    /// `kind`: `evicted` or `invalidated`.
+    pub fn activity_pages_dropped(&self, kind: &'static str, pages: usize) {
+        self.all.activity_cache_dropped.get_or_create(&self.kind(kind)).inc_by(pages as u64);
+    }
+
     /// Counter values, for tests and diagnostics.
     pub fn requests_sent(&self) -> u64 {
         self.all.requests.get_or_create(&self.label).get()
@@ -141,6 +167,14 @@ impl NetworkMetrics {
     }
     pub fn errors_of(&self, kind: &'static str) -> u64 {
         self.all.errors.get_or_create(&self.kind(kind)).get()
+    }
+    /// Activity look-ups of `kind` (`hit`, `miss`).
+    pub fn activity_lookups(&self, kind: &'static str) -> u64 {
+        self.all.activity_cache.get_or_create(&self.kind(kind)).get()
+    }
+    /// Activity pages dropped early, of `kind` (`evicted`, `invalidated`).
+    pub fn activity_pages_dropped_of(&self, kind: &'static str) -> u64 {
+        self.all.activity_cache_dropped.get_or_create(&self.kind(kind)).get()
     }
     pub fn deduplicated_calls(&self) -> u64 {
         self.all.deduplicated.get_or_create(&self.label).get()

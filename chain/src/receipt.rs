@@ -27,6 +27,16 @@ pub struct MinedReceipt {
     pub gas_used: u64,
     pub effective_gas_price: Option<u128>,
     pub contract_address: Option<Address>,
+    /// The accounts whose activity it changed: its sender, its recipient (or the contract it
+    /// created), and both sides of every ERC-20/721 `Transfer` it logged.
+    #[serde(default)]
+    pub accounts: Vec<Address>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct NodeLog {
+    #[serde(default)]
+    topics: Vec<B256>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -38,6 +48,12 @@ struct NodeReceipt {
     gas_used: U64,
     effective_gas_price: Option<U128>,
     contract_address: Option<Address>,
+    #[serde(default)]
+    from: Option<Address>,
+    #[serde(default)]
+    to: Option<Address>,
+    #[serde(default)]
+    logs: Vec<NodeLog>,
 }
 
 /// Polls every `poll_interval` until the receipt is there or `max_wait` has passed. A failed poll
@@ -64,6 +80,15 @@ pub async fn wait_for_receipt(
 }
 
 fn mined(receipt: NodeReceipt) -> MinedReceipt {
+    let transfer_sides = receipt
+        .logs
+        .iter()
+        .filter(|log| log.topics.len() >= 3 && log.topics[0] == crate::erc20::TRANSFER_TOPIC)
+        .flat_map(|log| [Address::from_word(log.topics[1]), Address::from_word(log.topics[2])]);
+    let mut accounts: Vec<Address> =
+        [receipt.from, receipt.to, receipt.contract_address].into_iter().flatten().chain(transfer_sides).collect();
+    accounts.sort();
+    accounts.dedup();
     MinedReceipt {
         hash: receipt.transaction_hash,
         status: match receipt.status {
@@ -74,5 +99,6 @@ fn mined(receipt: NodeReceipt) -> MinedReceipt {
         gas_used: receipt.gas_used.to(),
         effective_gas_price: receipt.effective_gas_price.map(|p| p.to()),
         contract_address: receipt.contract_address,
+        accounts,
     }
 }

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use crate::activity::otterscan::OtterscanActivity;
+use crate::activity::cache::{ACTIVITY_CACHE_TTL, ActivityCache, ActivityKey, MAX_CACHED_ACTIVITY_BYTES, MAX_CACHED_ACTIVITY_PAGES};
 use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
 use crate::balances::{AccountAddress, BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
 use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
@@ -35,6 +36,45 @@ const MAX_CACHED_BALANCES: usize = 100_000;
 
 type BalanceKey = (NetworkId, AccountAddress);
 type SharedBalances = Shared<oneshot::Receiver<Result<Balances, BalanceError>>>;
+type SharedActivity = Shared<oneshot::Receiver<Result<ActivityPage, ChainError>>>;
+
+/// Activity pages for every session, and the fetches in flight (each with an id: a fetch whose
+/// entry was dropped by an invalidation while it ran does not store its page).
+struct ActivityState {
+    cache: ActivityCache,
+    in_flight: HashMap<ActivityKey, (u64, SharedActivity)>,
+    next_fetch: u64,
+    /// After an account's transaction was mined in block N, its newest page is kept only once it
+    /// reaches block N: a node whose search index lags its receipts must not have a page without
+    /// the transaction kept for 30 s. Each floor lasts the cache's TTL at most.
+    floors: HashMap<(NetworkId, Address), (u64, tokio::time::Instant)>,
+}
+
+impl ActivityState {
+    /// Whether a fetched page may be stored: not a newest page below its account's floor.
+    fn may_store(&mut self, key: &ActivityKey, page: &ActivityPage, now: tokio::time::Instant) -> bool {
+        if key.2.is_some() {
+            return true;
+        }
+        let Some(&(floor, set_at)) = self.floors.get(&(key.0, key.1)) else { return true };
+        let reached = page.transactions.first().is_some_and(|t| t.block_number >= floor);
+        if reached || now.saturating_duration_since(set_at) >= ACTIVITY_CACHE_TTL {
+            self.floors.remove(&(key.0, key.1));
+            return true;
+        }
+        false
+    }
+
+    fn set_floor(&mut self, network: NetworkId, account: Address, block: u64, now: tokio::time::Instant) {
+        if self.floors.len() >= MAX_CACHED_ACTIVITY_PAGES {
+            self.floors.retain(|_, (_, at)| now.saturating_duration_since(*at) < ACTIVITY_CACHE_TTL);
+        }
+        if self.floors.len() < MAX_CACHED_ACTIVITY_PAGES {
+            let floor = self.floors.entry((network, account)).or_insert((block, now));
+            *floor = (floor.0.max(block), now);
+        }
+    }
+}
 
 struct Network {
     settings: NetworkSettings,
@@ -54,6 +94,7 @@ struct Inner {
     mints: MintCache,
     balances: Mutex<TtlCache<BalanceKey, Balances>>,
     balances_in_flight: Mutex<HashMap<BalanceKey, SharedBalances>>,
+    activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
 }
 
@@ -76,9 +117,16 @@ pub struct ChainServiceBuilder {
     prices: Option<Arc<dyn PriceSource>>,
     activity: HashMap<NetworkId, Arc<dyn ActivitySource>>,
     receipt_poll_interval: Duration,
+    activity_cache: (usize, usize),
 }
 
 impl ChainServiceBuilder {
+    /// The activity page cache's bounds: most pages, most bytes (default 10,000 and 64 MiB).
+    pub fn activity_cache_bounds(mut self, max_pages: usize, max_bytes: usize) -> Self {
+        self.activity_cache = (max_pages, max_bytes);
+        self
+    }
+
     /// The clock the balance cache reads (default: tokio's, virtual in tests that pause time).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -143,6 +191,12 @@ impl ChainServiceBuilder {
                 mints: MintCache::default(),
                 balances: Mutex::new(TtlCache::new(BALANCE_CACHE_TTL, MAX_CACHED_BALANCES)),
                 balances_in_flight: Mutex::default(),
+                activity: Mutex::new(ActivityState {
+                    cache: ActivityCache::new(ACTIVITY_CACHE_TTL, self.activity_cache.0, self.activity_cache.1),
+                    in_flight: HashMap::new(),
+                    next_fetch: 0,
+                    floors: HashMap::new(),
+                }),
                 receipt_poll_interval: self.receipt_poll_interval,
             }),
         })
@@ -157,6 +211,7 @@ impl ChainService {
             prices: None,
             activity: HashMap::new(),
             receipt_poll_interval: Duration::from_secs(1),
+            activity_cache: (MAX_CACHED_ACTIVITY_PAGES, MAX_CACHED_ACTIVITY_BYTES),
         }
     }
 
@@ -294,7 +349,10 @@ impl ChainService {
         Ok(balances)
     }
 
-    /// A page of `address`'s activity on `network` (`cursor`: `None` for the newest page).
+    /// A page of `address`'s activity on `network` (`cursor`: `None` for the newest page). Kept
+    /// 30 s per (network, address, cursor) for every session, within the cache's bounds;
+    /// concurrent asks for the same page share one fetch; failures are not kept. A mined
+    /// transaction from or to the address drops its pages ([`ChainService::receipt`]).
     pub async fn activity(
         &self,
         network: NetworkId,
@@ -303,8 +361,78 @@ impl ChainService {
     ) -> Result<ActivityPage, ActivityError> {
         let address = address.ok_or(ActivityError::MissingAccountAddress)?;
         let entry = self.network(network).map_err(ActivityError::Failed)?;
-        let source = entry.activity.as_ref().ok_or(ActivityError::Failed(ChainError::UnsupportedNetwork(network)))?;
-        source.page(address, cursor).await.map_err(ActivityError::Failed)
+        let source = entry.activity.clone().ok_or(ActivityError::Failed(ChainError::UnsupportedNetwork(network)))?;
+        let key: ActivityKey = (network, address, cursor.cloned());
+        let shared = {
+            let mut state = self.inner.activity.lock().unwrap();
+            if let Some(page) = state.cache.get(&key, self.inner.clock.now()) {
+                entry.metrics.activity_cache(true);
+                return Ok(page);
+            }
+            if let Some((_, shared)) = state.in_flight.get(&key) {
+                entry.metrics.activity_cache(true);
+                shared.clone()
+            } else {
+                entry.metrics.activity_cache(false);
+                let id = state.next_fetch;
+                state.next_fetch += 1;
+                let (tx, rx) = oneshot::channel();
+                let shared = rx.shared();
+                state.in_flight.insert(key.clone(), (id, shared.clone()));
+                // Its own task, as for balances: the page is stored and leaves the table even if
+                // the session that asked goes away.
+                let this = self.clone();
+                let metrics = entry.metrics.clone();
+                tokio::spawn(async move {
+                    let result = source.page(address, key.2.as_ref()).await;
+                    {
+                        let mut state = this.inner.activity.lock().unwrap();
+                        // Not ours any more: an invalidation dropped it while it ran.
+                        if state.in_flight.get(&key).is_some_and(|(current, _)| *current == id) {
+                            state.in_flight.remove(&key);
+                            let now = this.inner.clock.now();
+                            if let Ok(page) = &result
+                                && state.may_store(&key, page, now)
+                            {
+                                let inserted = state.cache.insert(key, page.clone(), now);
+                                if inserted.evicted > 0 {
+                                    metrics.activity_pages_dropped("evicted", inserted.evicted);
+                                }
+                            }
+                        }
+                    }
+                    let _ = tx.send(result);
+                });
+                shared
+            }
+        };
+        shared
+            .await
+            .unwrap_or_else(|_| Err(ChainError::Decode("the activity fetch was cancelled".into())))
+            .map_err(ActivityError::Failed)
+    }
+
+    /// Drops the cached activity pages of `accounts` on `network`, and lets no fetch already in
+    /// flight for them store its page: their activity changed in block `mined_in`. Until a newest
+    /// page reaching that block is read (or 30 s have passed), their newest page is not kept.
+    pub fn invalidate_activity(&self, network: NetworkId, accounts: &[Address], mined_in: u64) {
+        if accounts.is_empty() {
+            return;
+        }
+        let now = self.inner.clock.now();
+        let mut state = self.inner.activity.lock().unwrap();
+        let mut dropped = 0;
+        for account in accounts {
+            state.set_floor(network, *account, mined_in, now);
+            dropped += state.cache.invalidate(network, *account);
+            state.in_flight.retain(|(n, a, _), _| !(*n == network && a == account));
+        }
+        drop(state);
+        if dropped > 0
+            && let Some(entry) = self.inner.networks.get(&network)
+        {
+            entry.metrics.activity_pages_dropped("invalidated", dropped);
+        }
     }
 
     /// A host's read request (spec §6 safe methods), forwarded to the network's nodes through
@@ -325,10 +453,16 @@ impl ChainService {
         serde_json::from_str(raw.get()).map_err(|e| ChainError::Decode(e.to_string()))
     }
 
-    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`.
+    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`. Once it is
+    /// mined, the activity pages of the accounts it touched (sender, recipient, the sides of its
+    /// token transfers) are dropped before this returns, so the next page asked is read anew.
     pub async fn receipt(&self, network: NetworkId, hash: B256, max_wait: Duration) -> Result<ReceiptOutcome, ChainError> {
         let entry = self.network(network)?;
-        wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await
+        let outcome = wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await?;
+        if let ReceiptOutcome::Mined(mined) = &outcome {
+            self.invalidate_activity(network, &mined.accounts, mined.block_number);
+        }
+        Ok(outcome)
     }
 
     /// A Solana send's transaction from `from` to `to`, built with a recent blockhash (SOL: a

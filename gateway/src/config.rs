@@ -585,6 +585,7 @@ mod tests {
         assert_eq!(networks.iter().map(|n| n.id.to_string()).collect::<Vec<_>>(), ["eip155:31337", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"]);
         assert_eq!(networks[1].spl_tokens[0].symbol, "USDC");
         assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
+        assert_eq!(c.siwx, SiwxSettings::default(), "the example's [siwx] states the defaults");
     }
 
     #[test]

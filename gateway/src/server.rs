@@ -182,12 +182,13 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let addr = listener.local_addr()?;
     let projects = config.resolved_projects(&format!("http://{addr}"));
     let metrics = Arc::new(GatewayMetrics::default());
-    let checker = crate::siwx::checker::RpcContractChecker::from_settings(&config.siwx)?;
     // The one chain service of this gateway (docs/chain.md): sessions reach its networks through
     // `ChainEffects`; none is configured by default, and then sessions serve no network.
     let chain = vestibule_chain::ChainService::new(&config.chain_config()).map_err(|e| anyhow::anyhow!("configuration: `{}`: {}", e.field, e.message))?;
     let _ = metrics.chain.set(chain.metrics().clone());
     tracing::info!(networks = ?chain.networks().iter().map(|n| n.to_string()).collect::<Vec<_>>(), "chain service");
+    // Sign-in contract checks go through the chain service for its networks (decision 0913).
+    let checker = crate::siwx::checker::RpcContractChecker::new(&config.siwx, &chain)?;
     let registry = Registry::new(log.clone(), Arc::new(SystemClock), config.runtime.clone(), metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker))
         .with_chain(crate::chain::ServiceEffects::new(chain).into_arc());

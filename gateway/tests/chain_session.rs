@@ -141,11 +141,16 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
     let after = provider.get_balance(dev).await.unwrap();
     assert!(after < ether(1001), "1 ETH and the fee left the account");
     wait_for(&mut client, "the fresh balances", Duration::from_secs(60), |s| s["balances"]["native"]["raw"] == after.to_string()).await;
+    // The newest activity again: the receipt dropped the account's cached page (decision 0912), so
+    // the send is listed.
+    wait_for(&mut client, "the activity with the send", Duration::from_secs(60), |s| s["activity"]["transactions"][0]["id"] == hash.as_str()).await;
 
     // The chain service's metrics are on /metrics.
     let (status, metrics) = gateway.http_get("/metrics", None).await;
     assert_eq!(status, 200);
     assert!(metrics.contains("vestibule_chain_rpc_requests_total{network=\"eip155:31337\"}"), "{metrics}");
+    assert!(metrics.contains("vestibule_chain_activity_cache_total{network=\"eip155:31337\",kind=\"miss\"} 2"), "{metrics}");
+    assert!(metrics.contains("vestibule_chain_activity_cache_dropped_total{network=\"eip155:31337\",kind=\"invalidated\"} 1"), "{metrics}");
 
     // The node goes down: another account's balances fail with the spec's toast, in bounded time.
     drop(node);

@@ -314,6 +314,30 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
     );
 }
 
+/// The owner of `wallet` signs in with it through `gateway`: the session's runtime asks the
+/// contract on anvil (EIP-1271), and the sign-in is recorded with method `eip1271`.
+async fn owner_signs_in(gateway: &support::Gateway, wallet: Address) {
+    use support::*;
+    let anvil_network = json!({
+        "caipNetworkId": format!("eip155:{ANVIL_CHAIN_ID}"),
+        "name": "Anvil",
+        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+        "testnet": true
+    });
+    let mut client = Client::create(gateway, json!({ "networks": [anvil_network], "siwx": {} })).await;
+    connect_wallet(&mut client, &wallet.to_checksum(None), &format!("0x{ANVIL_CHAIN_ID:x}")).await;
+    assert_eq!(client.state["router"]["current"], "SIWXSignMessage");
+    sign(&mut client, &owner()).await;
+    let account = format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None));
+    // The check runs after the signature's diff; its verdict arrives as another diff.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while client.state["siwx"]["sessions"][&account].is_null() && client.state["siwx"]["error"].is_null() && Instant::now() < deadline {
+        let frame = recv_json(&mut client.ws).await;
+        client.apply_diff(&frame);
+    }
+    assert_eq!(client.state["siwx"]["sessions"][&account]["method"], "eip1271", "{}", client.state["siwx"]);
+}
+
 /// The whole flow through the real gateway: a contract account connects, its owner signs the
 /// server's message, and the session's runtime asks the contract on anvil (EIP-1271).
 #[tokio::test]
@@ -323,24 +347,7 @@ async fn a_contract_account_signs_in_through_the_gateway() {
     let wallet = deploy_wallet(&anvil, owner().address()).await;
     let config = format!("{CONFIG}\n[siwx]\nrpc_urls = {{ \"eip155:{ANVIL_CHAIN_ID}\" = \"{}\" }}\n", anvil.url);
     let gateway = Gateway::start(&config);
-    let anvil_network = json!({
-        "caipNetworkId": format!("eip155:{ANVIL_CHAIN_ID}"),
-        "name": "Anvil",
-        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
-        "testnet": true
-    });
-    let mut client = Client::create(&gateway, json!({ "networks": [anvil_network], "siwx": {} })).await;
-    connect_wallet(&mut client, &wallet.to_checksum(None), &format!("0x{ANVIL_CHAIN_ID:x}")).await;
-    assert_eq!(client.state["router"]["current"], "SIWXSignMessage");
-    sign(&mut client, &owner()).await;
-    let account = format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None));
-    // The check runs after the signature's diff; its verdict arrives as another diff.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while client.state["siwx"]["sessions"][&account].is_null() && Instant::now() < deadline {
-        let frame = recv_json(&mut client.ws).await;
-        client.apply_diff(&frame);
-    }
-    assert_eq!(client.state["siwx"]["sessions"][&account]["method"], "eip1271", "{}", client.state["siwx"]);
+    owner_signs_in(&gateway, wallet).await;
 
     // A stranger's signature for the same contract account is refused by the contract.
     let mut other = Client::create(&gateway, json!({ "networks": [json!({
@@ -357,4 +364,91 @@ async fn a_contract_account_signs_in_through_the_gateway() {
     }
     assert_eq!(other.state["siwx"]["error"], "The signature could not be verified");
     assert!(other.state["siwx"]["sessions"].as_object().unwrap().is_empty());
+}
+
+/// Decision 0913: a chain under `[networks]` needs no `[siwx] rpc_urls`; the contract is asked
+/// through the chain service (the network's endpoints and RPC policy).
+#[tokio::test]
+async fn a_contract_account_signs_in_with_only_networks_configured() {
+    use support::*;
+    let anvil = Anvil::start(ANVIL_CHAIN_ID);
+    let wallet = deploy_wallet(&anvil, owner().address()).await;
+    let config = format!("{CONFIG}\n[networks.\"eip155:{ANVIL_CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\n", anvil.url);
+    assert!(!config.contains("[siwx]"));
+    let gateway = Gateway::start(&config);
+    owner_signs_in(&gateway, wallet).await;
+    // The check went through the chain service: its request counter moved.
+    assert!(gateway.metric(&format!("vestibule_chain_rpc_requests_total{{network=\"eip155:{ANVIL_CHAIN_ID}\"}}")).await >= 1.0);
+}
+
+/// When `[siwx] rpc_urls` and `[networks]` name the same chain with different endpoints, the
+/// network's are used (here the `[siwx]` one is dead, and the sign-in still succeeds), and the
+/// gateway warns at startup without logging the URL's path (it may hold an API key).
+#[tokio::test]
+async fn networks_win_over_a_different_siwx_url_with_a_warning() {
+    use support::*;
+    let anvil = Anvil::start(ANVIL_CHAIN_ID);
+    let wallet = deploy_wallet(&anvil, owner().address()).await;
+    let dead_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = format!(
+        "{CONFIG}\n[networks.\"eip155:{ANVIL_CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\n\
+         [siwx]\nrpc_urls = {{ \"eip155:{ANVIL_CHAIN_ID}\" = \"http://127.0.0.1:{dead_port}/secret-key\" }}\n",
+        anvil.url
+    );
+    let gateway = Gateway::start(&config);
+    owner_signs_in(&gateway, wallet).await;
+
+    // The startup log of the same configuration, at warn.
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("gateway.toml");
+    std::fs::write(&config_path, &config).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vestibule"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--static-dir")
+        .arg(dir.path().join("no-static"))
+        .env("VESTIBULE_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    assert!(line.starts_with("vestibule listening on"), "{line:?}");
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    let warning = log
+        .lines()
+        .find(|l| l.contains("[siwx] rpc_urls and [networks] name this chain with different endpoints"))
+        .unwrap_or_else(|| panic!("no warning in {log}"));
+    assert!(warning.contains(&format!("eip155:{ANVIL_CHAIN_ID}")), "{warning}");
+    assert!(warning.contains(&format!("http://127.0.0.1:{dead_port}")), "{warning}");
+    assert!(!log.contains("secret-key"), "{log}");
+
+    // The same URL in both: no warning.
+    let same = format!(
+        "{CONFIG}\n[networks.\"eip155:{ANVIL_CHAIN_ID}\"]\nrpc_urls = [\"{0}\"]\n[siwx]\nrpc_urls = {{ \"eip155:{ANVIL_CHAIN_ID}\" = \"{0}\" }}\n",
+        anvil.url
+    );
+    std::fs::write(&config_path, &same).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vestibule"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data2"))
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--static-dir")
+        .arg(dir.path().join("no-static"))
+        .env("VESTIBULE_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    child.kill().unwrap();
+    let log = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).to_string();
+    assert!(!log.contains("different endpoints"), "{log}");
 }

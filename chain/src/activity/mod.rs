@@ -3,6 +3,7 @@
 //! [`ActivitySource`]. The model and the rules that need no node (operation type, signs, spam,
 //! year-month) are pure and live here; [`otterscan`] is the source over a node's Otterscan API.
 
+pub mod cache;
 pub mod otterscan;
 
 use alloy::primitives::{Address, B256, U256};

@@ -22,17 +22,19 @@ pub const MAGIC_VALUE: [u8; 4] = [0x16, 0x26, 0xba, 0x7e];
 #[error("JSON-RPC error: {0}")]
 pub struct RpcError(pub String);
 
-/// Asks contracts about signatures over one JSON-RPC HTTP endpoint.
+/// Asks contracts about signatures over one JSON-RPC HTTP endpoint, or over a network of the
+/// chain service (its endpoints, in order, with the RPC policy).
 #[derive(Clone)]
 pub struct Eip1271Checker {
     provider: DynProvider,
-    url: Url,
+    /// What it asks, for logs: `scheme://host:port` of the endpoint, or the network's id.
+    endpoint: String,
 }
 
 impl std::fmt::Debug for Eip1271Checker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Eip1271Checker")
-            .field("url", &self.url.as_str())
+            .field("endpoint", &self.endpoint)
             .finish()
     }
 }
@@ -54,12 +56,20 @@ impl Eip1271Checker {
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
         let provider = ProviderBuilder::new().connect_http(url.clone()).erased();
-        Ok(Self { provider, url })
+        Ok(Self { provider, endpoint: vestibule_chain::rpc::http::redact(&url) })
     }
 
-    /// The endpoint.
-    pub fn url(&self) -> &Url {
-        &self.url
+    /// A checker over an alloy client: the chain service's for a network
+    /// ([`vestibule_chain::ChainService::client`]), whose endpoints, fallback, retries and
+    /// timeouts are the network's. `endpoint` names it in logs.
+    pub fn over_client(client: alloy::rpc::client::RpcClient, endpoint: impl Into<String>) -> Self {
+        let provider = ProviderBuilder::new().connect_client(client).erased();
+        Self { provider, endpoint: endpoint.into() }
+    }
+
+    /// What it asks (an endpoint without its path and query, or a network's id).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
     }
 
     /// The chain id the endpoint serves (`eth_chainId`).
