@@ -12,6 +12,8 @@ use crate::machines::send::{
     AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SENT, TOKEN_REQUIRED, UNSUPPORTED_CHAIN,
 };
 use crate::session::state::ChainAccount;
+use crate::machines::balances::TokenBalance;
+use crate::model::networks::NetworkRef;
 use base64::Engine as _;
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
@@ -105,32 +107,14 @@ pub fn is_solana_receiver(text: &str) -> bool {
 /// The same checks in the same order as EVM's (chain; amount and receiver; token; receiver;
 /// amount), for a Solana account: the send the chain service is asked to build, or the message.
 fn validate_solana(d: &Decision, form: &SendForm, account: &ChainAccount) -> Result<(SolanaSend, Transfer), String> {
-    if !d.state.chain_supported(&account.network) {
-        return Err(UNSUPPORTED_CHAIN.into());
-    }
-    if form.amount.trim().is_empty() || form.receiver.trim().is_empty() {
-        return Err(AMOUNT_AND_RECEIVER_REQUIRED.into());
-    }
-    let balances = &d.state.balances;
-    let token = form
-        .token
-        .as_deref()
-        .filter(|_| balances.belongs_to(&account.network.caip_network_id, &account.address))
-        .and_then(|asset| balances.find(asset))
-        .ok_or_else(|| TOKEN_REQUIRED.to_string())?;
+    let token = form_token(d, form, &account.network, &account.address)?;
     let receiver = form.receiver.trim();
     if !is_solana_receiver(receiver) {
         return Err(INVALID_RECEIVER.into());
     }
-    let amount = parse_amount(&form.amount, token.decimals).map_err(|e| match e {
-        AmountError::TooManyDecimals { decimals } => format!("Invalid amount: {} has {decimals} decimals", token.symbol),
-        e => format!("Invalid amount: {e}"),
-    })?;
-    if amount.is_zero() {
-        return Err("The amount must be more than zero".into());
-    }
-    let held: U256 = token.raw.parse().unwrap_or(U256::ZERO);
-    if amount > held || amount > U256::from(u64::MAX) {
+    let amount = held_amount(form, token)?;
+    // A Solana transfer carries its amount as a u64.
+    if amount > U256::from(u64::MAX) {
         return Err(transaction_error_message(None, "insufficient funds").into());
     }
     let kind = if token.address.is_some() { TransferKind::Spl } else { TransferKind::Native };
@@ -211,22 +195,25 @@ pub(super) fn solana_submitted(d: &mut Decision, id: u64, outcome: Result<String
     }
 }
 
-/// The transfer and the `eth_sendTransaction` parameter, or the message to show.
-fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmAccount) -> Result<(Transfer, serde_json::Value), String> {
-    if !d.state.chain_supported(&account.network) {
+/// The checks both namespaces make first, in the catalogue's order: the chain is served, an amount
+/// and a receiver are given, the token is one of this account's balances on this network.
+fn form_token<'a>(d: &'a Decision, form: &SendForm, network: &NetworkRef, address: &str) -> Result<&'a TokenBalance, String> {
+    if !d.state.chain_supported(network) {
         return Err(UNSUPPORTED_CHAIN.into());
     }
     if form.amount.trim().is_empty() || form.receiver.trim().is_empty() {
         return Err(AMOUNT_AND_RECEIVER_REQUIRED.into());
     }
     let balances = &d.state.balances;
-    let token = form
-        .token
+    form.token
         .as_deref()
-        .filter(|_| balances.belongs_to(&account.network.caip_network_id, &account.address))
+        .filter(|_| balances.belongs_to(&network.caip_network_id, address))
         .and_then(|asset| balances.find(asset))
-        .ok_or_else(|| TOKEN_REQUIRED.to_string())?;
-    let receiver = parse_evm_address(&form.receiver).ok_or_else(|| INVALID_RECEIVER.to_string())?;
+        .ok_or_else(|| TOKEN_REQUIRED.to_string())
+}
+
+/// The form's amount in the token's base units: more than zero and at most what the account holds.
+fn held_amount(form: &SendForm, token: &TokenBalance) -> Result<U256, String> {
     let amount = parse_amount(&form.amount, token.decimals).map_err(|e| match e {
         AmountError::TooManyDecimals { decimals } => format!("Invalid amount: {} has {decimals} decimals", token.symbol),
         e => format!("Invalid amount: {e}"),
@@ -238,6 +225,14 @@ fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmA
     if amount > held {
         return Err(transaction_error_message(None, "insufficient funds").into());
     }
+    Ok(amount)
+}
+
+/// The transfer and the `eth_sendTransaction` parameter, or the message to show.
+fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmAccount) -> Result<(Transfer, serde_json::Value), String> {
+    let token = form_token(d, form, &account.network, &account.address)?;
+    let receiver = parse_evm_address(&form.receiver).ok_or_else(|| INVALID_RECEIVER.to_string())?;
+    let amount = held_amount(form, token)?;
     let from = account.address.clone();
     let (kind, params) = match &token.address {
         None => (TransferKind::Native, serde_json::json!({ "from": from, "to": receiver.to_checksum(None), "value": quantity(amount) })),
