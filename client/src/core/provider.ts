@@ -47,6 +47,21 @@ export async function requestConnection(widget: Widget, namespace: Namespace): P
   if (!opened) throw new ProviderRpcError(4900, "The widget was destroyed");
   if (opened.status === "refused") throw new ProviderRpcError(4001, opened.error?.message ?? "The modal could not open");
   const openedAt = opened.seq ?? 0;
+  return whenState<string>(widget, () => {
+    const address = connected();
+    if (address) return { value: address };
+    if (widget.seq() >= openedAt && widget.state()?.modal.status === "closed") {
+      // The session says why ("Modal closed", "Connection rejected", ...).
+      const why = widget.state()?.connection.namespaces[namespace]?.lastError ?? Object.values(widget.state()?.connection.namespaces ?? {}).find((n) => n?.lastError)?.lastError;
+      return { error: new ProviderRpcError(4001, why ?? "User rejected the request.") };
+    }
+    return undefined;
+  });
+}
+
+/** Waits on the mirrored state: `decide` runs now and after every change until it gives an
+ * outcome; a widget destroyed meanwhile rejects with 4900. */
+function whenState<T>(widget: Widget, decide: () => { value: T } | { error: ProviderRpcError } | undefined): Promise<T> {
   return new Promise((resolve, reject) => {
     const settle = () => {
       unsubscribe();
@@ -57,16 +72,11 @@ export async function requestConnection(widget: Widget, namespace: Namespace): P
       reject(new ProviderRpcError(4900, "The widget was destroyed"));
     };
     const check = () => {
-      const address = connected();
-      if (address) {
-        settle();
-        resolve(address);
-      } else if (widget.seq() >= openedAt && widget.state()?.modal.status === "closed") {
-        settle();
-        // The session says why ("Modal closed", "Connection rejected", ...).
-        const why = widget.state()?.connection.namespaces[namespace]?.lastError ?? Object.values(widget.state()?.connection.namespaces ?? {}).find((n) => n?.lastError)?.lastError;
-        reject(new ProviderRpcError(4001, why ?? "User rejected the request."));
-      }
+      const outcome = decide();
+      if (!outcome) return;
+      settle();
+      if ("error" in outcome) reject(outcome.error);
+      else resolve(outcome.value);
     };
     const unsubscribe = widget.subscribe(check);
     widget.signal.addEventListener("abort", onAbort);
@@ -105,34 +115,15 @@ export async function requestThroughSession(widget: Widget, requestId: string, m
   if (!result) throw new ProviderRpcError(4900, "The widget was destroyed");
   if (result.status === "refused") throw refusalError(result.error);
   const acceptedAt = result.seq ?? 0;
-  return new Promise((resolve, reject) => {
-    const settle = () => {
-      unsubscribe();
-      widget.signal.removeEventListener("abort", onAbort);
-    };
-    const onAbort = () => {
-      settle();
-      reject(new ProviderRpcError(4900, "The widget was destroyed"));
-    };
-    const check = () => {
-      if (widget.seq() < acceptedAt) return;
-      const item = widget.state()?.hostRequests.items[requestId];
-      const outcome = item?.outcome;
-      if (outcome?.status === "ok") {
-        settle();
-        resolve(outcome.result);
-      } else if (outcome?.status === "error") {
-        settle();
-        reject(new ProviderRpcError(outcome.code, outcome.message));
-      } else if (!item) {
-        // Answered and dropped before this page saw it (only the newest answers are kept).
-        settle();
-        reject(new ProviderRpcError(-32603, "The answer is no longer available"));
-      }
-    };
-    const unsubscribe = widget.subscribe(check);
-    widget.signal.addEventListener("abort", onAbort);
-    check();
+  return whenState<unknown>(widget, () => {
+    if (widget.seq() < acceptedAt) return undefined;
+    const item = widget.state()?.hostRequests.items[requestId];
+    const outcome = item?.outcome;
+    if (outcome?.status === "ok") return { value: outcome.result };
+    if (outcome?.status === "error") return { error: new ProviderRpcError(outcome.code, outcome.message) };
+    // Answered and dropped before this page saw it (only the newest answers are kept).
+    if (!item) return { error: new ProviderRpcError(-32603, "The answer is no longer available") };
+    return undefined;
   });
 }
 
