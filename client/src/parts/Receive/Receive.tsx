@@ -11,7 +11,8 @@
 
 import qrcode from "qrcode-generator";
 import { useEffect, useId, useRef, useState } from "react";
-import { useSessionSelector, useWidget } from "../../context/widgetContext";
+import { useSessionSelector } from "../../context/widgetContext";
+import { BackToAccount } from "../../components/BackToAccount/BackToAccount";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
 import css from "./Receive.css?inline";
 
@@ -58,13 +59,11 @@ function QrCode({ text, label }: { text: string; label: string }) {
 type Copy = "idle" | "copied" | "failed";
 
 export function Receive() {
-  const widget = useWidget();
   const account = useSessionSelector((s) => {
     const ns = s.connection.activeNamespace;
     const conn = ns ? s.connection.namespaces[ns] : undefined;
     return conn?.address ? { address: conn.address, network: conn.network?.name ?? null } : null;
   }, (a, b) => a?.address === b?.address && a?.network === b?.network);
-  const canGoBack = useSessionSelector((s) => s.router.stack.length > 1) ?? false;
   const [copy, setCopy] = useState<Copy>("idle");
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const id = useId();
@@ -75,14 +74,7 @@ export function Receive() {
     timer.current = setTimeout(() => setCopy("idle"), COPIED_MS);
   };
   const back = (
-    <button
-      type="button"
-      className="vst-button"
-      data-variant="quiet"
-      onClick={() => widget.send(canGoBack ? { type: "GoBack" } : { type: "Navigate", view: "Account" })}
-    >
-      Back
-    </button>
+    <BackToAccount />
   );
   if (!account) {
     return (

@@ -13,6 +13,7 @@ import type { SentStatus } from "../../generated/SentStatus";
 import type { SentTransaction } from "../../generated/SentTransaction";
 import type { TokenBalance } from "../../generated/TokenBalance";
 import { Spinner } from "../../components/Spinner/Spinner";
+import { BackToAccount } from "../../components/BackToAccount/BackToAccount";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
 import { truncateAddress } from "../../views/Account/Account";
 import css from "./Send.css?inline";
@@ -188,7 +189,6 @@ export function Send() {
   const send = useSessionSelector((s) => s.send);
   const native = useSessionSelector((s) => s.balances.native);
   const tokens = useSessionSelector((s) => s.balances.tokens);
-  const canGoBack = useSessionSelector((s) => s.router.stack.length > 1) ?? false;
   // The token picker needs the balances (the server ignores this while they are fresh).
   useEffect(() => widget.send({ type: "RefreshBalances" }), [widget]);
   if (!send) return null;
@@ -199,14 +199,7 @@ export function Send() {
       {/* Keyed by the server's form version: a reset form starts its inputs again. */}
       <Form key={send.formVersion} version={send.formVersion} initial={send.form} tokens={all} />
       {send.sent.length > 0 && <Sent sent={send.sent} />}
-      <button
-        type="button"
-        className="vst-button"
-        data-variant="quiet"
-        onClick={() => widget.send(canGoBack ? { type: "GoBack" } : { type: "Navigate", view: "Account" })}
-      >
-        Back
-      </button>
+      <BackToAccount />
     </section>
   );
 }
