@@ -20,42 +20,9 @@ use std::time::Duration;
 use alloy::primitives::{Address, U256};
 use alloy::providers::{Provider, ProviderBuilder};
 use anvil::{Anvil, dev_wallet};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::evm::*;
 use support::*;
-use tokio::time::Instant;
-
-const CHAIN_ID: u64 = 31337;
-/// anvil's second development account (funded by anvil itself).
-const ANVIL_1: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-
-fn ether(n: u64) -> U256 {
-    U256::from(n) * U256::from(10u64).pow(U256::from(18))
-}
-
-fn anvil_network() -> Value {
-    json!({
-        "caipNetworkId": format!("eip155:{CHAIN_ID}"),
-        "name": "Anvil",
-        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
-        "testnet": true
-    })
-}
-
-/// Applies diffs (acknowledging them) until `done` holds for the mirrored state, for at most
-/// `patience`; panics with the state otherwise.
-async fn wait_for(client: &mut Client, what: &str, patience: Duration, done: impl Fn(&Value) -> bool) {
-    let deadline = Instant::now() + patience;
-    while !done(&client.state) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Some(frame) = recv_json_within(&mut client.ws, left).await else {
-            panic!("{what}: nothing came within {patience:?}; state: {:#}", client.state);
-        };
-        if frame["type"] == "diff" {
-            client.apply_diff(&frame);
-            client.ack().await;
-        }
-    }
-}
 
 #[tokio::test]
 async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failure_once_the_node_is_down() {

@@ -22,40 +22,9 @@ use alloy::primitives::{Address, B256, U256};
 use alloy::providers::{Provider, ProviderBuilder};
 use anvil::{Anvil, dev_wallet};
 use serde_json::{Value, json};
+use support::evm::*;
 use support::*;
 use tokio::time::Instant;
-
-const CHAIN_ID: u64 = 31337;
-/// anvil's second development account.
-const ANVIL_1: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-
-fn ether(n: u64) -> U256 {
-    U256::from(n) * U256::from(10u64).pow(U256::from(18))
-}
-
-fn anvil_network() -> Value {
-    json!({
-        "caipNetworkId": format!("eip155:{CHAIN_ID}"),
-        "name": "Anvil",
-        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
-        "testnet": true
-    })
-}
-
-/// Applies diffs until `done` holds for the mirrored state, for at most `patience`.
-async fn wait_for(client: &mut Client, what: &str, patience: Duration, done: impl Fn(&Value) -> bool) {
-    let deadline = Instant::now() + patience;
-    while !done(&client.state) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Some(frame) = recv_json_within(&mut client.ws, left).await else {
-            panic!("{what}: nothing came within {patience:?}; state: {:#}", client.state["hostRequests"]);
-        };
-        if frame["type"] == "diff" {
-            client.apply_diff(&frame);
-            client.ack().await;
-        }
-    }
-}
 
 /// Sends the host's request and waits for its answer in the mirrored state.
 async fn host_request(client: &mut Client, id: &str, method: &str, params: Value) -> Value {

@@ -18,24 +18,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use ed25519_dalek::{Signer, SigningKey};
-use serde_json::{Value, json};
+use serde_json::json;
 use solana_peer::{DEVNET, SolanaPeer, test_key};
 use support::*;
-use tokio::time::Instant;
-
-async fn wait_for(client: &mut Client, what: &str, patience: Duration, done: impl Fn(&Value) -> bool) {
-    let deadline = Instant::now() + patience;
-    while !done(&client.state) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Some(frame) = recv_json_within(&mut client.ws, left).await else {
-            panic!("{what}: nothing came within {patience:?}; state: {:#}", client.state);
-        };
-        if frame["type"] == "diff" {
-            client.apply_diff(&frame);
-            client.ack().await;
-        }
-    }
-}
 
 async fn connect_solana(client: &mut Client, address: &str) {
     let wallet = json!({ "name": "Dev Solana Wallet", "kind": "ANNOUNCED", "namespace": "solana" });

@@ -471,3 +471,42 @@ pub async fn sign(client: &mut Client, signer: &alloy::signers::local::PrivateKe
     message
 }
 
+/// Applies diffs (acknowledging them) until `done` holds for the mirrored state, for at most
+/// `patience`; panics with the state otherwise. A bound, never a timing the test relies on.
+pub async fn wait_for(client: &mut Client, what: &str, patience: Duration, done: impl Fn(&Value) -> bool) {
+    let deadline = tokio::time::Instant::now() + patience;
+    while !done(&client.state) {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let Some(frame) = recv_json_within(&mut client.ws, left).await else {
+            panic!("{what}: nothing came within {patience:?}; state: {:#}", client.state);
+        };
+        if frame["type"] == "diff" {
+            client.apply_diff(&frame);
+            client.ack().await;
+        }
+    }
+}
+
+/// The EVM devnet the chain tests run against: one anvil at chain id [`evm::CHAIN_ID`].
+pub mod evm {
+    use alloy::primitives::U256;
+    use serde_json::{json, Value};
+
+    pub const CHAIN_ID: u64 = 31337;
+    /// anvil's second development account (funded by anvil itself).
+    pub const ANVIL_1: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+    pub fn ether(n: u64) -> U256 {
+        U256::from(n) * U256::from(10u64).pow(U256::from(18))
+    }
+
+    /// The session option naming the anvil network.
+    pub fn anvil_network() -> Value {
+        json!({
+            "caipNetworkId": format!("eip155:{CHAIN_ID}"),
+            "name": "Anvil",
+            "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+            "testnet": true
+        })
+    }
+}
