@@ -1,22 +1,12 @@
 // The EVM Account in Chromium on the devnet (issue 13): the dev wallet's native and token balances
 // as the node holds them, in the Account header and the Tokens tab; Receive with the address, a
 // copy button and a QR code; the network button leading to the Networks view; axe on those views.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { seriousViolations } from "./support.mjs";
-import { CHAIN_A, connect, DEV_WALLET, display, nativeBalance, openAccount, readQrCode, startEvmWorld, tokenBalance } from "./evm.mjs";
+import { CHAIN_A, connect, DEV_WALLET, display, nativeBalance, openAccount, readQrCode, evmWorldForFile, tokenBalance } from "./evm.mjs";
 
-let world;
-
-before(async () => {
-  world = await startEvmWorld();
-});
-
-after(async () => {
-  if (!world) return;
-  const sessions = await world.stop();
-  assert.ok(sessions >= 2, `sessions replayed with --verify: ${sessions}`);
-});
+const world = evmWorldForFile({}, 2);
 
 test("the Account shows the node's native balance and the demo token's in the Tokens tab", async () => {
   const { context, page, errors } = await world.open();

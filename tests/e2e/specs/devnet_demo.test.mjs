@@ -3,21 +3,11 @@
 // demo's own dev wallet is the devnet's funded one on both chains. Connect, see the ETH and VDT
 // balances the node holds, send ETH (receipt read from the node), see it in Activity, and switch to
 // the other chain and see its balance.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CHAIN_A, CHAIN_B, DEV_WALLET, display, ETHER, nativeBalance, RECEIVER, rpc, startEvmWorld, tokenBalance, waitForReceipt } from "./evm.mjs";
+import { CHAIN_A, CHAIN_B, DEV_WALLET, display, ETHER, nativeBalance, RECEIVER, rpc, evmWorldForFile, tokenBalance, waitForReceipt } from "./evm.mjs";
 
-let world;
-
-before(async () => {
-  world = await startEvmWorld({ gatewayDevnet: true });
-});
-
-after(async () => {
-  if (!world) return;
-  const sessions = await world.stop();
-  assert.ok(sessions >= 1, `sessions replayed with --verify: ${sessions}`);
-});
+const world = evmWorldForFile({ gatewayDevnet: true }, 1);
 
 test("a newcomer on the demo connects the devnet's dev wallet, sees its balances, sends, sees it in Activity and switches chains", async () => {
   // The second chain holds a different balance, so the switch shows something else.

@@ -9,8 +9,14 @@
 //   const { page, wallet } = await world.open();   // a fresh context on the host page
 //   await world.stop();                            // in after(): browser, gateway, then every anvil
 //
+// or, for a whole test file, `const world = evmWorldForFile(options, minSessions)`: the same world
+// started in before() and stopped in after(), asserting that at least `minSessions` sessions
+// replayed with --verify.
+//
 // Nothing here sleeps: every wait is on a condition (the page, the node), with generous bounds.
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { after, before } from "node:test";
 import { createRequire } from "node:module";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -226,4 +232,27 @@ export async function readQrCode(page, locator) {
     const data = g.getImageData(0, 0, canvas.width, canvas.height);
     return window.jsQR(data.data, data.width, data.height, { inversionAttempts: "attemptBoth" })?.data ?? null;
   }, png);
+}
+
+/**
+ * The file's world: started in before(), stopped in after() (every session replayed with
+ * --verify, at least `minSessions` of them). Usable as the world itself once before() has run.
+ */
+export function evmWorldForFile(options = {}, minSessions = 2) {
+  let world;
+  before(async () => {
+    world = await startEvmWorld(options);
+  });
+  after(async () => {
+    if (!world) return;
+    const sessions = await world.stop();
+    assert.ok(sessions >= minSessions, `sessions replayed with --verify: ${sessions}`);
+  });
+  return new Proxy({}, {
+    get(_, key) {
+      if (!world) throw new Error(`the world is used before before() started it (${String(key)})`);
+      const value = world[key];
+      return typeof value === "function" ? value.bind(world) : value;
+    },
+  });
 }

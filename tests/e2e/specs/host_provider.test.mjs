@@ -3,21 +3,11 @@
 // gateway's chain service, without reaching the wallet; a method in neither list opens the modal,
 // shows "Requested RPC call is not allowed" and is rejected with EIP-1193's 4200; a sending method
 // still goes to the wallet (the probe that the wallet would have been seen).
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { balanceOfData, CHAIN_A, connect, ETHER, nativeBalance, RECEIVER, rpc, startEvmWorld, tokenBalance, waitForReceipt } from "./evm.mjs";
+import { balanceOfData, CHAIN_A, connect, ETHER, nativeBalance, RECEIVER, rpc, evmWorldForFile, tokenBalance, waitForReceipt } from "./evm.mjs";
 
-let world;
-
-before(async () => {
-  world = await startEvmWorld();
-});
-
-after(async () => {
-  if (!world) return;
-  const sessions = await world.stop();
-  assert.ok(sessions >= 2, `sessions replayed with --verify: ${sessions}`);
-});
+const world = evmWorldForFile({}, 2);
 
 /** The host page's request through its provider: `{ result }` or `{ code, message }`. */
 function hostRequest(page, method, params) {

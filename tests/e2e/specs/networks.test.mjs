@@ -3,21 +3,11 @@
 // session's definition) and then switched to, with SwitchNetwork shown while the wallet decides;
 // the balances follow the chain; back to the first chain without an add; a declined switch shows
 // the wallet's error and a retry.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CHAIN_A, CHAIN_B, connect, DEV_WALLET, display, ETHER, nativeBalance, openAccount, rpc, startEvmWorld } from "./evm.mjs";
+import { CHAIN_A, CHAIN_B, connect, DEV_WALLET, display, ETHER, nativeBalance, openAccount, rpc, evmWorldForFile } from "./evm.mjs";
 
-let world;
-
-before(async () => {
-  world = await startEvmWorld();
-});
-
-after(async () => {
-  if (!world) return;
-  const sessions = await world.stop();
-  assert.ok(sessions >= 2, `sessions replayed with --verify: ${sessions}`);
-});
+const world = evmWorldForFile({}, 2);
 
 const hex = (n) => `0x${n.toString(16)}`;
 

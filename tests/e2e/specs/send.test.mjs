@@ -2,7 +2,7 @@
 // messages; a native send and an ERC-20 send signed by the dev wallet and confirmed by receipts read
 // from the node; back to Account with the refreshed balances; both sends in the Activity tab under
 // the month they were mined in, newest first, with paging (the gateway's page size is 2 here).
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   CHAIN_A,
@@ -15,7 +15,7 @@ import {
   openAccount,
   RECEIVER,
   rpc,
-  startEvmWorld,
+  evmWorldForFile,
   tokenBalance,
   waitForReceipt,
 } from "./evm.mjs";
@@ -23,17 +23,7 @@ import {
 /** anvil's first development account, unlocked on every anvil. */
 const FUNDER = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 
-let world;
-
-before(async () => {
-  world = await startEvmWorld({ activityPageSize: 2 });
-});
-
-after(async () => {
-  if (!world) return;
-  const sessions = await world.stop();
-  assert.ok(sessions >= 2, `sessions replayed with --verify: ${sessions}`);
-});
+const world = evmWorldForFile({ activityPageSize: 2 }, 2);
 
 const features = (dialog) => dialog.getByRole("group", { name: "Wallet features" });
 const form = (dialog) => dialog.getByRole("form", { name: "Send tokens" });
