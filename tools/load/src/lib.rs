@@ -447,8 +447,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     }
                     Err(Broken::Connection(_)) => {
                         visitor.drop_connection();
-                        if visitor.connect(connect_deadline()).await.is_err() {
-                            metrics.error("reconnect_failed");
+                        if let Err(e) = visitor.connect(connect_deadline()).await {
+                            metrics.error(&format!("reconnect_failed:{}", visitor::failure_reason(&e)));
                             break;
                         }
                         continue;
@@ -456,8 +456,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     Err(Broken::Resync) => {
                         visitor.drop_connection();
                         visitor.forget_mirror();
-                        if visitor.connect(connect_deadline()).await.is_err() {
-                            metrics.error("reconnect_failed");
+                        if let Err(e) = visitor.connect(connect_deadline()).await {
+                            metrics.error(&format!("reconnect_failed:{}", visitor::failure_reason(&e)));
                             break;
                         }
                     }
@@ -477,8 +477,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                             if matches!(broken, Broken::Resync) {
                                 visitor.forget_mirror();
                             }
-                            if visitor.connect(connect_deadline()).await.is_err() {
-                                metrics.error("reconnect_failed");
+                            if let Err(e) = visitor.connect(connect_deadline()).await {
+                                metrics.error(&format!("reconnect_failed:{}", visitor::failure_reason(&e)));
                                 break;
                             }
                         }

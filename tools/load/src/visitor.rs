@@ -139,7 +139,9 @@ impl Visitor {
             match self.try_connect().await {
                 Ok(()) => return Ok(()),
                 Err(e) if Instant::now() + delay >= deadline => return Err(e),
-                Err(_) => {
+                Err(e) => {
+                    // Counted apart from errors: retries are expected while a gateway restarts.
+                    self.metrics.count(&format!("connect_retry:{}", failure_reason(&e)));
                     // A gateway that refuses (or is dead): try the next one.
                     self.gateway = (self.gateway + 1) % self.target.addrs.len();
                     tokio::time::sleep(delay).await;
@@ -470,6 +472,11 @@ impl Visitor {
     }
 }
 
+/// A connect failure's kind for counters: `refused: <code>`, `no welcome: <why>`, else the text before the first colon.
+pub fn failure_reason(e: &str) -> String {
+    if e.starts_with("refused: ") || e.starts_with("no welcome: ") { e.chars().take(60).collect() } else { e.split(':').next().unwrap_or("failed").to_string() }
+}
+
 fn pending_request(state: &Value, kind: &str) -> Option<(String, Value)> {
     let requests = &state["requests"];
     requests["order"].as_array()?.iter().filter_map(|id| id.as_str()).find_map(|id| {
@@ -498,7 +505,7 @@ async fn read_json(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
         };
         match message {
             Message::Text(text) => return serde_json::from_str(&text).map_err(|e| e.to_string()),
-            Message::Close(_) => return Err("closed".into()),
+            Message::Close(frame) => return Err(format!("closed {}", frame.map_or(0, |f| u16::from(f.code)))),
             _ => continue, // pings are answered by tungstenite
         }
     }

@@ -22,9 +22,16 @@ fn resumes_through_a_non_owner_are_proxied_with_no_gap_no_mismatch_and_nothing_l
         "[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{:?}]\n\n[cluster]\nenabled = true\n",
         server.url
     );
-    let gateways: Vec<GatewayProcess> = (0..2)
-        .map(|i| GatewayProcess::start(&gateway_bin, &dir.path().join(format!("gw{i}")), "127.0.0.1:0", "error", Some(&config)).unwrap())
-        .collect();
+    // Started at the same time, as a deployment does (both create or check the buckets at once).
+    let gateways: Vec<GatewayProcess> = std::thread::scope(|scope| {
+        let starting: Vec<_> = (0..2)
+            .map(|i| {
+                let (bin, data, config) = (&gateway_bin, dir.path().join(format!("gw{i}")), &config);
+                scope.spawn(move || GatewayProcess::start(bin, &data, "127.0.0.1:0", "error", Some(config)).unwrap())
+            })
+            .collect();
+        starting.into_iter().map(|s| s.join().unwrap()).collect()
+    });
     let report = dir.path().join("report.json");
     let mut args: Vec<String> = Vec::new();
     for g in &gateways {
@@ -49,6 +56,9 @@ fn resumes_through_a_non_owner_are_proxied_with_no_gap_no_mismatch_and_nothing_l
     assert!(report["reconnects"].as_u64().unwrap() > 0, "{report}");
     // Resumes landed on the gateway that does not own the session: proxied, and commands through
     // those proxies got their diffs.
+    // No connect attempt was refused or went unanswered (a retry would hide it from the errors).
+    assert_eq!(report["counts"].as_object().map(|c| c.keys().filter(|k| k.starts_with("connect_retry")).count()), Some(0), "{}", report["counts"]);
+    assert_eq!(report["errors"], serde_json::json!({}), "{summary}");
     let cluster = &report["cluster"];
     assert!(cluster["vestibule_cluster_proxied_total"].as_f64().unwrap_or(0.0) > 0.0, "no proxied connection: {cluster}");
     assert!(cluster["vestibule_cluster_acquisitions_total"].as_f64().unwrap_or(0.0) >= 12.0, "{cluster}");
