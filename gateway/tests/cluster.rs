@@ -7,6 +7,7 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::*;
@@ -46,14 +47,32 @@ async fn run(client: &mut Client, i: usize, accepted: &mut BTreeMap<String, u64>
 /// Every accepted command is in the log (its events end at its seq), and the log replays with
 /// every stored checksum matching (what `vestibule replay --verify` checks).
 async fn check_log(server: &NatsServer, session: &str, accepted: &BTreeMap<String, u64>, mirror: &Value, mirror_seq: u64) {
-    let log = vestibule_store_jetstream::JetStreamEventLog::open_with_upcaster(
-        vestibule_store_jetstream::JetStreamConfig::at([server.url.clone()]),
-        std::sync::Arc::new(vestibule_actors::session::upcast::SessionUpcaster),
-    )
-    .await
-    .unwrap();
+    check_log_on(&[server.url.clone()], session, accepted, mirror, mirror_seq).await
+}
+
+async fn check_log_on(servers: &[String], session: &str, accepted: &BTreeMap<String, u64>, mirror: &Value, mirror_seq: u64) {
+    // Right after a NATS node died the cluster may still be electing leaders (requests time out):
+    // open and read again until they answer, for up to 120 s.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let config = vestibule_store_jetstream::JetStreamConfig {
+        // With several servers, the 3-node cluster's replicas (the buckets are created or updated
+        // with the configured count: 1 would shrink them).
+        replicas: if servers.len() > 1 { 3 } else { 1 },
+        ..vestibule_store_jetstream::JetStreamConfig::at(servers.to_vec())
+    };
     let id: vestibule_store::SessionId = session.parse().unwrap();
-    let events = log.read(id, 1, None).await.unwrap();
+    let (log, events) = loop {
+        let upcaster = std::sync::Arc::new(vestibule_actors::session::upcast::SessionUpcaster);
+        let attempt = match vestibule_store_jetstream::JetStreamEventLog::open_with_upcaster(config.clone(), upcaster).await {
+            Ok(log) => log.read(id, 1, None).await.map(|events| (log, events)),
+            Err(e) => Err(e),
+        };
+        match attempt {
+            Ok(done) => break done,
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "the log did not answer within 120 s: {e:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
     assert!(!accepted.is_empty());
     for (command, seq) in accepted {
         let mine: Vec<_> = events.iter().filter(|e| e.correlation_id.as_deref() == Some(command)).collect();
@@ -78,8 +97,14 @@ async fn check_log(server: &NatsServer, session: &str, accepted: &BTreeMap<Strin
     }
     assert_eq!(*mirror, vestibule_actors::session::wire::to_value(&state), "the mirror equals the fold of the log");
     let options = vestibule_gateway::replay::ReplayOptions { to: None, json: true, verify: true, patch: false };
-    let mut out = Vec::new();
-    let divergence = vestibule_gateway::replay::replay(&log, id, &options, &mut out).await.unwrap();
+    let (divergence, out) = loop {
+        let mut out = Vec::new();
+        match vestibule_gateway::replay::replay(&log, id, &options, &mut out).await {
+            Ok(divergence) => break (divergence, out),
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "the replay did not finish within 120 s: {e:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
     assert!(divergence.is_none(), "replay --verify: {:?}", divergence.map(|d| (d.seq, d.reason)));
     assert!(String::from_utf8_lossy(&out).lines().count() >= events.len(), "the replay went through every event");
 }
@@ -197,4 +222,167 @@ async fn two_gateways_racing_to_take_over_give_the_session_one_owner() {
     on_b.close().await;
     on_c.close().await;
     check_log(&server, &session, &accepted, &state, seq).await;
+}
+
+/// A connection that may be cut (its gateway killed, or closed by it): `None` when it is gone.
+async fn try_command(client: &mut Client, command: Value) -> Option<Value> {
+    let id = client.try_send_command(command).await?;
+    loop {
+        let frame = recv_json_within(&mut client.ws, Duration::from_secs(20)).await?;
+        if frame["type"] == "diff" {
+            client.apply_diff(&frame);
+        } else if frame["type"] == "result" && frame["commandId"] == id.as_str() {
+            if frame["status"] == "accepted" {
+                let seq = frame["seq"].as_u64().unwrap();
+                while client.seq < seq {
+                    match recv_json_within(&mut client.ws, Duration::from_secs(20)).await {
+                        Some(diff) => client.apply_diff(&diff),
+                        None => break, // accepted all the same; the resume brings the diff
+                    }
+                }
+                client.try_ack().await;
+            }
+            return Some(frame);
+        }
+    }
+}
+
+/// Resumes `client`'s session with its `lastSeq` through the first of `gateways` (from `start`, in
+/// turn) that welcomes it, retrying for up to 120 s (a dead owner's lease must lapse first).
+async fn resume_through(gateways: &[&Gateway], start: usize, client: &Client) -> (Client, Value, usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let mut attempt = start;
+    loop {
+        let gateway = gateways[attempt % gateways.len()];
+        if let Ok(mut ws) = connect(&gateway.ws_url("test"), ORIGIN).await {
+            let hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": client.session_id,
+                                "resumeToken": client.resume_token, "lastSeq": client.seq });
+            send(&mut ws, hello).await;
+            if let Some(welcome) = recv_json_within(&mut ws, Duration::from_secs(30)).await
+                && welcome["type"] == "welcome"
+            {
+                assert_eq!(welcome["resumed"], true, "{welcome}");
+                let resumed = Client {
+                    ws,
+                    session_id: client.session_id.clone(),
+                    resume_token: client.resume_token.clone(),
+                    seq: client.seq,
+                    state: client.state.clone(),
+                    diffs: vec![],
+                    next_command: client.next_command + 1000,
+                };
+                return (resumed, welcome, attempt % gateways.len());
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "session {} not resumed within 120 s", client.session_id);
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// `n` accepted commands on `client`, resuming through `gateways` whenever its connection is cut
+/// and retrying transiently refused commands (the log unavailable, a conflict, a busy session)
+/// as a client does (bounded: 200 attempts).
+async fn accepted_commands(gateways: &[&Gateway], client: &mut Client, from: usize, n: usize, accepted: &mut BTreeMap<String, u64>) {
+    let (mut done, mut attempts) = (0, 0);
+    while done < n {
+        attempts += 1;
+        assert!(attempts <= 200, "session {}: {done} of {n} commands accepted after 200 attempts", client.session_id);
+        match try_command(client, command(from + done)).await {
+            Some(result) if result["status"] == "accepted" => {
+                accepted.insert(result["commandId"].as_str().unwrap().to_string(), result["seq"].as_u64().unwrap());
+                done += 1;
+            }
+            Some(result) => {
+                // Only the transient refusals (docs/protocol.md), which a client retries.
+                let code = result["error"]["code"].as_str().unwrap_or_default();
+                assert!(["storage_unavailable", "conflict", "busy"].contains(&code), "{result}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            None => {
+                let (resumed, _, _) = resume_through(gateways, attempts, client).await;
+                *client = resumed;
+            }
+        }
+    }
+}
+
+/// Three gateways on a 3-node NATS cluster (`replicas = 3`). The gateway owning the most sessions
+/// (by its `/metrics` acquisitions) is SIGKILLed: every visitor resumes through another gateway with
+/// its pre-kill seq and state hash (no gap, no mismatch: each diff is checked), and the dead
+/// gateway's sessions are taken over. Then one NATS node is SIGKILLed: commands keep being accepted
+/// (refusals while the cluster elects new leaders are retried, cut connections resumed), and every
+/// acknowledged command is in the log, once, and the log replays with no divergence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failover_of_a_gateway_then_of_a_nats_node_on_a_three_node_cluster() {
+    let mut nats = tokio::task::spawn_blocking(vestibule_store_jetstream::test_server::NatsCluster::start).await.unwrap();
+    let servers = nats.urls.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", ");
+    let config = format!(
+        "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{servers}]\nreplicas = 3\n\n\
+         [cluster]\nenabled = true\nlease_ttl = \"4s\"\n\n[limits]\ncommands_per_second = 10000\ncommand_burst = 10000\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut gateways: Vec<Option<Gateway>> =
+        (0..3).map(|i| Some(Gateway::start_at(&dir.path().join(format!("g{i}")), &config, "127.0.0.1:0"))).collect();
+    // Accepted commands per visitor (command ids are per connection's client).
+    let mut accepted: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); 10];
+    // 10 sessions round-robin (4 on the first gateway), 3 commands each; odd visitors then move to
+    // the next gateway (a proxied connection).
+    let mut clients = Vec::new();
+    for i in 0..10 {
+        let mut client = Client::create(gateways[i % 3].as_ref().unwrap(), json!({})).await;
+        for c in 0..3 {
+            assert_eq!(run(&mut client, c, &mut accepted[i]).await["status"], "accepted");
+        }
+        if i % 2 == 1 {
+            let next = gateways[(i + 1) % 3].as_ref().unwrap();
+            let (moved, welcome) = Client::resume(next, &client.session_id, &client.resume_token, Some(client.seq), client.state.clone()).await;
+            assert_eq!(welcome["resumed"], true);
+            client.close().await;
+            client = moved;
+        }
+        clients.push(client);
+    }
+    let mut owned = Vec::new();
+    for g in &gateways {
+        owned.push(g.as_ref().unwrap().metric("vestibule_cluster_acquisitions_total").await);
+    }
+    assert_eq!(owned.iter().sum::<f64>(), 10.0, "one owner per session: {owned:?}");
+    let victim = (0..3).max_by(|&a, &b| owned[a].total_cmp(&owned[b]).then(b.cmp(&a))).unwrap();
+    gateways[victim].as_mut().unwrap().kill();
+    gateways[victim] = None;
+    let alive: Vec<&Gateway> = gateways.iter().flatten().collect();
+
+    // Every visitor resumes through another gateway (a live one), with the seq and the state it had.
+    for (i, client) in clients.iter_mut().enumerate() {
+        let (before_seq, before_state) = (client.seq, client.state.clone());
+        let (mut resumed, welcome, _) = resume_through(&alive, i, client).await;
+        assert_eq!(welcome["seq"].as_u64().unwrap(), before_seq, "nothing lost or added: {welcome}");
+        assert_eq!(welcome["stateHash"].as_str().unwrap(), vestibule_actors::session::wire::state_hash(&before_state));
+        std::mem::swap(client, &mut resumed);
+        resumed.close().await;
+    }
+    let mut takeovers = 0.0;
+    for g in &alive {
+        takeovers += g.metric("vestibule_cluster_takeovers_total").await;
+    }
+    assert_eq!(takeovers, owned[victim], "the dead gateway's sessions were taken over, once each");
+    for (client, accepted) in clients.iter_mut().zip(accepted.iter_mut()) {
+        accepted_commands(&alive, client, 3, 3, accepted).await;
+    }
+
+    // One NATS node of three dies, the one leading the event stream: R3 keeps a quorum, and the
+    // stream elects a new leader.
+    let leader = nats.stream_leader("VESTIBULE").await.expect("the stream has a leader");
+    nats.kill(leader);
+    for (client, accepted) in clients.iter_mut().zip(accepted.iter_mut()) {
+        accepted_commands(&alive, client, 6, 3, accepted).await;
+    }
+    let survivors: Vec<String> = (0..3).filter(|&n| n != leader).map(|n| nats.urls[n].clone()).collect();
+    for (client, accepted) in clients.into_iter().zip(accepted.iter()) {
+        let (session, seq, state) = (client.session_id.clone(), client.seq, client.state.clone());
+        assert_eq!(accepted.len(), 9, "{session}");
+        client.close().await;
+        check_log_on(&survivors, &session, accepted, &state, seq).await;
+    }
 }

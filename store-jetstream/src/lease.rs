@@ -324,10 +324,12 @@ async fn leader_read_bucket(js: &async_nats::jetstream::Context, config: kv::Con
         let mut c = info.config.clone();
         c.allow_direct = false;
         js.update_stream(c).await.map_err(|e| engine(&format!("bucket {name}: leader reads"), e))?;
-        drop(store);
-        return js.get_key_value(&name).await.map_err(|e| engine(&format!("bucket {name}"), e));
     }
-    Ok(store)
+    // Always a handle made now, after the update: one made while the bucket still allowed direct
+    // gets reads with them, and once another gateway starting at the same time has turned them off,
+    // every read fails with "503 no responders" (seen with three gateways started together).
+    drop(store);
+    js.get_key_value(&name).await.map_err(|e| engine(&format!("bucket {name}"), e))
 }
 
 impl Inner {

@@ -111,3 +111,125 @@ fn spawn(dir: &tempfile::TempDir, port: Option<u16>) -> (Child, u16) {
     }
     panic!("could not start nats-server: {last_error}");
 }
+
+/// Three nats-servers with JetStream clustered by routes (free loopback ports, a storage directory
+/// each), for `replicas = 3`: the stream and buckets survive one node's death. Each node is killed
+/// by its pid when dropped.
+pub struct NatsCluster {
+    nodes: Vec<Option<Child>>,
+    /// `nats://127.0.0.1:PORT` of each node, in order.
+    pub urls: Vec<String>,
+    pub dir: tempfile::TempDir,
+}
+
+impl NatsCluster {
+    /// Starts the three nodes and waits until each reports JetStream healthy (`/healthz` on its
+    /// monitoring port: the cluster has a meta leader and the node is current).
+    pub fn start() -> NatsCluster {
+        let bin = nats_server_binary();
+        let mut last_error = String::new();
+        for _attempt in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            // Client, route and monitoring ports for 3 nodes, all held until chosen so they differ.
+            let listeners: Vec<TcpListener> = (0..9).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+            let ports: Vec<u16> = listeners.iter().map(|l| l.local_addr().unwrap().port()).collect();
+            drop(listeners);
+            let (client, route, monitor) = (&ports[0..3], &ports[3..6], &ports[6..9]);
+            let mut nodes = Vec::new();
+            for i in 0..3 {
+                let routes: Vec<String> = (0..3).filter(|&j| j != i).map(|j| format!("\"nats-route://127.0.0.1:{}\"", route[j])).collect();
+                let store = dir.path().join(format!("n{i}"));
+                let config = format!(
+                    "server_name: n{i}\nlisten: \"127.0.0.1:{}\"\nhttp: \"127.0.0.1:{}\"\n\
+                     jetstream {{ store_dir: {:?} }}\n\
+                     cluster {{ name: vtest, listen: \"127.0.0.1:{}\", routes: [{}] }}\n",
+                    client[i],
+                    monitor[i],
+                    store.display().to_string(),
+                    route[i],
+                    routes.join(", ")
+                );
+                let file = dir.path().join(format!("n{i}.conf"));
+                std::fs::write(&file, config).unwrap();
+                let child = Command::new(&bin)
+                    .arg("-c")
+                    .arg(&file)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+                nodes.push(Some(child));
+            }
+            let mut cluster =
+                NatsCluster { nodes, urls: client.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect(), dir };
+            match cluster.wait_healthy(client, monitor) {
+                Ok(()) => return cluster,
+                Err(e) => last_error = e, // dropping `cluster` kills its nodes; try other ports
+            }
+        }
+        panic!("could not start a 3-node nats cluster: {last_error}");
+    }
+
+    fn wait_healthy(&mut self, client: &[u16], monitor: &[u16]) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for i in 0..3 {
+            loop {
+                if let Some(status) = self.nodes[i].as_mut().unwrap().try_wait().unwrap() {
+                    return Err(format!("node {i} exited with {status} (a port taken?)"));
+                }
+                let addr = SocketAddr::from(([127, 0, 0, 1], client[i]));
+                let ours = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).map(greets_as_nats).unwrap_or(false);
+                if ours && healthz_ok(monitor[i]) {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("node {i} not healthy within 60 s"));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Ok(())
+    }
+
+    /// SIGKILL node `i` (0, 1 or 2).
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.nodes[i].take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for i in 0..self.nodes.len() {
+            self.kill(i);
+        }
+    }
+}
+
+/// `GET /healthz` on a monitoring port answers 200: JetStream is enabled and current on this node.
+fn healthz_ok(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(200)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    if stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.1 200")
+}
+
+impl NatsCluster {
+    /// Which node (0, 1 or 2) leads `stream` now, asked through the first of `urls` that answers.
+    pub async fn stream_leader(&self, stream: &str) -> Option<usize> {
+        let client = async_nats::connect(self.urls.clone()).await.ok()?;
+        let js = async_nats::jetstream::new(client);
+        let mut handle = js.get_stream(stream).await.ok()?;
+        let info = handle.info().await.ok()?;
+        let leader = info.cluster.as_ref()?.leader.clone()?;
+        leader.strip_prefix('n')?.parse().ok()
+    }
+}

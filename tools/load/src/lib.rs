@@ -27,9 +27,11 @@ use self::visitor::{Broken, Target, Visitor};
 #[derive(Debug, Clone, clap::Args)]
 pub struct LoadArgs {
     /// A running gateway (`ws://HOST:PORT`); without it a gateway is started on a temporary
-    /// directory, or on `--data`.
+    /// directory, or on `--data`. Repeat it for the gateways of a cluster: new sessions are spread
+    /// round-robin over them, and each reconnect (resume) goes to the next one, so that resumes
+    /// land on gateways that do not own the session (proxied; docs/scale-out.md).
     #[arg(long)]
-    pub url: Option<String>,
+    pub url: Vec<String>,
     /// Concurrent simulated visitors (sessions).
     #[arg(long, default_value_t = 100)]
     pub sessions: usize,
@@ -55,7 +57,9 @@ pub struct LoadArgs {
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// The started gateway keeps its event log on this NATS JetStream server (`nats://host:port`)
-    /// instead of sled in its data directory; the lost-command check reads it there too.
+    /// instead of sled in its data directory; the lost-command check reads it there too. With
+    /// `--url`: the JetStream server the gateways behind it share, whose stream the lost-command
+    /// check reads (across the whole cluster).
     #[arg(long)]
     pub nats: Option<String>,
     /// Project id for `--url` (the started gateway serves `demo`).
@@ -153,6 +157,9 @@ pub struct Report {
     pub final_state_bytes: metrics::Percentiles,
     /// The chain service's upstream work during the traffic (the `account` scenario).
     pub chain: Option<ChainReport>,
+    /// The gateways' `vestibule_cluster_*` series after the traffic, summed over every gateway
+    /// behind `--url` (e.g. `vestibule_cluster_proxied_total`: connections proxied to an owner).
+    pub cluster: BTreeMap<String, f64>,
     pub timeline: Vec<metrics::Second>,
 }
 
@@ -310,7 +317,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     if args.sessions == 0 {
         anyhow::bail!("--sessions must be at least 1");
     }
-    if args.kill_every.is_some() && args.url.is_some() {
+    if args.kill_every.is_some() && !args.url.is_empty() {
         anyhow::bail!("--kill-every needs the gateway this command starts (leave out --url)");
     }
     if args.kills.is_some() && args.kill_every.is_none() {
@@ -320,7 +327,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         anyhow::bail!("--kills must be at least 1");
     }
     let open_files_limit = raise_nofile_limit();
-    let needed = args.sessions as u64 * if args.url.is_some() { 1 } else { 2 } + 64;
+    let needed = args.sessions as u64 * if !args.url.is_empty() { 1 } else { 2 } + 64;
     if open_files_limit < needed {
         eprintln!("warning: the open-file limit is {open_files_limit}; {} sessions need about {needed}", args.sessions);
     }
@@ -345,10 +352,10 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     if let (Some(d), Some(seconds)) = (&devnet, args.block_time) {
         d.set_block_time(seconds).await?;
     }
-    let temp = if args.url.is_none() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
+    let temp = if args.url.is_empty() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
-    let mut gateway = match (&args.url, &data_dir) {
-        (None, Some(dir)) => {
+    let mut gateway = match (args.url.is_empty(), &data_dir) {
+        (true, Some(dir)) => {
             let store = args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
             let chain = devnet.as_ref().map(|d| d.chain_config.clone());
             let extra = [store, chain].into_iter().flatten().collect::<Vec<_>>().join("\n");
@@ -356,14 +363,18 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         }
         _ => None,
     };
-    let addr = match (&args.url, &gateway) {
-        (Some(url), _) => url.trim_start_matches("ws://").trim_end_matches('/').trim_end_matches("/ws").to_string(),
-        (None, Some(g)) => g.addr.clone(),
-        _ => unreachable!(),
+    let addrs: Vec<String> = match &gateway {
+        Some(g) => vec![g.addr.clone()],
+        None => args.url.iter().map(|url| url.trim_start_matches("ws://").trim_end_matches('/').trim_end_matches("/ws").to_string()).collect(),
     };
+    let addr = addrs[0].clone();
+    let mut resolved = Vec::with_capacity(addrs.len());
+    for a in &addrs {
+        resolved.push(tokio::net::lookup_host(a).await?.next().ok_or_else(|| anyhow::anyhow!("cannot resolve {a}"))?);
+    }
     let target = Arc::new(Target {
-        addr: tokio::net::lookup_host(&addr).await?.next().ok_or_else(|| anyhow::anyhow!("cannot resolve {addr}"))?,
-        project: if args.url.is_some() { args.project.clone() } else { "demo".into() },
+        addrs: resolved,
+        project: if !args.url.is_empty() { args.project.clone() } else { "demo".into() },
         origin: args.origin.clone(),
         source_addrs: args.source_addrs.clone(),
     });
@@ -436,8 +447,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     }
                     Err(Broken::Connection(_)) => {
                         visitor.drop_connection();
-                        if visitor.connect(connect_deadline()).await.is_err() {
-                            metrics.error("reconnect_failed");
+                        if let Err(e) = visitor.connect(connect_deadline()).await {
+                            metrics.error(&format!("reconnect_failed:{}", visitor::failure_reason(&e)));
                             break;
                         }
                         continue;
@@ -445,8 +456,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     Err(Broken::Resync) => {
                         visitor.drop_connection();
                         visitor.forget_mirror();
-                        if visitor.connect(connect_deadline()).await.is_err() {
-                            metrics.error("reconnect_failed");
+                        if let Err(e) = visitor.connect(connect_deadline()).await {
+                            metrics.error(&format!("reconnect_failed:{}", visitor::failure_reason(&e)));
                             break;
                         }
                     }
@@ -466,8 +477,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                             if matches!(broken, Broken::Resync) {
                                 visitor.forget_mirror();
                             }
-                            if visitor.connect(connect_deadline()).await.is_err() {
-                                metrics.error("reconnect_failed");
+                            if let Err(e) = visitor.connect(connect_deadline()).await {
+                                metrics.error(&format!("reconnect_failed:{}", visitor::failure_reason(&e)));
                                 break;
                             }
                         }
@@ -603,9 +614,25 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
 
     // Every accepted command that wrote must be in its session's log.
     let (mut checked, mut lost) = (0u64, 0u64);
-    if let (Some(g), Some(dir)) = (gateway.as_mut(), &data_dir) {
-        g.stop();
-        let log = open_log(dir, args.nats.as_deref()).await?;
+    // The gateways' cluster counters (with `--url`: summed over all of them), before stopping any.
+    let mut cluster = BTreeMap::new();
+    for a in &addrs {
+        for (name, value) in gateway_metrics(a).await.unwrap_or_default() {
+            if name.starts_with("vestibule_cluster_") {
+                *cluster.entry(name).or_insert(0.0) += value;
+            }
+        }
+    }
+    let log_to_check = match (gateway.as_mut(), &data_dir, &args.nats) {
+        (Some(g), Some(dir), _) => {
+            g.stop();
+            Some(open_log(dir, args.nats.as_deref()).await?)
+        }
+        // Gateways behind `--url` sharing a JetStream stream: read it there, whichever gateway wrote.
+        (None, _, Some(nats)) => Some(open_log(std::path::Path::new("."), Some(nats)).await?),
+        _ => None,
+    };
+    if let Some(log) = log_to_check {
         for visitor in &visitors {
             let Some(session) = visitor.session_id.as_ref().and_then(|s| s.parse().ok()) else { continue };
             let correlations: BTreeSet<String> =
@@ -624,6 +651,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     report.hibernated_sessions = hibernated;
     report.chain = chain_report;
     report.drain_s = drain;
+    report.cluster = cluster;
     let passed = report.gaps == 0 && report.hash_mismatches == 0 && report.lost == 0 && sessions_connected == args.sessions;
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
@@ -742,7 +770,7 @@ fn build_report(
         duration_s: elapsed,
         drain_s: 0.0,
         think_ms: args.think_ms,
-        durability: if args.url.is_some() { "as configured" } else { "durable" },
+        durability: if !args.url.is_empty() { "as configured" } else { "durable" },
         commands: t.commands,
         accepted: t.accepted,
         refused: t.refused,
@@ -770,6 +798,7 @@ fn build_report(
         counts: t.counts,
         final_state_bytes: t.final_state_bytes,
         chain: None,
+        cluster: BTreeMap::new(),
         timeline: t.timeline,
     }
 }

@@ -24,7 +24,9 @@ use super::scenario::{Class, Scenario, Step};
 
 /// Where and how visitors connect.
 pub struct Target {
-    pub addr: SocketAddr,
+    /// The gateways: a visitor opens its session on `addrs[index % len]` and resumes on the next
+    /// one each time it reconnects.
+    pub addrs: Vec<SocketAddr>,
     pub project: String,
     pub origin: String,
     pub source_addrs: Vec<IpAddr>,
@@ -65,6 +67,10 @@ pub struct Visitor {
     balances_since: Option<Instant>,
     activity_since: Option<Instant>,
     receipts_waiting: Vec<(String, Instant)>,
+    /// Which of the target's gateways this visitor's socket is (or will be) on, and which one
+    /// opened its session (its owner, as long as that gateway lives).
+    gateway: usize,
+    home: usize,
 }
 
 impl Visitor {
@@ -73,6 +79,7 @@ impl Visitor {
         let mut key = [0u8; 32];
         key[24..].copy_from_slice(&(index as u64 + 1).to_be_bytes());
         key[0] = 0x11;
+        let gateway = index % target.addrs.len().max(1);
         Visitor {
             index,
             target,
@@ -92,6 +99,8 @@ impl Visitor {
             balances_since: None,
             activity_since: None,
             receipts_waiting: Vec::new(),
+            gateway,
+            home: gateway,
         }
     }
 
@@ -107,7 +116,7 @@ impl Visitor {
     }
 
     async fn open_socket(&self) -> Result<Ws, String> {
-        let addr = self.target.addr;
+        let addr = self.target.addrs[self.gateway];
         let socket = if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| e.to_string())?;
         if !self.target.source_addrs.is_empty() {
             let source = self.target.source_addrs[self.index % self.target.source_addrs.len()];
@@ -130,7 +139,11 @@ impl Visitor {
             match self.try_connect().await {
                 Ok(()) => return Ok(()),
                 Err(e) if Instant::now() + delay >= deadline => return Err(e),
-                Err(_) => {
+                Err(e) => {
+                    // Counted apart from errors: retries are expected while a gateway restarts.
+                    self.metrics.count(&format!("connect_retry:{}", failure_reason(&e)));
+                    // A gateway that refuses (or is dead): try the next one.
+                    self.gateway = (self.gateway + 1) % self.target.addrs.len();
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_millis(500));
                 }
@@ -160,6 +173,7 @@ impl Visitor {
         }
         let resumed = self.session_id.is_some();
         if !resumed {
+            self.home = self.gateway;
             self.session_id = welcome["sessionId"].as_str().map(str::to_string);
             self.resume_token = welcome["resumeToken"].as_str().map(str::to_string);
         }
@@ -176,7 +190,10 @@ impl Visitor {
     }
 
     pub fn drop_connection(&mut self) {
-        self.ws = None;
+        // The resume goes to the next gateway (with one gateway, the same); once per connection.
+        if self.ws.take().is_some() {
+            self.gateway = (self.gateway + 1) % self.target.addrs.len();
+        }
     }
 
     pub fn is_connected(&self) -> bool {
@@ -339,6 +356,12 @@ impl Visitor {
                         let latency = sent.elapsed();
                         self.metrics.diff(latency);
                         self.metrics.class_diff(class.name(), latency);
+                        if self.target.addrs.len() > 1 {
+                            self.metrics.class_diff(
+                                if self.gateway == self.home { "via the owner gateway" } else { "via another gateway (proxied)" },
+                                latency,
+                            );
+                        }
                         if class == Class::NonChain && effects_before {
                             // The subset the target is about: this session's own chain effect
                             // was in flight when the command was sent.
@@ -449,6 +472,11 @@ impl Visitor {
     }
 }
 
+/// A connect failure's kind for counters: `refused: <code>`, `no welcome: <why>`, else the text before the first colon.
+pub fn failure_reason(e: &str) -> String {
+    if e.starts_with("refused: ") || e.starts_with("no welcome: ") { e.chars().take(60).collect() } else { e.split(':').next().unwrap_or("failed").to_string() }
+}
+
 fn pending_request(state: &Value, kind: &str) -> Option<(String, Value)> {
     let requests = &state["requests"];
     requests["order"].as_array()?.iter().filter_map(|id| id.as_str()).find_map(|id| {
@@ -477,7 +505,7 @@ async fn read_json(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
         };
         match message {
             Message::Text(text) => return serde_json::from_str(&text).map_err(|e| e.to_string()),
-            Message::Close(_) => return Err("closed".into()),
+            Message::Close(frame) => return Err(format!("closed {}", frame.map_or(0, |f| u16::from(f.code)))),
             _ => continue, // pings are answered by tungstenite
         }
     }
