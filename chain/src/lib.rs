@@ -19,7 +19,6 @@ pub mod network;
 pub mod prices;
 pub mod receipt;
 pub mod rpc;
-pub mod safe;
 pub mod send;
 pub mod service;
 pub mod solana;

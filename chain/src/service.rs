@@ -27,7 +27,6 @@ use crate::metrics::{ChainMetrics, NetworkMetrics};
 use crate::prices::{AssetId, PriceSource, StaticPrices};
 use crate::receipt::{ReceiptOutcome, wait_for_receipt};
 use crate::rpc::{RpcPolicy, network_client};
-use crate::safe::is_safe_read_method;
 use crate::send::{SendCall, SendError, SendForm, build_send};
 use crate::{ActivityError, BalanceError, ChainError, NetworkId};
 
@@ -96,6 +95,7 @@ struct Inner {
     balances_in_flight: Mutex<HashMap<BalanceKey, SharedBalances>>,
     activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
+    host_reads: &'static [&'static str],
 }
 
 /// Cheap to clone: clones share everything (clients, caches, metrics).
@@ -118,9 +118,18 @@ pub struct ChainServiceBuilder {
     activity: HashMap<NetworkId, Arc<dyn ActivitySource>>,
     receipt_poll_interval: Duration,
     activity_cache: (usize, usize),
+    host_reads: &'static [&'static str],
 }
 
 impl ChainServiceBuilder {
+    /// The methods [`ChainService::request`] forwards: the session's chain reads (spec §6, the
+    /// list the caller routes here; `vestibule_actors::machines::host_requests::CHAIN_READ_METHODS`
+    /// in the gateway). None by default: a service nobody told what is safe forwards nothing.
+    pub fn host_reads(mut self, methods: &'static [&'static str]) -> Self {
+        self.host_reads = methods;
+        self
+    }
+
     /// The activity page cache's bounds: most pages, most bytes (default 10,000 and 64 MiB).
     pub fn activity_cache_bounds(mut self, max_pages: usize, max_bytes: usize) -> Self {
         self.activity_cache = (max_pages, max_bytes);
@@ -198,6 +207,7 @@ impl ChainServiceBuilder {
                     floors: HashMap::new(),
                 }),
                 receipt_poll_interval: self.receipt_poll_interval,
+                host_reads: self.host_reads,
             }),
         })
     }
@@ -212,6 +222,7 @@ impl ChainService {
             activity: HashMap::new(),
             receipt_poll_interval: Duration::from_secs(1),
             activity_cache: (MAX_CACHED_ACTIVITY_PAGES, MAX_CACHED_ACTIVITY_BYTES),
+            host_reads: &[],
         }
     }
 
@@ -435,8 +446,9 @@ impl ChainService {
         }
     }
 
-    /// A host's read request (spec §6 safe methods), forwarded to the network's nodes through
-    /// the policy. Any other method is refused with "Requested RPC call is not allowed". The
+    /// A host's read request (one of the builder's `host_reads`, spec §6 safe methods), forwarded
+    /// to the network's nodes through the policy. Any other method is refused with "Requested RPC
+    /// call is not allowed" without reaching a node. The
     /// node's JSON-RPC error comes back as [`ChainError::Rpc`], for the host to see.
     pub async fn request(
         &self,
@@ -444,7 +456,7 @@ impl ChainService {
         method: &str,
         params: serde_json::Value,
     ) -> Result<serde_json::Value, ChainError> {
-        if !is_safe_read_method(method) {
+        if !self.inner.host_reads.contains(&method) {
             return Err(ChainError::MethodNotAllowed { method: method.to_string() });
         }
         let entry = self.network(network)?;

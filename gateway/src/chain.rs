@@ -321,16 +321,6 @@ mod tests {
     use vestibule_chain::ChainConfig;
 
     #[test]
-    fn every_chain_read_the_session_routes_is_one_the_service_answers() {
-        use vestibule_actors::machines::host_requests::CHAIN_READ_METHODS;
-        for method in CHAIN_READ_METHODS {
-            assert!(vestibule_chain::safe::is_safe_read_method(method), "{method} is not in the chain service's safe list");
-        }
-        // Fence: the check can fail.
-        assert!(!vestibule_chain::safe::is_safe_read_method("eth_sendTransaction"));
-    }
-
-    #[test]
     fn without_networks_nothing_is_served() {
         let effects = ServiceEffects::new(ChainService::new(&ChainConfig::default()).unwrap());
         assert!(effects.served_networks().is_empty());

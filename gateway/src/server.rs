@@ -183,8 +183,12 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let projects = config.resolved_projects(&format!("http://{addr}"));
     let metrics = Arc::new(GatewayMetrics::default());
     // The one chain service of this gateway (docs/chain.md): sessions reach its networks through
-    // `ChainEffects`; none is configured by default, and then sessions serve no network.
-    let chain = vestibule_chain::ChainService::new(&config.chain_config()).map_err(|e| anyhow::anyhow!("configuration: `{}`: {}", e.field, e.message))?;
+    // `ChainEffects`; none is configured by default, and then sessions serve no network. The
+    // host's reads it may forward are exactly the ones the session routes to it.
+    let chain = vestibule_chain::ChainService::builder(&config.chain_config())
+        .host_reads(vestibule_actors::machines::host_requests::CHAIN_READ_METHODS)
+        .build()
+        .map_err(|e| anyhow::anyhow!("configuration: `{}`: {}", e.field, e.message))?;
     let _ = metrics.chain.set(chain.metrics().clone());
     tracing::info!(networks = ?chain.networks().iter().map(|n| n.to_string()).collect::<Vec<_>>(), "chain service");
     // Sign-in contract checks go through the chain service for its networks (decision 0913).

@@ -49,9 +49,10 @@ pub mod codes {
 /// Answered from the session's own state.
 pub const SESSION_METHODS: &[&str] = &["eth_accounts", "eth_chainId", "eth_requestAccounts"];
 
-/// Spec §6 safe methods answered by the chain service without a prompt (EIP-1474 reads that only
-/// describe the chain; `vestibule_chain::safe::SAFE_READ_METHODS` must contain every one, which a
-/// gateway test checks).
+/// Spec §6 safe methods answered by the chain service without a prompt: EIP-1474 reads that only
+/// describe the chain (no filters or subscriptions, which keep per-caller state on a node the
+/// sessions share). The gateway gives this list to the chain service as the only methods it
+/// forwards.
 pub const CHAIN_READ_METHODS: &[&str] = &[
     "eth_blockNumber",
     "eth_call",
@@ -291,6 +292,15 @@ mod tests {
             for b in &lists[i + 1..] {
                 assert!(a.iter().all(|m| !b.contains(m)), "{a:?} and {b:?} overlap");
             }
+        }
+        // Nothing that signs, sends, changes a node's state or keeps per-caller state on it is a
+        // chain read (the chain service forwards exactly this list).
+        for m in [
+            "eth_sendTransaction", "eth_sendRawTransaction", "personal_sign", "eth_sign", "eth_signTypedData_v4",
+            "eth_accounts", "eth_newFilter", "eth_subscribe", "wallet_sendCalls", "anvil_setBalance", "evm_mine",
+            "debug_traceTransaction", "ots_searchTransactionsBefore",
+        ] {
+            assert!(!CHAIN_READ_METHODS.contains(&m), "{m}");
         }
         assert_eq!(classify("eth_call"), HostRoute::Chain);
         assert_eq!(classify("eth_getBalance"), HostRoute::Chain);
