@@ -78,7 +78,7 @@ async fn the_devnet_serves_two_chains_with_the_funded_dev_wallet_and_stops_with_
 
     // chain.toml is the chain service's configuration as it is.
     let config: ChainConfig = Figment::from(Toml::file(dir.path().join("chain.toml"))).extract().unwrap();
-    let service = ChainService::new(&config).unwrap();
+    let service = ChainService::builder(&config).host_reads(&["eth_chainId"]).build().unwrap();
     assert_eq!(service.networks(), [NetworkId::eip155(31337), NetworkId::eip155(31338)]);
     for network in service.networks() {
         let chain_id = service.request(network, "eth_chainId", json!([])).await.unwrap();
