@@ -17,6 +17,7 @@
 //   oidc.setNextUser({ sub: "g-1", email: "alice@example.test", username: "alice0" });
 //   oidc.failNextAuthorize("access_denied");  // the next /authorize redirects with this error
 //   oidc.authorizations                        // what each /authorize asked, in order
+//   const held = oidc.holdAuthorize(); await held.reached; ...; held.release();
 //   await oidc.stop();
 //
 // It listens on 127.0.0.1 and, when the host has IPv6, on [::1] at the same port, so
@@ -134,9 +135,20 @@ export async function startOidcProvider({ clientId } = {}) {
     json(res, 200, { data: { id: user.sub, name: user.name ?? user.username, username: user.username } });
   });
 
-  const v4 = createServer(service.requestHandler);
+  // /authorize can be held (a popup left waiting on the provider, as a visitor reading its page).
+  let hold = null;
+  const handler = (req, res) => {
+    if (hold && new URL(req.url, "http://localhost").pathname === "/authorize") {
+      const h = hold;
+      h.reached();
+      h.released.then(() => service.requestHandler(req, res));
+      return;
+    }
+    service.requestHandler(req, res);
+  };
+  const v4 = createServer(handler);
   const port = await listen(v4, 0, "127.0.0.1");
-  const v6 = createServer(service.requestHandler);
+  const v6 = createServer(handler);
   const hasV6 = await listen(v6, port, "::1").then(
     () => true,
     () => false,
@@ -158,7 +170,26 @@ export async function startOidcProvider({ clientId } = {}) {
     failNextAuthorize(error = "access_denied") {
       nextError = error;
     },
+    /**
+     * Holds every /authorize request until `release()`: `reached` resolves when one arrives. For a
+     * test that acts while the login popup is still on the provider.
+     */
+    holdAuthorize() {
+      let release;
+      let reached;
+      const released = new Promise((ok) => (release = ok));
+      const arrived = new Promise((ok) => (reached = ok));
+      hold = { released, reached };
+      return {
+        reached: arrived,
+        release() {
+          hold = null;
+          release();
+        },
+      };
+    },
     async stop() {
+      hold?.reached();
       for (const s of [v4, v6]) s.closeAllConnections?.();
       await closeServer(v4);
       if (hasV6) await closeServer(v6);

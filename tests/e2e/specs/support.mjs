@@ -124,3 +124,73 @@ export async function settledScreenshot(page, path) {
   await page.screenshot({ path, animations: "disabled" });
   return settled ? 0 : await page.evaluate(modalClippedPixels);
 }
+
+/**
+ * `startGateway` with the gateway's output kept: stdout and stderr are read whole (stderr is also
+ * echoed to this process's stderr) and `output()` answers everything it printed so far, for a test
+ * that must prove what the logs do not contain. `log`: VESTIBULE_LOG (default "info", what an
+ * operator would run). A gateway that exits before listening (e.g. a configuration it refuses)
+ * rejects with its stderr in the message.
+ */
+export async function startGatewayLogged(configToml = "", { staticDir = join(ROOT, "client/dist"), args = [], log = "info" } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "vestibule-e2e-"));
+  const data = join(dir, "data");
+  mkdirSync(data, { recursive: true });
+  const config = join(dir, "vestibule.toml");
+  writeFileSync(config, configToml);
+  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--config", config, "--static-dir", staticDir, ...args], {
+    env: { ...process.env, VESTIBULE_LOG: log },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const kill = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {}
+  };
+  process.once("exit", kill);
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (d) => {
+    err += d;
+    process.stderr.write(d);
+  });
+  const lines = createInterface({ input: child.stdout });
+  const line = await new Promise((ok, fail) => {
+    lines.once("line", ok);
+    child.once("exit", (code) => setTimeout(() => fail(new Error(`vestibule exited with ${code} before listening: ${err.trim()}`)), 50));
+  });
+  out += `${line}\n`;
+  lines.on("line", (l) => (out += `${l}\n`));
+  const url = String(line).replace("vestibule listening on ", "").trim();
+  return {
+    url,
+    data,
+    config,
+    pid: child.pid,
+    /** Everything the gateway printed so far: `{ stdout, stderr }`. */
+    output: () => ({ stdout: out, stderr: err }),
+    stop() {
+      process.removeListener("exit", kill);
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise((ok) => child.once("exit", ok));
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+/** What the CLI prints of every session in `data` (the gateway must be stopped): the list, each
+ * session's export (the event log as JSONL) and its replay (text and JSON with patches). For tests
+ * that prove a secret never entered the log. */
+export function sessionsAsPrinted(data) {
+  const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });
+  const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);
+  const run = (args) => execFileSync(BIN, args, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  const parts = [list];
+  for (const id of ids) {
+    parts.push(run(["export", "--data", data, id]));
+    parts.push(run(["replay", "--data", data, id]));
+    parts.push(run(["replay", "--data", data, id, "--format", "json", "--patch"]));
+  }
+  return { ids, text: parts.join("\n") };
+}

@@ -157,3 +157,15 @@ test("the provider answers on localhost whether it resolves to 127.0.0.1 or ::1"
   const v6 = await fetch(`http://[::1]:${oidc.port}/jwks`).then((r) => r.status, () => "no IPv6 on this host");
   assert.ok(v6 === 200 || v6 === "no IPv6 on this host", String(v6));
 });
+
+test("holdAuthorize keeps /authorize waiting until released", async () => {
+  const held = oidc.holdAuthorize();
+  const { challenge } = pkce();
+  let answered = false;
+  const pending = authorize({ state: "held", code_challenge: challenge, code_challenge_method: "S256" }).then((q) => ((answered = true), q));
+  await held.reached;
+  await new Promise((ok) => setTimeout(ok, 100));
+  assert.equal(answered, false, "still held");
+  held.release();
+  assert.ok((await pending).get("code"));
+});
