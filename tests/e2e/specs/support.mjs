@@ -126,20 +126,22 @@ export async function settledScreenshot(page, path) {
 }
 
 /**
- * `startGateway` with the gateway's output kept: stdout and stderr are read whole (stderr is also
- * echoed to this process's stderr) and `output()` answers everything it printed so far, for a test
- * that must prove what the logs do not contain. `log`: VESTIBULE_LOG (default "info", what an
- * operator would run). A gateway that exits before listening (e.g. a configuration it refuses)
+ * `startGateway` with the gateway's output kept: stdout and stderr are read whole and `output()`
+ * answers everything it printed so far, for a test that must prove what the logs do not contain.
+ * `log`: VESTIBULE_LOG (default "info", what an operator would run); `echo` (default: when the
+ * environment sets E2E_ECHO_GATEWAY): stderr is also copied to this process's stderr. A gateway that exits before listening (e.g. a configuration it refuses)
  * rejects with its stderr in the message.
  */
-export async function startGatewayLogged(configToml = "", { staticDir = join(ROOT, "client/dist"), args = [], log = "info" } = {}) {
+export async function startGatewayLogged(configToml = "", { staticDir = join(ROOT, "client/dist"), args = [], log = "info", echo = Boolean(process.env.E2E_ECHO_GATEWAY) } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "vestibule-e2e-"));
   const data = join(dir, "data");
   mkdirSync(data, { recursive: true });
   const config = join(dir, "vestibule.toml");
   writeFileSync(config, configToml);
   const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--config", config, "--static-dir", staticDir, ...args], {
-    env: { ...process.env, VESTIBULE_LOG: log },
+    // The gateway reads VESTIBULE_* variables as configuration: the tests' own (the binary's path,
+    // a dist override) must not reach it.
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VESTIBULE_"))), VESTIBULE_LOG: log },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const kill = () => {
@@ -152,7 +154,7 @@ export async function startGatewayLogged(configToml = "", { staticDir = join(ROO
   let err = "";
   child.stderr.on("data", (d) => {
     err += d;
-    process.stderr.write(d);
+    if (echo) process.stderr.write(d);
   });
   const lines = createInterface({ input: child.stdout });
   const line = await new Promise((ok, fail) => {
