@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  afterCooldown,
   answerInFrame,
   eip155,
   emailLogin,
@@ -72,17 +73,6 @@ test("email login: the code mailed to the sink connects; the Account shows the a
   assert.deepEqual(errors, []);
 });
 
-test("a second browser context (a new device) recovers the same address after its own OTP", T, async () => {
-  const first = await aliceSession();
-  const { context, page, errors } = await world.open();
-  const { address, code } = await emailLogin(world, page, first.email);
-  assert.notEqual(code, first.code, "a new code for the new device");
-  assert.equal(address.toLowerCase(), first.address.toLowerCase(), "the same address on the new device");
-  await accountShows(page, { email: first.email, address });
-  assert.deepEqual(errors, []);
-  await context.close();
-});
-
 test("a wrong code gives Invalid code and does not connect; the right code then does", T, async () => {
   const { context, page } = await world.open();
   const email = "carol@example.test";
@@ -127,11 +117,24 @@ test("an expired code (a gateway with otp_ttl = 3s) is refused and does not conn
   await context.close();
 });
 
+test("a second browser context (a new device) recovers the same address after its own OTP", T, async () => {
+  const first = await aliceSession();
+  await afterCooldown(world, first.email);
+  const { context, page, errors } = await world.open();
+  const { address, code } = await emailLogin(world, page, first.email);
+  assert.notEqual(code, first.code, "a new code for the new device");
+  assert.equal(address.toLowerCase(), first.address.toLowerCase(), "the same address on the new device");
+  await accountShows(page, { email: first.email, address });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("update email: a code to the old address, then one to the new; the Account then shows the new email", T, async () => {
   const { context, page } = await world.open();
   const oldEmail = "frank@example.test";
   const newEmail = "frank.new@example.test";
   const { address } = await emailLogin(world, page, oldEmail);
+  await afterCooldown(world, oldEmail);
   let dialog = await accountShows(page, { email: oldEmail, address });
   await selectors.updateEmail(dialog).click();
   const t0 = Date.now();
