@@ -240,7 +240,7 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
       // The frame origin answers (its /loading page) within the frame's own load bound.
       const until = Date.now() + WAIT.frame;
       for (;;) {
-        const status = await fetch(`${frameOrigin}/loading`).then((r) => r.status, (e) => e.cause?.code ?? String(e));
+        const status = await fetch(`${frameOrigin}/loading`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, (e) => e.cause?.code ?? String(e));
         if (status === 200) break;
         if (Date.now() > until) throw new Error(`the gateway does not serve the frame origin: GET ${frameOrigin}/loading gave ${status} for ${WAIT.frame / 1000} s`);
         await new Promise((ok) => setTimeout(ok, 100));
