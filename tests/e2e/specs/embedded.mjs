@@ -180,7 +180,7 @@ function hostHtml(anvilUrl) {
 /** A page of another origin (the gateway reached as localhost, not 127.0.0.1) that posts the
  * messages in its fragment (JSON) to its parent and its opener with target "*", then titles
  * itself "posted". */
-const FOREIGN_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>foreign</title></head><body><script>
+export const FOREIGN_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>foreign</title></head><body><script>
   const messages = JSON.parse(decodeURIComponent(location.hash.slice(1)) || "[]");
   for (const m of messages) { parent.postMessage(m, "*"); if (window.opener) window.opener.postMessage(m, "*"); }
   document.title = "posted";

@@ -1,6 +1,6 @@
 // A real `vestibule serve` on a free loopback port with a fresh data directory, and Debian's
 // Chromium (never a downloaded browser) driven by playwright-core.
-import { spawn, execFileSync } from "node:child_process";
+import { spawn, spawnSync, execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -187,7 +187,12 @@ export async function startGatewayLogged(configToml = "", { staticDir = join(ROO
 export function sessionsAsPrinted(data) {
   const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });
   const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);
-  const run = (args) => execFileSync(BIN, args, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  // Both streams: what the CLI says on stderr ("exported 9 events", warnings) counts as printed too.
+  const run = (args) => {
+    const r = spawnSync(BIN, args, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+    if (r.status !== 0) throw new Error(`vestibule ${args.join(" ")} exited with ${r.status}: ${r.stderr}`);
+    return `${r.stdout}\n${r.stderr}`;
+  };
   const parts = [list];
   for (const id of ids) {
     parts.push(run(["export", "--data", data, id]));
