@@ -472,6 +472,9 @@ export async function answerInFrame(page, gw, button) {
   const shown = await target.waitFor({ state: "visible", timeout: WAIT.ui }).then(() => true, () => false);
   if (!shown) throw new Error(`the frame's approval page showed no ${button === selectors.approve ? "Approve" : "Reject"} button within ${WAIT.ui / 1000} s`);
   await target.click();
+  // The approval page goes away once answered (so the next request's page is not this one's).
+  const gone = await target.waitFor({ state: "hidden", timeout: WAIT.ui }).then(() => true, () => false);
+  if (!gone) throw new Error(`the frame's approval page stayed up ${WAIT.ui / 1000} s after the answer`);
 }
 
 /** A settled promise's value, or throws after `ms` naming `what` (a request that never settles). */

@@ -148,7 +148,8 @@ test("update email: a code to the old address, then one to the new; the Account 
   assert.notEqual(secondary, primary);
   await submitCode(dialog, secondary);
   // The modal polls for the changed email and closes; the Account then shows the new one.
-  await page.waitForFunction(() => window.v.state().modal.status !== "open", null, { timeout: WAIT.connect }).catch(() => {});
+  const closed = await page.waitForFunction(() => window.v.state().modal.status !== "open", null, { timeout: WAIT.connect }).then(() => true, () => false);
+  assert.ok(closed, `the modal did not close within ${WAIT.connect / 1000} s after the second code (it polls for the changed email, then closes)`);
   dialog = await accountShows(page, { email: newEmail, address });
   assert.equal(await selectors.account(dialog).getByText(oldEmail).count(), 0, "the old email is gone");
   assert.equal((await eip155(page)).address, address, "the same wallet");
