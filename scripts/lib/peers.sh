@@ -1,5 +1,5 @@
-# Local test peers: anvil (a local Ethereum node), solc-js (the Solidity compiler) and the Solana
-# peer's LiteSVM binding, all from npm, installed in tests/peers/node_modules. Sourced, not executed; needs common.sh (sourced here if the
+# Local test peers: anvil (a local Ethereum node), solc-js (the Solidity compiler), the Solana
+# peer's LiteSVM binding and the OIDC provider of the social-login tests, all from npm, installed in tests/peers/node_modules. Sourced, not executed; needs common.sh (sourced here if the
 # caller has not). Every function is idempotent: it installs only what is missing.
 #
 #   . scripts/lib/peers.sh
@@ -36,6 +36,9 @@ ensure_peers() {
     fi
     [ -x "$anvil" ] || die "anvil is not at $anvil after npm ci in tests/peers"
     [ -f "$PEERS_DIR/node_modules/litesvm-linux-x64-gnu/package.json" ] ||
+        (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
+    # The OIDC provider of the social-login tests (tests/peers/oidc.mjs), added after the others.
+    [ -f "$PEERS_DIR/node_modules/oauth2-mock-server/package.json" ] ||
         (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
     export ANVIL_BIN="$anvil"
 }

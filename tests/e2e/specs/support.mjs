@@ -1,6 +1,6 @@
 // A real `vestibule serve` on a free loopback port with a fresh data directory, and Debian's
 // Chromium (never a downloaded browser) driven by playwright-core.
-import { spawn, execFileSync } from "node:child_process";
+import { spawn, spawnSync, execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -123,4 +123,81 @@ export async function settledScreenshot(page, path) {
   const settled = await page.waitForFunction(modalNotClipped, null, { timeout: 10_000 }).then(() => true, () => false);
   await page.screenshot({ path, animations: "disabled" });
   return settled ? 0 : await page.evaluate(modalClippedPixels);
+}
+
+/**
+ * `startGateway` with the gateway's output kept: stdout and stderr are read whole and `output()`
+ * answers everything it printed so far, for a test that must prove what the logs do not contain.
+ * `log`: VESTIBULE_LOG (default "info", what an operator would run); `echo` (default: when the
+ * environment sets E2E_ECHO_GATEWAY): stderr is also copied to this process's stderr. A gateway that exits before listening (e.g. a configuration it refuses)
+ * rejects with its stderr in the message.
+ */
+export async function startGatewayLogged(configToml = "", { staticDir = join(ROOT, "client/dist"), args = [], log = "info", echo = Boolean(process.env.E2E_ECHO_GATEWAY) } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "vestibule-e2e-"));
+  const data = join(dir, "data");
+  mkdirSync(data, { recursive: true });
+  const config = join(dir, "vestibule.toml");
+  writeFileSync(config, configToml);
+  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--config", config, "--static-dir", staticDir, ...args], {
+    // The gateway reads VESTIBULE_* variables as configuration: the tests' own (the binary's path,
+    // a dist override) must not reach it.
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VESTIBULE_"))), VESTIBULE_LOG: log },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const kill = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {}
+  };
+  process.once("exit", kill);
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (d) => {
+    err += d;
+    if (echo) process.stderr.write(d);
+  });
+  const lines = createInterface({ input: child.stdout });
+  const line = await new Promise((ok, fail) => {
+    lines.once("line", ok);
+    child.once("exit", (code) => setTimeout(() => fail(new Error(`vestibule exited with ${code} before listening: ${err.trim()}`)), 50));
+  });
+  out += `${line}\n`;
+  lines.on("line", (l) => (out += `${l}\n`));
+  const url = String(line).replace("vestibule listening on ", "").trim();
+  return {
+    url,
+    data,
+    config,
+    pid: child.pid,
+    /** Everything the gateway printed so far: `{ stdout, stderr }`. */
+    output: () => ({ stdout: out, stderr: err }),
+    stop() {
+      process.removeListener("exit", kill);
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise((ok) => child.once("exit", ok));
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+/** What the CLI prints of every session in `data` (the gateway must be stopped): the list, each
+ * session's export (the event log as JSONL) and its replay (text and JSON with patches). For tests
+ * that prove a secret never entered the log. */
+export function sessionsAsPrinted(data) {
+  const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });
+  const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);
+  // Both streams: what the CLI says on stderr ("exported 9 events", warnings) counts as printed too.
+  const run = (args) => {
+    const r = spawnSync(BIN, args, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+    if (r.status !== 0) throw new Error(`vestibule ${args.join(" ")} exited with ${r.status}: ${r.stderr}`);
+    return `${r.stdout}\n${r.stderr}`;
+  };
+  const parts = [list];
+  for (const id of ids) {
+    parts.push(run(["export", "--data", data, id]));
+    parts.push(run(["replay", "--data", data, id]));
+    parts.push(run(["replay", "--data", data, id, "--format", "json", "--patch"]));
+  }
+  return { ids, text: parts.join("\n") };
 }
