@@ -124,7 +124,7 @@ export async function recoverPersonalSign(url, messageHex, signature) {
  * embedded crate's own EmbeddedConfig on branch emb-server). The one switch to flip if the merged
  * gateway reads the other.
  */
-export const CONFIG_NESTED = false;
+export const CONFIG_NESTED = true;
 
 /** The gateway configuration of the feature (docs/embedded-wallet.md, the lead's brief). */
 export function configToml({ framePort, keys, otpTtl, smtpPort, oidcUrl, anvilUrl }) {
