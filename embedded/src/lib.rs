@@ -24,8 +24,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use base64::Engine as _;
 
 pub use config::{EmbeddedConfig, ShareKeys, SmtpConfig, SmtpTls, SocialProviderConfig};
+pub use mail::{LettreMailer, MailError, MailPurpose, Mailer};
 pub use otp::{OtpCode, OtpRejection};
+pub use routes::configure_frame_routes;
 pub use seal::Sealed;
+pub use service::{
+    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FrameRpc, LoginMethod,
+    Notice, NoticeSink, OtpSent, OtpStep, RpcFailure, WalletAddresses, FRAME_RPC_METHODS,
+};
 
 /// Wall-clock time in milliseconds since the Unix epoch, an input of every decision that expires.
 pub trait Clock: Send + Sync + 'static {
