@@ -29,7 +29,7 @@ pub use otp::{OtpCode, OtpRejection};
 pub use routes::configure_frame_routes;
 pub use seal::Sealed;
 pub use service::{
-    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FrameRpc, LoginMethod,
+    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FrameRpc, LoginMethod, LoginResult, ReleasedWallet,
     Notice, NoticeSink, OtpSent, OtpStep, RpcFailure, WalletAddresses, FRAME_RPC_METHODS,
 };
 
