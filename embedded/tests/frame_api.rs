@@ -231,3 +231,120 @@ async fn given_the_frame_page_when_requested_then_its_csp_names_the_project_orig
     let body = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();
     assert!(!body.contains("<script"), "no message for an unknown state");
 }
+
+/// Logs a frame of session `session` in by email; gives (frameId, frameToken).
+async fn logged_in_frame(
+    h: &support::Harness,
+    app: &impl actix_web::dev::Service<actix_http::Request, Response = actix_web::dev::ServiceResponse, Error = actix_web::Error>,
+    session: &str,
+    email: &str,
+    seed: u64,
+) -> (String, String, String) {
+    let (_, public) = test_key_pair(&SeededEntropy::new(seed));
+    let (_, frame) = post(app, "/api/frames", json!({ "sessionId": session, "hpkePublicKey": public })).await;
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
+    let sent = h.service.send_login_otp(session, &frame_id, email).await.unwrap();
+    let code = h.mailer.last_code(email);
+    let (status, login) = post(app, "/api/email/verify", json!({ "frameToken": token, "challengeId": sent.challenge_id, "otp": code })).await;
+    assert_eq!(status, StatusCode::OK);
+    h.sink.take();
+    (frame_id, token, login["userId"].as_str().unwrap().to_owned())
+}
+
+#[actix_web::test]
+async fn given_a_logged_in_frame_when_the_email_is_updated_with_both_codes_then_the_account_moves_to_the_new_address() {
+    let h = harness(vec![]);
+    let app = app!(h);
+    let (frame_id, token, _) = logged_in_frame(&h, &app, "s1", "old@example.com", 1).await;
+
+    // When the session starts the change: a code to the current address
+    h.clock.advance_ms(30_000);
+    let step = h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap();
+    assert_eq!(step, vestibule_embedded::EmailUpdateStep::Primary);
+    let primary = h.mailer.last_code("old@example.com");
+    // The secondary step cannot be skipped
+    let (status, _) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": primary })).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "primary", "otp": primary })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(h.sink.take(), vec![("s1".into(), Notice::EmailUpdateStep { step: vestibule_embedded::EmailUpdateStep::Secondary })]);
+
+    // Then a code to the new address finishes it
+    let secondary = h.mailer.last_code("new@example.com");
+    let (_, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": wrong(&secondary) })).await;
+    assert_eq!(body["error"]["code"], "otp_wrong");
+    let (status, _) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
+    assert_eq!(status, StatusCode::OK);
+    let notices = h.sink.take();
+    assert_eq!(notices.last().unwrap(), &("s1".into(), Notice::EmailUpdated { new_email: "new@example.com".into() }));
+
+    // And the new address logs into the same account
+    h.clock.advance_ms(30_000);
+    let (new_frame, new_token) = {
+        let (_, public) = test_key_pair(&SeededEntropy::new(2));
+        let (_, frame) = post(&app, "/api/frames", json!({ "sessionId": "s2", "hpkePublicKey": public })).await;
+        (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned())
+    };
+    let sent = h.service.send_login_otp("s2", &new_frame, "new@example.com").await.unwrap();
+    let (_, login) = post(&app, "/api/email/verify", json!({ "frameToken": new_token, "challengeId": sent.challenge_id, "otp": h.mailer.last_code("new@example.com") })).await;
+    assert_eq!(login["email"], "new@example.com");
+    let first_user = h.sink.take();
+    assert!(matches!(&first_user[..], [(_, Notice::LoginVerified { email: Some(e), .. })] if e == "new@example.com"));
+}
+
+struct FakeChain(std::sync::Mutex<Vec<(String, String, String, String)>>);
+
+#[async_trait::async_trait]
+impl vestibule_embedded::FrameRpc for FakeChain {
+    async fn call(&self, session_id: &str, address: &str, chain_id: &str, method: &str, _params: Value) -> Result<Value, vestibule_embedded::RpcFailure> {
+        self.0.lock().unwrap().push((session_id.into(), address.into(), chain_id.into(), method.into()));
+        if method == "eth_sendRawTransaction" {
+            return Err(vestibule_embedded::RpcFailure { code: -32000, message: "sender is not the logged-in address".into() });
+        }
+        Ok(json!("0x1"))
+    }
+}
+
+#[actix_web::test]
+async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_methods_go_through_for_its_address() {
+    let chain = std::sync::Arc::new(FakeChain(Default::default()));
+    let h = {
+        let mut h = harness(vec![]);
+        let dir = h.dir.path().join("with-chain");
+        // Rebuild the service with the fake chain (the harness's has none).
+        let service = vestibule_embedded::EmbeddedService::builder(
+            support::config(&dir),
+            vestibule_embedded::ShareKeys { server: [1; 32], recovery: [2; 32] },
+            h.mailer.clone(),
+            h.sink.clone(),
+        )
+        .rpc(chain.clone())
+        .build()
+        .unwrap();
+        h.service = actix_web::web::Data::new(service);
+        h
+    };
+    let app = app!(h);
+    let (frame_id, token, user_id) = logged_in_frame(&h, &app, "s1", "a@example.com", 3).await;
+    let (status, body) = post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_chainId" })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("no_wallet")));
+
+    let keys = WalletKeys::from_seed(5);
+    let (evm, sol) = keys.sign_binding(&frame_id, &user_id);
+    let (status, _) = post(&app, "/api/wallet", json!({
+        "frameToken": token, "eip155Address": keys.eip155_address(), "solanaAddress": keys.solana_address(),
+        "serverShare": vestibule_embedded::b64url(&[1u8; 33]), "recoveryShare": vestibule_embedded::b64url(&[2u8; 33]),
+        "eip155Signature": evm, "solanaSignature": sol })).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, body) = post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_chainId", "params": [] })).await;
+    assert_eq!((status, &body), (StatusCode::OK, &json!({ "result": "0x1" })));
+    let (status, body) = post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_sendRawTransaction", "params": ["0x00"] })).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["error"]["code"], -32000);
+    let (status, _) = post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_accounts", "params": [] })).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let calls = chain.0.lock().unwrap().clone();
+    assert_eq!(calls.len(), 2);
+    assert!(calls.iter().all(|(session, address, chain_id, _)| session == "s1" && *address == keys.eip155_address() && chain_id == "eip155:1"));
+}
