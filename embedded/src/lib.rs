@@ -29,8 +29,9 @@ pub use otp::{OtpCode, OtpRejection};
 pub use routes::configure_frame_routes;
 pub use seal::Sealed;
 pub use service::{
-    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FrameRpc, LoginMethod, LoginResult, ReleasedWallet,
-    Notice, NoticeSink, OtpSent, OtpStep, RpcFailure, WalletAddresses, FRAME_RPC_METHODS,
+    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FRAME_RPC_METHODS,
+    FrameRpc, LoginMethod, LoginResult, Notice, NoticeSink, OtpSent, OtpStep, ReleasedWallet,
+    RpcFailure, WalletAddresses,
 };
 
 /// Wall-clock time in milliseconds since the Unix epoch, an input of every decision that expires.
@@ -95,7 +96,10 @@ impl SeededEntropy {
 
 impl Entropy for SeededEntropy {
     fn fill(&self, out: &mut [u8]) {
-        let mut rng = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut rng = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         rand::RngCore::fill_bytes(&mut *rng, out);
     }
 }
@@ -139,7 +143,9 @@ pub fn b64url(bytes: &[u8]) -> String {
 }
 
 pub fn b64url_decode(text: &str) -> Option<Vec<u8>> {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
 }
 
 /// Emails compare case-insensitively and without surrounding blanks.

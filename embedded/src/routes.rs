@@ -27,7 +27,9 @@ impl ResponseError for EmbeddedError {
         if let EmbeddedError::Cooldown { retry_after_secs } = self {
             response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }
-        response.json(serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } }))
+        response.json(
+            serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } }),
+        )
     }
 }
 
@@ -40,8 +42,13 @@ impl FromRequest for FromFrameOrigin {
     type Future = Ready<Result<Self, EmbeddedError>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        let expected = req.app_data::<web::Data<EmbeddedService>>().map(|service| service.config().frame_origin().to_owned());
-        let origin = req.headers().get(header::ORIGIN).and_then(|value| value.to_str().ok());
+        let expected = req
+            .app_data::<web::Data<EmbeddedService>>()
+            .map(|service| service.config().frame_origin().to_owned());
+        let origin = req
+            .headers()
+            .get(header::ORIGIN)
+            .and_then(|value| value.to_str().ok());
         ready(match (expected, origin) {
             (Some(expected), Some(origin)) if origin == expected => Ok(FromFrameOrigin),
             _ => Err(EmbeddedError::BadOrigin),
@@ -50,14 +57,19 @@ impl FromRequest for FromFrameOrigin {
 }
 
 fn json_config() -> web::JsonConfig {
-    web::JsonConfig::default().limit(API_BODY_LIMIT).error_handler(|error, _| {
-        let error = match error {
-            JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => EmbeddedError::BodyTooLarge,
-            JsonPayloadError::ContentType => EmbeddedError::BadRequest("Content-Type must be application/json".into()),
-            other => EmbeddedError::BadRequest(format!("malformed request: {other}")),
-        };
-        error.into()
-    })
+    web::JsonConfig::default()
+        .limit(API_BODY_LIMIT)
+        .error_handler(|error, _| {
+            let error = match error {
+                JsonPayloadError::Overflow { .. }
+                | JsonPayloadError::OverflowKnownLength { .. } => EmbeddedError::BodyTooLarge,
+                JsonPayloadError::ContentType => {
+                    EmbeddedError::BadRequest("Content-Type must be application/json".into())
+                }
+                other => EmbeddedError::BadRequest(format!("malformed request: {other}")),
+            };
+            error.into()
+        })
 }
 
 /// The frame's routes on the frame origin; the gateway mounts them on its `frame_listen` server.
@@ -78,13 +90,18 @@ pub fn configure_frame_routes(cfg: &mut web::ServiceConfig, service: web::Data<E
                 .route("/wallet/share", web::post().to(wallet_share))
                 .route("/email/update/verify", web::post().to(verify_email_update))
                 .route("/rpc", web::post().to(rpc))
-                .default_service(web::to(|_: FromFrameOrigin| async { Err::<HttpResponse, _>(EmbeddedError::NotFound) })),
+                .default_service(web::to(|_: FromFrameOrigin| async {
+                    Err::<HttpResponse, _>(EmbeddedError::NotFound)
+                })),
         );
 }
 
 fn html(status: StatusCode, csp: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
     HttpResponse::build(status)
-        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")))
+        .insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        ))
         .insert_header((header::CONTENT_SECURITY_POLICY, csp))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
@@ -98,16 +115,31 @@ struct FrameQuery {
     project_id: Option<String>,
 }
 
-async fn frame_page(service: web::Data<EmbeddedService>, query: web::Query<FrameQuery>) -> HttpResponse {
-    let Some(csp) = query.project_id.as_deref().and_then(|project| service.frame_csp(project)) else {
-        return html(StatusCode::NOT_FOUND, "default-src 'none'", "<!doctype html><title>Unknown project</title>");
+async fn frame_page(
+    service: web::Data<EmbeddedService>,
+    query: web::Query<FrameQuery>,
+) -> HttpResponse {
+    let Some(csp) = query
+        .project_id
+        .as_deref()
+        .and_then(|project| service.frame_csp(project))
+    else {
+        return html(
+            StatusCode::NOT_FOUND,
+            "default-src 'none'",
+            "<!doctype html><title>Unknown project</title>",
+        );
     };
     let path = service.config().frame_assets_dir.join("frame.html");
     match tokio::fs::read(&path).await {
         Ok(page) => html(StatusCode::OK, &csp, page),
         Err(error) => {
             tracing::error!(path = %path.display(), %error, "the frame page is missing; build the client (client/dist-frame)");
-            html(StatusCode::SERVICE_UNAVAILABLE, "default-src 'none'", "<!doctype html><title>Frame unavailable</title>")
+            html(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "default-src 'none'",
+                "<!doctype html><title>Frame unavailable</title>",
+            )
         }
     }
 }
@@ -115,7 +147,9 @@ async fn frame_page(service: web::Data<EmbeddedService>, query: web::Query<Frame
 const LOADING_PAGE: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Loading…</title></head><body><p>Loading…</p></body></html>";
 
 async fn loading_page(service: web::Data<EmbeddedService>) -> HttpResponse {
-    let page = tokio::fs::read(service.config().frame_assets_dir.join("loading.html")).await.unwrap_or_else(|_| LOADING_PAGE.as_bytes().to_vec());
+    let page = tokio::fs::read(service.config().frame_assets_dir.join("loading.html"))
+        .await
+        .unwrap_or_else(|_| LOADING_PAGE.as_bytes().to_vec());
     html(StatusCode::OK, "default-src 'self'", page)
 }
 
@@ -125,14 +159,25 @@ struct CallbackQuery {
 }
 
 fn escape_attribute(text: &str) -> String {
-    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;")
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\'', "&#39;")
 }
 
 /// The provider's redirect target. Its script (/frame/assets/callback.js) reads the host origin
 /// from `data-vestibule-callback` on <body> (JSON `{ "hostOrigin": … }`) and posts the result there.
-async fn oauth_callback(service: web::Data<EmbeddedService>, query: web::Query<CallbackQuery>) -> HttpResponse {
+async fn oauth_callback(
+    service: web::Data<EmbeddedService>,
+    query: web::Query<CallbackQuery>,
+) -> HttpResponse {
     let csp = "default-src 'self'; script-src 'self'";
-    let Some(host_origin) = query.state.as_deref().and_then(|state| service.callback_host_origin(state)) else {
+    let Some(host_origin) = query
+        .state
+        .as_deref()
+        .and_then(|state| service.callback_host_origin(state))
+    else {
         return html(
             StatusCode::BAD_REQUEST,
             "default-src 'none'",
@@ -161,8 +206,10 @@ async fn register_frame(
     body: web::Json<RegisterFrame>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
-    let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })))
+    let (frame_id, frame_token) =
+        service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
+    Ok(HttpResponse::Ok()
+        .json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })))
 }
 
 #[derive(Deserialize)]
@@ -173,9 +220,15 @@ struct VerifyEmail {
     otp: String,
 }
 
-async fn verify_email(_: FromFrameOrigin, service: web::Data<EmbeddedService>, body: web::Json<VerifyEmail>) -> Result<HttpResponse, EmbeddedError> {
+async fn verify_email(
+    _: FromFrameOrigin,
+    service: web::Data<EmbeddedService>,
+    body: web::Json<VerifyEmail>,
+) -> Result<HttpResponse, EmbeddedError> {
     let result = service.verify_email_otp(&body.frame_token, &body.challenge_id, &body.otp)?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(result))
 }
 
 #[derive(Deserialize)]
@@ -190,8 +243,12 @@ async fn complete_social(
     service: web::Data<EmbeddedService>,
     body: web::Json<CompleteSocial>,
 ) -> Result<HttpResponse, EmbeddedError> {
-    let result = service.complete_social(&body.frame_token, &body.result_uri).await?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
+    let result = service
+        .complete_social(&body.frame_token, &body.result_uri)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(result))
 }
 
 #[derive(Deserialize)]
@@ -206,7 +263,11 @@ struct BindWallet {
     solana_signature: String,
 }
 
-async fn bind_wallet(_: FromFrameOrigin, service: web::Data<EmbeddedService>, body: web::Json<BindWallet>) -> Result<HttpResponse, EmbeddedError> {
+async fn bind_wallet(
+    _: FromFrameOrigin,
+    service: web::Data<EmbeddedService>,
+    body: web::Json<BindWallet>,
+) -> Result<HttpResponse, EmbeddedError> {
     let wallet_id = service.bind_wallet(
         &body.frame_token,
         &body.eip155_address,
@@ -225,9 +286,15 @@ struct FrameTokenOnly {
     frame_token: String,
 }
 
-async fn wallet_share(_: FromFrameOrigin, service: web::Data<EmbeddedService>, body: web::Json<FrameTokenOnly>) -> Result<HttpResponse, EmbeddedError> {
+async fn wallet_share(
+    _: FromFrameOrigin,
+    service: web::Data<EmbeddedService>,
+    body: web::Json<FrameTokenOnly>,
+) -> Result<HttpResponse, EmbeddedError> {
     let sealed = service.release_server_share(&body.frame_token)?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(serde_json::json!({ "serverShare": sealed })))
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(serde_json::json!({ "serverShare": sealed })))
 }
 
 #[derive(Deserialize)]
@@ -243,7 +310,9 @@ async fn verify_email_update(
     service: web::Data<EmbeddedService>,
     body: web::Json<VerifyEmailUpdate>,
 ) -> Result<HttpResponse, EmbeddedError> {
-    service.verify_email_update(&body.frame_token, body.step, &body.otp).await?;
+    service
+        .verify_email_update(&body.frame_token, body.step, &body.otp)
+        .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }
 
@@ -257,9 +326,16 @@ struct FrameRpcRequest {
     params: serde_json::Value,
 }
 
-async fn rpc(_: FromFrameOrigin, service: web::Data<EmbeddedService>, body: web::Json<FrameRpcRequest>) -> Result<HttpResponse, EmbeddedError> {
+async fn rpc(
+    _: FromFrameOrigin,
+    service: web::Data<EmbeddedService>,
+    body: web::Json<FrameRpcRequest>,
+) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
-    let answer = match service.frame_rpc(&body.frame_token, &body.chain_id, &body.method, body.params).await? {
+    let answer = match service
+        .frame_rpc(&body.frame_token, &body.chain_id, &body.method, body.params)
+        .await?
+    {
         Ok(result) => serde_json::json!({ "result": result }),
         Err(failure) => serde_json::json!({ "error": failure }),
     };
