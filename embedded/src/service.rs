@@ -499,7 +499,13 @@ impl EmbeddedService {
             state.last_mailed.insert(email.clone(), now);
             (challenge_id, code, step)
         };
-        self.mail(&email, &code, MailPurpose::Login).await?;
+        if let Err(error) = self.mail(&email, &code, MailPurpose::Login).await {
+            // Nothing was sent: the code is void and the visitor may retry at once.
+            let mut state = self.state();
+            state.otp.forget_owner(frame_id);
+            state.last_mailed.remove(&email);
+            return Err(error);
+        }
         Ok(OtpSent { challenge_id, step })
     }
 

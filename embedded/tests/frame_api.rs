@@ -722,3 +722,46 @@ async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_method
                 && chain_id == "eip155:1")
     );
 }
+
+struct FailingMailer;
+
+#[async_trait::async_trait]
+impl vestibule_embedded::Mailer for FailingMailer {
+    async fn send_code(
+        &self,
+        _: &str,
+        _: &vestibule_embedded::OtpCode,
+        _: vestibule_embedded::MailPurpose,
+    ) -> Result<(), vestibule_embedded::MailError> {
+        Err(vestibule_embedded::MailError::Transport(
+            "connection refused".into(),
+        ))
+    }
+}
+
+#[actix_web::test]
+async fn given_a_mail_server_that_fails_when_a_code_is_sent_then_the_error_is_mail_failed_and_a_retry_is_not_held_by_the_cooldown()
+ {
+    let h = harness(vec![]);
+    let dir = h.dir.path().join("failing");
+    let service = vestibule_embedded::EmbeddedService::builder(
+        support::config(&dir),
+        vestibule_embedded::ShareKeys {
+            server: [1; 32],
+            recovery: [2; 32],
+        },
+        std::sync::Arc::new(FailingMailer),
+        h.sink.clone(),
+    )
+    .build()
+    .unwrap();
+    let (_, public) = test_key_pair(&SeededEntropy::new(8));
+    let (frame_id, _) = service.register_frame("s1", &public, vec![]).unwrap();
+    for _ in 0..2 {
+        let error = service
+            .send_login_otp("s1", &frame_id, "a@example.com")
+            .await
+            .unwrap_err();
+        assert_eq!((error.code(), error.status()), ("mail_failed", 502));
+    }
+}
