@@ -1,0 +1,303 @@
+//! The `[embedded]`, `[embedded.smtp]` and `[embedded.social.<provider>]` configuration, and the two
+//! key files that encrypt the shares at rest.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedConfig {
+    /// Where the gateway serves the frame origin.
+    pub frame_listen: SocketAddr,
+    /// The frame origin as browsers see it, e.g. `https://frame.example.com` (no trailing slash).
+    pub frame_origin: String,
+    #[serde(default = "default_frame_assets_dir")]
+    pub frame_assets_dir: PathBuf,
+    /// 64 hex characters: the key encrypting server shares at rest.
+    pub share_key_file: PathBuf,
+    /// 64 hex characters: the key encrypting recovery shares at rest; meant to live apart.
+    pub recovery_key_file: PathBuf,
+    /// Where the vault's sled database lives; none = a temporary database (development only).
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    #[serde(default = "default_otp_ttl", with = "humantime_serde")]
+    pub otp_ttl: Duration,
+    #[serde(default = "default_otp_attempts")]
+    pub otp_attempts: u32,
+    #[serde(default = "default_email_cooldown", with = "humantime_serde")]
+    pub email_cooldown: Duration,
+    #[serde(default)]
+    pub smtp: Option<SmtpConfig>,
+    /// Keyed by provider name: google, x, discord, github, apple, facebook.
+    #[serde(default)]
+    pub social: BTreeMap<String, SocialProviderConfig>,
+}
+
+fn default_frame_assets_dir() -> PathBuf {
+    PathBuf::from("client/dist-frame")
+}
+fn default_otp_ttl() -> Duration {
+    Duration::from_secs(600)
+}
+fn default_otp_attempts() -> u32 {
+    5
+}
+fn default_email_cooldown() -> Duration {
+    Duration::from_secs(30)
+}
+
+impl EmbeddedConfig {
+    /// The frame origin without a trailing slash, as compared with `Origin` headers.
+    pub fn frame_origin(&self) -> &str {
+        self.frame_origin.trim_end_matches('/')
+    }
+
+    /// The provider's redirect target: `{frame_origin}/oauth/callback`.
+    pub fn oauth_redirect_uri(&self) -> String {
+        format!("{}/oauth/callback", self.frame_origin())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpTls {
+    /// Plain SMTP (a local relay or a test sink).
+    None,
+    /// SMTP upgraded with STARTTLS (port 587).
+    #[default]
+    Starttls,
+    /// SMTP inside TLS from the first byte (port 465).
+    Tls,
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpConfig {
+    pub host: String,
+    pub port: u16,
+    /// The sender, e.g. `Vestibule <login@example.com>`.
+    pub from: String,
+    #[serde(default)]
+    pub tls: SmtpTls,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Development only: write each mail as an .eml file here instead of sending it.
+    #[serde(default)]
+    pub file_dir: Option<PathBuf>,
+}
+
+// The password never reaches a log.
+impl std::fmt::Debug for SmtpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("from", &self.from)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("file_dir", &self.file_dir)
+            .finish()
+    }
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SocialProviderConfig {
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    #[serde(default)]
+    pub userinfo_endpoint: Option<String>,
+    /// When set, the identity comes from the id_token verified against these keys.
+    #[serde(default)]
+    pub jwks_uri: Option<String>,
+    #[serde(default)]
+    pub issuer: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for SocialProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SocialProviderConfig")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("authorization_endpoint", &self.authorization_endpoint)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("userinfo_endpoint", &self.userinfo_endpoint)
+            .field("jwks_uri", &self.jwks_uri)
+            .field("issuer", &self.issuer)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// The two key-encryption keys: one for server shares, one for recovery shares.
+#[derive(Clone)]
+pub struct ShareKeys {
+    pub server: [u8; 32],
+    pub recovery: [u8; 32],
+}
+
+impl std::fmt::Debug for ShareKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ShareKeys(<redacted>)")
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum KeyFileError {
+    #[error("cannot read the key file {path}: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error(
+        "the key file {path} must hold exactly 64 hex characters (32 bytes); generate one with `openssl rand -hex 32`"
+    )]
+    Malformed { path: String },
+    #[error(
+        "share_key_file {share} and recovery_key_file {recovery} hold the same key; they must differ so that one leaked file opens only one kind of share"
+    )]
+    SameKey { share: String, recovery: String },
+}
+
+impl ShareKeys {
+    /// Reads both key files (named in the configuration) and refuses equal keys.
+    pub fn load(config: &EmbeddedConfig) -> Result<Self, KeyFileError> {
+        let server = read_key_file(&config.share_key_file)?;
+        let recovery = read_key_file(&config.recovery_key_file)?;
+        Self::from_keys(
+            server,
+            recovery,
+            &config.share_key_file,
+            &config.recovery_key_file,
+        )
+    }
+
+    fn from_keys(
+        server: [u8; 32],
+        recovery: [u8; 32],
+        share: &Path,
+        recovery_path: &Path,
+    ) -> Result<Self, KeyFileError> {
+        if subtle::ConstantTimeEq::ct_eq(&server[..], &recovery[..]).into() {
+            return Err(KeyFileError::SameKey {
+                share: share.display().to_string(),
+                recovery: recovery_path.display().to_string(),
+            });
+        }
+        Ok(Self { server, recovery })
+    }
+}
+
+/// A key file: 64 hex characters, surrounding whitespace allowed.
+pub fn read_key_file(path: &Path) -> Result<[u8; 32], KeyFileError> {
+    let text = std::fs::read_to_string(path).map_err(|error| KeyFileError::Unreadable {
+        path: path.display().to_string(),
+        reason: error.to_string(),
+    })?;
+    let malformed = || KeyFileError::Malformed {
+        path: path.display().to_string(),
+    };
+    let trimmed = text.trim();
+    if trimmed.len() != 64 {
+        return Err(malformed());
+    }
+    let mut key = [0u8; 32];
+    hex::decode_to_slice(trimmed, &mut key).map_err(|_| malformed())?;
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config_toml(dir: &Path) -> String {
+        format!(
+            r#"
+            frame_listen = "127.0.0.1:8090"
+            frame_origin = "http://127.0.0.1:8090"
+            share_key_file = "{0}/share.key"
+            recovery_key_file = "{0}/recovery.key"
+            otp_ttl = "5m"
+            [smtp]
+            host = "127.0.0.1"
+            port = 2525
+            from = "Vestibule <login@example.com>"
+            tls = "none"
+            [social.google]
+            client_id = "id"
+            authorization_endpoint = "https://accounts.example/auth"
+            token_endpoint = "https://accounts.example/token"
+            scopes = ["openid", "email"]
+            "#,
+            dir.display()
+        )
+    }
+
+    fn parse(text: &str) -> Result<EmbeddedConfig, String> {
+        toml::from_str(text).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn given_a_minimal_config_when_parsed_then_defaults_fill_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = parse(&config_toml(dir.path())).unwrap();
+        assert_eq!(config.otp_ttl, Duration::from_secs(300));
+        assert_eq!(config.otp_attempts, 5);
+        assert_eq!(config.email_cooldown, Duration::from_secs(30));
+        assert_eq!(config.frame_assets_dir, PathBuf::from("client/dist-frame"));
+        assert_eq!(config.smtp.as_ref().unwrap().tls, SmtpTls::None);
+        assert_eq!(config.social["google"].scopes, vec!["openid", "email"]);
+        assert_eq!(
+            config.oauth_redirect_uri(),
+            "http://127.0.0.1:8090/oauth/callback"
+        );
+    }
+
+    #[test]
+    fn given_an_unknown_field_when_parsed_then_it_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = config_toml(dir.path()).replace("otp_ttl", "otp_tll");
+        assert!(parse(&text).unwrap_err().contains("unknown field"));
+    }
+
+    #[test]
+    fn given_key_files_when_loaded_then_equal_or_malformed_keys_are_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = parse(&config_toml(dir.path())).unwrap();
+        std::fs::write(&config.share_key_file, "11".repeat(32)).unwrap();
+        std::fs::write(&config.recovery_key_file, format!("{}\n", "22".repeat(32))).unwrap();
+        let keys = ShareKeys::load(&config).unwrap();
+        assert_eq!(keys.server, [0x11; 32]);
+        assert_eq!(keys.recovery, [0x22; 32]);
+        assert_eq!(format!("{keys:?}"), "ShareKeys(<redacted>)");
+
+        std::fs::write(&config.recovery_key_file, "11".repeat(32)).unwrap();
+        assert!(matches!(
+            ShareKeys::load(&config),
+            Err(KeyFileError::SameKey { .. })
+        ));
+
+        std::fs::write(&config.recovery_key_file, "zz".repeat(32)).unwrap();
+        let error = ShareKeys::load(&config).unwrap_err().to_string();
+        assert!(
+            error.contains("recovery.key") && error.contains("64 hex"),
+            "{error}"
+        );
+
+        std::fs::remove_file(&config.share_key_file).unwrap();
+        let error = ShareKeys::load(&config).unwrap_err().to_string();
+        assert!(error.contains("share.key"), "{error}");
+    }
+}

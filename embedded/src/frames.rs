@@ -1,0 +1,257 @@
+//! The registry of secure frames: each registered frame has an id, a bearer token (kept in the
+//! frame's memory), the HPKE key shares are sealed to, the wallets it holds a device share of, and
+//! the login it has verified. Bounded, and frames expire after 24 hours. Pure: `now_ms` in.
+
+use std::collections::HashMap;
+
+use subtle::ConstantTimeEq;
+
+use crate::Entropy;
+use crate::seal::FramePublicKey;
+
+pub const FRAME_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+/// Device wallets a frame may claim (one per account it ever logged into on that browser).
+pub const MAX_DEVICE_WALLETS: usize = 32;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameLogin {
+    pub user_id: String,
+    pub email: Option<String>,
+    pub username: Option<String>,
+    pub method: crate::service::LoginMethod,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingEmailUpdate {
+    pub challenge_id: String,
+    pub step: crate::service::EmailUpdateStep,
+    pub new_email: String,
+}
+
+#[derive(Debug)]
+pub struct Frame {
+    pub frame_id: String,
+    pub session_id: String,
+    pub public_key: FramePublicKey,
+    pub device_wallets: Vec<String>,
+    pub login: Option<FrameLogin>,
+    pub email_update: Option<PendingEmailUpdate>,
+    secret: [u8; 32],
+    expires_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FrameError {
+    #[error("too many frames are open; try again later")]
+    Full,
+    #[error("unknown or expired frame")]
+    Unauthorized,
+    #[error("deviceWallets holds too many or malformed entries")]
+    BadDeviceWallets,
+}
+
+pub struct FrameRegistry {
+    frames: HashMap<String, Frame>,
+    capacity: usize,
+}
+
+impl FrameRegistry {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            frames: HashMap::new(),
+            capacity,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Registers a frame; gives (frameId, frameToken). The token is `{frameId}.{secret}`: the id
+    /// finds the frame, the secret is compared in constant time.
+    pub fn register(
+        &mut self,
+        session_id: &str,
+        public_key: FramePublicKey,
+        device_wallets: Vec<String>,
+        now_ms: u64,
+        entropy: &dyn Entropy,
+    ) -> Result<(String, String), FrameError> {
+        let well_formed = |wallet: &String| {
+            !wallet.is_empty()
+                && wallet.len() <= 64
+                && wallet.bytes().all(|b| b.is_ascii_alphanumeric())
+        };
+        if device_wallets.len() > MAX_DEVICE_WALLETS || !device_wallets.iter().all(well_formed) {
+            return Err(FrameError::BadDeviceWallets);
+        }
+        self.frames.retain(|_, frame| frame.expires_ms > now_ms);
+        if self.frames.len() >= self.capacity {
+            return Err(FrameError::Full);
+        }
+        let frame_id = crate::random_hex(entropy, 16);
+        let mut secret = [0u8; 32];
+        entropy.fill(&mut secret);
+        let token = format!("{frame_id}.{}", crate::b64url(&secret));
+        self.frames.insert(
+            frame_id.clone(),
+            Frame {
+                frame_id: frame_id.clone(),
+                session_id: session_id.to_owned(),
+                public_key,
+                device_wallets,
+                login: None,
+                email_update: None,
+                secret,
+                expires_ms: now_ms.saturating_add(FRAME_TTL_MS),
+            },
+        );
+        Ok((frame_id, token))
+    }
+
+    /// The frame a token names, when the token is right and the frame alive.
+    pub fn authenticate(&mut self, token: &str, now_ms: u64) -> Result<&mut Frame, FrameError> {
+        let (frame_id, secret) = token.split_once('.').ok_or(FrameError::Unauthorized)?;
+        let presented = crate::b64url_decode(secret).ok_or(FrameError::Unauthorized)?;
+        let frame = self
+            .frames
+            .get_mut(frame_id)
+            .ok_or(FrameError::Unauthorized)?;
+        if frame.expires_ms <= now_ms || !bool::from(presented.ct_eq(&frame.secret[..])) {
+            return Err(FrameError::Unauthorized);
+        }
+        Ok(frame)
+    }
+
+    /// The frame `frame_id` of session `session_id` (the gateway's calls name both).
+    pub fn of_session(
+        &mut self,
+        session_id: &str,
+        frame_id: &str,
+        now_ms: u64,
+    ) -> Result<&mut Frame, FrameError> {
+        match self.frames.get_mut(frame_id) {
+            Some(frame) if frame.session_id == session_id && frame.expires_ms > now_ms => Ok(frame),
+            _ => Err(FrameError::Unauthorized),
+        }
+    }
+
+    pub fn get_mut(&mut self, frame_id: &str) -> Option<&mut Frame> {
+        self.frames.get_mut(frame_id)
+    }
+
+    /// Drops every frame of a session (the session ended).
+    pub fn forget_session(&mut self, session_id: &str) -> Vec<String> {
+        let gone: Vec<String> = self
+            .frames
+            .values()
+            .filter(|frame| frame.session_id == session_id)
+            .map(|frame| frame.frame_id.clone())
+            .collect();
+        for frame_id in &gone {
+            self.frames.remove(frame_id);
+        }
+        gone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SeededEntropy;
+    use crate::seal::test_key_pair;
+
+    fn key(entropy: &SeededEntropy) -> FramePublicKey {
+        FramePublicKey::from_b64url(&test_key_pair(entropy).1).unwrap()
+    }
+
+    #[test]
+    fn given_a_registered_frame_when_its_token_is_presented_then_it_is_found_and_a_forged_one_is_not()
+     {
+        let entropy = SeededEntropy::new(1);
+        let mut registry = FrameRegistry::new(8);
+        let (frame_id, token) = registry
+            .register("session-1", key(&entropy), vec!["w1".into()], 0, &entropy)
+            .unwrap();
+        assert_eq!(registry.authenticate(&token, 1).unwrap().frame_id, frame_id);
+        let forged = format!("{frame_id}.{}", crate::b64url(&[0u8; 32]));
+        assert_eq!(
+            registry.authenticate(&forged, 1).unwrap_err(),
+            FrameError::Unauthorized
+        );
+        assert_eq!(
+            registry.authenticate(&frame_id, 1).unwrap_err(),
+            FrameError::Unauthorized
+        );
+        assert_eq!(
+            registry.of_session("session-2", &frame_id, 1).unwrap_err(),
+            FrameError::Unauthorized
+        );
+        assert!(registry.of_session("session-1", &frame_id, 1).is_ok());
+    }
+
+    #[test]
+    fn given_a_frame_when_24_hours_pass_then_its_token_no_longer_works() {
+        let entropy = SeededEntropy::new(2);
+        let mut registry = FrameRegistry::new(8);
+        let (_, token) = registry
+            .register("s", key(&entropy), vec![], 0, &entropy)
+            .unwrap();
+        assert_eq!(
+            registry.authenticate(&token, FRAME_TTL_MS).unwrap_err(),
+            FrameError::Unauthorized
+        );
+    }
+
+    #[test]
+    fn given_a_full_registry_when_registering_then_it_refuses_until_frames_expire_or_sessions_end()
+    {
+        let entropy = SeededEntropy::new(3);
+        let mut registry = FrameRegistry::new(2);
+        registry
+            .register("a", key(&entropy), vec![], 0, &entropy)
+            .unwrap();
+        registry
+            .register("b", key(&entropy), vec![], 0, &entropy)
+            .unwrap();
+        assert_eq!(
+            registry
+                .register("c", key(&entropy), vec![], 1, &entropy)
+                .unwrap_err(),
+            FrameError::Full
+        );
+        assert_eq!(registry.forget_session("a").len(), 1);
+        registry
+            .register("c", key(&entropy), vec![], 1, &entropy)
+            .unwrap();
+        assert!(
+            registry
+                .register("d", key(&entropy), vec![], FRAME_TTL_MS + 1, &entropy)
+                .is_ok()
+        );
+        assert_eq!(registry.len(), 1);
+    }
+
+    #[test]
+    fn given_malformed_device_wallets_when_registering_then_they_are_refused() {
+        let entropy = SeededEntropy::new(4);
+        let mut registry = FrameRegistry::new(2);
+        let too_many = (0..=MAX_DEVICE_WALLETS).map(|n| format!("w{n}")).collect();
+        assert_eq!(
+            registry
+                .register("a", key(&entropy), too_many, 0, &entropy)
+                .unwrap_err(),
+            FrameError::BadDeviceWallets
+        );
+        assert_eq!(
+            registry
+                .register("a", key(&entropy), vec!["a b".into()], 0, &entropy)
+                .unwrap_err(),
+            FrameError::BadDeviceWallets
+        );
+    }
+}

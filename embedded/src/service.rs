@@ -1,0 +1,1091 @@
+//! The imperative shell: [`EmbeddedService`] holds the stores behind one lock (never held across an
+//! await), mails codes, calls providers, and tells the session what happened through the gateway's
+//! [`NoticeSink`]. The gateway calls the session-side methods (`send_login_otp`, `start_social`,
+//! `start_email_update`, `sign_out`, `forget_session`); the frame routes call the rest.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+
+use crate::binding::{BindingError, verify_binding};
+use crate::config::{EmbeddedConfig, ShareKeys, SocialProviderConfig};
+use crate::frames::{Frame, FrameError, FrameLogin, FrameRegistry, PendingEmailUpdate};
+use crate::mail::{MailPurpose, Mailer};
+use crate::otp::{OtpCode, OtpPurpose, OtpRejected, OtpRejection, OtpStore};
+use crate::seal::{FramePublicKey, Sealed, seal_to_frame};
+use crate::social::{PendingLogins, SocialError};
+use crate::vault::{User, Vault, VaultError};
+use crate::{Clock, Entropy, OsEntropy, SystemClock, b64url_decode, normalize_email};
+
+/// What the frame may ask of the chain (filling and sending a transaction), nothing else.
+pub const FRAME_RPC_METHODS: &[&str] = &[
+    "eth_chainId",
+    "eth_getTransactionCount",
+    "eth_estimateGas",
+    "eth_gasPrice",
+    "eth_maxPriorityFeePerGas",
+    "eth_getBlockByNumber",
+    "eth_sendRawTransaction",
+];
+
+const OTP_CAPACITY: usize = 10_000;
+const FRAME_CAPACITY: usize = 10_000;
+const SOCIAL_CAPACITY: usize = 10_000;
+const COOLDOWN_CAPACITY: usize = 10_000;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletAddresses {
+    pub wallet_id: String,
+    pub eip155_address: String,
+    pub solana_address: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoginMethod {
+    Email,
+    /// The provider's name (google, x, discord, github, apple, facebook).
+    Social(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtpStep {
+    /// The email has a wallet this browser holds no device share of: the modal says so.
+    VerifyDevice,
+    VerifyOtp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OtpSent {
+    pub challenge_id: String,
+    pub step: OtpStep,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmailUpdateStep {
+    /// The code mailed to the current address.
+    Primary,
+    /// The code mailed to the new address.
+    Secondary,
+}
+
+/// What the session must learn from the embedded service. Never carries a code, share or key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    OtpRejected {
+        reason: OtpRejection,
+        attempts_left: u32,
+    },
+    LoginVerified {
+        method: LoginMethod,
+        user_id: String,
+        email: Option<String>,
+        username: Option<String>,
+        wallet: Option<WalletAddresses>,
+    },
+    WalletBound(WalletAddresses),
+    SocialFailed {
+        message: String,
+    },
+    EmailUpdateStep {
+        step: EmailUpdateStep,
+    },
+    EmailUpdated {
+        new_email: String,
+    },
+}
+
+/// Implemented by the gateway: turns notices into runtime commands of the session.
+pub trait NoticeSink: Send + Sync + 'static {
+    fn notify(&self, session_id: &str, notice: Notice);
+    /// Whether a session exists (frames register only for live sessions). The default trusts.
+    fn session_is_live(&self, _session_id: &str) -> bool {
+        true
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RpcFailure {
+    pub code: i64,
+    pub message: String,
+}
+
+/// Implemented by the gateway: one allowed chain call for the frame's logged-in address, through
+/// its chain service (which checks eth_sendRawTransaction's sender against `address`).
+#[async_trait::async_trait]
+pub trait FrameRpc: Send + Sync + 'static {
+    async fn call(
+        &self,
+        session_id: &str,
+        address: &str,
+        chain_id: &str,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, RpcFailure>;
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginResult {
+    pub user_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    pub wallet: Option<ReleasedWallet>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleasedWallet {
+    pub wallet_id: String,
+    pub eip155_address: String,
+    pub solana_address: String,
+    pub server_share: Sealed,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_share: Option<Sealed>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbeddedError {
+    #[error("{}", .0.reason.code())]
+    Otp(OtpRejected),
+    #[error("a code was sent to this address moments ago; wait {retry_after_secs} s")]
+    Cooldown { retry_after_secs: u64 },
+    #[error("that is not a valid email address")]
+    BadEmail,
+    #[error("the code could not be mailed")]
+    Mail,
+    #[error("Failed to initiate social connection")]
+    SocialStart,
+    #[error("Failed to connect")]
+    SocialFailed,
+    #[error("unknown or expired frame")]
+    Unauthorized,
+    #[error("this frame has no verified login")]
+    NotLoggedIn,
+    #[error("this account already has a wallet")]
+    WalletExists,
+    #[error("this account has no wallet")]
+    NoWallet,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Binding(#[from] BindingError),
+    #[error("that email belongs to another account")]
+    EmailTaken,
+    #[error("{0}")]
+    Busy(String),
+    #[error("method {0} is not allowed from the frame")]
+    MethodNotAllowed(String),
+    #[error("chain calls are not available")]
+    RpcUnavailable,
+    #[error("unknown session")]
+    UnknownSession,
+    #[error("Origin must be the frame origin")]
+    BadOrigin,
+    #[error("request body too large (the limit is 16 KiB)")]
+    BodyTooLarge,
+    #[error("not found")]
+    NotFound,
+    #[error("internal error")]
+    Internal,
+}
+
+impl EmbeddedError {
+    /// The frame API's error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Otp(rejected) => rejected.reason.code(),
+            Self::Cooldown { .. } => "email_cooldown",
+            Self::BadEmail => "bad_email",
+            Self::Mail => "mail_failed",
+            Self::SocialStart => "social_start_failed",
+            Self::SocialFailed => "social_failed",
+            Self::Unauthorized => "unauthorized",
+            Self::NotLoggedIn => "not_logged_in",
+            Self::WalletExists => "wallet_exists",
+            Self::NoWallet => "no_wallet",
+            Self::BadRequest(_) => "bad_request",
+            Self::Binding(_) => "bad_signature",
+            Self::EmailTaken => "email_taken",
+            Self::Busy(_) => "busy",
+            Self::MethodNotAllowed(_) => "method_not_allowed",
+            Self::RpcUnavailable => "rpc_unavailable",
+            Self::UnknownSession => "unknown_session",
+            Self::BadOrigin => "bad_origin",
+            Self::BodyTooLarge => "body_too_large",
+            Self::NotFound => "not_found",
+            Self::Internal => "internal",
+        }
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Otp(_)
+            | Self::BadEmail
+            | Self::SocialStart
+            | Self::SocialFailed
+            | Self::BadRequest(_)
+            | Self::Binding(_) => 400,
+            Self::Unauthorized => 401,
+            Self::NotLoggedIn | Self::MethodNotAllowed(_) | Self::BadOrigin => 403,
+            Self::NoWallet | Self::UnknownSession | Self::NotFound => 404,
+            Self::WalletExists | Self::EmailTaken => 409,
+            Self::BodyTooLarge => 413,
+            Self::Cooldown { .. } => 429,
+            Self::Mail => 502,
+            Self::Busy(_) | Self::RpcUnavailable => 503,
+            Self::Internal => 500,
+        }
+    }
+}
+
+impl From<FrameError> for EmbeddedError {
+    fn from(error: FrameError) -> Self {
+        match error {
+            FrameError::Unauthorized => Self::Unauthorized,
+            FrameError::Full => Self::Busy(error.to_string()),
+            FrameError::BadDeviceWallets => Self::BadRequest(error.to_string()),
+        }
+    }
+}
+
+impl From<VaultError> for EmbeddedError {
+    fn from(error: VaultError) -> Self {
+        match error {
+            VaultError::WalletExists => Self::WalletExists,
+            VaultError::BadShare => Self::BadRequest(error.to_string()),
+            VaultError::EmailTaken => Self::EmailTaken,
+            other => {
+                tracing::error!(error = %other, "embedded vault failed");
+                Self::Internal
+            }
+        }
+    }
+}
+
+/// The project's allowed host origins (the frame's frame-ancestors); none = unknown project.
+pub type AllowedOrigins = Arc<dyn Fn(&str) -> Option<Vec<String>> + Send + Sync>;
+
+struct State {
+    otp: OtpStore,
+    frames: FrameRegistry,
+    social: PendingLogins,
+    /// Last code mailed per address, for the send cooldown.
+    last_mailed: HashMap<String, u64>,
+}
+
+pub struct EmbeddedService {
+    pub(crate) config: EmbeddedConfig,
+    pub(crate) providers: BTreeMap<String, SocialProviderConfig>,
+    vault: Vault,
+    mailer: Arc<dyn Mailer>,
+    notices: Arc<dyn NoticeSink>,
+    rpc: Option<Arc<dyn FrameRpc>>,
+    allowed_origins: AllowedOrigins,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) entropy: Arc<dyn Entropy>,
+    pub(crate) http: reqwest::Client,
+    state: Mutex<State>,
+}
+
+pub struct EmbeddedServiceBuilder {
+    config: EmbeddedConfig,
+    keys: ShareKeys,
+    mailer: Arc<dyn Mailer>,
+    notices: Arc<dyn NoticeSink>,
+    rpc: Option<Arc<dyn FrameRpc>>,
+    allowed_origins: AllowedOrigins,
+    clock: Arc<dyn Clock>,
+    entropy: Arc<dyn Entropy>,
+    db: Option<sled::Db>,
+}
+
+impl EmbeddedServiceBuilder {
+    pub fn rpc(mut self, rpc: Arc<dyn FrameRpc>) -> Self {
+        self.rpc = Some(rpc);
+        self
+    }
+    pub fn allowed_origins(
+        mut self,
+        allowed: impl Fn(&str) -> Option<Vec<String>> + Send + Sync + 'static,
+    ) -> Self {
+        self.allowed_origins = Arc::new(allowed);
+        self
+    }
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+    pub fn entropy(mut self, entropy: Arc<dyn Entropy>) -> Self {
+        self.entropy = entropy;
+        self
+    }
+    /// The sled database of the vault (its trees are prefixed `embedded/`); else `data_dir`.
+    pub fn db(mut self, db: sled::Db) -> Self {
+        self.db = Some(db);
+        self
+    }
+
+    pub fn build(self) -> Result<EmbeddedService, String> {
+        let db = match (self.db, &self.config.data_dir) {
+            (Some(db), _) => db,
+            (None, Some(dir)) => sled::open(dir).map_err(|error| {
+                format!(
+                    "cannot open the embedded vault at {}: {error}",
+                    dir.display()
+                )
+            })?,
+            (None, None) => {
+                tracing::warn!(
+                    "[embedded] data_dir is not set: wallets live in a temporary database and vanish on restart"
+                );
+                sled::Config::new()
+                    .temporary(true)
+                    .open()
+                    .map_err(|error| error.to_string())?
+            }
+        };
+        let vault = Vault::open(db, self.keys).map_err(|error| error.to_string())?;
+        let ttl_ms = self.config.otp_ttl.as_millis() as u64;
+        let state = State {
+            otp: OtpStore::new(
+                &*self.entropy,
+                ttl_ms,
+                self.config.otp_attempts,
+                OTP_CAPACITY,
+            ),
+            frames: FrameRegistry::new(FRAME_CAPACITY),
+            social: PendingLogins::new(SOCIAL_CAPACITY),
+            last_mailed: HashMap::new(),
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|error| format!("cannot build the provider HTTP client: {error}"))?;
+        Ok(EmbeddedService {
+            providers: self.config.social.clone(),
+            config: self.config,
+            vault,
+            mailer: self.mailer,
+            notices: self.notices,
+            rpc: self.rpc,
+            allowed_origins: self.allowed_origins,
+            clock: self.clock,
+            entropy: self.entropy,
+            http,
+            state: Mutex::new(state),
+        })
+    }
+}
+
+fn valid_email(email: &str) -> bool {
+    let email = email.trim();
+    match email.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && email.len() <= 254
+                && !email.chars().any(|c| {
+                    c.is_whitespace() || c.is_control() || c == '<' || c == '>' || c == ','
+                })
+                && !domain.contains('@')
+        }
+        None => false,
+    }
+}
+
+impl EmbeddedService {
+    pub fn builder(
+        config: EmbeddedConfig,
+        keys: ShareKeys,
+        mailer: Arc<dyn Mailer>,
+        notices: Arc<dyn NoticeSink>,
+    ) -> EmbeddedServiceBuilder {
+        EmbeddedServiceBuilder {
+            config,
+            keys,
+            mailer,
+            notices,
+            rpc: None,
+            allowed_origins: Arc::new(|_| None),
+            clock: Arc::new(SystemClock),
+            entropy: Arc::new(OsEntropy),
+            db: None,
+        }
+    }
+
+    pub fn config(&self) -> &EmbeddedConfig {
+        &self.config
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn now(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The frame page's CSP for a project, or none for an unknown project.
+    pub fn frame_csp(&self, project_id: &str) -> Option<String> {
+        let origins = (self.allowed_origins)(project_id)?;
+        // Only plain origins reach the header: a `;` or blank would add directives.
+        let ancestors: Vec<String> = origins
+            .into_iter()
+            .filter(|origin| {
+                !origin.is_empty()
+                    && origin
+                        .chars()
+                        .all(|c| c.is_ascii_graphic() && c != ';' && c != ',' && c != '\'')
+            })
+            .collect();
+        let ancestors = if ancestors.is_empty() {
+            "'none'".to_owned()
+        } else {
+            ancestors.join(" ")
+        };
+        Some(format!("default-src 'self'; frame-ancestors {ancestors}"))
+    }
+
+    // ---- session side (called by the gateway) ----
+
+    /// Mails a login code for `email` to the visitor of `session_id` whose frame is `frame_id`.
+    pub async fn send_login_otp(
+        &self,
+        session_id: &str,
+        frame_id: &str,
+        email: &str,
+    ) -> Result<OtpSent, EmbeddedError> {
+        if !valid_email(email) {
+            return Err(EmbeddedError::BadEmail);
+        }
+        let email = normalize_email(email);
+        let existing_wallet = match self.vault.user_by_email(&email)? {
+            Some(user) => self.vault.wallet_of_user(&user.user_id)?,
+            None => None,
+        };
+        let (challenge_id, code, step) = {
+            let now = self.now();
+            let mut state = self.state();
+            self.check_cooldown(&mut state, &email, now)?;
+            let frame = state.frames.of_session(session_id, frame_id, now)?;
+            let step = match &existing_wallet {
+                Some(wallet) if !frame.device_wallets.contains(&wallet.wallet_id) => {
+                    OtpStep::VerifyDevice
+                }
+                _ => OtpStep::VerifyOtp,
+            };
+            let (challenge_id, code) = state
+                .otp
+                .issue(
+                    OtpPurpose::Login {
+                        email: email.clone(),
+                    },
+                    frame_id,
+                    now,
+                    &*self.entropy,
+                )
+                .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
+            state.last_mailed.insert(email.clone(), now);
+            (challenge_id, code, step)
+        };
+        if let Err(error) = self.mail(&email, &code, MailPurpose::Login).await {
+            // Nothing was sent: the code is void and the visitor may retry at once.
+            let mut state = self.state();
+            state.otp.forget_owner(frame_id);
+            state.last_mailed.remove(&email);
+            return Err(error);
+        }
+        Ok(OtpSent { challenge_id, step })
+    }
+
+    fn check_cooldown(
+        &self,
+        state: &mut State,
+        email: &str,
+        now: u64,
+    ) -> Result<(), EmbeddedError> {
+        let cooldown = self.config.email_cooldown.as_millis() as u64;
+        if let Some(&last) = state.last_mailed.get(email) {
+            let ready_at = last.saturating_add(cooldown);
+            if now < ready_at {
+                return Err(EmbeddedError::Cooldown {
+                    retry_after_secs: (ready_at - now).div_ceil(1000),
+                });
+            }
+        }
+        state
+            .last_mailed
+            .retain(|_, last| last.saturating_add(cooldown) > now);
+        if state.last_mailed.len() >= COOLDOWN_CAPACITY {
+            return Err(EmbeddedError::Busy(
+                "too many codes are being mailed; try again shortly".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn mail(
+        &self,
+        to: &str,
+        code: &OtpCode,
+        purpose: MailPurpose,
+    ) -> Result<(), EmbeddedError> {
+        self.mailer
+            .send_code(to, code, purpose)
+            .await
+            .map_err(|error| {
+                // The error names the transport failure, never the code.
+                tracing::warn!(%error, "mailing a one-time code failed");
+                EmbeddedError::Mail
+            })
+    }
+
+    /// Starts changing the login email of the frame's user: a code goes to the current address.
+    pub async fn start_email_update(
+        &self,
+        session_id: &str,
+        frame_id: &str,
+        new_email: &str,
+    ) -> Result<EmailUpdateStep, EmbeddedError> {
+        if !valid_email(new_email) {
+            return Err(EmbeddedError::BadEmail);
+        }
+        let new_email = normalize_email(new_email);
+        if self.vault.user_by_email(&new_email)?.is_some() {
+            return Err(EmbeddedError::EmailTaken);
+        }
+        let (current, code) = {
+            let now = self.now();
+            let mut state = self.state();
+            let frame = state.frames.of_session(session_id, frame_id, now)?;
+            let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
+            let user = self
+                .vault
+                .user(&login.user_id)?
+                .ok_or(EmbeddedError::NotLoggedIn)?;
+            let current = user.email.ok_or(EmbeddedError::BadRequest(
+                "this account has no email to change".into(),
+            ))?;
+            self.check_cooldown(&mut state, &current, now)?;
+            let purpose = OtpPurpose::UpdatePrimary {
+                user_id: login.user_id,
+                new_email: new_email.clone(),
+            };
+            let (challenge_id, code) = state
+                .otp
+                .issue(purpose, frame_id, now, &*self.entropy)
+                .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
+            let frame = state.frames.of_session(session_id, frame_id, now)?;
+            frame.email_update = Some(PendingEmailUpdate {
+                challenge_id,
+                step: EmailUpdateStep::Primary,
+                new_email,
+            });
+            state.last_mailed.insert(current.clone(), now);
+            (current, code)
+        };
+        self.mail(&current, &code, MailPurpose::UpdatePrimary)
+            .await?;
+        Ok(EmailUpdateStep::Primary)
+    }
+
+    /// Starts a social login; gives the provider's authorization URL for the popup.
+    pub fn start_social(
+        &self,
+        session_id: &str,
+        frame_id: &str,
+        provider: &str,
+        host_origin: &str,
+    ) -> Result<String, EmbeddedError> {
+        let Some(provider_config) = self.providers.get(provider) else {
+            tracing::warn!(provider, "social login with an unconfigured provider");
+            return Err(EmbeddedError::SocialStart);
+        };
+        let now = self.now();
+        let mut state = self.state();
+        state
+            .frames
+            .of_session(session_id, frame_id, now)
+            .map_err(|_| EmbeddedError::SocialStart)?;
+        state
+            .social
+            .start(
+                provider,
+                provider_config,
+                &self.config.oauth_redirect_uri(),
+                session_id,
+                frame_id,
+                host_origin,
+                now,
+                &*self.entropy,
+            )
+            .map_err(|error| {
+                tracing::warn!(%error, provider, "social login could not start");
+                EmbeddedError::SocialStart
+            })
+    }
+
+    /// Forgets the frame's login (the visitor disconnected).
+    pub fn sign_out(&self, frame_id: &str) {
+        let mut state = self.state();
+        if let Some(frame) = state.frames.get_mut(frame_id) {
+            frame.login = None;
+            frame.email_update = None;
+        }
+        state.otp.forget_owner(frame_id);
+    }
+
+    /// Drops the frames of an ended session.
+    pub fn forget_session(&self, session_id: &str) {
+        let mut state = self.state();
+        for frame_id in state.frames.forget_session(session_id) {
+            state.otp.forget_owner(&frame_id);
+        }
+    }
+
+    // ---- frame side (called by the frame routes) ----
+
+    pub fn register_frame(
+        &self,
+        session_id: &str,
+        hpke_public_key: &str,
+        device_wallets: Vec<String>,
+    ) -> Result<(String, String), EmbeddedError> {
+        if session_id.is_empty()
+            || session_id.len() > 128
+            || !self.notices.session_is_live(session_id)
+        {
+            return Err(EmbeddedError::UnknownSession);
+        }
+        let public_key = FramePublicKey::from_b64url(hpke_public_key)
+            .map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
+        let now = self.now();
+        Ok(self.state().frames.register(
+            session_id,
+            public_key,
+            device_wallets,
+            now,
+            &*self.entropy,
+        )?)
+    }
+
+    pub fn verify_email_otp(
+        &self,
+        frame_token: &str,
+        challenge_id: &str,
+        otp: &str,
+    ) -> Result<LoginResult, EmbeddedError> {
+        let now = self.now();
+        let mut state = self.state();
+        let frame = state.frames.authenticate(frame_token, now)?;
+        let (frame_id, session_id) = (frame.frame_id.clone(), frame.session_id.clone());
+        if !matches!(
+            state.otp.purpose_of(challenge_id, &frame_id),
+            None | Some(OtpPurpose::Login { .. })
+        ) {
+            return Err(EmbeddedError::BadRequest(
+                "that challenge is not a login".into(),
+            ));
+        }
+        match state.otp.verify(challenge_id, &frame_id, otp, now) {
+            Ok(OtpPurpose::Login { email }) => {
+                let user = self.vault.login_email_user(&email, now, &*self.entropy)?;
+                let frame = state.frames.authenticate(frame_token, now)?;
+                self.complete_login(frame, user, LoginMethod::Email, None)
+            }
+            Ok(_) => Err(EmbeddedError::Internal),
+            Err(rejected) => {
+                drop(state);
+                self.notices.notify(
+                    &session_id,
+                    Notice::OtpRejected {
+                        reason: rejected.reason,
+                        attempts_left: rejected.attempts_left,
+                    },
+                );
+                Err(EmbeddedError::Otp(rejected))
+            }
+        }
+    }
+
+    /// Records the frame's login, releases the wallet's shares sealed to it and tells the session.
+    fn complete_login(
+        &self,
+        frame: &mut Frame,
+        user: User,
+        method: LoginMethod,
+        username: Option<String>,
+    ) -> Result<LoginResult, EmbeddedError> {
+        let wallet = match self.vault.wallet_of_user(&user.user_id)? {
+            Some(wallet) => {
+                let server_share = self.vault.open_server_share(&wallet)?;
+                let server_share = self.seal(frame, &server_share)?;
+                let recovery_share = if frame.device_wallets.contains(&wallet.wallet_id) {
+                    None
+                } else {
+                    let recovery = self.vault.open_recovery_share(&wallet)?;
+                    Some(self.seal(frame, &recovery)?)
+                };
+                Some(ReleasedWallet {
+                    wallet_id: wallet.wallet_id,
+                    eip155_address: wallet.eip155_address,
+                    solana_address: wallet.solana_address,
+                    server_share,
+                    recovery_share,
+                })
+            }
+            None => None,
+        };
+        let username = username.or(user.username.clone());
+        frame.login = Some(FrameLogin {
+            user_id: user.user_id.clone(),
+            email: user.email.clone(),
+            username: username.clone(),
+            method: method.clone(),
+        });
+        let addresses = wallet.as_ref().map(|wallet| WalletAddresses {
+            wallet_id: wallet.wallet_id.clone(),
+            eip155_address: wallet.eip155_address.clone(),
+            solana_address: wallet.solana_address.clone(),
+        });
+        self.notices.notify(
+            &frame.session_id,
+            Notice::LoginVerified {
+                method,
+                user_id: user.user_id.clone(),
+                email: user.email.clone(),
+                username: username.clone(),
+                wallet: addresses,
+            },
+        );
+        Ok(LoginResult {
+            user_id: user.user_id,
+            email: user.email,
+            username,
+            wallet,
+        })
+    }
+
+    fn seal(&self, frame: &Frame, share: &[u8]) -> Result<Sealed, EmbeddedError> {
+        seal_to_frame(&frame.public_key, &frame.frame_id, share, &*self.entropy)
+            .map_err(|_| EmbeddedError::Internal)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_wallet(
+        &self,
+        frame_token: &str,
+        eip155_address: &str,
+        solana_address: &str,
+        server_share: &str,
+        recovery_share: &str,
+        eip155_signature: &str,
+        solana_signature: &str,
+    ) -> Result<String, EmbeddedError> {
+        let now = self.now();
+        let mut state = self.state();
+        let frame = state.frames.authenticate(frame_token, now)?;
+        let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
+        let (eip155_address, solana_address) = verify_binding(
+            &frame.frame_id,
+            &login.user_id,
+            eip155_address,
+            eip155_signature,
+            solana_address,
+            solana_signature,
+        )?;
+        let decode = |text: &str, name: &str| {
+            b64url_decode(text)
+                .ok_or_else(|| EmbeddedError::BadRequest(format!("{name} must be base64url")))
+        };
+        let server_share = decode(server_share, "serverShare")?;
+        let recovery_share = decode(recovery_share, "recoveryShare")?;
+        let wallet = self.vault.bind_wallet(
+            &login.user_id,
+            &eip155_address,
+            &solana_address,
+            &server_share,
+            &recovery_share,
+            &*self.entropy,
+        )?;
+        // The frame made the key and keeps the device share of it.
+        frame.device_wallets.push(wallet.wallet_id.clone());
+        let addresses = WalletAddresses {
+            wallet_id: wallet.wallet_id.clone(),
+            eip155_address: wallet.eip155_address,
+            solana_address: wallet.solana_address,
+        };
+        self.notices
+            .notify(&frame.session_id, Notice::WalletBound(addresses));
+        Ok(wallet.wallet_id)
+    }
+
+    pub fn release_server_share(&self, frame_token: &str) -> Result<Sealed, EmbeddedError> {
+        let now = self.now();
+        let mut state = self.state();
+        let frame = state.frames.authenticate(frame_token, now)?;
+        let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
+        let wallet = self
+            .vault
+            .wallet_of_user(&login.user_id)?
+            .ok_or(EmbeddedError::NoWallet)?;
+        let share = self.vault.open_server_share(&wallet)?;
+        self.seal(frame, &share)
+    }
+
+    pub async fn verify_email_update(
+        &self,
+        frame_token: &str,
+        step: EmailUpdateStep,
+        otp: &str,
+    ) -> Result<(), EmbeddedError> {
+        let now = self.now();
+        let next = {
+            let mut state = self.state();
+            let frame = state.frames.authenticate(frame_token, now)?;
+            let (frame_id, session_id) = (frame.frame_id.clone(), frame.session_id.clone());
+            let pending = frame.email_update.clone().ok_or(EmbeddedError::BadRequest(
+                "no email change is pending".into(),
+            ))?;
+            if pending.step != step {
+                return Err(EmbeddedError::BadRequest(
+                    "that is not the pending step of the email change".into(),
+                ));
+            }
+            match state.otp.verify(&pending.challenge_id, &frame_id, otp, now) {
+                Ok(OtpPurpose::UpdatePrimary { user_id, new_email }) => {
+                    let purpose = OtpPurpose::UpdateSecondary {
+                        user_id,
+                        new_email: new_email.clone(),
+                    };
+                    let (challenge_id, code) = state
+                        .otp
+                        .issue(purpose, &frame_id, now, &*self.entropy)
+                        .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
+                    let frame = state.frames.authenticate(frame_token, now)?;
+                    frame.email_update = Some(PendingEmailUpdate {
+                        challenge_id,
+                        step: EmailUpdateStep::Secondary,
+                        new_email: new_email.clone(),
+                    });
+                    Some((session_id, new_email, code))
+                }
+                Ok(OtpPurpose::UpdateSecondary { user_id, new_email }) => {
+                    let user = self.vault.update_email(&user_id, &new_email)?;
+                    let frame = state.frames.authenticate(frame_token, now)?;
+                    frame.email_update = None;
+                    if let Some(login) = frame.login.as_mut() {
+                        login.email = user.email.clone();
+                    }
+                    drop(state);
+                    self.notices
+                        .notify(&session_id, Notice::EmailUpdated { new_email });
+                    None
+                }
+                Ok(OtpPurpose::Login { .. }) => return Err(EmbeddedError::Internal),
+                Err(rejected) => {
+                    if rejected.reason != OtpRejection::Wrong
+                        && let Ok(frame) = state.frames.authenticate(frame_token, now)
+                    {
+                        frame.email_update = None;
+                    }
+                    drop(state);
+                    self.notices.notify(
+                        &session_id,
+                        Notice::OtpRejected {
+                            reason: rejected.reason,
+                            attempts_left: rejected.attempts_left,
+                        },
+                    );
+                    return Err(EmbeddedError::Otp(rejected));
+                }
+            }
+        };
+        if let Some((session_id, new_email, code)) = next {
+            self.mail(&new_email, &code, MailPurpose::UpdateSecondary)
+                .await?;
+            self.notices.notify(
+                &session_id,
+                Notice::EmailUpdateStep {
+                    step: EmailUpdateStep::Secondary,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// One allowed chain call for the frame's logged-in EVM address.
+    pub async fn frame_rpc(
+        &self,
+        frame_token: &str,
+        chain_id: &str,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<Result<serde_json::Value, RpcFailure>, EmbeddedError> {
+        if !FRAME_RPC_METHODS.contains(&method) {
+            return Err(EmbeddedError::MethodNotAllowed(
+                method.chars().take(64).collect(),
+            ));
+        }
+        if !chain_id.starts_with("eip155:") {
+            return Err(EmbeddedError::BadRequest(
+                "chainId must be an eip155 CAIP-2 id".into(),
+            ));
+        }
+        let (session_id, address) = {
+            let now = self.now();
+            let mut state = self.state();
+            let frame = state.frames.authenticate(frame_token, now)?;
+            let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
+            let wallet = self
+                .vault
+                .wallet_of_user(&login.user_id)?
+                .ok_or(EmbeddedError::NoWallet)?;
+            (frame.session_id.clone(), wallet.eip155_address)
+        };
+        let rpc = self.rpc.as_ref().ok_or(EmbeddedError::RpcUnavailable)?;
+        Ok(rpc
+            .call(&session_id, &address, chain_id, method, params)
+            .await)
+    }
+
+    /// The host origin of a pending social login (the callback page posts its result there).
+    pub fn callback_host_origin(&self, state_param: &str) -> Option<String> {
+        let now = self.now();
+        self.state().social.host_origin(state_param, now)
+    }
+
+    pub async fn complete_social(
+        &self,
+        frame_token: &str,
+        result_uri: &str,
+    ) -> Result<LoginResult, EmbeddedError> {
+        let now = self.now();
+        let (session_id, pending) = {
+            let mut state = self.state();
+            let frame = state.frames.authenticate(frame_token, now)?;
+            let session_id = frame.session_id.clone();
+            let taken = crate::social::parse_result_uri(self.config.frame_origin(), result_uri)
+                .and_then(|result| {
+                    state
+                        .social
+                        .take(&result.state, &session_id, now)
+                        .map(|pending| (result, pending))
+                });
+            (session_id, taken)
+        };
+        let outcome = match pending {
+            Ok((result, pending)) => self.finish_social(frame_token, result, pending).await,
+            Err(error) => Err(error),
+        };
+        outcome.map_err(|error| {
+            tracing::warn!(%error, "social login failed");
+            self.notices.notify(
+                &session_id,
+                Notice::SocialFailed {
+                    message: "Failed to connect".into(),
+                },
+            );
+            match error {
+                SocialError::Frame(inner) => inner,
+                _ => EmbeddedError::SocialFailed,
+            }
+        })
+    }
+
+    async fn finish_social(
+        &self,
+        frame_token: &str,
+        result: crate::social::CallbackResult,
+        pending: crate::social::PendingSocial,
+    ) -> Result<LoginResult, SocialError> {
+        let provider = self
+            .providers
+            .get(&pending.provider)
+            .ok_or(SocialError::UnknownProvider)?;
+        let code = result.code.ok_or(SocialError::Provider(
+            result.error.unwrap_or_else(|| "no code".into()),
+        ))?;
+        let identity = crate::social::identify(
+            &self.http,
+            &pending.provider,
+            provider,
+            &self.config.oauth_redirect_uri(),
+            &code,
+            &pending,
+            self.now(),
+        )
+        .await?;
+        let now = self.now();
+        let user = self
+            .vault
+            .login_social_user(
+                &pending.provider,
+                &identity.subject,
+                identity.username.as_deref(),
+                now,
+                &*self.entropy,
+            )
+            .map_err(|error| SocialError::Frame(error.into()))?;
+        let mut state = self.state();
+        let frame = state
+            .frames
+            .authenticate(frame_token, now)
+            .map_err(|error| SocialError::Frame(error.into()))?;
+        if frame.session_id != pending.session_id {
+            return Err(SocialError::StateMismatch);
+        }
+        let mut user = user;
+        if user.email.is_none() {
+            // Display only (see Vault::login_social_user).
+            user.email = identity.email.clone();
+        }
+        self.complete_login(
+            frame,
+            user,
+            LoginMethod::Social(pending.provider.clone()),
+            identity.username,
+        )
+        .map_err(SocialError::Frame)
+    }
+
+    /// The raw stored values of the vault (tests check no share is stored in the clear).
+    pub fn vault_raw_values(&self) -> Vec<Vec<u8>> {
+        self.vault.raw_values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_email;
+
+    #[test]
+    fn given_addresses_when_checked_then_only_plausible_single_mailboxes_pass() {
+        assert!(valid_email("a@example.com"));
+        assert!(valid_email(" A.b+c@sub.example.org "));
+        for bad in [
+            "",
+            "a",
+            "a@b",
+            "@example.com",
+            "a@.com",
+            "a b@example.com",
+            "a@example.com, b@example.com",
+            "<a@example.com>",
+            "a@b@example.com",
+        ] {
+            assert!(!valid_email(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,562 @@
+//! Social login: OAuth 2.0 authorization code with PKCE (S256), state and nonce, and the identity
+//! from a verified OIDC id_token (when the provider has a JWKS) or from its userinfo endpoint.
+//! The pending logins are pure (time in); `identify` does the provider calls.
+
+use std::collections::HashMap;
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use crate::config::SocialProviderConfig;
+use crate::{Entropy, b64url};
+
+pub const PENDING_TTL_MS: u64 = 10 * 60 * 1000;
+/// Provider answers are small JSON documents; anything bigger is refused.
+const MAX_PROVIDER_RESPONSE: usize = 256 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SocialError {
+    #[error("too many social logins are pending")]
+    Full,
+    #[error("the provider's authorization endpoint is not a URL")]
+    BadEndpoint,
+    #[error("the host origin is not an origin")]
+    BadHostOrigin,
+    #[error("the result URI is not the frame's OAuth callback")]
+    BadResultUri,
+    #[error("no pending login of this session has that state")]
+    StateMismatch,
+    #[error("the provider is not configured")]
+    UnknownProvider,
+    #[error("the provider refused: {0}")]
+    Provider(String),
+    #[error("the provider's answer is unusable: {0}")]
+    BadAnswer(String),
+    #[error("the id_token is invalid: {0}")]
+    IdToken(String),
+    #[error(transparent)]
+    Frame(crate::service::EmbeddedError),
+}
+
+#[derive(Clone, Debug)]
+pub struct PendingSocial {
+    pub provider: String,
+    pub session_id: String,
+    pub frame_id: String,
+    pub host_origin: String,
+    pub code_verifier: String,
+    pub nonce: String,
+    expires_ms: u64,
+}
+
+pub struct PendingLogins {
+    pending: HashMap<String, PendingSocial>,
+    capacity: usize,
+}
+
+/// `S256` PKCE: base64url(SHA-256(verifier)).
+pub fn pkce_challenge(verifier: &str) -> String {
+    b64url(&Sha256::digest(verifier.as_bytes()))
+}
+
+fn is_origin(text: &str) -> bool {
+    match Url::parse(text) {
+        Ok(url) => {
+            matches!(url.scheme(), "http" | "https") && url.origin().ascii_serialization() == text
+        }
+        Err(_) => false,
+    }
+}
+
+impl PendingLogins {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            pending: HashMap::new(),
+            capacity,
+        }
+    }
+
+    /// Records a pending login and gives the authorization URL.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &mut self,
+        provider_name: &str,
+        provider: &SocialProviderConfig,
+        redirect_uri: &str,
+        session_id: &str,
+        frame_id: &str,
+        host_origin: &str,
+        now_ms: u64,
+        entropy: &dyn Entropy,
+    ) -> Result<String, SocialError> {
+        if !is_origin(host_origin) {
+            return Err(SocialError::BadHostOrigin);
+        }
+        let mut url =
+            Url::parse(&provider.authorization_endpoint).map_err(|_| SocialError::BadEndpoint)?;
+        self.pending
+            .retain(|_, pending| pending.expires_ms > now_ms);
+        if self.pending.len() >= self.capacity {
+            return Err(SocialError::Full);
+        }
+        let state = crate::random_b64url(entropy, 32);
+        let code_verifier = crate::random_b64url(entropy, 32);
+        let nonce = crate::random_b64url(entropy, 16);
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &provider.client_id)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("state", &state)
+                .append_pair("code_challenge", &pkce_challenge(&code_verifier))
+                .append_pair("code_challenge_method", "S256");
+            if !provider.scopes.is_empty() {
+                query.append_pair("scope", &provider.scopes.join(" "));
+            }
+            if provider.jwks_uri.is_some() {
+                query.append_pair("nonce", &nonce);
+            }
+        }
+        self.pending.insert(
+            state,
+            PendingSocial {
+                provider: provider_name.to_owned(),
+                session_id: session_id.to_owned(),
+                frame_id: frame_id.to_owned(),
+                host_origin: host_origin.to_owned(),
+                code_verifier,
+                nonce,
+                expires_ms: now_ms.saturating_add(PENDING_TTL_MS),
+            },
+        );
+        Ok(url.into())
+    }
+
+    pub fn host_origin(&self, state: &str, now_ms: u64) -> Option<String> {
+        self.pending
+            .get(state)
+            .filter(|pending| pending.expires_ms > now_ms)
+            .map(|pending| pending.host_origin.clone())
+    }
+
+    /// Takes the pending login `state` if it belongs to `session_id` and is alive (once only).
+    pub fn take(
+        &mut self,
+        state: &str,
+        session_id: &str,
+        now_ms: u64,
+    ) -> Result<PendingSocial, SocialError> {
+        match self.pending.get(state) {
+            Some(pending) if pending.session_id == session_id && pending.expires_ms > now_ms => {
+                Ok(self.pending.remove(state).expect("present above"))
+            }
+            _ => Err(SocialError::StateMismatch),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct CallbackResult {
+    pub state: String,
+    pub code: Option<String>,
+    pub error: Option<String>,
+}
+
+/// The provider's redirect as the frame saw it: must be `{frame_origin}/oauth/callback?…`.
+pub fn parse_result_uri(
+    frame_origin: &str,
+    result_uri: &str,
+) -> Result<CallbackResult, SocialError> {
+    let prefix = format!("{frame_origin}/oauth/callback?");
+    if !result_uri.starts_with(&prefix) || result_uri.len() > 8 * 1024 {
+        return Err(SocialError::BadResultUri);
+    }
+    let url = Url::parse(result_uri).map_err(|_| SocialError::BadResultUri)?;
+    let mut result = CallbackResult {
+        state: String::new(),
+        code: None,
+        error: None,
+    };
+    for (key, value) in url.query_pairs() {
+        match key.as_ref() {
+            "state" => result.state = value.into_owned(),
+            "code" => result.code = Some(value.into_owned()),
+            "error" => result.error = Some(value.chars().take(128).collect()),
+            _ => {}
+        }
+    }
+    if result.state.is_empty() {
+        return Err(SocialError::BadResultUri);
+    }
+    Ok(result)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocialIdentity {
+    pub subject: String,
+    pub email: Option<String>,
+    pub username: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: Option<String>,
+    id_token: Option<String>,
+}
+
+async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, SocialError> {
+    let status = response.status();
+    let mut response = response;
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| SocialError::Provider(error.to_string()))?
+    {
+        if body.len() + chunk.len() > MAX_PROVIDER_RESPONSE {
+            return Err(SocialError::BadAnswer("response too large".into()));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if !status.is_success() {
+        return Err(SocialError::Provider(format!("HTTP {status}")));
+    }
+    Ok(body)
+}
+
+/// Exchanges the code and finds who logged in.
+pub async fn identify(
+    http: &reqwest::Client,
+    provider_name: &str,
+    provider: &SocialProviderConfig,
+    redirect_uri: &str,
+    code: &str,
+    pending: &PendingSocial,
+    now_ms: u64,
+) -> Result<SocialIdentity, SocialError> {
+    let mut form = vec![
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", redirect_uri),
+        ("client_id", provider.client_id.as_str()),
+        ("code_verifier", pending.code_verifier.as_str()),
+    ];
+    if let Some(secret) = &provider.client_secret {
+        form.push(("client_secret", secret.as_str()));
+    }
+    let response = http
+        .post(&provider.token_endpoint)
+        .header("accept", "application/json")
+        .form(&form)
+        .send()
+        .await
+        .map_err(|error| SocialError::Provider(error.to_string()))?;
+    let tokens: TokenResponse = serde_json::from_slice(&read_capped(response).await?)
+        .map_err(|error| SocialError::BadAnswer(error.to_string()))?;
+
+    if let Some(jwks_uri) = &provider.jwks_uri {
+        let id_token = tokens
+            .id_token
+            .ok_or_else(|| SocialError::BadAnswer("no id_token".into()))?;
+        let response = http
+            .get(jwks_uri)
+            .send()
+            .await
+            .map_err(|error| SocialError::Provider(error.to_string()))?;
+        let jwks: JwkSet = serde_json::from_slice(&read_capped(response).await?)
+            .map_err(|error| SocialError::BadAnswer(error.to_string()))?;
+        return verify_id_token(&id_token, &jwks, provider, &pending.nonce, now_ms);
+    }
+    let userinfo = provider
+        .userinfo_endpoint
+        .as_ref()
+        .ok_or_else(|| SocialError::BadAnswer("no jwks_uri nor userinfo_endpoint".into()))?;
+    let access_token = tokens
+        .access_token
+        .ok_or_else(|| SocialError::BadAnswer("no access_token".into()))?;
+    let response = http
+        .get(userinfo)
+        .bearer_auth(access_token)
+        .header("accept", "application/json")
+        .header("user-agent", "vestibule-embedded")
+        .send()
+        .await
+        .map_err(|error| SocialError::Provider(error.to_string()))?;
+    let body: serde_json::Value = serde_json::from_slice(&read_capped(response).await?)
+        .map_err(|error| SocialError::BadAnswer(error.to_string()))?;
+    identity_from_userinfo(provider_name, &body)
+}
+
+#[derive(Deserialize)]
+struct IdClaims {
+    sub: String,
+    exp: u64,
+    nonce: Option<String>,
+    email: Option<String>,
+    preferred_username: Option<String>,
+    name: Option<String>,
+}
+
+/// Checks signature (a key of the JWKS), iss, aud = client_id, exp (against `now_ms`) and nonce.
+pub fn verify_id_token(
+    id_token: &str,
+    jwks: &JwkSet,
+    provider: &SocialProviderConfig,
+    nonce: &str,
+    now_ms: u64,
+) -> Result<SocialIdentity, SocialError> {
+    let bad = |why: &str| SocialError::IdToken(why.to_owned());
+    let header = jsonwebtoken::decode_header(id_token)
+        .map_err(|error| SocialError::IdToken(error.to_string()))?;
+    if !matches!(
+        header.alg,
+        Algorithm::RS256 | Algorithm::ES256 | Algorithm::PS256 | Algorithm::EdDSA
+    ) {
+        return Err(bad("unexpected algorithm"));
+    }
+    let jwk = match &header.kid {
+        Some(kid) => jwks.find(kid),
+        None if jwks.keys.len() == 1 => jwks.keys.first(),
+        None => None,
+    }
+    .ok_or_else(|| bad("no key of the provider's JWKS signed it"))?;
+    let key =
+        DecodingKey::from_jwk(jwk).map_err(|error| SocialError::IdToken(error.to_string()))?;
+    let mut validation = Validation::new(header.alg);
+    validation.set_audience(&[&provider.client_id]);
+    if let Some(issuer) = &provider.issuer {
+        validation.set_issuer(&[issuer]);
+    }
+    // Expiry is checked below against the service's clock.
+    validation.validate_exp = false;
+    validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+    let claims = jsonwebtoken::decode::<IdClaims>(id_token, &key, &validation)
+        .map_err(|error| SocialError::IdToken(error.to_string()))?
+        .claims;
+    if claims.exp.saturating_mul(1000) <= now_ms {
+        return Err(bad("expired"));
+    }
+    let nonce_matches = claims
+        .nonce
+        .as_deref()
+        .is_some_and(|got| subtle::ConstantTimeEq::ct_eq(got.as_bytes(), nonce.as_bytes()).into());
+    if !nonce_matches {
+        return Err(bad("nonce mismatch"));
+    }
+    Ok(SocialIdentity {
+        subject: claims.sub,
+        email: claims.email,
+        username: claims.preferred_username.or(claims.name),
+    })
+}
+
+/// The identity in a provider's userinfo answer.
+pub fn identity_from_userinfo(
+    provider: &str,
+    body: &serde_json::Value,
+) -> Result<SocialIdentity, SocialError> {
+    let text = |value: &serde_json::Value| match value {
+        serde_json::Value::String(text) if !text.is_empty() => Some(text.clone()),
+        serde_json::Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    };
+    let field = |name: &str| body.get(name).and_then(text);
+    let identity = match provider {
+        "x" => {
+            let data = body.get("data").unwrap_or(&serde_json::Value::Null);
+            SocialIdentity {
+                subject: data.get("id").and_then(text).unwrap_or_default(),
+                email: None,
+                username: data.get("username").and_then(text),
+            }
+        }
+        "discord" => SocialIdentity {
+            subject: field("id").unwrap_or_default(),
+            email: field("email"),
+            username: field("username"),
+        },
+        "github" => SocialIdentity {
+            subject: field("id").unwrap_or_default(),
+            email: field("email"),
+            username: field("login"),
+        },
+        _ => SocialIdentity {
+            subject: field("sub").or_else(|| field("id")).unwrap_or_default(),
+            email: field("email"),
+            username: field("preferred_username").or_else(|| field("name")),
+        },
+    };
+    if identity.subject.is_empty() {
+        return Err(SocialError::BadAnswer("no subject in userinfo".into()));
+    }
+    Ok(identity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SeededEntropy;
+
+    fn provider() -> SocialProviderConfig {
+        SocialProviderConfig {
+            client_id: "client".into(),
+            client_secret: None,
+            authorization_endpoint: "https://idp.example/authorize?prompt=login".into(),
+            token_endpoint: "https://idp.example/token".into(),
+            userinfo_endpoint: None,
+            jwks_uri: Some("https://idp.example/jwks".into()),
+            issuer: None,
+            scopes: vec!["openid".into(), "email".into()],
+        }
+    }
+
+    #[test]
+    fn given_a_start_when_the_url_is_built_then_it_carries_pkce_state_nonce_and_the_callback() {
+        let entropy = SeededEntropy::new(1);
+        let mut pending = PendingLogins::new(4);
+        let url = pending
+            .start(
+                "google",
+                &provider(),
+                "https://frame.example/oauth/callback",
+                "s1",
+                "f1",
+                "https://host.example",
+                0,
+                &entropy,
+            )
+            .unwrap();
+        let url = Url::parse(&url).unwrap();
+        let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
+        assert_eq!(query["prompt"], "login");
+        assert_eq!(
+            query["redirect_uri"],
+            "https://frame.example/oauth/callback"
+        );
+        assert_eq!(query["code_challenge_method"], "S256");
+        assert_eq!(query["scope"], "openid email");
+        let state = &query["state"];
+        assert_eq!(crate::b64url_decode(state).unwrap().len(), 32);
+        assert_eq!(
+            pending.host_origin(state, 1).as_deref(),
+            Some("https://host.example")
+        );
+        let taken = pending.take(state, "s1", 1).unwrap();
+        assert_eq!(
+            query["code_challenge"],
+            pkce_challenge(&taken.code_verifier)
+        );
+        assert_eq!(query["nonce"], taken.nonce);
+        assert!(
+            pending.take(state, "s1", 1).is_err(),
+            "a state is spent once"
+        );
+    }
+
+    #[test]
+    fn given_a_pending_login_when_another_session_or_a_late_one_takes_it_then_it_is_refused() {
+        let entropy = SeededEntropy::new(2);
+        let mut pending = PendingLogins::new(4);
+        let url = pending
+            .start(
+                "google",
+                &provider(),
+                "https://f/oauth/callback",
+                "s1",
+                "f1",
+                "https://host.example",
+                0,
+                &entropy,
+            )
+            .unwrap();
+        let state = Url::parse(&url)
+            .unwrap()
+            .query_pairs()
+            .find(|(k, _)| k == "state")
+            .unwrap()
+            .1
+            .into_owned();
+        assert!(matches!(
+            pending.take(&state, "s2", 1),
+            Err(SocialError::StateMismatch)
+        ));
+        assert!(matches!(
+            pending.take(&state, "s1", PENDING_TTL_MS),
+            Err(SocialError::StateMismatch)
+        ));
+        assert!(matches!(
+            pending.start(
+                "google",
+                &provider(),
+                "https://f/oauth/callback",
+                "s1",
+                "f1",
+                "https://host.example/path",
+                0,
+                &entropy
+            ),
+            Err(SocialError::BadHostOrigin)
+        ));
+    }
+
+    #[test]
+    fn given_result_uris_when_parsed_then_only_the_frame_callback_is_accepted() {
+        let ok = parse_result_uri(
+            "https://frame.example",
+            "https://frame.example/oauth/callback?code=c&state=s",
+        )
+        .unwrap();
+        assert_eq!((ok.code.as_deref(), ok.state.as_str()), (Some("c"), "s"));
+        for bad in [
+            "https://frame.example.evil/oauth/callback?code=c&state=s",
+            "https://frame.example/oauth/callbackx?code=c&state=s",
+            "https://evil.example/oauth/callback?code=c&state=s",
+            "https://frame.example/oauth/callback?code=c",
+        ] {
+            assert!(
+                parse_result_uri("https://frame.example", bad).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn given_userinfo_answers_when_read_then_each_provider_gives_its_subject_and_name() {
+        let x = serde_json::json!({ "data": { "id": "123", "username": "xuser" } });
+        assert_eq!(
+            identity_from_userinfo("x", &x).unwrap(),
+            SocialIdentity {
+                subject: "123".into(),
+                email: None,
+                username: Some("xuser".into())
+            }
+        );
+        let github = serde_json::json!({ "id": 42, "login": "octo", "email": "o@example.com" });
+        assert_eq!(
+            identity_from_userinfo("github", &github).unwrap(),
+            SocialIdentity {
+                subject: "42".into(),
+                email: Some("o@example.com".into()),
+                username: Some("octo".into())
+            }
+        );
+        let discord = serde_json::json!({ "id": "7", "username": "disc" });
+        assert_eq!(
+            identity_from_userinfo("discord", &discord)
+                .unwrap()
+                .username
+                .as_deref(),
+            Some("disc")
+        );
+        let oidc = serde_json::json!({ "sub": "abc", "email": "a@example.com", "preferred_username": "al" });
+        assert_eq!(
+            identity_from_userinfo("google", &oidc).unwrap().subject,
+            "abc"
+        );
+        assert!(identity_from_userinfo("github", &serde_json::json!({ "login": "x" })).is_err());
+    }
+}
