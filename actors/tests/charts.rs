@@ -11,8 +11,8 @@ use vestibule_actors::chart::ANY_STATE;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
 use vestibule_actors::session::{self, wire, Event, SessionState};
-use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
+use vestibule_actors::model::options::{SessionOptions, SocialProvider};
+use vestibule_actors::testing::{embedded_options, started_embedded, multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
 
 type Taken = BTreeSet<(String, String, String, String, String)>;
 
@@ -22,7 +22,9 @@ fn check_run(seed: u64, steps: usize) -> Result<Taken, String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // Sign-in off, optional or required; half of the runs in a multichain session (Ethereum and
     // Solana Devnet, where Solana wallets connect and the active namespace switches).
-    let start = match seed % 6 {
+    let start = match seed % 7 {
+        // A gateway serving the embedded wallet: email and social login, the email change.
+        6 => started_embedded(embedded_options(vec![SocialProvider::Google, SocialProvider::Discord])),
         // Half of the runs on a gateway whose chain service serves the session's eip155 networks
         // (balances, activity, sends, switches); runs without one are in tests/regions.rs.
         0 => started_serving(SessionOptions::default()),

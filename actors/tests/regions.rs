@@ -38,6 +38,7 @@ fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
         Region::NetworkSwitch => Arc::ptr_eq(&a.network_switch, &b.network_switch),
         Region::Send => Arc::ptr_eq(&a.send, &b.send),
         Region::HostRequests => Arc::ptr_eq(&a.host_requests, &b.host_requests),
+        Region::Embedded => Arc::ptr_eq(&a.embedded, &b.embedded),
         // Plain values: compared by their bytes only.
         Region::Origin | Region::Project | Region::Started => true,
     }
