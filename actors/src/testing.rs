@@ -41,7 +41,32 @@ pub fn sign_in_options(required: bool) -> SessionOptions {
 /// The events that start a session with `options`.
 pub fn started_with(options: SessionOptions) -> Vec<Event> {
     let networks = options.validate().expect("test options are valid");
-    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks: Vec::new() }]
+    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks: Vec::new(), embedded_frame_origin: None }]
+}
+
+/// The secure frame's origin in tests.
+pub const FRAME_ORIGIN: &str = "http://localhost:4100";
+
+/// Options with email login and the given social providers enabled.
+pub fn embedded_options(socials: Vec<crate::model::options::SocialProvider>) -> SessionOptions {
+    SessionOptions { features: crate::model::options::Features { email: true, socials, ..Default::default() }, ..Default::default() }
+}
+
+/// A session of a gateway serving the embedded wallet at [`FRAME_ORIGIN`], started at [`T0`] (the
+/// frame is loading: due at `T0 + 20 s`).
+pub fn started_embedded(options: SessionOptions) -> Vec<Event> {
+    let networks = options.validate().expect("test options are valid");
+    vec![
+        Event::SessionStarted {
+            project: "test".into(),
+            origin: "http://localhost:3000".into(),
+            options,
+            networks,
+            served_networks: Vec::new(),
+            embedded_frame_origin: Some(FRAME_ORIGIN.into()),
+        },
+        Event::EmbeddedFrameLoading { deadline_ms: T0 + crate::machines::embedded_wallet::FRAME_LOAD_TIMEOUT_MS },
+    ]
 }
 
 /// The events that start a session with `options` on a gateway whose chain service serves every
@@ -51,7 +76,7 @@ pub fn started_serving(options: SessionOptions) -> Vec<Event> {
     let networks = options.validate().expect("test options are valid");
     let served_networks =
         networks.iter().filter(|n| matches!(n.namespace(), Namespace::Eip155 | Namespace::Solana)).map(|n| n.caip_network_id.clone()).collect();
-    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks }]
+    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks, embedded_frame_origin: None }]
 }
 
 /// A token balance as the chain service answers it.
@@ -619,10 +644,110 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
         let outcome = if rng.random_bool(0.7) { WalletOutcome::Ok { result: serde_json::json!("0x1") } } else { wallet_err(3, "execution reverted") };
         return (Command::HostReadAnswered { request_id: read.id.clone(), outcome }, now_ms + rng.random_range(0..50));
     }
+    if state.embedded.frame_origin.is_some() && rng.random_bool(0.35) {
+        return random_embedded_step(rng, state, now_ms);
+    }
     if rng.random_bool(0.2) {
         let now = now_ms + rng.random_range(0..3000);
         (Command::Tick, now)
     } else {
         (Command::Client(random_command(rng, state)), now_ms + rng.random_range(0..50))
     }
+}
+
+/// A random step of the embedded wallet (a session with a frame origin): the visitor's and the host
+/// bridge's commands, the embedded service's answers, and deadlines falling due.
+fn random_embedded_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) -> (Command, u64) {
+    use crate::machines::embedded_wallet::*;
+    use crate::model::options::SocialProvider;
+    let soon = now_ms + rng.random_range(0..50);
+    let e = &state.embedded;
+    let due = |at: Option<u64>| (Command::Tick, at.unwrap_or(now_ms).max(now_ms));
+    if e.sign_out.is_some() && rng.random_bool(0.5) {
+        return (Command::EmbeddedSignOutDone, soon);
+    }
+    match e.frame.status {
+        FrameStatus::Loading if rng.random_bool(0.5) => {
+            return if rng.random_bool(0.8) {
+                (ClientCommand::EmbeddedFrameReady { frame_id: "frame-1".into() }.into(), soon)
+            } else {
+                due(e.frame.deadline_ms)
+            };
+        }
+        FrameStatus::Settling if rng.random_bool(0.7) => return due(e.frame.deadline_ms),
+        _ => {}
+    }
+    let wallet = || EmbeddedWalletInfo { wallet_id: "w-1".into(), eip155_address: ALICE.into(), solana_address: solana_address() };
+    let verified = |rng: &mut dyn rand::RngCore, method: LoginMethod| Command::EmbeddedLoginVerified {
+        method,
+        user_id: "u-1".into(),
+        email: Some("a@b.co".into()),
+        username: (method == LoginMethod::Discord).then(|| "bob0".into()),
+        wallet: (rng.next_u32() % 2 == 0).then(wallet),
+    };
+    match e.update.status {
+        UpdateStatus::Sending if rng.random_bool(0.5) => {
+            return match rng.random_range(0..3u32) {
+                0 => (Command::EmbeddedEmailUpdateFailed { message: "The code could not be mailed".into() }, soon),
+                _ => (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Primary }, soon),
+            };
+        }
+        UpdateStatus::PrimaryOtp if rng.random_bool(0.5) => return (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary }, soon),
+        UpdateStatus::SecondaryOtp if rng.random_bool(0.5) => {
+            return if rng.random_bool(0.8) {
+                (Command::EmbeddedEmailUpdated { new_email: "new@b.co".into() }, soon)
+            } else {
+                due(e.update.deadline_ms)
+            };
+        }
+        UpdateStatus::Polling if rng.random_bool(0.5) => return due(e.update.deadline_ms),
+        _ => {}
+    }
+    let command: Command = match e.login.status {
+        LoginStatus::Idle | LoginStatus::Failed => match rng.random_range(0..4u32) {
+            0 | 1 => ClientCommand::ConnectEmail { email: "a@b.co".into() }.into(),
+            2 => ClientCommand::ConnectSocial { provider: SocialProvider::Discord }.into(),
+            _ => ClientCommand::ConnectSocial { provider: SocialProvider::Google }.into(),
+        },
+        LoginStatus::SendingOtp => match rng.random_range(0..6u32) {
+            0 | 1 => Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyDevice },
+            2 => Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyOtp },
+            3 => Command::EmbeddedOtpSendFailed { message: "The code could not be mailed".into() },
+            4 => return due(e.login.deadline_ms),
+            _ => ClientCommand::CancelEmbeddedLogin {}.into(),
+        },
+        LoginStatus::AwaitingOtp => match rng.random_range(0..9u32) {
+            0 => Command::EmbeddedOtpRejected { reason: OtpRejection::Wrong, attempts_left: Some(3) },
+            1 => Command::EmbeddedOtpRejected { reason: OtpRejection::Expired, attempts_left: None },
+            2 => Command::EmbeddedOtpRejected { reason: OtpRejection::Attempts, attempts_left: Some(0) },
+            3 => Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyOtp },
+            4 => ClientCommand::EmbeddedRequestFailed { message: "The frame did not answer".into() }.into(),
+            5 => return due(e.login.deadline_ms),
+            _ => verified(rng, LoginMethod::Email),
+        },
+        LoginStatus::SocialStarting => match rng.random_range(0..4u32) {
+            0 | 1 => {
+                let provider = if e.login.method == Some(LoginMethod::Discord) { SocialProvider::Discord } else { SocialProvider::Google };
+                Command::EmbeddedSocialRedirect { provider, url: "https://provider.example/authorize?state=s".into() }
+            }
+            2 => Command::EmbeddedSocialFailed { message: SOCIAL_INIT_FAILED.into() },
+            _ => ClientCommand::SocialPopupClosed {}.into(),
+        },
+        LoginStatus::SocialPopup => match rng.random_range(0..3u32) {
+            0 => ClientCommand::SocialPopupClosed {}.into(),
+            _ => verified(rng, e.login.method.unwrap_or(LoginMethod::Google)),
+        },
+        LoginStatus::CreatingWallet => match rng.random_range(0..4u32) {
+            0 => return due(e.login.deadline_ms),
+            _ => {
+                let w = wallet();
+                Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address }
+            }
+        },
+        LoginStatus::Connected => match rng.random_range(0..3u32) {
+            0 => ClientCommand::Disconnect { namespace: None }.into(),
+            _ => ClientCommand::UpdateEmail { email: "new@b.co".into() }.into(),
+        },
+    };
+    (command, soon)
 }

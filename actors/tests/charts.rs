@@ -11,18 +11,27 @@ use vestibule_actors::chart::ANY_STATE;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
 use vestibule_actors::session::{self, wire, Event, SessionState};
-use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
+use vestibule_actors::model::options::{SessionOptions, SocialProvider};
+use vestibule_actors::testing::{embedded_options, started_embedded, multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
 
 type Taken = BTreeSet<(String, String, String, String, String)>;
 
 /// Runs `steps` random commands and checks each event against every chart; returns the transitions
 /// taken as (machine, region, from, event, to).
+/// A session of a gateway serving the embedded wallet: email and social login, the email change.
+fn embedded_start() -> Vec<Event> {
+    started_embedded(embedded_options(vec![SocialProvider::Google, SocialProvider::Discord]))
+}
+
 fn check_run(seed: u64, steps: usize) -> Result<Taken, String> {
+    check_run_from(seed, steps, None)
+}
+
+fn check_run_from(seed: u64, steps: usize, start: Option<Vec<Event>>) -> Result<Taken, String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // Sign-in off, optional or required; half of the runs in a multichain session (Ethereum and
     // Solana Devnet, where Solana wallets connect and the active namespace switches).
-    let start = match seed % 6 {
+    let start = start.unwrap_or_else(|| match seed % 6 {
         // Half of the runs on a gateway whose chain service serves the session's eip155 networks
         // (balances, activity, sends, switches); runs without one are in tests/regions.rs.
         0 => started_serving(SessionOptions::default()),
@@ -31,7 +40,7 @@ fn check_run(seed: u64, steps: usize) -> Result<Taken, String> {
         3 => started_serving(multichain_options(None)),
         4 => started_with(multichain_options(Some(false))),
         _ => started_with(multichain_options(Some(true))),
-    };
+    });
     let mut state = start.iter().fold(SessionState::default(), session::evolve);
     let mut now = T0;
     let mut taken = Taken::new();
@@ -103,6 +112,9 @@ proptest! {
         if let Err(e) = check_run(seed, 300) {
             prop_assert!(false, "{}", e);
         }
+        if let Err(e) = check_run_from(seed, 300, Some(embedded_start())) {
+            prop_assert!(false, "embedded: {}", e);
+        }
     }
 }
 
@@ -111,6 +123,9 @@ fn every_chart_transition_is_taken_and_every_chart_event_exists() {
     let mut taken = Taken::new();
     for seed in 0..100 {
         taken.extend(check_run(seed, 400).unwrap_or_else(|e| panic!("seed {seed}: {e}")));
+    }
+    for seed in 0..30 {
+        taken.extend(check_run_from(seed, 400, Some(embedded_start())).unwrap_or_else(|e| panic!("embedded seed {seed}: {e}")));
     }
     let known: BTreeSet<&str> = Event::type_names().iter().copied().collect();
     for machine in machines::ALL {

@@ -17,8 +17,8 @@ use rand::SeedableRng;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::session::wire::{self, CanonicalState, StateMirror};
 use vestibule_actors::session::{self, Event, Region, Regions, SessionState};
-use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::testing::{multichain_options, started_serving, random_step, sign_in_options, started, started_with, T0};
+use vestibule_actors::model::options::{SessionOptions, SocialProvider};
+use vestibule_actors::testing::{embedded_options, started_embedded, multichain_options, started_serving, random_step, sign_in_options, started, started_with, T0};
 
 /// Whether two states hold the same allocation for `region` (untouched by copy-on-write).
 fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
@@ -38,6 +38,7 @@ fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
         Region::NetworkSwitch => Arc::ptr_eq(&a.network_switch, &b.network_switch),
         Region::Send => Arc::ptr_eq(&a.send, &b.send),
         Region::HostRequests => Arc::ptr_eq(&a.host_requests, &b.host_requests),
+        Region::Embedded => Arc::ptr_eq(&a.embedded, &b.embedded),
         // Plain values: compared by their bytes only.
         Region::Origin | Region::Project | Region::Started => true,
     }
@@ -45,7 +46,8 @@ fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
 
 fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let start = match seed % 4 {
+    let start = match seed % 5 {
+        4 => started_embedded(embedded_options(vec![SocialProvider::Google, SocialProvider::Discord])),
         0 => started(),
         2 => started_serving(SessionOptions::default()),
         1 => started_with(sign_in_options(false)),
@@ -127,9 +129,9 @@ proptest! {
 #[test]
 fn the_random_runs_reach_every_event_type() {
     let mut seen = std::collections::BTreeSet::new();
-    for seed in 0..400u64 {
+    for seed in 0..460u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let start = if seed % 16 == 8 || seed % 8 == 4 { started_serving(multichain_options(None)) } else if seed % 4 == 2 { started_serving(SessionOptions::default()) } else if seed % 4 == 0 && seed % 8 != 0 { started_serving(SessionOptions::default()) } else if seed % 2 == 0 { started() } else { started_with(sign_in_options(seed % 4 == 1)) };
+        let start = if seed >= 400 { started_embedded(embedded_options(vec![SocialProvider::Google, SocialProvider::Discord])) } else if seed % 16 == 8 || seed % 8 == 4 { started_serving(multichain_options(None)) } else if seed % 4 == 2 { started_serving(SessionOptions::default()) } else if seed % 4 == 0 && seed % 8 != 0 { started_serving(SessionOptions::default()) } else if seed % 2 == 0 { started() } else { started_with(sign_in_options(seed % 4 == 1)) };
         seen.extend(start.iter().map(Event::type_name));
         let mut state = start.iter().fold(SessionState::default(), session::evolve);
         let mut now = T0;

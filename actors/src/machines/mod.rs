@@ -8,7 +8,7 @@ pub mod activity;
 pub mod balances;
 pub mod connect_view;
 pub mod connection;
-pub mod embedded_login;
+pub mod embedded_wallet;
 pub mod host_requests;
 pub mod modal;
 pub mod network_switch;
@@ -40,6 +40,7 @@ pub const ALL: &[MachineInfo] = &[
     MachineInfo { id: send::ID, chart: send::chart },
     MachineInfo { id: network_switch::ID, chart: network_switch::chart },
     MachineInfo { id: host_requests::ID, chart: host_requests::chart },
+    MachineInfo { id: embedded_wallet::ID, chart: embedded_wallet::chart },
 ];
 
 /// Every machine's chart.

@@ -30,6 +30,16 @@ pub enum View {
     SiwxSignMessage,
     ApproveTransaction,
     UpdateEmailWallet,
+    /// Email login: the code mailed to verify a new device.
+    EmailVerifyDevice,
+    /// Email login: the code mailed to log in.
+    EmailVerifyOtp,
+    /// Social login: the popup is open.
+    ConnectingSocial,
+    /// Email change: the code mailed to the current address.
+    UpdateEmailPrimaryOtp,
+    /// Email change: the code mailed to the new address.
+    UpdateEmailSecondaryOtp,
     Swap,
     /// A wallet feature of the Account view (spec §9 wallet features): the send form.
     Send,
@@ -45,7 +55,10 @@ impl View {
     /// Views a visitor may navigate to directly. The others are entered only by a flow the server
     /// runs (a connect in progress, a sign-in request, a transaction to approve...).
     pub fn is_navigable(self) -> bool {
-        matches!(self, View::Connect | View::AllWallets | View::Networks | View::Account | View::Swap | View::Send | View::Receive)
+        matches!(
+            self,
+            View::Connect | View::AllWallets | View::Networks | View::Account | View::Swap | View::Send | View::Receive | View::UpdateEmailWallet
+        )
     }
 }
 

@@ -13,7 +13,9 @@ use crate::machines::requests::WalletOutcome;
 use crate::machines::send::{PreparedSolanaTransfer, SolanaSend};
 use crate::machines::siwx::ContractCheck;
 use crate::model::caip::CaipNetworkId;
-use crate::session::ReceiptOutcome;
+use crate::model::options::SocialProvider;
+use crate::session::{Command, ReceiptOutcome};
+use vestibule_store::SessionId;
 
 pub type CheckFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
@@ -88,5 +90,45 @@ impl ChainEffects for NoChain {
     }
     fn submit_solana_send(&self, _: CaipNetworkId, _: String, _: String, _: String) -> ChainFuture<Result<String, String>> {
         Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
+    }
+}
+
+/// The embedded service as sessions use it (docs/embedded-wallet.md): what an embedded login or
+/// email change asks of it (`EmbeddedState::pending_effects`) is performed here by the actor, once
+/// per pending effect, and each future resolves to the runtime command the session is fed back
+/// (recorded as events, so a replay asks nothing again). Each must resolve in bounded time (the
+/// session's own 120 s deadline ends the login regardless). Implementations never put an OTP, a
+/// share or a key into a command.
+pub trait EmbeddedEffects: Send + Sync + 'static {
+    /// Mails a login code to `email` for the frame `frame_id`: `EmbeddedOtpSent` or `EmbeddedOtpSendFailed`.
+    fn send_login_otp(&self, session: SessionId, frame_id: String, email: String) -> ChainFuture<Command>;
+    /// Starts an OAuth 2.0 / OIDC login with `provider` whose result page posts to `host_origin`:
+    /// `EmbeddedSocialRedirect` or `EmbeddedSocialFailed`.
+    fn start_social(&self, session: SessionId, frame_id: String, provider: SocialProvider, host_origin: String) -> ChainFuture<Command>;
+    /// Starts changing the logged-in user's email to `new_email`: `EmbeddedEmailUpdateStep` or
+    /// `EmbeddedEmailUpdateFailed`.
+    fn start_email_update(&self, session: SessionId, frame_id: String, new_email: String) -> ChainFuture<Command>;
+    /// Ends the frame's login (its server share is not released again).
+    fn sign_out(&self, session: SessionId, frame_id: String) -> ChainFuture<()>;
+}
+
+/// Without an embedded service, every request fails at once (sessions of such a gateway have no
+/// frame origin, so they never ask).
+pub(crate) struct NoEmbedded;
+
+const NO_EMBEDDED: &str = "no embedded wallet service is configured";
+
+impl EmbeddedEffects for NoEmbedded {
+    fn send_login_otp(&self, _: SessionId, _: String, _: String) -> ChainFuture<Command> {
+        Box::pin(std::future::ready(Command::EmbeddedOtpSendFailed { message: NO_EMBEDDED.into() }))
+    }
+    fn start_social(&self, _: SessionId, _: String, _: SocialProvider, _: String) -> ChainFuture<Command> {
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into() }))
+    }
+    fn start_email_update(&self, _: SessionId, _: String, _: String) -> ChainFuture<Command> {
+        Box::pin(std::future::ready(Command::EmbeddedEmailUpdateFailed { message: NO_EMBEDDED.into() }))
+    }
+    fn sign_out(&self, _: SessionId, _: String) -> ChainFuture<()> {
+        Box::pin(std::future::ready(()))
     }
 }

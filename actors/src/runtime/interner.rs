@@ -66,6 +66,7 @@ impl Interner {
                 Region::NetworkSwitch => self.share_typed(&mut table, region, &mut state.network_switch, canonical),
                 Region::Send => self.share_typed(&mut table, region, &mut state.send, canonical),
                 Region::HostRequests => self.share_typed(&mut table, region, &mut state.host_requests, canonical),
+                Region::Embedded => self.share_typed(&mut table, region, &mut state.embedded, canonical),
                 Region::Origin | Region::Project | Region::Started => self.share_bytes(&mut table, region, canonical),
             }
         }

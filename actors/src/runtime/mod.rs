@@ -17,10 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::close;
 
-pub use effects::{ChainEffects, ChainFuture, ContractSignatureChecker};
+pub use effects::{ChainEffects, ChainFuture, ContractSignatureChecker, EmbeddedEffects};
 pub use frames::{fold_log, DiffFrame};
 pub use metrics::RuntimeMetrics;
-pub use registry::{AttachError, CreateError, Registry};
+pub use registry::{AttachError, CreateError, DeliverError, Registry};
 pub use session_actor::{Attach, CommandReply, Detach, Execute, HibernateNow, Inspect, ModalSession, SessionSnapshot};
 
 /// Wall-clock time, supplied by the shell: the domain never reads a clock itself. The session's
@@ -115,6 +115,9 @@ pub struct RuntimeConfig {
     /// Answers kept in memory per session (while awake), so a quick retry needs no read. Every
     /// answer is remembered in the log regardless (`docs/decisions/0104-answers-in-the-log.md`).
     pub remembered_commands: usize,
+    /// The secure frame's origin (`[embedded] frame_origin`): sessions started with one offer email
+    /// and social login through the embedded wallet; `None`, they answer with the catalogue's errors.
+    pub embedded_frame_origin: Option<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -128,6 +131,7 @@ impl Default for RuntimeConfig {
             recent_diffs: 16,
             max_resume_events: 2000,
             remembered_commands: 16,
+            embedded_frame_origin: None,
         }
     }
 }

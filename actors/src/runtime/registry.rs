@@ -1,7 +1,7 @@
 //! The registry: one `ModalSession` actor per session id on this node, started on demand and
 //! forgotten when it stops.
 
-use super::effects::{ChainEffects, ContractSignatureChecker};
+use super::effects::{ChainEffects, ContractSignatureChecker, EmbeddedEffects};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use vestibule_store::{EventLog, NewSession, SessionId, SessionMeta, StoreError};
 
-use super::session_actor::{CommandReply, SessionShell, Start};
+use super::session_actor::{CommandReply, Deliver, SessionShell, Start};
 use super::{Clock, ModalSession, RuntimeConfig, RuntimeMetrics};
 use crate::model::options::{OptionsError, SessionOptions};
 use crate::protocol::{close, CommandStatus};
@@ -22,6 +22,26 @@ pub enum CreateError {
     InvalidOptions(OptionsError),
     #[error("the session could not be started: {0}")]
     Refused(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the session actor stopped")]
+    Mailbox,
+}
+
+/// Why a runtime command could not be delivered to a session from outside (`Registry::deliver`).
+#[derive(Debug, thiserror::Error)]
+pub enum DeliverError {
+    /// Client commands come only over the session's connections, never through the runtime.
+    #[error("{0} is a client command; only runtime commands are delivered")]
+    ClientCommand(&'static str),
+    /// Sessions are started only by `Registry::create`.
+    #[error("Start is not delivered")]
+    Start,
+    #[error("no such session")]
+    UnknownSession,
+    /// The session decided the command and refused it.
+    #[error("the session refused {command}: {message}")]
+    Refused { command: &'static str, message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the session actor stopped")]
@@ -71,7 +91,7 @@ impl Registry {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(HashMap::new()),
-                shell: Arc::new(SessionShell { log, clock, config, metrics, checker: None, chain: Arc::new(super::effects::NoChain), interner: Default::default() }),
+                shell: Arc::new(SessionShell { log, clock, config, metrics, checker: None, chain: Arc::new(super::effects::NoChain), embedded: Arc::new(super::effects::NoEmbedded), interner: Default::default() }),
             }),
         }
     }
@@ -90,6 +110,36 @@ impl Registry {
         let inner = Arc::get_mut(&mut self.inner).expect("with_chain is called before the registry is shared");
         Arc::get_mut(&mut inner.shell).expect("no session has started yet").chain = chain;
         self
+    }
+
+    /// Serves the embedded wallet's requests (mail a login code, start a social login...) through
+    /// `embedded`. Call before the registry is shared.
+    pub fn with_embedded(mut self, embedded: Arc<dyn EmbeddedEffects>) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("with_embedded is called before the registry is shared");
+        Arc::get_mut(&mut inner.shell).expect("no session has started yet").embedded = embedded;
+        self
+    }
+
+    /// Runs a runtime command in session `id` from outside it (the embedded service's notices:
+    /// a verified login, a bound wallet...), waking or rehydrating the session as needed. Client
+    /// commands and `Start` are refused. Must be polled inside an actix system.
+    pub async fn deliver(&self, id: SessionId, command: Command) -> Result<(), DeliverError> {
+        match &command {
+            Command::Client(c) => return Err(DeliverError::ClientCommand(c.type_name())),
+            Command::Start { .. } => return Err(DeliverError::Start),
+            _ => {}
+        }
+        if self.inner.shell.log.session_meta(id).await?.is_none() {
+            return Err(DeliverError::UnknownSession);
+        }
+        let name = command.type_name();
+        let reply = self.session(id).send(Deliver { command }).await.map_err(|_| DeliverError::Mailbox)?;
+        match reply.status {
+            CommandStatus::Accepted => Ok(()),
+            CommandStatus::Refused => {
+                Err(DeliverError::Refused { command: name, message: reply.error.map(|e| e.message).unwrap_or_default() })
+            }
+        }
     }
 
     pub fn log(&self) -> &Arc<dyn EventLog> {
@@ -143,7 +193,8 @@ impl Registry {
         };
         self.inner.shell.log.create_session(id, new).await?;
         let served_networks = self.inner.shell.chain.served_networks();
-        let command = Command::Start { project: project.into(), origin: origin.into(), options, served_networks };
+        let embedded_frame_origin = self.inner.shell.config.embedded_frame_origin.clone();
+        let command = Command::Start { project: project.into(), origin: origin.into(), options, served_networks, embedded_frame_origin };
         let reply: CommandReply = self.session(id).send(Start { command }).await.map_err(|_| CreateError::Mailbox)?;
         match reply.status {
             CommandStatus::Accepted => Ok((id, token)),

@@ -112,6 +112,7 @@ pub(crate) struct SessionShell {
     pub metrics: Arc<RuntimeMetrics>,
     pub checker: Option<Arc<dyn ContractSignatureChecker>>,
     pub chain: Arc<dyn super::effects::ChainEffects>,
+    pub embedded: Arc<dyn super::effects::EmbeddedEffects>,
     pub interner: Interner,
 }
 
@@ -171,6 +172,13 @@ pub struct SessionSnapshot {
 #[rtype(result = "CommandReply")]
 struct Internal {
     command: Command,
+}
+
+/// A runtime command from outside the session (`Registry::deliver`): decided as an effect's outcome.
+#[derive(Message)]
+#[rtype(result = "CommandReply")]
+pub(crate) struct Deliver {
+    pub command: Command,
 }
 
 /// Where a command came from: whether its answer is remembered, who hears it, and the
@@ -273,6 +281,8 @@ pub struct ModalSession {
     checking: Option<String>,
     /// Chain effects in flight: (kind, key) of each, so a change of state does not ask twice.
     chain_in_flight: std::collections::HashSet<(&'static str, String)>,
+    /// Embedded-wallet effects in flight, by effect id, so each is asked once.
+    embedded_in_flight: std::collections::HashSet<u64>,
     last_snapshot_seq: u64,
 }
 
@@ -300,6 +310,7 @@ impl ModalSession {
             nonce: crate::siwx::generate_nonce().as_str().to_string(),
             checking: None,
             chain_in_flight: Default::default(),
+            embedded_in_flight: Default::default(),
             last_snapshot_seq: 0,
         }
     }
@@ -723,6 +734,7 @@ impl ModalSession {
     /// after rehydration, so a check interrupted by a restart is asked again.
     fn run_effects(&mut self, ctx: &mut Context<Self>) {
         self.run_chain_effects(ctx);
+        self.run_embedded_effects(ctx);
         let Some(check) = self.awake.as_ref().and_then(|a| a.state.siwx.pending_contract_check()) else {
             self.checking = None;
             return;
@@ -800,6 +812,38 @@ impl ModalSession {
                 }
                 ChainAsk::SolanaSubmit { id, network, from, message, signed } => Box::pin(async move {
                     Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
+                }),
+            };
+            ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
+                ctx.address().do_send(Internal { command });
+            }));
+        }
+    }
+
+    /// The embedded service's requests the state waits for: each asked once per effect id; its
+    /// outcome comes back through the mailbox as a runtime command.
+    fn run_embedded_effects(&mut self, ctx: &mut Context<Self>) {
+        use crate::machines::embedded_wallet::EmbeddedEffect;
+        let Some(state) = self.awake.as_ref().map(|a| &a.state) else { return };
+        let wanted = state.embedded.pending_effects();
+        let host_origin = state.origin.clone();
+        let ids: std::collections::HashSet<u64> = wanted.iter().map(|(id, _)| *id).collect();
+        self.embedded_in_flight.retain(|id| ids.contains(id));
+        for (id, effect) in wanted {
+            if !self.embedded_in_flight.insert(id) {
+                continue;
+            }
+            let service = self.shell.embedded.clone();
+            let session = self.id;
+            // The log names the effect, never the email it is about.
+            tracing::debug!(session = %self.id, seq = self.seq, effect = id, "asking the embedded service");
+            let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> = match effect {
+                EmbeddedEffect::SendLoginOtp { frame_id, email } => service.send_login_otp(session, frame_id, email),
+                EmbeddedEffect::StartSocial { frame_id, provider } => service.start_social(session, frame_id, provider, host_origin.clone()),
+                EmbeddedEffect::StartEmailUpdate { frame_id, new_email } => service.start_email_update(session, frame_id, new_email),
+                EmbeddedEffect::SignOut { frame_id } => Box::pin(async move {
+                    service.sign_out(session, frame_id).await;
+                    Command::EmbeddedSignOutDone
                 }),
             };
             ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
@@ -998,6 +1042,14 @@ impl Handler<Internal> for ModalSession {
             _ => Source::Effect,
         };
         AtomicResponse::new(self.wake_and_decide(msg.command, source))
+    }
+}
+
+impl Handler<Deliver> for ModalSession {
+    type Result = AtomicResponse<Self, CommandReply>;
+
+    fn handle(&mut self, msg: Deliver, _: &mut Context<Self>) -> Self::Result {
+        AtomicResponse::new(self.wake_and_decide(msg.command, Source::Effect))
     }
 }
 

@@ -8,6 +8,7 @@ use ts_rs::TS;
 
 use crate::machines::activity::ActivityPage;
 use crate::machines::balances::BalancesSnapshot;
+use crate::machines::embedded_wallet::{EmbeddedWalletInfo, LoginMethod, OtpRejection, OtpStep, UpdateStep};
 use crate::machines::requests::WalletOutcome;
 use crate::machines::send::{PreparedSolanaTransfer, SendForm};
 use crate::model::caip::CaipNetworkId;
@@ -46,13 +47,29 @@ pub enum ClientCommand {
     SelectConnector {
         connector_id: String,
     },
-    /// The Connect view's email form. The address is validated and never written to the log.
+    /// The Connect view's email form: asks the embedded service to mail a code (docs/embedded-wallet.md).
     ConnectEmail {
         email: String,
     },
     /// A social login button of the Connect view.
     ConnectSocial {
         provider: SocialProvider,
+    },
+    /// The host bridge heard the secure frame's `FRAME_READY`.
+    EmbeddedFrameReady {
+        frame_id: String,
+    },
+    /// The social login's popup was closed before the login finished.
+    SocialPopupClosed {},
+    /// Back from an email or social login in progress: the Connect view.
+    CancelEmbeddedLogin {},
+    /// The UpdateEmailWallet view: change the embedded user's email to `email`.
+    UpdateEmail {
+        email: String,
+    },
+    /// The host bridge's request to the frame failed, or got no answer within 120 s.
+    EmbeddedRequestFailed {
+        message: String,
     },
     Disconnect {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,7 +197,14 @@ impl ClientCommand {
 pub enum Command {
     Client(ClientCommand),
     /// Creates the session (runtime only).
-    Start { project: String, origin: String, options: SessionOptions, served_networks: Vec<CaipNetworkId> },
+    Start {
+        project: String,
+        origin: String,
+        options: SessionOptions,
+        served_networks: Vec<CaipNetworkId>,
+        /// The secure frame's origin when this gateway serves the embedded wallet.
+        embedded_frame_origin: Option<String>,
+    },
     /// A deadline in the state fell due (runtime only).
     Tick,
     /// The runtime's answer to a pending on-chain signature check (EIP-1271) for the challenge
@@ -199,6 +223,32 @@ pub enum Command {
     /// The chain service sent Solana send `id`'s signed transaction: its signature, or why not
     /// (the node's or the check's message; runtime only).
     SolanaSendSubmitted { id: u64, outcome: Result<String, String> },
+    // The embedded service's answers and notices (docs/embedded-wallet.md; runtime only). None
+    // carries an OTP, a share or a key.
+    /// The login code was mailed (`step`: a new device is verified first).
+    EmbeddedOtpSent { challenge_id: String, step: OtpStep },
+    EmbeddedOtpSendFailed { message: String },
+    /// The embedded service refused the code the frame sent it.
+    EmbeddedOtpRejected { reason: OtpRejection, attempts_left: Option<u32> },
+    /// The social login's authorization URL, for the popup.
+    EmbeddedSocialRedirect { provider: SocialProvider, url: String },
+    EmbeddedSocialFailed { message: String },
+    /// The login was verified: the user and, if they have one, their wallet.
+    EmbeddedLoginVerified {
+        method: LoginMethod,
+        user_id: String,
+        email: Option<String>,
+        username: Option<String>,
+        wallet: Option<EmbeddedWalletInfo>,
+    },
+    /// The frame's new wallet was bound to the user.
+    EmbeddedWalletBound { wallet_id: String, eip155_address: String, solana_address: String },
+    /// An email change's code was mailed to the current (primary) or new (secondary) address.
+    EmbeddedEmailUpdateStep { step: UpdateStep },
+    EmbeddedEmailUpdateFailed { message: String },
+    EmbeddedEmailUpdated { new_email: String },
+    /// The embedded service heard of a sign-out (the effect finished).
+    EmbeddedSignOutDone,
 }
 
 /// What became of a sent transaction when the runtime stopped waiting for its receipt.
@@ -222,6 +272,17 @@ impl Command {
             Command::HostReadAnswered { .. } => "HostReadAnswered",
             Command::SolanaSendPrepared { .. } => "SolanaSendPrepared",
             Command::SolanaSendSubmitted { .. } => "SolanaSendSubmitted",
+            Command::EmbeddedOtpSent { .. } => "EmbeddedOtpSent",
+            Command::EmbeddedOtpSendFailed { .. } => "EmbeddedOtpSendFailed",
+            Command::EmbeddedOtpRejected { .. } => "EmbeddedOtpRejected",
+            Command::EmbeddedSocialRedirect { .. } => "EmbeddedSocialRedirect",
+            Command::EmbeddedSocialFailed { .. } => "EmbeddedSocialFailed",
+            Command::EmbeddedLoginVerified { .. } => "EmbeddedLoginVerified",
+            Command::EmbeddedWalletBound { .. } => "EmbeddedWalletBound",
+            Command::EmbeddedEmailUpdateStep { .. } => "EmbeddedEmailUpdateStep",
+            Command::EmbeddedEmailUpdateFailed { .. } => "EmbeddedEmailUpdateFailed",
+            Command::EmbeddedEmailUpdated { .. } => "EmbeddedEmailUpdated",
+            Command::EmbeddedSignOutDone => "EmbeddedSignOutDone",
         }
     }
 }

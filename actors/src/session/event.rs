@@ -11,6 +11,7 @@ use ts_rs::TS;
 use crate::machines::activity::{ActivityFetch, ActivityPage};
 use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::connection::Account;
+use crate::machines::embedded_wallet::{EmbeddedUser, EmbeddedWalletInfo, OtpRejection, OtpStep, UpdateStep};
 use crate::machines::host_requests::HostRequest;
 use crate::machines::network_switch::SwitchStep;
 use crate::machines::send::{PreparedSolanaTransfer, SendForm, SentStatus, SolanaSend, Transfer};
@@ -21,7 +22,7 @@ use crate::machines::toasts::{PauseReason, ToastDismissal, ToastVariant};
 use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::model::connector::{Connector, RecentWallet};
 use crate::model::networks::{ChainDefinition, NetworkRef};
-use crate::model::options::SessionOptions;
+use crate::model::options::{SessionOptions, SocialProvider};
 use crate::session::ClientErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, IntoStaticStr, VariantNames)]
@@ -39,6 +40,11 @@ pub enum Event {
         /// Absent in sessions started before the chain service existed.
         #[serde(default)]
         served_networks: Vec<CaipNetworkId>,
+        /// The secure frame's origin (the gateway's `[embedded] frame_origin`); absent when this
+        /// gateway has no embedded wallet, and in sessions started before it existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        embedded_frame_origin: Option<String>,
     },
 
     // --- modal ---
@@ -326,6 +332,99 @@ pub enum Event {
     TransactionStackPopped {
         id: String,
     },
+
+    // --- embedded wallet (docs/embedded-wallet.md). No event carries an OTP, a share or a key. ---
+    /// The page loads the secure frame; it must announce itself before `deadlineMs` (20 s).
+    EmbeddedFrameLoading {
+        #[ts(type = "number")]
+        deadline_ms: u64,
+    },
+    /// The frame announced itself (`FRAME_READY`); it is ready at `readyAtMs` (spec: + 500 ms).
+    EmbeddedFrameAnnounced {
+        frame_id: String,
+        #[ts(type = "number")]
+        ready_at_ms: u64,
+    },
+    EmbeddedFrameReady {},
+    /// The frame did not load in time (spec §8 alert).
+    EmbeddedFrameFailed {
+        message: String,
+    },
+    /// An email login: the embedded service is asked to mail a code to `email`.
+    EmbeddedOtpRequested {
+        email: String,
+        #[ts(type = "number")]
+        deadline_ms: u64,
+        #[ts(type = "number")]
+        cooldown_until_ms: u64,
+    },
+    /// The code was mailed; the visitor types it into the modal, which hands it to the frame.
+    EmbeddedOtpSent {
+        challenge_id: String,
+        step: OtpStep,
+        #[ts(type = "number")]
+        deadline_ms: u64,
+    },
+    EmbeddedOtpRejected {
+        reason: OtpRejection,
+        #[ts(type = "number | null")]
+        attempts_left: Option<u32>,
+    },
+    /// A social login: the embedded service is asked for the provider's authorization URL.
+    EmbeddedSocialStarted {
+        provider: SocialProvider,
+        #[ts(type = "number")]
+        deadline_ms: u64,
+    },
+    /// The popup is sent to the provider's authorization URL.
+    EmbeddedSocialRedirected {
+        url: String,
+        #[ts(type = "number")]
+        deadline_ms: u64,
+    },
+    EmbeddedLoginFailed {
+        message: String,
+    },
+    EmbeddedLoginCancelled {},
+    /// The embedded service verified the login: the user, and (`deadlineMs` null) their wallet,
+    /// or (`deadlineMs` set) the frame creates one before then.
+    EmbeddedLoginVerified {
+        user: EmbeddedUser,
+        #[ts(type = "number | null")]
+        deadline_ms: Option<u64>,
+    },
+    /// The frame's new wallet was bound to the user.
+    EmbeddedWalletBound {
+        wallet: EmbeddedWalletInfo,
+    },
+    /// The embedded user signed out; the frame `frameId` (if any) is told to forget its login.
+    EmbeddedSignedOut {
+        #[ts(type = "string | null")]
+        frame_id: Option<String>,
+    },
+    /// The embedded service heard of the sign-out.
+    EmbeddedSignOutDone {},
+    EmbeddedEmailUpdateStarted {
+        new_email: String,
+        #[ts(type = "number")]
+        deadline_ms: u64,
+    },
+    /// The embedded service mailed the change's code to the current (primary) or new (secondary) address.
+    EmbeddedEmailUpdateStepped {
+        step: UpdateStep,
+        #[ts(type = "number")]
+        deadline_ms: u64,
+    },
+    /// The user's email is now `newEmail`; the modal polls once more at `pollAtMs`, then closes.
+    EmbeddedEmailUpdated {
+        new_email: String,
+        #[ts(type = "number")]
+        poll_at_ms: u64,
+    },
+    EmbeddedEmailUpdateFailed {
+        message: String,
+    },
+    EmbeddedEmailUpdateFinished {},
 
     // --- client ---
     /// The widget reported a problem of its own (`ReportClientError`). No machine moves.

@@ -6,6 +6,7 @@ use ts_rs::TS;
 use crate::machines::activity::{self, ActivityState};
 use crate::machines::balances::{self, BalancesState};
 use crate::machines::connect_view::{self, ConnectView};
+use crate::machines::embedded_wallet::{self, EmbeddedState};
 use crate::machines::host_requests::{self, HostRequestsState};
 use crate::machines::network_switch::{self, NetworkSwitchState};
 use crate::machines::send::{self, SendState};
@@ -22,7 +23,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 7;
+pub const STATE_SCHEMA_VERSION: u32 = 8;
 
 // Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
 // decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed
@@ -57,6 +58,8 @@ pub struct SessionState {
     pub network_switch: Arc<NetworkSwitchState>,
     /// The host app's EIP-1193 requests and the transaction stack.
     pub host_requests: Arc<HostRequestsState>,
+    /// The embedded wallet: the secure frame, email and social login, the embedded user.
+    pub embedded: Arc<EmbeddedState>,
 }
 
 /// What the gateway's chain service serves, as the session was started with it.
@@ -81,6 +84,7 @@ pub enum Region {
     ChainService,
     ConnectView,
     Connection,
+    Embedded,
     HostRequests,
     Modal,
     NetworkSwitch,
@@ -98,12 +102,13 @@ pub enum Region {
 
 impl Region {
     /// Every region, in canonical (JSON key) order.
-    pub const ALL: [Region; 18] = [
+    pub const ALL: [Region; 19] = [
         Region::Activity,
         Region::Balances,
         Region::ChainService,
         Region::ConnectView,
         Region::Connection,
+        Region::Embedded,
         Region::HostRequests,
         Region::Modal,
         Region::NetworkSwitch,
@@ -130,6 +135,7 @@ impl Region {
             Region::Send => "send",
             Region::ConnectView => "connectView",
             Region::Connection => "connection",
+            Region::Embedded => "embedded",
             Region::Modal => "modal",
             Region::Networks => "networks",
             Region::Options => "options",
@@ -268,6 +274,26 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         | Event::HostRequestsDrained {}
         | Event::TransactionStackPushed { .. }
         | Event::TransactionStackPopped { .. } => Regions::of(&[Region::HostRequests]),
+        Event::EmbeddedFrameLoading { .. }
+        | Event::EmbeddedFrameAnnounced { .. }
+        | Event::EmbeddedFrameReady {}
+        | Event::EmbeddedFrameFailed { .. }
+        | Event::EmbeddedOtpRequested { .. }
+        | Event::EmbeddedOtpSent { .. }
+        | Event::EmbeddedOtpRejected { .. }
+        | Event::EmbeddedSocialStarted { .. }
+        | Event::EmbeddedSocialRedirected { .. }
+        | Event::EmbeddedLoginFailed { .. }
+        | Event::EmbeddedLoginCancelled {}
+        | Event::EmbeddedLoginVerified { .. }
+        | Event::EmbeddedWalletBound { .. }
+        | Event::EmbeddedSignedOut { .. }
+        | Event::EmbeddedSignOutDone {}
+        | Event::EmbeddedEmailUpdateStarted { .. }
+        | Event::EmbeddedEmailUpdateStepped { .. }
+        | Event::EmbeddedEmailUpdated { .. }
+        | Event::EmbeddedEmailUpdateFailed { .. }
+        | Event::EmbeddedEmailUpdateFinished {} => Regions::of(&[Region::Embedded]),
         // Recorded for whoever replays the session; it moves no machine.
         Event::ClientErrorReported { .. } => Regions::NONE,
     };
@@ -294,7 +320,7 @@ fn with_derived(direct: Regions) -> Regions {
 /// compared in `actors/tests/regions.rs`).
 pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     let touched = regions_touched_by(event);
-    if let Event::SessionStarted { project, origin, options, networks, served_networks } = event {
+    if let Event::SessionStarted { project, origin, options, networks, served_networks, .. } = event {
         state.started = true;
         state.project = project.clone();
         state.origin = origin.clone();
@@ -336,6 +362,9 @@ pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     if touched.contains(Region::HostRequests) {
         evolve_region(&mut state.host_requests, event, host_requests::evolve);
     }
+    if touched.contains(Region::Embedded) {
+        evolve_region(&mut state.embedded, event, embedded_wallet::evolve);
+    }
     derive(&mut state, touched);
     state
 }
@@ -372,7 +401,7 @@ fn derive(state: &mut SessionState, changed: Regions) {
 /// reference the region-aware `evolve` is checked against; not used at run time.
 #[doc(hidden)]
 pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionState {
-    if let Event::SessionStarted { project, origin, options, networks, served_networks } = event {
+    if let Event::SessionStarted { project, origin, options, networks, served_networks, .. } = event {
         state.started = true;
         state.project = project.clone();
         state.origin = origin.clone();
@@ -391,6 +420,7 @@ pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionSt
     evolve_region(&mut state.send, event, send::evolve);
     evolve_region(&mut state.network_switch, event, network_switch::evolve);
     evolve_region(&mut state.host_requests, event, host_requests::evolve);
+    evolve_region(&mut state.embedded, event, embedded_wallet::evolve);
     connection::derive(Arc::make_mut(&mut state.connection));
     state.connect_view = Arc::new(connect_view::derive(
         &state.options,
@@ -419,7 +449,7 @@ pub fn has_sign_in_session(state: &SessionState) -> bool {
 impl SessionState {
     /// The earliest deadline in the state, when the runtime must send `Tick`.
     pub fn next_deadline(&self) -> Option<u64> {
-        [self.toasts.next_deadline(), self.siwx.next_deadline(), self.host_requests.next_deadline()].into_iter().flatten().min()
+        [self.toasts.next_deadline(), self.siwx.next_deadline(), self.host_requests.next_deadline(), self.embedded.next_deadline()].into_iter().flatten().min()
     }
 
     /// The active namespace's account as CAIP-10 (`eip155:1:0xAb…`), when connected.

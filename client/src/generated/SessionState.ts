@@ -5,6 +5,7 @@ import type { ChainDefinition } from "./ChainDefinition";
 import type { ChainServiceState } from "./ChainServiceState";
 import type { ConnectView } from "./ConnectView";
 import type { ConnectionState } from "./ConnectionState";
+import type { EmbeddedState } from "./EmbeddedState";
 import type { HostRequestsState } from "./HostRequestsState";
 import type { ModalState } from "./ModalState";
 import type { NetworkSwitchState } from "./NetworkSwitchState";
@@ -34,4 +35,8 @@ chainService: ChainServiceState, balances: BalancesState, activity: ActivityStat
 /**
  * The host app's EIP-1193 requests and the transaction stack.
  */
-hostRequests: HostRequestsState, };
+hostRequests: HostRequestsState, 
+/**
+ * The embedded wallet: the secure frame, email and social login, the embedded user.
+ */
+embedded: EmbeddedState, };

@@ -7,10 +7,14 @@ import type { BalancesSnapshot } from "./BalancesSnapshot";
 import type { ChainDefinition } from "./ChainDefinition";
 import type { ClientErrorKind } from "./ClientErrorKind";
 import type { Connector } from "./Connector";
+import type { EmbeddedUser } from "./EmbeddedUser";
+import type { EmbeddedWalletInfo } from "./EmbeddedWalletInfo";
 import type { HostRequest } from "./HostRequest";
 import type { Namespace } from "./Namespace";
 import type { NavigationMode } from "./NavigationMode";
 import type { NetworkRef } from "./NetworkRef";
+import type { OtpRejection } from "./OtpRejection";
+import type { OtpStep } from "./OtpStep";
 import type { PauseReason } from "./PauseReason";
 import type { PreparedSolanaTransfer } from "./PreparedSolanaTransfer";
 import type { RecentWallet } from "./RecentWallet";
@@ -20,11 +24,13 @@ import type { SentStatus } from "./SentStatus";
 import type { SessionOptions } from "./SessionOptions";
 import type { SignInSession } from "./SignInSession";
 import type { SiwxChallenge } from "./SiwxChallenge";
+import type { SocialProvider } from "./SocialProvider";
 import type { SolanaSend } from "./SolanaSend";
 import type { SwitchStep } from "./SwitchStep";
 import type { ToastDismissal } from "./ToastDismissal";
 import type { ToastVariant } from "./ToastVariant";
 import type { Transfer } from "./Transfer";
+import type { UpdateStep } from "./UpdateStep";
 import type { View } from "./View";
 import type { WalletOutcome } from "./WalletOutcome";
 import type { WalletRequest } from "./WalletRequest";
@@ -41,7 +47,12 @@ correlationId?: string, } & ({ "type": "SessionStarted", "payload": { project: s
  * The networks this gateway's chain service serves (balances, activity, sends, reads).
  * Absent in sessions started before the chain service existed.
  */
-servedNetworks: Array<string>, } } | { "type": "ModalOpened", "payload": Record<string, never> } | { "type": "ModalClosed", "payload": Record<string, never> } | { "type": "Navigated", "payload": { view: View, params?: RouteParams, mode: NavigationMode, } } | { "type": "WentBack", "payload": { to: View, } } | { "type": "ConnectorsUpdated", "payload": { connectors: Array<Connector>, } } | { "type": "ConnectStarted", "payload": { namespace: Namespace, connectorId: string, requestId: string, } } | { "type": "Connected", "payload": { namespace: Namespace, connectorId: string, accounts: Array<Account>, network: NetworkRef, } } | { "type": "ConnectFailed", "payload": { namespace: Namespace, connectorId: string, 
+servedNetworks: Array<string>, 
+/**
+ * The secure frame's origin (the gateway's `[embedded] frame_origin`); absent when this
+ * gateway has no embedded wallet, and in sessions started before it existed.
+ */
+embeddedFrameOrigin?: string, } } | { "type": "ModalOpened", "payload": Record<string, never> } | { "type": "ModalClosed", "payload": Record<string, never> } | { "type": "Navigated", "payload": { view: View, params?: RouteParams, mode: NavigationMode, } } | { "type": "WentBack", "payload": { to: View, } } | { "type": "ConnectorsUpdated", "payload": { connectors: Array<Connector>, } } | { "type": "ConnectStarted", "payload": { namespace: Namespace, connectorId: string, requestId: string, } } | { "type": "Connected", "payload": { namespace: Namespace, connectorId: string, accounts: Array<Account>, network: NetworkRef, } } | { "type": "ConnectFailed", "payload": { namespace: Namespace, connectorId: string, 
 /**
  * The wallet's error code, if the wallet answered with one.
  */
@@ -53,4 +64,4 @@ resumed: boolean, } } | { "type": "WalletRequestIssued", "payload": { request: W
 /**
  * The modal was opened for it (and closes when the stack empties).
  */
-openedModal: boolean, } } | { "type": "TransactionStackPopped", "payload": { id: string, } } | { "type": "ClientErrorReported", "payload": { kind: ClientErrorKind, detail: string, } });
+openedModal: boolean, } } | { "type": "TransactionStackPopped", "payload": { id: string, } } | { "type": "EmbeddedFrameLoading", "payload": { deadlineMs: number, } } | { "type": "EmbeddedFrameAnnounced", "payload": { frameId: string, readyAtMs: number, } } | { "type": "EmbeddedFrameReady", "payload": Record<string, never> } | { "type": "EmbeddedFrameFailed", "payload": { message: string, } } | { "type": "EmbeddedOtpRequested", "payload": { email: string, deadlineMs: number, cooldownUntilMs: number, } } | { "type": "EmbeddedOtpSent", "payload": { challengeId: string, step: OtpStep, deadlineMs: number, } } | { "type": "EmbeddedOtpRejected", "payload": { reason: OtpRejection, attemptsLeft: number | null, } } | { "type": "EmbeddedSocialStarted", "payload": { provider: SocialProvider, deadlineMs: number, } } | { "type": "EmbeddedSocialRedirected", "payload": { url: string, deadlineMs: number, } } | { "type": "EmbeddedLoginFailed", "payload": { message: string, } } | { "type": "EmbeddedLoginCancelled", "payload": Record<string, never> } | { "type": "EmbeddedLoginVerified", "payload": { user: EmbeddedUser, deadlineMs: number | null, } } | { "type": "EmbeddedWalletBound", "payload": { wallet: EmbeddedWalletInfo, } } | { "type": "EmbeddedSignedOut", "payload": { frameId: string | null, } } | { "type": "EmbeddedSignOutDone", "payload": Record<string, never> } | { "type": "EmbeddedEmailUpdateStarted", "payload": { newEmail: string, deadlineMs: number, } } | { "type": "EmbeddedEmailUpdateStepped", "payload": { step: UpdateStep, deadlineMs: number, } } | { "type": "EmbeddedEmailUpdated", "payload": { newEmail: string, pollAtMs: number, } } | { "type": "EmbeddedEmailUpdateFailed", "payload": { message: string, } } | { "type": "EmbeddedEmailUpdateFinished", "payload": Record<string, never> } | { "type": "ClientErrorReported", "payload": { kind: ClientErrorKind, detail: string, } });

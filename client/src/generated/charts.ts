@@ -48,6 +48,11 @@ export const charts: Statechart[] = [
           "SIWXSignMessage",
           "ApproveTransaction",
           "UpdateEmailWallet",
+          "EmailVerifyDevice",
+          "EmailVerifyOtp",
+          "ConnectingSocial",
+          "UpdateEmailPrimaryOtp",
+          "UpdateEmailSecondaryOtp",
           "Swap",
           "Send",
           "Receive"
@@ -231,6 +236,96 @@ export const charts: Statechart[] = [
             "guard": {
               "path": "/to",
               "equals": "UpdateEmailWallet"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "EmailVerifyDevice",
+            "guard": {
+              "path": "/view",
+              "equals": "EmailVerifyDevice"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "EmailVerifyDevice",
+            "guard": {
+              "path": "/to",
+              "equals": "EmailVerifyDevice"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "EmailVerifyOtp",
+            "guard": {
+              "path": "/view",
+              "equals": "EmailVerifyOtp"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "EmailVerifyOtp",
+            "guard": {
+              "path": "/to",
+              "equals": "EmailVerifyOtp"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "ConnectingSocial",
+            "guard": {
+              "path": "/view",
+              "equals": "ConnectingSocial"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "ConnectingSocial",
+            "guard": {
+              "path": "/to",
+              "equals": "ConnectingSocial"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "UpdateEmailPrimaryOtp",
+            "guard": {
+              "path": "/view",
+              "equals": "UpdateEmailPrimaryOtp"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "UpdateEmailPrimaryOtp",
+            "guard": {
+              "path": "/to",
+              "equals": "UpdateEmailPrimaryOtp"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "UpdateEmailSecondaryOtp",
+            "guard": {
+              "path": "/view",
+              "equals": "UpdateEmailSecondaryOtp"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "UpdateEmailSecondaryOtp",
+            "guard": {
+              "path": "/to",
+              "equals": "UpdateEmailSecondaryOtp"
             }
           },
           {
@@ -1046,6 +1141,202 @@ export const charts: Statechart[] = [
           {
             "from": "pending",
             "event": "HostRequestsDrained",
+            "to": "idle"
+          }
+        ]
+      }
+    ]
+  },
+  {
+    "id": "embedded",
+    "description": "The embedded wallet: the secure frame's load, email OTP and social login, and the change of the user's email.",
+    "regions": [
+      {
+        "id": "frame",
+        "statePath": "/embedded/frame/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "loading",
+          "settling",
+          "ready",
+          "failed"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "EmbeddedFrameLoading",
+            "to": "loading"
+          },
+          {
+            "from": "loading",
+            "event": "EmbeddedFrameAnnounced",
+            "to": "settling"
+          },
+          {
+            "from": "settling",
+            "event": "EmbeddedFrameReady",
+            "to": "ready"
+          },
+          {
+            "from": "loading",
+            "event": "EmbeddedFrameFailed",
+            "to": "failed"
+          }
+        ]
+      },
+      {
+        "id": "login",
+        "statePath": "/embedded/login/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "sendingOtp",
+          "awaitingOtp",
+          "socialStarting",
+          "socialPopup",
+          "creatingWallet",
+          "connected",
+          "failed"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "EmbeddedOtpRequested",
+            "to": "sendingOtp"
+          },
+          {
+            "from": "sendingOtp",
+            "event": "EmbeddedOtpSent",
+            "to": "awaitingOtp"
+          },
+          {
+            "from": "awaitingOtp",
+            "event": "EmbeddedOtpRejected",
+            "to": "awaitingOtp",
+            "guard": {
+              "path": "/reason",
+              "equals": "wrong"
+            }
+          },
+          {
+            "from": "awaitingOtp",
+            "event": "EmbeddedOtpRejected",
+            "to": "failed",
+            "guard": {
+              "path": "/reason",
+              "equals": "expired"
+            }
+          },
+          {
+            "from": "awaitingOtp",
+            "event": "EmbeddedOtpRejected",
+            "to": "failed",
+            "guard": {
+              "path": "/reason",
+              "equals": "attempts"
+            }
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedSocialStarted",
+            "to": "socialStarting"
+          },
+          {
+            "from": "socialStarting",
+            "event": "EmbeddedSocialRedirected",
+            "to": "socialPopup"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedLoginFailed",
+            "to": "failed"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedLoginCancelled",
+            "to": "idle"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedLoginVerified",
+            "to": "connected",
+            "guard": {
+              "path": "/deadlineMs",
+              "equals": null
+            }
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedLoginVerified",
+            "to": "creatingWallet"
+          },
+          {
+            "from": "creatingWallet",
+            "event": "EmbeddedWalletBound",
+            "to": "connected"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedSignedOut",
+            "to": "idle"
+          }
+        ]
+      },
+      {
+        "id": "update",
+        "statePath": "/embedded/update/status",
+        "initial": "idle",
+        "states": [
+          "idle",
+          "sending",
+          "primaryOtp",
+          "secondaryOtp",
+          "polling",
+          "failed"
+        ],
+        "transitions": [
+          {
+            "from": "*",
+            "event": "EmbeddedEmailUpdateStarted",
+            "to": "sending"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedEmailUpdateStepped",
+            "to": "primaryOtp",
+            "guard": {
+              "path": "/step",
+              "equals": "primary"
+            }
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedEmailUpdateStepped",
+            "to": "secondaryOtp",
+            "guard": {
+              "path": "/step",
+              "equals": "secondary"
+            }
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedEmailUpdated",
+            "to": "polling"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedEmailUpdateFailed",
+            "to": "failed"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedEmailUpdateFinished",
+            "to": "idle"
+          },
+          {
+            "from": "*",
+            "event": "EmbeddedSignedOut",
             "to": "idle"
           }
         ]

@@ -233,9 +233,21 @@ export const fixtureFrames: ServerMessage[] = [
         "order": [],
         "stack": [],
         "openedModal": false
+      },
+      "embedded": {
+        "frame": {
+          "status": "idle"
+        },
+        "login": {
+          "status": "idle"
+        },
+        "update": {
+          "status": "idle"
+        },
+        "lastEffectId": 0
       }
     },
-    "stateHash": "aadc415b7cea6e86"
+    "stateHash": "421d110849707b55"
   },
   {
     "type": "diff",
@@ -302,7 +314,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "9c4488e562759eed"
+    "stateHash": "ba9ead611ba8ffd5"
   },
   {
     "type": "diff",
@@ -324,7 +336,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "17285a65c90d2a77"
+    "stateHash": "4cb53e899a8ed94c"
   },
   {
     "type": "diff",
@@ -433,7 +445,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "8c864dc3e5ca6558"
+    "stateHash": "e5c17cdfb291a83b"
   },
   {
     "type": "diff",
@@ -580,7 +592,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "45acac38a4b8a282"
+    "stateHash": "3dfd9048abcf3090"
   },
   {
     "type": "diff",
@@ -694,7 +706,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "269c5607a78d1880"
+    "stateHash": "41b82476c72f3435"
   },
   {
     "type": "diff",
@@ -893,7 +905,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "888b8d93219f9a33"
+    "stateHash": "0bd361af52f9676f"
   },
   {
     "type": "diff",
@@ -950,7 +962,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "98a1ee6d12ae4ce8"
+    "stateHash": "d6dd8806250d9f12"
   },
   {
     "type": "diff",
@@ -1007,7 +1019,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "6d1d9e7c7414c60c"
+    "stateHash": "6d64e75c1d8c580a"
   },
   {
     "type": "diff",
@@ -1054,7 +1066,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "008532c6e95b9010"
+    "stateHash": "1fa7879ae9277572"
   },
   {
     "type": "diff",
@@ -1101,7 +1113,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "fcf4f3d7fbfe536c"
+    "stateHash": "502765bc2f511c79"
   },
   {
     "type": "diff",
@@ -1189,7 +1201,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "057d046cc57901ed"
+    "stateHash": "673bbe3e753f2db8"
   },
   {
     "type": "diff",
@@ -1244,7 +1256,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "578bfe56ea9d8801"
+    "stateHash": "1d38b8d431458aab"
   },
   {
     "type": "diff",
@@ -1294,7 +1306,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "c162384355fdd85c"
+    "stateHash": "19c2ea19b8ca68ea"
   },
   {
     "type": "diff",
@@ -1393,7 +1405,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "70acaba77ee17cb7"
+    "stateHash": "37ed83e6a185faa6"
   }
 ];
 
@@ -1631,9 +1643,21 @@ export const signInFrames: ServerMessage[] = [
         "order": [],
         "stack": [],
         "openedModal": false
+      },
+      "embedded": {
+        "frame": {
+          "status": "idle"
+        },
+        "login": {
+          "status": "idle"
+        },
+        "update": {
+          "status": "idle"
+        },
+        "lastEffectId": 0
       }
     },
-    "stateHash": "b97343bd3fa20f07"
+    "stateHash": "85e67c8ba418d213"
   },
   {
     "type": "diff",
@@ -1700,7 +1724,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "f3ec517cf0034e7b"
+    "stateHash": "d46f3f934d47a963"
   },
   {
     "type": "diff",
@@ -1722,7 +1746,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "369db92b46417f6d"
+    "stateHash": "1dd9e3936d311387"
   },
   {
     "type": "diff",
@@ -1831,7 +1855,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "8356cc913110e253"
+    "stateHash": "713c7e610de60746"
   },
   {
     "type": "diff",
@@ -2062,7 +2086,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "93692a80e07c928f"
+    "stateHash": "b70e0eaea24caf6e"
   },
   {
     "type": "diff",
@@ -2198,7 +2222,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "d3641e7bcb130a57"
+    "stateHash": "ab1b36935ffdae2a"
   },
   {
     "type": "diff",
@@ -2339,7 +2363,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "29e23810a2dd0f77"
+    "stateHash": "e616455ba10c6494"
   },
   {
     "type": "diff",
@@ -2475,7 +2499,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "da84c82887d6b1cd"
+    "stateHash": "a661b66f973439a4"
   },
   {
     "type": "diff",
@@ -2620,7 +2644,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "e6e669906de23a8d"
+    "stateHash": "f6645333362f1428"
   },
   {
     "type": "diff",
@@ -2642,7 +2666,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "a631f73765580763"
+    "stateHash": "f7662ac72f588dec"
   }
 ];
 
@@ -2882,9 +2906,21 @@ export const connectMethodsFrames: ServerMessage[] = [
         "order": [],
         "stack": [],
         "openedModal": false
+      },
+      "embedded": {
+        "frame": {
+          "status": "idle"
+        },
+        "login": {
+          "status": "idle"
+        },
+        "update": {
+          "status": "idle"
+        },
+        "lastEffectId": 0
       }
     },
-    "stateHash": "bbaa0834c6fabec5"
+    "stateHash": "b31ff827a93875e1"
   },
   {
     "type": "diff",
@@ -2966,7 +3002,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "68fec3dc490fe3b5"
+    "stateHash": "a3aaa40d202277bb"
   },
   {
     "type": "diff",
@@ -2988,7 +3024,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "c25bb99edd0ee052"
+    "stateHash": "6c7ee51516f71e59"
   },
   {
     "type": "diff",
@@ -3050,7 +3086,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "931bd7c3978acfbc"
+    "stateHash": "a9a51f82cc9bb9fa"
   },
   {
     "type": "diff",
@@ -3107,7 +3143,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "9b45fb0532df8399"
+    "stateHash": "b79071b917e3e0b8"
   }
 ];
 
@@ -3357,9 +3393,21 @@ export const multichainFrames: ServerMessage[] = [
         "order": [],
         "stack": [],
         "openedModal": false
+      },
+      "embedded": {
+        "frame": {
+          "status": "idle"
+        },
+        "login": {
+          "status": "idle"
+        },
+        "update": {
+          "status": "idle"
+        },
+        "lastEffectId": 0
       }
     },
-    "stateHash": "97da3cf8d3919800"
+    "stateHash": "42ed65f13e5c2093"
   },
   {
     "type": "diff",
@@ -3462,7 +3510,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "5f6286908187f114"
+    "stateHash": "11bba9e772bb09ce"
   },
   {
     "type": "diff",
@@ -3484,7 +3532,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "3e41006c7d74f0eb"
+    "stateHash": "6dd258315500f71a"
   },
   {
     "type": "diff",
@@ -3593,7 +3641,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "b52804c9f892cd57"
+    "stateHash": "16222c2d816fd23b"
   },
   {
     "type": "diff",
@@ -3816,7 +3864,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "ca66bba132dcdd2b"
+    "stateHash": "bc808978fffa93cc"
   },
   {
     "type": "diff",
@@ -3872,7 +3920,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "dc48495073a86347"
+    "stateHash": "2efc437330317cb9"
   },
   {
     "type": "diff",
@@ -3946,7 +3994,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "ef30942ba7bb9491"
+    "stateHash": "39ea5b50c1664994"
   },
   {
     "type": "diff",
@@ -4055,7 +4103,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "6af8486397f577cd"
+    "stateHash": "e3da041a374f510b"
   },
   {
     "type": "diff",
@@ -4277,7 +4325,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "c84a62756cb29f8e"
+    "stateHash": "ab2fdc124a1725b3"
   },
   {
     "type": "diff",
@@ -4299,7 +4347,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "5612a921edaf72ed"
+    "stateHash": "48488acdc4fb5e88"
   },
   {
     "type": "diff",
@@ -4343,6 +4391,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "e441c705a6c0cdac"
+    "stateHash": "fc0b33bfbb701240"
   }
 ];

@@ -5,7 +5,7 @@
 //! - [`modal`]: page loads, opening and closing the modal, navigation.
 //! - [`wallets`]: discovered wallets, connecting, the wallet's answers and events, disconnecting.
 //! - [`toasts`]: showing, dismissing and pausing toasts.
-//! - [`embedded_login`]: email and social login requests.
+//! - [`embedded`]: the embedded wallet: secure frame, email and social login, email change.
 //! - [`sign_in`]: SIWX challenges, signatures, verification and sign-in sessions.
 //! - [`account`]: balances and activity of the connected EVM account (chain effects).
 //! - [`send`]: the Send view's form, validation, transfer and receipt.
@@ -13,7 +13,7 @@
 //! - [`host`]: the host app's EIP-1193 requests (chain reads, wallet calls, the transaction stack).
 
 mod account;
-mod embedded_login;
+pub(super) mod embedded;
 mod host;
 mod modal;
 mod network;
@@ -152,12 +152,15 @@ impl Decision {
 
 pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
     match command {
-        Command::Start { project, origin, options, served_networks } => {
+        Command::Start { project, origin, options, served_networks, embedded_frame_origin } => {
             if state.started {
                 return Err(DomainError::AlreadyStarted);
             }
             let networks = options.validate().map_err(DomainError::InvalidOptions)?;
-            Ok(vec![Event::SessionStarted { project, origin, options, networks, served_networks }])
+            let mut d = Decision::new(state, ctx);
+            d.push(Event::SessionStarted { project, origin, options, networks, served_networks, embedded_frame_origin });
+            embedded::load_frame(&mut d);
+            Ok(d.finish())
         }
         _ if !state.started => Err(DomainError::NotStarted),
         Command::Tick => {
@@ -166,6 +169,7 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
             d.extend(events);
             sign_in::expire_sessions(&mut d);
             host::tick(&mut d);
+            embedded::tick(&mut d);
             Ok(d.finish())
         }
         Command::SiwxContractChecked { nonce, verdict } => {
@@ -203,8 +207,40 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
             send::solana_submitted(&mut d, id, outcome);
             Ok(d.finish())
         }
+        Command::EmbeddedOtpSent { challenge_id, step } => runtime(state, ctx, |d| embedded::otp_sent(d, &challenge_id, step)),
+        Command::EmbeddedOtpSendFailed { message } => runtime(state, ctx, |d| embedded::otp_send_failed(d, &message)),
+        Command::EmbeddedOtpRejected { reason, attempts_left } => runtime(state, ctx, |d| {
+            embedded::otp_rejected(d, reason, attempts_left);
+            Ok(())
+        }),
+        Command::EmbeddedSocialRedirect { provider, url } => runtime(state, ctx, |d| embedded::social_redirect(d, provider, &url)),
+        Command::EmbeddedSocialFailed { message } => runtime(state, ctx, |d| embedded::social_failed(d, &message)),
+        Command::EmbeddedLoginVerified { method, user_id, email, username, wallet } => {
+            runtime(state, ctx, |d| embedded::login_verified(d, method, &user_id, email, username, wallet))
+        }
+        Command::EmbeddedWalletBound { wallet_id, eip155_address, solana_address } => runtime(state, ctx, |d| {
+            embedded::wallet_bound(d, crate::machines::embedded_wallet::EmbeddedWalletInfo { wallet_id, eip155_address, solana_address })
+        }),
+        Command::EmbeddedEmailUpdateStep { step } => runtime(state, ctx, |d| {
+            embedded::email_update_step(d, step);
+            Ok(())
+        }),
+        Command::EmbeddedEmailUpdateFailed { message } => runtime(state, ctx, |d| embedded::email_update_failed(d, &message)),
+        Command::EmbeddedEmailUpdated { new_email } => runtime(state, ctx, |d| embedded::email_updated(d, &new_email)),
+        Command::EmbeddedSignOutDone => runtime(state, ctx, |d| {
+            embedded::sign_out_done(d);
+            Ok(())
+        }),
         Command::Client(command) => decide_client(state, command, ctx),
     }
+}
+
+/// A runtime command's decision, followed (like a client's) by what the connection's change implies.
+fn runtime(state: &SessionState, ctx: &Ctx, decide: impl FnOnce(&mut Decision) -> Result<(), DomainError>) -> Result<Vec<Event>, DomainError> {
+    let mut d = Decision::new(state, ctx);
+    decide(&mut d)?;
+    account::follow_connection(&mut d, state);
+    Ok(d.finish())
 }
 
 /// One handler per client command, grouped by module.
@@ -226,8 +262,13 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::WalletAccountsChanged { connector_id, accounts } => wallets::accounts_changed(d, &connector_id, &accounts)?,
         ClientCommand::WalletChainChanged { connector_id, chain_id } => wallets::chain_changed(d, &connector_id, &chain_id)?,
         ClientCommand::WalletDisconnected { connector_id } => wallets::wallet_disconnected(d, &connector_id),
-        ClientCommand::ConnectEmail { email } => embedded_login::email(d, &email)?,
-        ClientCommand::ConnectSocial { provider } => embedded_login::social(d, provider)?,
+        ClientCommand::ConnectEmail { email } => embedded::email(d, &email)?,
+        ClientCommand::ConnectSocial { provider } => embedded::social(d, provider)?,
+        ClientCommand::EmbeddedFrameReady { frame_id } => embedded::frame_ready(d, &frame_id)?,
+        ClientCommand::SocialPopupClosed {} => embedded::popup_closed(d),
+        ClientCommand::CancelEmbeddedLogin {} => embedded::cancel(d),
+        ClientCommand::UpdateEmail { email } => embedded::update_email(d, &email)?,
+        ClientCommand::EmbeddedRequestFailed { message } => embedded::request_failed(d, &message)?,
         ClientCommand::ShowToast { message, variant, duration_ms, persistent } => toasts::show(d, &message, variant, duration_ms, persistent == Some(true))?,
         ClientCommand::DismissToast { id } => toasts::dismiss(d, &id)?,
         ClientCommand::SwipeToast { id, distance_px, elapsed_ms } => toasts::swipe(d, &id, distance_px, elapsed_ms)?,

@@ -21,8 +21,9 @@ pub(super) fn page_loaded(d: &mut Decision) -> Result<(), DomainError> {
         d.end_request(Event::WalletRequestCancelled { id, reason: "page reloaded".into() });
     }
     super::host::page_loaded(d);
+    super::embedded::page_loaded(d);
     d.close_modal();
-    if d.state.router.current() == View::ConnectingWallet {
+    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::EmailVerifyDevice | View::EmailVerifyOtp) {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
     for ns in Namespace::ALL {
@@ -102,7 +103,7 @@ fn reject_pending_connects(d: &mut Decision, message: &str) {
             d.abandon_pending(ns, message);
         }
     }
-    if d.state.router.current() == View::ConnectingWallet {
+    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::EmailVerifyDevice | View::EmailVerifyOtp) {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
 }

@@ -13,6 +13,7 @@ use crate::session::{DomainError, Event};
 /// The page's discovered wallets (EIP-6963 and the like), as connectors in the spec's order.
 pub(super) fn report(d: &mut Decision, wallets: &[DiscoveredWallet]) -> Result<(), DomainError> {
     let connectors = connection::connectors_from(wallets, &d.state.options, &d.state.networks)?;
+    let connectors = super::embedded::keep_auth_connector(d, connectors);
     if connectors != d.state.connection.connectors {
         d.push(Event::ConnectorsUpdated { connectors });
     }
@@ -126,6 +127,7 @@ pub(super) fn disconnect(d: &mut Decision, namespace: Namespace, reason: &str) {
     sign_in::abandon_challenge_of(d, namespace);
     d.push(Event::Disconnected { namespace, reason: reason.into() });
     sign_in::sign_out_on_disconnect(d, namespace);
+    super::embedded::after_disconnect(d);
 }
 
 pub(super) fn wallet_error_message(outcome: &WalletOutcome) -> String {

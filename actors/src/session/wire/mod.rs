@@ -68,6 +68,7 @@ pub fn region_json(state: &SessionState, region: Region) -> Vec<u8> {
         Region::NetworkSwitch => to_canonical_vec(&state.network_switch),
         Region::Send => to_canonical_vec(&state.send),
         Region::HostRequests => to_canonical_vec(&state.host_requests),
+        Region::Embedded => to_canonical_vec(&state.embedded),
     };
     bytes.expect("session state serializes")
 }
