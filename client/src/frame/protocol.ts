@@ -54,6 +54,16 @@ export function newMessageId(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+const EVM_SIGNING_METHODS = ["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"];
+export const SOLANA_SIGNING_METHODS = ["solana:signTransaction", "solana:signAndSendTransaction", "solana_signTransaction", "solana_signAndSendTransaction"];
+
+/** Whether a wallet request needs the visitor's approval, drawn by the frame (and so the host shows
+ * the frame over the ApproveTransaction view while it waits). */
+export function isSigningRequest(request: { kind: RequestKind }): boolean {
+  const { kind } = request;
+  return kind.type === "signMessage" || kind.type === "signTransaction" || (kind.type === "rpc" && (EVM_SIGNING_METHODS.includes(kind.method) || SOLANA_SIGNING_METHODS.includes(kind.method)));
+}
+
 // ---- validators -------------------------------------------------------------------------------
 
 type Check = (value: unknown) => boolean;

@@ -15,7 +15,7 @@ import { ApiError, readLoginResult, type LoginResult, type Post } from "./api";
 import type { DeviceStore } from "./deviceStore";
 import { isSealed, openShare } from "./hpke";
 import { addressesOf, combineShares, deriveEvmKey, deriveSolanaSeed, newSeed, sameAddress, signBinding, splitSeed, wipe } from "./keys";
-import type { HostRequests } from "./protocol";
+import { isSigningRequest, SOLANA_SIGNING_METHODS, type HostRequests } from "./protocol";
 
 export interface FrameContext {
   frameId: string;
@@ -118,14 +118,7 @@ export async function withSeed<T>(ctx: FrameContext, login: FrameLogin, use: (se
 
 // ---- requests ---------------------------------------------------------------------------------
 
-const EVM_SIGNING = new Set(["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"]);
-const SOLANA_SIGNING = new Set(["solana:signTransaction", "solana:signAndSendTransaction", "solana_signTransaction", "solana_signAndSendTransaction"]);
-
-/** Whether a request needs the visitor's approval (and so the visible frame). */
-export function isSigningRequest(request: Pick<RpcRequest, "kind">): boolean {
-  const { kind } = request;
-  return kind.type === "signMessage" || kind.type === "signTransaction" || (kind.type === "rpc" && (EVM_SIGNING.has(kind.method) || SOLANA_SIGNING.has(kind.method)));
-}
+const SOLANA_SIGNING = new Set(SOLANA_SIGNING_METHODS);
 
 const first = (params: unknown, i = 0): unknown => (Array.isArray(params) ? params[i] : undefined);
 const field = (value: unknown, key: string): unknown =>
