@@ -36,7 +36,8 @@ export function createEmbeddedShell(page: Window, send: (c: ClientCommand) => vo
     follow(next, sessionId) {
       state = next;
       const features = next.options.features;
-      const frameOrigin = next.embedded.frameOrigin;
+      // Optional chaining: a gateway without the embedded wallet sends no `embedded` part.
+      const frameOrigin = next.embedded?.frameOrigin;
       if (bridge || !frameOrigin || (!features.email && features.socials.length === 0)) return;
       origin = frameOrigin;
       const query = {
