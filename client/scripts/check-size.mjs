@@ -12,6 +12,11 @@
 //           (and each view loaded as a chunk of its own: Networks, SwitchNetwork,
 //           ApproveTransaction)
 //
+//   frame   the secure frame's page script (client/dist-frame: its own origin,
+//           vetted crypto only: @noble, shamir-secret-sharing, @hpke/core)  <= 50 kB
+//   bridge  the host's secure-frame bridge chunk (loaded when email or socials
+//           are on)                                                        <= 5 kB
+//
 // Also: the app pages built on the React entry (demo, replay, wagmi example) carry one React.
 
 import { readdirSync, readFileSync } from "node:fs";
@@ -19,7 +24,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
 const DIST = join(import.meta.dirname, "..", "dist");
-const BUDGETS = { loader: 15_000, core: 32_000, modal: 80_000, part: 10_000 };
+const BUDGETS = { loader: 15_000, core: 32_000, modal: 80_000, part: 10_000, frame: 50_000, bridge: 5_000 };
 const manifest = JSON.parse(readFileSync(join(DIST, "vestibule/manifest.json"), "utf8"));
 const gz = (file) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
 
@@ -48,6 +53,23 @@ for (const key of Object.keys(manifest).filter(isPart)) {
   const part = minus(closure(key), loaded);
   rows.push([`part ${manifest[key].name}`, [...part].join(" + "), sum(part), BUDGETS.part]);
 }
+const bridge = keyOf("src/core/effects/secureFrame.ts");
+if (bridge) {
+  const files = minus(closure(bridge), loaded);
+  rows.push(["secure frame bridge", [...files].join(" + "), sum(files), BUDGETS.bridge]);
+} else rows.push(["secure frame bridge (missing chunk)", "", Infinity, BUDGETS.bridge]);
+const FRAME_DIST = join(import.meta.dirname, "..", "dist-frame");
+const frameManifest = JSON.parse(readFileSync(join(FRAME_DIST, "manifest.json"), "utf8"));
+const frameClosure = (key, seen = new Set()) => {
+  const entry = frameManifest[key];
+  if (!entry || seen.has(entry.file)) return seen;
+  seen.add(entry.file);
+  for (const i of entry.imports ?? []) frameClosure(i, seen);
+  return seen;
+};
+const frameFiles = frameClosure("frame.html");
+const frameBytes = [...frameFiles].reduce((n, f) => n + gzipSync(readFileSync(join(FRAME_DIST, f)), { level: 9 }).length, 0);
+rows.push(["secure frame (dist-frame)", [...frameFiles].join(" + "), frameBytes, BUDGETS.frame]);
 const inspector = keyOf("node_modules/@statelyai/inspect/dist/index.mjs");
 if (inspector) rows.push(["debug inspector (debug: true only)", [...minus(closure(inspector), loaded)].join(" + "), sum(minus(closure(inspector), loaded)), Infinity]);
 

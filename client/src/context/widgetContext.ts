@@ -12,6 +12,7 @@ import type { SessionState } from "../generated/SessionState";
 import type { View } from "../generated/View";
 import type { ChartMirror } from "../core/charts/chartMirror";
 import type { SessionOptionsInput } from "../core/options";
+import type { EmbeddedHost } from "../core/effects/secureFrameHost";
 import type { Refusal } from "../core/refusal";
 import { isView } from "../views/titles";
 
@@ -25,6 +26,8 @@ export interface ViewModel {
   readonly charts: Pick<ChartMirror, "actor">;
   readonly requested: SessionOptionsInput;
   send(command: ClientCommand): void;
+  /** The embedded wallet's secure frame; absent where no frame runs (the replay timeline). */
+  readonly embedded?: EmbeddedHost;
   reportError(kind: ClientErrorKind, detail: string): void;
 }
 

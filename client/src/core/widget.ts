@@ -11,7 +11,8 @@ import type { ClientCommand } from "../generated/ClientCommand";
 import type { ClientErrorKind } from "../generated/ClientErrorKind";
 import type { SessionState } from "../generated/SessionState";
 import { createChartMirror, type ChartMirror } from "./charts/chartMirror";
-import { newRequests, perform, WalletDiscovery } from "./effects/walletEffects";
+import { isEmbeddedRequest, newRequests, perform, WalletDiscovery } from "./effects/walletEffects";
+import { createEmbeddedShell, type EmbeddedHost } from "./effects/secureFrameHost";
 import { performSolana, SOLANA_CONNECTOR_PREFIX, SolanaDiscovery, solanaFeatures } from "./effects/solanaWallets";
 import type { SessionOptionsInput } from "./options";
 import { protocolErrorCode, type Refusal } from "./refusal";
@@ -49,6 +50,8 @@ export interface Widget {
   readonly discovery: WalletDiscovery;
   /** Solana wallets found through the Wallet Standard. */
   readonly solanaDiscovery: SolanaDiscovery;
+  /** The embedded wallet's secure frame (email and social login). */
+  readonly embedded: EmbeddedHost;
   state(): SessionState | null;
   /** The mirror's seq: the last event the state includes. */
   seq(): number;
@@ -142,6 +145,7 @@ export function createWidget(o: WidgetOptions): Widget {
     }
   });
 
+  const embedded = createEmbeddedShell(page, send, signal, o.projectId);
   const started = new Set<string>();
   let reported = "";
   const watched = new Map<string, Array<() => void>>();
@@ -205,10 +209,14 @@ export function createWidget(o: WidgetOptions): Widget {
       followSolana(state);
       // Request ids are per session: a new session (the old one expired) starts them again.
       const session = snapshot.context.credentials?.sessionId ?? "";
+      embedded.follow(state, session);
       for (const request of newRequests(state, started, session)) {
         started.add(`${session}/${request.id}`);
-        const outcome =
-          request.namespace === "solana" ? performSolana(request, solanaDiscovery.wallet(request.connectorId)) : perform(request, discovery.provider(request.connectorId));
+        const outcome = isEmbeddedRequest(request)
+          ? embedded.perform(request)
+          : request.namespace === "solana"
+            ? performSolana(request, solanaDiscovery.wallet(request.connectorId))
+            : perform(request, discovery.provider(request.connectorId));
         void outcome.then((outcome) => {
           if (!signal.aborted) send({ type: "ResolveWalletRequest", requestId: request.id, outcome });
         });
@@ -271,6 +279,7 @@ export function createWidget(o: WidgetOptions): Widget {
     charts,
     discovery,
     solanaDiscovery,
+    embedded,
     signal,
     state: () => actor.getSnapshot().context.mirror.state,
     seq: () => actor.getSnapshot().context.mirror.seq,

@@ -7,6 +7,8 @@ import { lazy } from "react";
 
 export const EmailLogin = lazy(() => import("./EmailLogin/EmailLogin").then((m) => ({ default: m.EmailLogin })));
 export const SocialLogin = lazy(() => import("./SocialLogin/SocialLogin").then((m) => ({ default: m.SocialLogin })));
+// The embedded wallet's email code step (EmailVerifyOtp and EmailVerifyDevice).
+export const EmailVerifyOtp = lazy(() => import("./EmailVerifyOtp/EmailVerifyOtp").then((m) => ({ default: m.EmailVerifyOtp })));
 export const TokenBalances = lazy(() => import("./TokenBalances/TokenBalances").then((m) => ({ default: m.TokenBalances })));
 export const Activity = lazy(() => import("./Activity/Activity").then((m) => ({ default: m.Activity })));
 export const Swap = lazy(() => import("./Swap/Swap").then((m) => ({ default: m.Swap })));

@@ -122,6 +122,12 @@ export async function perform(request: WalletRequest, provider: Eip1193Provider 
   }
 }
 
+/** The embedded wallet's connector: its requests go to the secure frame (secureFrameHost.ts), not
+ * to a browser wallet. */
+export function isEmbeddedRequest(request: WalletRequest): boolean {
+  return request.connectorId === "auth";
+}
+
 /** Requests in the state that this page has not started yet (each is performed once per page);
  * `started` holds `<session>/<request id>`. */
 export function newRequests(state: SessionState, started: ReadonlySet<string>, session: string): WalletRequest[] {

@@ -7,6 +7,7 @@
 // withdrawn). While sign-in is required and no sign-in session exists the server keeps the modal
 // from closing (`modal.closable`); the view says so, and Cancel still refuses the request.
 
+import { useEffect, useRef } from "react";
 import { useSessionSelector, useWidget } from "../../context/widgetContext";
 import type { HostRequest } from "../../generated/HostRequest";
 import type { NativeCurrency } from "../../generated/NativeCurrency";
@@ -125,6 +126,22 @@ export function ApproveTransaction() {
     return s.networks.find((n) => n.caipNetworkId === network)?.nativeCurrency ?? null;
   });
   const closable = useSessionSelector((s) => s.modal.closable) ?? true;
+  // The embedded wallet draws its own approval: the secure frame is placed over this box.
+  const embedded = useSessionSelector((s) => (request?.walletRequest ? s.requests.items[request.walletRequest]?.connectorId === "auth" : false)) ?? false;
+  const slot = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!embedded) return;
+    widget.embedded?.placeApproval(slot.current);
+    return () => widget.embedded?.placeApproval(null);
+  }, [embedded, widget]);
+  if (embedded) {
+    return (
+      <section className="vst-approve" aria-label="Approve transaction" data-testid="approve-transaction" data-embedded="true">
+        <Stylesheet id="approve-transaction" css={css} />
+        <div ref={slot} className="vst-approve__frame" data-testid="approve-frame-slot" />
+      </section>
+    );
+  }
   if (!request) {
     return (
       <section className="vst-approve" aria-label="Approve transaction" data-testid="approve-transaction">

@@ -5,7 +5,7 @@
 import { Suspense } from "react";
 import { useRoute } from "../../context/widgetContext";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { ApproveTransaction, Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
+import { ApproveTransaction, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
 import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
@@ -63,7 +63,17 @@ export function CurrentView() {
           <ApproveTransaction />
         </Suspense>
       );
+    case "EmailVerifyOtp":
+    case "EmailVerifyDevice":
+      return (
+        <Suspense fallback={<PartFallback label="email code" />}>
+          <EmailVerifyOtp />
+        </Suspense>
+      );
     case "UpdateEmailWallet":
+    case "UpdateEmailPrimaryOtp":
+    case "UpdateEmailSecondaryOtp":
+    case "ConnectingSocial":
       return <Unavailable view={route} />;
   }
 }
