@@ -167,7 +167,7 @@ fn escape_attribute(text: &str) -> String {
 }
 
 /// The provider's redirect target. Its script (/frame/assets/callback.js) reads the host origin
-/// from `data-vestibule-callback` on <body> (JSON `{ "hostOrigin": … }`) and posts the result there.
+/// from `data-host-origin` on <body> (the pending login's host origin) and posts the result there.
 async fn oauth_callback(
     service: web::Data<EmbeddedService>,
     query: web::Query<CallbackQuery>,
@@ -184,9 +184,9 @@ async fn oauth_callback(
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Sign-in failed</title></head><body><p>This sign-in link is unknown or expired. Close this window and try again.</p></body></html>",
         );
     };
-    let data = escape_attribute(&serde_json::json!({ "hostOrigin": host_origin }).to_string());
+    let data = escape_attribute(&host_origin);
     let page = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Signing in…</title></head><body data-vestibule-callback=\"{data}\"><p>Signing in…</p><script src=\"/frame/assets/callback.js\"></script></body></html>"
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Signing in…</title></head><body data-host-origin=\"{data}\"><p>Signing in…</p><script src=\"/frame/assets/callback.js\"></script></body></html>"
     );
     html(StatusCode::OK, csp, page)
 }

@@ -228,7 +228,7 @@ async fn given_an_oidc_provider_when_the_visitor_completes_the_popup_then_the_fr
     let page = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();
     assert!(
         page.contains(
-            r#"data-vestibule-callback="{&quot;hostOrigin&quot;:&quot;https://host.example&quot;}""#
+            r#"data-host-origin="https://host.example""#
         ),
         "{page}"
     );
