@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EmbeddedConfig {
     /// Where the gateway serves the frame origin.
@@ -74,7 +74,7 @@ pub enum SmtpTls {
     Tls,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SmtpConfig {
     pub host: String,
@@ -107,7 +107,7 @@ impl std::fmt::Debug for SmtpConfig {
     }
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SocialProviderConfig {
     pub client_id: String,

@@ -51,6 +51,11 @@ pub struct GatewayConfig {
     /// Several gateways on one JetStream log, one owner per session (docs/scale-out.md). Off by
     /// default; needs `store.backend = "jetstream"`.
     pub cluster: ClusterSettings,
+    /// The embedded wallet (email and social login through the secure frame; docs/embedded-wallet.md):
+    /// `[embedded]` with `[embedded.smtp]` and `[embedded.social.<provider>]`. Off when absent: email
+    /// and social login then answer the catalogue's errors (decision 0400).
+    #[serde(skip_serializing)]
+    pub embedded: Option<vestibule_embedded::EmbeddedConfig>,
 }
 
 /// `[cluster]`: session ownership by leases and routing between gateways over NATS.
@@ -144,6 +149,7 @@ impl Default for GatewayConfig {
             prices: None,
             devnet: None,
             cluster: ClusterSettings::default(),
+            embedded: None,
         }
     }
 }

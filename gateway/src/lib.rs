@@ -5,6 +5,7 @@ pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod debug_api;
+pub mod embedded;
 pub mod http;
 pub mod limits;
 pub mod metrics;

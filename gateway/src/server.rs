@@ -186,16 +186,27 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     // `ChainEffects`; none is configured by default, and then sessions serve no network. The
     // host's reads it may forward are exactly the ones the session routes to it.
     let chain = vestibule_chain::ChainService::builder(&config.chain_config())
-        .host_reads(vestibule_actors::machines::host_requests::CHAIN_READ_METHODS)
+        .host_reads(forwarded_chain_methods(config.embedded.is_some()))
         .build()
         .map_err(|e| anyhow::anyhow!("configuration: `{}`: {}", e.field, e.message))?;
     let _ = metrics.chain.set(chain.metrics().clone());
     tracing::info!(networks = ?chain.networks().iter().map(|n| n.to_string()).collect::<Vec<_>>(), "chain service");
     // Sign-in contract checks go through the chain service for its networks (decision 0913).
     let checker = crate::siwx::checker::RpcContractChecker::new(&config.siwx, &chain)?;
-    let registry = Registry::new(log.clone(), Arc::new(SystemClock), config.runtime.clone(), metrics.runtime.clone())
+    // The embedded wallet (docs/embedded-wallet.md): its service and the frame origin's listener.
+    let embedded = match &config.embedded {
+        Some(embedded) => Some(start_embedded(embedded, &config, &projects, chain.clone())?),
+        None => None,
+    };
+    let mut runtime = config.runtime.clone();
+    runtime.embedded_frame_origin = embedded.as_ref().map(|e| e.service.config().frame_origin().to_string());
+    let mut registry = Registry::new(log.clone(), Arc::new(SystemClock), runtime, metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker))
         .with_chain(crate::chain::ServiceEffects::new(chain).into_arc());
+    if let Some(embedded) = &embedded {
+        registry = registry.with_embedded(Arc::new(crate::embedded::ServiceEmbedded { service: embedded.service.clone().into_inner() }));
+        embedded.notices.attach(registry.clone());
+    }
     let token_keys = crate::siwx::token::TokenKeys::load_or_create(&config.data)?;
     store::spawn_retention(registry.clone(), &config);
     let workers = if config.workers == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { config.workers };
@@ -221,6 +232,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         cluster.serve(state.clone().into_inner()).await?;
     }
     let app_state = state.clone();
+    let frame_sockets = sockets.clone();
     let server = actix_server::Server::build()
         .workers(workers)
         .disable_signals()
@@ -251,8 +263,38 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                     .upgrade(upgrade)
                     .finish(map_config(app, |_| AppConfig::default())),
             )
-        })?
-        .run();
+        })?;
+    let server = match embedded {
+        Some(embedded) => {
+            let frame_state = state.clone();
+            let sockets = frame_sockets;
+            tracing::info!(addr = %embedded.addr, origin = embedded.service.config().frame_origin(), "the secure frame's origin");
+            server.listen("vestibule-frame", embedded.listener, move || {
+                let state = frame_state.clone();
+                let sockets = sockets.clone();
+                let admit = fn_service(move |io: TcpStream| {
+                    let admitted = admit_socket(&sockets, &state, io);
+                    async move { admitted.ok_or_else(|| actix_http::error::DispatchError::Io(io::ErrorKind::ConnectionRefused.into())) }
+                });
+                let service = embedded.service.clone();
+                let app = App::new()
+                    .app_data(frame_state.clone())
+                    .wrap(actix_web::middleware::from_fn(http::bounded_request))
+                    .configure(move |cfg| vestibule_embedded::configure_frame_routes(cfg, service))
+                    .into_factory()
+                    .map_err(|e| e.error_response());
+                admit.and_then(
+                    HttpService::build()
+                        .client_request_timeout(limits.header_timeout)
+                        .client_disconnect_timeout(Duration::from_secs(1))
+                        .keep_alive(limits.keep_alive)
+                        .finish(map_config(app, |_| AppConfig::default())),
+                )
+            })?
+        }
+        None => server,
+    }
+    .run();
     // A failed event log accepts no writes until the process restarts (decision 0102): stop
     // serving, so that `wait` returns an error and the process exits for its supervisor to restart.
     let (failure_state, failure_handle) = (state.clone(), server.handle());
@@ -265,6 +307,66 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         stop_gracefully(&failure_state, &failure_handle).await;
     });
     Ok(Running { addr, state, server: handle, serving })
+}
+
+/// The chain methods this gateway's chain service forwards: the host reads a session routes to it
+/// and, with the embedded wallet, what the frame needs to fill and send a transaction
+/// (`FRAME_RPC_METHODS`; sessions never route those to it).
+fn forwarded_chain_methods(embedded: bool) -> &'static [&'static str] {
+    use vestibule_actors::machines::host_requests::CHAIN_READ_METHODS;
+    static WITH_FRAME: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    if !embedded {
+        return CHAIN_READ_METHODS;
+    }
+    WITH_FRAME.get_or_init(|| {
+        let mut methods = CHAIN_READ_METHODS.to_vec();
+        for method in vestibule_embedded::service::FRAME_RPC_METHODS {
+            if !methods.contains(method) {
+                methods.push(method);
+            }
+        }
+        methods
+    })
+}
+
+/// The embedded wallet's parts that `start` wires in.
+struct EmbeddedParts {
+    service: web::Data<vestibule_embedded::EmbeddedService>,
+    notices: Arc<crate::embedded::SessionNotices>,
+    listener: TcpListener,
+    addr: std::net::SocketAddr,
+}
+
+/// Builds the embedded service (its vault under the data directory unless `data_dir` says where)
+/// and binds the frame origin's listener.
+fn start_embedded(
+    embedded: &vestibule_embedded::EmbeddedConfig,
+    config: &GatewayConfig,
+    projects: &[crate::config::Project],
+    chain: vestibule_chain::ChainService,
+) -> anyhow::Result<EmbeddedParts> {
+    let mut embedded = embedded.clone();
+    if embedded.data_dir.is_none() {
+        embedded.data_dir = Some(config.data.join("embedded-vault"));
+    }
+    let keys = vestibule_embedded::ShareKeys::load(&embedded).map_err(|e| anyhow::anyhow!("configuration: `embedded`: {e}"))?;
+    let smtp = embedded
+        .smtp
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("configuration: `embedded.smtp`: the embedded wallet mails login codes; configure an SMTP server (or `file_dir` in development)"))?;
+    let mailer = vestibule_embedded::LettreMailer::new(smtp, embedded.otp_ttl).map_err(|e| anyhow::anyhow!("configuration: `embedded.smtp`: {e}"))?;
+    let notices = Arc::new(crate::embedded::SessionNotices::default());
+    let ancestors: Vec<(String, Vec<String>)> =
+        projects.iter().map(|p| (p.id.clone(), p.allowed_origins.iter().map(|o| o.to_string()).collect())).collect();
+    let service = vestibule_embedded::EmbeddedService::builder(embedded.clone(), keys, Arc::new(mailer), notices.clone())
+        .rpc(Arc::new(crate::embedded::ChainFrameRpc { chain }))
+        .allowed_origins(move |project| ancestors.iter().find(|(id, _)| id == project).map(|(_, origins)| origins.clone()))
+        .build()
+        .map_err(|e| anyhow::anyhow!("configuration: `embedded`: {e}"))?;
+    let listener = TcpListener::bind(embedded.frame_listen)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {} (embedded.frame_listen): {e}", embedded.frame_listen))?;
+    let addr = listener.local_addr()?;
+    Ok(EmbeddedParts { service: web::Data::new(service), notices, listener, addr })
 }
 
 /// The socket, with its slot, or `None` when it was refused (and closed, by dropping it).
