@@ -21,6 +21,25 @@ pub const ID: &str = "embedded";
 /// The built-in connector of embedded accounts (spec §3: type AUTH).
 pub const AUTH_CONNECTOR_ID: &str = "auth";
 
+/// The RPC methods whose approval the secure frame draws (docs/embedded-wallet.md; spec §6: the
+/// not-safe methods, which need the visitor's approval). Solana's `solana_sign*` methods are matched
+/// by prefix (as `solana_signMessage`, `solana_signAndSendTransaction`).
+pub const APPROVAL_METHODS: &[&str] = &["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction", "wallet_sendCalls"];
+
+/// Whether `request` is one the embedded wallet asks the visitor to approve: a signing or sending
+/// request to connector `auth` (never a `Connect` or `Sync`, nor a read).
+pub fn needs_approval(request: &crate::machines::requests::WalletRequest) -> bool {
+    use crate::machines::requests::RequestKind;
+    request.connector_id == AUTH_CONNECTOR_ID
+        && match &request.kind {
+            RequestKind::SignMessage { .. } | RequestKind::SignTransaction { .. } => true,
+            RequestKind::Rpc { method, .. } => {
+                APPROVAL_METHODS.contains(&method.as_str()) || method.starts_with("solana_sign") || method.starts_with("solana:sign")
+            }
+            RequestKind::Connect | RequestKind::Sync => false,
+        }
+}
+
 /// Catalogue, secure frame errors: the email login's provider could not be loaded.
 pub const EMAIL_DEPENDENCY_UNAVAILABLE: &str = "Unable to load email login dependency";
 /// Catalogue, errors: a social login could not start.
