@@ -301,3 +301,29 @@ fn given_an_embedded_account_when_the_host_reads_then_no_approval() {
     let g = g.and(C::HostRequest { request_id: "h1".into(), method: "eth_getBalance".into(), params: serde_json::json!([ALICE, "latest"]) });
     assert_eq!(g.state.router.current(), View::Account);
 }
+
+// --- a Solana send from the embedded account --------------------------------------------------------
+
+#[test]
+fn given_the_embedded_solana_account_when_its_send_is_prepared_then_approval_shows_until_signed_then_send_then_account() {
+    let devnet: CaipNetworkId = vestibule_actors::model::networks::SOLANA_DEVNET.parse().unwrap();
+    let g = logged_in(embedded_session(with_email(multichain_options(None)), true), ALICE)
+        .and(C::SwitchActiveNamespace { namespace: vestibule_actors::model::caip::Namespace::Solana });
+    let id = g.state.balances.pending.as_ref().expect("a Solana balance fetch").id;
+    let g = g
+        .and(Command::BalancesFetched { id, outcome: Ok(solana_balances_of(&devnet, &solana_address())) })
+        .and(C::OpenModal { view: None })
+        .and(C::Navigate { view: View::Send, params: None, replace: None })
+        .and(C::SubmitSend { form: SendForm { token: Some(format!("{devnet}/native")), amount: "1".into(), receiver: SOLANA_RECEIVER.into() } });
+    assert_eq!(g.state.router.current(), View::Send, "nothing to approve while the chain service builds it");
+    let send = g.state.send.solana.clone().unwrap().id;
+    let g = g.and(Command::SolanaSendPrepared { id: send, outcome: Ok(prepared_solana_transfer(true)) });
+    let request_id = g.pending_request();
+    assert!(matches!(g.state.requests.items[&request_id].kind, RequestKind::SignTransaction { .. }));
+    assert_eq!(approval_shown(&g.state), Some(request_id.clone()));
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!({ "signedTransaction": "AQID" }) } });
+    assert_eq!(g.state.router.current(), View::Send, "signed: back on Send while the service sends it");
+    let signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
+    let g = g.and(Command::SolanaSendSubmitted { id: send, outcome: Ok(signature.into()) });
+    assert_eq!(g.state.router.current(), View::Account, "spec §4: after a Solana send, the view returns to Account");
+}

@@ -689,3 +689,33 @@ mod tests {
         assert_eq!(display_username(LoginMethod::Discord, None), None);
     }
 }
+
+#[cfg(test)]
+mod approval_tests {
+    use super::*;
+    use crate::machines::requests::{RequestKind, WalletRequest};
+    use crate::model::caip::Namespace;
+
+    fn request(connector_id: &str, kind: RequestKind) -> WalletRequest {
+        WalletRequest { id: "r1".into(), connector_id: connector_id.into(), namespace: Namespace::Eip155, kind, issued_ms: 0 }
+    }
+
+    fn rpc(method: &str) -> RequestKind {
+        RequestKind::Rpc { method: method.into(), params: serde_json::Value::Null }
+    }
+
+    #[test]
+    fn signing_and_sending_requests_to_auth_need_approval_and_nothing_else_does() {
+        let sign = RequestKind::SignMessage { message: "m".into(), address: "a".into() };
+        for kind in [sign.clone(), rpc("personal_sign"), rpc("eth_signTypedData_v4"), rpc("eth_sendTransaction"), rpc("wallet_sendCalls")] {
+            assert!(needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
+            assert!(!needs_approval(&request("io.metamask", kind.clone())), "another wallet draws its own prompt: {kind:?}");
+        }
+        for method in ["solana_signMessage", "solana_signTransaction", "solana_signAllTransactions", "solana_signAndSendTransaction"] {
+            assert!(needs_approval(&request(AUTH_CONNECTOR_ID, rpc(method))), "{method}");
+        }
+        for kind in [RequestKind::Connect, RequestKind::Sync, rpc("eth_getBalance"), rpc("wallet_switchEthereumChain"), rpc("eth_accounts")] {
+            assert!(!needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
+        }
+    }
+}
