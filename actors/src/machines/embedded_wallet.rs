@@ -21,6 +21,25 @@ pub const ID: &str = "embedded";
 /// The built-in connector of embedded accounts (spec §3: type AUTH).
 pub const AUTH_CONNECTOR_ID: &str = "auth";
 
+/// The RPC methods whose approval the secure frame draws (docs/embedded-wallet.md; spec §6: the
+/// not-safe methods, which need the visitor's approval). Solana's `solana_sign*` methods are matched
+/// by prefix (as `solana_signMessage`, `solana_signAndSendTransaction`).
+pub const APPROVAL_METHODS: &[&str] = &["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction", "wallet_sendCalls"];
+
+/// Whether `request` is one the embedded wallet asks the visitor to approve: a signing or sending
+/// request to connector `auth` (never a `Connect` or `Sync`, nor a read).
+pub fn needs_approval(request: &crate::machines::requests::WalletRequest) -> bool {
+    use crate::machines::requests::RequestKind;
+    request.connector_id == AUTH_CONNECTOR_ID
+        && match &request.kind {
+            RequestKind::SignMessage { .. } | RequestKind::SignTransaction { .. } => true,
+            RequestKind::Rpc { method, .. } => {
+                APPROVAL_METHODS.contains(&method.as_str()) || method.starts_with("solana_sign") || method.starts_with("solana:sign")
+            }
+            RequestKind::Connect | RequestKind::Sync => false,
+        }
+}
+
 /// Catalogue, secure frame errors: the email login's provider could not be loaded.
 pub const EMAIL_DEPENDENCY_UNAVAILABLE: &str = "Unable to load email login dependency";
 /// Catalogue, errors: a social login could not start.
@@ -668,5 +687,35 @@ mod tests {
         assert_eq!(display_username(LoginMethod::Discord, Some("alice7".into())), Some("alice7".into()));
         assert_eq!(display_username(LoginMethod::Github, Some("bob0".into())), Some("bob0".into()));
         assert_eq!(display_username(LoginMethod::Discord, None), None);
+    }
+}
+
+#[cfg(test)]
+mod approval_tests {
+    use super::*;
+    use crate::machines::requests::{RequestKind, WalletRequest};
+    use crate::model::caip::Namespace;
+
+    fn request(connector_id: &str, kind: RequestKind) -> WalletRequest {
+        WalletRequest { id: "r1".into(), connector_id: connector_id.into(), namespace: Namespace::Eip155, kind, issued_ms: 0 }
+    }
+
+    fn rpc(method: &str) -> RequestKind {
+        RequestKind::Rpc { method: method.into(), params: serde_json::Value::Null }
+    }
+
+    #[test]
+    fn signing_and_sending_requests_to_auth_need_approval_and_nothing_else_does() {
+        let sign = RequestKind::SignMessage { message: "m".into(), address: "a".into() };
+        for kind in [sign.clone(), rpc("personal_sign"), rpc("eth_signTypedData_v4"), rpc("eth_sendTransaction"), rpc("wallet_sendCalls")] {
+            assert!(needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
+            assert!(!needs_approval(&request("io.metamask", kind.clone())), "another wallet draws its own prompt: {kind:?}");
+        }
+        for method in ["solana_signMessage", "solana_signTransaction", "solana_signAllTransactions", "solana_signAndSendTransaction"] {
+            assert!(needs_approval(&request(AUTH_CONNECTOR_ID, rpc(method))), "{method}");
+        }
+        for kind in [RequestKind::Connect, RequestKind::Sync, rpc("eth_getBalance"), rpc("wallet_switchEthereumChain"), rpc("eth_accounts")] {
+            assert!(!needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
+        }
     }
 }

@@ -91,6 +91,11 @@ pub struct RouteParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub redirect_view: Option<View>,
+    /// ApproveTransaction shown for the embedded wallet (connector `auth`): the wallet request whose
+    /// approval the secure frame draws over the view. Absent on the host's transaction stack's view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub request_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

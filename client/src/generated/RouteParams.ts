@@ -15,4 +15,9 @@ switchToChain?: Namespace, navigateTo?: View, navigateWithReplace?: boolean,
 /**
  * SwitchActiveChain: the network the switch leads to (the session's first in that namespace).
  */
-network?: string, email?: string, redirectView?: View, };
+network?: string, email?: string, redirectView?: View, 
+/**
+ * ApproveTransaction shown for the embedded wallet (connector `auth`): the wallet request whose
+ * approval the secure frame draws over the view. Absent on the host's transaction stack's view.
+ */
+requestId?: string, };

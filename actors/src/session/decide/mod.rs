@@ -11,8 +11,11 @@
 //! - [`send`]: the Send view's form, validation, transfer and receipt.
 //! - [`network`]: switching the connected wallet's chain (and adding it on 4902).
 //! - [`host`]: the host app's EIP-1193 requests (chain reads, wallet calls, the transaction stack).
+//! - [`approval`]: the embedded wallet's approvals on ApproveTransaction, one rule after every
+//!   decision for every flow.
 
 mod account;
+mod approval;
 pub(super) mod embedded;
 mod host;
 mod modal;
@@ -102,6 +105,8 @@ impl Decision {
         if let Some(drained) = drained {
             self.push(drained);
         }
+        // Off the embedded wallet's approval first: the flow then continues from its own view.
+        approval::request_ended(self);
         if cancelled {
             send::cancelled(self, &id, &reason);
             network::cancelled(self, &id, &reason);
@@ -145,7 +150,9 @@ impl Decision {
         });
     }
 
-    pub(super) fn finish(self) -> Vec<Event> {
+    /// The decision's events, once the rules that follow every decision have run.
+    pub(super) fn finish(mut self) -> Vec<Event> {
+        approval::show(&mut self);
         self.events
     }
 }

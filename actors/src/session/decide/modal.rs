@@ -69,6 +69,9 @@ pub(super) fn close(d: &mut Decision) -> Result<(), DomainError> {
 
 pub(super) fn navigate(d: &mut Decision, view: View, params: Option<RouteParams>, replace: bool) -> Result<(), DomainError> {
     check_navigable(&d.state, view)?;
+    if params.as_ref().is_some_and(|p| p.request_id.is_some()) {
+        return Err(DomainError::InvalidInput { field: "params.requestId".into(), message: "set by the session only".into() });
+    }
     let mode = if replace { NavigationMode::Replace } else { NavigationMode::Push };
     d.navigate(view, params, mode);
     Ok(())
