@@ -14,6 +14,8 @@ pub struct EmbeddedConfig {
     /// Where the gateway serves the frame origin.
     pub frame_listen: SocketAddr,
     /// The frame origin as browsers see it, e.g. `https://frame.example.com` (no trailing slash).
+    /// The gateway takes `http://{frame_listen's bound address}` when this is empty (development).
+    #[serde(default)]
     pub frame_origin: String,
     #[serde(default = "default_frame_assets_dir")]
     pub frame_assets_dir: PathBuf,

@@ -349,6 +349,13 @@ fn start_embedded(
     if embedded.data_dir.is_none() {
         embedded.data_dir = Some(config.data.join("embedded-vault"));
     }
+    let listener = TcpListener::bind(embedded.frame_listen)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {} (embedded.frame_listen): {e}", embedded.frame_listen))?;
+    let addr = listener.local_addr()?;
+    // Development (`./scripts/run` with a free port): no origin configured means the listener's own.
+    if embedded.frame_origin.trim().is_empty() {
+        embedded.frame_origin = format!("http://{addr}");
+    }
     let keys = vestibule_embedded::ShareKeys::load(&embedded).map_err(|e| anyhow::anyhow!("configuration: `embedded`: {e}"))?;
     let smtp = embedded
         .smtp
@@ -363,9 +370,6 @@ fn start_embedded(
         .allowed_origins(move |project| ancestors.iter().find(|(id, _)| id == project).map(|(_, origins)| origins.clone()))
         .build()
         .map_err(|e| anyhow::anyhow!("configuration: `embedded`: {e}"))?;
-    let listener = TcpListener::bind(embedded.frame_listen)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {} (embedded.frame_listen): {e}", embedded.frame_listen))?;
-    let addr = listener.local_addr()?;
     Ok(EmbeddedParts { service: web::Data::new(service), notices, listener, addr })
 }
 
