@@ -1,20 +1,13 @@
 // The social connect method (a part: loaded only when socials are configured): one button per
-// provider, in the order the host configured.
+// provider, in the order the host configured. A click opens the popup at once (inside the click, or
+// the browser blocks it) and then asks the session (core/effects/socialPopup.ts).
 
 import type { SocialProvider } from "../../generated/SocialProvider";
 import { useWidget } from "../../context/widgetContext";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
+import { startSocialLogin } from "../../core/effects/socialPopup";
+import { SOCIAL_NAMES } from "./providers";
 import css from "./SocialLogin.css?inline";
-
-const SOCIAL_NAMES: Record<SocialProvider, string> = {
-  google: "Google",
-  x: "X",
-  farcaster: "Farcaster",
-  discord: "Discord",
-  apple: "Apple",
-  github: "GitHub",
-  facebook: "Facebook",
-};
 
 export function SocialLogin({ providers }: { providers: SocialProvider[] }) {
   const widget = useWidget();
@@ -27,7 +20,7 @@ export function SocialLogin({ providers }: { providers: SocialProvider[] }) {
           type="button"
           className="vst-button vst-social__button"
           aria-label={`Continue with ${SOCIAL_NAMES[provider]}`}
-          onClick={() => widget.send({ type: "ConnectSocial", provider })}
+          onClick={() => void startSocialLogin(widget, provider)}
         >
           {SOCIAL_NAMES[provider]}
         </button>

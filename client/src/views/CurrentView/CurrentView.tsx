@@ -1,17 +1,17 @@
 // The view the router chart is in. Swap, Send and Receive are parts (loaded only when their feature
 // is enabled and the view is opened; the server navigates to them only then); Networks and
-// SwitchNetwork and ApproveTransaction are chunks of their own too (needed only after connecting).
+// SwitchNetwork and ApproveTransaction are chunks of their own too (needed only after connecting);
+// so are the embedded wallet's views (email code, social wait, email change).
 
 import { Suspense } from "react";
 import { useRoute } from "../../context/widgetContext";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { ApproveTransaction, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
+import { ApproveTransaction, ConnectingSocial, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap, UpdateEmailOtp, UpdateEmailWallet } from "../../parts/parts";
 import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
 import { SIWXSignMessage } from "../SIWXSignMessage/SIWXSignMessage";
 import { SwitchActiveChain } from "../SwitchActiveChain/SwitchActiveChain";
-import { Unavailable } from "../Unavailable/Unavailable";
 
 export function CurrentView() {
   const route = useRoute();
@@ -70,10 +70,24 @@ export function CurrentView() {
           <EmailVerifyOtp />
         </Suspense>
       );
+    case "ConnectingSocial":
+      return (
+        <Suspense fallback={<PartFallback label="social login" />}>
+          <ConnectingSocial />
+        </Suspense>
+      );
     case "UpdateEmailWallet":
+      return (
+        <Suspense fallback={<PartFallback label="email update" />}>
+          <UpdateEmailWallet />
+        </Suspense>
+      );
     case "UpdateEmailPrimaryOtp":
     case "UpdateEmailSecondaryOtp":
-    case "ConnectingSocial":
-      return <Unavailable view={route} />;
+      return (
+        <Suspense fallback={<PartFallback label="email code" />}>
+          <UpdateEmailOtp step={route === "UpdateEmailPrimaryOtp" ? "primary" : "secondary"} />
+        </Suspense>
+      );
   }
 }
