@@ -132,11 +132,9 @@ export function openSocialPopup(provider: SocialProvider, o: SocialPopupOptions)
   };
 }
 
-let current: SocialPopup | null = null;
-
-/** The social button's click: opens the popup at once and follows the widget's mirrored login. */
+/** The social button's click: opens the popup at once and follows the widget's mirrored login
+ * until the login is no longer the social one (or `stop`). */
 export function startSocialLogin(widget: ViewModel, provider: SocialProvider, page: SocialPage = window): SocialPopup {
-  current?.stop();
   const state = () => widget.transport.getSnapshot().context.mirror.state;
   // Optional chaining: a gateway without the embedded wallet sends no `embedded` part.
   const frameOrigin = state()?.embedded?.frameOrigin ?? widget.embedded?.frameOrigin() ?? null;
@@ -146,12 +144,8 @@ export function startSocialLogin(widget: ViewModel, provider: SocialProvider, pa
     frameOrigin,
     send: (command) => widget.send(command),
     connect: (resultUri) => (widget.embedded ? widget.embedded.request("CONNECT_SOCIAL", { resultUri }) : Promise.reject(new Error(CONNECT_FAILED))),
-    onStop: () => {
-      subscription?.unsubscribe();
-      if (current === popup) current = null;
-    },
+    onStop: () => subscription?.unsubscribe(),
   });
-  current = popup;
   subscription = widget.transport.subscribe(() => popup.follow(state()?.embedded?.login));
   popup.follow(state()?.embedded?.login);
   return popup;
