@@ -8,7 +8,7 @@ import type { SessionState } from "../../generated/SessionState";
 import type { UpdateStep } from "../../generated/UpdateStep";
 import { WidgetContext } from "../../context/widgetContext";
 import { fakeFrame, withEmbedded, type FakeFrame } from "../../testing/embedded";
-import { connectedState, stateView, type StateView } from "../../testing/stateView";
+import { connectedState, onView, stateView, type StateView } from "../../testing/stateView";
 import { UpdateEmailOtp } from "./UpdateEmailOtp";
 
 const CURRENT = "a.very.long.current.address.for.tests@example.com";
@@ -26,10 +26,11 @@ afterEach(() => {
 });
 
 function draw(state: SessionState, step: UpdateStep, frame: FakeFrame) {
-  view = stateView(state);
+  // The step is the route's (the router chart, mirrored from the state).
+  view = stateView(onView(state, step === "primary" ? "UpdateEmailPrimaryOtp" : "UpdateEmailSecondaryOtp", ["Account", "UpdateEmailWallet"]));
   render(
     <WidgetContext.Provider value={{ ...view.model, embedded: frame.host }}>
-      <UpdateEmailOtp step={step} />
+      <UpdateEmailOtp />
     </WidgetContext.Provider>,
   );
   return view;

@@ -3,12 +3,12 @@
 // code goes to the secure frame (UPDATE_EMAIL_OTP), which sends it to the embedded service; the
 // session learns the outcome from the service. Its message is shown, else the frame's failure.
 
-import type { UpdateStep } from "../../generated/UpdateStep";
-import { useSessionSelector, useWidget } from "../../context/widgetContext";
+import { useRoute, useSessionSelector, useWidget } from "../../context/widgetContext";
 import { CodeEntry, truncateEmail } from "../CodeEntry/CodeEntry";
 
-export function UpdateEmailOtp({ step }: { step: UpdateStep }) {
+export function UpdateEmailOtp() {
   const widget = useWidget();
+  const step = useRoute() === "UpdateEmailSecondaryOtp" ? "secondary" : "primary";
   const email = useSessionSelector((s) => (step === "primary" ? s.embedded.user?.email : s.embedded.update.newEmail)) ?? "";
   const message = useSessionSelector((s) => s.embedded.update.message);
   return (
