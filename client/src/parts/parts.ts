@@ -9,6 +9,12 @@ export const EmailLogin = lazy(() => import("./EmailLogin/EmailLogin").then((m) 
 export const SocialLogin = lazy(() => import("./SocialLogin/SocialLogin").then((m) => ({ default: m.SocialLogin })));
 // The embedded wallet's email code step (EmailVerifyOtp and EmailVerifyDevice).
 export const EmailVerifyOtp = lazy(() => import("./EmailVerifyOtp/EmailVerifyOtp").then((m) => ({ default: m.EmailVerifyOtp })));
+// The embedded wallet's other views: the social popup's wait, the email change (form, then the codes
+// to the current and the new address), and the Account's embedded user.
+export const ConnectingSocial = lazy(() => import("./ConnectingSocial/ConnectingSocial").then((m) => ({ default: m.ConnectingSocial })));
+export const UpdateEmailWallet = lazy(() => import("./UpdateEmailWallet/UpdateEmailWallet").then((m) => ({ default: m.UpdateEmailWallet })));
+export const UpdateEmailOtp = lazy(() => import("./UpdateEmailOtp/UpdateEmailOtp").then((m) => ({ default: m.UpdateEmailOtp })));
+export const EmbeddedAccount = lazy(() => import("./EmbeddedAccount/EmbeddedAccount").then((m) => ({ default: m.EmbeddedAccount })));
 export const TokenBalances = lazy(() => import("./TokenBalances/TokenBalances").then((m) => ({ default: m.TokenBalances })));
 export const Activity = lazy(() => import("./Activity/Activity").then((m) => ({ default: m.Activity })));
 export const Swap = lazy(() => import("./Swap/Swap").then((m) => ({ default: m.Swap })));

@@ -30,11 +30,17 @@ export function createEmbeddedShell(page: Window, send: (c: ClientCommand) => vo
   let origin: string | null = null;
   let slot: Element | null = null;
   let state: SessionState | null = null;
+  let signedIn = false;
   const loaded = () => bridge ?? Promise.reject(new Error("The embedded wallet is not loaded"));
   return {
     frameOrigin: () => origin,
     follow(next, sessionId) {
       state = next;
+      // The session's embedded user gone (Disconnect of the auth connector): the frame forgets its
+      // login too. Fire and forget: the session has already signed out.
+      const had = signedIn;
+      signedIn = !!next.embedded?.user;
+      if (had && !signedIn) bridge?.then((b) => b.request("SIGN_OUT", {})).catch(() => undefined);
       const features = next.options.features;
       // Optional chaining: a gateway without the embedded wallet sends no `embedded` part.
       const frameOrigin = next.embedded?.frameOrigin;

@@ -3,9 +3,10 @@
 // message is shown, Resend asks for a new code, Back cancels, the address is cut past 30 characters.
 
 import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
-import { afterEach, beforeAll, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, expect, it } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import type { EmbeddedHost } from "../../core/effects/secureFrameHost";
+import { fakeFrame, withEmbedded } from "../../testing/embedded";
 import { WidgetContext } from "../../context/widgetContext";
 import { connectedState, onView, stateView, type StateView } from "../../testing/stateView";
 import { EmailVerifyOtp, truncateEmail } from "./EmailVerifyOtp";
@@ -23,20 +24,13 @@ afterEach(() => {
 });
 
 function awaitingOtp(message?: string): SessionState {
-  return {
-    ...base,
-    embedded: {
-      frameOrigin: "https://frame.example",
-      frame: { status: "ready", frameId: "f1" },
-      login: { status: "awaitingOtp", method: "email", email: EMAIL, challengeId: "c1", step: "verifyOtp", ...(message ? { message } : {}) },
-      update: { status: "idle" },
-    },
-  };
+  return withEmbedded(base, {
+    login: { status: "awaitingOtp", method: "email", email: EMAIL, challengeId: "c1", step: "verifyOtp", ...(message ? { message } : {}) },
+  });
 }
 
-function draw(state: SessionState, request: EmbeddedHost["request"]) {
+function draw(state: SessionState, embedded: EmbeddedHost) {
   view = stateView(state);
-  const embedded: EmbeddedHost = { frameOrigin: () => "https://frame.example", request, placeApproval: () => undefined };
   // Drawn directly: the router chart that routes to it is the session's (generated from Rust).
   render(
     <WidgetContext.Provider value={{ ...view.model, embedded }}>
@@ -52,31 +46,36 @@ it("truncates addresses past 30 characters", () => {
 });
 
 it("sends the code to the frame (CONNECT_OTP with the challenge), not to the session", async () => {
-  const request = vi.fn(async () => ({ address: "0xabc" }));
-  const v = draw(awaitingOtp(), request as unknown as EmbeddedHost["request"]);
+  const frame = fakeFrame({ CONNECT_OTP: async () => ({ address: "0xabc" }) });
+  const v = draw(awaitingOtp(), frame.host);
   await screen.findByTestId("email-verify-otp");
   expect(screen.getByText(/Enter the code sent to/).textContent).toContain("a.very.long.address.for.testin…");
   fireEvent.change(screen.getByRole("textbox", { name: "Code" }), { target: { value: "123456" } });
   await act(async () => fireEvent.click(screen.getByRole("button", { name: "Verify" })));
-  expect(request).toHaveBeenCalledWith("CONNECT_OTP", { challengeId: "c1", otp: "123456" });
+  expect(frame.requests).toEqual([{ type: "CONNECT_OTP", payload: { challengeId: "c1", otp: "123456" } }]);
   expect(JSON.stringify(v.commands)).not.toContain("123456");
 });
 
 it("shows the session's message, and the frame's failure when the session has none", async () => {
-  draw(awaitingOtp("Invalid code"), async () => ({ address: "x" }));
+  draw(awaitingOtp("Invalid code"), fakeFrame().host);
   expect((await screen.findByRole("alert")).textContent).toBe("Invalid code");
   cleanup();
   view?.stop();
-  draw(awaitingOtp(), (async () => {
-    throw new Error("Embedded Wallet Request Timed Out");
-  }) as EmbeddedHost["request"]);
+  draw(
+    awaitingOtp(),
+    fakeFrame({
+      CONNECT_OTP: async () => {
+        throw new Error("Embedded Wallet Request Timed Out");
+      },
+    }).host,
+  );
   fireEvent.change(await screen.findByRole("textbox", { name: "Code" }), { target: { value: "654321" } });
   await act(async () => fireEvent.click(screen.getByRole("button", { name: "Verify" })));
   expect(screen.getByRole("alert").textContent).toBe("Embedded Wallet Request Timed Out");
 });
 
 it("Resend asks for a new code (ConnectEmail); Back cancels the login", async () => {
-  const v = draw(awaitingOtp(), async () => ({ address: "x" }));
+  const v = draw(awaitingOtp(), fakeFrame().host);
   fireEvent.click(await screen.findByRole("button", { name: "Resend code" }));
   fireEvent.click(screen.getByRole("button", { name: "Back" }));
   expect(v.commands).toEqual([{ type: "ConnectEmail", email: EMAIL }, { type: "CancelEmbeddedLogin" }]);

@@ -3,7 +3,8 @@
 // (a button to the Networks view when the host enables network switching), the wallet features
 // (Receive, Send; in `walletFeaturesOrder`; Send on the namespaces that have it, eip155 and solana), the tabs (Tokens, NFTs, Activity; Activity only with
 // the activity feature on a namespace that has it, spec section 9: eip155, as a part) and
-// Disconnect (the active namespace's connection).
+// Disconnect (the active namespace's connection). With the embedded wallet (connector auth), its user
+// (a part: parts/EmbeddedAccount).
 
 import { Suspense, useEffect, useId, useState } from "react";
 import { DISPLAY } from "../../generated/constants";
@@ -12,7 +13,8 @@ import { useSessionSelector, useWidget } from "../../context/widgetContext";
 import { NamespaceSwitch } from "../../components/NamespaceSwitch/NamespaceSwitch";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { Activity, TokenBalances } from "../../parts/parts";
+import { Activity, EmbeddedAccount, TokenBalances } from "../../parts/parts";
+import { EMBEDDED_CONNECTOR } from "../../core/effects/secureFrameHost";
 import css from "./Account.css?inline";
 
 /** Spec: an address shows its first 4 and last 6 characters. */
@@ -107,6 +109,11 @@ export function Account() {
         <p className="vst-account__address" data-testid="account-address" title={address ?? ""}>
           {address ? truncateAddress(address) : "Not connected"}
         </p>
+        {conn?.connectorId === EMBEDDED_CONNECTOR && (
+          <Suspense>
+            <EmbeddedAccount />
+          </Suspense>
+        )}
         {source === "served" && native && (
           <p className="vst-account__balance" data-testid="account-balance" title={`${native.quantity} ${native.symbol}`}>
             {native.display} {native.symbol}

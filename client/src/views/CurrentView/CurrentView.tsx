@@ -1,79 +1,49 @@
 // The view the router chart is in. Swap, Send and Receive are parts (loaded only when their feature
 // is enabled and the view is opened; the server navigates to them only then); Networks and
-// SwitchNetwork and ApproveTransaction are chunks of their own too (needed only after connecting).
+// SwitchNetwork and ApproveTransaction are chunks of their own too (needed only after connecting);
+// so are the embedded wallet's views (email code, social wait, email change). A table rather than one
+// Suspense per case: the modal chunk that carries this has little room.
 
-import { Suspense } from "react";
+import { Suspense, type ComponentType } from "react";
+import type { View } from "../../generated/View";
 import { useRoute } from "../../context/widgetContext";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { ApproveTransaction, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap } from "../../parts/parts";
+import { ApproveTransaction, ConnectingSocial, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap, UpdateEmailOtp, UpdateEmailWallet } from "../../parts/parts";
 import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
 import { SIWXSignMessage } from "../SIWXSignMessage/SIWXSignMessage";
 import { SwitchActiveChain } from "../SwitchActiveChain/SwitchActiveChain";
-import { Unavailable } from "../Unavailable/Unavailable";
+
+/** Each view: its component, and for a lazily loaded one what its loading mark names. */
+const VIEWS: Record<View, [ComponentType, string?]> = {
+  Connect: [Connect],
+  AllWallets: [Connect],
+  ConnectingWallet: [ConnectingWallet],
+  Account: [Account],
+  SIWXSignMessage: [SIWXSignMessage],
+  SwitchActiveChain: [SwitchActiveChain],
+  Swap: [Swap, "swap"],
+  Networks: [Networks, "networks"],
+  SwitchNetwork: [SwitchNetwork, "network switch"],
+  Send: [Send, "send"],
+  Receive: [Receive, "receive"],
+  ApproveTransaction: [ApproveTransaction, "approval"],
+  EmailVerifyOtp: [EmailVerifyOtp, "email code"],
+  EmailVerifyDevice: [EmailVerifyOtp, "email code"],
+  ConnectingSocial: [ConnectingSocial, "social login"],
+  UpdateEmailWallet: [UpdateEmailWallet, "email update"],
+  UpdateEmailPrimaryOtp: [UpdateEmailOtp, "email code"],
+  UpdateEmailSecondaryOtp: [UpdateEmailOtp, "email code"],
+};
 
 export function CurrentView() {
-  const route = useRoute();
-  switch (route) {
-    case "Connect":
-    case "AllWallets":
-      return <Connect />;
-    case "ConnectingWallet":
-      return <ConnectingWallet />;
-    case "Account":
-      return <Account />;
-    case "SIWXSignMessage":
-      return <SIWXSignMessage />;
-    case "SwitchActiveChain":
-      return <SwitchActiveChain />;
-    case "Swap":
-      return (
-        <Suspense fallback={<PartFallback label="swap" />}>
-          <Swap />
-        </Suspense>
-      );
-    case "Networks":
-      return (
-        <Suspense fallback={<PartFallback label="networks" />}>
-          <Networks />
-        </Suspense>
-      );
-    case "SwitchNetwork":
-      return (
-        <Suspense fallback={<PartFallback label="network switch" />}>
-          <SwitchNetwork />
-        </Suspense>
-      );
-    case "Send":
-      return (
-        <Suspense fallback={<PartFallback label="send" />}>
-          <Send />
-        </Suspense>
-      );
-    case "Receive":
-      return (
-        <Suspense fallback={<PartFallback label="receive" />}>
-          <Receive />
-        </Suspense>
-      );
-    case "ApproveTransaction":
-      return (
-        <Suspense fallback={<PartFallback label="approval" />}>
-          <ApproveTransaction />
-        </Suspense>
-      );
-    case "EmailVerifyOtp":
-    case "EmailVerifyDevice":
-      return (
-        <Suspense fallback={<PartFallback label="email code" />}>
-          <EmailVerifyOtp />
-        </Suspense>
-      );
-    case "UpdateEmailWallet":
-    case "UpdateEmailPrimaryOtp":
-    case "UpdateEmailSecondaryOtp":
-    case "ConnectingSocial":
-      return <Unavailable view={route} />;
-  }
+  const [View, label] = VIEWS[useRoute()];
+  return label ? (
+    <Suspense fallback={<PartFallback label={label} />}>
+      <View />
+    </Suspense>
+  ) : (
+    <View />
+  );
 }
