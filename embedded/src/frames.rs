@@ -140,6 +140,10 @@ impl FrameRegistry {
         }
     }
 
+    pub fn remove(&mut self, frame_id: &str) -> Option<Frame> {
+        self.frames.remove(frame_id)
+    }
+
     pub fn get_mut(&mut self, frame_id: &str) -> Option<&mut Frame> {
         self.frames.get_mut(frame_id)
     }

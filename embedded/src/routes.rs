@@ -198,6 +198,9 @@ struct RegisterFrame {
     hpke_public_key: String,
     #[serde(default)]
     device_wallets: Vec<String>,
+    /// The token of the frame this one replaces (a page reload): its login carries over.
+    #[serde(default)]
+    resume_token: Option<String>,
 }
 
 async fn register_frame(
@@ -206,10 +209,23 @@ async fn register_frame(
     body: web::Json<RegisterFrame>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
-    let (frame_id, frame_token) =
-        service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
-    Ok(HttpResponse::Ok()
-        .json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })))
+    let Some(previous) = body.resume_token.as_deref() else {
+        let (frame_id, frame_token) =
+            service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
+        return Ok(HttpResponse::Ok()
+            .json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
+    };
+    let (frame_id, frame_token, login) = service.resume_frame(
+        &body.session_id,
+        &body.hpke_public_key,
+        body.device_wallets,
+        previous,
+    )?;
+    let mut answer = serde_json::json!({ "frameId": frame_id, "frameToken": frame_token });
+    if let Some(login) = login {
+        answer["login"] = serde_json::to_value(login).map_err(|_| EmbeddedError::Internal)?;
+    }
+    Ok(HttpResponse::Ok().json(answer))
 }
 
 #[derive(Deserialize)]

@@ -680,6 +680,35 @@ impl EmbeddedService {
         )?)
     }
 
+    /// Registers the frame a page reload brought, carrying over the login of the frame it
+    /// replaces (`previous_token`, which the frame kept in its own origin's session storage): the
+    /// visitor stays logged in across reloads without another code, and the old frame is gone.
+    /// Only a frame of the same session, with a live token, hands its login on; the session is
+    /// not told again (it already knows the login).
+    pub fn resume_frame(
+        &self,
+        session_id: &str,
+        hpke_public_key: &str,
+        device_wallets: Vec<String>,
+        previous_token: &str,
+    ) -> Result<(String, String, Option<LoginResult>), EmbeddedError> {
+        let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets)?;
+        let now = self.now();
+        let mut state = self.state();
+        let previous = match state.frames.authenticate(previous_token, now) {
+            Ok(previous) if previous.session_id == session_id && previous.frame_id != frame_id => previous,
+            _ => return Ok((frame_id, frame_token, None)),
+        };
+        let (previous_id, login) = (previous.frame_id.clone(), previous.login.clone());
+        state.frames.remove(&previous_id);
+        state.otp.forget_owner(&previous_id);
+        let Some(login) = login else { return Ok((frame_id, frame_token, None)) };
+        let Some(user) = self.vault.user(&login.user_id)? else { return Ok((frame_id, frame_token, None)) };
+        let frame = state.frames.of_session(session_id, &frame_id, now)?;
+        let result = self.release_login(frame, user, login.method, login.username)?;
+        Ok((frame_id, frame_token, Some(result)))
+    }
+
     pub fn verify_email_otp(
         &self,
         frame_token: &str,
@@ -727,6 +756,34 @@ impl EmbeddedService {
         method: LoginMethod,
         username: Option<String>,
     ) -> Result<LoginResult, EmbeddedError> {
+        let result = self.release_login(frame, user, method.clone(), username)?;
+        let addresses = result.wallet.as_ref().map(|wallet| WalletAddresses {
+            wallet_id: wallet.wallet_id.clone(),
+            eip155_address: wallet.eip155_address.clone(),
+            solana_address: wallet.solana_address.clone(),
+        });
+        self.notices.notify(
+            &frame.session_id,
+            Notice::LoginVerified {
+                method,
+                user_id: result.user_id.clone(),
+                email: result.email.clone(),
+                username: result.username.clone(),
+                wallet: addresses,
+            },
+        );
+        Ok(result)
+    }
+
+    /// Records the frame's login and releases the wallet's shares sealed to it (no notice: the
+    /// caller says whether the session learns of it).
+    fn release_login(
+        &self,
+        frame: &mut Frame,
+        user: User,
+        method: LoginMethod,
+        username: Option<String>,
+    ) -> Result<LoginResult, EmbeddedError> {
         let wallet = match self.vault.wallet_of_user(&user.user_id)? {
             Some(wallet) => {
                 let server_share = self.vault.open_server_share(&wallet)?;
@@ -754,21 +811,6 @@ impl EmbeddedService {
             username: username.clone(),
             method: method.clone(),
         });
-        let addresses = wallet.as_ref().map(|wallet| WalletAddresses {
-            wallet_id: wallet.wallet_id.clone(),
-            eip155_address: wallet.eip155_address.clone(),
-            solana_address: wallet.solana_address.clone(),
-        });
-        self.notices.notify(
-            &frame.session_id,
-            Notice::LoginVerified {
-                method,
-                user_id: user.user_id.clone(),
-                email: user.email.clone(),
-                username: username.clone(),
-                wallet: addresses,
-            },
-        );
         Ok(LoginResult {
             user_id: user.user_id,
             email: user.email,

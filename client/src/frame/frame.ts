@@ -27,16 +27,29 @@ async function start() {
   const post = createPost(fetch.bind(window), location.origin);
   const store = openDeviceStore();
   const keyPair = await frameKeyPair();
+  const sessionId = query.get("sessionId") ?? "";
+  // The previous frame of this session in this tab (a page reload) handed its login on through
+  // the frame origin's session storage: the host page cannot read it.
+  const tokenKey = `vestibule-frame-token:${sessionId}`;
+  const resumeToken = readStored(tokenKey);
   const registered = await post("/api/frames", {
-    sessionId: query.get("sessionId") ?? "",
+    sessionId,
     hpkePublicKey: await publicKeyText(keyPair),
     deviceWallets: await store.walletIds().catch(() => []),
+    ...(resumeToken ? { resumeToken } : {}),
   });
   const frameId = registered !== null && typeof registered === "object" && "frameId" in registered && typeof registered.frameId === "string" ? registered.frameId : null;
   const frameToken = registered !== null && typeof registered === "object" && "frameToken" in registered && typeof registered.frameToken === "string" ? registered.frameToken : null;
   if (!frameId || !frameToken) throw new ApiError("bad_answer", "The frame registration was not understood");
   const ctx: FrameContext = { frameId, frameToken, keyPair, post, store };
+  writeStored(tokenKey, frameToken);
   let login: FrameLogin | null = null;
+  // A resumed login with a wallet: rebuild it now, before FRAME_READY, so the session's re-sync
+  // of the connection finds the account. (One without a wallet yet is left to a new login.)
+  const carried = registered !== null && typeof registered === "object" && "login" in registered ? registered.login : null;
+  if (carried !== null && typeof carried === "object" && "wallet" in carried && carried.wallet) {
+    login = await completeLogin(ctx, carried).catch(() => null);
+  }
   const root = document.getElementById("approval") ?? document.body;
   const approval = createApprovalPage(document, root);
 
@@ -80,6 +93,7 @@ async function start() {
         return answer(id, "HIDE_APPROVAL", {});
       case "SIGN_OUT":
         login = null;
+        removeStored(tokenKey);
         return answer(id, "SIGN_OUT", {});
       case "SYNC_THEME":
         approval.setTheme(message.payload.themeMode);
@@ -95,6 +109,30 @@ async function start() {
     void handle(message);
   });
   send({ vestibule: PROTOCOL_VERSION, id: newMessageId(), type: "FRAME_READY", payload: { frameId } });
+}
+
+// Session storage can be refused (storage blocked for third-party frames): the frame then works,
+// and a reload asks for a new login.
+function readStored(key: string): string | null {
+  try {
+    return sessionStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+function writeStored(key: string, value: string) {
+  try {
+    sessionStorage.setItem(key, value);
+  } catch {
+    /* see readStored */
+  }
+}
+function removeStored(key: string) {
+  try {
+    sessionStorage.removeItem(key);
+  } catch {
+    /* see readStored */
+  }
 }
 
 void start().catch((e: unknown) => {

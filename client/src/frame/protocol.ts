@@ -54,8 +54,19 @@ export function newMessageId(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const EVM_SIGNING_METHODS = ["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"];
-export const SOLANA_SIGNING_METHODS = ["solana:signTransaction", "solana:signAndSendTransaction", "solana_signTransaction", "solana_signAndSendTransaction"];
+// The server's list (actors: embedded_wallet::needs_approval): the frame is shown for each, and
+// answers the ones it cannot perform (wallet_sendCalls, signAllTransactions) with 4200 there.
+const EVM_SIGNING_METHODS = ["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction", "wallet_sendCalls"];
+export const SOLANA_SIGNING_METHODS = [
+  "solana:signTransaction",
+  "solana:signAndSendTransaction",
+  "solana:signMessage",
+  "solana:signAllTransactions",
+  "solana_signTransaction",
+  "solana_signAndSendTransaction",
+  "solana_signMessage",
+  "solana_signAllTransactions",
+];
 
 /** Whether a wallet request needs the visitor's approval, drawn by the frame (and so the host shows
  * the frame over the ApproveTransaction view while it waits). */

@@ -69,6 +69,9 @@ export function createSecureFrameBridge(o: SecureFrameOptions): SecureFrameBridg
   doc.body.append(iframe);
 
   const pending = new Map<string, Pending>();
+  // Requests wait for the frame's FRAME_READY: a message posted before its page listens is lost.
+  let frameReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (frameReady = resolve));
   let slot: Element | null = null;
   let showing = false;
 
@@ -91,7 +94,10 @@ export function createSecureFrameBridge(o: SecureFrameOptions): SecureFrameBridg
       if (event.origin !== frameOrigin || event.source !== iframe.contentWindow) return;
       const message = readFrameMessage(event.data);
       if (!message) return;
-      if (message.type === "FRAME_READY") return o.send({ type: "EmbeddedFrameReady", frameId: message.payload.frameId });
+      if (message.type === "FRAME_READY") {
+        frameReady();
+        return o.send({ type: "EmbeddedFrameReady", frameId: message.payload.frameId });
+      }
       const waiting = pending.get(message.id);
       if (!waiting || !message.type.startsWith(waiting.type + "_")) return;
       pending.delete(message.id);
@@ -114,7 +120,7 @@ export function createSecureFrameBridge(o: SecureFrameOptions): SecureFrameBridg
       }, o.timeoutMs ?? REQUEST_TIMEOUT_MS);
       // The answer's schema was checked for this type (readFrameMessage, matched by id and type).
       pending.set(id, { type, resolve: (p) => resolve(p as FrameAnswers[T]), reject, timer });
-      iframe.contentWindow?.postMessage({ vestibule: PROTOCOL_VERSION, id, type, payload }, frameOrigin);
+      void ready.then(() => iframe.contentWindow?.postMessage({ vestibule: PROTOCOL_VERSION, id, type, payload }, frameOrigin));
     });
   }
 

@@ -126,8 +126,13 @@ export function ApproveTransaction() {
     return s.networks.find((n) => n.caipNetworkId === network)?.nativeCurrency ?? null;
   });
   const closable = useSessionSelector((s) => s.modal.closable) ?? true;
-  // The embedded wallet draws its own approval: the secure frame is placed over this box.
-  const embedded = useSessionSelector((s) => (request?.walletRequest ? s.requests.items[request.walletRequest]?.connectorId === "auth" : false)) ?? false;
+  // The embedded wallet draws its own approval: the secure frame is placed over this box. The
+  // request is the route's (sign-in, send) or the host's on top of the stack.
+  const embedded =
+    useSessionSelector((s) => {
+      const id = s.router.stack.at(-1)?.params?.requestId ?? request?.walletRequest;
+      return id ? s.requests.items[id]?.connectorId === "auth" : false;
+    }) ?? false;
   const slot = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!embedded) return;
