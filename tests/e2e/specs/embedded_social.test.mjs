@@ -51,8 +51,10 @@ test("discord (userinfo, no id_token): connected, the username shown without its
   await popupClosed(popup);
   await waitConnected(page, "the discord login did not connect");
   const account = selectors.account(await openModal(page));
-  await account.getByText("alice", { exact: true }).first().waitFor({ timeout: WAIT.ui });
-  assert.equal(await account.getByText("alice0").count(), 0, "the trailing 0 is dropped");
+  // The name's own element: the identity block's text runs on into the balance ("alice" + "0 ETH").
+  const name = account.getByTestId("embedded-account-name");
+  await name.waitFor({ timeout: WAIT.ui });
+  assert.equal((await name.textContent())?.trim(), "alice", "the trailing 0 is dropped");
   await context.close();
 });
 

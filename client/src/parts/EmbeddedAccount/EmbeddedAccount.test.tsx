@@ -10,7 +10,6 @@ import { WidgetContext } from "../../context/widgetContext";
 import { Account } from "../../views/Account/Account";
 import { fakeFrame, withEmbedded } from "../../testing/embedded";
 import { connectedState, stateView, type StateView } from "../../testing/stateView";
-import { displayUsername } from "./EmbeddedAccount";
 
 const LONG = "a.very.long.address.for.testing@example.com";
 let base: SessionState;
@@ -56,10 +55,6 @@ it("shows a social user's username, without Update email", async () => {
   expect(screen.queryByRole("button", { name: "Update email" })).toBeNull();
 });
 
-it("a Discord username ending in 0 loses that 0", () => {
-  expect(displayUsername("gamer0", "discord")).toBe("gamer");
-  expect(displayUsername("gamer0", "github")).toBe("gamer0");
-});
 
 it("shows nothing of the embedded user when another connector is active", async () => {
   draw(withAuth(base, user({ email: "me@example.com" }), "injected:Dev Wallet"));

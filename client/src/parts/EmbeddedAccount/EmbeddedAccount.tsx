@@ -1,20 +1,17 @@
 // The Account view's embedded user (when the active connection is the auth connector): the email
-// (cut past 30 characters, spec §5 Display) or the social username (a Discord name ending in 0 loses
-// that 0, spec §5 Display), and, for email users, Update email (spec §2: the UpdateEmailWallet view).
+// (cut past 30 characters, spec §5 Display) or the social username (as the session keeps it: a
+// Discord name ending in 0 has lost that 0 there, spec §5 Display, so it is not cut again here),
+// and, for email users, Update email (spec §2: the UpdateEmailWallet view).
 // A part of its own: the modal chunk, which draws Account, has no room for it.
 
 import { useSessionSelector, useWidget } from "../../context/widgetContext";
 import { truncateEmail } from "../CodeEntry/CodeEntry";
 
-export function displayUsername(username: string, provider: string): string {
-  return provider === "discord" && username.endsWith("0") ? username.slice(0, -1) : username;
-}
-
 export function EmbeddedAccount() {
   const widget = useWidget();
   const user = useSessionSelector((s) => s.embedded?.user);
   if (!user) return null;
-  const name = user.email ? truncateEmail(user.email) : user.username ? displayUsername(user.username, user.provider) : null;
+  const name = user.email ? truncateEmail(user.email) : (user.username ?? null);
   return (
     <div className="vst-account__embedded" data-testid="embedded-account">
       {name && (
