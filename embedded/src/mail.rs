@@ -50,7 +50,7 @@ pub fn mail_body(code: &OtpCode, purpose: MailPurpose, expires_in: Duration) -> 
         MailPurpose::UpdateSecondary => "Use this code to confirm your new email address:",
     };
     format!(
-        "{why}\n\n{}\n\nThe code expires in {minutes} minutes. If you did not ask for it, ignore this mail.\n",
+        "{why}\n\n{}\n\nThe code expires in {minutes} minutes. Never share it: whoever types it signs in as you and controls your wallet. If you did not ask for it, ignore this mail.\n",
         code.reveal()
     )
 }

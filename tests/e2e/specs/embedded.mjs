@@ -166,14 +166,14 @@ scopes = ["identify"]
 }
 
 /** The host page: the widget on the anvil chain with email and socials on; `window.v` is the widget. */
-function hostHtml(anvilUrl) {
+function hostHtml(anvilUrl, extraOptions = "") {
   const networks = [{ caipNetworkId: `eip155:${CHAIN}`, name: `Anvil ${CHAIN}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: [anvilUrl], testnet: true }];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Embedded host</title></head><body>
 <main><h1>Host</h1></main>
 <script src="/vestibule.js"></script>
 <script>
   window.v = Vestibule.create({ projectId: "demo", networks: ${JSON.stringify(networks)}, defaultNetwork: "eip155:${CHAIN}", debug: true,
-    features: { email: true, socials: ["google", "discord"] } });
+    features: { email: true, socials: ["google", "discord"] }${extraOptions} });
 </script></body></html>`;
 }
 
@@ -218,6 +218,8 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
     const staticDir = mkdtempSync(join(tmpdir(), "vestibule-e2e-embedded-"));
     cpSync(CLIENT_DIST, staticDir, { recursive: true });
     writeFileSync(join(staticDir, "embedded-host.html"), hostHtml(anvilUrl));
+    // The same host with sign-in required (SIWX through the embedded wallet).
+    writeFileSync(join(staticDir, "embedded-host-siwx.html"), hostHtml(anvilUrl, ", siwx: { required: true, signOutOnDisconnect: false }"));
     writeFileSync(join(staticDir, "foreign.html"), FOREIGN_HTML);
 
     const keysDir = mkdtempSync(join(tmpdir(), "vestibule-e2e-keys-"));
@@ -246,7 +248,7 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
         await new Promise((ok) => setTimeout(ok, 100));
       }
       if (!existsSync(join(FRAME_DIST, "frame.html"))) throw new Error(`the built secure frame is missing (${FRAME_DIST}/frame.html; issue 15's client part builds it)`);
-      return { ...gateway, frameOrigin, hostUrl: `${gateway.url}/embedded-host.html`, foreignUrl: `${gateway.url.replace("127.0.0.1", "localhost")}/foreign.html` };
+      return { ...gateway, frameOrigin, hostUrl: `${gateway.url}/embedded-host.html`, siwxHostUrl: `${gateway.url}/embedded-host-siwx.html`, foreignUrl: `${gateway.url.replace("127.0.0.1", "localhost")}/foreign.html` };
     };
 
     const gateway = await addGateway();
@@ -266,13 +268,13 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
        * A fresh browser context (a new device: its own IndexedDB) on the host page of `gw`
        * (default: the first gateway), the widget started. `errors`: the page's uncaught errors.
        */
-      async open({ gw = gateway, context } = {}) {
+      async open({ gw = gateway, context, siwx = false } = {}) {
         context ??= await browser.newContext();
         const page = await context.newPage();
         page.setDefaultTimeout(WAIT.ui);
         const errors = [];
         page.on("pageerror", (e) => errors.push(e));
-        await page.goto(gw.hostUrl);
+        await page.goto(siwx ? gw.siwxHostUrl : gw.hostUrl);
         await page.waitForFunction(() => window.v?.state()?.started === true, null, { timeout: WAIT.ui });
         return { context, page, errors, gw };
       },

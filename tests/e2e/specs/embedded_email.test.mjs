@@ -195,3 +195,22 @@ test("a disallowed host method shows Requested RPC call is not allowed and is re
   assert.equal(await nativeBalance(world.anvilUrl, address), balance, "the node was not asked");
   await alice.context.close();
 });
+
+test("sign-in required: the embedded account signs the SIWX message in the frame's approval (closing disabled meanwhile); the sign-in session is recorded and the modal closes", T, async () => {
+  const { context, page, gw } = await world.open({ siwx: true });
+  const { address } = await emailLogin(world, page, "signer@example.test");
+  const message = page.getByTestId("siwx-message");
+  await message.waitFor({ timeout: WAIT.ui });
+  await page.getByRole("button", { name: "Sign", exact: true }).click();
+  // The request goes to the frame: ApproveTransaction, which cannot be closed before signing in.
+  await page.waitForFunction(() => window.v.state().router.current === "ApproveTransaction", null, { timeout: WAIT.ui });
+  assert.equal(await page.evaluate(() => window.v.state().modal.closable), false, "closing is disabled while sign-in is required and no session exists");
+  await answerInFrame(page, gw, selectors.approve);
+  const signedIn = await page
+    .waitForFunction((a) => Object.keys(window.v.state().siwx.sessions).some((k) => k.toLowerCase().endsWith(a.toLowerCase())), address, { timeout: WAIT.connect })
+    .then(() => true, () => false);
+  assert.ok(signedIn, `no sign-in session for ${address} within ${WAIT.connect / 1000} s (siwx: ${JSON.stringify(await page.evaluate(() => window.v.state().siwx.status))})`);
+  const closed = await page.waitForFunction(() => window.v.state().modal.status !== "open", null, { timeout: WAIT.ui }).then(() => true, () => false);
+  assert.ok(closed, "the modal closes once signed in");
+  await context.close();
+});

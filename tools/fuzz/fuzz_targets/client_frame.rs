@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     match message {
         ClientMessage::Hello { options: Some(options), .. } => {
             // No chain service, as a gateway with no `[networks]` configured.
-            let start = Command::Start { project: "demo".into(), origin: "http://localhost:3000".into(), options, served_networks: Vec::new() };
+            let start = Command::Start { project: "demo".into(), origin: "http://localhost:3000".into(), options, served_networks: Vec::new(), embedded_frame_origin: Some("http://127.0.0.1:8081".into()) };
             let state = session::SessionState::default();
             let ctx = Ctx { now_ms: T0, options: &state.options, nonce: "FuzzNonce0000000" };
             if let Ok(events) = session::decide(&state, start, &ctx) {
