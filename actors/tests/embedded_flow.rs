@@ -360,12 +360,70 @@ fn given_a_social_popup_when_closed_then_popup_closed() {
     assert_eq!(toasts(&g.state), [POPUP_CLOSED]);
 }
 
+fn farcaster_ready() -> Given {
+    frame_ready_at(given(started_embedded(embedded_options(vec![SocialProvider::Farcaster]))), T0)
+}
+
+const FARCASTER_URL: &str = "https://warpcast.com/~/siwf?channelToken=c-1";
+
 #[test]
-fn given_farcaster_when_connecting_then_it_keeps_the_catalogue_error() {
-    let g = frame_ready_at(given(started_embedded(embedded_options(vec![SocialProvider::Farcaster]))), T0);
-    let then = g.when(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
+fn given_a_ready_frame_when_a_farcaster_login_starts_then_the_service_opens_a_channel_and_the_modal_shows_its_url() {
+    // Given a ready frame, when the visitor chooses Farcaster
+    let g = farcaster_ready().and(ClientCommand::OpenModal { view: None }).and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
+    // Then no popup: the ConnectingFarcaster view, and the service is asked for a relay channel
+    assert_eq!(g.state.embedded.login.status, LoginStatus::SocialStarting);
+    assert_eq!(g.state.embedded.login.method, Some(LoginMethod::Farcaster));
+    assert_eq!(g.state.router.current(), View::ConnectingFarcaster);
+    let effects: Vec<_> = g.state.embedded.pending_effects().into_iter().map(|(_, e)| e).collect();
+    assert_eq!(effects, [EmbeddedEffect::StartFarcaster { frame_id: "frame-1".into() }]);
+    // When the channel is open, its URL is in the state for the modal to show
+    let g = g.and(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: FARCASTER_URL.into() });
+    assert_eq!(g.state.embedded.login.status, LoginStatus::SocialPopup);
+    assert_eq!(g.state.embedded.login.social_url.as_deref(), Some(FARCASTER_URL));
+    assert!(g.state.embedded.pending_effects().is_empty(), "asked once");
+    // And a verified login connects as any social login does, through auth named Farcaster
+    let g = g.and(verified(LoginMethod::Farcaster, Some(wallet())));
+    assert_eq!(g.state.embedded.login.status, LoginStatus::Connected);
+    assert_eq!(g.state.embedded.user.as_ref().map(|u| u.provider), Some(LoginMethod::Farcaster));
+    assert_eq!(g.state.connection.connector(AUTH_CONNECTOR_ID).map(|c| c.name.as_str()), Some("Farcaster"));
+}
+
+#[test]
+fn given_a_farcaster_login_when_the_relay_gives_its_app_scheme_then_it_is_kept_and_other_schemes_are_refused() {
+    let g = farcaster_ready().and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
+    let then = g.when(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: "farcaster://connect?channelToken=c".into() });
+    assert_eq!(then.state().embedded.login.social_url.as_deref(), Some("farcaster://connect?channelToken=c"));
+    let then = g.when(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: "javascript:alert(1)".into() });
+    assert!(matches!(then.error(), DomainError::InvalidInput { field, .. } if field == "url"));
+    let google = ready().and(ClientCommand::ConnectSocial { provider: SocialProvider::Google });
+    let then = google.when(Command::EmbeddedSocialRedirect { provider: SocialProvider::Google, url: "farcaster://connect".into() });
+    assert!(matches!(then.error(), DomainError::InvalidInput { field, .. } if field == "url"));
+}
+
+#[test]
+fn given_a_farcaster_login_when_the_service_or_the_frame_fails_then_failed_to_connect_to_farcaster() {
+    let g = farcaster_ready().and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
+    let then = g.when(Command::EmbeddedSocialFailed { message: FARCASTER_FAILED.into() });
+    assert_eq!(then.state().embedded.login.status, LoginStatus::Failed);
     assert_eq!(toasts(&then.state()), [FARCASTER_FAILED]);
+    let g = g.and(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: FARCASTER_URL.into() });
+    let then = g.when(ClientCommand::EmbeddedRequestFailed { message: FARCASTER_FAILED.into() });
+    assert_eq!(then.state().embedded.login.message.as_deref(), Some(FARCASTER_FAILED));
+    assert_eq!(toasts(&then.state()), [FARCASTER_FAILED]);
+}
+
+#[test]
+fn given_a_farcaster_login_when_cancelled_or_timed_out_then_it_ends() {
+    let g = farcaster_ready()
+        .and(ClientCommand::OpenModal { view: None })
+        .and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster })
+        .and(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: FARCASTER_URL.into() });
+    let then = g.when(ClientCommand::CancelEmbeddedLogin {});
     assert_eq!(then.state().embedded.login.status, LoginStatus::Idle);
+    assert_eq!(then.state().router.current(), View::Connect);
+    let g = g.at(T0 + FRAME_SETTLE_MS + 120_000).and(Command::Tick);
+    assert_eq!(g.state.embedded.login.status, LoginStatus::Failed);
+    assert_eq!(toasts(&g.state), [REQUEST_TIMED_OUT]);
 }
 
 #[test]

@@ -31,6 +31,9 @@ impl EmbeddedEffects for CountingService {
     fn start_social(&self, _: SessionId, _: String, _: SocialProvider, _: String) -> ChainFuture<Command> {
         Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: "not in this test".into() }))
     }
+    fn start_farcaster(&self, _: SessionId, _: String) -> ChainFuture<Command> {
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: "not in this test".into() }))
+    }
     fn start_email_update(&self, _: SessionId, _: String, _: String) -> ChainFuture<Command> {
         Box::pin(std::future::ready(Command::EmbeddedEmailUpdateFailed { message: "not in this test".into() }))
     }

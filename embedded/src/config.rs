@@ -37,6 +37,79 @@ pub struct EmbeddedConfig {
     /// Keyed by provider name: google, x, discord, github, apple, facebook.
     #[serde(default)]
     pub social: BTreeMap<String, SocialProviderConfig>,
+    /// Sign In With Farcaster over a relay; none = Farcaster login fails.
+    #[serde(default)]
+    pub farcaster: Option<FarcasterConfig>,
+}
+
+/// The real IdRegistry on OP mainnet.
+pub const FARCASTER_ID_REGISTRY: &str = "0x00000000Fc6c5F01Fc30151999387Bb99A9f489b";
+
+/// `[embedded.farcaster]`: the relay, the OP-mainnet-like JSON-RPC (chain 10) and the registries.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FarcasterConfig {
+    /// The relay's base URL (its routes are /v1/channel and /v1/channel/status).
+    pub relay_url: String,
+    /// A JSON-RPC endpoint of chain 10, where the IdRegistry is read.
+    pub rpc_url: String,
+    #[serde(default = "default_id_registry")]
+    pub id_registry: String,
+    /// Not read yet: only the custody address may sign in.
+    #[serde(default)]
+    pub key_registry: Option<String>,
+    /// The domain of the sign-in message; defaults to the frame origin's host (and port).
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// The URI of the sign-in message; defaults to the frame origin.
+    #[serde(default)]
+    pub siwe_uri: Option<String>,
+    #[serde(default = "default_farcaster_poll", with = "humantime_serde")]
+    pub poll_interval: Duration,
+    #[serde(default = "default_farcaster_timeout", with = "humantime_serde")]
+    pub poll_timeout: Duration,
+}
+
+fn default_id_registry() -> String {
+    FARCASTER_ID_REGISTRY.to_owned()
+}
+fn default_farcaster_poll() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_farcaster_timeout() -> Duration {
+    Duration::from_secs(120)
+}
+
+impl FarcasterConfig {
+    /// The message's domain: the configured one, else the frame origin's authority.
+    pub fn domain(&self, frame_origin: &str) -> String {
+        match &self.domain {
+            Some(domain) if !domain.is_empty() => domain.clone(),
+            _ => url::Url::parse(frame_origin)
+                .ok()
+                .and_then(|url| {
+                    let host = url.host_str()?.to_owned();
+                    Some(match url.port() {
+                        Some(port) => format!("{host}:{port}"),
+                        None => host,
+                    })
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    pub fn siwe_uri(&self, frame_origin: &str) -> String {
+        match &self.siwe_uri {
+            Some(uri) if !uri.is_empty() => uri.clone(),
+            _ => frame_origin.to_owned(),
+        }
+    }
+
+    /// How many times the relay is polled before the login gives up.
+    pub fn max_polls(&self) -> u32 {
+        let interval = self.poll_interval.as_millis().max(1);
+        (self.poll_timeout.as_millis() / interval).clamp(1, 10_000) as u32 + 1
+    }
 }
 
 fn default_frame_assets_dir() -> PathBuf {

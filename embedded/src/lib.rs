@@ -9,6 +9,7 @@
 
 pub mod binding;
 pub mod config;
+pub mod farcaster;
 pub mod frames;
 pub mod mail;
 pub mod otp;
@@ -23,7 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
 
-pub use config::{EmbeddedConfig, ShareKeys, SmtpConfig, SmtpTls, SocialProviderConfig};
+pub use config::{
+    EmbeddedConfig, FarcasterConfig, ShareKeys, SmtpConfig, SmtpTls, SocialProviderConfig,
+};
 pub use mail::{LettreMailer, MailError, MailPurpose, Mailer};
 pub use otp::{OtpCode, OtpRejection};
 pub use routes::configure_frame_routes;

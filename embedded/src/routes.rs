@@ -86,6 +86,7 @@ pub fn configure_frame_routes(cfg: &mut web::ServiceConfig, service: web::Data<E
                 .route("/frames", web::post().to(register_frame))
                 .route("/email/verify", web::post().to(verify_email))
                 .route("/social/complete", web::post().to(complete_social))
+                .route("/farcaster/complete", web::post().to(complete_farcaster))
                 .route("/wallet", web::post().to(bind_wallet))
                 .route("/wallet/share", web::post().to(wallet_share))
                 .route("/email/update/verify", web::post().to(verify_email_update))
@@ -262,6 +263,17 @@ async fn complete_social(
     let result = service
         .complete_social(&body.frame_token, &body.result_uri)
         .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(result))
+}
+
+async fn complete_farcaster(
+    _: FromFrameOrigin,
+    service: web::Data<EmbeddedService>,
+    body: web::Json<FrameTokenOnly>,
+) -> Result<HttpResponse, EmbeddedError> {
+    let result = service.complete_farcaster(&body.frame_token).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(result))

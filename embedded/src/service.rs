@@ -10,6 +10,9 @@ use serde::Serialize;
 
 use crate::binding::{BindingError, verify_binding};
 use crate::config::{EmbeddedConfig, ShareKeys, SocialProviderConfig};
+use crate::farcaster::{
+    CustodyLookup, FarcasterError, HttpRelay, PendingChannels, RelayClient, RpcCustody,
+};
 use crate::frames::{Frame, FrameError, FrameLogin, FrameRegistry, PendingEmailUpdate};
 use crate::mail::{MailPurpose, Mailer};
 use crate::otp::{OtpCode, OtpPurpose, OtpRejected, OtpRejection, OtpStore};
@@ -162,6 +165,8 @@ pub enum EmbeddedError {
     SocialStart,
     #[error("Failed to connect")]
     SocialFailed,
+    #[error("Failed to connect to farcaster")]
+    FarcasterFailed,
     #[error("unknown or expired frame")]
     Unauthorized,
     #[error("this frame has no verified login")]
@@ -204,6 +209,7 @@ impl EmbeddedError {
             Self::Mail => "mail_failed",
             Self::SocialStart => "social_start_failed",
             Self::SocialFailed => "social_failed",
+            Self::FarcasterFailed => "farcaster_failed",
             Self::Unauthorized => "unauthorized",
             Self::NotLoggedIn => "not_logged_in",
             Self::WalletExists => "wallet_exists",
@@ -228,6 +234,7 @@ impl EmbeddedError {
             | Self::BadEmail
             | Self::SocialStart
             | Self::SocialFailed
+            | Self::FarcasterFailed
             | Self::BadRequest(_)
             | Self::Binding(_) => 400,
             Self::Unauthorized => 401,
@@ -274,6 +281,7 @@ struct State {
     otp: OtpStore,
     frames: FrameRegistry,
     social: PendingLogins,
+    farcaster: PendingChannels,
     /// Last code mailed per address, for the send cooldown.
     last_mailed: HashMap<String, u64>,
 }
@@ -289,6 +297,8 @@ pub struct EmbeddedService {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) entropy: Arc<dyn Entropy>,
     pub(crate) http: reqwest::Client,
+    relay: Option<Arc<dyn RelayClient>>,
+    custody: Option<Arc<dyn CustodyLookup>>,
     state: Mutex<State>,
 }
 
@@ -302,6 +312,8 @@ pub struct EmbeddedServiceBuilder {
     clock: Arc<dyn Clock>,
     entropy: Arc<dyn Entropy>,
     db: Option<sled::Db>,
+    relay: Option<Arc<dyn RelayClient>>,
+    custody: Option<Arc<dyn CustodyLookup>>,
 }
 
 impl EmbeddedServiceBuilder {
@@ -322,6 +334,16 @@ impl EmbeddedServiceBuilder {
     }
     pub fn entropy(mut self, entropy: Arc<dyn Entropy>) -> Self {
         self.entropy = entropy;
+        self
+    }
+    /// The Farcaster relay (else the configured relay over HTTP).
+    pub fn farcaster_relay(mut self, relay: Arc<dyn RelayClient>) -> Self {
+        self.relay = Some(relay);
+        self
+    }
+    /// Where custody addresses are read (else `custodyOf` on the configured IdRegistry).
+    pub fn custody_lookup(mut self, custody: Arc<dyn CustodyLookup>) -> Self {
+        self.custody = Some(custody);
         self
     }
     /// The sled database of the vault (its trees are prefixed `embedded/`); else `data_dir`.
@@ -360,6 +382,7 @@ impl EmbeddedServiceBuilder {
             ),
             frames: FrameRegistry::new(FRAME_CAPACITY),
             social: PendingLogins::new(SOCIAL_CAPACITY),
+            farcaster: PendingChannels::new(SOCIAL_CAPACITY),
             last_mailed: HashMap::new(),
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -368,7 +391,31 @@ impl EmbeddedServiceBuilder {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| format!("cannot build the provider HTTP client: {error}"))?;
+        let (mut relay, mut custody) = (self.relay, self.custody);
+        if let Some(farcaster) = &self.config.farcaster {
+            if relay.is_none() {
+                relay = Some(Arc::new(HttpRelay {
+                    http: http.clone(),
+                    relay_url: farcaster.relay_url.clone(),
+                }));
+            }
+            if custody.is_none() {
+                let id_registry = farcaster.id_registry.parse().map_err(|_| {
+                    format!(
+                        "[embedded.farcaster] id_registry {} is not an address",
+                        farcaster.id_registry
+                    )
+                })?;
+                custody = Some(Arc::new(RpcCustody {
+                    http: http.clone(),
+                    rpc_url: farcaster.rpc_url.clone(),
+                    id_registry,
+                }));
+            }
+        }
         Ok(EmbeddedService {
+            relay,
+            custody,
             providers: self.config.social.clone(),
             config: self.config,
             vault,
@@ -419,6 +466,8 @@ impl EmbeddedService {
             clock: Arc::new(SystemClock),
             entropy: Arc::new(OsEntropy),
             db: None,
+            relay: None,
+            custody: None,
         }
     }
 
@@ -644,6 +693,7 @@ impl EmbeddedService {
             frame.email_update = None;
         }
         state.otp.forget_owner(frame_id);
+        state.farcaster.forget(frame_id);
     }
 
     /// Drops the frames of an ended session.
@@ -692,18 +742,25 @@ impl EmbeddedService {
         device_wallets: Vec<String>,
         previous_token: &str,
     ) -> Result<(String, String, Option<LoginResult>), EmbeddedError> {
-        let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets)?;
+        let (frame_id, frame_token) =
+            self.register_frame(session_id, hpke_public_key, device_wallets)?;
         let now = self.now();
         let mut state = self.state();
         let previous = match state.frames.authenticate(previous_token, now) {
-            Ok(previous) if previous.session_id == session_id && previous.frame_id != frame_id => previous,
+            Ok(previous) if previous.session_id == session_id && previous.frame_id != frame_id => {
+                previous
+            }
             _ => return Ok((frame_id, frame_token, None)),
         };
         let (previous_id, login) = (previous.frame_id.clone(), previous.login.clone());
         state.frames.remove(&previous_id);
         state.otp.forget_owner(&previous_id);
-        let Some(login) = login else { return Ok((frame_id, frame_token, None)) };
-        let Some(user) = self.vault.user(&login.user_id)? else { return Ok((frame_id, frame_token, None)) };
+        let Some(login) = login else {
+            return Ok((frame_id, frame_token, None));
+        };
+        let Some(user) = self.vault.user(&login.user_id)? else {
+            return Ok((frame_id, frame_token, None));
+        };
         let frame = state.frames.of_session(session_id, &frame_id, now)?;
         let result = self.release_login(frame, user, login.method, login.username)?;
         Ok((frame_id, frame_token, Some(result)))
@@ -1098,6 +1155,141 @@ impl EmbeddedService {
             user,
             LoginMethod::Social(pending.provider.clone()),
             identity.username,
+        )
+        .map_err(SocialError::Frame)
+    }
+
+    /// Starts a Farcaster login: opens a relay channel with a fresh nonce for the frame and gives
+    /// the URL the visitor opens (or scans) with a Farcaster app.
+    pub async fn start_farcaster(
+        &self,
+        session_id: &str,
+        frame_id: &str,
+    ) -> Result<String, EmbeddedError> {
+        let fail = |error: FarcasterError| {
+            tracing::warn!(%error, "a Farcaster login could not start");
+            EmbeddedError::FarcasterFailed
+        };
+        let (Some(config), Some(relay)) = (&self.config.farcaster, &self.relay) else {
+            return Err(fail(FarcasterError::NotConfigured));
+        };
+        let now = self.now();
+        let nonce = crate::random_hex(&*self.entropy, 16);
+        {
+            let mut state = self.state();
+            state
+                .frames
+                .of_session(session_id, frame_id, now)
+                .map_err(|_| EmbeddedError::FarcasterFailed)?;
+            if !state.farcaster.has_room(frame_id, now) {
+                return Err(fail(FarcasterError::Full));
+            }
+        }
+        let request =
+            crate::farcaster::channel_request(config, self.config.frame_origin(), &nonce, now);
+        let channel = relay.create_channel(&request).await.map_err(fail)?;
+        if channel.nonce != nonce || channel.channel_token.is_empty() || channel.url.len() > 2048 {
+            return Err(fail(FarcasterError::BadAnswer(
+                "the channel does not carry the nonce asked for".into(),
+            )));
+        }
+        self.state().farcaster.insert(
+            frame_id,
+            crate::farcaster::PendingFarcaster {
+                session_id: session_id.to_owned(),
+                channel_token: channel.channel_token,
+                nonce,
+                domain: request.domain,
+                siwe_uri: request.siwe_uri,
+                expires_ms: now.saturating_add(crate::farcaster::PENDING_TTL_MS),
+            },
+        );
+        Ok(channel.url)
+    }
+
+    /// Waits for the frame's Farcaster channel to complete (polling the relay), checks the signed
+    /// message and its signer against the fid's custody address, and logs the frame in.
+    pub async fn complete_farcaster(
+        &self,
+        frame_token: &str,
+    ) -> Result<LoginResult, EmbeddedError> {
+        let now = self.now();
+        let (session_id, pending) = {
+            let mut state = self.state();
+            let frame = state.frames.authenticate(frame_token, now)?;
+            let (session_id, frame_id) = (frame.session_id.clone(), frame.frame_id.clone());
+            let pending = state.farcaster.take(&frame_id, &session_id, now);
+            (session_id, pending)
+        };
+        let outcome = match pending {
+            Ok(pending) => self.finish_farcaster(frame_token, pending).await,
+            Err(error) => Err(SocialError::Provider(error.to_string())),
+        };
+        outcome.map_err(|error| {
+            tracing::warn!(%error, "Farcaster login failed");
+            self.notices.notify(
+                &session_id,
+                Notice::SocialFailed {
+                    message: crate::farcaster::FARCASTER_FAILED.into(),
+                },
+            );
+            match error {
+                SocialError::Frame(inner @ EmbeddedError::Unauthorized) => inner,
+                _ => EmbeddedError::FarcasterFailed,
+            }
+        })
+    }
+
+    async fn finish_farcaster(
+        &self,
+        frame_token: &str,
+        pending: crate::farcaster::PendingFarcaster,
+    ) -> Result<LoginResult, SocialError> {
+        let as_social = |error: FarcasterError| SocialError::Provider(error.to_string());
+        let (Some(config), Some(relay), Some(custody)) =
+            (&self.config.farcaster, &self.relay, &self.custody)
+        else {
+            return Err(as_social(FarcasterError::NotConfigured));
+        };
+        let status = crate::farcaster::poll_until_completed(
+            &**relay,
+            &pending.channel_token,
+            config.poll_interval,
+            config.max_polls(),
+        )
+        .await
+        .map_err(as_social)?;
+        let signed =
+            crate::farcaster::check_completed(&status, &pending, self.now()).map_err(as_social)?;
+        let custody_address = custody.custody_of(signed.fid).await.map_err(as_social)?;
+        if custody_address != signed.signer {
+            return Err(as_social(FarcasterError::NotCustody));
+        }
+        let now = self.now();
+        let subject = signed.fid.to_string();
+        let user = self
+            .vault
+            .login_social_user(
+                "farcaster",
+                &subject,
+                signed.username.as_deref(),
+                now,
+                &*self.entropy,
+            )
+            .map_err(|error| SocialError::Frame(error.into()))?;
+        let mut state = self.state();
+        let frame = state
+            .frames
+            .authenticate(frame_token, now)
+            .map_err(|error| SocialError::Frame(error.into()))?;
+        if frame.session_id != pending.session_id {
+            return Err(SocialError::StateMismatch);
+        }
+        self.complete_login(
+            frame,
+            user,
+            LoginMethod::Social("farcaster".into()),
+            signed.username,
         )
         .map_err(SocialError::Frame)
     }

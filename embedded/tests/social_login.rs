@@ -227,9 +227,7 @@ async fn given_an_oidc_provider_when_the_visitor_completes_the_popup_then_the_fr
     );
     let page = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();
     assert!(
-        page.contains(
-            r#"data-host-origin="https://host.example""#
-        ),
+        page.contains(r#"data-host-origin="https://host.example""#),
         "{page}"
     );
     assert!(page.contains(r#"<script src="/frame/assets/callback.js"></script>"#));

@@ -151,6 +151,19 @@ impl EmbeddedEffects for ServiceEmbedded {
         })
     }
 
+    fn start_farcaster(&self, session: SessionId, frame_id: String) -> ChainFuture<Command> {
+        let service = self.service.clone();
+        Box::pin(async move {
+            match service.start_farcaster(&session.to_string(), &frame_id).await {
+                Ok(url) => Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url },
+                Err(error) => {
+                    tracing::info!(%session, code = error.code(), "a Farcaster login did not start");
+                    Command::EmbeddedSocialFailed { message: "Failed to connect to farcaster".to_string() }
+                }
+            }
+        })
+    }
+
     fn start_email_update(&self, session: SessionId, frame_id: String, new_email: String) -> ChainFuture<Command> {
         let service = self.service.clone();
         Box::pin(async move {

@@ -216,7 +216,8 @@ pub struct LoginState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub step: Option<OtpStep>,
-    /// Where the client navigates its popup (the provider's authorization URL).
+    /// Where the client navigates its popup (the provider's authorization URL), or, for Farcaster,
+    /// the relay's URL the modal shows as a link and a QR code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub social_url: Option<String>,
@@ -347,6 +348,8 @@ pub struct EmbeddedState {
 pub enum EmbeddedEffect {
     SendLoginOtp { frame_id: String, email: String },
     StartSocial { frame_id: String, provider: SocialProvider },
+    /// Sign In With Farcaster: the service opens a relay channel and gives its URL.
+    StartFarcaster { frame_id: String },
     StartEmailUpdate { frame_id: String, new_email: String },
     SignOut { frame_id: String },
 }
@@ -377,6 +380,9 @@ impl EmbeddedState {
                     if let Some(email) = &self.login.email {
                         effects.push((id, EmbeddedEffect::SendLoginOtp { frame_id: frame_id.clone(), email: email.clone() }));
                     }
+                }
+                (LoginStatus::SocialStarting, Some(LoginMethod::Farcaster)) => {
+                    effects.push((id, EmbeddedEffect::StartFarcaster { frame_id: frame_id.clone() }));
                 }
                 (LoginStatus::SocialStarting, Some(method)) => {
                     if let Some(provider) = social_provider(method) {

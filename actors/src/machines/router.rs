@@ -36,6 +36,8 @@ pub enum View {
     EmailVerifyOtp,
     /// Social login: the popup is open.
     ConnectingSocial,
+    /// Farcaster login: the relay's URL as a link and a QR code, no popup (spec §2).
+    ConnectingFarcaster,
     /// Email change: the code mailed to the current address.
     UpdateEmailPrimaryOtp,
     /// Email change: the code mailed to the new address.

@@ -105,6 +105,9 @@ pub trait EmbeddedEffects: Send + Sync + 'static {
     /// Starts an OAuth 2.0 / OIDC login with `provider` whose result page posts to `host_origin`:
     /// `EmbeddedSocialRedirect` or `EmbeddedSocialFailed`.
     fn start_social(&self, session: SessionId, frame_id: String, provider: SocialProvider, host_origin: String) -> ChainFuture<Command>;
+    /// Starts a Sign In With Farcaster login (a relay channel) for the frame `frame_id`:
+    /// `EmbeddedSocialRedirect { provider: farcaster, url }` or `EmbeddedSocialFailed`.
+    fn start_farcaster(&self, session: SessionId, frame_id: String) -> ChainFuture<Command>;
     /// Starts changing the logged-in user's email to `new_email`: `EmbeddedEmailUpdateStep` or
     /// `EmbeddedEmailUpdateFailed`.
     fn start_email_update(&self, session: SessionId, frame_id: String, new_email: String) -> ChainFuture<Command>;
@@ -123,6 +126,9 @@ impl EmbeddedEffects for NoEmbedded {
         Box::pin(std::future::ready(Command::EmbeddedOtpSendFailed { message: NO_EMBEDDED.into() }))
     }
     fn start_social(&self, _: SessionId, _: String, _: SocialProvider, _: String) -> ChainFuture<Command> {
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into() }))
+    }
+    fn start_farcaster(&self, _: SessionId, _: String) -> ChainFuture<Command> {
         Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into() }))
     }
     fn start_email_update(&self, _: SessionId, _: String, _: String) -> ChainFuture<Command> {

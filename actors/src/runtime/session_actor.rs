@@ -840,6 +840,7 @@ impl ModalSession {
             let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> = match effect {
                 EmbeddedEffect::SendLoginOtp { frame_id, email } => service.send_login_otp(session, frame_id, email),
                 EmbeddedEffect::StartSocial { frame_id, provider } => service.start_social(session, frame_id, provider, host_origin.clone()),
+                EmbeddedEffect::StartFarcaster { frame_id } => service.start_farcaster(session, frame_id),
                 EmbeddedEffect::StartEmailUpdate { frame_id, new_email } => service.start_email_update(session, frame_id, new_email),
                 EmbeddedEffect::SignOut { frame_id } => Box::pin(async move {
                     service.sign_out(session, frame_id).await;

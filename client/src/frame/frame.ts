@@ -73,6 +73,15 @@ async function start() {
           return refuse(id, message.type, message.type === "CONNECT_OTP" ? otpErrorMessage(e) : e instanceof Error ? e.message : "Failed to connect");
         }
       }
+      case "CONNECT_FARCASTER":
+        try {
+          // The server waits for the Farcaster app's signature (it polls the relay) and checks it.
+          const result = await post("/api/farcaster/complete", { frameToken });
+          login = await completeLogin(ctx, result);
+          return answer(id, "CONNECT_FARCASTER", { address: login.eip155Address });
+        } catch {
+          return refuse(id, "CONNECT_FARCASTER", "Failed to connect to farcaster");
+        }
       case "UPDATE_EMAIL_OTP":
         try {
           await post("/api/email/update/verify", { frameToken, step: message.payload.step, otp: message.payload.otp });

@@ -14,6 +14,7 @@ describe("host messages (read by the frame)", () => {
       msg("CONNECT_OTP", { challengeId: "c1", otp: "123456" }),
       msg("CONNECT_SOCIAL", { resultUri: "https://frame.example/oauth/callback?code=a&state=b" }),
       msg("UPDATE_EMAIL_OTP", { step: "secondary", otp: "000000" }),
+      msg("CONNECT_FARCASTER", {}),
       msg("RPC_REQUEST", { requestId: "r1", connectorId: "auth", namespace: "eip155", chainId: "eip155:1", kind: { type: "rpc", method: "personal_sign", params: ["0x68", "0xabc"] } }),
       msg("RPC_REQUEST", { requestId: "r2", connectorId: "auth", namespace: "solana", chainId: "solana:x", kind: { type: "connect" } }),
       msg("SHOW_APPROVAL", { theme: "dark" }),
@@ -41,6 +42,7 @@ describe("host messages (read by the frame)", () => {
       msg("RPC_REQUEST", { requestId: "r1", connectorId: "auth", namespace: "eip155", chainId: "eip155:1", kind: { type: "connect", more: 1 } }),
       msg("RPC_REQUEST", { requestId: "r1", connectorId: "auth", namespace: "eip155", chainId: "eip155:1", kind: { type: "exportKey" } }),
       msg("HIDE_APPROVAL", []),
+      msg("CONNECT_FARCASTER", { channelToken: "t" }),
       null,
       "CONNECT_OTP",
       [msg("SIGN_OUT", {})],
@@ -58,6 +60,9 @@ describe("frame messages (read by the host)", () => {
     expect(readFrameMessage(msg("RPC_REQUEST_SUCCESS", { outcome: { status: "ok", result: "0x12" } }))).not.toBeNull();
     expect(readFrameMessage(msg("FRAME_READY", { frameId: "f1", key: "x" }))).toBeNull();
     expect(readFrameMessage(msg("CONNECT_OTP_SUCCESS", { address: "0xabc", seed: "00" }))).toBeNull();
+    expect(readFrameMessage(msg("CONNECT_FARCASTER_SUCCESS", { address: "0xabc" }))).not.toBeNull();
+    expect(readFrameMessage(msg("CONNECT_FARCASTER_ERROR", { message: "Failed to connect to farcaster" }))).not.toBeNull();
+    expect(readFrameMessage(msg("CONNECT_FARCASTER_SUCCESS", { address: "0xabc", fid: 1 }))).toBeNull();
     expect(readFrameMessage(msg("RPC_REQUEST_SUCCESS", { outcome: { status: "maybe" } }))).toBeNull();
     expect(readFrameMessage(msg("NOPE_SUCCESS", {}))).toBeNull();
     expect(readFrameMessage(msg("CONNECT_OTP_ERROR", {}))).toBeNull();

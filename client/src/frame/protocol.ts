@@ -20,6 +20,7 @@ export type Theme = "light" | "dark";
 export interface HostRequests {
   CONNECT_OTP: { challengeId: string; otp: string };
   CONNECT_SOCIAL: { resultUri: string };
+  CONNECT_FARCASTER: Record<string, never>;
   UPDATE_EMAIL_OTP: { step: "primary" | "secondary"; otp: string };
   RPC_REQUEST: { requestId: string; connectorId: "auth"; namespace: Namespace; chainId: string; kind: RequestKind };
   SHOW_APPROVAL: { theme: Theme };
@@ -32,6 +33,7 @@ export interface HostRequests {
 export interface FrameAnswers {
   CONNECT_OTP: { address: string };
   CONNECT_SOCIAL: { address: string };
+  CONNECT_FARCASTER: { address: string };
   UPDATE_EMAIL_OTP: Record<string, never>;
   RPC_REQUEST: { outcome: WalletOutcome };
   SHOW_APPROVAL: Record<string, never>;
@@ -133,6 +135,7 @@ const themeVariables: Check = (v) => isRecord(v) && Object.keys(v).length <= 32 
 const HOST_PAYLOADS: Record<HostRequestType, Check> = {
   CONNECT_OTP: exact({ challengeId: text(128), otp: pattern(OTP) }),
   CONNECT_SOCIAL: exact({ resultUri: text(4096) }),
+  CONNECT_FARCASTER: exact({}),
   UPDATE_EMAIL_OTP: exact({ step: oneOf("primary", "secondary"), otp: pattern(OTP) }),
   RPC_REQUEST: exact({ requestId: text(128), connectorId: oneOf("auth"), namespace: oneOf(...NAMESPACES), chainId: text(128), kind: requestKind }),
   SHOW_APPROVAL: exact({ theme: oneOf(...THEMES) }),
@@ -145,6 +148,7 @@ const ADDRESS: Check = text(128);
 const ANSWERS: Record<HostRequestType, Check> = {
   CONNECT_OTP: exact({ address: ADDRESS }),
   CONNECT_SOCIAL: exact({ address: ADDRESS }),
+  CONNECT_FARCASTER: exact({ address: ADDRESS }),
   UPDATE_EMAIL_OTP: exact({}),
   RPC_REQUEST: exact({
     outcome: (o) =>

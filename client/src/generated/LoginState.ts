@@ -5,7 +5,8 @@ import type { OtpStep } from "./OtpStep";
 
 export type LoginState = { status: LoginStatus, method?: LoginMethod, email?: string, challengeId?: string, step?: OtpStep, 
 /**
- * Where the client navigates its popup (the provider's authorization URL).
+ * Where the client navigates its popup (the provider's authorization URL), or, for Farcaster,
+ * the relay's URL the modal shows as a link and a QR code.
  */
 socialUrl?: string, message?: string, attemptsLeft?: number, deadlineMs?: number, 
 /**

@@ -3,4 +3,4 @@
 /**
  * Views of the modal (spec section 2) and the sub-views the flows need.
  */
-export type View = "Connect" | "ConnectingWallet" | "AllWallets" | "Networks" | "Account" | "SwitchNetwork" | "SwitchActiveChain" | "SIWXSignMessage" | "ApproveTransaction" | "UpdateEmailWallet" | "EmailVerifyDevice" | "EmailVerifyOtp" | "ConnectingSocial" | "UpdateEmailPrimaryOtp" | "UpdateEmailSecondaryOtp" | "Swap" | "Send" | "Receive";
+export type View = "Connect" | "ConnectingWallet" | "AllWallets" | "Networks" | "Account" | "SwitchNetwork" | "SwitchActiveChain" | "SIWXSignMessage" | "ApproveTransaction" | "UpdateEmailWallet" | "EmailVerifyDevice" | "EmailVerifyOtp" | "ConnectingSocial" | "ConnectingFarcaster" | "UpdateEmailPrimaryOtp" | "UpdateEmailSecondaryOtp" | "Swap" | "Send" | "Receive";

@@ -51,6 +51,7 @@ export const charts: Statechart[] = [
           "EmailVerifyDevice",
           "EmailVerifyOtp",
           "ConnectingSocial",
+          "ConnectingFarcaster",
           "UpdateEmailPrimaryOtp",
           "UpdateEmailSecondaryOtp",
           "Swap",
@@ -290,6 +291,24 @@ export const charts: Statechart[] = [
             "guard": {
               "path": "/to",
               "equals": "ConnectingSocial"
+            }
+          },
+          {
+            "from": "*",
+            "event": "Navigated",
+            "to": "ConnectingFarcaster",
+            "guard": {
+              "path": "/view",
+              "equals": "ConnectingFarcaster"
+            }
+          },
+          {
+            "from": "*",
+            "event": "WentBack",
+            "to": "ConnectingFarcaster",
+            "guard": {
+              "path": "/to",
+              "equals": "ConnectingFarcaster"
             }
           },
           {

@@ -12,6 +12,8 @@ export const EmailVerifyOtp = lazy(() => import("./EmailVerifyOtp/EmailVerifyOtp
 // The embedded wallet's other views: the social popup's wait, the email change (form, then the codes
 // to the current and the new address), and the Account's embedded user.
 export const ConnectingSocial = lazy(() => import("./ConnectingSocial/ConnectingSocial").then((m) => ({ default: m.ConnectingSocial })));
+// A Farcaster login: the relay's URL as a link and a QR code (no popup).
+export const ConnectingFarcaster = lazy(() => import("./ConnectingFarcaster/ConnectingFarcaster").then((m) => ({ default: m.ConnectingFarcaster })));
 export const UpdateEmailWallet = lazy(() => import("./UpdateEmailWallet/UpdateEmailWallet").then((m) => ({ default: m.UpdateEmailWallet })));
 export const UpdateEmailOtp = lazy(() => import("./UpdateEmailOtp/UpdateEmailOtp").then((m) => ({ default: m.UpdateEmailOtp })));
 export const EmbeddedAccount = lazy(() => import("./EmbeddedAccount/EmbeddedAccount").then((m) => ({ default: m.EmbeddedAccount })));

@@ -26,6 +26,7 @@ export const VIEW_TITLES: Record<View, string> = {
   EmailVerifyOtp: "Confirm email",
   EmailVerifyDevice: "Register device",
   ConnectingSocial: "Connecting",
+  ConnectingFarcaster: "Farcaster",
   UpdateEmailPrimaryOtp: "Confirm current email",
   UpdateEmailSecondaryOtp: "Confirm new email",
   Swap: "Swap",

@@ -81,6 +81,7 @@ pub fn config(dir: &Path) -> EmbeddedConfig {
         email_cooldown: Duration::from_secs(30),
         smtp: None,
         social: Default::default(),
+        farcaster: None,
     }
 }
 

@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { after, before } from "node:test";
 import { ANVIL_KEY_0, startAnvil, waitForReceipt } from "../../peers/anvil.mjs";
 import { startOidcProvider } from "../../peers/oidc.mjs";
+import { startFarcasterChain, startFarcasterRelay } from "../../peers/farcaster.mjs";
 import { codeOf, freePort, startSmtpSink } from "../../peers/smtp.mjs";
 import { launch, ROOT, sessionsAsPrinted, startGatewayLogged, verifyAllSessions } from "./support.mjs";
 
@@ -127,7 +128,7 @@ export async function recoverPersonalSign(url, messageHex, signature) {
 export const CONFIG_NESTED = true;
 
 /** The gateway configuration of the feature (docs/embedded-wallet.md, the lead's brief). */
-export function configToml({ framePort, keys, otpTtl, smtpPort, oidcUrl, anvilUrl }) {
+export function configToml({ framePort, keys, otpTtl, smtpPort, oidcUrl, anvilUrl, farcaster = null }) {
   const t = (name) => (CONFIG_NESTED ? `embedded.${name}` : name);
   return `[networks."eip155:${CHAIN}"]
 rpc_urls = ["${anvilUrl}"]
@@ -162,18 +163,27 @@ authorization_endpoint = "${oidcUrl}/authorize"
 token_endpoint = "${oidcUrl}/token"
 userinfo_endpoint = "${oidcUrl}/discord/users/@me"
 scopes = ["identify"]
-`;
+${
+  farcaster
+    ? `
+[embedded.farcaster]
+relay_url = "${farcaster.relayUrl}"
+rpc_url = "${farcaster.rpcUrl}"
+id_registry = "${farcaster.idRegistry}"
+`
+    : ""
+}`;
 }
 
 /** The host page: the widget on the anvil chain with email and socials on; `window.v` is the widget. */
-function hostHtml(anvilUrl, extraOptions = "") {
+function hostHtml(anvilUrl, socials = ["google", "discord"], extraOptions = "") {
   const networks = [{ caipNetworkId: `eip155:${CHAIN}`, name: `Anvil ${CHAIN}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: [anvilUrl], testnet: true }];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Embedded host</title></head><body>
 <main><h1>Host</h1></main>
 <script src="/vestibule.js"></script>
 <script>
   window.v = Vestibule.create({ projectId: "demo", networks: ${JSON.stringify(networks)}, defaultNetwork: "eip155:${CHAIN}", debug: true,
-    features: { email: true, socials: ["google", "discord"] }${extraOptions} });
+    features: { email: true, socials: ${JSON.stringify(socials)} }${extraOptions} });
 </script></body></html>`;
 }
 
@@ -190,10 +200,10 @@ export const FOREIGN_HTML = `<!doctype html><html lang="en"><head><meta charset=
  * Starts the peers (SMTP sink, OIDC provider, anvil), a gateway and Chromium. What did start is
  * stopped before an error is thrown.
  */
-export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
-  const started = { sink: null, oidc: null, anvil: null, gateways: [], browser: null };
+export async function startEmbeddedWorld({ otpTtl = "10m", farcaster: withFarcaster = false } = {}) {
+  const started = { sink: null, oidc: null, anvil: null, gateways: [], browser: null, relay: null, farcasterChain: null };
   const orphans = () => {
-    for (const p of [...started.gateways, started.anvil]) {
+    for (const p of [...started.gateways, started.anvil, started.farcasterChain]) {
       try {
         if (p?.pid) process.kill(p.pid, "SIGKILL");
       } catch {}
@@ -204,6 +214,8 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
     await started.browser?.close().catch(() => {});
     for (const g of started.gateways) await g.stop();
     await started.anvil?.stop();
+    await started.farcasterChain?.stop();
+    await started.relay?.stop();
     await started.oidc?.stop();
     await started.sink?.stop();
     process.removeListener("exit", orphans);
@@ -213,13 +225,20 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
     started.oidc = await startOidcProvider({ clientId: CLIENT_ID });
     started.anvil = await startAnvil(CHAIN);
     const anvilUrl = started.anvil.url;
+    // Sign In With Farcaster: the fake relay and chain 10 with the stub IdRegistry (tests/peers/farcaster.mjs).
+    let farcaster = null;
+    if (withFarcaster) {
+      started.relay = await startFarcasterRelay();
+      started.farcasterChain = await startFarcasterChain();
+      farcaster = { relayUrl: started.relay.url, rpcUrl: started.farcasterChain.url, idRegistry: started.farcasterChain.idRegistry };
+    }
 
     if (!existsSync(join(CLIENT_DIST, "vestibule.js"))) throw new Error(`the built client is missing (${CLIENT_DIST}/vestibule.js): run ./scripts/test-client`);
     const staticDir = mkdtempSync(join(tmpdir(), "vestibule-e2e-embedded-"));
     cpSync(CLIENT_DIST, staticDir, { recursive: true });
-    writeFileSync(join(staticDir, "embedded-host.html"), hostHtml(anvilUrl));
+    writeFileSync(join(staticDir, "embedded-host.html"), hostHtml(anvilUrl, withFarcaster ? ["google", "farcaster", "discord"] : undefined));
     // The same host with sign-in required (SIWX through the embedded wallet).
-    writeFileSync(join(staticDir, "embedded-host-siwx.html"), hostHtml(anvilUrl, ", siwx: { required: true, signOutOnDisconnect: false }"));
+    writeFileSync(join(staticDir, "embedded-host-siwx.html"), hostHtml(anvilUrl, undefined, ", siwx: { required: true, signOutOnDisconnect: false }"));
     writeFileSync(join(staticDir, "foreign.html"), FOREIGN_HTML);
 
     const keysDir = mkdtempSync(join(tmpdir(), "vestibule-e2e-keys-"));
@@ -231,7 +250,7 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
     const addGateway = async ({ otpTtl: ttl = otpTtl } = {}) => {
       const framePort = await freePort();
       const frameOrigin = `http://127.0.0.1:${framePort}`;
-      const toml = configToml({ framePort, keys, otpTtl: ttl, smtpPort: started.sink.port, oidcUrl: started.oidc.url, anvilUrl });
+      const toml = configToml({ framePort, keys, otpTtl: ttl, smtpPort: started.sink.port, oidcUrl: started.oidc.url, anvilUrl, farcaster });
       let gateway;
       try {
         gateway = await startGatewayLogged(toml, { staticDir });
@@ -260,6 +279,8 @@ export async function startEmbeddedWorld({ otpTtl = "10m" } = {}) {
       oidc: started.oidc,
       anvil: started.anvil,
       anvilUrl,
+      relay: started.relay,
+      farcasterChain: started.farcasterChain,
       browser,
       gateway,
       keys,

@@ -93,23 +93,21 @@ pub(super) fn email(d: &mut Decision, email: &str) -> Result<(), DomainError> {
 }
 
 /// `ConnectSocial`: the provider must be enabled; the embedded service is asked for its
-/// authorization URL (a pending effect) while the client opens its popup.
+/// authorization URL (a pending effect) while the client opens its popup. Farcaster opens no popup:
+/// the service opens a relay channel and the modal shows its URL (spec §2).
 pub(super) fn social(d: &mut Decision, provider: SocialProvider) -> Result<(), DomainError> {
     if !d.state.options.features.socials.contains(&provider) {
         return Err(DomainError::FeatureDisabled("socials"));
     }
-    // Sign In With Farcaster is not built yet: it keeps the catalogue's error.
-    if provider == SocialProvider::Farcaster {
-        d.toast(FARCASTER_FAILED, ToastVariant::Error);
-        return Ok(());
-    }
+    let farcaster = provider == SocialProvider::Farcaster;
     if d.state.embedded.frame_origin.is_none() || d.state.embedded.frame.status == FrameStatus::Failed {
-        d.toast(SOCIAL_INIT_FAILED, ToastVariant::Error);
+        d.toast(if farcaster { FARCASTER_FAILED } else { SOCIAL_INIT_FAILED }, ToastVariant::Error);
         return Ok(());
     }
     d.push(Event::EmbeddedSocialStarted { provider, deadline_ms: d.now_ms + REQUEST_TIMEOUT_MS });
     start_connecting(d);
-    d.navigate(View::ConnectingSocial, None, NavigationMode::Push);
+    let view = if farcaster { View::ConnectingFarcaster } else { View::ConnectingSocial };
+    d.navigate(view, None, NavigationMode::Push);
     Ok(())
 }
 
@@ -248,7 +246,9 @@ pub(super) fn otp_rejected(d: &mut Decision, reason: OtpRejection, attempts_left
 
 pub(super) fn social_redirect(d: &mut Decision, provider: SocialProvider, url: &str) -> Result<(), DomainError> {
     bounded_text("url", url)?;
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
+    // A Farcaster relay may give its app's own scheme.
+    let farcaster_scheme = provider == SocialProvider::Farcaster && url.starts_with("farcaster://");
+    if !(url.starts_with("https://") || url.starts_with("http://") || farcaster_scheme) || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(DomainError::InvalidInput { field: "url".into(), message: "an http(s) URL".into() });
     }
     let login = &d.state.embedded.login;

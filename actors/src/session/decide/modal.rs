@@ -23,7 +23,7 @@ pub(super) fn page_loaded(d: &mut Decision) -> Result<(), DomainError> {
     super::host::page_loaded(d);
     super::embedded::page_loaded(d);
     d.close_modal();
-    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::EmailVerifyDevice | View::EmailVerifyOtp) {
+    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::ConnectingFarcaster | View::EmailVerifyDevice | View::EmailVerifyOtp) {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
     for ns in Namespace::ALL {
@@ -106,7 +106,7 @@ fn reject_pending_connects(d: &mut Decision, message: &str) {
             d.abandon_pending(ns, message);
         }
     }
-    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::EmailVerifyDevice | View::EmailVerifyOtp) {
+    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::ConnectingFarcaster | View::EmailVerifyDevice | View::EmailVerifyOtp) {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
 }

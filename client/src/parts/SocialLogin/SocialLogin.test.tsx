@@ -22,7 +22,7 @@ afterEach(() => {
   view = null;
 });
 
-function draw(state: SessionState, frameOrigin: string | null = FRAME_ORIGIN) {
+function draw(state: SessionState, frameOrigin: string | null = FRAME_ORIGIN, providers: Parameters<typeof SocialLogin>[0]["providers"] = ["google", "github"]) {
   const v = stateView(state);
   view = v;
   const log: string[] = [];
@@ -31,7 +31,7 @@ function draw(state: SessionState, frameOrigin: string | null = FRAME_ORIGIN) {
   const open = vi.spyOn(window, "open").mockImplementation((url) => (log.push(`open ${String(url)}`), null));
   render(
     <WidgetContext.Provider value={model}>
-      <SocialLogin providers={["google", "github"]} />
+      <SocialLogin providers={providers} />
     </WidgetContext.Provider>,
   );
   return { v, log, open };
@@ -54,4 +54,12 @@ it("asks the session even when no frame origin is known (the session answers)", 
   fireEvent.click(screen.getByRole("button", { name: "Continue with Google" }));
   expect(open).not.toHaveBeenCalled();
   expect(v.commands).toEqual([{ type: "ConnectSocial", provider: "google" }]);
+});
+
+it("opens no popup for Farcaster: the session is asked and the modal shows the relay's URL", () => {
+  const { v, log, open } = draw(base, FRAME_ORIGIN, ["farcaster"]);
+  fireEvent.click(screen.getByRole("button", { name: "Continue with Farcaster" }));
+  expect(open).not.toHaveBeenCalled();
+  expect(log).toEqual(["send ConnectSocial"]);
+  expect(v.commands).toEqual([{ type: "ConnectSocial", provider: "farcaster" }]);
 });

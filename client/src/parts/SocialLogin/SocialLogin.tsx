@@ -25,6 +25,12 @@ export function SocialLogin({ providers }: { providers: SocialProvider[] }) {
           aria-label={`Continue with ${SOCIAL_NAMES[provider]}`}
           onClick={() => {
             started.current?.stop(true);
+            // Farcaster opens no popup: the modal shows the relay's URL (ConnectingFarcaster).
+            if (provider === "farcaster") {
+              started.current = null;
+              widget.send({ type: "ConnectSocial", provider });
+              return;
+            }
             started.current = startSocialLogin(widget, provider);
           }}
         >

@@ -26,6 +26,7 @@ afterEach(() => {
 
 const cases: [View, string, string][] = [
   ["ConnectingSocial", "Connecting", "connecting-social"],
+  ["ConnectingFarcaster", "Farcaster", "connecting-farcaster"],
   ["UpdateEmailWallet", "Update email", "update-email-wallet"],
   ["UpdateEmailPrimaryOtp", "Confirm current email", "update-email-primary-otp"],
   ["UpdateEmailSecondaryOtp", "Confirm new email", "update-email-secondary-otp"],

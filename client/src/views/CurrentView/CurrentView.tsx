@@ -8,7 +8,7 @@ import { Suspense, type ComponentType } from "react";
 import type { View } from "../../generated/View";
 import { useRoute } from "../../context/widgetContext";
 import { PartFallback } from "../../parts/PartFallback/PartFallback";
-import { ApproveTransaction, ConnectingSocial, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap, UpdateEmailOtp, UpdateEmailWallet } from "../../parts/parts";
+import { ApproveTransaction, ConnectingFarcaster, ConnectingSocial, EmailVerifyOtp, Networks, Receive, Send, SwitchNetwork, Swap, UpdateEmailOtp, UpdateEmailWallet } from "../../parts/parts";
 import { Account } from "../Account/Account";
 import { Connect } from "../Connect/Connect";
 import { ConnectingWallet } from "../ConnectingWallet/ConnectingWallet";
@@ -32,6 +32,7 @@ const VIEWS: Record<View, [ComponentType, string?]> = {
   EmailVerifyOtp: [EmailVerifyOtp, "email code"],
   EmailVerifyDevice: [EmailVerifyOtp, "email code"],
   ConnectingSocial: [ConnectingSocial, "social login"],
+  ConnectingFarcaster: [ConnectingFarcaster, "Farcaster login"],
   UpdateEmailWallet: [UpdateEmailWallet, "email update"],
   UpdateEmailPrimaryOtp: [UpdateEmailOtp, "email code"],
   UpdateEmailSecondaryOtp: [UpdateEmailOtp, "email code"],
