@@ -55,7 +55,8 @@ pub struct FarcasterConfig {
     pub rpc_url: String,
     #[serde(default = "default_id_registry")]
     pub id_registry: String,
-    /// Not read yet: only the custody address may sign in.
+    /// The KeyRegistry (on OP mainnet 0x00000000Fc1237824fb747aBDE0FF18990E59b7e): when set, an
+    /// auth address of the fid (a key of type 2 in force there) may sign in besides its custody.
     #[serde(default)]
     pub key_registry: Option<String>,
     /// The domain of the sign-in message; defaults to the frame origin's host (and port).

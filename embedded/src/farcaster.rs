@@ -1,7 +1,8 @@
 //! Sign In With Farcaster (FIP-11) over a relay: the service opens a relay channel with a fresh
 //! nonce (the visitor scans its URL with a Farcaster app), polls the channel until the app signed,
 //! then checks the signed EIP-4361 message (actors' strict parser: domain, nonce, chain 10, times)
-//! and that its signer is the custody address of the fid, read on chain from the IdRegistry.
+//! and that its signer is the custody address of the fid, read on chain from the IdRegistry, or one
+//! of its auth addresses in the KeyRegistry (when one is configured).
 //!
 //! The pending channels are pure (time in); the relay and the chain are behind [`RelayClient`] and
 //! [`CustodyLookup`] so tests run without either.
@@ -41,7 +42,7 @@ pub enum FarcasterError {
     TimedOut,
     #[error("the signed message is invalid: {0}")]
     Message(String),
-    #[error("the signer is not the fid's custody address")]
+    #[error("the signer is neither the fid's custody address nor one of its auth addresses")]
     NotCustody,
     #[error("the custody lookup failed: {0}")]
     Chain(String),
@@ -88,10 +89,51 @@ pub trait RelayClient: Send + Sync + 'static {
     async fn status(&self, channel_token: &str) -> Result<ChannelStatus, FarcasterError>;
 }
 
-/// Reads the custody address of a fid (the IdRegistry's `custodyOf(uint256)`).
+/// Reads who may sign in for a fid: its custody address (the IdRegistry's `custodyOf(uint256)`)
+/// and, when a KeyRegistry is configured, its auth addresses.
 #[async_trait::async_trait]
 pub trait CustodyLookup: Send + Sync + 'static {
     async fn custody_of(&self, fid: u64) -> Result<Address, FarcasterError>;
+    /// Whether `address` is an auth address of `fid` (a key of type 2, "auth", in the state added,
+    /// in the KeyRegistry). Without a KeyRegistry, none is.
+    async fn is_auth_address(&self, _fid: u64, _address: Address) -> Result<bool, FarcasterError> {
+        Ok(false)
+    }
+}
+
+/// The KeyRegistry's key type of auth addresses, and the state of a key that is in force.
+pub const AUTH_KEY_TYPE: u64 = 2;
+pub const KEY_STATE_ADDED: u64 = 1;
+
+/// The call data of `keyDataOf(fid, abi.encodePacked(address))` (the KeyRegistry's record of a
+/// key: its state and type).
+pub fn key_data_of_call(fid: u64, address: Address) -> String {
+    let selector = &alloy_primitives::keccak256(b"keyDataOf(uint256,bytes)")[..4];
+    let mut data = selector.to_vec();
+    data.extend_from_slice(&U256::from(fid).to_be_bytes::<32>());
+    // The bytes argument: its offset (two words in), its length, its 20 bytes padded to a word.
+    data.extend_from_slice(&U256::from(64u64).to_be_bytes::<32>());
+    data.extend_from_slice(&U256::from(20u64).to_be_bytes::<32>());
+    let mut key = address.as_slice().to_vec();
+    key.resize(32, 0);
+    data.extend_from_slice(&key);
+    format!("0x{}", hex::encode(data))
+}
+
+/// `(state, keyType)` from `keyDataOf`'s answer (two words).
+pub fn parse_key_data(result: &str) -> Result<(u64, u64), FarcasterError> {
+    let bytes = hex::decode(result.trim_start_matches("0x"))
+        .map_err(|_| FarcasterError::Chain("the key data is not hex".into()))?;
+    if bytes.len() != 64 {
+        return Err(FarcasterError::Chain("the key data is not two words".into()));
+    }
+    let word = |w: &[u8]| -> Result<u64, FarcasterError> {
+        if w[..24].iter().any(|b| *b != 0) {
+            return Err(FarcasterError::Chain("the key data is out of range".into()));
+        }
+        Ok(u64::from_be_bytes(w[24..].try_into().expect("8 bytes")))
+    };
+    Ok((word(&bytes[..32])?, word(&bytes[32..])?))
 }
 
 async fn read_capped(response: reqwest::Response) -> Result<(u16, Vec<u8>), FarcasterError> {
@@ -153,27 +195,20 @@ impl RelayClient for HttpRelay {
     }
 }
 
-/// `custodyOf(uint256)` by a raw `eth_call` to the IdRegistry.
+/// `custodyOf(uint256)` by a raw `eth_call` to the IdRegistry (and `keyDataOf` to the KeyRegistry).
 pub struct RpcCustody {
     pub http: reqwest::Client,
     pub rpc_url: String,
     pub id_registry: Address,
+    pub key_registry: Option<Address>,
 }
 
-/// The call data of `custodyOf(fid)`.
-pub fn custody_of_call(fid: u64) -> String {
-    let selector = &alloy_primitives::keccak256(b"custodyOf(uint256)")[..4];
-    let mut data = selector.to_vec();
-    data.extend_from_slice(&U256::from(fid).to_be_bytes::<32>());
-    format!("0x{}", hex::encode(data))
-}
-
-#[async_trait::async_trait]
-impl CustodyLookup for RpcCustody {
-    async fn custody_of(&self, fid: u64) -> Result<Address, FarcasterError> {
+impl RpcCustody {
+    /// One `eth_call`'s hex result.
+    async fn call(&self, to: Address, data: String) -> Result<String, FarcasterError> {
         let request = serde_json::json!({
             "jsonrpc": "2.0", "id": 1, "method": "eth_call",
-            "params": [{ "to": self.id_registry.to_string(), "data": custody_of_call(fid) }, "latest"],
+            "params": [{ "to": to.to_string(), "data": data }, "latest"],
         });
         let response = self
             .http
@@ -188,15 +223,24 @@ impl CustodyLookup for RpcCustody {
         }
         let answer: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|error| FarcasterError::Chain(error.to_string()))?;
-        let result = answer
-            .get("result")
-            .and_then(|r| r.as_str())
-            .ok_or_else(|| {
-                FarcasterError::Chain(format!(
-                    "no result: {}",
-                    answer.get("error").cloned().unwrap_or_default()
-                ))
-            })?;
+        answer.get("result").and_then(|r| r.as_str()).map(str::to_string).ok_or_else(|| {
+            FarcasterError::Chain(format!("no result: {}", answer.get("error").cloned().unwrap_or_default()))
+        })
+    }
+}
+
+/// The call data of `custodyOf(fid)`.
+pub fn custody_of_call(fid: u64) -> String {
+    let selector = &alloy_primitives::keccak256(b"custodyOf(uint256)")[..4];
+    let mut data = selector.to_vec();
+    data.extend_from_slice(&U256::from(fid).to_be_bytes::<32>());
+    format!("0x{}", hex::encode(data))
+}
+
+#[async_trait::async_trait]
+impl CustodyLookup for RpcCustody {
+    async fn custody_of(&self, fid: u64) -> Result<Address, FarcasterError> {
+        let result = self.call(self.id_registry, custody_of_call(fid)).await?;
         let bytes = hex::decode(result.trim_start_matches("0x"))
             .map_err(|_| FarcasterError::Chain("the result is not hex".into()))?;
         if bytes.len() != 32 || bytes[..12].iter().any(|b| *b != 0) {
@@ -209,6 +253,13 @@ impl CustodyLookup for RpcCustody {
             ));
         }
         Ok(custody)
+    }
+
+    async fn is_auth_address(&self, fid: u64, address: Address) -> Result<bool, FarcasterError> {
+        let Some(key_registry) = self.key_registry else { return Ok(false) };
+        let result = self.call(key_registry, key_data_of_call(fid, address)).await?;
+        let (state, key_type) = parse_key_data(&result)?;
+        Ok(state == KEY_STATE_ADDED && key_type == AUTH_KEY_TYPE)
     }
 }
 
@@ -383,6 +434,23 @@ pub async fn poll_until_completed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_data_call_encodes_the_fid_and_the_packed_address_and_its_answer_reads_back() {
+        let address: Address = "0x00000000000000000000000000000000000000aa".parse().unwrap();
+        let data = key_data_of_call(7, address);
+        let bytes = hex::decode(&data[2..]).unwrap();
+        assert_eq!(&bytes[..4], &alloy_primitives::keccak256(b"keyDataOf(uint256,bytes)")[..4]);
+        assert_eq!(bytes.len(), 4 + 4 * 32);
+        assert_eq!(bytes[4 + 31], 7, "the fid");
+        assert_eq!(bytes[4 + 63], 64, "the offset of the bytes");
+        assert_eq!(bytes[4 + 95], 20, "20 bytes of key");
+        assert_eq!(&bytes[4 + 96..4 + 116], address.as_slice());
+        assert!(bytes[4 + 116..].iter().all(|b| *b == 0), "padded");
+        let answer = format!("0x{}{}", format!("{:064x}", 1), format!("{:064x}", 2));
+        assert_eq!(parse_key_data(&answer).unwrap(), (KEY_STATE_ADDED, AUTH_KEY_TYPE));
+        assert!(parse_key_data("0x01").is_err());
+    }
 
     #[test]
     fn the_custody_call_is_the_selector_and_the_fid_as_a_word() {

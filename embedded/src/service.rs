@@ -406,10 +406,17 @@ impl EmbeddedServiceBuilder {
                         farcaster.id_registry
                     )
                 })?;
+                let key_registry = match &farcaster.key_registry {
+                    Some(text) => Some(text.parse().map_err(|_| {
+                        format!("[embedded.farcaster] key_registry {text} is not an address")
+                    })?),
+                    None => None,
+                };
                 custody = Some(Arc::new(RpcCustody {
                     http: http.clone(),
                     rpc_url: farcaster.rpc_url.clone(),
                     id_registry,
+                    key_registry,
                 }));
             }
         }
@@ -1262,7 +1269,9 @@ impl EmbeddedService {
         let signed =
             crate::farcaster::check_completed(&status, &pending, self.now()).map_err(as_social)?;
         let custody_address = custody.custody_of(signed.fid).await.map_err(as_social)?;
-        if custody_address != signed.signer {
+        if custody_address != signed.signer
+            && !custody.is_auth_address(signed.fid, signed.signer).await.map_err(as_social)?
+        {
             return Err(as_social(FarcasterError::NotCustody));
         }
         let now = self.now();

@@ -97,7 +97,8 @@ fn start_relay() -> (String, Arc<web::Data<Mutex<Relay>>>) {
     (format!("http://127.0.0.1:{port}"), shared)
 }
 
-struct FakeCustody(HashMap<u64, Address>);
+/// The chain's answers: custody by fid, and the auth addresses in force (the KeyRegistry's).
+struct FakeCustody(HashMap<u64, Address>, Vec<(u64, Address)>);
 
 #[async_trait::async_trait]
 impl CustodyLookup for FakeCustody {
@@ -107,6 +108,14 @@ impl CustodyLookup for FakeCustody {
             .copied()
             .ok_or_else(|| FarcasterError::Chain("unknown fid".into()))
     }
+    async fn is_auth_address(&self, fid: u64, address: Address) -> Result<bool, FarcasterError> {
+        Ok(self.1.contains(&(fid, address)))
+    }
+}
+
+/// The key of the fid's one auth address (not its custody).
+fn auth_key() -> k256::ecdsa::SigningKey {
+    key(42)
 }
 
 fn key(seed: u8) -> k256::ecdsa::SigningKey {
@@ -196,7 +205,10 @@ fn world(custody: Address, poll_timeout: Duration) -> World {
     )
     .clock(clock.clone())
     .entropy(Arc::new(SeededEntropy::new(7)))
-    .custody_lookup(Arc::new(FakeCustody(HashMap::from([(FID, custody)]))))
+    .custody_lookup(Arc::new(FakeCustody(
+        HashMap::from([(FID, custody)]),
+        vec![(FID, address(&auth_key()))],
+    )))
     .build()
     .unwrap();
     World {
@@ -443,4 +455,26 @@ async fn given_no_farcaster_configuration_when_started_then_it_fails_to_connect_
         .await
         .unwrap_err();
     assert_eq!(error.to_string(), "Failed to connect to farcaster");
+}
+
+#[actix_web::test]
+async fn given_a_channel_when_an_auth_address_of_the_fid_signs_then_the_frame_is_logged_in_as_the_fid() {
+    let w = world(address(&key(5)), Duration::from_secs(120));
+    let service = w.service.clone();
+    let app =
+        test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service)))
+            .await;
+    let (_, public) = test_key_pair(&SeededEntropy::new(1));
+    let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
+    let (frame_id, token) = (
+        frame["frameId"].as_str().unwrap().to_owned(),
+        frame["frameToken"].as_str().unwrap().to_owned(),
+    );
+    // Given a started login, when the fid's auth address (not its custody) signs
+    let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
+    complete(&w.relay, &channel_token(&url), &auth_key(), FID, None);
+    let (status, login) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
+    // Then the frame is logged in as the fid
+    assert_eq!(status, StatusCode::OK, "{login}");
+    assert!(matches!(&w.sink.take()[..], [(_, Notice::LoginVerified { .. })]));
 }
