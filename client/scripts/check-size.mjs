@@ -83,13 +83,22 @@ for (const [name, files, bytes, budget] of rows) {
   console.log(`  ${over ? "OVER" : "ok  "} ${name.padEnd(36)} ${(bytes / 1000).toFixed(1).padStart(6)} kB  (budget ${limit})  ${files}`);
 }
 
-// The QR library is the Receive part's alone: no other chunk of the widget may carry it (one of its
-// own error strings marks it, as minifiers keep string literals).
+// The QR library is loaded only with the parts that draw a code (Receive, ConnectingFarcaster),
+// through its one module (components/QrCode): no other chunk of the widget may carry it (one of
+// its own error strings marks it, as minifiers keep string literals).
 const QR_MARK = "bad maskPattern:";
-const receive = keyOf("src/parts/Receive/Receive.tsx");
+// A shared chunk has no `src` in the manifest: it is found by its name.
+const qrChunk = Object.keys(manifest).find((k) => manifest[k].name === "QrCode");
+const qrUsers = ["src/parts/Receive/Receive.tsx", "src/parts/ConnectingFarcaster/ConnectingFarcaster.tsx"].map(keyOf);
 const withQr = Object.values(manifest).map((e) => e.file).filter((f) => readFileSync(join(DIST, f), "utf8").includes(QR_MARK));
-const qrAlone = receive !== undefined && withQr.length === 1 && withQr[0] === manifest[receive].file;
-console.log(`  ${qrAlone ? "ok  " : "FAIL"} the QR library only in the Receive part: ${withQr.join(", ") || "(in no chunk)"}`);
+const qrFile = qrChunk !== undefined ? manifest[qrChunk].file : undefined;
+const importers = Object.values(manifest).filter((e) => (e.imports ?? []).includes(qrChunk)).map((e) => e.file);
+const qrAlone =
+  qrFile !== undefined &&
+  withQr.length === 1 &&
+  withQr[0] === qrFile &&
+  importers.every((f) => qrUsers.some((u) => u !== undefined && manifest[u].file === f));
+console.log(`  ${qrAlone ? "ok  " : "FAIL"} the QR library only in its own chunk, for Receive and ConnectingFarcaster: ${withQr.join(", ") || "(in no chunk)"} (imported by ${importers.join(", ") || "none"})`);
 failed ||= !qrAlone;
 
 // One React in the pages built with the React entry: React DOM's internals appear in one file.

@@ -28,6 +28,8 @@ export const Receive = lazy(() => import("./Receive/Receive").then((m) => ({ def
 // own chunks too, so the modal chunk (on the path to the first Connect drawn) does not carry them.
 export const Networks = lazy(() => import("../views/Networks/Networks").then((m) => ({ default: m.Networks })));
 export const SwitchNetwork = lazy(() => import("../views/SwitchNetwork/SwitchNetwork").then((m) => ({ default: m.SwitchNetwork })));
+// Asked only when a host or the visitor switches to a namespace with no account yet.
+export const SwitchActiveChain = lazy(() => import("../views/SwitchActiveChain/SwitchActiveChain").then((m) => ({ default: m.SwitchActiveChain })));
 // The host app's signing and sending requests: shown only once a wallet is connected and the host
 // asks, so a chunk of its own as well.
 export const ApproveTransaction = lazy(() =>

@@ -8,7 +8,7 @@ import type { SessionState } from "../../generated/SessionState";
 import { WidgetContext } from "../../context/widgetContext";
 import { fakeFrame, withEmbedded, type FakeFrame } from "../../testing/embedded";
 import { connectedState, onView, stateView, type StateView } from "../../testing/stateView";
-import { qrMatrix } from "../Receive/Receive";
+import { qrMatrix } from "../../components/QrCode/QrCode";
 import { ConnectingFarcaster, FARCASTER_FAILED } from "./ConnectingFarcaster";
 
 const URL_1 = "https://warpcast.com/~/siwf?channelToken=c-1";

@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from "react";
 import { useSessionSelector, useWidget } from "../../context/widgetContext";
 import { Spinner } from "../../components/Spinner/Spinner";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
-import { qrMatrix, qrPath } from "../Receive/Receive";
+import { QrCode } from "../../components/QrCode/QrCode";
 import css from "./ConnectingFarcaster.css?inline";
 
 /** What the session is told when the frame cannot complete the login. */
@@ -17,26 +17,6 @@ const COPIED_MS = 2000;
 
 /** The URLs whose login was already handed to the frame (a view drawn twice asks once). */
 const asked = new Set<string>();
-
-function FarcasterQr({ url }: { url: string }) {
-  const matrix = qrMatrix(url);
-  const size = matrix.length;
-  const quiet = 4;
-  return (
-    <svg
-      className="vst-farcaster__qr"
-      role="img"
-      aria-label="QR code of the Farcaster sign-in link"
-      data-testid="farcaster-qr"
-      data-qr-text={url}
-      viewBox={`${-quiet} ${-quiet} ${size + 2 * quiet} ${size + 2 * quiet}`}
-      shapeRendering="crispEdges"
-    >
-      <rect x={-quiet} y={-quiet} width={size + 2 * quiet} height={size + 2 * quiet} fill="#fff" />
-      <path d={qrPath(matrix)} fill="#000" />
-    </svg>
-  );
-}
 
 export function ConnectingFarcaster() {
   const widget = useWidget();
@@ -61,7 +41,7 @@ export function ConnectingFarcaster() {
       <p className="vst-farcaster__title">Scan with your phone or open the link</p>
       {url ? (
         <>
-          <FarcasterQr url={url} />
+          <QrCode text={url} label="QR code of the Farcaster sign-in link" className="vst-farcaster__qr" testId="farcaster-qr" />
           <a className="vst-farcaster__link" href={url} target="_blank" rel="noopener noreferrer" data-testid="farcaster-link">
             {url}
           </a>

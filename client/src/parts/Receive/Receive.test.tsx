@@ -8,7 +8,8 @@ import { afterEach, beforeAll, expect, it, vi } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
 import { connectedState, onView, stateView, type StateView } from "../../testing/stateView";
-import { COPIED_MS, qrMatrix, qrPath } from "./Receive";
+import { qrMatrix, qrPath } from "../../components/QrCode/QrCode";
+import { COPIED_MS } from "./Receive";
 
 let base: SessionState;
 let view: StateView | null = null;

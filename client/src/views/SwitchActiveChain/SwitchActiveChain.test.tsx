@@ -26,7 +26,8 @@ it("shows the namespace and network to switch to, with a way to connect there", 
   const params = s.widget.state()?.router.stack.at(-1)?.params;
   expect(params).toEqual({ switchToChain: "solana", navigateTo: "Connect", navigateWithReplace: true, network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1" });
   const dialog = screen.getByRole("dialog", { name: "Switch chain" });
-  expect(within(dialog).getByRole("heading", { name: "Switch to Solana" })).toBeTruthy();
+  // The view is a chunk of its own: drawn once loaded.
+  expect(await within(dialog).findByRole("heading", { name: "Switch to Solana" })).toBeTruthy();
   expect(within(dialog).getByTestId("switch-active-chain-network").textContent).toContain("Solana Devnet");
   fireEvent.click(within(dialog).getByRole("button", { name: "Connect a Solana wallet" }));
   fireEvent.click(within(dialog).getByRole("button", { name: "Back" }));
@@ -73,6 +74,6 @@ it("names an Ethereum wallet with an (and a Solana one with a)", async () => {
   cleanup();
   const view = stateView(ethereum);
   render(<WidgetRoot widget={view.model} />);
-  expect(screen.getByRole("button", { name: "Connect an Ethereum wallet" })).toBeTruthy();
+  expect(await screen.findByRole("button", { name: "Connect an Ethereum wallet" })).toBeTruthy();
   view.stop();
 });
