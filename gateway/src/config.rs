@@ -429,6 +429,11 @@ impl GatewayConfig {
             if self.cluster.lease_ttl < Duration::from_secs(1) {
                 return err("cluster.lease_ttl", "at least 1s".into());
             }
+            // The embedded service keeps its frames, codes and pending logins in the process, and
+            // a session's notices go to the local actor: with several owners that would split a login.
+            if self.embedded.is_some() {
+                return err("embedded", "is not available with `cluster.enabled` yet (its frames and codes live in one gateway process)".into());
+            }
         }
         for (chain, url) in &self.siwx.rpc_urls {
             let caip2_evm = chain.strip_prefix("eip155:").is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()));
@@ -526,6 +531,13 @@ mod tests {
         let path = dir.path().join("v.toml");
         std::fs::write(&path, text).unwrap();
         GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV)
+    }
+
+    #[test]
+    fn the_embedded_wallet_is_refused_in_a_cluster() {
+        let toml = "[store]\nbackend = \"jetstream\"\n[cluster]\nenabled = true\n[embedded]\nframe_listen = \"127.0.0.1:0\"\nshare_key_file = \"s\"\nrecovery_key_file = \"r\"\n";
+        let error = load_toml(toml).unwrap_err().to_string();
+        assert!(error.contains("embedded") && error.contains("cluster"), "{error}");
     }
 
     /// No test sets variables with this prefix, so the developer's `VESTIBULE_*` cannot leak in.
