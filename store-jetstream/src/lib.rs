@@ -23,6 +23,7 @@ pub mod lease;
 pub mod test_server;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -122,6 +123,7 @@ pub struct JetStreamEventLog {
     /// Drives the NATS connection; shut down without waiting when the log is dropped (a drop may
     /// happen inside another runtime, where blocking is not allowed).
     runtime: Option<tokio::runtime::Runtime>,
+    open_attempts: u32,
 }
 
 impl Drop for JetStreamEventLog {
@@ -156,7 +158,23 @@ impl JetStreamEventLog {
     /// of older schema versions are converted by `upcaster` on every read. An existing stream whose
     /// configuration could lose events (a per-subject message limit, an age or size limit, no
     /// atomic publish) is refused rather than used.
+    ///
+    /// NATS not answering (no server reachable, a request timing out while a cluster elects its
+    /// leaders after a node died) is retried with a backoff doubling from 250 ms to 4 s, each retry
+    /// logged, for up to `config.open_timeout`; the final error names the servers and the attempts.
+    /// A refused stream configuration is not retried.
     pub async fn open_with_upcaster(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Self, StoreError> {
+        Self::open_counting(config, upcaster, Arc::new(AtomicU32::new(0))).await
+    }
+
+    /// As [`Self::open_with_upcaster`], counting attempts in `attempts` as they start (for tests
+    /// that act between two attempts).
+    #[doc(hidden)]
+    pub async fn open_counting(
+        config: JetStreamConfig,
+        upcaster: Arc<dyn Upcaster>,
+        attempts: Arc<AtomicU32>,
+    ) -> Result<Self, StoreError> {
         config.validate().map_err(StoreError::Engine)?;
         // The client's connection task runs on a runtime of the log's own: callers come from many
         // runtimes (actix's per-worker ones, the retention thread's), and a connection driven by
@@ -167,7 +185,8 @@ impl JetStreamEventLog {
             .enable_all()
             .build()
             .map_err(|e| engine("cannot start the NATS runtime", e))?;
-        let inner = match runtime.spawn(connect(config, upcaster)).await {
+        let counter = attempts.clone();
+        let inner = match runtime.spawn(connect_with_retries(config, upcaster, counter)).await {
             Ok(Ok(inner)) => inner,
             failed => {
                 // Dropping a runtime inside another one panics; let it go in the background.
@@ -175,7 +194,17 @@ impl JetStreamEventLog {
                 return Err(failed.map_err(|e| engine("connect", e)).and_then(|r| r).err().expect("failed"));
             }
         };
-        Ok(Self { inner: Arc::new(inner), expire_lock: tokio::sync::Mutex::new(()), runtime: Some(runtime) })
+        Ok(Self {
+            inner: Arc::new(inner),
+            expire_lock: tokio::sync::Mutex::new(()),
+            runtime: Some(runtime),
+            open_attempts: attempts.load(Ordering::SeqCst),
+        })
+    }
+
+    /// How many attempts opening took (1 when NATS answered at once).
+    pub fn open_attempts(&self) -> u32 {
+        self.open_attempts
     }
 
     /// The stored bytes of one event record, as published (for tools and tests).
@@ -198,8 +227,75 @@ impl JetStreamEventLog {
     }
 }
 
+/// Why one attempt to open failed.
+enum OpenError {
+    /// NATS did not answer (yet): worth another attempt.
+    Unavailable(StoreError),
+    /// The stream exists with a configuration the log refuses: retrying cannot help.
+    Refused(StoreError),
+}
+
+impl From<StoreError> for OpenError {
+    fn from(e: StoreError) -> Self {
+        OpenError::Unavailable(e)
+    }
+}
+
+/// First pause between attempts to open; doubled after each, up to [`OPEN_BACKOFF_MAX`].
+const OPEN_BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const OPEN_BACKOFF_MAX: Duration = Duration::from_secs(4);
+
+/// [`connect`] until it succeeds, it is refused, or `config.open_timeout` is spent.
+async fn connect_with_retries(
+    config: JetStreamConfig,
+    upcaster: Arc<dyn Upcaster>,
+    attempts: Arc<AtomicU32>,
+) -> Result<Inner, StoreError> {
+    let started = tokio::time::Instant::now();
+    let deadline = started + config.open_timeout;
+    let mut pause = OPEN_BACKOFF_FIRST;
+    loop {
+        let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+        let error = match connect(config.clone(), upcaster.clone()).await {
+            Ok(inner) => {
+                if attempt > 1 {
+                    tracing::info!(attempt, servers = ?config.servers, "event log on NATS JetStream opened after retries");
+                }
+                return Ok(inner);
+            }
+            Err(OpenError::Refused(e)) => return Err(e),
+            Err(OpenError::Unavailable(e)) => e,
+        };
+        let now = tokio::time::Instant::now();
+        if now + pause > deadline {
+            return Err(StoreError::Engine(format!(
+                "cannot open the event log on NATS JetStream at {} (stream {}): {attempt} attempt{} over {:.1} s \
+                 (open_timeout {}), the last failed with: {}",
+                config.servers.join(", "),
+                config.stream,
+                if attempt == 1 { "" } else { "s" },
+                (now - started).as_secs_f64(),
+                humantime_serde::re::humantime::format_duration(config.open_timeout),
+                match &error {
+                    StoreError::Engine(message) => message.clone(),
+                    other => other.to_string(),
+                },
+            )));
+        }
+        tracing::warn!(
+            attempt,
+            retry_in = ?pause,
+            servers = ?config.servers,
+            error = %error,
+            "cannot open the event log on NATS JetStream yet (servers down, or a cluster electing leaders); retrying"
+        );
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(OPEN_BACKOFF_MAX);
+    }
+}
+
 /// Connect, and create (or check) the stream and the buckets.
-async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Inner, StoreError> {
+async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Inner, OpenError> {
     let client = async_nats::ConnectOptions::new()
         .name("vestibule")
         .request_timeout(Some(config.request_timeout))
@@ -236,17 +332,17 @@ async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result
     let info = stream.info().await.map_err(|e| engine("stream info", e))?;
     let c = &info.config;
     if c.max_messages_per_subject > 0 || c.max_messages > 0 || c.max_bytes > 0 || !c.max_age.is_zero() {
-        return Err(StoreError::Engine(format!(
+        return Err(OpenError::Refused(StoreError::Engine(format!(
             "the stream {} has a message, size or age limit; it would drop events silently (remove the limits: \
              Vestibule expires sessions itself)",
             names.stream
-        )));
+        ))));
     }
     if !c.allow_atomic_publish {
-        return Err(StoreError::Engine(format!(
+        return Err(OpenError::Refused(StoreError::Engine(format!(
             "the stream {} does not allow atomic publish (allow_atomic); multi-event appends need it (nats-server 2.12+)",
             names.stream
-        )));
+        ))));
     }
     let bucket = |name: &str, description: &str| kv::Config {
         bucket: name.to_string(),
