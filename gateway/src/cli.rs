@@ -129,8 +129,21 @@ pub enum SiwxCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Durable append throughput and latency at 1, 16 and 256 concurrent sessions against the raw
-    /// sled ceiling, and replay read speed of a 100k-event session.
+    /// sled ceiling, and replay read speed of a 100k-event session. With `--backend jetstream`, the
+    /// same on NATS JetStream (streams of its own, deleted afterwards; no ceiling).
     Store {
+        /// The log to measure.
+        #[arg(long, value_parser = ["sled", "jetstream"], default_value = "sled")]
+        backend: String,
+        /// NATS servers (jetstream), comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "nats://127.0.0.1:4222")]
+        servers: Vec<String>,
+        /// Stream replicas (jetstream): 1, or 3 on a 3-node cluster.
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        /// Events in the replayed session (default 100000).
+        #[arg(long)]
+        replay_events: Option<u64>,
         /// Directory for the temporary logs (on the disk the log will use). Default: the temp dir.
         #[arg(long)]
         dir: Option<PathBuf>,
@@ -160,14 +173,23 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", serde_json::to_string_pretty(&verdict)?);
             Ok(code)
         }
-        Command::Bench { command: BenchCommand::Store { dir, secs, sessions, json } } => {
-            let options = vestibule_store::bench::BenchOptions {
+        Command::Bench { command: BenchCommand::Store { backend, servers, replicas, replay_events, dir, secs, sessions, json } } => {
+            let mut options = vestibule_store::bench::BenchOptions {
                 dir,
                 concurrency: sessions,
                 secs_per_level: secs,
                 ..Default::default()
             };
-            let report = vestibule_store::bench::run(options)?;
+            if let Some(n) = replay_events {
+                options.replay_events = n;
+            }
+            let report = if backend == "jetstream" {
+                let config = vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
+                config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas: {e}"))?;
+                vestibule_store::bench::run_on(&vestibule_store_jetstream::bench::JetStreamBench::new(config), options)?
+            } else {
+                vestibule_store::bench::run(options)?
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

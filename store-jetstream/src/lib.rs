@@ -17,6 +17,7 @@
 //! `Nats-Expected-Last-Subject-Sequence` for the filter `S.ev.<session>.*`: the server checks
 //! "nothing was appended since" and stores all of the batch or none of it.
 
+pub mod bench;
 mod config;
 pub mod lease;
 #[cfg(feature = "test-server")]
