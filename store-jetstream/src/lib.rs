@@ -381,6 +381,21 @@ enum Published {
     WrongLastSequence,
 }
 
+/// What one publish's acknowledgement said.
+enum PublishedOnce {
+    Done(Published),
+    /// Error 10164 ("wrong last sequence", without a sequence): a clustered stream's leader could
+    /// not check the expected sequence while other proposals were in flight, and stored nothing.
+    Unverified,
+}
+
+/// JetStream's error code for an expected-sequence check a clustered stream's leader could not make
+/// (other proposals in flight); nothing was stored.
+const WRONG_LAST_SEQUENCE_CONSTANT: usize = 10164;
+/// How many times a publish refused with [`WRONG_LAST_SEQUENCE_CONSTANT`] is tried again while the
+/// subject's last sequence is still the expected one.
+const UNVERIFIED_RETRIES: u32 = 50;
+
 impl Inner {
     async fn get_last(&self, subject: &str) -> Result<Option<StreamMessage>, StoreError> {
         match self.stream.get_last_raw_message_by_subject(subject).await {
@@ -444,6 +459,36 @@ impl Inner {
         expect: Option<(String, u64)>,
         messages: Vec<(String, Bytes)>,
     ) -> Result<Published, StoreError> {
+        let mut tries = 0;
+        loop {
+            match self.publish_once(expect.clone(), messages.clone()).await? {
+                PublishedOnce::Done(p) => return Ok(p),
+                PublishedOnce::Unverified => {
+                    tries += 1;
+                    // Only a clustered stream says so, and only with an expectation; nothing was
+                    // stored. Still the expected last message → try again; else it is a real miss.
+                    let Some((filter, expected)) = &expect else { return Err(engine("publish ack", "error 10164 without a check")) };
+                    let last = self.get_last(filter).await?.map_or(0, |m| m.sequence);
+                    if last != *expected {
+                        return Ok(Published::WrongLastSequence);
+                    }
+                    if tries > UNVERIFIED_RETRIES {
+                        return Err(engine(
+                            "publish ack",
+                            format!("the stream's leader could not check the expected sequence {tries} times (error 10164)"),
+                        ));
+                    }
+                    tokio::time::sleep(Duration::from_millis(u64::from(tries.min(20)))).await;
+                }
+            }
+        }
+    }
+
+    async fn publish_once(
+        &self,
+        expect: Option<(String, u64)>,
+        messages: Vec<(String, Bytes)>,
+    ) -> Result<PublishedOnce, StoreError> {
         let n = messages.len();
         let batch_id = (n > 1).then(|| SessionId::random().to_string());
         let mut ack = None;
@@ -472,12 +517,13 @@ impl Inner {
         }
         let Some(ack) = ack else { return Err(StoreError::InvalidAppend("nothing to publish".into())) };
         match ack.await {
-            Ok(a) => Ok(Published::Stored(a.sequence)),
+            Ok(a) => Ok(PublishedOnce::Done(Published::Stored(a.sequence))),
+            Err(e) if e.to_string().contains(&format!("error code {WRONG_LAST_SEQUENCE_CONSTANT}")) => Ok(PublishedOnce::Unverified),
             Err(e) if e.kind() == async_nats::jetstream::context::PublishErrorKind::WrongLastSequence => {
-                Ok(Published::WrongLastSequence)
+                Ok(PublishedOnce::Done(Published::WrongLastSequence))
             }
             // A batch refused as a whole reports the check that failed in its text (error 10071).
-            Err(e) if e.to_string().contains(&WRONG_LAST_SEQUENCE.to_string()) => Ok(Published::WrongLastSequence),
+            Err(e) if e.to_string().contains(&WRONG_LAST_SEQUENCE.to_string()) => Ok(PublishedOnce::Done(Published::WrongLastSequence)),
             Err(e) => Err(engine("publish ack", e)),
         }
     }
