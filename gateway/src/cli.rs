@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::config::{GatewayConfig, Overrides};
 
@@ -44,15 +44,15 @@ pub enum Command {
         #[command(subcommand)]
         command: BenchCommand,
     },
-    /// Sessions in a data directory.
+    /// Sessions in a data directory or the configured log.
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
     },
     /// Replay a session event by event: time, type, summary and each machine's transitions.
     Replay {
-        #[arg(long)]
-        data: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         session: String,
         /// Stop after this seq.
         #[arg(long)]
@@ -69,17 +69,17 @@ pub enum Command {
     },
     /// Write a session as JSONL to stdout (to attach to a bug report).
     Export {
-        #[arg(long)]
-        data: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         session: String,
         /// Replace the local part of email addresses with ***.
         #[arg(long)]
         mask_emails: bool,
     },
-    /// Read a session exported with `vestibule export` into a data directory.
+    /// Read a session exported with `vestibule export` into a data directory (or the configured log).
     Import {
-        #[arg(long)]
-        data: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         file: PathBuf,
         /// Import under a new session id (when the id exists already).
         #[arg(long)]
@@ -87,12 +87,26 @@ pub enum Command {
     },
 }
 
+/// Which event log a tool reads: a sled data directory, or the log a gateway's configuration names
+/// (`[store] backend`, sled's `data` or `[store.jetstream]`; `VESTIBULE_*` variables apply as for
+/// `serve`). One of the two.
+#[derive(Debug, Clone, Args)]
+#[group(required = true, multiple = false)]
+pub struct StoreArgs {
+    /// The gateway's sled data directory.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// The gateway's TOML configuration file: opens the store it configures (sled or JetStream).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
     /// List sessions (newest activity filters, project, status).
     List {
-        #[arg(long)]
-        data: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Only sessions active at or after this time (RFC 3339 or Unix ms).
         #[arg(long)]
         since: Option<String>,
@@ -115,8 +129,21 @@ pub enum SiwxCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Durable append throughput and latency at 1, 16 and 256 concurrent sessions against the raw
-    /// sled ceiling, and replay read speed of a 100k-event session.
+    /// sled ceiling, and replay read speed of a 100k-event session. With `--backend jetstream`, the
+    /// same on NATS JetStream (streams of its own, deleted afterwards; no ceiling).
     Store {
+        /// The log to measure.
+        #[arg(long, value_parser = ["sled", "jetstream"], default_value = "sled")]
+        backend: String,
+        /// NATS servers (jetstream), comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "nats://127.0.0.1:4222")]
+        servers: Vec<String>,
+        /// Stream replicas (jetstream): 1, or 3 on a 3-node cluster.
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        /// Events in the replayed session (default 100000).
+        #[arg(long)]
+        replay_events: Option<u64>,
         /// Directory for the temporary logs (on the disk the log will use). Default: the temp dir.
         #[arg(long)]
         dir: Option<PathBuf>,
@@ -146,14 +173,23 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", serde_json::to_string_pretty(&verdict)?);
             Ok(code)
         }
-        Command::Bench { command: BenchCommand::Store { dir, secs, sessions, json } } => {
-            let options = vestibule_store::bench::BenchOptions {
+        Command::Bench { command: BenchCommand::Store { backend, servers, replicas, replay_events, dir, secs, sessions, json } } => {
+            let mut options = vestibule_store::bench::BenchOptions {
                 dir,
                 concurrency: sessions,
                 secs_per_level: secs,
                 ..Default::default()
             };
-            let report = vestibule_store::bench::run(options)?;
+            if let Some(n) = replay_events {
+                options.replay_events = n;
+            }
+            let report = if backend == "jetstream" {
+                let config = vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
+                config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas: {e}"))?;
+                vestibule_store::bench::run_on(&vestibule_store_jetstream::bench::JetStreamBench::new(config), options)?
+            } else {
+                vestibule_store::bench::run(options)?
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -161,7 +197,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Command::Sessions { command: SessionsCommand::List { data, since, project, status, format } } => {
+        Command::Sessions { command: SessionsCommand::List { store, since, project, status, format } } => {
             let filter = vestibule_store::SessionFilter {
                 project,
                 status: status.as_deref().map(crate::replay::parse_status).transpose()?,
@@ -169,7 +205,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(async {
-                let log = crate::replay::open(&data)?;
+                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
                 let n = crate::replay::list(log.as_ref(), filter, format == "json", &mut std::io::stdout().lock()).await?;
                 if format == "text" {
                     eprintln!("{n} sessions");
@@ -177,11 +213,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 Ok(0)
             })
         }
-        Command::Replay { data, session, to, format, patch, verify } => {
+        Command::Replay { store, session, to, format, patch, verify } => {
             let id = crate::replay::parse_session(&session)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(async {
-                let log = crate::replay::open(&data)?;
+                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
                 let options = crate::replay::ReplayOptions { to, json: format == "json", verify, patch };
                 let divergence = crate::replay::replay(log.as_ref(), id, &options, &mut std::io::stdout().lock()).await?;
                 match divergence {
@@ -198,11 +234,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 }
             })
         }
-        Command::Export { data, session, mask_emails } => {
+        Command::Export { store, session, mask_emails } => {
             let id = crate::replay::parse_session(&session)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(async {
-                let log = crate::replay::open(&data)?;
+                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 let n = crate::replay::export(log.as_ref(), id, mask_emails, &mut out).await?;
                 std::io::Write::flush(&mut out)?;
@@ -210,11 +246,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 Ok(0)
             })
         }
-        Command::Import { data, file, new_id } => {
+        Command::Import { store, file, new_id } => {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(async {
-                std::fs::create_dir_all(&data)?;
-                let log = crate::replay::open(&data)?;
+                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), true).await?;
                 let (id, n) = crate::replay::import(log.as_ref(), &file, new_id).await?;
                 println!("imported {n} events as session {id}");
                 Ok(0)

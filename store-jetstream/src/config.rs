@@ -33,6 +33,11 @@ pub struct JetStreamConfig {
     /// How long one JetStream request (publish ack, lookup) may take before it fails.
     #[serde(with = "humantime_serde")]
     pub request_timeout: Duration,
+    /// How long opening the log (a gateway's start, a CLI command) keeps retrying when NATS does
+    /// not answer yet: servers unreachable, or a cluster still electing leaders right after a node
+    /// died. Attempts are spaced by a backoff doubling from 250 ms up to 4 s; `0s` tries once.
+    #[serde(with = "humantime_serde")]
+    pub open_timeout: Duration,
 }
 
 impl Default for JetStreamConfig {
@@ -43,6 +48,7 @@ impl Default for JetStreamConfig {
             replicas: 1,
             max_event_bytes: 256 * 1024,
             request_timeout: Duration::from_secs(5),
+            open_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -17,12 +17,14 @@
 //! `Nats-Expected-Last-Subject-Sequence` for the filter `S.ev.<session>.*`: the server checks
 //! "nothing was appended since" and stores all of the batch or none of it.
 
+pub mod bench;
 mod config;
 pub mod lease;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -122,6 +124,7 @@ pub struct JetStreamEventLog {
     /// Drives the NATS connection; shut down without waiting when the log is dropped (a drop may
     /// happen inside another runtime, where blocking is not allowed).
     runtime: Option<tokio::runtime::Runtime>,
+    open_attempts: u32,
 }
 
 impl Drop for JetStreamEventLog {
@@ -156,7 +159,23 @@ impl JetStreamEventLog {
     /// of older schema versions are converted by `upcaster` on every read. An existing stream whose
     /// configuration could lose events (a per-subject message limit, an age or size limit, no
     /// atomic publish) is refused rather than used.
+    ///
+    /// NATS not answering (no server reachable, a request timing out while a cluster elects its
+    /// leaders after a node died) is retried with a backoff doubling from 250 ms to 4 s, each retry
+    /// logged, for up to `config.open_timeout`; the final error names the servers and the attempts.
+    /// A refused stream configuration is not retried.
     pub async fn open_with_upcaster(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Self, StoreError> {
+        Self::open_counting(config, upcaster, Arc::new(AtomicU32::new(0))).await
+    }
+
+    /// As [`Self::open_with_upcaster`], counting attempts in `attempts` as they start (for tests
+    /// that act between two attempts).
+    #[doc(hidden)]
+    pub async fn open_counting(
+        config: JetStreamConfig,
+        upcaster: Arc<dyn Upcaster>,
+        attempts: Arc<AtomicU32>,
+    ) -> Result<Self, StoreError> {
         config.validate().map_err(StoreError::Engine)?;
         // The client's connection task runs on a runtime of the log's own: callers come from many
         // runtimes (actix's per-worker ones, the retention thread's), and a connection driven by
@@ -167,7 +186,8 @@ impl JetStreamEventLog {
             .enable_all()
             .build()
             .map_err(|e| engine("cannot start the NATS runtime", e))?;
-        let inner = match runtime.spawn(connect(config, upcaster)).await {
+        let counter = attempts.clone();
+        let inner = match runtime.spawn(connect_with_retries(config, upcaster, counter)).await {
             Ok(Ok(inner)) => inner,
             failed => {
                 // Dropping a runtime inside another one panics; let it go in the background.
@@ -175,7 +195,17 @@ impl JetStreamEventLog {
                 return Err(failed.map_err(|e| engine("connect", e)).and_then(|r| r).err().expect("failed"));
             }
         };
-        Ok(Self { inner: Arc::new(inner), expire_lock: tokio::sync::Mutex::new(()), runtime: Some(runtime) })
+        Ok(Self {
+            inner: Arc::new(inner),
+            expire_lock: tokio::sync::Mutex::new(()),
+            runtime: Some(runtime),
+            open_attempts: attempts.load(Ordering::SeqCst),
+        })
+    }
+
+    /// How many attempts opening took (1 when NATS answered at once).
+    pub fn open_attempts(&self) -> u32 {
+        self.open_attempts
     }
 
     /// The stored bytes of one event record, as published (for tools and tests).
@@ -198,8 +228,75 @@ impl JetStreamEventLog {
     }
 }
 
+/// Why one attempt to open failed.
+enum OpenError {
+    /// NATS did not answer (yet): worth another attempt.
+    Unavailable(StoreError),
+    /// The stream exists with a configuration the log refuses: retrying cannot help.
+    Refused(StoreError),
+}
+
+impl From<StoreError> for OpenError {
+    fn from(e: StoreError) -> Self {
+        OpenError::Unavailable(e)
+    }
+}
+
+/// First pause between attempts to open; doubled after each, up to [`OPEN_BACKOFF_MAX`].
+const OPEN_BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const OPEN_BACKOFF_MAX: Duration = Duration::from_secs(4);
+
+/// [`connect`] until it succeeds, it is refused, or `config.open_timeout` is spent.
+async fn connect_with_retries(
+    config: JetStreamConfig,
+    upcaster: Arc<dyn Upcaster>,
+    attempts: Arc<AtomicU32>,
+) -> Result<Inner, StoreError> {
+    let started = tokio::time::Instant::now();
+    let deadline = started + config.open_timeout;
+    let mut pause = OPEN_BACKOFF_FIRST;
+    loop {
+        let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+        let error = match connect(config.clone(), upcaster.clone()).await {
+            Ok(inner) => {
+                if attempt > 1 {
+                    tracing::info!(attempt, servers = ?config.servers, "event log on NATS JetStream opened after retries");
+                }
+                return Ok(inner);
+            }
+            Err(OpenError::Refused(e)) => return Err(e),
+            Err(OpenError::Unavailable(e)) => e,
+        };
+        let now = tokio::time::Instant::now();
+        if now + pause > deadline {
+            return Err(StoreError::Engine(format!(
+                "cannot open the event log on NATS JetStream at {} (stream {}): {attempt} attempt{} over {:.1} s \
+                 (open_timeout {}), the last failed with: {}",
+                config.servers.join(", "),
+                config.stream,
+                if attempt == 1 { "" } else { "s" },
+                (now - started).as_secs_f64(),
+                humantime_serde::re::humantime::format_duration(config.open_timeout),
+                match &error {
+                    StoreError::Engine(message) => message.clone(),
+                    other => other.to_string(),
+                },
+            )));
+        }
+        tracing::warn!(
+            attempt,
+            retry_in = ?pause,
+            servers = ?config.servers,
+            error = %error,
+            "cannot open the event log on NATS JetStream yet (servers down, or a cluster electing leaders); retrying"
+        );
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(OPEN_BACKOFF_MAX);
+    }
+}
+
 /// Connect, and create (or check) the stream and the buckets.
-async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Inner, StoreError> {
+async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Inner, OpenError> {
     let client = async_nats::ConnectOptions::new()
         .name("vestibule")
         .request_timeout(Some(config.request_timeout))
@@ -236,17 +333,17 @@ async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result
     let info = stream.info().await.map_err(|e| engine("stream info", e))?;
     let c = &info.config;
     if c.max_messages_per_subject > 0 || c.max_messages > 0 || c.max_bytes > 0 || !c.max_age.is_zero() {
-        return Err(StoreError::Engine(format!(
+        return Err(OpenError::Refused(StoreError::Engine(format!(
             "the stream {} has a message, size or age limit; it would drop events silently (remove the limits: \
              Vestibule expires sessions itself)",
             names.stream
-        )));
+        ))));
     }
     if !c.allow_atomic_publish {
-        return Err(StoreError::Engine(format!(
+        return Err(OpenError::Refused(StoreError::Engine(format!(
             "the stream {} does not allow atomic publish (allow_atomic); multi-event appends need it (nats-server 2.12+)",
             names.stream
-        )));
+        ))));
     }
     let bucket = |name: &str, description: &str| kv::Config {
         bucket: name.to_string(),
@@ -283,6 +380,21 @@ enum Published {
     Stored(u64),
     WrongLastSequence,
 }
+
+/// What one publish's acknowledgement said.
+enum PublishedOnce {
+    Done(Published),
+    /// Error 10164 ("wrong last sequence", without a sequence): a clustered stream's leader could
+    /// not check the expected sequence while other proposals were in flight, and stored nothing.
+    Unverified,
+}
+
+/// JetStream's error code for an expected-sequence check a clustered stream's leader could not make
+/// (other proposals in flight); nothing was stored.
+const WRONG_LAST_SEQUENCE_CONSTANT: usize = 10164;
+/// How many times a publish refused with [`WRONG_LAST_SEQUENCE_CONSTANT`] is tried again while the
+/// subject's last sequence is still the expected one.
+const UNVERIFIED_RETRIES: u32 = 50;
 
 impl Inner {
     async fn get_last(&self, subject: &str) -> Result<Option<StreamMessage>, StoreError> {
@@ -347,6 +459,36 @@ impl Inner {
         expect: Option<(String, u64)>,
         messages: Vec<(String, Bytes)>,
     ) -> Result<Published, StoreError> {
+        let mut tries = 0;
+        loop {
+            match self.publish_once(expect.clone(), messages.clone()).await? {
+                PublishedOnce::Done(p) => return Ok(p),
+                PublishedOnce::Unverified => {
+                    tries += 1;
+                    // Only a clustered stream says so, and only with an expectation; nothing was
+                    // stored. Still the expected last message → try again; else it is a real miss.
+                    let Some((filter, expected)) = &expect else { return Err(engine("publish ack", "error 10164 without a check")) };
+                    let last = self.get_last(filter).await?.map_or(0, |m| m.sequence);
+                    if last != *expected {
+                        return Ok(Published::WrongLastSequence);
+                    }
+                    if tries > UNVERIFIED_RETRIES {
+                        return Err(engine(
+                            "publish ack",
+                            format!("the stream's leader could not check the expected sequence {tries} times (error 10164)"),
+                        ));
+                    }
+                    tokio::time::sleep(Duration::from_millis(u64::from(tries.min(20)))).await;
+                }
+            }
+        }
+    }
+
+    async fn publish_once(
+        &self,
+        expect: Option<(String, u64)>,
+        messages: Vec<(String, Bytes)>,
+    ) -> Result<PublishedOnce, StoreError> {
         let n = messages.len();
         let batch_id = (n > 1).then(|| SessionId::random().to_string());
         let mut ack = None;
@@ -375,12 +517,13 @@ impl Inner {
         }
         let Some(ack) = ack else { return Err(StoreError::InvalidAppend("nothing to publish".into())) };
         match ack.await {
-            Ok(a) => Ok(Published::Stored(a.sequence)),
+            Ok(a) => Ok(PublishedOnce::Done(Published::Stored(a.sequence))),
+            Err(e) if e.to_string().contains(&format!("error code {WRONG_LAST_SEQUENCE_CONSTANT}")) => Ok(PublishedOnce::Unverified),
             Err(e) if e.kind() == async_nats::jetstream::context::PublishErrorKind::WrongLastSequence => {
-                Ok(Published::WrongLastSequence)
+                Ok(PublishedOnce::Done(Published::WrongLastSequence))
             }
             // A batch refused as a whole reports the check that failed in its text (error 10071).
-            Err(e) if e.to_string().contains(&WRONG_LAST_SEQUENCE.to_string()) => Ok(Published::WrongLastSequence),
+            Err(e) if e.to_string().contains(&WRONG_LAST_SEQUENCE.to_string()) => Ok(PublishedOnce::Done(Published::WrongLastSequence)),
             Err(e) => Err(engine("publish ack", e)),
         }
     }

@@ -117,6 +117,8 @@ fn spawn(dir: &tempfile::TempDir, port: Option<u16>) -> (Child, u16) {
 /// by its pid when dropped.
 pub struct NatsCluster {
     nodes: Vec<Option<Child>>,
+    /// Each node's configuration file (in `dir`), for [`NatsCluster::restart`].
+    configs: Vec<PathBuf>,
     /// `nats://127.0.0.1:PORT` of each node, in order.
     pub urls: Vec<String>,
     pub dir: tempfile::TempDir,
@@ -126,7 +128,6 @@ impl NatsCluster {
     /// Starts the three nodes and waits until each reports JetStream healthy (`/healthz` on its
     /// monitoring port: the cluster has a meta leader and the node is current).
     pub fn start() -> NatsCluster {
-        let bin = nats_server_binary();
         let mut last_error = String::new();
         for _attempt in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
@@ -136,6 +137,7 @@ impl NatsCluster {
             drop(listeners);
             let (client, route, monitor) = (&ports[0..3], &ports[3..6], &ports[6..9]);
             let mut nodes = Vec::new();
+            let mut configs = Vec::new();
             for i in 0..3 {
                 let routes: Vec<String> = (0..3).filter(|&j| j != i).map(|j| format!("\"nats-route://127.0.0.1:{}\"", route[j])).collect();
                 let store = dir.path().join(format!("n{i}"));
@@ -151,18 +153,15 @@ impl NatsCluster {
                 );
                 let file = dir.path().join(format!("n{i}.conf"));
                 std::fs::write(&file, config).unwrap();
-                let child = Command::new(&bin)
-                    .arg("-c")
-                    .arg(&file)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
-                nodes.push(Some(child));
+                nodes.push(Some(spawn_node(&file)));
+                configs.push(file);
             }
-            let mut cluster =
-                NatsCluster { nodes, urls: client.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect(), dir };
+            let mut cluster = NatsCluster {
+                nodes,
+                configs,
+                urls: client.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect(),
+                dir,
+            };
             match cluster.wait_healthy(client, monitor) {
                 Ok(()) => return cluster,
                 Err(e) => last_error = e, // dropping `cluster` kills its nodes; try other ports
@@ -199,6 +198,27 @@ impl NatsCluster {
             let _ = child.wait();
         }
     }
+}
+
+impl NatsCluster {
+    /// Start node `i` again (after [`NatsCluster::kill`]) on its ports and storage. Returns at once:
+    /// the node rejoins the cluster and catches up by itself.
+    pub fn restart(&mut self, i: usize) {
+        self.kill(i);
+        self.nodes[i] = Some(spawn_node(&self.configs[i]));
+    }
+}
+
+fn spawn_node(config: &std::path::Path) -> Child {
+    let bin = nats_server_binary();
+    Command::new(&bin)
+        .arg("-c")
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()))
 }
 
 impl Drop for NatsCluster {

@@ -16,6 +16,11 @@
 //!
 //! Within a level, ours and the ceiling alternate in `rounds` short slices, so a busy moment of the
 //! (shared) machine hits both sides rather than one.
+//!
+//! [`run_on`] runs the same workload (and the replay) on another backend of the [`EventLog`] trait
+//! given as a [`BenchBackend`] (the gateway's `vestibule bench store --backend jetstream` passes
+//! the NATS JetStream log); it has no ceiling and no fsync probe (the backend's storage is
+//! elsewhere), so those columns are empty.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -62,6 +67,16 @@ impl Default for BenchOptions {
     }
 }
 
+/// Another backend to benchmark: opens a fresh, empty log under a label (one per level, one for the
+/// replay; opening the same label again reopens that log), and removes it afterwards.
+#[async_trait::async_trait]
+pub trait BenchBackend: Send + Sync {
+    /// What the report's title says, e.g. "NATS JetStream, 3 replicas, nats://…".
+    fn describe(&self) -> String;
+    async fn open(&self, label: &str) -> Result<Arc<dyn EventLog>, StoreError>;
+    async fn remove(&self, label: &str) -> Result<(), StoreError>;
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelReport {
     pub concurrency: usize,
@@ -71,12 +86,12 @@ pub struct LevelReport {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
-    /// Appends per flush (the group commit's batch size).
-    pub appends_per_flush: f64,
-    /// Raw sled, same bytes, batches of `concurrency`, one flush each: records per second.
-    pub ceiling_per_sec: f64,
-    /// `appends_per_sec / ceiling_per_sec`.
-    pub ratio: f64,
+    /// Appends per flush (the group commit's batch size); sled only.
+    pub appends_per_flush: Option<f64>,
+    /// Raw sled, same bytes, batches of `concurrency`, one flush each: records per second; sled only.
+    pub ceiling_per_sec: Option<f64>,
+    /// `appends_per_sec / ceiling_per_sec`; sled only.
+    pub ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,22 +103,35 @@ pub struct ReplayReport {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {
+    /// The log measured: "sled" or the [`BenchBackend`]'s description.
+    pub backend: String,
     pub options: BenchOptions,
     /// Bytes of one stored event record.
     pub record_bytes: usize,
-    /// Mean time of one fdatasync of a 4 KiB overwrite on the bench's disk, measured first.
-    pub fsync_ms: f64,
+    /// Mean time of one fdatasync of a 4 KiB overwrite on the bench's disk, measured first (sled only).
+    pub fsync_ms: Option<f64>,
     pub levels: Vec<LevelReport>,
     pub replay: ReplayReport,
 }
 
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "event log benchmark: durable appends of one {} B record, {:.1} s per level; fsync ≈ {:.3} ms",
-            self.record_bytes, self.options.secs_per_level, self.fsync_ms
-        )?;
+        match self.fsync_ms {
+            Some(fsync_ms) => writeln!(
+                f,
+                "event log benchmark: durable appends of one {} B record, {:.1} s per level; fsync ≈ {:.3} ms",
+                self.record_bytes, self.options.secs_per_level, fsync_ms
+            )?,
+            None => writeln!(
+                f,
+                "event log benchmark on {}: acknowledged appends of one {} B record, {:.1} s per level",
+                self.backend, self.record_bytes, self.options.secs_per_level
+            )?,
+        }
+        let opt = |v: Option<f64>, width: usize, precision: usize| match v {
+            Some(v) => format!("{v:>width$.precision$}"),
+            None => format!("{:>width$}", "-"),
+        };
         writeln!(
             f,
             "{:>9} {:>11} {:>8} {:>8} {:>8} {:>10} {:>11} {:>6}",
@@ -112,15 +140,16 @@ impl fmt::Display for BenchReport {
         for l in &self.levels {
             writeln!(
                 f,
-                "{:>9} {:>11.0} {:>8.3} {:>8.3} {:>8.2} {:>10.1} {:>11.0} {:>5.0}%",
+                "{:>9} {:>11.0} {:>8.3} {:>8.3} {:>8.2} {} {} {}{}",
                 l.concurrency,
                 l.appends_per_sec,
                 l.p50_ms,
                 l.p99_ms,
                 l.max_ms,
-                l.appends_per_flush,
-                l.ceiling_per_sec,
-                l.ratio * 100.0
+                opt(l.appends_per_flush, 10, 1),
+                opt(l.ceiling_per_sec, 11, 0),
+                opt(l.ratio.map(|r| r * 100.0), 5, 0),
+                if l.ratio.is_some() { "%" } else { " " }
             )?;
         }
         writeln!(
@@ -189,7 +218,8 @@ fn run_in(root: &Path, options: BenchOptions) -> Result<BenchReport, StoreError>
     let mut levels = Vec::new();
     for (i, &c) in options.concurrency.iter().enumerate() {
         let c = c.max(1);
-        let mut ours = rt.block_on(OursRig::open(&root.join(format!("ours-{i}")), c, options.payload_bytes))?;
+        let sled = Arc::new(SledEventLog::open(bench_config(&root.join(format!("ours-{i}"))))?);
+        let mut ours = rt.block_on(OursRig::open(sled.clone(), Some(sled), c, options.payload_bytes))?;
         let mut ceiling = CeilingRig::open(&root.join(format!("ceiling-{i}")), c, options.payload_bytes)?;
         let mut hist = new_histogram();
         let (mut appends, mut secs, mut flushes, mut flushed_appends) = (0u64, 0.0, 0u64, 0u64);
@@ -217,13 +247,87 @@ fn run_in(root: &Path, options: BenchOptions) -> Result<BenchReport, StoreError>
             p50_ms: hist.value_at_quantile(0.50) as f64 / 1000.0,
             p99_ms: hist.value_at_quantile(0.99) as f64 / 1000.0,
             max_ms: hist.max() as f64 / 1000.0,
-            appends_per_flush: flushed_appends as f64 / flushes.max(1) as f64,
-            ceiling_per_sec,
-            ratio: appends_per_sec / ceiling_per_sec,
+            appends_per_flush: Some(flushed_appends as f64 / flushes.max(1) as f64),
+            ceiling_per_sec: Some(ceiling_per_sec),
+            ratio: Some(appends_per_sec / ceiling_per_sec),
         });
     }
-    let replay = rt.block_on(replay(&root.join("replay"), &options))?;
-    Ok(BenchReport { options, record_bytes, fsync_ms, levels, replay })
+    let replay = rt.block_on(async {
+        let dir = root.join("replay");
+        let s = write_replay_session(&SledEventLog::open(bench_config(&dir))?, &options).await?;
+        // Reopened, as when a session is rehydrated after a restart.
+        replay(&SledEventLog::open(bench_config(&dir))?, s).await
+    })?;
+    Ok(BenchReport { backend: "sled".into(), options, record_bytes, fsync_ms: Some(fsync_ms), levels, replay })
+}
+
+/// The same workload and replay on `backend` (no ceiling, no fsync probe). Builds its own runtime,
+/// as [`run`]; every log it opened is removed at the end, failed or not.
+pub fn run_on(backend: &dyn BenchBackend, options: BenchOptions) -> Result<BenchReport, StoreError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Engine(format!("bench runtime: {e}")))?;
+    let mut labels = Vec::new();
+    let result = rt.block_on(run_on_in(backend, &options, &mut labels));
+    for label in labels {
+        if let Err(e) = rt.block_on(backend.remove(&label)) {
+            tracing::warn!(%label, error = %e, "bench: could not remove a log it made");
+        }
+    }
+    result.map(|(record_bytes, levels, replay)| BenchReport {
+        backend: backend.describe(),
+        options,
+        record_bytes,
+        fsync_ms: None,
+        levels,
+        replay,
+    })
+}
+
+async fn run_on_in(
+    backend: &dyn BenchBackend,
+    options: &BenchOptions,
+    labels: &mut Vec<String>,
+) -> Result<(usize, Vec<LevelReport>, ReplayReport), StoreError> {
+    let record_bytes = layout::encode_event(&bench_event(options.payload_bytes, 0)).map_err(StoreError::Engine)?.len();
+    let rounds = options.rounds.max(1);
+    let slice = options.secs_per_level / rounds as f64;
+    let mut levels = Vec::new();
+    for (i, &c) in options.concurrency.iter().enumerate() {
+        let c = c.max(1);
+        let label = format!("L{i}");
+        labels.push(label.clone());
+        let log = backend.open(&label).await?;
+        let mut ours = OursRig::open(log, None, c, options.payload_bytes).await?;
+        let mut hist = new_histogram();
+        let (mut appends, mut secs) = (0u64, 0.0);
+        // Slices as with sled (the warm-ups and the restarts of the tasks are the same).
+        for _ in 0..rounds {
+            let o = ours.measure(options.warmup_secs, slice).await?;
+            hist.add(&o.hist).map_err(|e| StoreError::Engine(e.to_string()))?;
+            appends += o.appends;
+            secs += o.secs;
+        }
+        levels.push(LevelReport {
+            concurrency: c,
+            appends,
+            secs,
+            appends_per_sec: appends as f64 / secs,
+            p50_ms: hist.value_at_quantile(0.50) as f64 / 1000.0,
+            p99_ms: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            max_ms: hist.max() as f64 / 1000.0,
+            appends_per_flush: None,
+            ceiling_per_sec: None,
+            ratio: None,
+        });
+    }
+    labels.push("replay".into());
+    let s = write_replay_session(backend.open("replay").await?.as_ref(), options).await?;
+    // Reopened (a new connection and handle), as when another gateway rehydrates the session.
+    let replay = replay(backend.open("replay").await?.as_ref(), s).await?;
+    Ok((record_bytes, levels, replay))
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -231,7 +335,9 @@ fn new_histogram() -> Histogram<u64> {
 }
 
 struct OursRig {
-    log: Arc<SledEventLog>,
+    log: Arc<dyn EventLog>,
+    /// The same log when it is sled's, for its flush statistics.
+    sled: Option<Arc<SledEventLog>>,
     /// Each session and its current seq.
     sessions: Vec<(SessionId, u64)>,
     payload_bytes: usize,
@@ -246,8 +352,7 @@ struct OursSlice {
 }
 
 impl OursRig {
-    async fn open(dir: &Path, c: usize, payload_bytes: usize) -> Result<Self, StoreError> {
-        let log = Arc::new(SledEventLog::open(bench_config(dir))?);
+    async fn open(log: Arc<dyn EventLog>, sled: Option<Arc<SledEventLog>>, c: usize, payload_bytes: usize) -> Result<Self, StoreError> {
         let mut sessions = Vec::with_capacity(c);
         for _ in 0..c {
             let s = SessionId::random();
@@ -255,7 +360,7 @@ impl OursRig {
                 .await?;
             sessions.push((s, 0));
         }
-        Ok(Self { log, sessions, payload_bytes })
+        Ok(Self { log, sled, sessions, payload_bytes })
     }
 
     /// Every session appends in a loop for `warmup + secs`; only the last `secs` are measured.
@@ -267,7 +372,8 @@ impl OursRig {
             .sessions
             .iter()
             .map(|&(s, mut seq)| {
-                let (log, payload_bytes, stats_before) = (self.log.clone(), self.payload_bytes, stats_before.clone());
+                let (log, sled, payload_bytes, stats_before) =
+                    (self.log.clone(), self.sled.clone(), self.payload_bytes, stats_before.clone());
                 tokio::spawn(async move {
                     let mut hist = new_histogram();
                     let mut measured = 0u64;
@@ -276,10 +382,10 @@ impl OursRig {
                         if t0 >= stop {
                             break;
                         }
-                        if t0 >= measure_from {
+                        if let (true, Some(sled)) = (t0 >= measure_from, &sled) {
                             let mut first = stats_before.lock().unwrap();
                             if first.is_none() {
-                                *first = Some(log.stats());
+                                *first = Some(sled.stats());
                             }
                         }
                         let event = bench_event(payload_bytes, seq + 1);
@@ -302,10 +408,12 @@ impl OursRig {
             sessions.push((s, seq));
         }
         self.sessions = sessions;
-        let before = stats_before.lock().unwrap().unwrap_or_default();
-        let after = self.log.stats();
-        slice.flushes = after.flushes.saturating_sub(before.flushes);
-        slice.flushed_appends = after.appends.saturating_sub(before.appends);
+        if let Some(sled) = &self.sled {
+            let before = stats_before.lock().unwrap().unwrap_or_default();
+            let after = sled.stats();
+            slice.flushes = after.flushes.saturating_sub(before.flushes);
+            slice.flushed_appends = after.appends.saturating_sub(before.appends);
+        }
         Ok(slice)
     }
 }
@@ -366,20 +474,21 @@ impl CeilingRig {
     }
 }
 
-async fn replay(dir: &Path, o: &BenchOptions) -> Result<ReplayReport, StoreError> {
+/// One session of `replay_events` events, written in appends of 500.
+async fn write_replay_session(log: &dyn EventLog, o: &BenchOptions) -> Result<SessionId, StoreError> {
     let s = SessionId::random();
-    {
-        let log = SledEventLog::open(bench_config(dir))?;
-        log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None }).await?;
-        let mut seq = 0;
-        while seq < o.replay_events {
-            let n = (o.replay_events - seq).min(1000);
-            let events = (seq + 1..=seq + n).map(|i| bench_event(o.payload_bytes, i)).collect();
-            seq = log.append(s, seq, events).await?.last_seq().unwrap_or(seq);
-        }
+    log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None }).await?;
+    let mut seq = 0;
+    while seq < o.replay_events {
+        let n = (o.replay_events - seq).min(500);
+        let events = (seq + 1..=seq + n).map(|i| bench_event(o.payload_bytes, i)).collect();
+        seq = log.append(s, seq, events).await?.last_seq().unwrap_or(seq);
     }
-    // Reopened, as when a session is rehydrated after a restart.
-    let log = SledEventLog::open(bench_config(dir))?;
+    Ok(s)
+}
+
+/// Streams session `s` from seq 1 to its end, checking the order.
+async fn replay(log: &dyn EventLog, s: SessionId) -> Result<ReplayReport, StoreError> {
     let start = Instant::now();
     let mut stream = log.stream(s, 1);
     let mut events = 0u64;
@@ -413,7 +522,7 @@ mod tests {
         .unwrap();
         assert_eq!(report.levels.len(), 2);
         for l in &report.levels {
-            assert!(l.appends > 0 && l.appends_per_sec > 0.0 && l.ceiling_per_sec > 0.0, "{l:?}");
+            assert!(l.appends > 0 && l.appends_per_sec > 0.0 && l.ceiling_per_sec > Some(0.0), "{l:?}");
             assert!(l.p50_ms <= l.p99_ms && l.p99_ms <= l.max_ms, "{l:?}");
         }
         assert_eq!(report.replay.events, 2_000);

@@ -32,6 +32,27 @@ pub fn open(data: &Path) -> anyhow::Result<Arc<dyn EventLog>> {
     })
 }
 
+/// Opens the log a tool works on: the sled directory `data`, or the store the gateway
+/// configuration `config` names (`[store] backend`: sled in its `data`, or JetStream, opened as
+/// `serve` does, retries included). `create`: a sled directory that does not exist is made (import).
+pub async fn open_store(data: Option<&Path>, config: Option<&Path>, create: bool) -> anyhow::Result<Arc<dyn EventLog>> {
+    let data = match (data, config) {
+        (Some(data), None) => data.to_path_buf(),
+        (None, Some(file)) => {
+            let config = crate::config::GatewayConfig::load(Some(file), &crate::config::Overrides::default())?;
+            match config.store.backend {
+                crate::config::StoreBackend::Sled => config.data.clone(),
+                crate::config::StoreBackend::Jetstream => return crate::store::open(&config).await,
+            }
+        }
+        _ => anyhow::bail!("give either --data DIR or --config FILE"),
+    };
+    if create {
+        std::fs::create_dir_all(&data)?;
+    }
+    open(&data)
+}
+
 fn rfc3339(ms: u64) -> String {
     time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
         .ok()
