@@ -10,8 +10,8 @@
 //! WebSocket side (socket buffers, the connection task) is the gateway's.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicIsize, Ordering};
 
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::runtime::{Attach, ConnectionLink, HibernateNow, Inspect, ManualClock, Registry, RuntimeConfig, RuntimeMetrics};
@@ -71,7 +71,9 @@ fn main() {
         let mut ids = Vec::with_capacity(sessions);
         for chunk in 0..sessions.div_ceil(500) {
             let n = 500.min(sessions - chunk * 500);
-            let created = futures_util::future::join_all((0..n).map(|_| registry.create("demo", "http://localhost:3000", SessionOptions::default()))).await;
+            let created =
+                futures_util::future::join_all((0..n).map(|_| registry.create("demo", "http://localhost:3000", SessionOptions::default())))
+                    .await;
             ids.extend(created.into_iter().map(|r| r.unwrap().0));
         }
         registry.stop_all();

@@ -21,8 +21,8 @@ use vestibule_actors::decider::Ctx;
 use vestibule_actors::runtime::fold_log;
 use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::session::wire::{self, CanonicalState};
-use vestibule_actors::session::{self, Command, Event, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
-use vestibule_actors::testing::{random_step, started, T0};
+use vestibule_actors::session::{self, Command, Event, Region, Regions, STATE_SCHEMA_VERSION, SessionState};
+use vestibule_actors::testing::{T0, random_step, started};
 use vestibule_store::{EventLog, NewEvent, NewSession, SessionId, SledEventLog, Snapshot, StoreConfig};
 
 fn iterations() -> usize {

@@ -59,10 +59,8 @@ impl Statechart {
     /// Specific-source transitions win over [`ANY_STATE`] ones.
     pub fn target(&self, region: &str, from: &str, event_type: &str, payload: &serde_json::Value) -> Option<&str> {
         let region = self.regions.iter().find(|r| r.id == region)?;
-        let matches = |t: &&Transition| {
-            t.event == event_type
-                && t.guard.as_ref().is_none_or(|g| payload.pointer(&g.path) == Some(&g.equals))
-        };
+        let matches =
+            |t: &&Transition| t.event == event_type && t.guard.as_ref().is_none_or(|g| payload.pointer(&g.path) == Some(&g.equals));
         region
             .transitions
             .iter()
@@ -96,12 +94,7 @@ pub fn t(from: &str, event: &str, to: &str) -> Transition {
 
 /// A guarded transition: applies when the payload at `path` equals `equals`.
 pub fn tg(from: &str, event: &str, to: &str, path: &str, equals: impl Into<serde_json::Value>) -> Transition {
-    Transition {
-        from: from.into(),
-        event: event.into(),
-        to: to.into(),
-        guard: Some(Guard { path: path.into(), equals: equals.into() }),
-    }
+    Transition { from: from.into(), event: event.into(), to: to.into(), guard: Some(Guard { path: path.into(), equals: equals.into() }) }
 }
 
 pub fn region(id: &str, state_path: &str, initial: &str, states: &[&str], transitions: Vec<Transition>) -> Region {

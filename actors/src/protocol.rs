@@ -101,7 +101,9 @@ pub enum ServerMessage {
         #[ts(type = "number")]
         prev_seq: u64,
         events: Vec<WireEvent>,
-        #[ts(type = "Array<{ op: \"add\" | \"remove\" | \"replace\" | \"move\" | \"copy\" | \"test\", path: string, value?: unknown, from?: string }>")]
+        #[ts(
+            type = "Array<{ op: \"add\" | \"remove\" | \"replace\" | \"move\" | \"copy\" | \"test\", path: string, value?: unknown, from?: string }>"
+        )]
         patch: json_patch::Patch,
         state_hash: String,
     },
@@ -197,8 +199,7 @@ mod tests {
 
     #[test]
     fn hello_parses_with_only_the_required_fields() {
-        let m: ClientMessage =
-            serde_json::from_str(r#"{"type":"hello","protocol":1,"projectId":"demo"}"#).unwrap();
+        let m: ClientMessage = serde_json::from_str(r#"{"type":"hello","protocol":1,"projectId":"demo"}"#).unwrap();
         assert!(matches!(m, ClientMessage::Hello { session_id: None, .. }));
     }
 }

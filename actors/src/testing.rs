@@ -32,16 +32,20 @@ pub fn personal_sign(key: &[u8; 32], message: &str) -> String {
 
 /// Options with sign-in enabled (`required` as given).
 pub fn sign_in_options(required: bool) -> SessionOptions {
-    SessionOptions {
-        siwx: Some(crate::model::options::SiwxOptions { required, ..Default::default() }),
-        ..Default::default()
-    }
+    SessionOptions { siwx: Some(crate::model::options::SiwxOptions { required, ..Default::default() }), ..Default::default() }
 }
 
 /// The events that start a session with `options`.
 pub fn started_with(options: SessionOptions) -> Vec<Event> {
     let networks = options.validate().expect("test options are valid");
-    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks: Vec::new(), embedded_frame_origin: None }]
+    vec![Event::SessionStarted {
+        project: "test".into(),
+        origin: "http://localhost:3000".into(),
+        options,
+        networks,
+        served_networks: Vec::new(),
+        embedded_frame_origin: None,
+    }]
 }
 
 /// The secure frame's origin in tests.
@@ -74,13 +78,29 @@ pub fn started_embedded(options: SessionOptions) -> Vec<Event> {
 pub fn started_serving(options: SessionOptions) -> Vec<Event> {
     use crate::model::caip::Namespace;
     let networks = options.validate().expect("test options are valid");
-    let served_networks =
-        networks.iter().filter(|n| matches!(n.namespace(), Namespace::Eip155 | Namespace::Solana)).map(|n| n.caip_network_id.clone()).collect();
-    vec![Event::SessionStarted { project: "test".into(), origin: "http://localhost:3000".into(), options, networks, served_networks, embedded_frame_origin: None }]
+    let served_networks = networks
+        .iter()
+        .filter(|n| matches!(n.namespace(), Namespace::Eip155 | Namespace::Solana))
+        .map(|n| n.caip_network_id.clone())
+        .collect();
+    vec![Event::SessionStarted {
+        project: "test".into(),
+        origin: "http://localhost:3000".into(),
+        options,
+        networks,
+        served_networks,
+        embedded_frame_origin: None,
+    }]
 }
 
 /// A token balance as the chain service answers it.
-pub fn token_balance(network: &str, address: Option<&str>, symbol: &str, decimals: u8, raw: &str) -> crate::machines::balances::TokenBalance {
+pub fn token_balance(
+    network: &str,
+    address: Option<&str>,
+    symbol: &str,
+    decimals: u8,
+    raw: &str,
+) -> crate::machines::balances::TokenBalance {
     let asset = match address {
         None => format!("{network}/native"),
         Some(a) => format!("{network}/erc20:{}", a.to_ascii_lowercase()),
@@ -149,7 +169,12 @@ pub fn prepared_solana_transfer(creates_receiver_account: bool) -> crate::machin
 }
 
 /// A page of one transaction of `address` on `network`, mined at `mined_at` (seconds).
-pub fn activity_page(network: &crate::model::caip::CaipNetworkId, address: &str, mined_at: u64, next: Option<&str>) -> crate::machines::activity::ActivityPage {
+pub fn activity_page(
+    network: &crate::model::caip::CaipNetworkId,
+    address: &str,
+    mined_at: u64,
+    next: Option<&str>,
+) -> crate::machines::activity::ActivityPage {
     use crate::machines::activity::*;
     ActivityPage {
         transactions: vec![ActivityTransaction {
@@ -348,7 +373,13 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
     let wallets = [
         dev_wallet(),
         dev_solana_wallet(),
-        DiscoveredWallet { name: "Other".into(), rdns: Some("io.other".into()), icon: None, kind: ConnectorType::Announced, namespace: None },
+        DiscoveredWallet {
+            name: "Other".into(),
+            rdns: Some("io.other".into()),
+            icon: None,
+            kind: ConnectorType::Announced,
+            namespace: None,
+        },
         DiscoveredWallet { name: "Browser Wallet".into(), rdns: None, icon: None, kind: ConnectorType::Injected, namespace: None },
     ];
     let pick = |rng: &mut dyn rand::RngCore, items: &[String]| -> Option<String> {
@@ -409,7 +440,8 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
     }
     // The wallet moves to the chain a switch asked for on its own (its chainChanged).
     let switch_target = state.network_switch.target.as_ref().and_then(|t| t.reference.parse::<u64>().ok());
-    if let (Some(chain_id), Some(connector_id)) = (switch_target, state.connection.namespace(crate::model::caip::Namespace::Eip155).connector_id.clone())
+    if let (Some(chain_id), Some(connector_id)) =
+        (switch_target, state.connection.namespace(crate::model::caip::Namespace::Eip155).connector_id.clone())
         && rng.random_bool(match state.network_switch.status {
             crate::machines::network_switch::SwitchStatus::Adding => 0.3,
             crate::machines::network_switch::SwitchStatus::Failed => 0.15,
@@ -450,7 +482,8 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         };
         return ClientCommand::ResolveWalletRequest { request_id, outcome };
     }
-    let rpc_request = request_ids.iter().find(|id| matches!(state.requests.items[*id].kind, crate::machines::requests::RequestKind::Rpc { .. }));
+    let rpc_request =
+        request_ids.iter().find(|id| matches!(state.requests.items[*id].kind, crate::machines::requests::RequestKind::Rpc { .. }));
     if let Some(request_id) = rpc_request.filter(|_| rng.random_bool(0.5)) {
         let outcome = match rng.random_range(0..6u32) {
             0 | 1 => WalletOutcome::Ok { result: serde_json::json!(format!("0x{:064x}", rng.random_range(1..1000u32))) },
@@ -512,7 +545,9 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
             2 => ClientCommand::SetSendForm { form },
             3..=6 => ClientCommand::SubmitSend { form },
             7 => ClientCommand::ResetSend {},
-            8..=10 if !networks.is_empty() => ClientCommand::SwitchNetwork { network: networks[rng.random_range(0..networks.len())].clone() },
+            8..=10 if !networks.is_empty() => {
+                ClientCommand::SwitchNetwork { network: networks[rng.random_range(0..networks.len())].clone() }
+            }
             _ => ClientCommand::RetrySwitchNetwork {},
         };
     }
@@ -522,7 +557,16 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
         4..=11 => ClientCommand::OpenModal { view: None },
         12..=16 => ClientCommand::CloseModal {},
         17..=20 => {
-            let views = [View::Connect, View::AllWallets, View::Networks, View::Account, View::Swap, View::Send, View::Receive, View::SiwxSignMessage];
+            let views = [
+                View::Connect,
+                View::AllWallets,
+                View::Networks,
+                View::Account,
+                View::Swap,
+                View::Send,
+                View::Receive,
+                View::SiwxSignMessage,
+            ];
             ClientCommand::Navigate { view: views[rng.random_range(0..views.len())], params: None, replace: Some(rng.random_bool(0.3)) }
         }
         21..=23 => ClientCommand::GoBack {},
@@ -530,9 +574,7 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
             let n = rng.random_range(0..=wallets.len());
             ClientCommand::ReportWallets { wallets: wallets[..n].to_vec() }
         }
-        30..=41 => ClientCommand::SelectConnector {
-            connector_id: pick(rng, &connector_ids).unwrap_or_else(|| "io.unknown".into()),
-        },
+        30..=41 => ClientCommand::SelectConnector { connector_id: pick(rng, &connector_ids).unwrap_or_else(|| "io.unknown".into()) },
         42..=45 => ClientCommand::Disconnect {
             namespace: match rng.random_range(0..3u32) {
                 0 => None,
@@ -549,18 +591,12 @@ pub fn random_command(rng: &mut impl rand::Rng, state: &SessionState) -> ClientC
                 4 => wallet_err(4001, "User rejected the request."),
                 _ => wallet_err(-32603, "internal"),
             };
-            ClientCommand::ResolveWalletRequest {
-                request_id: pick(rng, &request_ids).unwrap_or_else(|| "r999".into()),
-                outcome,
-            }
+            ClientCommand::ResolveWalletRequest { request_id: pick(rng, &request_ids).unwrap_or_else(|| "r999".into()), outcome }
         }
         63..=65 => {
             let connector_id = pick(rng, &connector_ids).unwrap_or_default();
             let account = if connector_id.starts_with("solana:") { solana_address() } else { ALICE.to_string() };
-            ClientCommand::WalletAccountsChanged {
-                connector_id,
-                accounts: if rng.random_bool(0.5) { vec![] } else { vec![account] },
-            }
+            ClientCommand::WalletAccountsChanged { connector_id, accounts: if rng.random_bool(0.5) { vec![] } else { vec![account] } }
         }
         66..=68 => ClientCommand::WalletChainChanged {
             connector_id: pick(rng, &connector_ids).unwrap_or_default(),
@@ -630,18 +666,24 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
         let at = now_ms + rng.random_range(0..50);
         match send.step {
             SolanaSendStep::Preparing => {
-                let outcome = if rng.random_bool(0.8) { Ok(prepared_solana_transfer(rng.random_bool(0.5))) } else { Err("RPC request failed".into()) };
+                let outcome = if rng.random_bool(0.8) {
+                    Ok(prepared_solana_transfer(rng.random_bool(0.5)))
+                } else {
+                    Err("RPC request failed".into())
+                };
                 return (Command::SolanaSendPrepared { id: send.id, outcome }, at);
             }
             SolanaSendStep::Submitting { .. } => {
-                let outcome = if rng.random_bool(0.7) { Ok(format!("{}{}", "5".repeat(60), send.id)) } else { Err("insufficient funds".into()) };
+                let outcome =
+                    if rng.random_bool(0.7) { Ok(format!("{}{}", "5".repeat(60), send.id)) } else { Err("insufficient funds".into()) };
                 return (Command::SolanaSendSubmitted { id: send.id, outcome }, at);
             }
             SolanaSendStep::Signing { .. } => {}
         }
     }
     if let Some(read) = state.host_requests.chain_reads().next().filter(|_| rng.random_bool(0.5)) {
-        let outcome = if rng.random_bool(0.7) { WalletOutcome::Ok { result: serde_json::json!("0x1") } } else { wallet_err(3, "execution reverted") };
+        let outcome =
+            if rng.random_bool(0.7) { WalletOutcome::Ok { result: serde_json::json!("0x1") } } else { wallet_err(3, "execution reverted") };
         return (Command::HostReadAnswered { request_id: read.id.clone(), outcome }, now_ms + rng.random_range(0..50));
     }
     if state.embedded.frame_origin.is_some() && rng.random_bool(0.35) {
@@ -692,7 +734,9 @@ fn random_embedded_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: 
                 _ => (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Primary }, soon),
             };
         }
-        UpdateStatus::PrimaryOtp if rng.random_bool(0.5) => return (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary }, soon),
+        UpdateStatus::PrimaryOtp if rng.random_bool(0.5) => {
+            return (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary }, soon);
+        }
         UpdateStatus::SecondaryOtp if rng.random_bool(0.5) => {
             return if rng.random_bool(0.8) {
                 (Command::EmbeddedEmailUpdated { new_email: "new@b.co".into() }, soon)

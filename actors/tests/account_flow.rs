@@ -6,7 +6,7 @@ use vestibule_actors::machines::balances::{BalancesStatus, RETRY_BLOCK_MS, TOKEN
 use vestibule_actors::machines::network_switch::SwitchStatus;
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::View;
-use vestibule_actors::machines::send::{SendForm, SendStatus, SentStatus, AMOUNT_AND_RECEIVER_REQUIRED, TOKEN_REQUIRED, UNSUPPORTED_CHAIN};
+use vestibule_actors::machines::send::{AMOUNT_AND_RECEIVER_REQUIRED, SendForm, SendStatus, SentStatus, TOKEN_REQUIRED, UNSUPPORTED_CHAIN};
 use vestibule_actors::model::caip::{CaipNetworkId, Namespace};
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::session::{ClientCommand as C, Command, DomainError, Event, ReceiptOutcome};
@@ -228,7 +228,9 @@ fn given_a_native_send_when_the_wallet_answers_a_hash_then_tracked_reset_and_the
     assert_eq!(g.state.send.status, SendStatus::Idle);
     assert_eq!(g.state.send.form, SendForm::default(), "the send state is reset");
     assert_eq!(g.state.send.sent[0].status, SentStatus::Pending);
-    let then = g.at(T0 + 2_000).when(Command::ReceiptObserved { hash: HASH.into(), outcome: ReceiptOutcome::Mined { success: true, block_number: 9 } });
+    let then = g
+        .at(T0 + 2_000)
+        .when(Command::ReceiptObserved { hash: HASH.into(), outcome: ReceiptOutcome::Mined { success: true, block_number: 9 } });
     assert_eq!(then.event_types(), vec!["ReceiptRecorded", "BalancesRequested"]);
     let state = then.state();
     assert_eq!(state.send.sent[0].status, SentStatus::Confirmed);
@@ -247,7 +249,8 @@ fn given_an_erc20_send_when_the_wallet_answers_a_hash_then_back_to_account() {
 fn given_a_send_when_the_wallet_rejects_then_the_catalogue_message_and_idle() {
     let g = sending(NATIVE);
     let request = g.pending_request();
-    let then = g.when(C::ResolveWalletRequest { request_id: request, outcome: wallet_err(-32000, "insufficient funds for gas * price + value") });
+    let then =
+        g.when(C::ResolveWalletRequest { request_id: request, outcome: wallet_err(-32000, "insufficient funds for gas * price + value") });
     let state = then.state();
     assert_eq!(state.send.status, SendStatus::Idle);
     assert!(state.send.error.is_some());
@@ -274,7 +277,10 @@ fn given_a_connected_account_when_switching_then_the_wallet_is_asked_and_switch_
     assert_eq!(g.state.network_switch.status, SwitchStatus::Switching);
     assert_eq!(g.state.router.current(), View::SwitchNetwork);
     let request = &g.state.requests.items[&g.pending_request()];
-    assert_eq!(request.kind, RequestKind::Rpc { method: "wallet_switchEthereumChain".into(), params: serde_json::json!([{ "chainId": "0xa4b1" }]) });
+    assert_eq!(
+        request.kind,
+        RequestKind::Rpc { method: "wallet_switchEthereumChain".into(), params: serde_json::json!([{ "chainId": "0xa4b1" }]) }
+    );
 }
 
 #[test]

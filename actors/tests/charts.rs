@@ -10,9 +10,11 @@ use rand::SeedableRng;
 use vestibule_actors::chart::ANY_STATE;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
-use vestibule_actors::session::{self, wire, Event, SessionState};
 use vestibule_actors::model::options::{SessionOptions, SocialProvider};
-use vestibule_actors::testing::{embedded_options, started_embedded, multichain_options, random_step, sign_in_options, started_serving, started_with, T0};
+use vestibule_actors::session::{self, Event, SessionState, wire};
+use vestibule_actors::testing::{
+    T0, embedded_options, multichain_options, random_step, sign_in_options, started_embedded, started_serving, started_with,
+};
 
 type Taken = BTreeSet<(String, String, String, String, String)>;
 
@@ -88,7 +90,7 @@ fn check_run_from(seed: u64, steps: usize, start: Option<Vec<Event>>) -> Result<
 
 fn check_invariants(state: &SessionState) -> Result<(), String> {
     use vestibule_actors::machines::requests::RequestsStatus;
-    use vestibule_actors::machines::toasts::{QueueStatus, MAX_VISIBLE};
+    use vestibule_actors::machines::toasts::{MAX_VISIBLE, QueueStatus};
     if state.toasts.order.is_empty() != (state.toasts.status == QueueStatus::Empty) {
         return Err(format!("toast queue status {:?} with {} toasts", state.toasts.status, state.toasts.order.len()));
     }
@@ -141,10 +143,8 @@ fn every_chart_transition_is_taken_and_every_chart_event_exists() {
                 });
                 // Charts list every view and namespace of the spec; in this build EVM and Solana
                 // wallets connect, and flows of later features (send, swap...) enter the other views.
-                let reachable_now = [
-                    "Connect", "ConnectingWallet", "AllWallets", "Networks", "Account", "Swap", "SiwxSignMessage",
-                    "SwitchActiveChain",
-                ];
+                let reachable_now =
+                    ["Connect", "ConnectingWallet", "AllWallets", "Networks", "Account", "Swap", "SiwxSignMessage", "SwitchActiveChain"];
                 let reachable_later = (machine.id == "router" && !reachable_now.contains(&t.to.as_str()))
                     || (machine.id == "connection" && !["eip155", "solana"].contains(&region.id.as_str()));
                 assert!(hit || reachable_later, "{}/{}: {} --{}--> {} is never taken", chart.id, region.id, t.from, t.event, t.to);

@@ -5,7 +5,7 @@ use vestibule_actors::machines::requests::RequestKind;
 use vestibule_actors::machines::router::View;
 use vestibule_actors::model::caip::Namespace;
 use vestibule_actors::model::connector::{ConnectorType, DiscoveredWallet};
-use vestibule_actors::session::{ClientCommand as C, DomainError, Event, CONNECTION_REJECTED, MODAL_CLOSED};
+use vestibule_actors::session::{CONNECTION_REJECTED, ClientCommand as C, DomainError, Event, MODAL_CLOSED};
 use vestibule_actors::testing::*;
 
 fn discovered() -> Given {
@@ -182,7 +182,13 @@ fn recent_wallets_keep_the_two_newest() {
     let mut g = given(started()).and(C::ReportWallets {
         wallets: ["a", "b", "c"]
             .iter()
-            .map(|n| DiscoveredWallet { name: n.to_uppercase(), rdns: Some(format!("io.{n}")), icon: None, kind: ConnectorType::Announced, namespace: None })
+            .map(|n| DiscoveredWallet {
+                name: n.to_uppercase(),
+                rdns: Some(format!("io.{n}")),
+                icon: None,
+                kind: ConnectorType::Announced,
+                namespace: None,
+            })
             .collect(),
     });
     for n in ["a", "b", "c"] {

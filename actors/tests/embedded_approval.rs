@@ -3,14 +3,14 @@
 //! or send, the modal shows ApproveTransaction (the secure frame is placed over it), and when the
 //! answer comes the flow continues as it does for any wallet. Other wallets keep today's views.
 
-use vestibule_actors::machines::embedded_wallet::{EmbeddedWalletInfo, LoginMethod, OtpStep, AUTH_CONNECTOR_ID, FRAME_SETTLE_MS};
+use vestibule_actors::machines::embedded_wallet::{AUTH_CONNECTOR_ID, EmbeddedWalletInfo, FRAME_SETTLE_MS, LoginMethod, OtpStep};
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::{RouteParams, View};
 use vestibule_actors::machines::send::{SendForm, SendStatus, SentStatus};
-use vestibule_actors::machines::siwx::{SiwxStatus, SIGNATURE_DECLINED};
+use vestibule_actors::machines::siwx::{SIGNATURE_DECLINED, SiwxStatus};
 use vestibule_actors::model::caip::CaipNetworkId;
 use vestibule_actors::model::options::{Features, SessionOptions};
-use vestibule_actors::session::{has_sign_in_session, ClientCommand as C, Command, DomainError, Event, SessionState};
+use vestibule_actors::session::{ClientCommand as C, Command, DomainError, Event, SessionState, has_sign_in_session};
 use vestibule_actors::testing::*;
 
 const EMAIL: &str = "visitor@example.com";
@@ -155,8 +155,12 @@ fn given_an_embedded_approval_when_the_visitor_navigates_then_it_stays_on_top() 
     let g = g.and(C::GoBack {});
     assert_eq!(approval_shown(&g.state), Some(request));
     assert_eq!(
-        g.when(C::Navigate { view: View::Account, params: Some(RouteParams { request_id: Some("r9".into()), ..Default::default() }), replace: None })
-            .error(),
+        g.when(C::Navigate {
+            view: View::Account,
+            params: Some(RouteParams { request_id: Some("r9".into()), ..Default::default() }),
+            replace: None
+        })
+        .error(),
         &DomainError::InvalidInput { field: "params.requestId".into(), message: "set by the session only".into() }
     );
 }
@@ -175,11 +179,17 @@ fn given_an_external_wallets_sign_in_when_signing_then_todays_views_stay() {
     assert_eq!(g.state.router.current(), View::SiwxSignMessage);
     let declined = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_err(4001, "no") }).state();
     assert_eq!(declined.router.current(), View::SiwxSignMessage);
-    let (request_id, message) = (g.pending_request(), match &g.state.requests.items[&g.pending_request()].kind {
-        RequestKind::SignMessage { message, .. } => message.clone(),
-        _ => unreachable!(),
+    let (request_id, message) = (
+        g.pending_request(),
+        match &g.state.requests.items[&g.pending_request()].kind {
+            RequestKind::SignMessage { message, .. } => message.clone(),
+            _ => unreachable!(),
+        },
+    );
+    let signed = g.when(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) },
     });
-    let signed = g.when(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) } });
     let state = signed.state();
     assert!(has_sign_in_session(&state));
     assert!(!state.modal.is_open());
@@ -213,9 +223,11 @@ fn on_send() -> Given {
     let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1"] })).unwrap();
     let g = logged_in(embedded_session(with_email(options), true), ALICE);
     let id = g.state.balances.pending.as_ref().expect("a balance fetch").id;
-    g.and(Command::BalancesFetched { id, outcome: Ok(balances_of(&mainnet(), ALICE)) })
-        .and(C::OpenModal { view: None })
-        .and(C::Navigate { view: View::Send, params: None, replace: None })
+    g.and(Command::BalancesFetched { id, outcome: Ok(balances_of(&mainnet(), ALICE)) }).and(C::OpenModal { view: None }).and(C::Navigate {
+        view: View::Send,
+        params: None,
+        replace: None,
+    })
 }
 
 fn form(token: &str) -> SendForm {
@@ -286,7 +298,11 @@ fn given_an_embedded_send_when_the_page_reloads_then_the_approval_is_gone_and_th
 fn given_the_modal_open_when_the_host_asks_the_embedded_wallet_to_sign_then_the_approval_shows_and_leaves() {
     let g = logged_in(embedded_session(with_email(SessionOptions::default()), false), ALICE).and(C::OpenModal { view: None });
     assert_eq!(g.state.router.current(), View::Account);
-    let g = g.and(C::HostRequest { request_id: "h1".into(), method: "personal_sign".into(), params: serde_json::json!(["0x68656c6c6f", ALICE]) });
+    let g = g.and(C::HostRequest {
+        request_id: "h1".into(),
+        method: "personal_sign".into(),
+        params: serde_json::json!(["0x68656c6c6f", ALICE]),
+    });
     let wallet_request = g.pending_request();
     assert_eq!(approval_shown(&g.state), Some(wallet_request.clone()));
     let g = g.and(C::ResolveWalletRequest { request_id: wallet_request, outcome: WalletOutcome::Ok { result: serde_json::json!("0x01") } });
@@ -298,7 +314,8 @@ fn given_the_modal_open_when_the_host_asks_the_embedded_wallet_to_sign_then_the_
 #[test]
 fn given_an_embedded_account_when_the_host_reads_then_no_approval() {
     let g = logged_in(embedded_session(with_email(SessionOptions::default()), false), ALICE).and(C::OpenModal { view: None });
-    let g = g.and(C::HostRequest { request_id: "h1".into(), method: "eth_getBalance".into(), params: serde_json::json!([ALICE, "latest"]) });
+    let g =
+        g.and(C::HostRequest { request_id: "h1".into(), method: "eth_getBalance".into(), params: serde_json::json!([ALICE, "latest"]) });
     assert_eq!(g.state.router.current(), View::Account);
 }
 
@@ -314,14 +331,19 @@ fn given_the_embedded_solana_account_when_its_send_is_prepared_then_approval_sho
         .and(Command::BalancesFetched { id, outcome: Ok(solana_balances_of(&devnet, &solana_address())) })
         .and(C::OpenModal { view: None })
         .and(C::Navigate { view: View::Send, params: None, replace: None })
-        .and(C::SubmitSend { form: SendForm { token: Some(format!("{devnet}/native")), amount: "1".into(), receiver: SOLANA_RECEIVER.into() } });
+        .and(C::SubmitSend {
+            form: SendForm { token: Some(format!("{devnet}/native")), amount: "1".into(), receiver: SOLANA_RECEIVER.into() },
+        });
     assert_eq!(g.state.router.current(), View::Send, "nothing to approve while the chain service builds it");
     let send = g.state.send.solana.clone().unwrap().id;
     let g = g.and(Command::SolanaSendPrepared { id: send, outcome: Ok(prepared_solana_transfer(true)) });
     let request_id = g.pending_request();
     assert!(matches!(g.state.requests.items[&request_id].kind, RequestKind::SignTransaction { .. }));
     assert_eq!(approval_shown(&g.state), Some(request_id.clone()));
-    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!({ "signedTransaction": "AQID" }) } });
+    let g = g.and(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!({ "signedTransaction": "AQID" }) },
+    });
     assert_eq!(g.state.router.current(), View::Send, "signed: back on Send while the service sends it");
     let signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
     let g = g.and(Command::SolanaSendSubmitted { id: send, outcome: Ok(signature.into()) });

@@ -32,7 +32,8 @@ fn toasts(state: &vestibule_actors::session::SessionState) -> Vec<String> {
 }
 
 fn otp_sent(g: Given) -> Given {
-    g.and(ClientCommand::ConnectEmail { email: EMAIL.into() }).and(Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyOtp })
+    g.and(ClientCommand::ConnectEmail { email: EMAIL.into() })
+        .and(Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyOtp })
 }
 
 fn wallet() -> EmbeddedWalletInfo {
@@ -311,7 +312,8 @@ fn given_a_new_user_when_verified_then_the_wallet_is_created_within_120_s_and_bo
     let timed_out = g.clone().at(T0 + 129_000).and(Command::Tick);
     assert_eq!(timed_out.state.embedded.login.message.as_deref(), Some(REQUEST_TIMED_OUT));
     let w = wallet();
-    let g = g.and(Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address });
+    let g =
+        g.and(Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address });
     assert_eq!(g.state.embedded.login.status, LoginStatus::Connected);
     assert_eq!(g.state.embedded.user.as_ref().and_then(|u| u.wallet_id.as_deref()), Some("w-1"));
     assert_eq!(g.state.connection.namespace(Namespace::Eip155).address.as_deref(), Some(ALICE));
@@ -347,7 +349,10 @@ fn given_a_ready_frame_when_a_social_login_starts_then_the_service_is_asked_and_
     assert_eq!(g.state.router.current(), View::ConnectingSocial);
     let effects: Vec<_> = g.state.embedded.pending_effects().into_iter().map(|(_, e)| e).collect();
     assert_eq!(effects, [EmbeddedEffect::StartSocial { frame_id: "frame-1".into(), provider: SocialProvider::Google }]);
-    let g = g.and(Command::EmbeddedSocialRedirect { provider: SocialProvider::Google, url: "https://accounts.example/authorize?state=s".into() });
+    let g = g.and(Command::EmbeddedSocialRedirect {
+        provider: SocialProvider::Google,
+        url: "https://accounts.example/authorize?state=s".into(),
+    });
     assert_eq!(g.state.embedded.login.status, LoginStatus::SocialPopup);
     assert_eq!(g.state.embedded.login.social_url.as_deref(), Some("https://accounts.example/authorize?state=s"));
 }
@@ -369,7 +374,9 @@ const FARCASTER_URL: &str = "https://warpcast.com/~/siwf?channelToken=c-1";
 #[test]
 fn given_a_ready_frame_when_a_farcaster_login_starts_then_the_service_opens_a_channel_and_the_modal_shows_its_url() {
     // Given a ready frame, when the visitor chooses Farcaster
-    let g = farcaster_ready().and(ClientCommand::OpenModal { view: None }).and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
+    let g = farcaster_ready()
+        .and(ClientCommand::OpenModal { view: None })
+        .and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
     // Then no popup: the ConnectingFarcaster view, and the service is asked for a relay channel
     assert_eq!(g.state.embedded.login.status, LoginStatus::SocialStarting);
     assert_eq!(g.state.embedded.login.method, Some(LoginMethod::Farcaster));
@@ -391,7 +398,8 @@ fn given_a_ready_frame_when_a_farcaster_login_starts_then_the_service_opens_a_ch
 #[test]
 fn given_a_farcaster_login_when_the_relay_gives_its_app_scheme_then_it_is_kept_and_other_schemes_are_refused() {
     let g = farcaster_ready().and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
-    let then = g.when(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: "farcaster://connect?channelToken=c".into() });
+    let then =
+        g.when(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: "farcaster://connect?channelToken=c".into() });
     assert_eq!(then.state().embedded.login.social_url.as_deref(), Some("farcaster://connect?channelToken=c"));
     let then = g.when(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: "javascript:alert(1)".into() });
     assert!(matches!(then.error(), DomainError::InvalidInput { field, .. } if field == "url"));

@@ -3,8 +3,8 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use actix::System;
 use support::*;
@@ -13,7 +13,7 @@ use vestibule_actors::model::caip::Namespace;
 use vestibule_actors::model::options::SocialProvider;
 use vestibule_actors::runtime::{ChainFuture, DeliverError, EmbeddedEffects, Inspect, ManualClock, RuntimeConfig};
 use vestibule_actors::session::{ClientCommand, Command};
-use vestibule_actors::testing::{embedded_options, solana_address, ALICE, FRAME_ORIGIN, T0};
+use vestibule_actors::testing::{ALICE, FRAME_ORIGIN, T0, embedded_options, solana_address};
 use vestibule_store::SessionId;
 
 /// An embedded service that mails every code at once and counts what it was asked.

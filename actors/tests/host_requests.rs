@@ -3,13 +3,15 @@
 //! signing and sending through the connected wallet on the transaction stack, disallowed methods
 //! rejected after 300 ms with the message, parameters checked, everything bounded.
 
-use serde_json::{json, Value};
-use vestibule_actors::machines::host_requests::{codes, HostRoute, HostRequestsStatus, MAX_JSON_BYTES, MAX_PENDING, MAX_SETTLED, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS};
+use serde_json::{Value, json};
+use vestibule_actors::machines::host_requests::{
+    HostRequestsStatus, HostRoute, MAX_JSON_BYTES, MAX_PENDING, MAX_SETTLED, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, codes,
+};
 use vestibule_actors::machines::modal::ModalStatus;
+use vestibule_actors::machines::network_switch::SwitchStatus;
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::View;
 use vestibule_actors::machines::toasts::ToastVariant;
-use vestibule_actors::machines::network_switch::SwitchStatus;
 use vestibule_actors::model::caip::{CaipNetworkId, Namespace};
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::session::{ClientCommand as C, Command, DomainError, Event};
@@ -78,7 +80,8 @@ fn given_a_served_network_when_the_host_calls_eth_call_then_the_chain_service_is
 fn given_a_pending_read_when_the_chain_service_answers_then_the_host_gets_the_result() {
     let g = connected_served().and(host("h1", "eth_getBalance", json!([ALICE, "latest"])));
     assert_eq!(g.state.host_requests.status, HostRequestsStatus::Pending);
-    let g = g.and(Command::HostReadAnswered { request_id: "h1".into(), outcome: WalletOutcome::Ok { result: json!("0x4563918244f40000") } });
+    let g =
+        g.and(Command::HostReadAnswered { request_id: "h1".into(), outcome: WalletOutcome::Ok { result: json!("0x4563918244f40000") } });
     assert_eq!(outcome(&g, "h1"), Some(WalletOutcome::Ok { result: json!("0x4563918244f40000") }));
     assert_eq!(g.state.host_requests.status, HostRequestsStatus::Idle);
     assert_eq!(g.state.host_requests.get("h1").unwrap().params, Value::Null, "an answered request keeps no params");
@@ -220,7 +223,10 @@ fn given_a_stacked_request_when_its_late_wallet_answer_arrives_after_the_close_t
     let g = connected_served().and(host("h1", "eth_sendTransaction", send_tx()));
     let request = g.pending_request();
     let g = g.and(C::CloseModal {});
-    assert_eq!(g.when(C::ResolveWalletRequest { request_id: request.clone(), outcome: wallet_ok(&[], "0x1") }).error(), &DomainError::UnknownRequest(request));
+    assert_eq!(
+        g.when(C::ResolveWalletRequest { request_id: request.clone(), outcome: wallet_ok(&[], "0x1") }).error(),
+        &DomainError::UnknownRequest(request)
+    );
 }
 
 #[test]
@@ -295,7 +301,10 @@ fn given_sixteen_pending_when_one_more_comes_then_refused_and_ids_are_checked() 
     for i in 0..MAX_PENDING {
         g = g.and(host(&format!("p{i}"), "eth_blockNumber", Value::Null));
     }
-    assert_eq!(g.when(host("one-more", "eth_blockNumber", Value::Null)).error(), &DomainError::TooMany { what: "pending host requests".into(), max: MAX_PENDING });
+    assert_eq!(
+        g.when(host("one-more", "eth_blockNumber", Value::Null)).error(),
+        &DomainError::TooMany { what: "pending host requests".into(), max: MAX_PENDING }
+    );
     let g = g.and(Command::HostReadAnswered { request_id: "p0".into(), outcome: WalletOutcome::Ok { result: json!("0x1") } });
     assert!(g.when(host("one-more", "eth_blockNumber", Value::Null)).result.is_ok(), "room again once one is answered");
     assert!(matches!(g.when(host("p1", "eth_blockNumber", Value::Null)).error(), DomainError::InvalidInput { .. }), "ids are not reused");
@@ -323,7 +332,14 @@ fn given_a_stacked_send_when_the_visitor_cancels_then_rejected_4001_the_wallet_r
     let then = g.when(C::CancelHostRequest { request_id: "h1".into() });
     assert_eq!(
         then.event_types(),
-        vec!["WalletRequestCancelled", "WalletRequestsDrained", "HostRequestSettled", "HostRequestsDrained", "TransactionStackPopped", "ModalClosed"]
+        vec![
+            "WalletRequestCancelled",
+            "WalletRequestsDrained",
+            "HostRequestSettled",
+            "HostRequestsDrained",
+            "TransactionStackPopped",
+            "ModalClosed"
+        ]
     );
     let g = g.and(C::CancelHostRequest { request_id: "h1".into() });
     assert_eq!(outcome(&g, "h1"), Some(wallet_err(codes::USER_REJECTED, "User rejected the request.")));
@@ -346,12 +362,18 @@ fn given_two_stacked_requests_when_the_top_one_is_cancelled_then_the_other_stays
 #[test]
 fn given_a_request_not_on_the_stack_when_cancelled_then_refused() {
     let g = connected_served().and(host("r", "eth_call", json!([{ "to": DEMO_TOKEN, "data": "0x" }])));
-    assert!(matches!(g.when(C::CancelHostRequest { request_id: "r".into() }).error(), DomainError::InvalidInput { .. }), "a safe read is not the visitor's to refuse");
+    assert!(
+        matches!(g.when(C::CancelHostRequest { request_id: "r".into() }).error(), DomainError::InvalidInput { .. }),
+        "a safe read is not the visitor's to refuse"
+    );
     assert!(matches!(g.when(C::CancelHostRequest { request_id: "nope".into() }).error(), DomainError::InvalidInput { .. }));
     let g = g.and(host("h1", "eth_sendTransaction", send_tx()));
     let request_id = g.pending_request();
     let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: json!(format!("0x{:064x}", 1)) } });
-    assert!(matches!(g.when(C::CancelHostRequest { request_id: "h1".into() }).error(), DomainError::InvalidInput { .. }), "an answered one neither");
+    assert!(
+        matches!(g.when(C::CancelHostRequest { request_id: "h1".into() }).error(), DomainError::InvalidInput { .. }),
+        "an answered one neither"
+    );
 }
 
 /// Sign-in required: connected, the sign-in view left by a page reload (the modal closed), the
@@ -457,7 +479,11 @@ fn given_a_host_switch_when_the_wallet_refuses_then_the_host_gets_the_wallet_s_e
     let g = connected_served().and(switch_to("s", "0xa4b1"));
     let switch = g.pending_request();
     let g = g.and(C::ResolveWalletRequest { request_id: switch, outcome: wallet_err(4001, "User rejected the request.") });
-    assert_eq!(outcome(&g, "s"), Some(wallet_err(4001, "User rejected the request.")), "the wallet's code and message, not the view's wording");
+    assert_eq!(
+        outcome(&g, "s"),
+        Some(wallet_err(4001, "User rejected the request.")),
+        "the wallet's code and message, not the view's wording"
+    );
     assert_eq!(g.state.network_switch.status, SwitchStatus::Failed);
     assert_eq!(g.state.network_switch.error.as_deref(), Some("Switch declined"));
     assert_eq!(eip155_network(&g), Some(CaipNetworkId::eip155(1)));

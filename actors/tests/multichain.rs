@@ -5,7 +5,7 @@
 use vestibule_actors::machines::connection::{ConnectionStatus, ConnectorStatus};
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::{NavigationMode, Route, RouteParams, View};
-use vestibule_actors::machines::siwx::{SiwxMethod, SIGNATURE_DECLINED, VERIFICATION_FAILED};
+use vestibule_actors::machines::siwx::{SIGNATURE_DECLINED, SiwxMethod, VERIFICATION_FAILED};
 use vestibule_actors::model::caip::{Namespace, NamespaceFeatures};
 use vestibule_actors::model::connector::{ConnectorGroup, ConnectorType, DiscoveredWallet};
 use vestibule_actors::model::networks::SOLANA_DEVNET;
@@ -48,11 +48,17 @@ fn given_solana_wallets_when_reported_twice_by_name_then_one_connector_and_an_rd
     let twice = multichain().when(C::ReportWallets { wallets: vec![dev_solana_wallet(), dev_solana_wallet()] });
     assert_eq!(twice.state().connection.connectors.len(), 1);
     let with_rdns = DiscoveredWallet { rdns: Some("io.sol".into()), ..dev_solana_wallet() };
-    assert!(matches!(multichain().when(C::ReportWallets { wallets: vec![with_rdns] }).error(), DomainError::InvalidInput { field, .. } if field == "wallets[0].rdns"));
+    assert!(
+        matches!(multichain().when(C::ReportWallets { wallets: vec![with_rdns] }).error(), DomainError::InvalidInput { field, .. } if field == "wallets[0].rdns")
+    );
     let injected = DiscoveredWallet { kind: ConnectorType::Injected, ..dev_solana_wallet() };
-    assert!(matches!(multichain().when(C::ReportWallets { wallets: vec![injected] }).error(), DomainError::InvalidInput { field, .. } if field == "wallets[0].kind"));
+    assert!(
+        matches!(multichain().when(C::ReportWallets { wallets: vec![injected] }).error(), DomainError::InvalidInput { field, .. } if field == "wallets[0].kind")
+    );
     let bitcoin = DiscoveredWallet { namespace: Some(Namespace::Bip122), ..dev_solana_wallet() };
-    assert!(matches!(multichain().when(C::ReportWallets { wallets: vec![bitcoin] }).error(), DomainError::InvalidInput { field, .. } if field == "wallets[0].namespace"));
+    assert!(
+        matches!(multichain().when(C::ReportWallets { wallets: vec![bitcoin] }).error(), DomainError::InvalidInput { field, .. } if field == "wallets[0].namespace")
+    );
 }
 
 #[test]
@@ -105,7 +111,8 @@ fn given_a_solana_connector_when_selected_then_a_solana_connect_request_and_the_
 #[test]
 fn given_a_solana_account_on_chains_the_session_lacks_then_it_is_on_the_unsupported_network() {
     let g = discovered().and(C::SelectConnector { connector_id: DEV_SOLANA_CONNECTOR.into() });
-    let then = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: solana_ok(&[&solana_address()], &["solana:mainnet"]) });
+    let then =
+        g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: solana_ok(&[&solana_address()], &["solana:mainnet"]) });
     let network = then.state().connection.namespace(Namespace::Solana).network.clone().unwrap();
     assert!(!network.supported);
     assert_eq!(network.caip_network_id.to_string(), "solana:mainnet");
@@ -139,7 +146,10 @@ fn given_both_connected_when_switching_namespaces_then_the_active_account_follow
     assert_eq!(state.connection.connector_status[DEV_SOLANA_CONNECTOR], ConnectorStatus::Active);
     // Switching to the namespace already active changes nothing; one without networks is refused.
     assert!(g.when(C::SwitchActiveNamespace { namespace: Namespace::Solana }).events().is_empty());
-    assert_eq!(g.when(C::SwitchActiveNamespace { namespace: Namespace::Bip122 }).error(), &DomainError::NamespaceNotSupported(Namespace::Bip122));
+    assert_eq!(
+        g.when(C::SwitchActiveNamespace { namespace: Namespace::Bip122 }).error(),
+        &DomainError::NamespaceNotSupported(Namespace::Bip122)
+    );
 }
 
 #[test]
@@ -241,11 +251,13 @@ fn given_both_connected_when_the_page_reloads_then_both_resync_without_a_prompt(
     let g = connected_both();
     let then = g.when(C::PageLoaded {});
     let state = then.state();
-    let kinds: Vec<(Namespace, RequestKind)> = state.requests.order.iter().map(|id| (state.requests.items[id].namespace, state.requests.items[id].kind.clone())).collect();
+    let kinds: Vec<(Namespace, RequestKind)> =
+        state.requests.order.iter().map(|id| (state.requests.items[id].namespace, state.requests.items[id].kind.clone())).collect();
     assert_eq!(kinds, vec![(Namespace::Eip155, RequestKind::Sync), (Namespace::Solana, RequestKind::Sync)]);
     let g = g.and(C::PageLoaded {});
     let solana_sync = g.state.requests.order[1].clone();
-    let state = g.when(C::ResolveWalletRequest { request_id: solana_sync, outcome: solana_ok(&[&solana_address()], &["solana:devnet"]) }).state();
+    let state =
+        g.when(C::ResolveWalletRequest { request_id: solana_sync, outcome: solana_ok(&[&solana_address()], &["solana:devnet"]) }).state();
     assert_eq!(state.connection.namespace(Namespace::Solana).status, ConnectionStatus::Connected);
     assert_eq!(state.active_caip_address(), Some(solana_account()));
 }
@@ -257,7 +269,10 @@ fn solana_account_changes_and_disconnects_touch_only_the_solana_namespace() {
     let then = g.when(C::WalletAccountsChanged { connector_id: DEV_SOLANA_CONNECTOR.into(), accounts: vec![other.clone()] });
     assert_eq!(then.event_types(), vec!["AccountsChanged"]);
     assert_eq!(then.state().active_caip_address(), Some(format!("{SOLANA_DEVNET}:{other}")));
-    assert!(matches!(g.when(C::WalletAccountsChanged { connector_id: DEV_SOLANA_CONNECTOR.into(), accounts: vec![ALICE.into()] }).error(), DomainError::InvalidInput { .. }));
+    assert!(matches!(
+        g.when(C::WalletAccountsChanged { connector_id: DEV_SOLANA_CONNECTOR.into(), accounts: vec![ALICE.into()] }).error(),
+        DomainError::InvalidInput { .. }
+    ));
 
     // No account left: Solana disconnects, Ethereum stays and becomes active.
     let state = g.when(C::WalletAccountsChanged { connector_id: DEV_SOLANA_CONNECTOR.into(), accounts: vec![] }).state();
@@ -309,17 +324,26 @@ fn given_a_siws_request_when_the_wallet_signs_declines_or_tampers_then_as_the_ev
     assert_eq!(request.namespace, Namespace::Solana);
     assert!(matches!(&request.kind, RequestKind::SignMessage { address, .. } if *address == solana_address()));
 
-    let signed = g.when(C::ResolveWalletRequest { request_id: request_id.clone(), outcome: WalletOutcome::Ok { result: serde_json::json!(solana_sign(&SOLANA_KEY, &message)) } }).state();
+    let signed = g
+        .when(C::ResolveWalletRequest {
+            request_id: request_id.clone(),
+            outcome: WalletOutcome::Ok { result: serde_json::json!(solana_sign(&SOLANA_KEY, &message)) },
+        })
+        .state();
     let session = signed.siwx.session_for(&solana_account()).expect("signed in");
     assert_eq!(session.method, SiwxMethod::Ed25519);
     assert!(!signed.modal.is_open());
 
-    let declined = g.when(C::ResolveWalletRequest { request_id: request_id.clone(), outcome: wallet_err(4001, "User rejected the request.") }).state();
+    let declined =
+        g.when(C::ResolveWalletRequest { request_id: request_id.clone(), outcome: wallet_err(4001, "User rejected the request.") }).state();
     assert_eq!(declined.siwx.error.as_deref(), Some(SIGNATURE_DECLINED));
     assert_eq!(declined.siwx.challenge.as_ref().map(|c| c.message.as_str()), Some(message.as_str()), "the same message stays");
 
     // Another key's signature (a tampered one) is refused and the nonce is spent: no contract check on Solana.
-    let then = g.when(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(solana_sign(&[8; 32], &message)) } });
+    let then = g.when(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!(solana_sign(&[8; 32], &message)) },
+    });
     assert!(!then.event_types().contains(&"SiwxContractCheckStarted"));
     let refused = then.state();
     assert_eq!(refused.siwx.error.as_deref(), Some(VERIFICATION_FAILED));
@@ -332,7 +356,10 @@ fn switching_to_an_account_without_a_sign_in_session_asks_for_one() {
     let g = sign_in_solana(false).and(C::SiwxSign {});
     let (request_id, message) = sign_request(&g);
     let g = g
-        .and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(solana_sign(&SOLANA_KEY, &message)) } })
+        .and(C::ResolveWalletRequest {
+            request_id,
+            outcome: WalletOutcome::Ok { result: serde_json::json!(solana_sign(&SOLANA_KEY, &message)) },
+        })
         .and(C::ReportWallets { wallets: vec![dev_solana_wallet(), dev_wallet()] })
         .and(C::OpenModal { view: Some(View::Connect) })
         .and(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
@@ -342,7 +369,8 @@ fn switching_to_an_account_without_a_sign_in_session_asks_for_one() {
     let g = g.and(C::SiwxCancel {});
     let then = g.when(C::SwitchActiveNamespace { namespace: Namespace::Solana });
     assert_eq!(then.event_types(), vec!["ActiveNamespaceChanged"], "the Solana account has signed in already");
-    let back = g.and(C::SwitchActiveNamespace { namespace: Namespace::Solana }).when(C::SwitchActiveNamespace { namespace: Namespace::Eip155 });
+    let back =
+        g.and(C::SwitchActiveNamespace { namespace: Namespace::Solana }).when(C::SwitchActiveNamespace { namespace: Namespace::Eip155 });
     assert!(back.event_types().contains(&"SiwxChallengeIssued"));
 }
 

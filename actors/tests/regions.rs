@@ -15,10 +15,12 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use vestibule_actors::decider::Ctx;
+use vestibule_actors::model::options::{SessionOptions, SocialProvider};
 use vestibule_actors::session::wire::{self, CanonicalState, StateMirror};
 use vestibule_actors::session::{self, Event, Region, Regions, SessionState};
-use vestibule_actors::model::options::{SessionOptions, SocialProvider};
-use vestibule_actors::testing::{embedded_options, started_embedded, multichain_options, started_serving, random_step, sign_in_options, started, started_with, T0};
+use vestibule_actors::testing::{
+    T0, embedded_options, multichain_options, random_step, sign_in_options, started, started_embedded, started_serving, started_with,
+};
 
 /// Whether two states hold the same allocation for `region` (untouched by copy-on-write).
 fn same_allocation(a: &SessionState, b: &SessionState, region: Region) -> bool {
@@ -131,7 +133,19 @@ fn the_random_runs_reach_every_event_type() {
     let mut seen = std::collections::BTreeSet::new();
     for seed in 0..460u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let start = if seed >= 400 { started_embedded(embedded_options(vec![SocialProvider::Google, SocialProvider::Discord])) } else if seed % 16 == 8 || seed % 8 == 4 { started_serving(multichain_options(None)) } else if seed % 4 == 2 { started_serving(SessionOptions::default()) } else if seed % 4 == 0 && seed % 8 != 0 { started_serving(SessionOptions::default()) } else if seed % 2 == 0 { started() } else { started_with(sign_in_options(seed % 4 == 1)) };
+        let start = if seed >= 400 {
+            started_embedded(embedded_options(vec![SocialProvider::Google, SocialProvider::Discord]))
+        } else if seed % 16 == 8 || seed % 8 == 4 {
+            started_serving(multichain_options(None))
+        } else if seed % 4 == 2 {
+            started_serving(SessionOptions::default())
+        } else if seed % 4 == 0 && seed % 8 != 0 {
+            started_serving(SessionOptions::default())
+        } else if seed % 2 == 0 {
+            started()
+        } else {
+            started_with(sign_in_options(seed % 4 == 1))
+        };
         seen.extend(start.iter().map(Event::type_name));
         let mut state = start.iter().fold(SessionState::default(), session::evolve);
         let mut now = T0;

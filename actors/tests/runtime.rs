@@ -13,10 +13,10 @@ use std::time::Duration;
 use actix::System;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
-use support::{advance_timers, execute, open_log, quiet_config, registry, registry_with_metrics, toast, until, TestConnection, T0};
+use support::{T0, TestConnection, advance_timers, execute, open_log, quiet_config, registry, registry_with_metrics, toast, until};
 use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::runtime::{fold_log, Attach, Detach, Execute, HibernateNow, Inspect, ManualClock, RuntimeConfig};
-use vestibule_actors::session::{wire, ClientCommand, Event, SessionState, STATE_SCHEMA_VERSION};
+use vestibule_actors::runtime::{Attach, Detach, Execute, HibernateNow, Inspect, ManualClock, RuntimeConfig, fold_log};
+use vestibule_actors::session::{ClientCommand, Event, STATE_SCHEMA_VERSION, SessionState, wire};
 use vestibule_actors::testing::random_command;
 use vestibule_store::{EventLog, SessionId};
 
@@ -150,13 +150,8 @@ fn a_passivated_session_comes_back_from_the_log_with_its_timers_rearmed() {
             }
         }
         assert!(fired, "the re-armed timer fired");
-        let ticks: std::collections::BTreeSet<String> = log
-            .read(id, 1, None)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| e.correlation_id.filter(|c| c.starts_with("timer:")))
-            .collect();
+        let ticks: std::collections::BTreeSet<String> =
+            log.read(id, 1, None).await.unwrap().into_iter().filter_map(|e| e.correlation_id.filter(|c| c.starts_with("timer:"))).collect();
         assert_eq!(ticks.len(), 1, "one deadline, one decision: {ticks:?}");
     });
 }
@@ -241,7 +236,8 @@ fn a_hibernated_session_keeps_its_connection_and_wakes_with_the_same_state() {
         assert!(connection.received().is_empty());
 
         // A command wakes it: rebuilt from the log, the same state and hash, and the diff follows on.
-        let reply = session.send(Execute { command_id: "c3".into(), command: ClientCommand::CloseModal {}, reply_to: Some(7) }).await.unwrap();
+        let reply =
+            session.send(Execute { command_id: "c3".into(), command: ClientCommand::CloseModal {}, reply_to: Some(7) }).await.unwrap();
         assert!(reply.error.is_none());
         assert_eq!(metrics.hibernated_sessions.get(), 0);
         let frames = connection.received();

@@ -5,20 +5,20 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix::System;
 use async_trait::async_trait;
-use support::{advance_timers, execute, open_log, quiet_config, registry, toast, until, TestConnection, T0};
+use support::{T0, TestConnection, advance_timers, execute, open_log, quiet_config, registry, toast, until};
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::protocol::CommandStatus;
 use vestibule_actors::runtime::{Attach, Detach, Inspect, ManualClock, RuntimeConfig};
 use vestibule_actors::session::{ClientCommand, RefusalCode};
 use vestibule_store::{
-    AppendOutcome, CommandAnswer, EventLog, EventStream, ExpireReport, NewEvent, NewSession, RetentionPolicy, SessionFilter,
-    SessionId, SessionMeta, SessionPage, SessionStatus, Snapshot, StoreError,
+    AppendOutcome, CommandAnswer, EventLog, EventStream, ExpireReport, NewEvent, NewSession, RetentionPolicy, SessionFilter, SessionId,
+    SessionMeta, SessionPage, SessionStatus, Snapshot, StoreError,
 };
 
 const ORIGIN: &str = "http://localhost:3000";
@@ -221,7 +221,11 @@ fn a_refusal_that_cannot_be_made_durable_is_not_sent_and_a_retry_decides_again()
         let mut connection = TestConnection::new(3);
         session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
         connection.received();
-        let dismiss = || vestibule_actors::runtime::Execute { command_id: "d".into(), command: ClientCommand::DismissToast { id: "t1".into() }, reply_to: Some(3) };
+        let dismiss = || vestibule_actors::runtime::Execute {
+            command_id: "d".into(),
+            command: ClientCommand::DismissToast { id: "t1".into() },
+            reply_to: Some(3),
+        };
         let first = session.send(dismiss()).await.unwrap();
         assert_eq!(first.error.map(|e| e.code), Some(RefusalCode::StorageUnavailable), "told to retry, not refused");
         let frames = connection.received();

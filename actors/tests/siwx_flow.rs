@@ -5,14 +5,14 @@ use alloy_primitives::Address;
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::View;
 use vestibule_actors::machines::siwx::{
-    SiwxMethod, SiwxStatus, AUTHENTICATING, BOTH_CONFIGS, INIT_FAILED, NOT_ENABLED, NO_ACTIVE_ADDRESS,
-    SIGNATURE_DECLINED, VERIFICATION_FAILED,
+    AUTHENTICATING, BOTH_CONFIGS, INIT_FAILED, NO_ACTIVE_ADDRESS, NOT_ENABLED, SIGNATURE_DECLINED, SiwxMethod, SiwxStatus,
+    VERIFICATION_FAILED,
 };
 use vestibule_actors::model::caip::Namespace;
 use vestibule_actors::model::options::{SessionOptions, SiwxOptions};
-use vestibule_actors::session::{has_sign_in_session, ClientCommand as C, Command, DomainError, Event};
-use vestibule_actors::siwx::verify::eip191_hash;
+use vestibule_actors::session::{ClientCommand as C, Command, DomainError, Event, has_sign_in_session};
 use vestibule_actors::siwx::SiwxMessage;
+use vestibule_actors::siwx::verify::eip191_hash;
 use vestibule_actors::testing::*;
 
 fn key() -> k256::ecdsa::SigningKey {
@@ -110,7 +110,10 @@ fn given_a_sign_request_when_the_wallet_signs_then_the_session_is_stored_and_the
     assert!(then.event_types().contains(&"SiwxSignedIn"), "{:?}", then.event_types());
     let state = then.state();
     let session = state.siwx.session_for(&format!("eip155:1:{}", address())).expect("a session");
-    assert_eq!((session.method, session.message.as_str(), session.signature.as_str()), (SiwxMethod::Eip191, message.as_str(), signature.as_str()));
+    assert_eq!(
+        (session.method, session.message.as_str(), session.signature.as_str()),
+        (SiwxMethod::Eip191, message.as_str(), signature.as_str())
+    );
     assert!(has_sign_in_session(&state));
     assert!(!state.modal.is_open());
     assert_eq!(state.router.current(), View::Account);
@@ -167,7 +170,10 @@ fn given_a_contract_check_when_the_contract_accepts_then_signed_in_by_eip1271() 
     let (request_id, message) = sign_request(&g);
     let nonce = g.state.siwx.challenge.as_ref().unwrap().nonce.clone();
     let other = k256::ecdsa::SigningKey::from_slice(&[0x43; 32]).unwrap();
-    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&other, &message)) } });
+    let g = g.and(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&other, &message)) },
+    });
     // A verdict for another nonce (a stale check) changes nothing.
     assert!(g.when(Command::SiwxContractChecked { nonce: "Stale0000000".into(), verdict: Ok(()) }).events().is_empty());
     let state = g.when(Command::SiwxContractChecked { nonce, verdict: Ok(()) }).state();
@@ -261,7 +267,10 @@ fn given_a_session_when_reconnecting_the_same_account_then_no_new_sign_in_and_si
     opts.siwx.as_mut().unwrap().sign_out_on_disconnect = true;
     let g = connected_with(opts).and(C::SiwxSign {});
     let (request_id, message) = sign_request(&g);
-    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&key(), &message)) } });
+    let g = g.and(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&key(), &message)) },
+    });
     assert_eq!(g.state.siwx.sessions.len(), 1);
     assert!(g.when(C::Disconnect { namespace: Some(Namespace::Eip155) }).state().siwx.sessions.is_empty());
 }
@@ -270,7 +279,10 @@ fn given_a_session_when_reconnecting_the_same_account_then_no_new_sign_in_and_si
 fn given_a_session_when_its_expiration_time_comes_then_a_tick_signs_it_out() {
     let g = signing(false);
     let (request_id, message) = sign_request(&g);
-    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&key(), &message)) } });
+    let g = g.and(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&key(), &message)) },
+    });
     let expires = g.state.siwx.sessions.values().next().unwrap().expires_ms;
     assert_eq!(g.state.next_deadline(), Some(expires));
     let then = g.at(expires).when(Command::Tick);

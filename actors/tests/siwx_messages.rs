@@ -2,10 +2,7 @@
 //! (docs/decisions/0200-siwx-address-case.md), line structure, labels, chain ids, and the
 //! Sign-In With Solana format.
 
-use vestibule_actors::siwx::{
-    Account, FieldError, MessageFields, Namespace, ParseErrorKind, SiwxMessage, SolanaAddress,
-    Timestamp,
-};
+use vestibule_actors::siwx::{Account, FieldError, MessageFields, Namespace, ParseErrorKind, SiwxMessage, SolanaAddress, Timestamp};
 
 const CHECKSUMMED: &str = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2";
 
@@ -41,18 +38,10 @@ fn checksummed_address_is_accepted() {
 #[test]
 fn all_lowercase_address_is_an_error_naming_the_checksummed_form() {
     let lower = CHECKSUMMED.to_lowercase();
-    let want = FieldError::AddressNotChecksummed {
-        expected: CHECKSUMMED.to_owned(),
-    };
+    let want = FieldError::AddressNotChecksummed { expected: CHECKSUMMED.to_owned() };
     let err = SiwxMessage::parse(&eth_message(&lower)).unwrap_err();
-    assert_eq!(
-        (err.line, err.kind),
-        (2, ParseErrorKind::Field(want.clone()))
-    );
-    assert_eq!(
-        SiwxMessage::from_fields(Namespace::Eip155, &eth_fields(&lower)).unwrap_err(),
-        want
-    );
+    assert_eq!((err.line, err.kind), (2, ParseErrorKind::Field(want.clone())));
+    assert_eq!(SiwxMessage::from_fields(Namespace::Eip155, &eth_fields(&lower)).unwrap_err(), want);
 }
 
 #[test]
@@ -62,13 +51,7 @@ fn all_uppercase_and_wrongly_cased_addresses_are_errors() {
     flipped.replace_range(2..3, "c"); // 'C' -> 'c'
     for bad in [upper, flipped] {
         let err = SiwxMessage::parse(&eth_message(&bad)).unwrap_err();
-        assert!(
-            matches!(
-                err.kind,
-                ParseErrorKind::Field(FieldError::AddressNotChecksummed { .. })
-            ),
-            "{bad}"
-        );
+        assert!(matches!(err.kind, ParseErrorKind::Field(FieldError::AddressNotChecksummed { .. })), "{bad}");
     }
     for bad in [
         "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc",
@@ -76,16 +59,7 @@ fn all_uppercase_and_wrongly_cased_addresses_are_errors() {
         "0XC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2",
     ] {
         let err = SiwxMessage::parse(&eth_message(bad)).unwrap_err();
-        assert!(
-            matches!(
-                err.kind,
-                ParseErrorKind::Field(FieldError::Invalid {
-                    field: "address",
-                    ..
-                })
-            ),
-            "{bad}"
-        );
+        assert!(matches!(err.kind, ParseErrorKind::Field(FieldError::Invalid { field: "address", .. })), "{bad}");
     }
 }
 
@@ -96,15 +70,9 @@ fn exactly_three_line_feeds_without_a_statement() {
     let ok = eth_message(CHECKSUMMED);
     assert!(ok.contains(&format!("{CHECKSUMMED}\n\n\nURI: ")));
     assert!(SiwxMessage::parse(&ok).is_ok());
-    let two = ok.replace(
-        &format!("{CHECKSUMMED}\n\n\n"),
-        &format!("{CHECKSUMMED}\n\n"),
-    );
+    let two = ok.replace(&format!("{CHECKSUMMED}\n\n\n"), &format!("{CHECKSUMMED}\n\n"));
     assert!(SiwxMessage::parse(&two).is_err());
-    let four = ok.replace(
-        &format!("{CHECKSUMMED}\n\n\n"),
-        &format!("{CHECKSUMMED}\n\n\n\n"),
-    );
+    let four = ok.replace(&format!("{CHECKSUMMED}\n\n\n"), &format!("{CHECKSUMMED}\n\n\n\n"));
     assert!(SiwxMessage::parse(&four).is_err());
 }
 
@@ -129,106 +97,40 @@ fn labels_are_case_sensitive() {
         ("Ethereum account:", "ethereum account:"),
         ("URI: ", "URI:  "),
     ] {
-        assert!(
-            SiwxMessage::parse(&ok.replacen(from, to, 1)).is_err(),
-            "{to}"
-        );
+        assert!(SiwxMessage::parse(&ok.replacen(from, to, 1)).is_err(), "{to}");
     }
 }
 
 #[test]
 fn chain_id_is_decimal_only() {
     let ok = eth_message(CHECKSUMMED);
-    for bad in [
-        "eip155:1",
-        "0x1",
-        "01",
-        "",
-        " 1",
-        "1 ",
-        "18446744073709551616",
-        "-1",
-    ] {
-        let err = SiwxMessage::parse(&ok.replace("Chain ID: 1", &format!("Chain ID: {bad}")))
-            .unwrap_err();
-        assert!(
-            matches!(
-                err.kind,
-                ParseErrorKind::Field(FieldError::Invalid {
-                    field: "chainId",
-                    ..
-                })
-            ),
-            "{bad:?}"
-        );
+    for bad in ["eip155:1", "0x1", "01", "", " 1", "1 ", "18446744073709551616", "-1"] {
+        let err = SiwxMessage::parse(&ok.replace("Chain ID: 1", &format!("Chain ID: {bad}"))).unwrap_err();
+        assert!(matches!(err.kind, ParseErrorKind::Field(FieldError::Invalid { field: "chainId", .. })), "{bad:?}");
     }
-    let max =
-        SiwxMessage::parse(&ok.replace("Chain ID: 1", "Chain ID: 18446744073709551615")).unwrap();
-    assert!(matches!(
-        max.account,
-        Account::Eip155 {
-            chain_id: u64::MAX,
-            ..
-        }
-    ));
+    let max = SiwxMessage::parse(&ok.replace("Chain ID: 1", "Chain ID: 18446744073709551615")).unwrap();
+    assert!(matches!(max.account, Account::Eip155 { chain_id: u64::MAX, .. }));
 }
 
 #[test]
 fn optional_fields_keep_their_order_and_empty_resources_round_trip() {
     let base = eth_message(CHECKSUMMED);
-    let full = format!(
-        "{base}\nExpiration Time: 2021-10-30T16:25:24Z\nNot Before: 2021-09-30T16:25:24+02:00\nRequest ID: \nResources:"
-    );
+    let full = format!("{base}\nExpiration Time: 2021-10-30T16:25:24Z\nNot Before: 2021-09-30T16:25:24+02:00\nRequest ID: \nResources:");
     let m = SiwxMessage::parse(&full).unwrap();
     assert_eq!(m.request_id.as_ref().map(|r| r.as_str()), Some(""));
     assert_eq!(m.resources, Some(vec![]));
     assert_eq!(m.to_message(), full);
-    assert!(
-        SiwxMessage::parse(&format!(
-            "{base}\nResources:\n- https://a.example\n-https://b.example"
-        ))
-        .is_err()
-    );
+    assert!(SiwxMessage::parse(&format!("{base}\nResources:\n- https://a.example\n-https://b.example")).is_err());
     assert!(SiwxMessage::parse(&format!("{base}\nResources:\n- https://a.example\n")).is_err());
 }
 
 #[test]
 fn statement_charset_is_the_grammar_one() {
-    let with = |s: &str| {
-        eth_message(CHECKSUMMED).replace(
-            &format!("{CHECKSUMMED}\n\n\n"),
-            &format!("{CHECKSUMMED}\n\n{s}\n\n"),
-        )
-    };
-    assert!(
-        SiwxMessage::parse(&with(
-            "I accept: https://x.example/tos?a=1&b=[2] (ok) ~!$'*+,;=@#"
-        ))
-        .is_ok()
-    );
-    for bad in [
-        "caf\u{e9}",
-        "a\tb",
-        "100%",
-        "\"quoted\"",
-        "<tag>",
-        "back\\slash",
-        "a^b",
-        "`tick`",
-        "{x}",
-        "a|b",
-    ] {
+    let with = |s: &str| eth_message(CHECKSUMMED).replace(&format!("{CHECKSUMMED}\n\n\n"), &format!("{CHECKSUMMED}\n\n{s}\n\n"));
+    assert!(SiwxMessage::parse(&with("I accept: https://x.example/tos?a=1&b=[2] (ok) ~!$'*+,;=@#")).is_ok());
+    for bad in ["caf\u{e9}", "a\tb", "100%", "\"quoted\"", "<tag>", "back\\slash", "a^b", "`tick`", "{x}", "a|b"] {
         let err = SiwxMessage::parse(&with(bad)).unwrap_err();
-        assert!(
-            matches!(
-                err.kind,
-                ParseErrorKind::Field(FieldError::Invalid {
-                    field: "statement",
-                    ..
-                })
-            ),
-            "{bad:?}"
-        );
+        assert!(matches!(err.kind, ParseErrorKind::Field(FieldError::Invalid { field: "statement", .. })), "{bad:?}");
     }
 }
 
@@ -236,21 +138,14 @@ fn statement_charset_is_the_grammar_one() {
 fn serde_uses_the_message_text() {
     let m = SiwxMessage::parse(&eth_message(CHECKSUMMED)).unwrap();
     let json = serde_json::to_string(&m).unwrap();
-    assert_eq!(
-        json,
-        serde_json::to_string(&eth_message(CHECKSUMMED)).unwrap()
-    );
+    assert_eq!(json, serde_json::to_string(&eth_message(CHECKSUMMED)).unwrap());
     assert_eq!(serde_json::from_str::<SiwxMessage>(&json).unwrap(), m);
     assert!(serde_json::from_str::<SiwxMessage>("\"not a message\"").is_err());
 }
 
 #[test]
 fn timestamps_keep_their_spelling() {
-    for t in [
-        "2021-09-30T16:25:24Z",
-        "2021-09-30T16:25:24.000Z",
-        "2021-09-30T18:25:24+02:00",
-    ] {
+    for t in ["2021-09-30T16:25:24Z", "2021-09-30T16:25:24.000Z", "2021-09-30T18:25:24+02:00"] {
         let ts = Timestamp::parse(t).unwrap();
         assert_eq!(ts.as_str(), t);
         assert_eq!(ts.at().unix_timestamp(), 1633019124);
@@ -297,10 +192,7 @@ fn siws_with_statement_and_all_fields_round_trips() {
     assert_eq!(m.to_message(), text);
     let fields = m.to_fields();
     assert_eq!(fields.chain_id.as_deref(), Some("solana:devnet"), "kept as written");
-    assert_eq!(
-        SiwxMessage::from_fields(Namespace::Solana, &fields).unwrap(),
-        m
-    );
+    assert_eq!(SiwxMessage::from_fields(Namespace::Solana, &fields).unwrap(), m);
 }
 
 #[test]
@@ -315,10 +207,7 @@ fn solana_addresses_and_chains_are_checked() {
     };
     assert!(SiwxMessage::parse(&template(&good, "devnet")).is_ok());
     for bad in [short.as_str(), "0OIl", "", CHECKSUMMED, &format!("{good}1")] {
-        assert!(
-            SiwxMessage::parse(&template(bad, "mainnet")).is_err(),
-            "{bad}"
-        );
+        assert!(SiwxMessage::parse(&template(bad, "mainnet")).is_err(), "{bad}");
     }
     // Phantom's grammar: mainnet, testnet, devnet, localnet, solana:mainnet, solana:testnet,
     // solana:devnet, and nothing else (not a genesis-hash reference, not solana:localnet).
@@ -334,10 +223,7 @@ fn solana_addresses_and_chains_are_checked() {
         "",
         "a23456789012345678901234567890123",
     ] {
-        assert!(
-            SiwxMessage::parse(&template(&good, bad)).is_err(),
-            "{bad:?}"
-        );
+        assert!(SiwxMessage::parse(&template(&good, bad)).is_err(), "{bad:?}");
     }
     // An Ethereum address in a Solana message and the reverse.
     let eth_header_sol_addr = eth_message(CHECKSUMMED).replace(CHECKSUMMED, &good);
@@ -357,8 +243,7 @@ fn header_is_exact() {
     ] {
         assert!(SiwxMessage::parse(&bad).is_err(), "{bad}");
     }
-    let with_scheme =
-        SiwxMessage::parse(&ok.replacen("service.org", "https://service.org", 1)).unwrap();
+    let with_scheme = SiwxMessage::parse(&ok.replacen("service.org", "https://service.org", 1)).unwrap();
     assert_eq!(with_scheme.scheme.as_ref().unwrap().as_str(), "https");
     assert_eq!(with_scheme.domain.as_str(), "service.org");
 }

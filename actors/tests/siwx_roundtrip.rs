@@ -3,9 +3,7 @@
 
 use alloy_primitives::Address;
 use proptest::prelude::*;
-use vestibule_actors::siwx::{
-    FieldError, MessageFields, Namespace, ParseErrorKind, SiwxMessage, SolanaAddress,
-};
+use vestibule_actors::siwx::{FieldError, MessageFields, Namespace, ParseErrorKind, SiwxMessage, SolanaAddress};
 
 const PCHAR: &str = "([a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})";
 
@@ -31,10 +29,7 @@ fn authority() -> impl Strategy<Value = String> {
     (
         proptest::option::of("([a-zA-Z0-9._~!$&'()*+,;=:-]|%[0-9A-F]{2}){0,10}"),
         host(),
-        proptest::option::of(prop_oneof![
-            Just(String::new()),
-            any::<u16>().prop_map(|p| p.to_string())
-        ]),
+        proptest::option::of(prop_oneof![Just(String::new()), any::<u16>().prop_map(|p| p.to_string())]),
     )
         .prop_map(|(userinfo, host, port)| {
             let mut s = String::new();
@@ -76,11 +71,7 @@ fn uri() -> impl Strategy<Value = String> {
             s
         });
     // No authority: `urn:...`, `did:...` style (path-rootless).
-    let opaque = (
-        scheme(),
-        "([a-zA-Z0-9._~!$&'()*+,;=@-]|%[0-9A-F]{2})",
-        pchars(20),
-    )
+    let opaque = (scheme(), "([a-zA-Z0-9._~!$&'()*+,;=@-]|%[0-9A-F]{2})", pchars(20))
         .prop_map(|(scheme, first, rest)| format!("{scheme}:{first}{rest}"));
     prop_oneof![3 => hierarchical, 1 => opaque]
 }
@@ -106,9 +97,7 @@ fn timestamp() -> impl Strategy<Value = String> {
             }
             match offset {
                 None => t.push('Z'),
-                Some((neg, oh, om)) => {
-                    t.push_str(&format!("{}{oh:02}:{om:02}", if neg { '-' } else { '+' }))
-                }
+                Some((neg, oh, om)) => t.push_str(&format!("{}{oh:02}:{om:02}", if neg { '-' } else { '+' })),
             }
             t
         })
@@ -131,28 +120,23 @@ fn common_fields() -> impl Strategy<Value = MessageFields> {
             proptest::option::of(proptest::collection::vec(uri(), 0..4)),
         ),
     )
-        .prop_map(
-            |(
-                (scheme, domain, statement, uri, nonce),
-                (issued_at, expiration_time, not_before, request_id, resources),
-            )| {
-                MessageFields {
-                    scheme,
-                    domain: Some(domain),
-                    address: None,
-                    statement,
-                    uri: Some(uri),
-                    version: Some("1".into()),
-                    chain_id: None,
-                    nonce: Some(nonce),
-                    issued_at: Some(issued_at),
-                    expiration_time,
-                    not_before,
-                    request_id,
-                    resources,
-                }
-            },
-        )
+        .prop_map(|((scheme, domain, statement, uri, nonce), (issued_at, expiration_time, not_before, request_id, resources))| {
+            MessageFields {
+                scheme,
+                domain: Some(domain),
+                address: None,
+                statement,
+                uri: Some(uri),
+                version: Some("1".into()),
+                chain_id: None,
+                nonce: Some(nonce),
+                issued_at: Some(issued_at),
+                expiration_time,
+                not_before,
+                request_id,
+                resources,
+            }
+        })
 }
 
 fn eip155_fields() -> impl Strategy<Value = MessageFields> {
@@ -164,7 +148,8 @@ fn eip155_fields() -> impl Strategy<Value = MessageFields> {
 }
 
 fn solana_fields() -> impl Strategy<Value = MessageFields> {
-    let chains = prop::sample::select(vec!["mainnet", "testnet", "devnet", "localnet", "solana:mainnet", "solana:testnet", "solana:devnet"]);
+    let chains =
+        prop::sample::select(vec!["mainnet", "testnet", "devnet", "localnet", "solana:mainnet", "solana:testnet", "solana:devnet"]);
     (common_fields(), any::<[u8; 32]>(), chains.prop_map(String::from)).prop_map(|(mut f, key, chain)| {
         f.address = Some(SolanaAddress(key).to_string());
         f.chain_id = Some(chain);
@@ -173,11 +158,9 @@ fn solana_fields() -> impl Strategy<Value = MessageFields> {
 }
 
 fn round_trip(ns: Namespace, fields: &MessageFields) -> Result<(), TestCaseError> {
-    let built = SiwxMessage::from_fields(ns, fields)
-        .map_err(|e| TestCaseError::fail(format!("build: {e}")))?;
+    let built = SiwxMessage::from_fields(ns, fields).map_err(|e| TestCaseError::fail(format!("build: {e}")))?;
     let text = built.to_message();
-    let parsed = SiwxMessage::parse(&text)
-        .map_err(|e| TestCaseError::fail(format!("parse: {e}\n{text}")))?;
+    let parsed = SiwxMessage::parse(&text).map_err(|e| TestCaseError::fail(format!("parse: {e}\n{text}")))?;
     prop_assert_eq!(parsed.namespace(), ns);
     prop_assert_eq!(&parsed.to_fields(), fields, "fields differ for\n{}", text);
     prop_assert_eq!(&parsed, &built);

@@ -7,8 +7,7 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use vestibule_actors::siwx::verify::decode_signature;
 use vestibule_actors::siwx::{
-    FieldError, MessageFields, Namespace, ParseErrorKind, SignatureMethod, SiwxMessage,
-    VerifyError, VerifyPolicy, verify_eoa,
+    FieldError, MessageFields, Namespace, ParseErrorKind, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy, verify_eoa,
 };
 
 const PARSING_POSITIVE: &str = include_str!("vectors/siwe/parsing_positive.json");
@@ -56,13 +55,11 @@ fn parsing_positive_parses_to_fields_and_builds_byte_for_byte() {
         let text = case["message"].as_str().unwrap();
         let expected = fields(&case["fields"]);
 
-        let parsed =
-            SiwxMessage::parse(text).unwrap_or_else(|e| panic!("{name}: parse failed: {e}"));
+        let parsed = SiwxMessage::parse(text).unwrap_or_else(|e| panic!("{name}: parse failed: {e}"));
         assert_eq!(parsed.namespace(), Namespace::Eip155, "{name}");
         assert_eq!(parsed.to_fields(), expected, "{name}: parsed fields");
 
-        let built = SiwxMessage::from_fields(Namespace::Eip155, &expected)
-            .unwrap_or_else(|e| panic!("{name}: build failed: {e}"));
+        let built = SiwxMessage::from_fields(Namespace::Eip155, &expected).unwrap_or_else(|e| panic!("{name}: build failed: {e}"));
         assert_eq!(built.to_message(), text, "{name}: built text");
         assert_eq!(built, parsed, "{name}: built == parsed");
     }
@@ -105,11 +102,7 @@ fn parsing_negative_fails_for_the_right_reason() {
     assert_eq!(cases.len(), 29, "README lists 29 cases");
     assert_eq!(cases.len(), expected.len());
     for (name, want) in expected {
-        let text = cases
-            .get(*name)
-            .unwrap_or_else(|| panic!("no case {name}"))
-            .as_str()
-            .unwrap();
+        let text = cases.get(*name).unwrap_or_else(|| panic!("no case {name}")).as_str().unwrap();
         match SiwxMessage::parse(text) {
             Ok(m) => panic!("{name}: parsed but must fail: {m:?}"),
             Err(e) => assert_eq!(parse_reason(&e.kind), *want, "{name}: {e}"),
@@ -158,10 +151,7 @@ fn naive_render(f: &MessageFields) -> String {
     if let Some(scheme) = &f.scheme {
         s += &format!("{scheme}://");
     }
-    s += &format!(
-        "{} wants you to sign in with your Ethereum account:\n",
-        f.domain.as_deref().unwrap()
-    );
+    s += &format!("{} wants you to sign in with your Ethereum account:\n", f.domain.as_deref().unwrap());
     s += &format!("{}\n\n", f.address.as_deref().unwrap());
     if let Some(st) = &f.statement {
         s += &format!("{st}\n");
@@ -207,18 +197,8 @@ fn vector_now(case: &Value) -> OffsetDateTime {
 fn vector_policy(case: &Value, f: &MessageFields) -> VerifyPolicy {
     let mut p = VerifyPolicy::new(vector_now(case));
     p.max_issued_at_skew = None;
-    p.expected_domain = Some(
-        case.get("domainBinding")
-            .and_then(Value::as_str)
-            .unwrap_or(f.domain.as_deref().unwrap())
-            .to_owned(),
-    );
-    p.expected_nonce = Some(
-        case.get("matchNonce")
-            .and_then(Value::as_str)
-            .unwrap_or(f.nonce.as_deref().unwrap())
-            .to_owned(),
-    );
+    p.expected_domain = Some(case.get("domainBinding").and_then(Value::as_str).unwrap_or(f.domain.as_deref().unwrap()).to_owned());
+    p.expected_nonce = Some(case.get("matchNonce").and_then(Value::as_str).unwrap_or(f.nonce.as_deref().unwrap()).to_owned());
     p.expected_uri_origin = Some(f.uri.clone().unwrap());
     p.allowed_chains = Some(vec![format!("eip155:{}", f.chain_id.as_deref().unwrap())]);
     p.expected_scheme = Some("https".into());
@@ -226,8 +206,7 @@ fn vector_policy(case: &Value, f: &MessageFields) -> VerifyPolicy {
 }
 
 fn signature(case: &Value) -> Vec<u8> {
-    decode_signature(case["signature"].as_str().unwrap(), Namespace::Eip155)
-        .expect("vector signature is hex")
+    decode_signature(case["signature"].as_str().unwrap(), Namespace::Eip155).expect("vector signature is hex")
 }
 
 #[test]
@@ -236,18 +215,14 @@ fn verification_positive_verifies_at_time() {
     assert_eq!(cases.len(), 4, "README lists 4 cases");
     for (name, case) in &cases {
         let f = fields(case);
-        let msg = SiwxMessage::from_fields(Namespace::Eip155, &f)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let msg = SiwxMessage::from_fields(Namespace::Eip155, &f).unwrap_or_else(|e| panic!("{name}: {e}"));
         let text = msg.to_message();
         assert_eq!(text, naive_render(&f), "{name}: builder and template agree");
-        let verified = verify_eoa(&text, &signature(case), &vector_policy(case, &f))
-            .unwrap_or_else(|e| panic!("{name}: {e} ({})", e.code()));
+        let verified =
+            verify_eoa(&text, &signature(case), &vector_policy(case, &f)).unwrap_or_else(|e| panic!("{name}: {e} ({})", e.code()));
         assert_eq!(verified.method, SignatureMethod::Eip191);
         assert_eq!(verified.message, msg);
-        assert!(
-            verified.unchecked.is_empty()
-                || verified.unchecked == [vestibule_actors::siwx::Binding::IssuedAtSkew]
-        );
+        assert!(verified.unchecked.is_empty() || verified.unchecked == [vestibule_actors::siwx::Binding::IssuedAtSkew]);
     }
 }
 
@@ -257,9 +232,7 @@ fn issued_at_skew_is_enforced_by_default() {
     // (2022-01-05): the vector set has no issued-at rule, Vestibule's default policy has one.
     let case = &cases(VERIFICATION_POSITIVE)["expired message"];
     let f = fields(case);
-    let text = SiwxMessage::from_fields(Namespace::Eip155, &f)
-        .unwrap()
-        .to_message();
+    let text = SiwxMessage::from_fields(Namespace::Eip155, &f).unwrap().to_message();
     let mut policy = vector_policy(case, &f);
     policy.max_issued_at_skew = VerifyPolicy::new(policy.now).max_issued_at_skew;
     let err = verify_eoa(&text, &signature(case), &policy).unwrap_err();
@@ -290,13 +263,9 @@ fn verification_negative_fails_for_the_right_reason() {
         let built = SiwxMessage::from_fields(Namespace::Eip155, &f);
         match &built {
             Ok(m) => assert_eq!(m.to_message(), text, "{name}"),
-            Err(e) => assert_eq!(
-                *want, "malformed_message",
-                "{name}: only unbuildable vectors may fail to build: {e}"
-            ),
+            Err(e) => assert_eq!(*want, "malformed_message", "{name}: only unbuildable vectors may fail to build: {e}"),
         }
-        let sig = decode_signature(case["signature"].as_str().unwrap(), Namespace::Eip155)
-            .unwrap_or_default();
+        let sig = decode_signature(case["signature"].as_str().unwrap(), Namespace::Eip155).unwrap_or_default();
         match verify_eoa(&text, &sig, &vector_policy(case, &f)) {
             Ok(v) => panic!("{name}: verified but must fail: {v:?}"),
             Err(e) => assert_eq!(e.code(), *want, "{name}: {e}"),
@@ -308,19 +277,14 @@ fn verification_negative_fails_for_the_right_reason() {
 fn invalid_dates_are_refused_by_the_grammar() {
     // 2022-02-31, 2025-02-31, 2100-02-31: shaped like RFC 3339, refused by the calendar check.
     let cases = cases(VERIFICATION_NEGATIVE);
-    for (name, field) in [
-        ("invalid issuedAt", "issuedAt"),
-        ("invalid notBefore", "notBefore"),
-        ("invalid expirationTime", "expirationTime"),
-    ] {
+    for (name, field) in
+        [("invalid issuedAt", "issuedAt"), ("invalid notBefore", "notBefore"), ("invalid expirationTime", "expirationTime")]
+    {
         let text = naive_render(&fields(&cases[name]));
         let err = SiwxMessage::parse(&text).unwrap_err();
         assert_eq!(
             err.kind,
-            ParseErrorKind::Field(FieldError::Invalid {
-                field,
-                reason: "expected a calendar-valid RFC 3339 date-time"
-            }),
+            ParseErrorKind::Field(FieldError::Invalid { field, reason: "expected a calendar-valid RFC 3339 date-time" }),
             "{name}"
         );
     }
@@ -341,12 +305,6 @@ fn eip1271_vectors_parse_and_are_not_eoa_signatures() {
         let mut policy = VerifyPolicy::new(msg.issued_at.at());
         policy.expected_nonce = Some(msg.nonce.to_string());
         let err = verify_eoa(text, &sig, &policy).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                VerifyError::SignatureMismatch { .. } | VerifyError::MalformedSignature(_)
-            ),
-            "{name}: {err}"
-        );
+        assert!(matches!(err, VerifyError::SignatureMismatch { .. } | VerifyError::MalformedSignature(_)), "{name}: {err}");
     }
 }

@@ -7,9 +7,8 @@ use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use vestibule_actors::siwx::verify::{decode_signature, eip191_hash, recover_eip191};
 use vestibule_actors::siwx::{
-    Account, Binding, MessageFields, Namespace, SignatureMethod, SiwxMessage, SolanaAddress,
-    VerifyError, VerifyPolicy, generate_nonce, generate_nonce_with, verify, verify_eoa,
-    verify_solana,
+    Account, Binding, MessageFields, Namespace, SignatureMethod, SiwxMessage, SolanaAddress, VerifyError, VerifyPolicy, generate_nonce,
+    generate_nonce_with, verify, verify_eoa, verify_solana,
 };
 
 const NOW: OffsetDateTime = datetime!(2024-05-01 12:00:00 UTC);
@@ -24,9 +23,7 @@ fn eth_address() -> Address {
 }
 
 fn personal_sign(key: &k256::ecdsa::SigningKey, message: &str) -> Vec<u8> {
-    let (sig, recid) = key
-        .sign_prehash_recoverable(eip191_hash(message.as_bytes()).as_slice())
-        .unwrap();
+    let (sig, recid) = key.sign_prehash_recoverable(eip191_hash(message.as_bytes()).as_slice()).unwrap();
     let mut out = sig.to_bytes().to_vec();
     out.push(27 + recid.to_byte());
     out
@@ -48,9 +45,7 @@ fn eth_fields() -> MessageFields {
 }
 
 fn eth_message(f: &MessageFields) -> String {
-    SiwxMessage::from_fields(Namespace::Eip155, f)
-        .unwrap()
-        .to_message()
+    SiwxMessage::from_fields(Namespace::Eip155, f).unwrap().to_message()
 }
 
 fn policy() -> VerifyPolicy {
@@ -72,13 +67,7 @@ fn a_valid_eoa_signature_verifies_with_every_binding_checked() {
     let sig = personal_sign(&eth_key(), &text);
     let v = verify_eoa(&text, &sig, &policy()).unwrap();
     assert_eq!(v.method, SignatureMethod::Eip191);
-    assert_eq!(
-        v.message.account,
-        Account::Eip155 {
-            chain_id: 1,
-            address: eth_address()
-        }
-    );
+    assert_eq!(v.message.account, Account::Eip155 { chain_id: 1, address: eth_address() });
     assert_eq!(v.unchecked, Vec::<Binding>::new());
     // v in {0, 1} is accepted as well as {27, 28}.
     let mut sig01 = sig.clone();
@@ -95,27 +84,12 @@ fn a_tampered_signature_is_refused() {
     flipped[10] ^= 0x01;
     let err = verify_eoa(&text, &flipped, &policy()).unwrap_err();
     // Either no key recovers or some other key does; never the signer.
-    assert!(
-        matches!(
-            err,
-            VerifyError::SignatureMismatch { .. } | VerifyError::MalformedSignature(_)
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, VerifyError::SignatureMismatch { .. } | VerifyError::MalformedSignature(_)), "{err}");
     let mut bad_v = sig.clone();
     bad_v[64] = 29;
-    assert_eq!(
-        code(verify_eoa(&text, &bad_v, &policy())),
-        "malformed_signature"
-    );
-    assert_eq!(
-        code(verify_eoa(&text, &sig[..64], &policy())),
-        "malformed_signature"
-    );
-    assert_eq!(
-        code(verify_eoa(&text, &[], &policy())),
-        "malformed_signature"
-    );
+    assert_eq!(code(verify_eoa(&text, &bad_v, &policy())), "malformed_signature");
+    assert_eq!(code(verify_eoa(&text, &sig[..64], &policy())), "malformed_signature");
+    assert_eq!(code(verify_eoa(&text, &[], &policy())), "malformed_signature");
 }
 
 #[test]
@@ -124,10 +98,7 @@ fn a_tampered_message_or_another_signer_is_refused() {
     let sig = personal_sign(&eth_key(), &text);
     let tampered = text.replace("Sign in to Example", "Sign in to Examp1e");
     match verify_eoa(&tampered, &sig, &policy()).unwrap_err() {
-        VerifyError::SignatureMismatch {
-            expected,
-            recovered,
-        } => {
+        VerifyError::SignatureMismatch { expected, recovered } => {
             assert_eq!(expected, eth_address().to_checksum(None));
             assert_ne!(recovered, Some(expected));
         }
@@ -143,10 +114,7 @@ fn a_tampered_message_or_another_signer_is_refused() {
             recovered: Some(Address::from_private_key(&other).to_checksum(None)),
         }
     );
-    assert_eq!(
-        recover_eip191(text.as_bytes(), &other_sig).unwrap(),
-        Address::from_private_key(&other)
-    );
+    assert_eq!(recover_eip191(text.as_bytes(), &other_sig).unwrap(), Address::from_private_key(&other));
 }
 
 #[test]
@@ -226,16 +194,7 @@ fn unchecked_bindings_are_reported() {
     let text = eth_message(&eth_fields());
     let sig = personal_sign(&eth_key(), &text);
     let v = verify_eoa(&text, &sig, &VerifyPolicy::new(NOW)).unwrap();
-    assert_eq!(
-        v.unchecked,
-        vec![
-            Binding::Domain,
-            Binding::Scheme,
-            Binding::UriOrigin,
-            Binding::Nonce,
-            Binding::Chain
-        ]
-    );
+    assert_eq!(v.unchecked, vec![Binding::Domain, Binding::Scheme, Binding::UriOrigin, Binding::Nonce, Binding::Chain]);
 }
 
 #[test]
@@ -245,10 +204,7 @@ fn for_origin_refuses_what_is_not_an_origin() {
     let p = VerifyPolicy::for_origin("http://localhost:8080", NONCE, NOW).unwrap();
     assert_eq!(p.expected_domain.as_deref(), Some("localhost:8080"));
     assert_eq!(p.expected_scheme.as_deref(), Some("http"));
-    assert_eq!(
-        p.expected_uri_origin.as_deref(),
-        Some("http://localhost:8080")
-    );
+    assert_eq!(p.expected_uri_origin.as_deref(), Some("http://localhost:8080"));
 }
 
 // ---- Solana ----
@@ -269,9 +225,7 @@ fn sol_message(statement: Option<&str>) -> String {
         issued_at: Some("2024-05-01T11:59:00Z".into()),
         ..Default::default()
     };
-    SiwxMessage::from_fields(Namespace::Solana, &f)
-        .unwrap()
-        .to_message()
+    SiwxMessage::from_fields(Namespace::Solana, &f).unwrap().to_message()
 }
 
 #[test]
@@ -285,18 +239,9 @@ fn a_valid_solana_signature_verifies() {
         assert_eq!(code(verify(&text, &sig, &policy())), "ok");
         // Base58 and hex spellings of the signature decode to the same bytes.
         let b58 = bs58::encode(sig).into_string();
-        assert_eq!(
-            decode_signature(&b58, Namespace::Solana).unwrap(),
-            sig.to_vec()
-        );
-        assert_eq!(
-            decode_signature(&hex::encode(sig), Namespace::Solana).unwrap(),
-            sig.to_vec()
-        );
-        assert_eq!(
-            decode_signature(&format!("0x{}", hex::encode(sig)), Namespace::Solana).unwrap(),
-            sig.to_vec()
-        );
+        assert_eq!(decode_signature(&b58, Namespace::Solana).unwrap(), sig.to_vec());
+        assert_eq!(decode_signature(&hex::encode(sig), Namespace::Solana).unwrap(), sig.to_vec());
+        assert_eq!(decode_signature(&format!("0x{}", hex::encode(sig)), Namespace::Solana).unwrap(), sig.to_vec());
     }
 }
 
@@ -306,26 +251,12 @@ fn solana_tampering_and_wrong_keys_are_refused() {
     let sig = sol_key().sign(text.as_bytes()).to_bytes();
     let mut flipped = sig;
     flipped[0] ^= 1;
-    assert_eq!(
-        code(verify_solana(&text, &flipped, &policy())),
-        "signature_mismatch"
-    );
+    assert_eq!(code(verify_solana(&text, &flipped, &policy())), "signature_mismatch");
     let tampered = text.replace("Sign in to Example", "Sign in to Examp1e");
-    assert_eq!(
-        code(verify_solana(&tampered, &sig, &policy())),
-        "signature_mismatch"
-    );
-    let other = ed25519_dalek::SigningKey::from_bytes(&[10; 32])
-        .sign(text.as_bytes())
-        .to_bytes();
-    assert_eq!(
-        code(verify_solana(&text, &other, &policy())),
-        "signature_mismatch"
-    );
-    assert_eq!(
-        code(verify_solana(&text, &sig[..63], &policy())),
-        "malformed_signature"
-    );
+    assert_eq!(code(verify_solana(&tampered, &sig, &policy())), "signature_mismatch");
+    let other = ed25519_dalek::SigningKey::from_bytes(&[10; 32]).sign(text.as_bytes()).to_bytes();
+    assert_eq!(code(verify_solana(&text, &other, &policy())), "signature_mismatch");
+    assert_eq!(code(verify_solana(&text, &sig[..63], &policy())), "malformed_signature");
     let mut p = policy();
     p.expected_nonce = Some("someOtherNonce123".into());
     assert_eq!(code(verify_solana(&text, &sig, &p)), "nonce_mismatch");
@@ -341,14 +272,8 @@ fn verifiers_refuse_the_other_namespace() {
     assert_eq!(code(verify_eoa(&sol, &sig, &policy())), "wrong_namespace");
     let eth = eth_message(&eth_fields());
     let esig = personal_sign(&eth_key(), &eth);
-    assert_eq!(
-        code(verify_solana(&eth, &esig, &policy())),
-        "wrong_namespace"
-    );
-    assert_eq!(
-        code(verify_eoa("not a message", &esig, &policy())),
-        "malformed_message"
-    );
+    assert_eq!(code(verify_solana(&eth, &esig, &policy())), "wrong_namespace");
+    assert_eq!(code(verify_eoa("not a message", &esig, &policy())), "malformed_message");
 }
 
 #[test]

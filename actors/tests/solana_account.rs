@@ -9,7 +9,7 @@ use vestibule_actors::machines::balances::{BalancesStatus, RETRY_BLOCK_MS, TOKEN
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::View;
 use vestibule_actors::machines::send::{
-    SendForm, SendStatus, SentStatus, SolanaSendStep, TransferKind, AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, TOKEN_REQUIRED,
+    AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SendForm, SendStatus, SentStatus, SolanaSendStep, TOKEN_REQUIRED, TransferKind,
     UNSUPPORTED_CHAIN,
 };
 use vestibule_actors::model::caip::{CaipNetworkId, Namespace};
@@ -172,7 +172,10 @@ fn given_a_built_transaction_then_the_solana_wallet_is_asked_to_sign_it() {
     assert_eq!(request.namespace, Namespace::Solana);
     assert_eq!(request.connector_id, DEV_SOLANA_CONNECTOR);
     let RequestKind::SignTransaction { transaction, address, network } = &request.kind else { panic!("{:?}", request.kind) };
-    assert_eq!((transaction.clone(), address.clone(), network.clone()), (prepared_solana_transfer(true).transaction, solana_address(), devnet()));
+    assert_eq!(
+        (transaction.clone(), address.clone(), network.clone()),
+        (prepared_solana_transfer(true).transaction, solana_address(), devnet())
+    );
     assert_eq!(g.state.send.sending.as_ref().unwrap().request_id, request_id);
     assert!(matches!(g.state.send.solana.as_ref().unwrap().step, SolanaSendStep::Signing { creates_receiver_account: true, .. }));
 }
@@ -180,11 +183,16 @@ fn given_a_built_transaction_then_the_solana_wallet_is_asked_to_sign_it() {
 #[test]
 fn given_the_wallet_signed_when_the_service_sent_it_then_success_back_to_account_and_pending_confirmation() {
     let (g, request_id) = signing(&demo(), "2");
-    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!({ "signedTransaction": "AQID" }) } });
+    let g = g.and(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!({ "signedTransaction": "AQID" }) },
+    });
     let send = g.state.send.solana.clone().unwrap();
     assert_eq!(send.step, SolanaSendStep::Submitting { message: prepared_solana_transfer(true).message, signed: "AQID".into() });
     let signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
-    let g = g.and(C::Navigate { view: View::Send, params: None, replace: None }).and(Command::SolanaSendSubmitted { id: send.id, outcome: Ok(signature.into()) });
+    let g = g
+        .and(C::Navigate { view: View::Send, params: None, replace: None })
+        .and(Command::SolanaSendSubmitted { id: send.id, outcome: Ok(signature.into()) });
     assert_eq!(g.state.send.status, SendStatus::Idle);
     assert!(g.state.send.solana.is_none());
     assert_eq!(g.state.send.sent[0].hash, signature);
@@ -193,7 +201,8 @@ fn given_the_wallet_signed_when_the_service_sent_it_then_success_back_to_account
     assert_eq!(g.state.send.form, SendForm::default());
 
     // Confirmed: fresh balances are fetched.
-    let then = g.when(Command::ReceiptObserved { hash: signature.into(), outcome: ReceiptOutcome::Mined { success: true, block_number: 42 } });
+    let then =
+        g.when(Command::ReceiptObserved { hash: signature.into(), outcome: ReceiptOutcome::Mined { success: true, block_number: 42 } });
     assert_eq!(then.state().send.sent[0].status, SentStatus::Confirmed);
     assert!(then.events().iter().any(|e| matches!(e, Event::BalancesRequested { fetch } if fetch.fresh)));
 }
@@ -212,7 +221,10 @@ fn given_a_failed_confirmation_then_reverted_and_the_balances_still_refresh() {
 #[test]
 fn given_the_wallet_refuses_then_user_rejected_and_nothing_is_sent() {
     let (g, request_id) = signing(&native(), "1");
-    let then = g.when(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Error { code: 4001, message: "User rejected the request.".into() } });
+    let then = g.when(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Error { code: 4001, message: "User rejected the request.".into() },
+    });
     assert_eq!(then.state().send.error.as_deref(), Some("user rejected the request"));
     assert!(then.state().send.solana.is_none());
     assert_eq!(then.state().send.status, SendStatus::Idle);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use vestibule_actors::model::caip::{CaipAddress, Namespace as CaipNamespace};
-use vestibule_actors::siwx::{verify, MessageFields, Namespace, ParseErrorKind, SiwxMessage, VerifyPolicy};
+use vestibule_actors::siwx::{MessageFields, Namespace, ParseErrorKind, SiwxMessage, VerifyPolicy, verify};
 
 fn load(path: &str) -> BTreeMap<String, Value> {
     let text = std::fs::read_to_string(format!("{}/tests/vectors/{path}", env!("CARGO_MANIFEST_DIR"))).expect("vectors are readable");
@@ -81,7 +81,8 @@ fn siws_verification_vectors_give_their_verdicts() {
         let at = time::OffsetDateTime::parse(v["time"].as_str().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
         let domain = v.get("domain").and_then(Value::as_str).unwrap_or("app.example.com");
         let mut policy = VerifyPolicy::for_origin(&format!("https://{domain}"), "oBbLoEldZs91", at).unwrap();
-        policy.allowed_chains = Some(vec!["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp".into(), "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1".into()]);
+        policy.allowed_chains =
+            Some(vec!["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp".into(), "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1".into()]);
         policy.max_issued_at_skew = None;
         match (verify(text, &signature, &policy), v.get("reason").and_then(Value::as_str)) {
             (Ok(verified), None) => assert_eq!(verified.message.to_message(), text, "{name}"),

@@ -1,6 +1,6 @@
 //! Given / when / then: the toast queue (spec sections 4 and 9).
 
-use vestibule_actors::machines::toasts::{ToastVariant, DEFAULT_DURATION_MS, RESHOW_DELAY_MS};
+use vestibule_actors::machines::toasts::{DEFAULT_DURATION_MS, RESHOW_DELAY_MS, ToastVariant};
 use vestibule_actors::session::{ClientCommand as C, Command, DomainError};
 use vestibule_actors::testing::*;
 

@@ -120,10 +120,7 @@ pub fn parse_amount(text: &str, decimals: u8) -> Result<U256, AmountError> {
     let ten = U256::from(10u8);
     let padding = usize::from(decimals) - fraction.len();
     for digit in whole.bytes().chain(fraction.bytes()).chain(std::iter::repeat_n(b'0', padding)) {
-        raw = raw
-            .checked_mul(ten)
-            .and_then(|r| r.checked_add(U256::from(digit - b'0')))
-            .ok_or(AmountError::TooLarge)?;
+        raw = raw.checked_mul(ten).and_then(|r| r.checked_add(U256::from(digit - b'0'))).ok_or(AmountError::TooLarge)?;
     }
     Ok(raw)
 }

@@ -24,8 +24,8 @@ use alloy::transports::http::reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use crate::NetworkId;
-use crate::network::ChainKind;
 use crate::amount::Price;
+use crate::network::ChainKind;
 use crate::prices::AssetId;
 use crate::rpc::RpcPolicy;
 use crate::send::parse_evm_address;
@@ -356,7 +356,11 @@ mod tests {
         assert_eq!(e.field, r#"networks."solana:mainnet""#);
         assert!(e.message.contains("genesis hash"), "{e}");
         let mut n = network(&["http://x"]);
-        n.tokens.push(TokenConfig { address: "0x5fbdb2315678afecb367f032d93f642f64180aa3".into(), symbol: Some("X".into()), ..Default::default() });
+        n.tokens.push(TokenConfig {
+            address: "0x5fbdb2315678afecb367f032d93f642f64180aa3".into(),
+            symbol: Some("X".into()),
+            ..Default::default()
+        });
         let e = config(DEVNET, n).validate().unwrap_err();
         assert_eq!(e.field, r#"networks."solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1".tokens[0].address"#);
         let mut n = network(&["http://x"]);

@@ -79,11 +79,7 @@ impl ChainMetrics {
         registry.register("vestibule_chain_rpc_retries", "JSON-RPC attempts retried on the same endpoint", self.retries.clone());
         registry.register("vestibule_chain_rpc_fallbacks", "JSON-RPC calls moved on to a network's next endpoint", self.fallbacks.clone());
         registry.register("vestibule_chain_rpc_errors", "Failed JSON-RPC attempts, by network and kind", self.errors.clone());
-        registry.register(
-            "vestibule_chain_rpc_latency_seconds",
-            "Duration of each JSON-RPC HTTP attempt",
-            self.latency_seconds.clone(),
-        );
+        registry.register("vestibule_chain_rpc_latency_seconds", "Duration of each JSON-RPC HTTP attempt", self.latency_seconds.clone());
         registry.register(
             "vestibule_chain_rpc_deduplicated",
             "JSON-RPC calls answered by an identical call in flight",

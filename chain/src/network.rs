@@ -103,10 +103,8 @@ impl FromStr for NetworkId {
         }
         match namespace {
             "eip155" => {
-                let canonical =
-                    reference.bytes().all(|b| b.is_ascii_digit()) && (reference == "0" || !reference.starts_with('0'));
-                let chain_id =
-                    reference.parse().ok().filter(|_| canonical).ok_or_else(|| NetworkIdError::BadChainId(reference.into()))?;
+                let canonical = reference.bytes().all(|b| b.is_ascii_digit()) && (reference == "0" || !reference.starts_with('0'));
+                let chain_id = reference.parse().ok().filter(|_| canonical).ok_or_else(|| NetworkIdError::BadChainId(reference.into()))?;
                 Ok(Self::Eip155 { chain_id })
             }
             "solana" => Self::solana(reference),
@@ -151,7 +149,10 @@ mod tests {
 
     #[test]
     fn refuses_other_namespaces_and_malformed_ids() {
-        assert_eq!("bip122:000000000019d6689c085ae165831e93".parse::<NetworkId>(), Err(NetworkIdError::UnsupportedNamespace("bip122".into())));
+        assert_eq!(
+            "bip122:000000000019d6689c085ae165831e93".parse::<NetworkId>(),
+            Err(NetworkIdError::UnsupportedNamespace("bip122".into()))
+        );
         // The cluster's name, the whole genesis hash, and a non-base58 character are refused.
         assert_eq!("solana:mainnet".parse::<NetworkId>(), Err(NetworkIdError::BadSolanaReference("mainnet".into())));
         assert!(matches!(

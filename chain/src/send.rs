@@ -148,14 +148,8 @@ mod tests {
         let native = Some(SendAsset::Native { decimals: 18 });
         let bob = BOB.to_string();
         assert_eq!(build_send(&form(native, "1", &bob), false).unwrap_err().to_string(), "Unsupported chain");
-        assert_eq!(
-            build_send(&form(native, "", &bob), true).unwrap_err().to_string(),
-            "An amount and receiver address are required"
-        );
-        assert_eq!(
-            build_send(&form(native, "1", " "), true).unwrap_err().to_string(),
-            "An amount and receiver address are required"
-        );
+        assert_eq!(build_send(&form(native, "", &bob), true).unwrap_err().to_string(), "An amount and receiver address are required");
+        assert_eq!(build_send(&form(native, "1", " "), true).unwrap_err().to_string(), "An amount and receiver address are required");
         assert_eq!(build_send(&form(None, "1", &bob), true).unwrap_err().to_string(), "A token is required");
         assert_eq!(build_send(&form(native, "1", "0x1234"), true), Err(SendError::InvalidReceiver));
         assert_eq!(build_send(&form(native, "0", &bob), true), Err(SendError::ZeroAmount));

@@ -14,13 +14,10 @@ use futures_util::future::Shared;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::activity::otterscan::OtterscanActivity;
 use crate::activity::cache::{ACTIVITY_CACHE_TTL, ActivityCache, ActivityKey, MAX_CACHED_ACTIVITY_BYTES, MAX_CACHED_ACTIVITY_PAGES};
+use crate::activity::otterscan::OtterscanActivity;
 use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
 use crate::balances::{AccountAddress, BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
-use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
-use crate::solana::tx::{SignedTransactionError, check_signed};
-use crate::solana::SolAddress;
 use crate::clock::{Clock, TokioClock};
 use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSettings};
 use crate::metrics::{ChainMetrics, NetworkMetrics};
@@ -28,6 +25,9 @@ use crate::prices::{AssetId, PriceSource, StaticPrices};
 use crate::receipt::{ReceiptOutcome, wait_for_receipt};
 use crate::rpc::{RpcPolicy, network_client};
 use crate::send::{SendCall, SendError, SendForm, build_send};
+use crate::solana::SolAddress;
+use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
+use crate::solana::tx::{SignedTransactionError, check_signed};
 use crate::{ActivityError, BalanceError, ChainError, NetworkId};
 
 /// Most (address, network) pairs whose balances are kept at once.
@@ -174,20 +174,19 @@ impl ChainServiceBuilder {
             let network_metrics = metrics.for_network(&settings.id);
             let client = network_client(&http, &settings.rpc_urls, policy, network_metrics.clone());
             let activity = self.activity.remove(&settings.id).or_else(|| match settings.activity.source {
-                ActivitySourceKind::Otterscan if !settings.id.is_solana() => Some(Arc::new(OtterscanActivity::new(
-                    client.clone(),
-                    settings.clone(),
-                    metadata.clone(),
-                )) as Arc<dyn ActivitySource>),
+                ActivitySourceKind::Otterscan if !settings.id.is_solana() => {
+                    Some(Arc::new(OtterscanActivity::new(client.clone(), settings.clone(), metadata.clone())) as Arc<dyn ActivitySource>)
+                }
                 ActivitySourceKind::Otterscan | ActivitySourceKind::None => None,
             });
             networks.insert(settings.id, Network { settings, client, activity, metrics: network_metrics });
         }
         let prices = match (self.prices, &self.config.prices) {
             (Some(prices), _) => Some(prices),
-            (None, Some(config)) => Some(Arc::new(
-                StaticPrices::from_config(config).map_err(|message| ConfigError { field: "prices".into(), message })?,
-            ) as Arc<dyn PriceSource>),
+            (None, Some(config)) => {
+                Some(Arc::new(StaticPrices::from_config(config).map_err(|message| ConfigError { field: "prices".into(), message })?)
+                    as Arc<dyn PriceSource>)
+            }
             (None, None) => None,
         };
         Ok(ChainService {
@@ -329,9 +328,7 @@ impl ChainService {
                 }
             }
         };
-        shared.await.unwrap_or_else(|_| {
-            Err(BalanceError { cause: ChainError::Decode("the balance fetch was cancelled".into()) })
-        })
+        shared.await.unwrap_or_else(|_| Err(BalanceError { cause: ChainError::Decode("the balance fetch was cancelled".into()) }))
     }
 
     async fn fetch_balances(&self, network: NetworkId, address: AccountAddress) -> Result<Balances, BalanceError> {
@@ -344,8 +341,7 @@ impl ChainService {
         };
         let mut balances = fetched.map_err(|cause| BalanceError { cause })?;
         if let Some(prices) = &self.inner.prices {
-            let assets: Vec<AssetId> =
-                std::iter::once(balances.native.asset).chain(balances.tokens.iter().map(|t| t.asset)).collect();
+            let assets: Vec<AssetId> = std::iter::once(balances.native.asset).chain(balances.tokens.iter().map(|t| t.asset)).collect();
             match prices.usd_prices(&assets).await {
                 Ok(known) => {
                     balances.native = balances.native.clone().with_price(known.get(&balances.native.asset).copied());
@@ -417,10 +413,7 @@ impl ChainService {
                 shared
             }
         };
-        shared
-            .await
-            .unwrap_or_else(|_| Err(ChainError::Decode("the activity fetch was cancelled".into())))
-            .map_err(ActivityError::Failed)
+        shared.await.unwrap_or_else(|_| Err(ChainError::Decode("the activity fetch was cancelled".into()))).map_err(ActivityError::Failed)
     }
 
     /// Drops the cached activity pages of `accounts` on `network`, and lets no fetch already in
@@ -450,12 +443,7 @@ impl ChainService {
     /// to the network's nodes through the policy. Any other method is refused with "Requested RPC
     /// call is not allowed" without reaching a node. The
     /// node's JSON-RPC error comes back as [`ChainError::Rpc`], for the host to see.
-    pub async fn request(
-        &self,
-        network: NetworkId,
-        method: &str,
-        params: serde_json::Value,
-    ) -> Result<serde_json::Value, ChainError> {
+    pub async fn request(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
         if !self.inner.host_reads.contains(&method) {
             return Err(ChainError::MethodNotAllowed { method: method.to_string() });
         }

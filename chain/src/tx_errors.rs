@@ -57,11 +57,20 @@ impl TransactionError {
             Self::UserRejected
         } else if code == Some(3) || has(&["execution reverted", "revert"]) {
             Self::ExecutionReverted { reason: revert_reason(message) }
-        } else if has(&["max priority fee per gas higher than max fee per gas", "tip higher than fee cap", "maxpriorityfeepergas higher than maxfeepergas"]) {
+        } else if has(&[
+            "max priority fee per gas higher than max fee per gas",
+            "tip higher than fee cap",
+            "maxpriorityfeepergas higher than maxfeepergas",
+        ]) {
             Self::TipAboveFeeCap
         } else if has(&["fee cap higher than 2^256", "max fee per gas higher than 2^256", "fee cap too high"]) {
             Self::FeeCapTooHigh
-        } else if has(&["fee cap less than block base fee", "max fee per gas less than block base fee", "fee cap too low", "transaction is outdated"]) {
+        } else if has(&[
+            "fee cap less than block base fee",
+            "max fee per gas less than block base fee",
+            "fee cap too low",
+            "transaction is outdated",
+        ]) {
             Self::FeeCapTooLow
         } else if has(&["nonce has max value", "nonce max value"]) {
             Self::NonceMaxValue
@@ -112,7 +121,11 @@ mod tests {
     #[test]
     fn node_messages_map_to_the_catalogue() {
         let cases: &[(Option<i64>, &str, E)] = &[
-            (Some(3), "execution reverted: ERC20: transfer amount exceeds balance", E::ExecutionReverted { reason: Some("ERC20: transfer amount exceeds balance".into()) }),
+            (
+                Some(3),
+                "execution reverted: ERC20: transfer amount exceeds balance",
+                E::ExecutionReverted { reason: Some("ERC20: transfer amount exceeds balance".into()) },
+            ),
             (Some(-32000), "execution reverted", E::ExecutionReverted { reason: None }),
             (Some(-32003), "Insufficient funds for gas * price + value", E::InsufficientFunds),
             (Some(-32000), "insufficient funds for transfer", E::InsufficientFunds),

@@ -74,7 +74,8 @@ struct Setup {
 fn setup(anvil: &Anvil, bounds: Option<(usize, usize)>, gate: Option<Arc<Semaphore>>) -> Setup {
     let config = config(anvil);
     let base = ChainService::new(&config).unwrap();
-    let inner = OtterscanActivity::new(base.client(NET).unwrap(), base.settings(NET).unwrap().clone(), Arc::new(TokenMetadataCache::default()));
+    let inner =
+        OtterscanActivity::new(base.client(NET).unwrap(), base.settings(NET).unwrap().clone(), Arc::new(TokenMetadataCache::default()));
     let source = Arc::new(Counted { inner, pages: AtomicUsize::new(0), gate, lagging: Default::default() });
     let clock = Arc::new(ManualClock::new());
     let mut builder = ChainService::builder(&config)
@@ -157,10 +158,12 @@ async fn pages_are_shared_across_sessions_until_the_account_transacts() {
     let still_cached = s.service.activity(NET, Some(dev), None).await.unwrap();
     assert_eq!(still_cached, first, "until the service sees the receipt, the page is kept");
     assert_eq!(s.pages(), 4);
-    let ReceiptOutcome::Mined(mined) = s.service.receipt(NET, sent, Duration::from_secs(30)).await.unwrap() else {
-        panic!("not mined")
-    };
-    assert_eq!(mined.accounts, { let mut a = vec![dev, ANVIL_1]; a.sort(); a });
+    let ReceiptOutcome::Mined(mined) = s.service.receipt(NET, sent, Duration::from_secs(30)).await.unwrap() else { panic!("not mined") };
+    assert_eq!(mined.accounts, {
+        let mut a = vec![dev, ANVIL_1];
+        a.sort();
+        a
+    });
     assert_eq!(metrics.activity_pages_dropped_of("invalidated"), 3, "the dev wallet's two pages and ANVIL_1's");
     let after = s.service.activity(NET, Some(dev), None).await.unwrap();
     assert_eq!(s.pages(), 5, "the next load went upstream");

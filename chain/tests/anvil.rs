@@ -120,10 +120,8 @@ async fn activity_lists_native_and_token_transfers_newest_first_by_pages() {
     // transactions the dev wallet sent or received directly, so the paging below reads a settled node.
     let mut indexed = 0;
     for _ in 0..600 {
-        let found: serde_json::Value = dev_provider
-            .raw_request("ots_searchTransactionsBefore".into(), (dev, 0, 10))
-            .await
-            .expect("ots_searchTransactionsBefore");
+        let found: serde_json::Value =
+            dev_provider.raw_request("ots_searchTransactionsBefore".into(), (dev, 0, 10)).await.expect("ots_searchTransactionsBefore");
         indexed = found["txs"].as_array().map_or(0, Vec::len);
         if indexed >= 3 {
             break;
@@ -177,10 +175,7 @@ async fn activity_lists_native_and_token_transfers_newest_first_by_pages() {
     );
 
     assert_eq!(service.activity(NET, None, None).await, Err(ActivityError::MissingAccountAddress));
-    assert_eq!(
-        service.activity(NET, None, None).await.unwrap_err().to_string(),
-        "Transactions can't be fetched without an accountAddress"
-    );
+    assert_eq!(service.activity(NET, None, None).await.unwrap_err().to_string(), "Transactions can't be fetched without an accountAddress");
     let foreign = service.activity(NET, Some(dev), Some(&ActivityCursor("page=2".into()))).await.unwrap_err();
     assert_eq!(foreign.to_string(), "Failed to fetch transactions");
 }
@@ -195,9 +190,7 @@ async fn receipts_of_mined_reverted_and_unknown_transactions() {
 
     let tx = TransactionRequest::default().to(ANVIL_1).value(U256::from(1));
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30)).await.unwrap() else {
-        panic!("not mined")
-    };
+    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30)).await.unwrap() else { panic!("not mined") };
     assert_eq!((mined.hash, mined.status, mined.gas_used), (hash, TransactionStatus::Confirmed, 21_000));
 
     // A token transfer of more than anvil's first account holds (none), with the gas given so it
@@ -205,9 +198,7 @@ async fn receipts_of_mined_reverted_and_unknown_transactions() {
     let transfer = SendCall::erc20_transfer(vdt, ANVIL_1, ether(1));
     let tx = TransactionRequest::default().to(transfer.to).input(transfer.data.into()).gas_limit(100_000);
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let ReceiptOutcome::Mined(reverted) = service.receipt(NET, hash, Duration::from_secs(30)).await.unwrap() else {
-        panic!("not mined")
-    };
+    let ReceiptOutcome::Mined(reverted) = service.receipt(NET, hash, Duration::from_secs(30)).await.unwrap() else { panic!("not mined") };
     assert_eq!(reverted.status, TransactionStatus::Failed);
 
     let unknown = alloy::primitives::B256::repeat_byte(0x42);
@@ -235,7 +226,12 @@ async fn a_host_eth_call_is_answered_and_node_errors_map_to_the_catalogue() {
 
     // A signed transfer from an account with no ether: the node's "insufficient funds".
     let broke = "0x0000000000000000000000000000000000000000000000000000000000000042";
-    let tx = TransactionRequest::default().to(ANVIL_1).value(U256::from(1)).gas_limit(21_000).max_fee_per_gas(2_000_000_000).max_priority_fee_per_gas(1);
+    let tx = TransactionRequest::default()
+        .to(ANVIL_1)
+        .value(U256::from(1))
+        .gas_limit(21_000)
+        .max_fee_per_gas(2_000_000_000)
+        .max_priority_fee_per_gas(1);
     let error = anvil.wallet(broke).send_transaction(tx).await.unwrap_err();
     let payload = error.as_error_resp().expect("a JSON-RPC error");
     assert_eq!(TransactionError::classify(Some(payload.code), &payload.message), TransactionError::InsufficientFunds, "{payload:?}");

@@ -108,10 +108,9 @@ async fn the_cache_metric_tells_hits_misses_and_fresh_fetches_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failed_refresh_says_token_balance_unavailable_and_is_not_kept() {
-    let node = StubNode::start(|n, body| {
-        if n < 4 { Reply::Status { status: 503, retry_after: None } } else { Reply::Json(node_answer(body)) }
-    })
-    .await;
+    let node =
+        StubNode::start(|n, body| if n < 4 { Reply::Status { status: 503, retry_after: None } } else { Reply::Json(node_answer(body)) })
+            .await;
     let service = ChainService::new(&config(&node.url())).unwrap();
     let error = service.balances(NET, HOLDER).await.unwrap_err();
     assert_eq!(error.to_string(), "Token Balance Unavailable");

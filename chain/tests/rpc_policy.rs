@@ -209,8 +209,7 @@ async fn batches_larger_than_1000_are_sent_in_chunks() {
     let service = service(&[node.url()]);
     let client = service.client(NET).unwrap();
     let mut batch = client.new_batch();
-    let waiters: Vec<_> =
-        (0..2500u64).map(|i| batch.add_call::<_, u64>("eth_getBlockTransactionCountByNumber", &(i,)).unwrap()).collect();
+    let waiters: Vec<_> = (0..2500u64).map(|i| batch.add_call::<_, u64>("eth_getBlockTransactionCountByNumber", &(i,)).unwrap()).collect();
     batch.send().await.unwrap();
     for (i, waiter) in waiters.into_iter().enumerate() {
         assert_eq!(waiter.await.unwrap(), i as u64);
@@ -284,7 +283,10 @@ async fn methods_outside_the_safe_list_never_reach_the_node() {
     let service = service(&[node.url()]);
     let refused = service.request(NET, "eth_sendTransaction", json!([{}])).await.unwrap_err();
     assert_eq!(refused.to_string(), "Requested RPC call is not allowed");
-    assert_eq!(service.request(NetworkId::eip155(5), "eth_blockNumber", json!([])).await, Err(ChainError::UnsupportedNetwork(NetworkId::eip155(5))));
+    assert_eq!(
+        service.request(NetworkId::eip155(5), "eth_blockNumber", json!([])).await,
+        Err(ChainError::UnsupportedNetwork(NetworkId::eip155(5)))
+    );
     assert!(node.received().is_empty());
 }
 

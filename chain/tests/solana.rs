@@ -50,7 +50,13 @@ fn sign(key: &SigningKey, prepared: &PreparedTransaction) -> Vec<u8> {
     wire
 }
 
-async fn send(chain: &ChainService, key: &SigningKey, from: SolAddress, to: SolAddress, request: TransferRequest) -> (PreparedTransaction, String) {
+async fn send(
+    chain: &ChainService,
+    key: &SigningKey,
+    from: SolAddress,
+    to: SolAddress,
+    request: TransferRequest,
+) -> (PreparedTransaction, String) {
     let prepared = chain.prepare_solana_transfer(network(), from, to, request).await.expect("prepared");
     let signed = sign(key, &prepared);
     let signature = chain.send_solana_transaction(network(), &prepared.message, &signed, from).await.expect("sent");

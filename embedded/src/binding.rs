@@ -35,36 +35,22 @@ pub fn verify_binding(
 ) -> Result<(String, String), BindingError> {
     let message = binding_message(frame_id, user_id);
     let address = Address::from_str(eip155_address).map_err(|_| BindingError::BadEip155Address)?;
-    let signature_bytes = hex::decode(eip155_signature.trim_start_matches("0x"))
-        .map_err(|_| BindingError::Eip155Signature)?;
+    let signature_bytes = hex::decode(eip155_signature.trim_start_matches("0x")).map_err(|_| BindingError::Eip155Signature)?;
     if signature_bytes.len() != 65 {
         return Err(BindingError::Eip155Signature);
     }
-    let signature =
-        Signature::from_raw(&signature_bytes).map_err(|_| BindingError::Eip155Signature)?;
-    let recovered = signature
-        .recover_address_from_msg(message.as_bytes())
-        .map_err(|_| BindingError::Eip155Signature)?;
+    let signature = Signature::from_raw(&signature_bytes).map_err(|_| BindingError::Eip155Signature)?;
+    let recovered = signature.recover_address_from_msg(message.as_bytes()).map_err(|_| BindingError::Eip155Signature)?;
     if recovered != address {
         return Err(BindingError::Eip155Signature);
     }
 
-    let key_bytes: [u8; 32] = bs58::decode(solana_address)
-        .into_vec()
-        .ok()
-        .and_then(|bytes| bytes.try_into().ok())
-        .ok_or(BindingError::BadSolanaAddress)?;
+    let key_bytes: [u8; 32] =
+        bs58::decode(solana_address).into_vec().ok().and_then(|bytes| bytes.try_into().ok()).ok_or(BindingError::BadSolanaAddress)?;
     let key = VerifyingKey::from_bytes(&key_bytes).map_err(|_| BindingError::BadSolanaAddress)?;
-    let signature_bytes: [u8; 64] = bs58::decode(solana_signature)
-        .into_vec()
-        .ok()
-        .and_then(|bytes| bytes.try_into().ok())
-        .ok_or(BindingError::SolanaSignature)?;
-    key.verify_strict(
-        message.as_bytes(),
-        &Ed25519Signature::from_bytes(&signature_bytes),
-    )
-    .map_err(|_| BindingError::SolanaSignature)?;
+    let signature_bytes: [u8; 64] =
+        bs58::decode(solana_signature).into_vec().ok().and_then(|bytes| bytes.try_into().ok()).ok_or(BindingError::SolanaSignature)?;
+    key.verify_strict(message.as_bytes(), &Ed25519Signature::from_bytes(&signature_bytes)).map_err(|_| BindingError::SolanaSignature)?;
     Ok((address.to_checksum(None), solana_address.to_owned()))
 }
 
@@ -82,8 +68,7 @@ pub mod test_keys {
     impl WalletKeys {
         pub fn from_seed(seed: u8) -> Self {
             Self {
-                evm: k256::ecdsa::SigningKey::from_bytes(&[seed.max(1); 32].into())
-                    .expect("valid scalar"),
+                evm: k256::ecdsa::SigningKey::from_bytes(&[seed.max(1); 32].into()).expect("valid scalar"),
                 solana: ed25519_dalek::SigningKey::from_bytes(&[seed; 32]),
             }
         }
@@ -97,17 +82,11 @@ pub mod test_keys {
         pub fn sign_binding(&self, frame_id: &str, user_id: &str) -> (String, String) {
             let message = binding_message(frame_id, user_id);
             let digest = eip191_hash_message(message.as_bytes());
-            let (signature, recovery) = self
-                .evm
-                .sign_prehash_recoverable(digest.as_slice())
-                .expect("signs");
+            let (signature, recovery) = self.evm.sign_prehash_recoverable(digest.as_slice()).expect("signs");
             let mut bytes = signature.to_bytes().to_vec();
             bytes.push(27 + recovery.to_byte());
             let solana = self.solana.sign(message.as_bytes());
-            (
-                format!("0x{}", hex::encode(bytes)),
-                bs58::encode(solana.to_bytes()).into_string(),
-            )
+            (format!("0x{}", hex::encode(bytes)), bs58::encode(solana.to_bytes()).into_string())
         }
     }
 }
@@ -123,14 +102,7 @@ mod tests {
         let (evm, sol) = keys.sign_binding("frame-1", "user-1");
         let lower = keys.eip155_address().to_lowercase();
         assert_eq!(
-            verify_binding(
-                "frame-1",
-                "user-1",
-                &lower,
-                &evm,
-                &keys.solana_address(),
-                &sol
-            ),
+            verify_binding("frame-1", "user-1", &lower, &evm, &keys.solana_address(), &sol),
             Ok((keys.eip155_address(), keys.solana_address()))
         );
     }
@@ -141,48 +113,17 @@ mod tests {
         let other = WalletKeys::from_seed(10);
         let (evm, sol) = keys.sign_binding("frame-1", "user-1");
         assert_eq!(
-            verify_binding(
-                "frame-2",
-                "user-1",
-                &keys.eip155_address(),
-                &evm,
-                &keys.solana_address(),
-                &sol
-            ),
+            verify_binding("frame-2", "user-1", &keys.eip155_address(), &evm, &keys.solana_address(), &sol),
             Err(BindingError::Eip155Signature)
         );
         assert_eq!(
-            verify_binding(
-                "frame-1",
-                "user-1",
-                &other.eip155_address(),
-                &evm,
-                &keys.solana_address(),
-                &sol
-            ),
+            verify_binding("frame-1", "user-1", &other.eip155_address(), &evm, &keys.solana_address(), &sol),
             Err(BindingError::Eip155Signature)
         );
         assert_eq!(
-            verify_binding(
-                "frame-1",
-                "user-1",
-                &keys.eip155_address(),
-                &evm,
-                &other.solana_address(),
-                &sol
-            ),
+            verify_binding("frame-1", "user-1", &keys.eip155_address(), &evm, &other.solana_address(), &sol),
             Err(BindingError::SolanaSignature)
         );
-        assert_eq!(
-            verify_binding(
-                "frame-1",
-                "user-1",
-                "0x12",
-                &evm,
-                &keys.solana_address(),
-                &sol
-            ),
-            Err(BindingError::BadEip155Address)
-        );
+        assert_eq!(verify_binding("frame-1", "user-1", "0x12", &evm, &keys.solana_address(), &sol), Err(BindingError::BadEip155Address));
     }
 }

@@ -206,10 +206,7 @@ impl std::fmt::Debug for SocialProviderConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SocialProviderConfig")
             .field("client_id", &self.client_id)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "<redacted>"),
-            )
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
             .field("authorization_endpoint", &self.authorization_endpoint)
             .field("token_endpoint", &self.token_endpoint)
             .field("userinfo_endpoint", &self.userinfo_endpoint)
@@ -237,9 +234,7 @@ impl std::fmt::Debug for ShareKeys {
 pub enum KeyFileError {
     #[error("cannot read the key file {path}: {reason}")]
     Unreadable { path: String, reason: String },
-    #[error(
-        "the key file {path} must hold exactly 64 hex characters (32 bytes); generate one with `openssl rand -hex 32`"
-    )]
+    #[error("the key file {path} must hold exactly 64 hex characters (32 bytes); generate one with `openssl rand -hex 32`")]
     Malformed { path: String },
     #[error(
         "share_key_file {share} and recovery_key_file {recovery} hold the same key; they must differ so that one leaked file opens only one kind of share"
@@ -252,25 +247,12 @@ impl ShareKeys {
     pub fn load(config: &EmbeddedConfig) -> Result<Self, KeyFileError> {
         let server = read_key_file(&config.share_key_file)?;
         let recovery = read_key_file(&config.recovery_key_file)?;
-        Self::from_keys(
-            server,
-            recovery,
-            &config.share_key_file,
-            &config.recovery_key_file,
-        )
+        Self::from_keys(server, recovery, &config.share_key_file, &config.recovery_key_file)
     }
 
-    fn from_keys(
-        server: [u8; 32],
-        recovery: [u8; 32],
-        share: &Path,
-        recovery_path: &Path,
-    ) -> Result<Self, KeyFileError> {
+    fn from_keys(server: [u8; 32], recovery: [u8; 32], share: &Path, recovery_path: &Path) -> Result<Self, KeyFileError> {
         if subtle::ConstantTimeEq::ct_eq(&server[..], &recovery[..]).into() {
-            return Err(KeyFileError::SameKey {
-                share: share.display().to_string(),
-                recovery: recovery_path.display().to_string(),
-            });
+            return Err(KeyFileError::SameKey { share: share.display().to_string(), recovery: recovery_path.display().to_string() });
         }
         Ok(Self { server, recovery })
     }
@@ -278,13 +260,9 @@ impl ShareKeys {
 
 /// A key file: 64 hex characters, surrounding whitespace allowed.
 pub fn read_key_file(path: &Path) -> Result<[u8; 32], KeyFileError> {
-    let text = std::fs::read_to_string(path).map_err(|error| KeyFileError::Unreadable {
-        path: path.display().to_string(),
-        reason: error.to_string(),
-    })?;
-    let malformed = || KeyFileError::Malformed {
-        path: path.display().to_string(),
-    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| KeyFileError::Unreadable { path: path.display().to_string(), reason: error.to_string() })?;
+    let malformed = || KeyFileError::Malformed { path: path.display().to_string() };
     let trimmed = text.trim();
     if trimmed.len() != 64 {
         return Err(malformed());
@@ -335,10 +313,7 @@ mod tests {
         assert_eq!(config.frame_assets_dir, PathBuf::from("client/dist-frame"));
         assert_eq!(config.smtp.as_ref().unwrap().tls, SmtpTls::None);
         assert_eq!(config.social["google"].scopes, vec!["openid", "email"]);
-        assert_eq!(
-            config.oauth_redirect_uri(),
-            "http://127.0.0.1:8090/oauth/callback"
-        );
+        assert_eq!(config.oauth_redirect_uri(), "http://127.0.0.1:8090/oauth/callback");
     }
 
     #[test]
@@ -360,17 +335,11 @@ mod tests {
         assert_eq!(format!("{keys:?}"), "ShareKeys(<redacted>)");
 
         std::fs::write(&config.recovery_key_file, "11".repeat(32)).unwrap();
-        assert!(matches!(
-            ShareKeys::load(&config),
-            Err(KeyFileError::SameKey { .. })
-        ));
+        assert!(matches!(ShareKeys::load(&config), Err(KeyFileError::SameKey { .. })));
 
         std::fs::write(&config.recovery_key_file, "zz".repeat(32)).unwrap();
         let error = ShareKeys::load(&config).unwrap_err().to_string();
-        assert!(
-            error.contains("recovery.key") && error.contains("64 hex"),
-            "{error}"
-        );
+        assert!(error.contains("recovery.key") && error.contains("64 hex"), "{error}");
 
         std::fs::remove_file(&config.share_key_file).unwrap();
         let error = ShareKeys::load(&config).unwrap_err().to_string();

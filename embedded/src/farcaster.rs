@@ -122,8 +122,7 @@ pub fn key_data_of_call(fid: u64, address: Address) -> String {
 
 /// `(state, keyType)` from `keyDataOf`'s answer (two words).
 pub fn parse_key_data(result: &str) -> Result<(u64, u64), FarcasterError> {
-    let bytes = hex::decode(result.trim_start_matches("0x"))
-        .map_err(|_| FarcasterError::Chain("the key data is not hex".into()))?;
+    let bytes = hex::decode(result.trim_start_matches("0x")).map_err(|_| FarcasterError::Chain("the key data is not hex".into()))?;
     if bytes.len() != 64 {
         return Err(FarcasterError::Chain("the key data is not two words".into()));
     }
@@ -140,11 +139,7 @@ async fn read_capped(response: reqwest::Response) -> Result<(u16, Vec<u8>), Farc
     let status = response.status().as_u16();
     let mut response = response;
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| FarcasterError::Relay(error.to_string()))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|error| FarcasterError::Relay(error.to_string()))? {
         if body.len() + chunk.len() > MAX_ANSWER {
             return Err(FarcasterError::BadAnswer("answer too large".into()));
         }
@@ -163,13 +158,7 @@ pub struct HttpRelay {
 impl RelayClient for HttpRelay {
     async fn create_channel(&self, request: &ChannelRequest) -> Result<Channel, FarcasterError> {
         let url = format!("{}/v1/channel", self.relay_url.trim_end_matches('/'));
-        let response = self
-            .http
-            .post(url)
-            .json(request)
-            .send()
-            .await
-            .map_err(|error| FarcasterError::Relay(error.to_string()))?;
+        let response = self.http.post(url).json(request).send().await.map_err(|error| FarcasterError::Relay(error.to_string()))?;
         let (status, body) = read_capped(response).await?;
         if !(200..300).contains(&status) {
             return Err(FarcasterError::Relay(format!("HTTP {status}")));
@@ -179,13 +168,8 @@ impl RelayClient for HttpRelay {
 
     async fn status(&self, channel_token: &str) -> Result<ChannelStatus, FarcasterError> {
         let url = format!("{}/v1/channel/status", self.relay_url.trim_end_matches('/'));
-        let response = self
-            .http
-            .get(url)
-            .bearer_auth(channel_token)
-            .send()
-            .await
-            .map_err(|error| FarcasterError::Relay(error.to_string()))?;
+        let response =
+            self.http.get(url).bearer_auth(channel_token).send().await.map_err(|error| FarcasterError::Relay(error.to_string()))?;
         // The relay answers 202 while pending and 200 once completed.
         let (status, body) = read_capped(response).await?;
         if !(200..300).contains(&status) {
@@ -210,22 +194,18 @@ impl RpcCustody {
             "jsonrpc": "2.0", "id": 1, "method": "eth_call",
             "params": [{ "to": to.to_string(), "data": data }, "latest"],
         });
-        let response = self
-            .http
-            .post(&self.rpc_url)
-            .json(&request)
-            .send()
-            .await
-            .map_err(|error| FarcasterError::Chain(error.to_string()))?;
+        let response =
+            self.http.post(&self.rpc_url).json(&request).send().await.map_err(|error| FarcasterError::Chain(error.to_string()))?;
         let (status, body) = read_capped(response).await?;
         if !(200..300).contains(&status) {
             return Err(FarcasterError::Chain(format!("HTTP {status}")));
         }
-        let answer: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|error| FarcasterError::Chain(error.to_string()))?;
-        answer.get("result").and_then(|r| r.as_str()).map(str::to_string).ok_or_else(|| {
-            FarcasterError::Chain(format!("no result: {}", answer.get("error").cloned().unwrap_or_default()))
-        })
+        let answer: serde_json::Value = serde_json::from_slice(&body).map_err(|error| FarcasterError::Chain(error.to_string()))?;
+        answer
+            .get("result")
+            .and_then(|r| r.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| FarcasterError::Chain(format!("no result: {}", answer.get("error").cloned().unwrap_or_default())))
     }
 }
 
@@ -241,16 +221,13 @@ pub fn custody_of_call(fid: u64) -> String {
 impl CustodyLookup for RpcCustody {
     async fn custody_of(&self, fid: u64) -> Result<Address, FarcasterError> {
         let result = self.call(self.id_registry, custody_of_call(fid)).await?;
-        let bytes = hex::decode(result.trim_start_matches("0x"))
-            .map_err(|_| FarcasterError::Chain("the result is not hex".into()))?;
+        let bytes = hex::decode(result.trim_start_matches("0x")).map_err(|_| FarcasterError::Chain("the result is not hex".into()))?;
         if bytes.len() != 32 || bytes[..12].iter().any(|b| *b != 0) {
             return Err(FarcasterError::Chain("the result is not an address".into()));
         }
         let custody = Address::from_slice(&bytes[12..]);
         if custody == Address::ZERO {
-            return Err(FarcasterError::Chain(
-                "the fid has no custody address".into(),
-            ));
+            return Err(FarcasterError::Chain("the fid has no custody address".into()));
         }
         Ok(custody)
     }
@@ -282,16 +259,12 @@ pub struct PendingChannels {
 
 impl PendingChannels {
     pub fn new(capacity: usize) -> Self {
-        Self {
-            by_frame: HashMap::new(),
-            capacity,
-        }
+        Self { by_frame: HashMap::new(), capacity }
     }
 
     /// Room for one more channel (expired ones are dropped first); a frame's new channel replaces its old.
     pub fn has_room(&mut self, frame_id: &str, now_ms: u64) -> bool {
-        self.by_frame
-            .retain(|_, pending| pending.expires_ms > now_ms);
+        self.by_frame.retain(|_, pending| pending.expires_ms > now_ms);
         self.by_frame.contains_key(frame_id) || self.by_frame.len() < self.capacity
     }
 
@@ -300,16 +273,9 @@ impl PendingChannels {
     }
 
     /// Takes the frame's live channel (once).
-    pub fn take(
-        &mut self,
-        frame_id: &str,
-        session_id: &str,
-        now_ms: u64,
-    ) -> Result<PendingFarcaster, FarcasterError> {
+    pub fn take(&mut self, frame_id: &str, session_id: &str, now_ms: u64) -> Result<PendingFarcaster, FarcasterError> {
         match self.by_frame.remove(frame_id) {
-            Some(pending) if pending.session_id == session_id && pending.expires_ms > now_ms => {
-                Ok(pending)
-            }
+            Some(pending) if pending.session_id == session_id && pending.expires_ms > now_ms => Ok(pending),
             _ => Err(FarcasterError::NoPending),
         }
     }
@@ -327,12 +293,7 @@ pub fn rfc3339(ms: u64) -> String {
 }
 
 /// The channel request for a new login.
-pub fn channel_request(
-    config: &FarcasterConfig,
-    frame_origin: &str,
-    nonce: &str,
-    now_ms: u64,
-) -> ChannelRequest {
+pub fn channel_request(config: &FarcasterConfig, frame_origin: &str, nonce: &str, now_ms: u64) -> ChannelRequest {
     ChannelRequest {
         siwe_uri: config.siwe_uri(frame_origin),
         domain: config.domain(frame_origin),
@@ -353,27 +314,17 @@ pub struct SignedIn {
 /// Checks a completed channel's message: EIP-4361, the channel's domain and nonce, chain 10, not
 /// expired (at `now_ms`), a `farcaster://fid/<fid>` resource agreeing with the relay's fid, and an
 /// EIP-191 signature by the message's address.
-pub fn check_completed(
-    status: &ChannelStatus,
-    pending: &PendingFarcaster,
-    now_ms: u64,
-) -> Result<SignedIn, FarcasterError> {
+pub fn check_completed(status: &ChannelStatus, pending: &PendingFarcaster, now_ms: u64) -> Result<SignedIn, FarcasterError> {
     let bad = |why: &str| FarcasterError::Message(why.to_owned());
     let message = status.message.as_deref().ok_or_else(|| bad("no message"))?;
-    let signature = status
-        .signature
-        .as_deref()
-        .ok_or_else(|| bad("no signature"))?;
-    let signature = hex::decode(signature.trim_start_matches("0x"))
-        .map_err(|_| bad("the signature is not hex"))?;
-    let now = OffsetDateTime::from_unix_timestamp_nanos(now_ms as i128 * 1_000_000)
-        .map_err(|_| bad("clock out of range"))?;
+    let signature = status.signature.as_deref().ok_or_else(|| bad("no signature"))?;
+    let signature = hex::decode(signature.trim_start_matches("0x")).map_err(|_| bad("the signature is not hex"))?;
+    let now = OffsetDateTime::from_unix_timestamp_nanos(now_ms as i128 * 1_000_000).map_err(|_| bad("clock out of range"))?;
     let mut policy = VerifyPolicy::new(now);
     policy.expected_domain = Some(pending.domain.clone());
     policy.expected_nonce = Some(pending.nonce.clone());
     policy.allowed_chains = Some(vec![FARCASTER_CHAIN.to_owned()]);
-    let verified = verify_eoa(message, &signature, &policy)
-        .map_err(|error| FarcasterError::Message(error.to_string()))?;
+    let verified = verify_eoa(message, &signature, &policy).map_err(|error| FarcasterError::Message(error.to_string()))?;
     let Account::Eip155 { address, .. } = verified.message.account else {
         return Err(bad("not an Ethereum account"));
     };
@@ -385,16 +336,8 @@ pub fn check_completed(
         .resources
         .iter()
         .flatten()
-        .filter_map(|resource| {
-            resource
-                .to_string()
-                .strip_prefix("farcaster://fid/")
-                .map(str::to_owned)
-        })
-        .map(|fid| {
-            fid.parse::<u64>()
-                .map_err(|_| bad("the fid resource is not a number"))
-        })
+        .filter_map(|resource| resource.to_string().strip_prefix("farcaster://fid/").map(str::to_owned))
+        .map(|fid| fid.parse::<u64>().map_err(|_| bad("the fid resource is not a number")))
         .collect::<Result<_, _>>()?;
     let [fid] = fids[..] else {
         return Err(bad("exactly one farcaster://fid/ resource is required"));
@@ -402,14 +345,7 @@ pub fn check_completed(
     if status.fid.is_some_and(|relay_fid| relay_fid != fid) {
         return Err(bad("the relay's fid is not the message's"));
     }
-    Ok(SignedIn {
-        fid,
-        signer: address,
-        username: status
-            .username
-            .clone()
-            .filter(|name| !name.is_empty() && name.len() <= 64),
-    })
+    Ok(SignedIn { fid, signer: address, username: status.username.clone().filter(|name| !name.is_empty() && name.len() <= 64) })
 }
 
 /// Polls the channel every `interval` until it completes, at most `max_polls` times.
@@ -474,22 +410,13 @@ mod tests {
         };
         assert!(pending.has_room("f1", 0));
         pending.insert("f1", channel("s1"));
-        assert!(
-            pending.has_room("f1", 0),
-            "a frame's new channel replaces its old"
-        );
+        assert!(pending.has_room("f1", 0), "a frame's new channel replaces its old");
         assert!(!pending.has_room("f2", 0), "bounded");
         assert!(pending.has_room("f2", 100), "expired channels make room");
         pending.insert("f1", channel("s1"));
-        assert!(matches!(
-            pending.take("f1", "s2", 1),
-            Err(FarcasterError::NoPending)
-        ));
+        assert!(matches!(pending.take("f1", "s2", 1), Err(FarcasterError::NoPending)));
         pending.insert("f1", channel("s1"));
-        assert!(matches!(
-            pending.take("f1", "s1", 100),
-            Err(FarcasterError::NoPending)
-        ));
+        assert!(matches!(pending.take("f1", "s1", 100), Err(FarcasterError::NoPending)));
         pending.insert("f1", channel("s1"));
         assert!(pending.take("f1", "s1", 99).is_ok());
         assert!(pending.take("f1", "s1", 99).is_err());

@@ -57,10 +57,7 @@ pub struct FrameRegistry {
 
 impl FrameRegistry {
     pub fn new(capacity: usize) -> Self {
-        Self {
-            frames: HashMap::new(),
-            capacity,
-        }
+        Self { frames: HashMap::new(), capacity }
     }
 
     pub fn len(&self) -> usize {
@@ -81,11 +78,7 @@ impl FrameRegistry {
         now_ms: u64,
         entropy: &dyn Entropy,
     ) -> Result<(String, String), FrameError> {
-        let well_formed = |wallet: &String| {
-            !wallet.is_empty()
-                && wallet.len() <= 64
-                && wallet.bytes().all(|b| b.is_ascii_alphanumeric())
-        };
+        let well_formed = |wallet: &String| !wallet.is_empty() && wallet.len() <= 64 && wallet.bytes().all(|b| b.is_ascii_alphanumeric());
         if device_wallets.len() > MAX_DEVICE_WALLETS || !device_wallets.iter().all(well_formed) {
             return Err(FrameError::BadDeviceWallets);
         }
@@ -117,10 +110,7 @@ impl FrameRegistry {
     pub fn authenticate(&mut self, token: &str, now_ms: u64) -> Result<&mut Frame, FrameError> {
         let (frame_id, secret) = token.split_once('.').ok_or(FrameError::Unauthorized)?;
         let presented = crate::b64url_decode(secret).ok_or(FrameError::Unauthorized)?;
-        let frame = self
-            .frames
-            .get_mut(frame_id)
-            .ok_or(FrameError::Unauthorized)?;
+        let frame = self.frames.get_mut(frame_id).ok_or(FrameError::Unauthorized)?;
         if frame.expires_ms <= now_ms || !bool::from(presented.ct_eq(&frame.secret[..])) {
             return Err(FrameError::Unauthorized);
         }
@@ -128,12 +118,7 @@ impl FrameRegistry {
     }
 
     /// The frame `frame_id` of session `session_id` (the gateway's calls name both).
-    pub fn of_session(
-        &mut self,
-        session_id: &str,
-        frame_id: &str,
-        now_ms: u64,
-    ) -> Result<&mut Frame, FrameError> {
+    pub fn of_session(&mut self, session_id: &str, frame_id: &str, now_ms: u64) -> Result<&mut Frame, FrameError> {
         match self.frames.get_mut(frame_id) {
             Some(frame) if frame.session_id == session_id && frame.expires_ms > now_ms => Ok(frame),
             _ => Err(FrameError::Unauthorized),
@@ -150,12 +135,8 @@ impl FrameRegistry {
 
     /// Drops every frame of a session (the session ended).
     pub fn forget_session(&mut self, session_id: &str) -> Vec<String> {
-        let gone: Vec<String> = self
-            .frames
-            .values()
-            .filter(|frame| frame.session_id == session_id)
-            .map(|frame| frame.frame_id.clone())
-            .collect();
+        let gone: Vec<String> =
+            self.frames.values().filter(|frame| frame.session_id == session_id).map(|frame| frame.frame_id.clone()).collect();
         for frame_id in &gone {
             self.frames.remove(frame_id);
         }
@@ -174,27 +155,15 @@ mod tests {
     }
 
     #[test]
-    fn given_a_registered_frame_when_its_token_is_presented_then_it_is_found_and_a_forged_one_is_not()
-     {
+    fn given_a_registered_frame_when_its_token_is_presented_then_it_is_found_and_a_forged_one_is_not() {
         let entropy = SeededEntropy::new(1);
         let mut registry = FrameRegistry::new(8);
-        let (frame_id, token) = registry
-            .register("session-1", key(&entropy), vec!["w1".into()], 0, &entropy)
-            .unwrap();
+        let (frame_id, token) = registry.register("session-1", key(&entropy), vec!["w1".into()], 0, &entropy).unwrap();
         assert_eq!(registry.authenticate(&token, 1).unwrap().frame_id, frame_id);
         let forged = format!("{frame_id}.{}", crate::b64url(&[0u8; 32]));
-        assert_eq!(
-            registry.authenticate(&forged, 1).unwrap_err(),
-            FrameError::Unauthorized
-        );
-        assert_eq!(
-            registry.authenticate(&frame_id, 1).unwrap_err(),
-            FrameError::Unauthorized
-        );
-        assert_eq!(
-            registry.of_session("session-2", &frame_id, 1).unwrap_err(),
-            FrameError::Unauthorized
-        );
+        assert_eq!(registry.authenticate(&forged, 1).unwrap_err(), FrameError::Unauthorized);
+        assert_eq!(registry.authenticate(&frame_id, 1).unwrap_err(), FrameError::Unauthorized);
+        assert_eq!(registry.of_session("session-2", &frame_id, 1).unwrap_err(), FrameError::Unauthorized);
         assert!(registry.of_session("session-1", &frame_id, 1).is_ok());
     }
 
@@ -202,41 +171,20 @@ mod tests {
     fn given_a_frame_when_24_hours_pass_then_its_token_no_longer_works() {
         let entropy = SeededEntropy::new(2);
         let mut registry = FrameRegistry::new(8);
-        let (_, token) = registry
-            .register("s", key(&entropy), vec![], 0, &entropy)
-            .unwrap();
-        assert_eq!(
-            registry.authenticate(&token, FRAME_TTL_MS).unwrap_err(),
-            FrameError::Unauthorized
-        );
+        let (_, token) = registry.register("s", key(&entropy), vec![], 0, &entropy).unwrap();
+        assert_eq!(registry.authenticate(&token, FRAME_TTL_MS).unwrap_err(), FrameError::Unauthorized);
     }
 
     #[test]
-    fn given_a_full_registry_when_registering_then_it_refuses_until_frames_expire_or_sessions_end()
-    {
+    fn given_a_full_registry_when_registering_then_it_refuses_until_frames_expire_or_sessions_end() {
         let entropy = SeededEntropy::new(3);
         let mut registry = FrameRegistry::new(2);
-        registry
-            .register("a", key(&entropy), vec![], 0, &entropy)
-            .unwrap();
-        registry
-            .register("b", key(&entropy), vec![], 0, &entropy)
-            .unwrap();
-        assert_eq!(
-            registry
-                .register("c", key(&entropy), vec![], 1, &entropy)
-                .unwrap_err(),
-            FrameError::Full
-        );
+        registry.register("a", key(&entropy), vec![], 0, &entropy).unwrap();
+        registry.register("b", key(&entropy), vec![], 0, &entropy).unwrap();
+        assert_eq!(registry.register("c", key(&entropy), vec![], 1, &entropy).unwrap_err(), FrameError::Full);
         assert_eq!(registry.forget_session("a").len(), 1);
-        registry
-            .register("c", key(&entropy), vec![], 1, &entropy)
-            .unwrap();
-        assert!(
-            registry
-                .register("d", key(&entropy), vec![], FRAME_TTL_MS + 1, &entropy)
-                .is_ok()
-        );
+        registry.register("c", key(&entropy), vec![], 1, &entropy).unwrap();
+        assert!(registry.register("d", key(&entropy), vec![], FRAME_TTL_MS + 1, &entropy).is_ok());
         assert_eq!(registry.len(), 1);
     }
 
@@ -245,17 +193,7 @@ mod tests {
         let entropy = SeededEntropy::new(4);
         let mut registry = FrameRegistry::new(2);
         let too_many = (0..=MAX_DEVICE_WALLETS).map(|n| format!("w{n}")).collect();
-        assert_eq!(
-            registry
-                .register("a", key(&entropy), too_many, 0, &entropy)
-                .unwrap_err(),
-            FrameError::BadDeviceWallets
-        );
-        assert_eq!(
-            registry
-                .register("a", key(&entropy), vec!["a b".into()], 0, &entropy)
-                .unwrap_err(),
-            FrameError::BadDeviceWallets
-        );
+        assert_eq!(registry.register("a", key(&entropy), too_many, 0, &entropy).unwrap_err(), FrameError::BadDeviceWallets);
+        assert_eq!(registry.register("a", key(&entropy), vec!["a b".into()], 0, &entropy).unwrap_err(), FrameError::BadDeviceWallets);
     }
 }

@@ -24,17 +24,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
 
-pub use config::{
-    EmbeddedConfig, FarcasterConfig, ShareKeys, SmtpConfig, SmtpTls, SocialProviderConfig,
-};
+pub use config::{EmbeddedConfig, FarcasterConfig, ShareKeys, SmtpConfig, SmtpTls, SocialProviderConfig};
 pub use mail::{LettreMailer, MailError, MailPurpose, Mailer};
 pub use otp::{OtpCode, OtpRejection};
 pub use routes::configure_frame_routes;
 pub use seal::Sealed;
 pub use service::{
-    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FRAME_RPC_METHODS,
-    FrameRpc, LoginMethod, LoginResult, Notice, NoticeSink, OtpSent, OtpStep, ReleasedWallet,
-    RpcFailure, WalletAddresses,
+    EmailUpdateStep, EmbeddedError, EmbeddedService, EmbeddedServiceBuilder, FRAME_RPC_METHODS, FrameRpc, LoginMethod, LoginResult, Notice,
+    NoticeSink, OtpSent, OtpStep, ReleasedWallet, RpcFailure, WalletAddresses,
 };
 
 /// Wall-clock time in milliseconds since the Unix epoch, an input of every decision that expires.
@@ -47,10 +44,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_millis() as u64)
-            .unwrap_or(0)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0)
     }
 }
 
@@ -99,10 +93,7 @@ impl SeededEntropy {
 
 impl Entropy for SeededEntropy {
     fn fill(&self, out: &mut [u8]) {
-        let mut rng = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut rng = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         rand::RngCore::fill_bytes(&mut *rng, out);
     }
 }
@@ -146,9 +137,7 @@ pub fn b64url(bytes: &[u8]) -> String {
 }
 
 pub fn b64url_decode(text: &str) -> Option<Vec<u8>> {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text)
-        .ok()
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()
 }
 
 /// Emails compare case-insensitively and without surrounding blanks.

@@ -29,12 +29,7 @@ pub enum MailError {
 
 #[async_trait::async_trait]
 pub trait Mailer: Send + Sync + 'static {
-    async fn send_code(
-        &self,
-        to: &str,
-        code: &OtpCode,
-        purpose: MailPurpose,
-    ) -> Result<(), MailError>;
+    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), MailError>;
 }
 
 pub const SUBJECT: &str = "Your Vestibule sign-in code";
@@ -44,9 +39,7 @@ pub fn mail_body(code: &OtpCode, purpose: MailPurpose, expires_in: Duration) -> 
     let minutes = expires_in.as_secs().div_ceil(60).max(1);
     let why = match purpose {
         MailPurpose::Login => "Use this code to sign in:",
-        MailPurpose::UpdatePrimary => {
-            "Someone asked to change the email of your account. Use this code to confirm it is you:"
-        }
+        MailPurpose::UpdatePrimary => "Someone asked to change the email of your account. Use this code to confirm it is you:",
         MailPurpose::UpdateSecondary => "Use this code to confirm your new email address:",
     };
     format!(
@@ -69,53 +62,33 @@ pub struct LettreMailer {
 impl LettreMailer {
     /// `expires_in` is the OTP lifetime the mail states.
     pub fn new(config: &SmtpConfig, expires_in: Duration) -> Result<Self, MailError> {
-        let from: Mailbox = config
-            .from
-            .parse()
-            .map_err(|_| MailError::Address(format!("smtp.from {:?}", config.from)))?;
+        let from: Mailbox = config.from.parse().map_err(|_| MailError::Address(format!("smtp.from {:?}", config.from)))?;
         let transport = if let Some(dir) = &config.file_dir {
-            std::fs::create_dir_all(dir)
-                .map_err(|error| MailError::Transport(format!("{}: {error}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|error| MailError::Transport(format!("{}: {error}", dir.display())))?;
             Transport::Files(AsyncFileTransport::new(dir))
         } else {
             let builder = match config.tls {
-                SmtpTls::None => {
-                    AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&config.host)
-                }
-                SmtpTls::Starttls => {
-                    AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&config.host)
-                        .map_err(|error| MailError::Transport(error.to_string()))?
-                }
-                SmtpTls::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(&config.host)
+                SmtpTls::None => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&config.host),
+                SmtpTls::Starttls => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&config.host)
                     .map_err(|error| MailError::Transport(error.to_string()))?,
+                SmtpTls::Tls => {
+                    AsyncSmtpTransport::<Tokio1Executor>::relay(&config.host).map_err(|error| MailError::Transport(error.to_string()))?
+                }
             };
-            let mut builder = builder
-                .port(config.port)
-                .timeout(Some(Duration::from_secs(15)));
+            let mut builder = builder.port(config.port).timeout(Some(Duration::from_secs(15)));
             if let (Some(username), Some(password)) = (&config.username, &config.password) {
                 builder = builder.credentials(Credentials::new(username.clone(), password.clone()));
             }
             Transport::Smtp(builder.build())
         };
-        Ok(Self {
-            transport,
-            from,
-            expires_in,
-        })
+        Ok(Self { transport, from, expires_in })
     }
 }
 
 #[async_trait::async_trait]
 impl Mailer for LettreMailer {
-    async fn send_code(
-        &self,
-        to: &str,
-        code: &OtpCode,
-        purpose: MailPurpose,
-    ) -> Result<(), MailError> {
-        let to: Mailbox = to
-            .parse()
-            .map_err(|_| MailError::Address("recipient".into()))?;
+    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), MailError> {
+        let to: Mailbox = to.parse().map_err(|_| MailError::Address("recipient".into()))?;
         let message = Message::builder()
             .from(self.from.clone())
             .to(to)
@@ -124,26 +97,15 @@ impl Mailer for LettreMailer {
             .body(mail_body(code, purpose, self.expires_in))
             .map_err(|error| MailError::Transport(error.to_string()))?;
         match &self.transport {
-            Transport::Smtp(smtp) => smtp
-                .send(message)
-                .await
-                .map(drop)
-                .map_err(|error| MailError::Transport(error.to_string())),
-            Transport::Files(files) => files
-                .send(message)
-                .await
-                .map(drop)
-                .map_err(|error| MailError::Transport(error.to_string())),
+            Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|error| MailError::Transport(error.to_string())),
+            Transport::Files(files) => files.send(message).await.map(drop).map_err(|error| MailError::Transport(error.to_string())),
         }
     }
 }
 
 /// Finds the six-digit code in a received mail (tests and the dev mail sink).
 pub fn find_code(mail: &str) -> Option<String> {
-    mail.lines()
-        .map(str::trim)
-        .find(|line| line.len() == 6 && line.bytes().all(|byte| byte.is_ascii_digit()))
-        .map(str::to_owned)
+    mail.lines().map(str::trim).find(|line| line.len() == 6 && line.bytes().all(|byte| byte.is_ascii_digit())).map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -154,22 +116,11 @@ mod tests {
 
     fn code() -> OtpCode {
         let entropy = SeededEntropy::new(11);
-        OtpStore::new(&entropy, 1, 1, 1)
-            .issue(
-                OtpPurpose::Login {
-                    email: "a@b.c".into(),
-                },
-                "f",
-                0,
-                &entropy,
-            )
-            .unwrap()
-            .1
+        OtpStore::new(&entropy, 1, 1, 1).issue(OtpPurpose::Login { email: "a@b.c".into() }, "f", 0, &entropy).unwrap().1
     }
 
     #[test]
-    fn given_a_code_when_the_body_is_written_then_the_digits_stand_on_their_own_line_with_the_expiry()
-     {
+    fn given_a_code_when_the_body_is_written_then_the_digits_stand_on_their_own_line_with_the_expiry() {
         let code = code();
         let body = mail_body(&code, MailPurpose::Login, Duration::from_secs(600));
         assert_eq!(find_code(&body).as_deref(), Some(code.reveal()));
@@ -190,16 +141,8 @@ mod tests {
         };
         let mailer = LettreMailer::new(&config, Duration::from_secs(600)).unwrap();
         let code = code();
-        mailer
-            .send_code("visitor@example.com", &code, MailPurpose::Login)
-            .await
-            .unwrap();
-        let file = std::fs::read_dir(dir.path())
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        mailer.send_code("visitor@example.com", &code, MailPurpose::Login).await.unwrap();
+        let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
         let mail = std::fs::read_to_string(file).unwrap();
         assert!(mail.contains(SUBJECT) && mail.contains("visitor@example.com"));
         assert_eq!(find_code(&mail).as_deref(), Some(code.reveal()));

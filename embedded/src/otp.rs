@@ -88,13 +88,7 @@ impl OtpStore {
     pub fn new(entropy: &dyn Entropy, ttl_ms: u64, attempts: u32, capacity: usize) -> Self {
         let mut secret = [0u8; 32];
         entropy.fill(&mut secret);
-        Self {
-            secret,
-            ttl_ms,
-            attempts: attempts.max(1),
-            capacity,
-            challenges: HashMap::new(),
-        }
+        Self { secret, ttl_ms, attempts: attempts.max(1), capacity, challenges: HashMap::new() }
     }
 
     pub fn len(&self) -> usize {
@@ -113,8 +107,7 @@ impl OtpStore {
         now_ms: u64,
         entropy: &dyn Entropy,
     ) -> Result<(String, OtpCode), OtpStoreFull> {
-        self.challenges
-            .retain(|_, challenge| challenge.expires_ms > now_ms && challenge.owner != owner);
+        self.challenges.retain(|_, challenge| challenge.expires_ms > now_ms && challenge.owner != owner);
         if self.challenges.len() >= self.capacity {
             return Err(OtpStoreFull);
         }
@@ -136,17 +129,8 @@ impl OtpStore {
 
     /// Spends a code. A challenge that is unknown, of another owner or past its expiry is
     /// `Expired`; a wrong code costs an attempt and the last one kills the challenge.
-    pub fn verify(
-        &mut self,
-        challenge_id: &str,
-        owner: &str,
-        code: &str,
-        now_ms: u64,
-    ) -> Result<OtpPurpose, OtpRejected> {
-        let expired = OtpRejected {
-            reason: OtpRejection::Expired,
-            attempts_left: 0,
-        };
+    pub fn verify(&mut self, challenge_id: &str, owner: &str, code: &str, now_ms: u64) -> Result<OtpPurpose, OtpRejected> {
+        let expired = OtpRejected { reason: OtpRejection::Expired, attempts_left: 0 };
         let Some(challenge) = self.challenges.get_mut(challenge_id) else {
             return Err(expired);
         };
@@ -166,29 +150,19 @@ impl OtpStore {
         challenge.attempts_left = challenge.attempts_left.saturating_sub(1);
         if challenge.attempts_left == 0 {
             self.challenges.remove(challenge_id);
-            return Err(OtpRejected {
-                reason: OtpRejection::Attempts,
-                attempts_left: 0,
-            });
+            return Err(OtpRejected { reason: OtpRejection::Attempts, attempts_left: 0 });
         }
-        Err(OtpRejected {
-            reason: OtpRejection::Wrong,
-            attempts_left: challenge.attempts_left,
-        })
+        Err(OtpRejected { reason: OtpRejection::Wrong, attempts_left: challenge.attempts_left })
     }
 
     /// The purpose of a live challenge of `owner` (the email-update step checks which step it is).
     pub fn purpose_of(&self, challenge_id: &str, owner: &str) -> Option<&OtpPurpose> {
-        self.challenges
-            .get(challenge_id)
-            .filter(|challenge| challenge.owner == owner)
-            .map(|challenge| &challenge.purpose)
+        self.challenges.get(challenge_id).filter(|challenge| challenge.owner == owner).map(|challenge| &challenge.purpose)
     }
 
     /// Drops every challenge of `owner` (sign-out, frame gone).
     pub fn forget_owner(&mut self, owner: &str) {
-        self.challenges
-            .retain(|_, challenge| challenge.owner != owner);
+        self.challenges.retain(|_, challenge| challenge.owner != owner);
     }
 
     fn digest(&self, challenge_id: &str, code: &str) -> [u8; 32] {
@@ -227,9 +201,7 @@ mod tests {
     }
 
     fn login() -> OtpPurpose {
-        OtpPurpose::Login {
-            email: "a@example.com".into(),
-        }
+        OtpPurpose::Login { email: "a@example.com".into() }
     }
 
     fn wrong_code(code: &OtpCode) -> String {
@@ -243,17 +215,8 @@ mod tests {
         let (id, code) = store.issue(login(), "frame-1", 0, &entropy).unwrap();
         assert_eq!(id.len(), 32);
         assert_eq!(code.reveal().len(), 6);
-        assert_eq!(
-            store.verify(&id, "frame-1", code.reveal(), 1_000),
-            Ok(login())
-        );
-        assert_eq!(
-            store
-                .verify(&id, "frame-1", code.reveal(), 1_000)
-                .unwrap_err()
-                .reason,
-            OtpRejection::Expired
-        );
+        assert_eq!(store.verify(&id, "frame-1", code.reveal(), 1_000), Ok(login()));
+        assert_eq!(store.verify(&id, "frame-1", code.reveal(), 1_000).unwrap_err().reason, OtpRejection::Expired);
     }
 
     #[test]
@@ -263,39 +226,18 @@ mod tests {
         for left in (1..5).rev() {
             assert_eq!(
                 store.verify(&id, "frame-1", &wrong_code(&code), 0),
-                Err(OtpRejected {
-                    reason: OtpRejection::Wrong,
-                    attempts_left: left
-                })
+                Err(OtpRejected { reason: OtpRejection::Wrong, attempts_left: left })
             );
         }
-        assert_eq!(
-            store
-                .verify(&id, "frame-1", &wrong_code(&code), 0)
-                .unwrap_err()
-                .reason,
-            OtpRejection::Attempts
-        );
-        assert_eq!(
-            store
-                .verify(&id, "frame-1", code.reveal(), 0)
-                .unwrap_err()
-                .reason,
-            OtpRejection::Expired
-        );
+        assert_eq!(store.verify(&id, "frame-1", &wrong_code(&code), 0).unwrap_err().reason, OtpRejection::Attempts);
+        assert_eq!(store.verify(&id, "frame-1", code.reveal(), 0).unwrap_err().reason, OtpRejection::Expired);
     }
 
     #[test]
     fn given_an_issued_code_when_ten_minutes_pass_then_it_is_expired() {
         let (mut store, entropy) = store();
         let (id, code) = store.issue(login(), "frame-1", 0, &entropy).unwrap();
-        assert_eq!(
-            store
-                .verify(&id, "frame-1", code.reveal(), TEN_MINUTES)
-                .unwrap_err()
-                .reason,
-            OtpRejection::Expired
-        );
+        assert_eq!(store.verify(&id, "frame-1", code.reveal(), TEN_MINUTES).unwrap_err().reason, OtpRejection::Expired);
         assert!(store.is_empty());
     }
 
@@ -303,13 +245,7 @@ mod tests {
     fn given_a_code_of_another_frame_when_verified_then_it_is_refused_without_costing_an_attempt() {
         let (mut store, entropy) = store();
         let (id, code) = store.issue(login(), "frame-1", 0, &entropy).unwrap();
-        assert_eq!(
-            store
-                .verify(&id, "frame-2", code.reveal(), 0)
-                .unwrap_err()
-                .reason,
-            OtpRejection::Expired
-        );
+        assert_eq!(store.verify(&id, "frame-2", code.reveal(), 0).unwrap_err().reason, OtpRejection::Expired);
         assert_eq!(store.verify(&id, "frame-1", code.reveal(), 0), Ok(login()));
     }
 
@@ -317,19 +253,10 @@ mod tests {
     fn given_a_full_store_when_issuing_then_it_refuses_until_expired_codes_are_swept() {
         let (mut store, entropy) = store();
         for owner in 0..4 {
-            store
-                .issue(login(), &format!("frame-{owner}"), 0, &entropy)
-                .unwrap();
+            store.issue(login(), &format!("frame-{owner}"), 0, &entropy).unwrap();
         }
-        assert_eq!(
-            store.issue(login(), "frame-9", 1, &entropy).unwrap_err(),
-            OtpStoreFull
-        );
-        assert!(
-            store
-                .issue(login(), "frame-9", TEN_MINUTES, &entropy)
-                .is_ok()
-        );
+        assert_eq!(store.issue(login(), "frame-9", 1, &entropy).unwrap_err(), OtpStoreFull);
+        assert!(store.issue(login(), "frame-9", TEN_MINUTES, &entropy).is_ok());
         assert_eq!(store.len(), 1);
     }
 
@@ -338,13 +265,7 @@ mod tests {
         let (mut store, entropy) = store();
         let (first, code) = store.issue(login(), "frame-1", 0, &entropy).unwrap();
         store.issue(login(), "frame-1", 0, &entropy).unwrap();
-        assert_eq!(
-            store
-                .verify(&first, "frame-1", code.reveal(), 0)
-                .unwrap_err()
-                .reason,
-            OtpRejection::Expired
-        );
+        assert_eq!(store.verify(&first, "frame-1", code.reveal(), 0).unwrap_err().reason, OtpRejection::Expired);
     }
 
     #[test]
@@ -360,16 +281,9 @@ mod tests {
         let mut first_digits = [0u32; 10];
         for _ in 0..2_000 {
             let code = draw_code(&entropy);
-            assert!(
-                code.reveal().len() == 6 && code.reveal().bytes().all(|byte| byte.is_ascii_digit())
-            );
+            assert!(code.reveal().len() == 6 && code.reveal().bytes().all(|byte| byte.is_ascii_digit()));
             first_digits[(code.reveal().as_bytes()[0] - b'0') as usize] += 1;
         }
-        assert!(
-            first_digits
-                .iter()
-                .all(|&count| (120..=280).contains(&count)),
-            "{first_digits:?}"
-        );
+        assert!(first_digits.iter().all(|&count| (120..=280).contains(&count)), "{first_digits:?}");
     }
 }

@@ -27,9 +27,7 @@ impl ResponseError for EmbeddedError {
         if let EmbeddedError::Cooldown { retry_after_secs } = self {
             response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }
-        response.json(
-            serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } }),
-        )
+        response.json(serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } }))
     }
 }
 
@@ -42,13 +40,8 @@ impl FromRequest for FromFrameOrigin {
     type Future = Ready<Result<Self, EmbeddedError>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        let expected = req
-            .app_data::<web::Data<EmbeddedService>>()
-            .map(|service| service.config().frame_origin().to_owned());
-        let origin = req
-            .headers()
-            .get(header::ORIGIN)
-            .and_then(|value| value.to_str().ok());
+        let expected = req.app_data::<web::Data<EmbeddedService>>().map(|service| service.config().frame_origin().to_owned());
+        let origin = req.headers().get(header::ORIGIN).and_then(|value| value.to_str().ok());
         ready(match (expected, origin) {
             (Some(expected), Some(origin)) if origin == expected => Ok(FromFrameOrigin),
             _ => Err(EmbeddedError::BadOrigin),
@@ -57,19 +50,14 @@ impl FromRequest for FromFrameOrigin {
 }
 
 fn json_config() -> web::JsonConfig {
-    web::JsonConfig::default()
-        .limit(API_BODY_LIMIT)
-        .error_handler(|error, _| {
-            let error = match error {
-                JsonPayloadError::Overflow { .. }
-                | JsonPayloadError::OverflowKnownLength { .. } => EmbeddedError::BodyTooLarge,
-                JsonPayloadError::ContentType => {
-                    EmbeddedError::BadRequest("Content-Type must be application/json".into())
-                }
-                other => EmbeddedError::BadRequest(format!("malformed request: {other}")),
-            };
-            error.into()
-        })
+    web::JsonConfig::default().limit(API_BODY_LIMIT).error_handler(|error, _| {
+        let error = match error {
+            JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => EmbeddedError::BodyTooLarge,
+            JsonPayloadError::ContentType => EmbeddedError::BadRequest("Content-Type must be application/json".into()),
+            other => EmbeddedError::BadRequest(format!("malformed request: {other}")),
+        };
+        error.into()
+    })
 }
 
 /// The frame's routes on the frame origin; the gateway mounts them on its `frame_listen` server.
@@ -91,18 +79,13 @@ pub fn configure_frame_routes(cfg: &mut web::ServiceConfig, service: web::Data<E
                 .route("/wallet/share", web::post().to(wallet_share))
                 .route("/email/update/verify", web::post().to(verify_email_update))
                 .route("/rpc", web::post().to(rpc))
-                .default_service(web::to(|_: FromFrameOrigin| async {
-                    Err::<HttpResponse, _>(EmbeddedError::NotFound)
-                })),
+                .default_service(web::to(|_: FromFrameOrigin| async { Err::<HttpResponse, _>(EmbeddedError::NotFound) })),
         );
 }
 
 fn html(status: StatusCode, csp: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
     HttpResponse::build(status)
-        .insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/html; charset=utf-8"),
-        ))
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")))
         .insert_header((header::CONTENT_SECURITY_POLICY, csp))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
@@ -116,41 +99,26 @@ struct FrameQuery {
     project_id: Option<String>,
 }
 
-async fn frame_page(
-    service: web::Data<EmbeddedService>,
-    query: web::Query<FrameQuery>,
-) -> HttpResponse {
-    let Some(csp) = query
-        .project_id
-        .as_deref()
-        .and_then(|project| service.frame_csp(project))
-    else {
-        return html(
-            StatusCode::NOT_FOUND,
-            "default-src 'none'",
-            "<!doctype html><title>Unknown project</title>",
-        );
+async fn frame_page(service: web::Data<EmbeddedService>, query: web::Query<FrameQuery>) -> HttpResponse {
+    let Some(csp) = query.project_id.as_deref().and_then(|project| service.frame_csp(project)) else {
+        return html(StatusCode::NOT_FOUND, "default-src 'none'", "<!doctype html><title>Unknown project</title>");
     };
     let path = service.config().frame_assets_dir.join("frame.html");
     match tokio::fs::read(&path).await {
         Ok(page) => html(StatusCode::OK, &csp, page),
         Err(error) => {
             tracing::error!(path = %path.display(), %error, "the frame page is missing; build the client (client/dist-frame)");
-            html(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "default-src 'none'",
-                "<!doctype html><title>Frame unavailable</title>",
-            )
+            html(StatusCode::SERVICE_UNAVAILABLE, "default-src 'none'", "<!doctype html><title>Frame unavailable</title>")
         }
     }
 }
 
-const LOADING_PAGE: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Loading…</title></head><body><p>Loading…</p></body></html>";
+const LOADING_PAGE: &str =
+    "<!doctype html><html><head><meta charset=\"utf-8\"><title>Loading…</title></head><body><p>Loading…</p></body></html>";
 
 async fn loading_page(service: web::Data<EmbeddedService>) -> HttpResponse {
-    let page = tokio::fs::read(service.config().frame_assets_dir.join("loading.html"))
-        .await
-        .unwrap_or_else(|_| LOADING_PAGE.as_bytes().to_vec());
+    let page =
+        tokio::fs::read(service.config().frame_assets_dir.join("loading.html")).await.unwrap_or_else(|_| LOADING_PAGE.as_bytes().to_vec());
     html(StatusCode::OK, "default-src 'self'", page)
 }
 
@@ -160,25 +128,14 @@ struct CallbackQuery {
 }
 
 fn escape_attribute(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
+    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;").replace('\'', "&#39;")
 }
 
 /// The provider's redirect target. Its script (/frame/assets/callback.js) reads the host origin
 /// from `data-host-origin` on <body> (the pending login's host origin) and posts the result there.
-async fn oauth_callback(
-    service: web::Data<EmbeddedService>,
-    query: web::Query<CallbackQuery>,
-) -> HttpResponse {
+async fn oauth_callback(service: web::Data<EmbeddedService>, query: web::Query<CallbackQuery>) -> HttpResponse {
     let csp = "default-src 'self'; script-src 'self'";
-    let Some(host_origin) = query
-        .state
-        .as_deref()
-        .and_then(|state| service.callback_host_origin(state))
-    else {
+    let Some(host_origin) = query.state.as_deref().and_then(|state| service.callback_host_origin(state)) else {
         return html(
             StatusCode::BAD_REQUEST,
             "default-src 'none'",
@@ -211,17 +168,10 @@ async fn register_frame(
 ) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
     let Some(previous) = body.resume_token.as_deref() else {
-        let (frame_id, frame_token) =
-            service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
-        return Ok(HttpResponse::Ok()
-            .json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
+        let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
+        return Ok(HttpResponse::Ok().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
     };
-    let (frame_id, frame_token, login) = service.resume_frame(
-        &body.session_id,
-        &body.hpke_public_key,
-        body.device_wallets,
-        previous,
-    )?;
+    let (frame_id, frame_token, login) = service.resume_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, previous)?;
     let mut answer = serde_json::json!({ "frameId": frame_id, "frameToken": frame_token });
     if let Some(login) = login {
         answer["login"] = serde_json::to_value(login).map_err(|_| EmbeddedError::Internal)?;
@@ -243,9 +193,7 @@ async fn verify_email(
     body: web::Json<VerifyEmail>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let result = service.verify_email_otp(&body.frame_token, &body.challenge_id, &body.otp)?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .json(result))
+    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
 }
 
 #[derive(Deserialize)]
@@ -260,12 +208,8 @@ async fn complete_social(
     service: web::Data<EmbeddedService>,
     body: web::Json<CompleteSocial>,
 ) -> Result<HttpResponse, EmbeddedError> {
-    let result = service
-        .complete_social(&body.frame_token, &body.result_uri)
-        .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .json(result))
+    let result = service.complete_social(&body.frame_token, &body.result_uri).await?;
+    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
 }
 
 async fn complete_farcaster(
@@ -274,9 +218,7 @@ async fn complete_farcaster(
     body: web::Json<FrameTokenOnly>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let result = service.complete_farcaster(&body.frame_token).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .json(result))
+    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
 }
 
 #[derive(Deserialize)]
@@ -320,9 +262,7 @@ async fn wallet_share(
     body: web::Json<FrameTokenOnly>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let sealed = service.release_server_share(&body.frame_token)?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .json(serde_json::json!({ "serverShare": sealed })))
+    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(serde_json::json!({ "serverShare": sealed })))
 }
 
 #[derive(Deserialize)]
@@ -338,9 +278,7 @@ async fn verify_email_update(
     service: web::Data<EmbeddedService>,
     body: web::Json<VerifyEmailUpdate>,
 ) -> Result<HttpResponse, EmbeddedError> {
-    service
-        .verify_email_update(&body.frame_token, body.step, &body.otp)
-        .await?;
+    service.verify_email_update(&body.frame_token, body.step, &body.otp).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }
 
@@ -360,10 +298,7 @@ async fn rpc(
     body: web::Json<FrameRpcRequest>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
-    let answer = match service
-        .frame_rpc(&body.frame_token, &body.chain_id, &body.method, body.params)
-        .await?
-    {
+    let answer = match service.frame_rpc(&body.frame_token, &body.chain_id, &body.method, body.params).await? {
         Ok(result) => serde_json::json!({ "result": result }),
         Err(failure) => serde_json::json!({ "error": failure }),
     };

@@ -47,19 +47,12 @@ impl FramePublicKey {
         if bytes.len() != 65 || bytes[0] != 0x04 {
             return Err(SealError::BadPublicKey);
         }
-        <SuiteKem as hpke::Kem>::PublicKey::from_bytes(&bytes)
-            .map(Self)
-            .map_err(|_| SealError::BadPublicKey)
+        <SuiteKem as hpke::Kem>::PublicKey::from_bytes(&bytes).map(Self).map_err(|_| SealError::BadPublicKey)
     }
 }
 
 /// Seals `plaintext` to the frame `frame_id` holding the private half of `public_key`.
-pub fn seal_to_frame(
-    public_key: &FramePublicKey,
-    frame_id: &str,
-    plaintext: &[u8],
-    entropy: &dyn Entropy,
-) -> Result<Sealed, SealError> {
+pub fn seal_to_frame(public_key: &FramePublicKey, frame_id: &str, plaintext: &[u8], entropy: &dyn Entropy) -> Result<Sealed, SealError> {
     let (enc, ct) = hpke::single_shot_seal::<SuiteAead, SuiteKdf, SuiteKem, _>(
         &OpModeS::Base,
         &public_key.0,
@@ -69,10 +62,7 @@ pub fn seal_to_frame(
         &mut EntropyRng(entropy),
     )
     .map_err(|_| SealError::Seal)?;
-    Ok(Sealed {
-        enc: b64url(&enc.to_bytes()),
-        ct: b64url(&ct),
-    })
+    Ok(Sealed { enc: b64url(&enc.to_bytes()), ct: b64url(&ct) })
 }
 
 /// A frame-side key pair, for tests of the whole path (the real frame uses WebCrypto).
@@ -82,23 +72,10 @@ pub fn test_key_pair(entropy: &dyn Entropy) -> (<SuiteKem as hpke::Kem>::Private
 }
 
 /// Opens a sealed share as the frame would (tests and tooling).
-pub fn open_as_frame(
-    private: &<SuiteKem as hpke::Kem>::PrivateKey,
-    frame_id: &str,
-    sealed: &Sealed,
-) -> Option<Vec<u8>> {
-    let enc =
-        <SuiteKem as hpke::Kem>::EncappedKey::from_bytes(&b64url_decode(&sealed.enc)?).ok()?;
+pub fn open_as_frame(private: &<SuiteKem as hpke::Kem>::PrivateKey, frame_id: &str, sealed: &Sealed) -> Option<Vec<u8>> {
+    let enc = <SuiteKem as hpke::Kem>::EncappedKey::from_bytes(&b64url_decode(&sealed.enc)?).ok()?;
     let ct = b64url_decode(&sealed.ct)?;
-    hpke::single_shot_open::<SuiteAead, SuiteKdf, SuiteKem>(
-        &hpke::OpModeR::Base,
-        private,
-        &enc,
-        SHARE_INFO,
-        &ct,
-        frame_id.as_bytes(),
-    )
-    .ok()
+    hpke::single_shot_open::<SuiteAead, SuiteKdf, SuiteKem>(&hpke::OpModeR::Base, private, &enc, SHARE_INFO, &ct, frame_id.as_bytes()).ok()
 }
 
 #[cfg(test)]
@@ -121,18 +98,9 @@ mod tests {
 
     #[test]
     fn given_malformed_public_keys_when_parsed_then_they_are_refused() {
-        assert_eq!(
-            FramePublicKey::from_b64url("not base64!").unwrap_err(),
-            SealError::BadPublicKey
-        );
-        assert_eq!(
-            FramePublicKey::from_b64url(&b64url(&[4u8; 65])).unwrap_err(),
-            SealError::BadPublicKey
-        );
-        assert_eq!(
-            FramePublicKey::from_b64url(&b64url(&[2u8; 33])).unwrap_err(),
-            SealError::BadPublicKey
-        );
+        assert_eq!(FramePublicKey::from_b64url("not base64!").unwrap_err(), SealError::BadPublicKey);
+        assert_eq!(FramePublicKey::from_b64url(&b64url(&[4u8; 65])).unwrap_err(), SealError::BadPublicKey);
+        assert_eq!(FramePublicKey::from_b64url(&b64url(&[2u8; 33])).unwrap_err(), SealError::BadPublicKey);
     }
 
     /// RFC 9180 appendix A.3.1 (DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-128-GCM, mode_base):
@@ -140,13 +108,9 @@ mod tests {
     /// suite here is the one @hpke/core implements in the browser.
     #[test]
     fn given_the_rfc_9180_vector_for_the_suite_when_opened_then_it_matches() {
-        let ikm_r = hex::decode("668b37171f1072f3cf12ea8a236a45df23fc13b82af3609ad1e354f6ef817550")
-            .unwrap();
+        let ikm_r = hex::decode("668b37171f1072f3cf12ea8a236a45df23fc13b82af3609ad1e354f6ef817550").unwrap();
         let (sk_r, pk_r) = SuiteKem::derive_keypair(&ikm_r);
-        assert_eq!(
-            hex::encode(sk_r.to_bytes()),
-            "f3ce7fdae57e1a310d87f1ebbde6f328be0a99cdbcadf4d6589cf29de4b8ffd2"
-        );
+        assert_eq!(hex::encode(sk_r.to_bytes()), "f3ce7fdae57e1a310d87f1ebbde6f328be0a99cdbcadf4d6589cf29de4b8ffd2");
         assert_eq!(
             hex::encode(pk_r.to_bytes()),
             "04fe8c19ce0905191ebc298a9245792531f26f0cece2460639e8bc39cb7f706a826a779b4cf969b8a0e539c7f62fb3d30ad6aa8f80e30f1d128aafd68a2ce72ea0"
@@ -156,18 +120,7 @@ mod tests {
         let info = hex::decode("4f6465206f6e2061204772656369616e2055726e").unwrap();
         let aad = hex::decode("436f756e742d30").unwrap();
         let ct = hex::decode("5ad590bb8baa577f8619db35a36311226a896e7342a6d836d8b7bcd2f20b6c7f9076ac232e3ab2523f39513434").unwrap();
-        let pt = hpke::single_shot_open::<SuiteAead, SuiteKdf, SuiteKem>(
-            &hpke::OpModeR::Base,
-            &sk_r,
-            &enc,
-            &info,
-            &ct,
-            &aad,
-        )
-        .unwrap();
-        assert_eq!(
-            hex::encode(pt),
-            "4265617574792069732074727574682c20747275746820626561757479"
-        );
+        let pt = hpke::single_shot_open::<SuiteAead, SuiteKdf, SuiteKem>(&hpke::OpModeR::Base, &sk_r, &enc, &info, &ct, &aad).unwrap();
+        assert_eq!(hex::encode(pt), "4265617574792069732074727574682c20747275746820626561757479");
     }
 }

@@ -10,9 +10,7 @@ use serde::Serialize;
 
 use crate::binding::{BindingError, verify_binding};
 use crate::config::{EmbeddedConfig, ShareKeys, SocialProviderConfig};
-use crate::farcaster::{
-    CustodyLookup, FarcasterError, HttpRelay, PendingChannels, RelayClient, RpcCustody,
-};
+use crate::farcaster::{CustodyLookup, FarcasterError, HttpRelay, PendingChannels, RelayClient, RpcCustody};
 use crate::frames::{Frame, FrameError, FrameLogin, FrameRegistry, PendingEmailUpdate};
 use crate::mail::{MailPurpose, Mailer};
 use crate::otp::{OtpCode, OtpPurpose, OtpRejected, OtpRejection, OtpStore};
@@ -77,27 +75,12 @@ pub enum EmailUpdateStep {
 /// What the session must learn from the embedded service. Never carries a code, share or key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
-    OtpRejected {
-        reason: OtpRejection,
-        attempts_left: u32,
-    },
-    LoginVerified {
-        method: LoginMethod,
-        user_id: String,
-        email: Option<String>,
-        username: Option<String>,
-        wallet: Option<WalletAddresses>,
-    },
+    OtpRejected { reason: OtpRejection, attempts_left: u32 },
+    LoginVerified { method: LoginMethod, user_id: String, email: Option<String>, username: Option<String>, wallet: Option<WalletAddresses> },
     WalletBound(WalletAddresses),
-    SocialFailed {
-        message: String,
-    },
-    EmailUpdateStep {
-        step: EmailUpdateStep,
-    },
-    EmailUpdated {
-        new_email: String,
-    },
+    SocialFailed { message: String },
+    EmailUpdateStep { step: EmailUpdateStep },
+    EmailUpdated { new_email: String },
 }
 
 /// Implemented by the gateway: turns notices into runtime commands of the session.
@@ -321,10 +304,7 @@ impl EmbeddedServiceBuilder {
         self.rpc = Some(rpc);
         self
     }
-    pub fn allowed_origins(
-        mut self,
-        allowed: impl Fn(&str) -> Option<Vec<String>> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn allowed_origins(mut self, allowed: impl Fn(&str) -> Option<Vec<String>> + Send + Sync + 'static) -> Self {
         self.allowed_origins = Arc::new(allowed);
         self
     }
@@ -355,31 +335,18 @@ impl EmbeddedServiceBuilder {
     pub fn build(self) -> Result<EmbeddedService, String> {
         let db = match (self.db, &self.config.data_dir) {
             (Some(db), _) => db,
-            (None, Some(dir)) => sled::open(dir).map_err(|error| {
-                format!(
-                    "cannot open the embedded vault at {}: {error}",
-                    dir.display()
-                )
-            })?,
+            (None, Some(dir)) => {
+                sled::open(dir).map_err(|error| format!("cannot open the embedded vault at {}: {error}", dir.display()))?
+            }
             (None, None) => {
-                tracing::warn!(
-                    "[embedded] data_dir is not set: wallets live in a temporary database and vanish on restart"
-                );
-                sled::Config::new()
-                    .temporary(true)
-                    .open()
-                    .map_err(|error| error.to_string())?
+                tracing::warn!("[embedded] data_dir is not set: wallets live in a temporary database and vanish on restart");
+                sled::Config::new().temporary(true).open().map_err(|error| error.to_string())?
             }
         };
         let vault = Vault::open(db, self.keys).map_err(|error| error.to_string())?;
         let ttl_ms = self.config.otp_ttl.as_millis() as u64;
         let state = State {
-            otp: OtpStore::new(
-                &*self.entropy,
-                ttl_ms,
-                self.config.otp_attempts,
-                OTP_CAPACITY,
-            ),
+            otp: OtpStore::new(&*self.entropy, ttl_ms, self.config.otp_attempts, OTP_CAPACITY),
             frames: FrameRegistry::new(FRAME_CAPACITY),
             social: PendingLogins::new(SOCIAL_CAPACITY),
             farcaster: PendingChannels::new(SOCIAL_CAPACITY),
@@ -394,30 +361,18 @@ impl EmbeddedServiceBuilder {
         let (mut relay, mut custody) = (self.relay, self.custody);
         if let Some(farcaster) = &self.config.farcaster {
             if relay.is_none() {
-                relay = Some(Arc::new(HttpRelay {
-                    http: http.clone(),
-                    relay_url: farcaster.relay_url.clone(),
-                }));
+                relay = Some(Arc::new(HttpRelay { http: http.clone(), relay_url: farcaster.relay_url.clone() }));
             }
             if custody.is_none() {
-                let id_registry = farcaster.id_registry.parse().map_err(|_| {
-                    format!(
-                        "[embedded.farcaster] id_registry {} is not an address",
-                        farcaster.id_registry
-                    )
-                })?;
+                let id_registry = farcaster
+                    .id_registry
+                    .parse()
+                    .map_err(|_| format!("[embedded.farcaster] id_registry {} is not an address", farcaster.id_registry))?;
                 let key_registry = match &farcaster.key_registry {
-                    Some(text) => Some(text.parse().map_err(|_| {
-                        format!("[embedded.farcaster] key_registry {text} is not an address")
-                    })?),
+                    Some(text) => Some(text.parse().map_err(|_| format!("[embedded.farcaster] key_registry {text} is not an address"))?),
                     None => None,
                 };
-                custody = Some(Arc::new(RpcCustody {
-                    http: http.clone(),
-                    rpc_url: farcaster.rpc_url.clone(),
-                    id_registry,
-                    key_registry,
-                }));
+                custody = Some(Arc::new(RpcCustody { http: http.clone(), rpc_url: farcaster.rpc_url.clone(), id_registry, key_registry }));
             }
         }
         Ok(EmbeddedService {
@@ -447,9 +402,7 @@ fn valid_email(email: &str) -> bool {
                 && !domain.starts_with('.')
                 && !domain.ends_with('.')
                 && email.len() <= 254
-                && !email.chars().any(|c| {
-                    c.is_whitespace() || c.is_control() || c == '<' || c == '>' || c == ','
-                })
+                && !email.chars().any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>' || c == ',')
                 && !domain.contains('@')
         }
         None => false,
@@ -483,9 +436,7 @@ impl EmbeddedService {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn now(&self) -> u64 {
@@ -498,30 +449,16 @@ impl EmbeddedService {
         // Only plain origins reach the header: a `;` or blank would add directives.
         let ancestors: Vec<String> = origins
             .into_iter()
-            .filter(|origin| {
-                !origin.is_empty()
-                    && origin
-                        .chars()
-                        .all(|c| c.is_ascii_graphic() && c != ';' && c != ',' && c != '\'')
-            })
+            .filter(|origin| !origin.is_empty() && origin.chars().all(|c| c.is_ascii_graphic() && c != ';' && c != ',' && c != '\''))
             .collect();
-        let ancestors = if ancestors.is_empty() {
-            "'none'".to_owned()
-        } else {
-            ancestors.join(" ")
-        };
+        let ancestors = if ancestors.is_empty() { "'none'".to_owned() } else { ancestors.join(" ") };
         Some(format!("default-src 'self'; frame-ancestors {ancestors}"))
     }
 
     // ---- session side (called by the gateway) ----
 
     /// Mails a login code for `email` to the visitor of `session_id` whose frame is `frame_id`.
-    pub async fn send_login_otp(
-        &self,
-        session_id: &str,
-        frame_id: &str,
-        email: &str,
-    ) -> Result<OtpSent, EmbeddedError> {
+    pub async fn send_login_otp(&self, session_id: &str, frame_id: &str, email: &str) -> Result<OtpSent, EmbeddedError> {
         if !valid_email(email) {
             return Err(EmbeddedError::BadEmail);
         }
@@ -536,21 +473,12 @@ impl EmbeddedService {
             self.check_cooldown(&mut state, &email, now)?;
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             let step = match &existing_wallet {
-                Some(wallet) if !frame.device_wallets.contains(&wallet.wallet_id) => {
-                    OtpStep::VerifyDevice
-                }
+                Some(wallet) if !frame.device_wallets.contains(&wallet.wallet_id) => OtpStep::VerifyDevice,
                 _ => OtpStep::VerifyOtp,
             };
             let (challenge_id, code) = state
                 .otp
-                .issue(
-                    OtpPurpose::Login {
-                        email: email.clone(),
-                    },
-                    frame_id,
-                    now,
-                    &*self.entropy,
-                )
+                .issue(OtpPurpose::Login { email: email.clone() }, frame_id, now, &*self.entropy)
                 .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
             state.last_mailed.insert(email.clone(), now);
             (challenge_id, code, step)
@@ -565,55 +493,31 @@ impl EmbeddedService {
         Ok(OtpSent { challenge_id, step })
     }
 
-    fn check_cooldown(
-        &self,
-        state: &mut State,
-        email: &str,
-        now: u64,
-    ) -> Result<(), EmbeddedError> {
+    fn check_cooldown(&self, state: &mut State, email: &str, now: u64) -> Result<(), EmbeddedError> {
         let cooldown = self.config.email_cooldown.as_millis() as u64;
         if let Some(&last) = state.last_mailed.get(email) {
             let ready_at = last.saturating_add(cooldown);
             if now < ready_at {
-                return Err(EmbeddedError::Cooldown {
-                    retry_after_secs: (ready_at - now).div_ceil(1000),
-                });
+                return Err(EmbeddedError::Cooldown { retry_after_secs: (ready_at - now).div_ceil(1000) });
             }
         }
-        state
-            .last_mailed
-            .retain(|_, last| last.saturating_add(cooldown) > now);
+        state.last_mailed.retain(|_, last| last.saturating_add(cooldown) > now);
         if state.last_mailed.len() >= COOLDOWN_CAPACITY {
-            return Err(EmbeddedError::Busy(
-                "too many codes are being mailed; try again shortly".into(),
-            ));
+            return Err(EmbeddedError::Busy("too many codes are being mailed; try again shortly".into()));
         }
         Ok(())
     }
 
-    async fn mail(
-        &self,
-        to: &str,
-        code: &OtpCode,
-        purpose: MailPurpose,
-    ) -> Result<(), EmbeddedError> {
-        self.mailer
-            .send_code(to, code, purpose)
-            .await
-            .map_err(|error| {
-                // The error names the transport failure, never the code.
-                tracing::warn!(%error, "mailing a one-time code failed");
-                EmbeddedError::Mail
-            })
+    async fn mail(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), EmbeddedError> {
+        self.mailer.send_code(to, code, purpose).await.map_err(|error| {
+            // The error names the transport failure, never the code.
+            tracing::warn!(%error, "mailing a one-time code failed");
+            EmbeddedError::Mail
+        })
     }
 
     /// Starts changing the login email of the frame's user: a code goes to the current address.
-    pub async fn start_email_update(
-        &self,
-        session_id: &str,
-        frame_id: &str,
-        new_email: &str,
-    ) -> Result<EmailUpdateStep, EmbeddedError> {
+    pub async fn start_email_update(&self, session_id: &str, frame_id: &str, new_email: &str) -> Result<EmailUpdateStep, EmbeddedError> {
         if !valid_email(new_email) {
             return Err(EmbeddedError::BadEmail);
         }
@@ -626,66 +530,33 @@ impl EmbeddedService {
             let mut state = self.state();
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
-            let user = self
-                .vault
-                .user(&login.user_id)?
-                .ok_or(EmbeddedError::NotLoggedIn)?;
-            let current = user.email.ok_or(EmbeddedError::BadRequest(
-                "this account has no email to change".into(),
-            ))?;
+            let user = self.vault.user(&login.user_id)?.ok_or(EmbeddedError::NotLoggedIn)?;
+            let current = user.email.ok_or(EmbeddedError::BadRequest("this account has no email to change".into()))?;
             self.check_cooldown(&mut state, &current, now)?;
-            let purpose = OtpPurpose::UpdatePrimary {
-                user_id: login.user_id,
-                new_email: new_email.clone(),
-            };
-            let (challenge_id, code) = state
-                .otp
-                .issue(purpose, frame_id, now, &*self.entropy)
-                .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
+            let purpose = OtpPurpose::UpdatePrimary { user_id: login.user_id, new_email: new_email.clone() };
+            let (challenge_id, code) =
+                state.otp.issue(purpose, frame_id, now, &*self.entropy).map_err(|error| EmbeddedError::Busy(error.to_string()))?;
             let frame = state.frames.of_session(session_id, frame_id, now)?;
-            frame.email_update = Some(PendingEmailUpdate {
-                challenge_id,
-                step: EmailUpdateStep::Primary,
-                new_email,
-            });
+            frame.email_update = Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Primary, new_email });
             state.last_mailed.insert(current.clone(), now);
             (current, code)
         };
-        self.mail(&current, &code, MailPurpose::UpdatePrimary)
-            .await?;
+        self.mail(&current, &code, MailPurpose::UpdatePrimary).await?;
         Ok(EmailUpdateStep::Primary)
     }
 
     /// Starts a social login; gives the provider's authorization URL for the popup.
-    pub fn start_social(
-        &self,
-        session_id: &str,
-        frame_id: &str,
-        provider: &str,
-        host_origin: &str,
-    ) -> Result<String, EmbeddedError> {
+    pub fn start_social(&self, session_id: &str, frame_id: &str, provider: &str, host_origin: &str) -> Result<String, EmbeddedError> {
         let Some(provider_config) = self.providers.get(provider) else {
             tracing::warn!(provider, "social login with an unconfigured provider");
             return Err(EmbeddedError::SocialStart);
         };
         let now = self.now();
         let mut state = self.state();
-        state
-            .frames
-            .of_session(session_id, frame_id, now)
-            .map_err(|_| EmbeddedError::SocialStart)?;
+        state.frames.of_session(session_id, frame_id, now).map_err(|_| EmbeddedError::SocialStart)?;
         state
             .social
-            .start(
-                provider,
-                provider_config,
-                &self.config.oauth_redirect_uri(),
-                session_id,
-                frame_id,
-                host_origin,
-                now,
-                &*self.entropy,
-            )
+            .start(provider, provider_config, &self.config.oauth_redirect_uri(), session_id, frame_id, host_origin, now, &*self.entropy)
             .map_err(|error| {
                 tracing::warn!(%error, provider, "social login could not start");
                 EmbeddedError::SocialStart
@@ -719,22 +590,12 @@ impl EmbeddedService {
         hpke_public_key: &str,
         device_wallets: Vec<String>,
     ) -> Result<(String, String), EmbeddedError> {
-        if session_id.is_empty()
-            || session_id.len() > 128
-            || !self.notices.session_is_live(session_id)
-        {
+        if session_id.is_empty() || session_id.len() > 128 || !self.notices.session_is_live(session_id) {
             return Err(EmbeddedError::UnknownSession);
         }
-        let public_key = FramePublicKey::from_b64url(hpke_public_key)
-            .map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
+        let public_key = FramePublicKey::from_b64url(hpke_public_key).map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
         let now = self.now();
-        Ok(self.state().frames.register(
-            session_id,
-            public_key,
-            device_wallets,
-            now,
-            &*self.entropy,
-        )?)
+        Ok(self.state().frames.register(session_id, public_key, device_wallets, now, &*self.entropy)?)
     }
 
     /// Registers the frame a page reload brought, carrying over the login of the frame it
@@ -749,14 +610,11 @@ impl EmbeddedService {
         device_wallets: Vec<String>,
         previous_token: &str,
     ) -> Result<(String, String, Option<LoginResult>), EmbeddedError> {
-        let (frame_id, frame_token) =
-            self.register_frame(session_id, hpke_public_key, device_wallets)?;
+        let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets)?;
         let now = self.now();
         let mut state = self.state();
         let previous = match state.frames.authenticate(previous_token, now) {
-            Ok(previous) if previous.session_id == session_id && previous.frame_id != frame_id => {
-                previous
-            }
+            Ok(previous) if previous.session_id == session_id && previous.frame_id != frame_id => previous,
             _ => return Ok((frame_id, frame_token, None)),
         };
         let (previous_id, login) = (previous.frame_id.clone(), previous.login.clone());
@@ -773,23 +631,13 @@ impl EmbeddedService {
         Ok((frame_id, frame_token, Some(result)))
     }
 
-    pub fn verify_email_otp(
-        &self,
-        frame_token: &str,
-        challenge_id: &str,
-        otp: &str,
-    ) -> Result<LoginResult, EmbeddedError> {
+    pub fn verify_email_otp(&self, frame_token: &str, challenge_id: &str, otp: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
         let mut state = self.state();
         let frame = state.frames.authenticate(frame_token, now)?;
         let (frame_id, session_id) = (frame.frame_id.clone(), frame.session_id.clone());
-        if !matches!(
-            state.otp.purpose_of(challenge_id, &frame_id),
-            None | Some(OtpPurpose::Login { .. })
-        ) {
-            return Err(EmbeddedError::BadRequest(
-                "that challenge is not a login".into(),
-            ));
+        if !matches!(state.otp.purpose_of(challenge_id, &frame_id), None | Some(OtpPurpose::Login { .. })) {
+            return Err(EmbeddedError::BadRequest("that challenge is not a login".into()));
         }
         match state.otp.verify(challenge_id, &frame_id, otp, now) {
             Ok(OtpPurpose::Login { email }) => {
@@ -800,13 +648,7 @@ impl EmbeddedService {
             Ok(_) => Err(EmbeddedError::Internal),
             Err(rejected) => {
                 drop(state);
-                self.notices.notify(
-                    &session_id,
-                    Notice::OtpRejected {
-                        reason: rejected.reason,
-                        attempts_left: rejected.attempts_left,
-                    },
-                );
+                self.notices.notify(&session_id, Notice::OtpRejected { reason: rejected.reason, attempts_left: rejected.attempts_left });
                 Err(EmbeddedError::Otp(rejected))
             }
         }
@@ -875,17 +717,11 @@ impl EmbeddedService {
             username: username.clone(),
             method: method.clone(),
         });
-        Ok(LoginResult {
-            user_id: user.user_id,
-            email: user.email,
-            username,
-            wallet,
-        })
+        Ok(LoginResult { user_id: user.user_id, email: user.email, username, wallet })
     }
 
     fn seal(&self, frame: &Frame, share: &[u8]) -> Result<Sealed, EmbeddedError> {
-        seal_to_frame(&frame.public_key, &frame.frame_id, share, &*self.entropy)
-            .map_err(|_| EmbeddedError::Internal)
+        seal_to_frame(&frame.public_key, &frame.frame_id, share, &*self.entropy).map_err(|_| EmbeddedError::Internal)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -903,28 +739,14 @@ impl EmbeddedService {
         let mut state = self.state();
         let frame = state.frames.authenticate(frame_token, now)?;
         let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
-        let (eip155_address, solana_address) = verify_binding(
-            &frame.frame_id,
-            &login.user_id,
-            eip155_address,
-            eip155_signature,
-            solana_address,
-            solana_signature,
-        )?;
-        let decode = |text: &str, name: &str| {
-            b64url_decode(text)
-                .ok_or_else(|| EmbeddedError::BadRequest(format!("{name} must be base64url")))
-        };
+        let (eip155_address, solana_address) =
+            verify_binding(&frame.frame_id, &login.user_id, eip155_address, eip155_signature, solana_address, solana_signature)?;
+        let decode =
+            |text: &str, name: &str| b64url_decode(text).ok_or_else(|| EmbeddedError::BadRequest(format!("{name} must be base64url")));
         let server_share = decode(server_share, "serverShare")?;
         let recovery_share = decode(recovery_share, "recoveryShare")?;
-        let wallet = self.vault.bind_wallet(
-            &login.user_id,
-            &eip155_address,
-            &solana_address,
-            &server_share,
-            &recovery_share,
-            &*self.entropy,
-        )?;
+        let wallet =
+            self.vault.bind_wallet(&login.user_id, &eip155_address, &solana_address, &server_share, &recovery_share, &*self.entropy)?;
         // The frame made the key and keeps the device share of it.
         frame.device_wallets.push(wallet.wallet_id.clone());
         let addresses = WalletAddresses {
@@ -932,8 +754,7 @@ impl EmbeddedService {
             eip155_address: wallet.eip155_address,
             solana_address: wallet.solana_address,
         };
-        self.notices
-            .notify(&frame.session_id, Notice::WalletBound(addresses));
+        self.notices.notify(&frame.session_id, Notice::WalletBound(addresses));
         Ok(wallet.wallet_id)
     }
 
@@ -942,49 +763,29 @@ impl EmbeddedService {
         let mut state = self.state();
         let frame = state.frames.authenticate(frame_token, now)?;
         let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
-        let wallet = self
-            .vault
-            .wallet_of_user(&login.user_id)?
-            .ok_or(EmbeddedError::NoWallet)?;
+        let wallet = self.vault.wallet_of_user(&login.user_id)?.ok_or(EmbeddedError::NoWallet)?;
         let share = self.vault.open_server_share(&wallet)?;
         self.seal(frame, &share)
     }
 
-    pub async fn verify_email_update(
-        &self,
-        frame_token: &str,
-        step: EmailUpdateStep,
-        otp: &str,
-    ) -> Result<(), EmbeddedError> {
+    pub async fn verify_email_update(&self, frame_token: &str, step: EmailUpdateStep, otp: &str) -> Result<(), EmbeddedError> {
         let now = self.now();
         let next = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
             let (frame_id, session_id) = (frame.frame_id.clone(), frame.session_id.clone());
-            let pending = frame.email_update.clone().ok_or(EmbeddedError::BadRequest(
-                "no email change is pending".into(),
-            ))?;
+            let pending = frame.email_update.clone().ok_or(EmbeddedError::BadRequest("no email change is pending".into()))?;
             if pending.step != step {
-                return Err(EmbeddedError::BadRequest(
-                    "that is not the pending step of the email change".into(),
-                ));
+                return Err(EmbeddedError::BadRequest("that is not the pending step of the email change".into()));
             }
             match state.otp.verify(&pending.challenge_id, &frame_id, otp, now) {
                 Ok(OtpPurpose::UpdatePrimary { user_id, new_email }) => {
-                    let purpose = OtpPurpose::UpdateSecondary {
-                        user_id,
-                        new_email: new_email.clone(),
-                    };
-                    let (challenge_id, code) = state
-                        .otp
-                        .issue(purpose, &frame_id, now, &*self.entropy)
-                        .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
+                    let purpose = OtpPurpose::UpdateSecondary { user_id, new_email: new_email.clone() };
+                    let (challenge_id, code) =
+                        state.otp.issue(purpose, &frame_id, now, &*self.entropy).map_err(|error| EmbeddedError::Busy(error.to_string()))?;
                     let frame = state.frames.authenticate(frame_token, now)?;
-                    frame.email_update = Some(PendingEmailUpdate {
-                        challenge_id,
-                        step: EmailUpdateStep::Secondary,
-                        new_email: new_email.clone(),
-                    });
+                    frame.email_update =
+                        Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Secondary, new_email: new_email.clone() });
                     Some((session_id, new_email, code))
                 }
                 Ok(OtpPurpose::UpdateSecondary { user_id, new_email }) => {
@@ -995,8 +796,7 @@ impl EmbeddedService {
                         login.email = user.email.clone();
                     }
                     drop(state);
-                    self.notices
-                        .notify(&session_id, Notice::EmailUpdated { new_email });
+                    self.notices.notify(&session_id, Notice::EmailUpdated { new_email });
                     None
                 }
                 Ok(OtpPurpose::Login { .. }) => return Err(EmbeddedError::Internal),
@@ -1007,26 +807,15 @@ impl EmbeddedService {
                         frame.email_update = None;
                     }
                     drop(state);
-                    self.notices.notify(
-                        &session_id,
-                        Notice::OtpRejected {
-                            reason: rejected.reason,
-                            attempts_left: rejected.attempts_left,
-                        },
-                    );
+                    self.notices
+                        .notify(&session_id, Notice::OtpRejected { reason: rejected.reason, attempts_left: rejected.attempts_left });
                     return Err(EmbeddedError::Otp(rejected));
                 }
             }
         };
         if let Some((session_id, new_email, code)) = next {
-            self.mail(&new_email, &code, MailPurpose::UpdateSecondary)
-                .await?;
-            self.notices.notify(
-                &session_id,
-                Notice::EmailUpdateStep {
-                    step: EmailUpdateStep::Secondary,
-                },
-            );
+            self.mail(&new_email, &code, MailPurpose::UpdateSecondary).await?;
+            self.notices.notify(&session_id, Notice::EmailUpdateStep { step: EmailUpdateStep::Secondary });
         }
         Ok(())
     }
@@ -1040,30 +829,21 @@ impl EmbeddedService {
         params: serde_json::Value,
     ) -> Result<Result<serde_json::Value, RpcFailure>, EmbeddedError> {
         if !FRAME_RPC_METHODS.contains(&method) {
-            return Err(EmbeddedError::MethodNotAllowed(
-                method.chars().take(64).collect(),
-            ));
+            return Err(EmbeddedError::MethodNotAllowed(method.chars().take(64).collect()));
         }
         if !chain_id.starts_with("eip155:") {
-            return Err(EmbeddedError::BadRequest(
-                "chainId must be an eip155 CAIP-2 id".into(),
-            ));
+            return Err(EmbeddedError::BadRequest("chainId must be an eip155 CAIP-2 id".into()));
         }
         let (session_id, address) = {
             let now = self.now();
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
             let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
-            let wallet = self
-                .vault
-                .wallet_of_user(&login.user_id)?
-                .ok_or(EmbeddedError::NoWallet)?;
+            let wallet = self.vault.wallet_of_user(&login.user_id)?.ok_or(EmbeddedError::NoWallet)?;
             (frame.session_id.clone(), wallet.eip155_address)
         };
         let rpc = self.rpc.as_ref().ok_or(EmbeddedError::RpcUnavailable)?;
-        Ok(rpc
-            .call(&session_id, &address, chain_id, method, params)
-            .await)
+        Ok(rpc.call(&session_id, &address, chain_id, method, params).await)
     }
 
     /// The host origin of a pending social login (the callback page posts its result there).
@@ -1072,23 +852,14 @@ impl EmbeddedService {
         self.state().social.host_origin(state_param, now)
     }
 
-    pub async fn complete_social(
-        &self,
-        frame_token: &str,
-        result_uri: &str,
-    ) -> Result<LoginResult, EmbeddedError> {
+    pub async fn complete_social(&self, frame_token: &str, result_uri: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
         let (session_id, pending) = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
             let session_id = frame.session_id.clone();
             let taken = crate::social::parse_result_uri(self.config.frame_origin(), result_uri)
-                .and_then(|result| {
-                    state
-                        .social
-                        .take(&result.state, &session_id, now)
-                        .map(|pending| (result, pending))
-                });
+                .and_then(|result| state.social.take(&result.state, &session_id, now).map(|pending| (result, pending)));
             (session_id, taken)
         };
         let outcome = match pending {
@@ -1097,12 +868,7 @@ impl EmbeddedService {
         };
         outcome.map_err(|error| {
             tracing::warn!(%error, "social login failed");
-            self.notices.notify(
-                &session_id,
-                Notice::SocialFailed {
-                    message: "Failed to connect".into(),
-                },
-            );
+            self.notices.notify(&session_id, Notice::SocialFailed { message: "Failed to connect".into() });
             match error {
                 SocialError::Frame(inner) => inner,
                 _ => EmbeddedError::SocialFailed,
@@ -1116,13 +882,8 @@ impl EmbeddedService {
         result: crate::social::CallbackResult,
         pending: crate::social::PendingSocial,
     ) -> Result<LoginResult, SocialError> {
-        let provider = self
-            .providers
-            .get(&pending.provider)
-            .ok_or(SocialError::UnknownProvider)?;
-        let code = result.code.ok_or(SocialError::Provider(
-            result.error.unwrap_or_else(|| "no code".into()),
-        ))?;
+        let provider = self.providers.get(&pending.provider).ok_or(SocialError::UnknownProvider)?;
+        let code = result.code.ok_or(SocialError::Provider(result.error.unwrap_or_else(|| "no code".into())))?;
         let identity = crate::social::identify(
             &self.http,
             &pending.provider,
@@ -1136,19 +897,10 @@ impl EmbeddedService {
         let now = self.now();
         let user = self
             .vault
-            .login_social_user(
-                &pending.provider,
-                &identity.subject,
-                identity.username.as_deref(),
-                now,
-                &*self.entropy,
-            )
+            .login_social_user(&pending.provider, &identity.subject, identity.username.as_deref(), now, &*self.entropy)
             .map_err(|error| SocialError::Frame(error.into()))?;
         let mut state = self.state();
-        let frame = state
-            .frames
-            .authenticate(frame_token, now)
-            .map_err(|error| SocialError::Frame(error.into()))?;
+        let frame = state.frames.authenticate(frame_token, now).map_err(|error| SocialError::Frame(error.into()))?;
         if frame.session_id != pending.session_id {
             return Err(SocialError::StateMismatch);
         }
@@ -1157,22 +909,12 @@ impl EmbeddedService {
             // Display only (see Vault::login_social_user).
             user.email = identity.email.clone();
         }
-        self.complete_login(
-            frame,
-            user,
-            LoginMethod::Social(pending.provider.clone()),
-            identity.username,
-        )
-        .map_err(SocialError::Frame)
+        self.complete_login(frame, user, LoginMethod::Social(pending.provider.clone()), identity.username).map_err(SocialError::Frame)
     }
 
     /// Starts a Farcaster login: opens a relay channel with a fresh nonce for the frame and gives
     /// the URL the visitor opens (or scans) with a Farcaster app.
-    pub async fn start_farcaster(
-        &self,
-        session_id: &str,
-        frame_id: &str,
-    ) -> Result<String, EmbeddedError> {
+    pub async fn start_farcaster(&self, session_id: &str, frame_id: &str) -> Result<String, EmbeddedError> {
         let fail = |error: FarcasterError| {
             tracing::warn!(%error, "a Farcaster login could not start");
             EmbeddedError::FarcasterFailed
@@ -1184,21 +926,15 @@ impl EmbeddedService {
         let nonce = crate::random_hex(&*self.entropy, 16);
         {
             let mut state = self.state();
-            state
-                .frames
-                .of_session(session_id, frame_id, now)
-                .map_err(|_| EmbeddedError::FarcasterFailed)?;
+            state.frames.of_session(session_id, frame_id, now).map_err(|_| EmbeddedError::FarcasterFailed)?;
             if !state.farcaster.has_room(frame_id, now) {
                 return Err(fail(FarcasterError::Full));
             }
         }
-        let request =
-            crate::farcaster::channel_request(config, self.config.frame_origin(), &nonce, now);
+        let request = crate::farcaster::channel_request(config, self.config.frame_origin(), &nonce, now);
         let channel = relay.create_channel(&request).await.map_err(fail)?;
         if channel.nonce != nonce || channel.channel_token.is_empty() || channel.url.len() > 2048 {
-            return Err(fail(FarcasterError::BadAnswer(
-                "the channel does not carry the nonce asked for".into(),
-            )));
+            return Err(fail(FarcasterError::BadAnswer("the channel does not carry the nonce asked for".into())));
         }
         self.state().farcaster.insert(
             frame_id,
@@ -1216,10 +952,7 @@ impl EmbeddedService {
 
     /// Waits for the frame's Farcaster channel to complete (polling the relay), checks the signed
     /// message and its signer against the fid's custody address, and logs the frame in.
-    pub async fn complete_farcaster(
-        &self,
-        frame_token: &str,
-    ) -> Result<LoginResult, EmbeddedError> {
+    pub async fn complete_farcaster(&self, frame_token: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
         let (session_id, pending) = {
             let mut state = self.state();
@@ -1234,12 +967,7 @@ impl EmbeddedService {
         };
         outcome.map_err(|error| {
             tracing::warn!(%error, "Farcaster login failed");
-            self.notices.notify(
-                &session_id,
-                Notice::SocialFailed {
-                    message: crate::farcaster::FARCASTER_FAILED.into(),
-                },
-            );
+            self.notices.notify(&session_id, Notice::SocialFailed { message: crate::farcaster::FARCASTER_FAILED.into() });
             match error {
                 SocialError::Frame(inner @ EmbeddedError::Unauthorized) => inner,
                 _ => EmbeddedError::FarcasterFailed,
@@ -1247,60 +975,31 @@ impl EmbeddedService {
         })
     }
 
-    async fn finish_farcaster(
-        &self,
-        frame_token: &str,
-        pending: crate::farcaster::PendingFarcaster,
-    ) -> Result<LoginResult, SocialError> {
+    async fn finish_farcaster(&self, frame_token: &str, pending: crate::farcaster::PendingFarcaster) -> Result<LoginResult, SocialError> {
         let as_social = |error: FarcasterError| SocialError::Provider(error.to_string());
-        let (Some(config), Some(relay), Some(custody)) =
-            (&self.config.farcaster, &self.relay, &self.custody)
-        else {
+        let (Some(config), Some(relay), Some(custody)) = (&self.config.farcaster, &self.relay, &self.custody) else {
             return Err(as_social(FarcasterError::NotConfigured));
         };
-        let status = crate::farcaster::poll_until_completed(
-            &**relay,
-            &pending.channel_token,
-            config.poll_interval,
-            config.max_polls(),
-        )
-        .await
-        .map_err(as_social)?;
-        let signed =
-            crate::farcaster::check_completed(&status, &pending, self.now()).map_err(as_social)?;
+        let status = crate::farcaster::poll_until_completed(&**relay, &pending.channel_token, config.poll_interval, config.max_polls())
+            .await
+            .map_err(as_social)?;
+        let signed = crate::farcaster::check_completed(&status, &pending, self.now()).map_err(as_social)?;
         let custody_address = custody.custody_of(signed.fid).await.map_err(as_social)?;
-        if custody_address != signed.signer
-            && !custody.is_auth_address(signed.fid, signed.signer).await.map_err(as_social)?
-        {
+        if custody_address != signed.signer && !custody.is_auth_address(signed.fid, signed.signer).await.map_err(as_social)? {
             return Err(as_social(FarcasterError::NotCustody));
         }
         let now = self.now();
         let subject = signed.fid.to_string();
         let user = self
             .vault
-            .login_social_user(
-                "farcaster",
-                &subject,
-                signed.username.as_deref(),
-                now,
-                &*self.entropy,
-            )
+            .login_social_user("farcaster", &subject, signed.username.as_deref(), now, &*self.entropy)
             .map_err(|error| SocialError::Frame(error.into()))?;
         let mut state = self.state();
-        let frame = state
-            .frames
-            .authenticate(frame_token, now)
-            .map_err(|error| SocialError::Frame(error.into()))?;
+        let frame = state.frames.authenticate(frame_token, now).map_err(|error| SocialError::Frame(error.into()))?;
         if frame.session_id != pending.session_id {
             return Err(SocialError::StateMismatch);
         }
-        self.complete_login(
-            frame,
-            user,
-            LoginMethod::Social("farcaster".into()),
-            signed.username,
-        )
-        .map_err(SocialError::Frame)
+        self.complete_login(frame, user, LoginMethod::Social("farcaster".into()), signed.username).map_err(SocialError::Frame)
     }
 
     /// The raw stored values of the vault (tests check no share is stored in the clear).

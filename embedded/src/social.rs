@@ -64,19 +64,14 @@ pub fn pkce_challenge(verifier: &str) -> String {
 
 fn is_origin(text: &str) -> bool {
     match Url::parse(text) {
-        Ok(url) => {
-            matches!(url.scheme(), "http" | "https") && url.origin().ascii_serialization() == text
-        }
+        Ok(url) => matches!(url.scheme(), "http" | "https") && url.origin().ascii_serialization() == text,
         Err(_) => false,
     }
 }
 
 impl PendingLogins {
     pub fn new(capacity: usize) -> Self {
-        Self {
-            pending: HashMap::new(),
-            capacity,
-        }
+        Self { pending: HashMap::new(), capacity }
     }
 
     /// Records a pending login and gives the authorization URL.
@@ -95,10 +90,8 @@ impl PendingLogins {
         if !is_origin(host_origin) {
             return Err(SocialError::BadHostOrigin);
         }
-        let mut url =
-            Url::parse(&provider.authorization_endpoint).map_err(|_| SocialError::BadEndpoint)?;
-        self.pending
-            .retain(|_, pending| pending.expires_ms > now_ms);
+        let mut url = Url::parse(&provider.authorization_endpoint).map_err(|_| SocialError::BadEndpoint)?;
+        self.pending.retain(|_, pending| pending.expires_ms > now_ms);
         if self.pending.len() >= self.capacity {
             return Err(SocialError::Full);
         }
@@ -137,19 +130,11 @@ impl PendingLogins {
     }
 
     pub fn host_origin(&self, state: &str, now_ms: u64) -> Option<String> {
-        self.pending
-            .get(state)
-            .filter(|pending| pending.expires_ms > now_ms)
-            .map(|pending| pending.host_origin.clone())
+        self.pending.get(state).filter(|pending| pending.expires_ms > now_ms).map(|pending| pending.host_origin.clone())
     }
 
     /// Takes the pending login `state` if it belongs to `session_id` and is alive (once only).
-    pub fn take(
-        &mut self,
-        state: &str,
-        session_id: &str,
-        now_ms: u64,
-    ) -> Result<PendingSocial, SocialError> {
+    pub fn take(&mut self, state: &str, session_id: &str, now_ms: u64) -> Result<PendingSocial, SocialError> {
         match self.pending.get(state) {
             Some(pending) if pending.session_id == session_id && pending.expires_ms > now_ms => {
                 Ok(self.pending.remove(state).expect("present above"))
@@ -167,20 +152,13 @@ pub struct CallbackResult {
 }
 
 /// The provider's redirect as the frame saw it: must be `{frame_origin}/oauth/callback?…`.
-pub fn parse_result_uri(
-    frame_origin: &str,
-    result_uri: &str,
-) -> Result<CallbackResult, SocialError> {
+pub fn parse_result_uri(frame_origin: &str, result_uri: &str) -> Result<CallbackResult, SocialError> {
     let prefix = format!("{frame_origin}/oauth/callback?");
     if !result_uri.starts_with(&prefix) || result_uri.len() > 8 * 1024 {
         return Err(SocialError::BadResultUri);
     }
     let url = Url::parse(result_uri).map_err(|_| SocialError::BadResultUri)?;
-    let mut result = CallbackResult {
-        state: String::new(),
-        code: None,
-        error: None,
-    };
+    let mut result = CallbackResult { state: String::new(), code: None, error: None };
     for (key, value) in url.query_pairs() {
         match key.as_ref() {
             "state" => result.state = value.into_owned(),
@@ -212,11 +190,7 @@ async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, SocialError
     let status = response.status();
     let mut response = response;
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| SocialError::Provider(error.to_string()))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|error| SocialError::Provider(error.to_string()))? {
         if body.len() + chunk.len() > MAX_PROVIDER_RESPONSE {
             return Err(SocialError::BadAnswer("response too large".into()));
         }
@@ -255,29 +229,18 @@ pub async fn identify(
         .send()
         .await
         .map_err(|error| SocialError::Provider(error.to_string()))?;
-    let tokens: TokenResponse = serde_json::from_slice(&read_capped(response).await?)
-        .map_err(|error| SocialError::BadAnswer(error.to_string()))?;
+    let tokens: TokenResponse =
+        serde_json::from_slice(&read_capped(response).await?).map_err(|error| SocialError::BadAnswer(error.to_string()))?;
 
     if let Some(jwks_uri) = &provider.jwks_uri {
-        let id_token = tokens
-            .id_token
-            .ok_or_else(|| SocialError::BadAnswer("no id_token".into()))?;
-        let response = http
-            .get(jwks_uri)
-            .send()
-            .await
-            .map_err(|error| SocialError::Provider(error.to_string()))?;
-        let jwks: JwkSet = serde_json::from_slice(&read_capped(response).await?)
-            .map_err(|error| SocialError::BadAnswer(error.to_string()))?;
+        let id_token = tokens.id_token.ok_or_else(|| SocialError::BadAnswer("no id_token".into()))?;
+        let response = http.get(jwks_uri).send().await.map_err(|error| SocialError::Provider(error.to_string()))?;
+        let jwks: JwkSet =
+            serde_json::from_slice(&read_capped(response).await?).map_err(|error| SocialError::BadAnswer(error.to_string()))?;
         return verify_id_token(&id_token, &jwks, provider, &pending.nonce, now_ms);
     }
-    let userinfo = provider
-        .userinfo_endpoint
-        .as_ref()
-        .ok_or_else(|| SocialError::BadAnswer("no jwks_uri nor userinfo_endpoint".into()))?;
-    let access_token = tokens
-        .access_token
-        .ok_or_else(|| SocialError::BadAnswer("no access_token".into()))?;
+    let userinfo = provider.userinfo_endpoint.as_ref().ok_or_else(|| SocialError::BadAnswer("no jwks_uri nor userinfo_endpoint".into()))?;
+    let access_token = tokens.access_token.ok_or_else(|| SocialError::BadAnswer("no access_token".into()))?;
     let response = http
         .get(userinfo)
         .bearer_auth(access_token)
@@ -286,8 +249,8 @@ pub async fn identify(
         .send()
         .await
         .map_err(|error| SocialError::Provider(error.to_string()))?;
-    let body: serde_json::Value = serde_json::from_slice(&read_capped(response).await?)
-        .map_err(|error| SocialError::BadAnswer(error.to_string()))?;
+    let body: serde_json::Value =
+        serde_json::from_slice(&read_capped(response).await?).map_err(|error| SocialError::BadAnswer(error.to_string()))?;
     identity_from_userinfo(provider_name, &body)
 }
 
@@ -310,12 +273,8 @@ pub fn verify_id_token(
     now_ms: u64,
 ) -> Result<SocialIdentity, SocialError> {
     let bad = |why: &str| SocialError::IdToken(why.to_owned());
-    let header = jsonwebtoken::decode_header(id_token)
-        .map_err(|error| SocialError::IdToken(error.to_string()))?;
-    if !matches!(
-        header.alg,
-        Algorithm::RS256 | Algorithm::ES256 | Algorithm::PS256 | Algorithm::EdDSA
-    ) {
+    let header = jsonwebtoken::decode_header(id_token).map_err(|error| SocialError::IdToken(error.to_string()))?;
+    if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256 | Algorithm::PS256 | Algorithm::EdDSA) {
         return Err(bad("unexpected algorithm"));
     }
     let jwk = match &header.kid {
@@ -324,8 +283,7 @@ pub fn verify_id_token(
         None => None,
     }
     .ok_or_else(|| bad("no key of the provider's JWKS signed it"))?;
-    let key =
-        DecodingKey::from_jwk(jwk).map_err(|error| SocialError::IdToken(error.to_string()))?;
+    let key = DecodingKey::from_jwk(jwk).map_err(|error| SocialError::IdToken(error.to_string()))?;
     let mut validation = Validation::new(header.alg);
     validation.set_audience(&[&provider.client_id]);
     if let Some(issuer) = &provider.issuer {
@@ -334,31 +292,20 @@ pub fn verify_id_token(
     // Expiry is checked below against the service's clock.
     validation.validate_exp = false;
     validation.set_required_spec_claims(&["exp", "sub", "aud"]);
-    let claims = jsonwebtoken::decode::<IdClaims>(id_token, &key, &validation)
-        .map_err(|error| SocialError::IdToken(error.to_string()))?
-        .claims;
+    let claims =
+        jsonwebtoken::decode::<IdClaims>(id_token, &key, &validation).map_err(|error| SocialError::IdToken(error.to_string()))?.claims;
     if claims.exp.saturating_mul(1000) <= now_ms {
         return Err(bad("expired"));
     }
-    let nonce_matches = claims
-        .nonce
-        .as_deref()
-        .is_some_and(|got| subtle::ConstantTimeEq::ct_eq(got.as_bytes(), nonce.as_bytes()).into());
+    let nonce_matches = claims.nonce.as_deref().is_some_and(|got| subtle::ConstantTimeEq::ct_eq(got.as_bytes(), nonce.as_bytes()).into());
     if !nonce_matches {
         return Err(bad("nonce mismatch"));
     }
-    Ok(SocialIdentity {
-        subject: claims.sub,
-        email: claims.email,
-        username: claims.preferred_username.or(claims.name),
-    })
+    Ok(SocialIdentity { subject: claims.sub, email: claims.email, username: claims.preferred_username.or(claims.name) })
 }
 
 /// The identity in a provider's userinfo answer.
-pub fn identity_from_userinfo(
-    provider: &str,
-    body: &serde_json::Value,
-) -> Result<SocialIdentity, SocialError> {
+pub fn identity_from_userinfo(provider: &str, body: &serde_json::Value) -> Result<SocialIdentity, SocialError> {
     let text = |value: &serde_json::Value| match value {
         serde_json::Value::String(text) if !text.is_empty() => Some(text.clone()),
         serde_json::Value::Number(number) => Some(number.to_string()),
@@ -374,16 +321,8 @@ pub fn identity_from_userinfo(
                 username: data.get("username").and_then(text),
             }
         }
-        "discord" => SocialIdentity {
-            subject: field("id").unwrap_or_default(),
-            email: field("email"),
-            username: field("username"),
-        },
-        "github" => SocialIdentity {
-            subject: field("id").unwrap_or_default(),
-            email: field("email"),
-            username: field("login"),
-        },
+        "discord" => SocialIdentity { subject: field("id").unwrap_or_default(), email: field("email"), username: field("username") },
+        "github" => SocialIdentity { subject: field("id").unwrap_or_default(), email: field("email"), username: field("login") },
         _ => SocialIdentity {
             subject: field("sub").or_else(|| field("id")).unwrap_or_default(),
             email: field("email"),
@@ -419,97 +358,41 @@ mod tests {
         let entropy = SeededEntropy::new(1);
         let mut pending = PendingLogins::new(4);
         let url = pending
-            .start(
-                "google",
-                &provider(),
-                "https://frame.example/oauth/callback",
-                "s1",
-                "f1",
-                "https://host.example",
-                0,
-                &entropy,
-            )
+            .start("google", &provider(), "https://frame.example/oauth/callback", "s1", "f1", "https://host.example", 0, &entropy)
             .unwrap();
         let url = Url::parse(&url).unwrap();
         let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
         assert_eq!(query["prompt"], "login");
-        assert_eq!(
-            query["redirect_uri"],
-            "https://frame.example/oauth/callback"
-        );
+        assert_eq!(query["redirect_uri"], "https://frame.example/oauth/callback");
         assert_eq!(query["code_challenge_method"], "S256");
         assert_eq!(query["scope"], "openid email");
         let state = &query["state"];
         assert_eq!(crate::b64url_decode(state).unwrap().len(), 32);
-        assert_eq!(
-            pending.host_origin(state, 1).as_deref(),
-            Some("https://host.example")
-        );
+        assert_eq!(pending.host_origin(state, 1).as_deref(), Some("https://host.example"));
         let taken = pending.take(state, "s1", 1).unwrap();
-        assert_eq!(
-            query["code_challenge"],
-            pkce_challenge(&taken.code_verifier)
-        );
+        assert_eq!(query["code_challenge"], pkce_challenge(&taken.code_verifier));
         assert_eq!(query["nonce"], taken.nonce);
-        assert!(
-            pending.take(state, "s1", 1).is_err(),
-            "a state is spent once"
-        );
+        assert!(pending.take(state, "s1", 1).is_err(), "a state is spent once");
     }
 
     #[test]
     fn given_a_pending_login_when_another_session_or_a_late_one_takes_it_then_it_is_refused() {
         let entropy = SeededEntropy::new(2);
         let mut pending = PendingLogins::new(4);
-        let url = pending
-            .start(
-                "google",
-                &provider(),
-                "https://f/oauth/callback",
-                "s1",
-                "f1",
-                "https://host.example",
-                0,
-                &entropy,
-            )
-            .unwrap();
-        let state = Url::parse(&url)
-            .unwrap()
-            .query_pairs()
-            .find(|(k, _)| k == "state")
-            .unwrap()
-            .1
-            .into_owned();
+        let url =
+            pending.start("google", &provider(), "https://f/oauth/callback", "s1", "f1", "https://host.example", 0, &entropy).unwrap();
+        let state = Url::parse(&url).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+        assert!(matches!(pending.take(&state, "s2", 1), Err(SocialError::StateMismatch)));
+        assert!(matches!(pending.take(&state, "s1", PENDING_TTL_MS), Err(SocialError::StateMismatch)));
         assert!(matches!(
-            pending.take(&state, "s2", 1),
-            Err(SocialError::StateMismatch)
-        ));
-        assert!(matches!(
-            pending.take(&state, "s1", PENDING_TTL_MS),
-            Err(SocialError::StateMismatch)
-        ));
-        assert!(matches!(
-            pending.start(
-                "google",
-                &provider(),
-                "https://f/oauth/callback",
-                "s1",
-                "f1",
-                "https://host.example/path",
-                0,
-                &entropy
-            ),
+            pending.start("google", &provider(), "https://f/oauth/callback", "s1", "f1", "https://host.example/path", 0, &entropy),
             Err(SocialError::BadHostOrigin)
         ));
     }
 
     #[test]
     fn given_result_uris_when_parsed_then_only_the_frame_callback_is_accepted() {
-        let ok = parse_result_uri(
-            "https://frame.example",
-            "https://frame.example/oauth/callback?code=c&state=s",
-        )
-        .unwrap();
+        let ok = parse_result_uri("https://frame.example", "https://frame.example/oauth/callback?code=c&state=s").unwrap();
         assert_eq!((ok.code.as_deref(), ok.state.as_str()), (Some("c"), "s"));
         for bad in [
             "https://frame.example.evil/oauth/callback?code=c&state=s",
@@ -517,10 +400,7 @@ mod tests {
             "https://evil.example/oauth/callback?code=c&state=s",
             "https://frame.example/oauth/callback?code=c",
         ] {
-            assert!(
-                parse_result_uri("https://frame.example", bad).is_err(),
-                "{bad}"
-            );
+            assert!(parse_result_uri("https://frame.example", bad).is_err(), "{bad}");
         }
     }
 
@@ -529,34 +409,17 @@ mod tests {
         let x = serde_json::json!({ "data": { "id": "123", "username": "xuser" } });
         assert_eq!(
             identity_from_userinfo("x", &x).unwrap(),
-            SocialIdentity {
-                subject: "123".into(),
-                email: None,
-                username: Some("xuser".into())
-            }
+            SocialIdentity { subject: "123".into(), email: None, username: Some("xuser".into()) }
         );
         let github = serde_json::json!({ "id": 42, "login": "octo", "email": "o@example.com" });
         assert_eq!(
             identity_from_userinfo("github", &github).unwrap(),
-            SocialIdentity {
-                subject: "42".into(),
-                email: Some("o@example.com".into()),
-                username: Some("octo".into())
-            }
+            SocialIdentity { subject: "42".into(), email: Some("o@example.com".into()), username: Some("octo".into()) }
         );
         let discord = serde_json::json!({ "id": "7", "username": "disc" });
-        assert_eq!(
-            identity_from_userinfo("discord", &discord)
-                .unwrap()
-                .username
-                .as_deref(),
-            Some("disc")
-        );
+        assert_eq!(identity_from_userinfo("discord", &discord).unwrap().username.as_deref(), Some("disc"));
         let oidc = serde_json::json!({ "sub": "abc", "email": "a@example.com", "preferred_username": "al" });
-        assert_eq!(
-            identity_from_userinfo("google", &oidc).unwrap().subject,
-            "abc"
-        );
+        assert_eq!(identity_from_userinfo("google", &oidc).unwrap().subject, "abc");
         assert!(identity_from_userinfo("github", &serde_json::json!({ "login": "x" })).is_err());
     }
 }

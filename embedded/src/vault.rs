@@ -89,10 +89,7 @@ impl Vault {
     }
 
     pub fn user(&self, user_id: &str) -> Result<Option<User>, VaultError> {
-        self.users
-            .get(user_id)?
-            .map(|bytes| decode(&bytes))
-            .transpose()
+        self.users.get(user_id)?.map(|bytes| decode(&bytes)).transpose()
     }
 
     pub fn user_by_email(&self, email: &str) -> Result<Option<User>, VaultError> {
@@ -103,22 +100,12 @@ impl Vault {
     }
 
     /// The user owning `email`, created on first login.
-    pub fn login_email_user(
-        &self,
-        email: &str,
-        now_ms: u64,
-        entropy: &dyn Entropy,
-    ) -> Result<User, VaultError> {
+    pub fn login_email_user(&self, email: &str, now_ms: u64, entropy: &dyn Entropy) -> Result<User, VaultError> {
         let email = normalize_email(email);
         if let Some(user) = self.user_by_email(&email)? {
             return Ok(user);
         }
-        let user = User {
-            user_id: crate::random_hex(entropy, 16),
-            email: Some(email.clone()),
-            username: None,
-            created_ms: now_ms,
-        };
+        let user = User { user_id: crate::random_hex(entropy, 16), email: Some(email.clone()), username: None, created_ms: now_ms };
         let record = encode(&user);
         let created = (&self.users, &self.emails)
             .transaction(|(users, emails)| {
@@ -147,16 +134,9 @@ impl Vault {
     ) -> Result<User, VaultError> {
         let identity = format!("{provider}\u{0}{subject}");
         if let Some(user_id) = self.identities.get(identity.as_bytes())? {
-            return self
-                .user(&String::from_utf8_lossy(&user_id))?
-                .ok_or(VaultError::NoUser);
+            return self.user(&String::from_utf8_lossy(&user_id))?.ok_or(VaultError::NoUser);
         }
-        let user = User {
-            user_id: crate::random_hex(entropy, 16),
-            email: None,
-            username: username.map(str::to_owned),
-            created_ms: now_ms,
-        };
+        let user = User { user_id: crate::random_hex(entropy, 16), email: None, username: username.map(str::to_owned), created_ms: now_ms };
         let record = encode(&user);
         let user_id = (&self.users, &self.identities)
             .transaction(|(users, identities)| {
@@ -204,11 +184,7 @@ impl Vault {
 
     pub fn wallet_of_user(&self, user_id: &str) -> Result<Option<WalletRecord>, VaultError> {
         match self.user_wallets.get(user_id)? {
-            Some(wallet_id) => self
-                .wallets
-                .get(wallet_id)?
-                .map(|bytes| decode(&bytes))
-                .transpose(),
+            Some(wallet_id) => self.wallets.get(wallet_id)?.map(|bytes| decode(&bytes)).transpose(),
             None => Ok(None),
         }
     }
@@ -228,20 +204,8 @@ impl Vault {
         }
         let wallet_id = crate::random_hex(entropy, 16);
         let record = WalletRecord {
-            server_share: seal_at_rest(
-                &self.keys.server,
-                SERVER_SHARE_AAD,
-                &wallet_id,
-                server_share,
-                entropy,
-            ),
-            recovery_share: seal_at_rest(
-                &self.keys.recovery,
-                RECOVERY_SHARE_AAD,
-                &wallet_id,
-                recovery_share,
-                entropy,
-            ),
+            server_share: seal_at_rest(&self.keys.server, SERVER_SHARE_AAD, &wallet_id, server_share, entropy),
+            recovery_share: seal_at_rest(&self.keys.recovery, RECOVERY_SHARE_AAD, &wallet_id, recovery_share, entropy),
             wallet_id,
             user_id: user_id.to_owned(),
             eip155_address: eip155_address.to_owned(),
@@ -263,88 +227,42 @@ impl Vault {
     }
 
     pub fn open_server_share(&self, wallet: &WalletRecord) -> Result<Vec<u8>, VaultError> {
-        open_at_rest(
-            &self.keys.server,
-            SERVER_SHARE_AAD,
-            &wallet.wallet_id,
-            &wallet.server_share,
-        )
+        open_at_rest(&self.keys.server, SERVER_SHARE_AAD, &wallet.wallet_id, &wallet.server_share)
     }
 
     pub fn open_recovery_share(&self, wallet: &WalletRecord) -> Result<Vec<u8>, VaultError> {
-        open_at_rest(
-            &self.keys.recovery,
-            RECOVERY_SHARE_AAD,
-            &wallet.wallet_id,
-            &wallet.recovery_share,
-        )
+        open_at_rest(&self.keys.recovery, RECOVERY_SHARE_AAD, &wallet.wallet_id, &wallet.recovery_share)
     }
 
     /// The raw stored values of every tree (tests look for leaked plaintext).
     pub fn raw_values(&self) -> Vec<Vec<u8>> {
-        [
-            &self.users,
-            &self.emails,
-            &self.identities,
-            &self.wallets,
-            &self.user_wallets,
-        ]
-        .iter()
-        .flat_map(|tree| {
-            tree.iter()
-                .filter_map(Result::ok)
-                .map(|(_, value)| value.to_vec())
-        })
-        .collect()
+        [&self.users, &self.emails, &self.identities, &self.wallets, &self.user_wallets]
+            .iter()
+            .flat_map(|tree| tree.iter().filter_map(Result::ok).map(|(_, value)| value.to_vec()))
+            .collect()
     }
 }
 
-fn seal_at_rest(
-    key: &[u8; 32],
-    label: &str,
-    wallet_id: &str,
-    share: &[u8],
-    entropy: &dyn Entropy,
-) -> String {
+fn seal_at_rest(key: &[u8; 32], label: &str, wallet_id: &str, share: &[u8], entropy: &dyn Entropy) -> String {
     let cipher = Aes256Gcm::new(key.into());
     let mut nonce = [0u8; 12];
     entropy.fill(&mut nonce);
     let aad = format!("{label}{wallet_id}");
-    let ct = cipher
-        .encrypt(
-            Nonce::from_slice(&nonce),
-            Payload {
-                msg: share,
-                aad: aad.as_bytes(),
-            },
-        )
-        .expect("AES-GCM encrypts any share length");
+    let ct =
+        cipher.encrypt(Nonce::from_slice(&nonce), Payload { msg: share, aad: aad.as_bytes() }).expect("AES-GCM encrypts any share length");
     let mut stored = nonce.to_vec();
     stored.extend_from_slice(&ct);
     hex::encode(stored)
 }
 
-fn open_at_rest(
-    key: &[u8; 32],
-    label: &str,
-    wallet_id: &str,
-    stored: &str,
-) -> Result<Vec<u8>, VaultError> {
+fn open_at_rest(key: &[u8; 32], label: &str, wallet_id: &str, stored: &str) -> Result<Vec<u8>, VaultError> {
     let bytes = hex::decode(stored).map_err(|_| VaultError::Corrupt("share is not hex".into()))?;
     if bytes.len() < 12 {
         return Err(VaultError::Corrupt("share too short".into()));
     }
     let (nonce, ct) = bytes.split_at(12);
     let aad = format!("{label}{wallet_id}");
-    Aes256Gcm::new(key.into())
-        .decrypt(
-            Nonce::from_slice(nonce),
-            Payload {
-                msg: ct,
-                aad: aad.as_bytes(),
-            },
-        )
-        .map_err(|_| VaultError::ShareKey)
+    Aes256Gcm::new(key.into()).decrypt(Nonce::from_slice(nonce), Payload { msg: ct, aad: aad.as_bytes() }).map_err(|_| VaultError::ShareKey)
 }
 
 fn encode<T: Serialize>(value: &T) -> Vec<u8> {
@@ -361,10 +279,7 @@ mod tests {
     use crate::SeededEntropy;
 
     fn keys() -> ShareKeys {
-        ShareKeys {
-            server: [1; 32],
-            recovery: [2; 32],
-        }
+        ShareKeys { server: [1; 32], recovery: [2; 32] }
     }
 
     fn temp_db() -> sled::Db {
@@ -375,26 +290,14 @@ mod tests {
     const RECOVERY_SHARE: [u8; 33] = [0x5A; 33];
 
     #[test]
-    fn given_a_bound_wallet_when_reopened_from_disk_then_both_shares_open_and_no_plaintext_is_stored()
-     {
+    fn given_a_bound_wallet_when_reopened_from_disk_then_both_shares_open_and_no_plaintext_is_stored() {
         let dir = tempfile::tempdir().unwrap();
         let entropy = SeededEntropy::new(1);
         let wallet = {
             let vault = Vault::open(sled::open(dir.path()).unwrap(), keys()).unwrap();
-            let user = vault
-                .login_email_user(" A@Example.com ", 5, &entropy)
-                .unwrap();
+            let user = vault.login_email_user(" A@Example.com ", 5, &entropy).unwrap();
             assert_eq!(user.email.as_deref(), Some("a@example.com"));
-            vault
-                .bind_wallet(
-                    &user.user_id,
-                    "0xabc",
-                    "Sol111",
-                    &SERVER_SHARE,
-                    &RECOVERY_SHARE,
-                    &entropy,
-                )
-                .unwrap()
+            vault.bind_wallet(&user.user_id, "0xabc", "Sol111", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap()
         };
         let vault = Vault::open(sled::open(dir.path()).unwrap(), keys()).unwrap();
         let user = vault.user_by_email("a@example.com").unwrap().unwrap();
@@ -416,166 +319,57 @@ mod tests {
         let entropy = SeededEntropy::new(2);
         let db = temp_db();
         let vault = Vault::open(db.clone(), keys()).unwrap();
-        let user = vault
-            .login_email_user("a@example.com", 0, &entropy)
-            .unwrap();
-        let wallet = vault
-            .bind_wallet(
-                &user.user_id,
-                "0xabc",
-                "Sol111",
-                &SERVER_SHARE,
-                &RECOVERY_SHARE,
-                &entropy,
-            )
-            .unwrap();
-        let wrong = Vault::open(
-            db,
-            ShareKeys {
-                server: [3; 32],
-                recovery: [1; 32],
-            },
-        )
-        .unwrap();
-        assert!(matches!(
-            wrong.open_server_share(&wallet),
-            Err(VaultError::ShareKey)
-        ));
-        assert!(matches!(
-            wrong.open_recovery_share(&wallet),
-            Err(VaultError::ShareKey)
-        ));
+        let user = vault.login_email_user("a@example.com", 0, &entropy).unwrap();
+        let wallet = vault.bind_wallet(&user.user_id, "0xabc", "Sol111", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
+        let wrong = Vault::open(db, ShareKeys { server: [3; 32], recovery: [1; 32] }).unwrap();
+        assert!(matches!(wrong.open_server_share(&wallet), Err(VaultError::ShareKey)));
+        assert!(matches!(wrong.open_recovery_share(&wallet), Err(VaultError::ShareKey)));
     }
 
     #[test]
     fn given_two_wallets_when_their_ciphertexts_are_swapped_then_neither_opens() {
         let entropy = SeededEntropy::new(3);
         let vault = Vault::open(temp_db(), keys()).unwrap();
-        let alice = vault
-            .login_email_user("alice@example.com", 0, &entropy)
-            .unwrap();
-        let bob = vault
-            .login_email_user("bob@example.com", 0, &entropy)
-            .unwrap();
-        let mut a = vault
-            .bind_wallet(
-                &alice.user_id,
-                "0xa",
-                "SolA",
-                &SERVER_SHARE,
-                &RECOVERY_SHARE,
-                &entropy,
-            )
-            .unwrap();
-        let mut b = vault
-            .bind_wallet(
-                &bob.user_id,
-                "0xb",
-                "SolB",
-                &RECOVERY_SHARE,
-                &SERVER_SHARE,
-                &entropy,
-            )
-            .unwrap();
+        let alice = vault.login_email_user("alice@example.com", 0, &entropy).unwrap();
+        let bob = vault.login_email_user("bob@example.com", 0, &entropy).unwrap();
+        let mut a = vault.bind_wallet(&alice.user_id, "0xa", "SolA", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
+        let mut b = vault.bind_wallet(&bob.user_id, "0xb", "SolB", &RECOVERY_SHARE, &SERVER_SHARE, &entropy).unwrap();
         std::mem::swap(&mut a.server_share, &mut b.server_share);
-        assert!(matches!(
-            vault.open_server_share(&a),
-            Err(VaultError::ShareKey)
-        ));
-        assert!(matches!(
-            vault.open_server_share(&b),
-            Err(VaultError::ShareKey)
-        ));
+        assert!(matches!(vault.open_server_share(&a), Err(VaultError::ShareKey)));
+        assert!(matches!(vault.open_server_share(&b), Err(VaultError::ShareKey)));
         // A server-share ciphertext presented as the recovery share of the same wallet fails too.
         std::mem::swap(&mut b.recovery_share, &mut b.server_share);
-        assert!(matches!(
-            vault.open_recovery_share(&b),
-            Err(VaultError::ShareKey)
-        ));
+        assert!(matches!(vault.open_recovery_share(&b), Err(VaultError::ShareKey)));
     }
 
     #[test]
     fn given_a_user_with_a_wallet_when_binding_again_then_it_is_refused() {
         let entropy = SeededEntropy::new(4);
         let vault = Vault::open(temp_db(), keys()).unwrap();
-        let user = vault
-            .login_email_user("a@example.com", 0, &entropy)
-            .unwrap();
-        vault
-            .bind_wallet(
-                &user.user_id,
-                "0xa",
-                "SolA",
-                &SERVER_SHARE,
-                &RECOVERY_SHARE,
-                &entropy,
-            )
-            .unwrap();
+        let user = vault.login_email_user("a@example.com", 0, &entropy).unwrap();
+        vault.bind_wallet(&user.user_id, "0xa", "SolA", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
         assert!(matches!(
-            vault.bind_wallet(
-                &user.user_id,
-                "0xb",
-                "SolB",
-                &SERVER_SHARE,
-                &RECOVERY_SHARE,
-                &entropy
-            ),
+            vault.bind_wallet(&user.user_id, "0xb", "SolB", &SERVER_SHARE, &RECOVERY_SHARE, &entropy),
             Err(VaultError::WalletExists)
         ));
-        assert!(matches!(
-            vault.bind_wallet("other", "0xb", "SolB", &[1; 32], &RECOVERY_SHARE, &entropy),
-            Err(VaultError::BadShare)
-        ));
+        assert!(matches!(vault.bind_wallet("other", "0xb", "SolB", &[1; 32], &RECOVERY_SHARE, &entropy), Err(VaultError::BadShare)));
     }
 
     #[test]
     fn given_users_when_logging_in_again_or_updating_email_then_the_same_account_is_found() {
         let entropy = SeededEntropy::new(5);
         let vault = Vault::open(temp_db(), keys()).unwrap();
-        let first = vault
-            .login_email_user("a@example.com", 0, &entropy)
-            .unwrap();
-        assert_eq!(
-            vault
-                .login_email_user("A@EXAMPLE.COM", 9, &entropy)
-                .unwrap(),
-            first
-        );
-        let social = vault
-            .login_social_user("github", "42", Some("octo"), 0, &entropy)
-            .unwrap();
-        assert_eq!(
-            vault
-                .login_social_user("github", "42", None, 1, &entropy)
-                .unwrap(),
-            social
-        );
-        assert_ne!(
-            vault
-                .login_social_user("discord", "42", None, 1, &entropy)
-                .unwrap(),
-            social
-        );
+        let first = vault.login_email_user("a@example.com", 0, &entropy).unwrap();
+        assert_eq!(vault.login_email_user("A@EXAMPLE.COM", 9, &entropy).unwrap(), first);
+        let social = vault.login_social_user("github", "42", Some("octo"), 0, &entropy).unwrap();
+        assert_eq!(vault.login_social_user("github", "42", None, 1, &entropy).unwrap(), social);
+        assert_ne!(vault.login_social_user("discord", "42", None, 1, &entropy).unwrap(), social);
 
-        let updated = vault
-            .update_email(&first.user_id, "new@example.com")
-            .unwrap();
+        let updated = vault.update_email(&first.user_id, "new@example.com").unwrap();
         assert_eq!(updated.email.as_deref(), Some("new@example.com"));
         assert!(vault.user_by_email("a@example.com").unwrap().is_none());
-        assert_eq!(
-            vault
-                .user_by_email("new@example.com")
-                .unwrap()
-                .unwrap()
-                .user_id,
-            first.user_id
-        );
-        let other = vault
-            .login_email_user("b@example.com", 0, &entropy)
-            .unwrap();
-        assert!(matches!(
-            vault.update_email(&other.user_id, "new@example.com"),
-            Err(VaultError::EmailTaken)
-        ));
+        assert_eq!(vault.user_by_email("new@example.com").unwrap().unwrap().user_id, first.user_id);
+        let other = vault.login_email_user("b@example.com", 0, &entropy).unwrap();
+        assert!(matches!(vault.update_email(&other.user_id, "new@example.com"), Err(VaultError::EmailTaken)));
     }
 }

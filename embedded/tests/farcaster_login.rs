@@ -16,8 +16,7 @@ use support::{FRAME_ORIGIN, RecordingMailer, RecordingSink};
 use vestibule_embedded::farcaster::{CustodyLookup, FarcasterError};
 use vestibule_embedded::seal::test_key_pair;
 use vestibule_embedded::{
-    EmbeddedService, FarcasterConfig, LoginMethod, ManualClock, Notice, SeededEntropy, ShareKeys,
-    configure_frame_routes,
+    EmbeddedService, FarcasterConfig, LoginMethod, ManualClock, Notice, SeededEntropy, ShareKeys, configure_frame_routes,
 };
 
 const NOW_MS: u64 = 1_700_000_000_000;
@@ -41,14 +40,7 @@ async fn create_channel(body: web::Json<Value>, relay: web::Data<Mutex<Relay>>) 
     relay.next += 1;
     let token = format!("channel-{}", relay.next);
     let nonce = body["nonce"].clone();
-    relay.channels.insert(
-        token.clone(),
-        Channel {
-            request: body.into_inner(),
-            completed: None,
-            pending_polls_left: 2,
-        },
-    );
+    relay.channels.insert(token.clone(), Channel { request: body.into_inner(), completed: None, pending_polls_left: 2 });
     HttpResponse::Created().json(json!({
         "channelToken": token,
         "url": format!("https://warpcast.com/~/siwf?channelToken={token}"),
@@ -103,10 +95,7 @@ struct FakeCustody(HashMap<u64, Address>, Vec<(u64, Address)>);
 #[async_trait::async_trait]
 impl CustodyLookup for FakeCustody {
     async fn custody_of(&self, fid: u64) -> Result<Address, FarcasterError> {
-        self.0
-            .get(&fid)
-            .copied()
-            .ok_or_else(|| FarcasterError::Chain("unknown fid".into()))
+        self.0.get(&fid).copied().ok_or_else(|| FarcasterError::Chain("unknown fid".into()))
     }
     async fn is_auth_address(&self, fid: u64, address: Address) -> Result<bool, FarcasterError> {
         Ok(self.1.contains(&(fid, address)))
@@ -127,12 +116,7 @@ fn address(key: &k256::ecdsa::SigningKey) -> Address {
 }
 
 /// The FIP-11 message a Farcaster app signs for a channel.
-fn siwf_message(
-    request: &Value,
-    signer: Address,
-    fid: u64,
-    nonce_override: Option<&str>,
-) -> String {
+fn siwf_message(request: &Value, signer: Address, fid: u64, nonce_override: Option<&str>) -> String {
     let nonce = nonce_override.unwrap_or(request["nonce"].as_str().unwrap());
     format!(
         "{domain} wants you to sign in with your Ethereum account:\n{signer}\n\nFarcaster Auth\n\nURI: {uri}\nVersion: 1\nChain ID: 10\nNonce: {nonce}\nIssued At: {issued}\nExpiration Time: {exp}\nNot Before: {nbf}\nResources:\n- farcaster://fid/{fid}",
@@ -154,13 +138,7 @@ fn sign(key: &k256::ecdsa::SigningKey, message: &str) -> String {
 }
 
 /// The app signs the channel's message with `signer` for `fid`.
-fn complete(
-    relay: &web::Data<Mutex<Relay>>,
-    token: &str,
-    signer: &k256::ecdsa::SigningKey,
-    fid: u64,
-    nonce: Option<&str>,
-) {
+fn complete(relay: &web::Data<Mutex<Relay>>, token: &str, signer: &k256::ecdsa::SigningKey, fid: u64, nonce: Option<&str>) {
     let mut relay = relay.lock().unwrap();
     let channel = relay.channels.get_mut(token).unwrap();
     let message = siwf_message(&channel.request, address(signer), fid, nonce);
@@ -196,41 +174,24 @@ fn world(custody: Address, poll_timeout: Duration) -> World {
     let clock = Arc::new(ManualClock::at(NOW_MS));
     let service = EmbeddedService::builder(
         config,
-        ShareKeys {
-            server: [1; 32],
-            recovery: [2; 32],
-        },
+        ShareKeys { server: [1; 32], recovery: [2; 32] },
         Arc::new(RecordingMailer::default()),
         sink.clone(),
     )
     .clock(clock.clone())
     .entropy(Arc::new(SeededEntropy::new(7)))
-    .custody_lookup(Arc::new(FakeCustody(
-        HashMap::from([(FID, custody)]),
-        vec![(FID, address(&auth_key()))],
-    )))
+    .custody_lookup(Arc::new(FakeCustody(HashMap::from([(FID, custody)]), vec![(FID, address(&auth_key()))])))
     .build()
     .unwrap();
-    World {
-        service: web::Data::new(service),
-        sink,
-        relay,
-        clock,
-        _dir: dir,
-    }
+    World { service: web::Data::new(service), sink, relay, clock, _dir: dir }
 }
 
 macro_rules! post {
     ($app:expr, $path:expr, $body:expr) => {{
-        let request = test::TestRequest::post()
-            .uri($path)
-            .insert_header(("origin", FRAME_ORIGIN))
-            .set_json($body)
-            .to_request();
+        let request = test::TestRequest::post().uri($path).insert_header(("origin", FRAME_ORIGIN)).set_json($body).to_request();
         let response = test::call_service(&$app, request).await;
         let status = response.status();
-        let body: Value =
-            serde_json::from_slice(&test::read_body(response).await).unwrap_or(Value::Null);
+        let body: Value = serde_json::from_slice(&test::read_body(response).await).unwrap_or(Value::Null);
         (status, body)
     }};
 }
@@ -244,26 +205,14 @@ async fn given_a_channel_when_the_custody_key_signs_then_the_frame_is_logged_in_
     let custody = key(5);
     let w = world(address(&custody), Duration::from_secs(120));
     let service = w.service.clone();
-    let app =
-        test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service)))
-            .await;
+    let app = test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service))).await;
     let (_, public) = test_key_pair(&SeededEntropy::new(1));
-    let (_, frame) = post!(
-        app,
-        "/api/frames",
-        json!({ "sessionId": "s1", "hpkePublicKey": public })
-    );
-    let (frame_id, token) = (
-        frame["frameId"].as_str().unwrap().to_owned(),
-        frame["frameToken"].as_str().unwrap().to_owned(),
-    );
+    let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
 
     // Given a started login: the relay was asked for the frame origin's domain and URI.
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
-    assert!(
-        url.starts_with("https://warpcast.com/~/siwf?channelToken="),
-        "{url}"
-    );
+    assert!(url.starts_with("https://warpcast.com/~/siwf?channelToken="), "{url}");
     let channel = channel_token(&url);
     let request = w.relay.lock().unwrap().channels[&channel].request.clone();
     assert_eq!(request["domain"], "frame.test:8090");
@@ -272,11 +221,7 @@ async fn given_a_channel_when_the_custody_key_signs_then_the_frame_is_logged_in_
 
     // When the Farcaster app signs with the fid's custody key (after two pending polls)
     complete(&w.relay, &channel, &custody, FID, None);
-    let (status, login) = post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    );
+    let (status, login) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
 
     // Then the frame is logged in, and the session hears of a Farcaster login named by the relay
     assert_eq!(status, StatusCode::OK, "{login}");
@@ -289,126 +234,55 @@ async fn given_a_channel_when_the_custody_key_signs_then_the_frame_is_logged_in_
     );
 
     // And the channel is spent: completing again fails to connect to farcaster.
-    let (status, body) = post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    );
+    let (status, body) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
     assert_eq!(
-        (
-            status,
-            body["error"]["code"].as_str(),
-            body["error"]["message"].as_str()
-        ),
-        (
-            StatusCode::BAD_REQUEST,
-            Some("farcaster_failed"),
-            Some("Failed to connect to farcaster")
-        )
+        (status, body["error"]["code"].as_str(), body["error"]["message"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("farcaster_failed"), Some("Failed to connect to farcaster"))
     );
-    assert_eq!(
-        w.sink.take(),
-        vec![(
-            "s1".to_owned(),
-            Notice::SocialFailed {
-                message: "Failed to connect to farcaster".into()
-            }
-        )]
-    );
+    assert_eq!(w.sink.take(), vec![("s1".to_owned(), Notice::SocialFailed { message: "Failed to connect to farcaster".into() })]);
 
     // A second login of the same fid is the same user.
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
     complete(&w.relay, &channel_token(&url), &custody, FID, None);
-    let (_, again) = post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    );
+    let (_, again) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
     assert_eq!(again["userId"], login["userId"]);
 }
 
 #[actix_web::test]
-async fn given_a_channel_when_the_signature_or_message_is_wrong_then_it_fails_to_connect_to_farcaster()
- {
+async fn given_a_channel_when_the_signature_or_message_is_wrong_then_it_fails_to_connect_to_farcaster() {
     let custody = key(5);
     let w = world(address(&custody), Duration::from_secs(120));
     let service = w.service.clone();
-    let app =
-        test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service)))
-            .await;
+    let app = test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service))).await;
     let (_, public) = test_key_pair(&SeededEntropy::new(2));
-    let (_, frame) = post!(
-        app,
-        "/api/frames",
-        json!({ "sessionId": "s1", "hpkePublicKey": public })
-    );
-    let (frame_id, token) = (
-        frame["frameId"].as_str().unwrap().to_owned(),
-        frame["frameToken"].as_str().unwrap().to_owned(),
-    );
+    let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
 
     let failed = |(status, body): (StatusCode, Value)| {
-        assert_eq!(
-            (status, body["error"]["code"].as_str()),
-            (StatusCode::BAD_REQUEST, Some("farcaster_failed")),
-            "{body}"
-        );
+        assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("farcaster_failed")), "{body}");
     };
     // A key that is not the fid's custody
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
     complete(&w.relay, &channel_token(&url), &key(6), FID, None);
-    failed(post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    ));
+    failed(post!(app, "/api/farcaster/complete", json!({ "frameToken": token })));
     // The custody key, but another nonce
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
-    complete(
-        &w.relay,
-        &channel_token(&url),
-        &custody,
-        FID,
-        Some("0123456789abcdef0123456789abcdef"),
-    );
-    failed(post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    ));
+    complete(&w.relay, &channel_token(&url), &custody, FID, Some("0123456789abcdef0123456789abcdef"));
+    failed(post!(app, "/api/farcaster/complete", json!({ "frameToken": token })));
     // The custody key for another fid (no custody known)
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
     complete(&w.relay, &channel_token(&url), &custody, FID + 1, None);
-    failed(post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    ));
+    failed(post!(app, "/api/farcaster/complete", json!({ "frameToken": token })));
     // Signed after the message expired (the service's clock moved past 10 minutes)
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
     complete(&w.relay, &channel_token(&url), &custody, FID, None);
     w.clock.advance_ms(10 * 60 * 1000);
-    failed(post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    ));
+    failed(post!(app, "/api/farcaster/complete", json!({ "frameToken": token })));
     // No pending channel at all
-    failed(post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    ));
-    assert!(w.sink.take().iter().all(|(_, n)| *n
-        == Notice::SocialFailed {
-            message: "Failed to connect to farcaster".into()
-        }));
+    failed(post!(app, "/api/farcaster/complete", json!({ "frameToken": token })));
+    assert!(w.sink.take().iter().all(|(_, n)| *n == Notice::SocialFailed { message: "Failed to connect to farcaster".into() }));
     // An unknown frame token is refused as such.
-    let (status, _) = post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": "nope" })
-    );
+    let (status, _) = post!(app, "/api/farcaster/complete", json!({ "frameToken": "nope" }));
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     // Another session's frame cannot start a channel.
     assert!(w.service.start_farcaster("s2", &frame_id).await.is_err());
@@ -419,29 +293,13 @@ async fn given_a_channel_nobody_completes_when_polled_then_it_gives_up_after_the
     let custody = key(5);
     let w = world(address(&custody), Duration::from_millis(20));
     let service = w.service.clone();
-    let app =
-        test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service)))
-            .await;
+    let app = test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service))).await;
     let (_, public) = test_key_pair(&SeededEntropy::new(3));
-    let (_, frame) = post!(
-        app,
-        "/api/frames",
-        json!({ "sessionId": "s1", "hpkePublicKey": public })
-    );
-    let (frame_id, token) = (
-        frame["frameId"].as_str().unwrap().to_owned(),
-        frame["frameToken"].as_str().unwrap().to_owned(),
-    );
+    let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
     w.service.start_farcaster("s1", &frame_id).await.unwrap();
-    let (status, body) = post!(
-        app,
-        "/api/farcaster/complete",
-        json!({ "frameToken": token })
-    );
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("farcaster_failed"))
-    );
+    let (status, body) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("farcaster_failed")));
 }
 
 #[actix_web::test]
@@ -449,11 +307,7 @@ async fn given_no_farcaster_configuration_when_started_then_it_fails_to_connect_
     let h = support::harness(vec![]);
     let (_, public) = test_key_pair(&SeededEntropy::new(4));
     let (frame_id, _) = h.service.register_frame("s1", &public, vec![]).unwrap();
-    let error = h
-        .service
-        .start_farcaster("s1", &frame_id)
-        .await
-        .unwrap_err();
+    let error = h.service.start_farcaster("s1", &frame_id).await.unwrap_err();
     assert_eq!(error.to_string(), "Failed to connect to farcaster");
 }
 
@@ -461,15 +315,10 @@ async fn given_no_farcaster_configuration_when_started_then_it_fails_to_connect_
 async fn given_a_channel_when_an_auth_address_of_the_fid_signs_then_the_frame_is_logged_in_as_the_fid() {
     let w = world(address(&key(5)), Duration::from_secs(120));
     let service = w.service.clone();
-    let app =
-        test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service)))
-            .await;
+    let app = test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service))).await;
     let (_, public) = test_key_pair(&SeededEntropy::new(1));
     let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
-    let (frame_id, token) = (
-        frame["frameId"].as_str().unwrap().to_owned(),
-        frame["frameToken"].as_str().unwrap().to_owned(),
-    );
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
     // Given a started login, when the fid's auth address (not its custody) signs
     let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
     complete(&w.relay, &channel_token(&url), &auth_key(), FID, None);

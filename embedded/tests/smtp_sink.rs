@@ -13,9 +13,7 @@ use vestibule_embedded::{LettreMailer, Mailer, SeededEntropy, SmtpConfig, SmtpTl
 fn sink_python() -> PathBuf {
     let python = std::env::var_os("SMTP_SINK_PYTHON")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/smtp-venv/bin/python")
-        });
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/smtp-venv/bin/python"));
     let ready = python.exists()
         && Command::new(&python)
             .args(["-c", "import aiosmtpd"])
@@ -23,11 +21,7 @@ fn sink_python() -> PathBuf {
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-    assert!(
-        ready,
-        "the SMTP test sink is missing at {}; install it with: . scripts/lib/smtp.sh && ensure_smtp_sink",
-        python.display()
-    );
+    assert!(ready, "the SMTP test sink is missing at {}; install it with: . scripts/lib/smtp.sh && ensure_smtp_sink", python.display());
     python
 }
 
@@ -41,25 +35,13 @@ impl Drop for Sink {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn start_sink(maildir: &Path) -> (Sink, u16) {
     let port = free_port();
     let child = Command::new(sink_python())
-        .args([
-            "-m",
-            "aiosmtpd",
-            "-n",
-            "-l",
-            &format!("127.0.0.1:{port}"),
-            "-c",
-            "aiosmtpd.handlers.Mailbox",
-        ])
+        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}"), "-c", "aiosmtpd.handlers.Mailbox"])
         .arg(maildir)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -68,10 +50,7 @@ fn start_sink(maildir: &Path) -> (Sink, u16) {
     let sink = Sink(child);
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "aiosmtpd did not listen on {port} within 20 s"
-        );
+        assert!(Instant::now() < deadline, "aiosmtpd did not listen on {port} within 20 s");
         std::thread::sleep(Duration::from_millis(50));
     }
     (sink, port)
@@ -85,18 +64,13 @@ fn read_one_mail(maildir: &Path) -> String {
         {
             return std::fs::read_to_string(entry.path()).unwrap();
         }
-        assert!(
-            Instant::now() < deadline,
-            "no mail arrived in {}",
-            maildir.display()
-        );
+        assert!(Instant::now() < deadline, "no mail arrived in {}", maildir.display());
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 #[actix_web::test]
-async fn given_an_smtp_server_when_a_login_code_is_sent_then_the_mail_arrives_with_the_code_and_expiry()
- {
+async fn given_an_smtp_server_when_a_login_code_is_sent_then_the_mail_arrives_with_the_code_and_expiry() {
     let dir = tempfile::tempdir().unwrap();
     let maildir = dir.path().join("maildir");
     let (_sink, port) = start_sink(&maildir);
@@ -112,20 +86,10 @@ async fn given_an_smtp_server_when_a_login_code_is_sent_then_the_mail_arrives_wi
     let mailer = LettreMailer::new(&config, Duration::from_secs(600)).unwrap();
     let entropy = SeededEntropy::new(99);
     let (_, code) = OtpStore::new(&entropy, 600_000, 5, 8)
-        .issue(
-            OtpPurpose::Login {
-                email: "visitor@example.com".into(),
-            },
-            "frame",
-            0,
-            &entropy,
-        )
+        .issue(OtpPurpose::Login { email: "visitor@example.com".into() }, "frame", 0, &entropy)
         .unwrap();
 
-    mailer
-        .send_code("visitor@example.com", &code, MailPurpose::Login)
-        .await
-        .unwrap();
+    mailer.send_code("visitor@example.com", &code, MailPurpose::Login).await.unwrap();
 
     let mail = read_one_mail(&maildir);
     assert!(mail.contains(&format!("Subject: {SUBJECT}")), "{mail}");
@@ -148,20 +112,8 @@ async fn given_no_smtp_server_when_a_code_is_sent_then_the_error_says_so_without
     };
     let mailer = LettreMailer::new(&config, Duration::from_secs(600)).unwrap();
     let entropy = SeededEntropy::new(98);
-    let (_, code) = OtpStore::new(&entropy, 600_000, 5, 8)
-        .issue(
-            OtpPurpose::Login {
-                email: "v@example.com".into(),
-            },
-            "f",
-            0,
-            &entropy,
-        )
-        .unwrap();
-    let error = mailer
-        .send_code("v@example.com", &code, MailPurpose::Login)
-        .await
-        .unwrap_err()
-        .to_string();
+    let (_, code) =
+        OtpStore::new(&entropy, 600_000, 5, 8).issue(OtpPurpose::Login { email: "v@example.com".into() }, "f", 0, &entropy).unwrap();
+    let error = mailer.send_code("v@example.com", &code, MailPurpose::Login).await.unwrap_err().to_string();
     assert!(!error.contains(code.reveal()), "{error}");
 }

@@ -8,11 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use alloy::primitives::{Address, B256};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use vestibule_actors::machines::activity::{
     ActivityFetch, ActivityPage, ActivityTransaction, ActivityTransfer, NftInfo, OperationType, Sign, TransactionStatus,
 };
 use vestibule_actors::machines::balances::{BalanceFetch, BalancesSnapshot, TokenBalance};
 use vestibule_actors::machines::requests::WalletOutcome;
+use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend};
 use vestibule_actors::model::caip::CaipNetworkId;
 use vestibule_actors::runtime::{ChainEffects, ChainFuture};
 use vestibule_actors::session::ReceiptOutcome;
@@ -23,9 +26,6 @@ use vestibule_chain::prices::AssetId;
 use vestibule_chain::solana::parse_solana_address;
 use vestibule_chain::solana::rpc::{SignatureOutcome, TransferRequest};
 use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, NetworkId, SolanaSendError, TransactionError};
-use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 
 /// How long one receipt effect waits for a sent transaction to be mined before reporting
 /// `NotMined` (the session records that; the chain service polls every second meanwhile).
@@ -76,7 +76,9 @@ impl ChainEffects for ServiceEffects {
         Box::pin(async move {
             let network = network_id(&fetch.network).ok_or_else(|| format!("Unsupported chain: {}", fetch.network))?;
             let address = if network.is_solana() {
-                AccountAddress::Solana(parse_solana_address(&fetch.address).ok_or_else(|| format!("not a Solana address: {}", fetch.address))?)
+                AccountAddress::Solana(
+                    parse_solana_address(&fetch.address).ok_or_else(|| format!("not a Solana address: {}", fetch.address))?,
+                )
             } else {
                 AccountAddress::Evm(parse_address(&fetch.address).ok_or_else(|| format!("not an EVM address: {}", fetch.address))?)
             };
@@ -121,7 +123,9 @@ impl ChainEffects for ServiceEffects {
             if id.is_solana() {
                 // A Solana send's "receipt": its signature's status (`getSignatureStatuses`).
                 return match service.signature_status(id, &hash, wait).await {
-                    Ok(SignatureOutcome::Confirmed { slot, error }) => ReceiptOutcome::Mined { success: error.is_none(), block_number: slot },
+                    Ok(SignatureOutcome::Confirmed { slot, error }) => {
+                        ReceiptOutcome::Mined { success: error.is_none(), block_number: slot }
+                    }
                     Ok(SignatureOutcome::NotYetConfirmed) => ReceiptOutcome::NotMined(format!("not confirmed within {} s", wait.as_secs())),
                     Err(e) => ReceiptOutcome::NotMined(e.to_string()),
                 };
@@ -146,7 +150,13 @@ impl ChainEffects for ServiceEffects {
         Box::pin(Self::prepare_solana(self.service.clone(), send))
     }
 
-    fn submit_solana_send(&self, network: CaipNetworkId, from: String, message: String, signed: String) -> ChainFuture<Result<String, String>> {
+    fn submit_solana_send(
+        &self,
+        network: CaipNetworkId,
+        from: String,
+        message: String,
+        signed: String,
+    ) -> ChainFuture<Result<String, String>> {
         Box::pin(Self::submit_solana(self.service.clone(), network, from, message, signed))
     }
 
@@ -169,7 +179,8 @@ impl ChainEffects for ServiceEffects {
 
 impl ServiceEffects {
     async fn prepare_solana(service: ChainService, send: SolanaSend) -> Result<PreparedSolanaTransfer, String> {
-        let network = network_id(&send.network).filter(NetworkId::is_solana).ok_or_else(|| format!("Unsupported chain: {}", send.network))?;
+        let network =
+            network_id(&send.network).filter(NetworkId::is_solana).ok_or_else(|| format!("Unsupported chain: {}", send.network))?;
         let from = parse_solana_address(&send.from).ok_or("the sender is not a Solana address")?;
         let to = parse_solana_address(&send.receiver).ok_or("Invalid receiver address")?;
         let amount: u64 = send.amount.parse().map_err(|_| "Invalid amount".to_string())?;
@@ -189,7 +200,13 @@ impl ServiceEffects {
         })
     }
 
-    async fn submit_solana(service: ChainService, network: CaipNetworkId, from: String, message: String, signed: String) -> Result<String, String> {
+    async fn submit_solana(
+        service: ChainService,
+        network: CaipNetworkId,
+        from: String,
+        message: String,
+        signed: String,
+    ) -> Result<String, String> {
         let network = network_id(&network).filter(NetworkId::is_solana).ok_or_else(|| format!("Unsupported chain: {network}"))?;
         let payer = parse_solana_address(&from).ok_or("the sender is not a Solana address")?;
         let message = BASE64.decode(message).map_err(|_| "the transaction's message is not base64".to_string())?;
@@ -288,11 +305,9 @@ fn transfer(t: &chain_activity::Transfer) -> ActivityTransfer {
             decimals.map_or_else(|| t.amount.to_string(), |d| Amount { raw: t.amount, decimals: d }.to_exact_string()),
             None,
         ),
-        TransferAsset::Nft { name, preview_url, is_spam, .. } => (
-            None,
-            t.amount.to_string(),
-            Some(NftInfo { name: name.clone(), preview_url: preview_url.clone(), is_spam: *is_spam }),
-        ),
+        TransferAsset::Nft { name, preview_url, is_spam, .. } => {
+            (None, t.amount.to_string(), Some(NftInfo { name: name.clone(), preview_url: preview_url.clone(), is_spam: *is_spam }))
+        }
     };
     ActivityTransfer { symbol, quantity, sign, nft }
 }
@@ -329,8 +344,7 @@ mod tests {
     #[test]
     fn a_configured_network_is_served_under_its_caip2_id() {
         let config: ChainConfig =
-            serde_json::from_value(serde_json::json!({ "networks": { "eip155:31337": { "rpc_urls": ["http://127.0.0.1:9"] } } }))
-                .unwrap();
+            serde_json::from_value(serde_json::json!({ "networks": { "eip155:31337": { "rpc_urls": ["http://127.0.0.1:9"] } } })).unwrap();
         let effects = ServiceEffects::new(ChainService::new(&config).unwrap());
         assert_eq!(effects.served_networks(), vec![CaipNetworkId::eip155(31337)]);
     }

@@ -174,17 +174,14 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(code)
         }
         Command::Bench { command: BenchCommand::Store { backend, servers, replicas, replay_events, dir, secs, sessions, json } } => {
-            let mut options = vestibule_store::bench::BenchOptions {
-                dir,
-                concurrency: sessions,
-                secs_per_level: secs,
-                ..Default::default()
-            };
+            let mut options =
+                vestibule_store::bench::BenchOptions { dir, concurrency: sessions, secs_per_level: secs, ..Default::default() };
             if let Some(n) = replay_events {
                 options.replay_events = n;
             }
             let report = if backend == "jetstream" {
-                let config = vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
+                let config =
+                    vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
                 config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas: {e}"))?;
                 vestibule_store::bench::run_on(&vestibule_store_jetstream::bench::JetStreamBench::new(config), options)?
             } else {

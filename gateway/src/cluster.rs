@@ -25,7 +25,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::Receiver;
 use tokio_util::sync::CancellationToken;
-use vestibule_actors::protocol::{close, ClientMessage};
+use vestibule_actors::protocol::{ClientMessage, close};
 use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound};
 use vestibule_store::SessionId;
 use vestibule_store_jetstream::async_nats::{self, HeaderMap};
@@ -119,9 +119,21 @@ impl Cluster {
             c.inc_by(v);
             c
         };
-        registry.register("vestibule_cluster_acquisitions", "Sessions this gateway took the lease of (new, free or from a dead owner)", counter(self.leases.acquisitions()));
-        registry.register("vestibule_cluster_takeovers", "Sessions taken over from a gateway whose lease had lapsed", counter(self.leases.takeovers()));
-        registry.register("vestibule_cluster_proxied", "Connections proxied to the gateway owning their session", counter(self.proxied.load(std::sync::atomic::Ordering::Relaxed)));
+        registry.register(
+            "vestibule_cluster_acquisitions",
+            "Sessions this gateway took the lease of (new, free or from a dead owner)",
+            counter(self.leases.acquisitions()),
+        );
+        registry.register(
+            "vestibule_cluster_takeovers",
+            "Sessions taken over from a gateway whose lease had lapsed",
+            counter(self.leases.takeovers()),
+        );
+        registry.register(
+            "vestibule_cluster_proxied",
+            "Connections proxied to the gateway owning their session",
+            counter(self.proxied.load(std::sync::atomic::Ordering::Relaxed)),
+        );
         let served: Gauge = Gauge::default();
         served.set(self.served.lock().expect("served lock").len() as i64);
         registry.register("vestibule_cluster_served_links", "Links this gateway serves for other gateways' connections", served);
@@ -156,14 +168,16 @@ impl Cluster {
         loop {
             match self.leases.acquire(session).await {
                 Ok(Owner::Me) => return Ok(Route::Local),
-                Ok(Owner::Other { gateway, epoch }) => match self.attach_remote(state, session, &gateway, epoch, last_seq, connection).await {
-                    Ok(attachment) => {
-                        self.proxied.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        return Ok(Route::Remote(attachment));
+                Ok(Owner::Other { gateway, epoch }) => {
+                    match self.attach_remote(state, session, &gateway, epoch, last_seq, connection).await {
+                        Ok(attachment) => {
+                            self.proxied.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            return Ok(Route::Remote(attachment));
+                        }
+                        Err(Attempt::Failed(message)) => return Err(RouteError::Failed(message)),
+                        Err(Attempt::Retry) => {}
                     }
-                    Err(Attempt::Failed(message)) => return Err(RouteError::Failed(message)),
-                    Err(Attempt::Retry) => {}
-                },
+                }
                 Err(e) => tracing::warn!(session = %session, error = %e, "reading the session's owner failed"),
             }
             if Instant::now() > deadline {
@@ -374,7 +388,16 @@ impl Cluster {
         let detached = CancellationToken::new();
         self.served.lock().expect("served lock").insert(link, Served { addr: addr.clone(), detached: detached.clone() });
         tracing::debug!(session = %session, link, proxy = %request.from, "serving a proxied connection");
-        Ok(Forward { link, addr, outbound, dropped, detached, frames: request.frames, proxy: request.from, proxy_epoch: request.from_epoch })
+        Ok(Forward {
+            link,
+            addr,
+            outbound,
+            dropped,
+            detached,
+            frames: request.frames,
+            proxy: request.from,
+            proxy_epoch: request.from_epoch,
+        })
     }
 
     /// Publishes a served link's frames to its proxy until the session drops it, the proxy detaches

@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 use vestibule_actors::runtime::RuntimeConfig;
 
-use crate::origin::{OriginPattern, DEFAULT_ALLOWED_ORIGINS};
+use crate::origin::{DEFAULT_ALLOWED_ORIGINS, OriginPattern};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -368,12 +368,9 @@ impl GatewayConfig {
             }
             figment = figment.merge(Toml::file_exact(file));
         }
-        figment = figment
-            .merge(Env::prefixed(env_prefix).split("__").ignore(&["log"]))
-            .merge(Serialized::defaults(overrides));
-        let mut config: GatewayConfig = figment.extract().map_err(|e| {
-            ConfigError(e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))
-        })?;
+        figment = figment.merge(Env::prefixed(env_prefix).split("__").ignore(&["log"])).merge(Serialized::defaults(overrides));
+        let mut config: GatewayConfig =
+            figment.extract().map_err(|e| ConfigError(e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")))?;
         config.add_devnet_networks()?;
         config.validate()?;
         Ok(config)
@@ -385,12 +382,19 @@ impl GatewayConfig {
     fn add_devnet_networks(&mut self) -> Result<(), ConfigError> {
         let Some(path) = &self.devnet else { return Ok(()) };
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("`devnet`: cannot read {}: {e}", path.display())))?;
-        let file: DevnetFile = serde_json::from_str(&text).map_err(|e| ConfigError(format!("`devnet`: {} is not a devnet.json: {e}", path.display())))?;
+        let file: DevnetFile =
+            serde_json::from_str(&text).map_err(|e| ConfigError(format!("`devnet`: {} is not a devnet.json: {e}", path.display())))?;
         for (id, network) in file.networks {
             let tokens = network
                 .token
                 .into_iter()
-                .map(|t| vestibule_chain::config::TokenConfig { address: t.address, symbol: t.symbol, decimals: t.decimals, name: t.name, icon_url: None })
+                .map(|t| vestibule_chain::config::TokenConfig {
+                    address: t.address,
+                    symbol: t.symbol,
+                    decimals: t.decimals,
+                    name: t.name,
+                    icon_url: None,
+                })
                 .collect();
             self.networks.entry(id).or_insert_with(|| vestibule_chain::config::NetworkConfig {
                 rpc_urls: vec![network.rpc_url],
@@ -432,7 +436,10 @@ impl GatewayConfig {
             // The embedded service keeps its frames, codes and pending logins in the process, and
             // a session's notices go to the local actor: with several owners that would split a login.
             if self.embedded.is_some() {
-                return err("embedded", "is not available with `cluster.enabled` yet (its frames and codes live in one gateway process)".into());
+                return err(
+                    "embedded",
+                    "is not available with `cluster.enabled` yet (its frames and codes live in one gateway process)".into(),
+                );
             }
         }
         for (chain, url) in &self.siwx.rpc_urls {
@@ -586,7 +593,8 @@ mod tests {
         assert_eq!((settings[0].tokens.len(), c.rpc.max_retries), (1, 2));
         let e = load_toml("[networks.\"eip155:1\"]\nrpc_urls = [\"http://a\", \"ftp://b\"]\n").unwrap_err().to_string();
         assert!(e.contains(r#"networks."eip155:1".rpc_urls[1]"#), "{e}");
-        let e = load_toml("[networks.\"eip155:1\"]\nrpc_urls = [\"http://a\"]\ntokens = [{ address = \"0x12\" }]\n").unwrap_err().to_string();
+        let e =
+            load_toml("[networks.\"eip155:1\"]\nrpc_urls = [\"http://a\"]\ntokens = [{ address = \"0x12\" }]\n").unwrap_err().to_string();
         assert!(e.contains(r#"networks."eip155:1".tokens[0].address"#), "{e}");
         let e = load_toml("[networks.\"eip155:1\"]\nrpc_url = [\"http://a\"]\n").unwrap_err().to_string();
         assert!(e.contains("rpc_url"), "{e}");
@@ -600,7 +608,10 @@ mod tests {
         let c = GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV).unwrap();
         let networks = c.chain_config().validate().unwrap();
         // An anvil and a Solana cluster (devnet's id, its SPL mint with a configured symbol).
-        assert_eq!(networks.iter().map(|n| n.id.to_string()).collect::<Vec<_>>(), ["eip155:31337", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"]);
+        assert_eq!(
+            networks.iter().map(|n| n.id.to_string()).collect::<Vec<_>>(),
+            ["eip155:31337", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"]
+        );
         assert_eq!(networks[1].spl_tokens[0].symbol, "USDC");
         assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
         assert_eq!(c.siwx, SiwxSettings::default(), "the example's [siwx] states the defaults");
@@ -625,7 +636,10 @@ mod tests {
         assert_eq!(c.networks.keys().collect::<Vec<_>>(), ["eip155:31337", "eip155:31338"]);
         let devnet_chain = &c.networks["eip155:31337"];
         assert_eq!(devnet_chain.rpc_urls, ["http://127.0.0.1:40001"]);
-        assert_eq!((devnet_chain.tokens.len(), devnet_chain.tokens[0].symbol.as_deref(), devnet_chain.tokens[0].decimals), (1, Some("VDT"), Some(18)));
+        assert_eq!(
+            (devnet_chain.tokens.len(), devnet_chain.tokens[0].symbol.as_deref(), devnet_chain.tokens[0].decimals),
+            (1, Some("VDT"), Some(18))
+        );
         assert_eq!(c.networks["eip155:31338"].rpc_urls, ["http://127.0.0.1:8545"], "the configuration's table wins");
         assert_eq!(c.chain_config().validate().unwrap().len(), 2);
 
@@ -648,7 +662,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.store.backend, StoreBackend::Jetstream);
-        assert_eq!((c.store.jetstream.servers.as_slice(), c.store.jetstream.stream.as_str(), c.store.jetstream.replicas), (&["nats://10.0.0.1:4222".to_string()][..], "V2", 3));
+        assert_eq!(
+            (c.store.jetstream.servers.as_slice(), c.store.jetstream.stream.as_str(), c.store.jetstream.replicas),
+            (&["nats://10.0.0.1:4222".to_string()][..], "V2", 3)
+        );
         let e = load_toml("[store]\nbackend = \"jetstream\"\n[store.jetstream]\nstream = \"a.b\"\n").unwrap_err().to_string();
         assert!(e.contains("store.jetstream.stream"), "{e}");
         let e = load_toml("[store.jetstream]\nreplica = 3\n").unwrap_err().to_string();

@@ -9,7 +9,7 @@
 
 use std::str::FromStr;
 
-use actix_web::{http::header, web, HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse, http::header, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
@@ -19,9 +19,11 @@ use crate::state::AppState;
 
 fn authorized(state: &AppState, req: &HttpRequest) -> Result<(), HttpResponse> {
     let Some(expected) = state.config.admin_token.as_deref() else {
-        return Err(HttpResponse::NotFound().json(serde_json::json!({ "code": "disabled", "message": "the debug API is off (no admin_token configured)" })));
+        return Err(HttpResponse::NotFound()
+            .json(serde_json::json!({ "code": "disabled", "message": "the debug API is off (no admin_token configured)" })));
     };
-    let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
+    let given =
+        req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
     if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
         Ok(())
     } else {

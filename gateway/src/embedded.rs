@@ -8,8 +8,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use alloy::consensus::transaction::SignerRecoverable;
 use alloy::consensus::TxEnvelope;
+use alloy::consensus::transaction::SignerRecoverable;
 use alloy::eips::eip2718::Decodable2718;
 use alloy::primitives::Address;
 use vestibule_actors::machines::embedded_wallet::{EmbeddedWalletInfo, LoginMethod, OtpRejection, OtpStep, UpdateStep};
@@ -17,7 +17,7 @@ use vestibule_actors::model::options::SocialProvider;
 use vestibule_actors::runtime::{ChainFuture, EmbeddedEffects, Registry};
 use vestibule_actors::session::Command;
 use vestibule_embedded::service::{EmailUpdateStep, EmbeddedError, FrameRpc, Notice, NoticeSink, RpcFailure};
-use vestibule_embedded::{otp, service, EmbeddedService};
+use vestibule_embedded::{EmbeddedService, otp, service};
 use vestibule_store::SessionId;
 
 /// Where the notices of the embedded service go: the registry, once it exists (the service is
@@ -58,14 +58,12 @@ fn notice_command(notice: Notice) -> Command {
             },
             attempts_left: Some(attempts_left),
         },
-        Notice::LoginVerified { method, user_id, email, username, wallet } => Command::EmbeddedLoginVerified {
-            method: login_method(&method),
-            user_id,
-            email,
-            username,
-            wallet: wallet.map(wallet_info),
-        },
-        Notice::WalletBound(w) => Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address },
+        Notice::LoginVerified { method, user_id, email, username, wallet } => {
+            Command::EmbeddedLoginVerified { method: login_method(&method), user_id, email, username, wallet: wallet.map(wallet_info) }
+        }
+        Notice::WalletBound(w) => {
+            Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address }
+        }
         Notice::SocialFailed { message } => Command::EmbeddedSocialFailed { message },
         Notice::EmailUpdateStep { step } => Command::EmbeddedEmailUpdateStep { step: update_step(step) },
         Notice::EmailUpdated { new_email } => Command::EmbeddedEmailUpdated { new_email },
@@ -195,7 +193,14 @@ pub struct ChainFrameRpc {
 
 #[async_trait::async_trait]
 impl FrameRpc for ChainFrameRpc {
-    async fn call(&self, session_id: &str, address: &str, chain_id: &str, method: &str, params: serde_json::Value) -> Result<serde_json::Value, RpcFailure> {
+    async fn call(
+        &self,
+        session_id: &str,
+        address: &str,
+        chain_id: &str,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, RpcFailure> {
         let network = chain_id.parse().map_err(|_| RpcFailure { code: 4901, message: format!("Unsupported chain: {chain_id}") })?;
         if method == "eth_sendRawTransaction" {
             check_sender(address, &params)?;

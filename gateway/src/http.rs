@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
-use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderMap};
 use actix_web::middleware::Next;
-use actix_web::{web, HttpMessage, HttpResponse};
+use actix_web::{HttpMessage, HttpResponse, web};
 use futures_util::StreamExt;
 use prometheus_client::encoding::text::encode;
 
@@ -42,9 +42,7 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     if encode(&mut text, &registry).is_err() {
         return HttpResponse::InternalServerError().finish();
     }
-    HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8"))
-        .body(text)
+    HttpResponse::Ok().insert_header((header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")).body(text)
 }
 
 /// Served at `/` when the client has not been built.
@@ -83,9 +81,7 @@ pub fn head_bytes(method: &str, uri: &str, headers: &HeaderMap) -> usize {
 /// A refusal that also closes the connection: the client is misbehaving or too slow, and what it
 /// has not sent yet must not be read as a next request.
 pub fn refusal(status: StatusCode, code: &str, message: &str) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header((header::CONNECTION, "close"))
-        .json(serde_json::json!({ "code": code, "message": message }))
+    HttpResponse::build(status).insert_header((header::CONNECTION, "close")).json(serde_json::json!({ "code": code, "message": message }))
 }
 
 /// Why a request body was refused.
@@ -145,8 +141,16 @@ pub async fn bounded_request(
             Ok(body) => req.set_payload(Payload::from(body)),
             Err(refused) => {
                 let (status, kind, message) = match refused {
-                    BodyRefusal::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", format!("request bodies are limited to {} bytes", limits.max_body_bytes)),
-                    BodyRefusal::TooSlow => (StatusCode::REQUEST_TIMEOUT, "body_timeout", format!("the request body did not arrive within {:?}", limits.body_timeout)),
+                    BodyRefusal::TooLarge => (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "body_too_large",
+                        format!("request bodies are limited to {} bytes", limits.max_body_bytes),
+                    ),
+                    BodyRefusal::TooSlow => (
+                        StatusCode::REQUEST_TIMEOUT,
+                        "body_timeout",
+                        format!("the request body did not arrive within {:?}", limits.body_timeout),
+                    ),
                     BodyRefusal::Broken => (StatusCode::BAD_REQUEST, "body_broken", "the request body could not be read".to_string()),
                 };
                 state.metrics.refusal(kind);

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use vestibule_actors::runtime::RuntimeMetrics;
 use vestibule_store::{HistogramSnapshot, StoreMetrics};
@@ -39,11 +39,7 @@ impl GatewayMetrics {
         let mut registry = Registry::default();
         if let Some(store) = store {
             registry.register("vestibule_store_flush_seconds", "Duration of each event log flush (fsync)", Snapshot(store.flush_seconds));
-            registry.register(
-                "vestibule_store_batch_appends",
-                "Appends sharing one group-commit batch",
-                Snapshot(store.batch_appends),
-            );
+            registry.register("vestibule_store_batch_appends", "Appends sharing one group-commit batch", Snapshot(store.batch_appends));
             let counter = |v: u64| {
                 let c: Counter = Counter::default();
                 c.inc_by(v);
@@ -72,8 +68,7 @@ struct Snapshot(HistogramSnapshot);
 impl EncodeMetric for Snapshot {
     fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
         // prometheus-client writes `le="+Inf"` for f64::MAX, its own overflow bound.
-        let buckets: Vec<(f64, u64)> =
-            self.0.buckets.iter().map(|&(le, n)| (if le.is_infinite() { f64::MAX } else { le }, n)).collect();
+        let buckets: Vec<(f64, u64)> = self.0.buckets.iter().map(|&(le, n)| (if le.is_infinite() { f64::MAX } else { le }, n)).collect();
         encoder.encode_histogram::<NoLabelSet>(self.0.sum, self.0.count, &buckets, None)
     }
 

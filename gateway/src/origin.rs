@@ -130,9 +130,7 @@ impl OriginPattern {
         }
         let host_ok = match host_pattern {
             HostPattern::Exact(h) => &origin.host == h,
-            HostPattern::Subdomains(suffix) => {
-                origin.host.len() > suffix.len() && origin.host.ends_with(suffix.as_str())
-            }
+            HostPattern::Subdomains(suffix) => origin.host.len() > suffix.len() && origin.host.ends_with(suffix.as_str()),
         };
         let effective_port = origin.port.or_else(|| default_port(&origin.scheme));
         let port_ok = match port_pattern {
@@ -152,13 +150,8 @@ impl fmt::Display for OriginPattern {
 
 /// The spec's default allowed ancestor origins: localhost on any port, pages.dev, vercel.app and
 /// ngrok-free.app. (The spec also names two wallet hosts without saying which; they are not listed.)
-pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "https://localhost:*",
-    "https://*.pages.dev",
-    "https://*.vercel.app",
-    "https://*.ngrok-free.app",
-];
+pub const DEFAULT_ALLOWED_ORIGINS: &[&str] =
+    &["http://localhost:*", "https://localhost:*", "https://*.pages.dev", "https://*.vercel.app", "https://*.ngrok-free.app"];
 
 #[cfg(test)]
 mod tests {

@@ -7,18 +7,18 @@
 //! socket ([`AdmittedSocket`]) and is freed when the socket is. WebSocket upgrades leave the HTTP
 //! service for `ws::upgrade`, which speaks WebSocket on the socket itself.
 
+use std::future::Future;
 use std::io;
 use std::net::TcpListener;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::future::Future;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use actix_http::{HttpService, Protocol, Request};
-use actix_service::{fn_service, map_config, IntoServiceFactory, ServiceFactoryExt};
+use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_config};
 use actix_web::dev::AppConfig;
-use actix_web::{web, App};
+use actix_web::{App, web};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use vestibule_actors::runtime::{Registry, SystemClock};
@@ -160,8 +160,9 @@ fn socket_limits(config: &GatewayConfig, workers: usize) -> anyhow::Result<Socke
     let in_use = limits::descriptors_in_use() + 4 * workers as u64 + 8;
     let budget = DescriptorBudget { open_file_limit, in_use, reserved: config.limits.reserved_fds as u64 };
     let l = &config.limits;
-    let socket_limits = SocketLimits::from_budget(budget, l.http_connections_per_ip, l.max_http_connections, l.connections_per_ip, l.max_connections)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let socket_limits =
+        SocketLimits::from_budget(budget, l.http_connections_per_ip, l.max_http_connections, l.connections_per_ip, l.max_connections)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     tracing::info!(
         open_file_limit,
         in_use,
@@ -233,11 +234,8 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     }
     let app_state = state.clone();
     let frame_sockets = sockets.clone();
-    let server = actix_server::Server::build()
-        .workers(workers)
-        .disable_signals()
-        .shutdown_timeout(5)
-        .listen("vestibule", listener, move || {
+    let server =
+        actix_server::Server::build().workers(workers).disable_signals().shutdown_timeout(5).listen("vestibule", listener, move || {
             let state = app_state.clone();
             let upgrade_state = app_state.clone();
             let sockets = sockets.clone();
@@ -357,11 +355,13 @@ fn start_embedded(
         embedded.frame_origin = format!("http://{addr}");
     }
     let keys = vestibule_embedded::ShareKeys::load(&embedded).map_err(|e| anyhow::anyhow!("configuration: `embedded`: {e}"))?;
-    let smtp = embedded
-        .smtp
-        .as_ref()
-        .ok_or_else(|| anyhow::anyhow!("configuration: `embedded.smtp`: the embedded wallet mails login codes; configure an SMTP server (or `file_dir` in development)"))?;
-    let mailer = vestibule_embedded::LettreMailer::new(smtp, embedded.otp_ttl).map_err(|e| anyhow::anyhow!("configuration: `embedded.smtp`: {e}"))?;
+    let smtp = embedded.smtp.as_ref().ok_or_else(|| {
+        anyhow::anyhow!(
+            "configuration: `embedded.smtp`: the embedded wallet mails login codes; configure an SMTP server (or `file_dir` in development)"
+        )
+    })?;
+    let mailer = vestibule_embedded::LettreMailer::new(smtp, embedded.otp_ttl)
+        .map_err(|e| anyhow::anyhow!("configuration: `embedded.smtp`: {e}"))?;
     let notices = Arc::new(crate::embedded::SessionNotices::default());
     let ancestors: Vec<(String, Vec<String>)> =
         projects.iter().map(|p| (p.id.clone(), p.allowed_origins.iter().map(|o| o.to_string()).collect())).collect();

@@ -1,8 +1,8 @@
 //! What every request handler shares.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use vestibule_actors::runtime::Registry;
 

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::runtime::Registry;
-use vestibule_store::{run_retention_once, Durability, EventLog, ExpireReport, RetentionPolicy, SledEventLog, StoreConfig, StoreError};
+use vestibule_actors::session::upcast::SessionUpcaster;
+use vestibule_store::{Durability, EventLog, ExpireReport, RetentionPolicy, SledEventLog, StoreConfig, StoreError, run_retention_once};
 
 use crate::config::{DurabilityMode, GatewayConfig, StoreBackend};
 

@@ -30,10 +30,8 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
     let (dev_signer, dev) = dev_wallet();
     node.set_balance(dev, ether(1000)).await;
     let token = node.deploy_token(18, dev, ether(1_000_000)).await;
-    let config = format!(
-        "{CONFIG}\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\ntokens = [{{ address = \"{token}\" }}]\n",
-        node.url
-    );
+    let config =
+        format!("{CONFIG}\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\ntokens = [{{ address = \"{token}\" }}]\n", node.url);
     let mut gateway = Gateway::start(&config);
 
     // What the node says, read directly.
@@ -58,7 +56,10 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
     let mut client = Client::create(&gateway, json!({ "networks": [anvil_network()] })).await;
     connect_wallet(&mut client, &dev.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
     // Connecting asks for the balances; the answer comes back as a later diff.
-    wait_for(&mut client, "balances", Duration::from_secs(60), |s| s["balances"]["status"] != "loading" && s["balances"]["status"] != "idle").await;
+    wait_for(&mut client, "balances", Duration::from_secs(60), |s| {
+        s["balances"]["status"] != "loading" && s["balances"]["status"] != "idle"
+    })
+    .await;
     let balances = &client.state["balances"];
     assert_eq!(balances["status"], "loaded", "{balances:#}");
     assert_eq!(balances["native"]["raw"], wei.to_string());
@@ -71,7 +72,10 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
     // The Activity tab: the node's Otterscan API lists the incoming transfer.
     let result = client.command(json!({ "type": "LoadActivity" })).await;
     assert_eq!(result["status"], "accepted", "{result}");
-    wait_for(&mut client, "activity", Duration::from_secs(60), |s| s["activity"]["status"] == "loaded" || s["activity"]["status"] == "failed").await;
+    wait_for(&mut client, "activity", Duration::from_secs(60), |s| {
+        s["activity"]["status"] == "loaded" || s["activity"]["status"] == "failed"
+    })
+    .await;
     let activity = &client.state["activity"];
     assert_eq!(activity["status"], "loaded", "{activity:#}");
     let tx = &activity["transactions"][0];
@@ -110,7 +114,10 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
     wait_for(&mut client, "the fresh balances", Duration::from_secs(60), |s| s["balances"]["native"]["raw"] == after.to_string()).await;
     // The newest activity again: the receipt dropped the account's cached page (decision 0912), so
     // the send is listed.
-    wait_for(&mut client, "the activity with the send", Duration::from_secs(60), |s| s["activity"]["transactions"][0]["id"] == hash.as_str()).await;
+    wait_for(&mut client, "the activity with the send", Duration::from_secs(60), |s| {
+        s["activity"]["transactions"][0]["id"] == hash.as_str()
+    })
+    .await;
 
     // The chain service's metrics are on /metrics.
     let (status, metrics) = gateway.http_get("/metrics", None).await;

@@ -2,8 +2,8 @@
 
 use std::process::Command;
 
-use alloy::signers::local::PrivateKeySigner;
 use alloy::signers::SignerSync;
+use alloy::signers::local::PrivateKeySigner;
 use vestibule_actors::siwx::message::{MessageFields, Namespace, SiwxMessage};
 
 fn vestibule(args: &[&str]) -> (i32, String, String) {
@@ -39,7 +39,8 @@ fn siwx_verify_exits_0_for_a_valid_signature_and_1_for_a_tampered_one() {
     let file = dir.path().join("message.txt");
     std::fs::write(&file, &text).unwrap();
     let file = file.to_str().unwrap();
-    let common = ["siwx", "verify", "--message", file, "--domain", "app.example", "--nonce", "abcdefgh12345678", "--at", "2024-05-01T12:00:00Z"];
+    let common =
+        ["siwx", "verify", "--message", file, "--domain", "app.example", "--nonce", "abcdefgh12345678", "--at", "2024-05-01T12:00:00Z"];
 
     let (code, stdout, _) = vestibule(&[&common[..], &["--signature", &signature]].concat());
     let verdict: serde_json::Value = serde_json::from_str(&stdout).unwrap();

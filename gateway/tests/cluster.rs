@@ -9,7 +9,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 use vestibule_store::EventLog as _;
 use vestibule_store_jetstream::test_server::NatsServer;
@@ -93,7 +93,10 @@ async fn check_log_on(servers: &[String], session: &str, accepted: &BTreeMap<Str
     }
     let mut state = vestibule_actors::session::SessionState::default();
     for e in events.iter().filter(|e| e.seq <= mirror_seq) {
-        state = vestibule_actors::session::evolve(state, &vestibule_actors::session::Event::from_parts(&e.event_type, e.payload.clone()).unwrap());
+        state = vestibule_actors::session::evolve(
+            state,
+            &vestibule_actors::session::Event::from_parts(&e.event_type, e.payload.clone()).unwrap(),
+        );
     }
     assert_eq!(*mirror, vestibule_actors::session::wire::to_value(&state), "the mirror equals the fold of the log");
     let options = vestibule_gateway::replay::ReplayOptions { to: None, json: true, verify: true, patch: false };
@@ -336,7 +339,8 @@ async fn failover_of_a_gateway_then_of_a_nats_node_on_a_three_node_cluster() {
         }
         if i % 2 == 1 {
             let next = gateways[(i + 1) % 3].as_ref().unwrap();
-            let (moved, welcome) = Client::resume(next, &client.session_id, &client.resume_token, Some(client.seq), client.state.clone()).await;
+            let (moved, welcome) =
+                Client::resume(next, &client.session_id, &client.resume_token, Some(client.seq), client.state.clone()).await;
             assert_eq!(welcome["resumed"], true);
             client.close().await;
             client = moved;

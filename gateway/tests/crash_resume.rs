@@ -8,11 +8,11 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 use vestibule_store::EventLog as _;
 
@@ -214,7 +214,10 @@ async fn sigkill_mid_stream_then_resume(backend: Backend) {
         );
         let mut state = vestibule_actors::session::SessionState::default();
         for e in events.iter().filter(|e| e.seq <= v.seq) {
-            state = vestibule_actors::session::evolve(state, &vestibule_actors::session::Event::from_parts(&e.event_type, e.payload.clone()).unwrap());
+            state = vestibule_actors::session::evolve(
+                state,
+                &vestibule_actors::session::Event::from_parts(&e.event_type, e.payload.clone()).unwrap(),
+            );
         }
         assert_eq!(v.state, vestibule_actors::session::wire::to_value(&state), "the mirror equals the fold of the log at its seq");
     }

@@ -8,7 +8,7 @@ mod support;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::raw;
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -84,9 +84,9 @@ async fn a_flood_of_slow_requests_and_sockets_under_a_low_open_file_limit_cannot
         assert_eq!(result["status"], "accepted", "{result}");
     }
     // The limits held: sockets beyond them were closed at once, and the reserve stayed free.
-    let switched = futures_util::future::join_all(upgrades.iter_mut().map(|s| async move {
-        matches!(raw::read_head(s).await, Ok(head) if raw::status_of(&head) == 101)
-    }))
+    let switched = futures_util::future::join_all(
+        upgrades.iter_mut().map(|s| async move { matches!(raw::read_head(s).await, Ok(head) if raw::status_of(&head) == 101) }),
+    )
     .await;
     let closed = futures_util::future::join_all(bodies.iter_mut().map(closed_by_server)).await;
     assert!(switched.iter().any(|ok| *ok), "some WebSockets were admitted");
@@ -106,7 +106,8 @@ async fn a_slow_body_is_refused_with_408_and_a_slow_head_is_dropped() {
     let gateway = Gateway::start(&config);
 
     let mut stream = raw::connect_from(loopback(1), &gateway.addr).await.unwrap();
-    let head = format!("POST /siwx/token HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n", gateway.addr);
+    let head =
+        format!("POST /siwx/token HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n", gateway.addr);
     stream.write_all(head.as_bytes()).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
     // A trickle (it keeps the connection busy, which an idle timeout would not cut) that stops one

@@ -4,11 +4,11 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::raw::{self, CLOSE, CONTINUATION, MASK, PING, TEXT};
 use support::*;
 use tokio::io::AsyncWriteExt;
@@ -132,17 +132,25 @@ async fn rfc_6455_violations_close_with_1007_or_1002() {
     let gateway = Gateway::start(CONFIG);
     let cases: Vec<(&str, Vec<u8>, u16)> = vec![
         ("invalid UTF-8 in a text frame", raw::client_frame(true, TEXT, &[0x7b, 0xff, 0xfe, 0x7d]), 1007),
-        ("an unmasked frame", {
-            let mut f = raw::frame_header(true, 0, TEXT, 2, None);
-            f.extend_from_slice(b"{}");
-            f
-        }, 1002),
+        (
+            "an unmasked frame",
+            {
+                let mut f = raw::frame_header(true, 0, TEXT, 2, None);
+                f.extend_from_slice(b"{}");
+                f
+            },
+            1002,
+        ),
         ("a reserved opcode", raw::client_frame(true, 0x3, b"{}"), 1002),
-        ("a reserved bit", {
-            let mut f = raw::frame_header(true, 0b100, TEXT, 2, Some(MASK));
-            f.extend_from_slice(&raw::masked(b"{}"));
-            f
-        }, 1002),
+        (
+            "a reserved bit",
+            {
+                let mut f = raw::frame_header(true, 0b100, TEXT, 2, Some(MASK));
+                f.extend_from_slice(&raw::masked(b"{}"));
+                f
+            },
+            1002,
+        ),
         ("a ping over 125 bytes", raw::client_frame(true, PING, &[0u8; 126]), 1002),
         ("a fragmented ping", raw::client_frame(false, PING, b"p"), 1002),
         ("a continuation without a start", raw::client_frame(true, CONTINUATION, b"{}"), 1002),

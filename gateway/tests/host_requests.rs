@@ -76,7 +76,8 @@ async fn host_requests_are_answered_by_the_node_the_wallet_or_refused_and_the_se
 
     // eth_sendTransaction: to the wallet, on the transaction stack, with the modal open.
     let tx = json!({ "from": dev, "to": ANVIL_1, "value": format!("{:#x}", ether(1)) });
-    let result = client.command(json!({ "type": "HostRequest", "requestId": "send-1", "method": "eth_sendTransaction", "params": [tx] })).await;
+    let result =
+        client.command(json!({ "type": "HostRequest", "requestId": "send-1", "method": "eth_sendTransaction", "params": [tx] })).await;
     assert_eq!(result["status"], "accepted", "{result}");
     let (request_id, kind) = first_request(&client.state);
     assert_eq!(kind["method"], "eth_sendTransaction", "{kind}");
@@ -108,13 +109,15 @@ async fn host_requests_are_answered_by_the_node_the_wallet_or_refused_and_the_se
 
     // 'to' without 0x: invalid params, and nothing reaches the wallet.
     let issued = wallet_requests_issued(&client.state);
-    let bad = host_request(&mut client, "bad-to", "eth_sendTransaction", json!([{ "from": dev, "to": &ANVIL_1[2..], "value": "0x1" }])).await;
+    let bad =
+        host_request(&mut client, "bad-to", "eth_sendTransaction", json!([{ "from": dev, "to": &ANVIL_1[2..], "value": "0x1" }])).await;
     assert_eq!(bad["code"], -32602, "{bad}");
     assert_eq!(wallet_requests_issued(&client.state), issued);
 
     // A method in neither list: the modal opens, and after the 300 ms deadline the message shows
     // and the host gets 4200. The node was never asked.
-    let result = client.command(json!({ "type": "HostRequest", "requestId": "nope", "method": "anvil_setBalance", "params": [dev, "0x0"] })).await;
+    let result =
+        client.command(json!({ "type": "HostRequest", "requestId": "nope", "method": "anvil_setBalance", "params": [dev, "0x0"] })).await;
     assert_eq!(result["status"], "accepted", "{result}");
     assert_eq!(client.state["modal"]["status"], "open");
     assert!(client.state["hostRequests"]["items"]["nope"]["outcome"].is_null(), "not before the deadline");
@@ -124,7 +127,9 @@ async fn host_requests_are_answered_by_the_node_the_wallet_or_refused_and_the_se
     assert!(provider.get_balance(dev).await.unwrap() > U256::ZERO, "the node's state is untouched");
 
     // A signature pending on the stack is rejected when the visitor closes the modal.
-    let result = client.command(json!({ "type": "HostRequest", "requestId": "sign-1", "method": "personal_sign", "params": ["0x68656c6c6f", dev] })).await;
+    let result = client
+        .command(json!({ "type": "HostRequest", "requestId": "sign-1", "method": "personal_sign", "params": ["0x68656c6c6f", dev] }))
+        .await;
     assert_eq!(result["status"], "accepted", "{result}");
     let (sign_request, kind) = first_request(&client.state);
     assert_eq!(kind["method"], "personal_sign");

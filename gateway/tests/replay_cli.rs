@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 
 fn vestibule(args: &[&str]) -> (i32, String, String) {
@@ -87,7 +87,12 @@ async fn sessions_made_through_the_gateway_replay_verify_and_move_between_direct
         .lines()
         .map(|l| if l.contains("\"ModalOpened\"") { l.replace("\"ModalOpened\"", "\"ModalClosed\"") } else { l.to_string() })
         .collect();
-    let bad_seq = tampered.iter().skip(1).find(|l| l.contains("\"ModalClosed\"")).map(|l| serde_json::from_str::<Value>(l).unwrap()["seq"].as_u64().unwrap()).unwrap();
+    let bad_seq = tampered
+        .iter()
+        .skip(1)
+        .find(|l| l.contains("\"ModalClosed\""))
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["seq"].as_u64().unwrap())
+        .unwrap();
     let tampered_file = dir.path().join("tampered.jsonl");
     std::fs::write(&tampered_file, tampered.join("\n")).unwrap();
     let third = dir.path().join("third");
@@ -113,7 +118,11 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const TOKEN: &str = "debug-token-0123456789";
     let off = Gateway::start(CONFIG);
-    assert_eq!(off.http_get_with("/debug/sessions", &format!("Authorization: Bearer {TOKEN}\r\n")).await.0, 404, "off without a token configured");
+    assert_eq!(
+        off.http_get_with("/debug/sessions", &format!("Authorization: Bearer {TOKEN}\r\n")).await.0,
+        404,
+        "off without a token configured"
+    );
 
     let gateway = Gateway::start(&format!("admin_token = \"{TOKEN}\"\n{CONFIG}"));
     let auth = format!("Authorization: Bearer {TOKEN}\r\n");

@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 use vestibule_store_jetstream::test_server::NatsServer;
 

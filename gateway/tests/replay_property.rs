@@ -7,7 +7,7 @@ use std::sync::Arc;
 use actix::System;
 use rand::SeedableRng;
 use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::runtime::{fold_log, Execute, Inspect, Registry, RuntimeConfig, RuntimeMetrics, SystemClock};
+use vestibule_actors::runtime::{Execute, Inspect, Registry, RuntimeConfig, RuntimeMetrics, SystemClock, fold_log};
 use vestibule_actors::session::SessionState;
 use vestibule_actors::testing::{random_command, sign_in_options};
 use vestibule_gateway::replay;
@@ -17,7 +17,12 @@ fn run(seed: u64, commands: usize) {
     let dir = tempfile::tempdir().unwrap();
     System::new().block_on(async move {
         let log = vestibule_gateway::store::open_at(StoreConfig::at(dir.path().join("live"))).unwrap();
-        let registry = Registry::new(log.clone(), Arc::new(SystemClock), RuntimeConfig { snapshot_every: 5, ..Default::default() }, Arc::new(RuntimeMetrics::default()));
+        let registry = Registry::new(
+            log.clone(),
+            Arc::new(SystemClock),
+            RuntimeConfig { snapshot_every: 5, ..Default::default() },
+            Arc::new(RuntimeMetrics::default()),
+        );
         let options = if seed % 2 == 0 { SessionOptions::default() } else { sign_in_options(seed % 4 == 1) };
         let (id, _) = registry.create("test", "http://localhost:3000", options).await.unwrap();
         let session = registry.session(id);

@@ -8,13 +8,18 @@ mod support;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
-use support::{connect, read_until_close, recv_json, send, ORIGIN};
+use support::{ORIGIN, connect, read_until_close, recv_json, send};
 use vestibule_gateway::config::{GatewayConfig, ProjectConfig};
 
 #[actix_web::test]
 async fn retention_expiry_closes_attached_connections_with_4006() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = GatewayConfig { listen: "127.0.0.1:0".into(), data: dir.path().join("data"), static_dir: dir.path().join("none"), ..Default::default() };
+    let mut config = GatewayConfig {
+        listen: "127.0.0.1:0".into(),
+        data: dir.path().join("data"),
+        static_dir: dir.path().join("none"),
+        ..Default::default()
+    };
     config.projects = vec![ProjectConfig { id: "test".into(), allowed_origins: vec!["http://localhost:*".into()] }];
     // The background pass runs once at start (nothing is due) and not again during the test.
     config.retention.interval = Duration::from_secs(24 * 3600);

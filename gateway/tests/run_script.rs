@@ -221,7 +221,14 @@ fn start_with_devnet(dir: &Path) -> (Script, u32, Vec<u32>) {
         stderr.contains(&format!(r#""eip155:31337", "eip155:31338", "{SOLANA_DEVNET}""#)),
         "the chain service's networks are not logged:\n{stderr}"
     );
-    for shown in [format!("Open {url}/"), dev.to_string(), networks["eip155:31338"]["rpcUrl"].as_str().unwrap().to_string(), solana_dev.to_string(), node.to_string(), mint.to_string()] {
+    for shown in [
+        format!("Open {url}/"),
+        dev.to_string(),
+        networks["eip155:31338"]["rpcUrl"].as_str().unwrap().to_string(),
+        solana_dev.to_string(),
+        node.to_string(),
+        mint.to_string(),
+    ] {
         assert!(stderr.contains(&shown), "the summary lacks {shown}:\n{stderr}");
     }
 

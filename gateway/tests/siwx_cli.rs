@@ -32,23 +32,11 @@ fn message(address: &str, chain: &str, ns: Namespace) -> String {
 }
 
 fn eth_message() -> String {
-    message(
-        &signer().address().to_checksum(None),
-        "1",
-        Namespace::Eip155,
-    )
+    message(&signer().address().to_checksum(None), "1", Namespace::Eip155)
 }
 
 fn sign_hex(text: &str) -> String {
-    format!(
-        "0x{}",
-        hex::encode(
-            signer()
-                .sign_message_sync(text.as_bytes())
-                .unwrap()
-                .as_bytes()
-        )
-    )
+    format!("0x{}", hex::encode(signer().sign_message_sync(text.as_bytes()).unwrap().as_bytes()))
 }
 
 struct Case {
@@ -84,10 +72,7 @@ async fn a_valid_signature_gives_a_valid_verdict_and_exit_0() {
     assert_eq!(v["valid"], json!(true));
     assert_eq!(v["reason"], Value::Null);
     assert_eq!(v["method"], json!("eip191"));
-    assert_eq!(
-        v["account"],
-        json!(format!("eip155:1:{}", signer().address().to_checksum(None)))
-    );
+    assert_eq!(v["account"], json!(format!("eip155:1:{}", signer().address().to_checksum(None))));
     assert_eq!(v["at"], json!("2024-05-01T12:00:00Z"));
     assert_eq!(v["fields"]["nonce"], json!(NONCE));
     assert_eq!(v["fields"]["chainId"], json!("1"));
@@ -97,19 +82,13 @@ async fn a_valid_signature_gives_a_valid_verdict_and_exit_0() {
 #[tokio::test]
 async fn a_tampered_signature_is_refused_with_exit_1() {
     let text = eth_message();
-    let mut sig = signer()
-        .sign_message_sync(text.as_bytes())
-        .unwrap()
-        .as_bytes();
+    let mut sig = signer().sign_message_sync(text.as_bytes()).unwrap().as_bytes();
     sig[5] ^= 0x80;
     let c = case(&text, &hex::encode(sig));
     let (v, code) = run(&c.args).await;
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["valid"], json!(false));
-    assert!(
-        matches!(reason(&v), "signature_mismatch" | "malformed_signature"),
-        "{v:#}"
-    );
+    assert!(matches!(reason(&v), "signature_mismatch" | "malformed_signature"), "{v:#}");
     assert_eq!(v["fields"]["domain"], json!("app.example"));
 }
 
@@ -121,10 +100,7 @@ async fn a_tampered_message_is_refused_naming_the_recovered_address() {
     let (v, code) = run(&c.args).await;
     assert_eq!((code, reason(&v)), (1, "signature_mismatch"), "{v:#}");
     assert!(v["reason"]["recovered"].is_string());
-    assert_ne!(
-        v["reason"]["recovered"],
-        json!(signer().address().to_checksum(None))
-    );
+    assert_ne!(v["reason"]["recovered"], json!(signer().address().to_checksum(None)));
 }
 
 #[tokio::test]
@@ -161,10 +137,8 @@ async fn claims_are_refused_with_their_reason() {
     assert_eq!(reason(&run(&c.args).await.0), "too_old");
 
     // Not yet valid.
-    let nbf = text.replace(
-        "Expiration Time: 2024-05-01T12:10:00Z",
-        "Expiration Time: 2024-05-01T12:10:00Z\nNot Before: 2024-05-01T12:05:00Z",
-    );
+    let nbf =
+        text.replace("Expiration Time: 2024-05-01T12:10:00Z", "Expiration Time: 2024-05-01T12:10:00Z\nNot Before: 2024-05-01T12:05:00Z");
     let c = case(&nbf, &sign_hex(&nbf));
     assert_eq!(reason(&run(&c.args).await.0), "not_yet_valid");
 }
@@ -177,13 +151,7 @@ async fn malformed_inputs_are_verdicts_and_usage_errors_are_errors() {
     let c = case(&format!("{text}\n"), &sig);
     let (v, code) = run(&c.args).await;
     assert_eq!((code, reason(&v)), (1, "malformed_message"));
-    assert!(
-        v["reason"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("ends with a line feed"),
-        "{v:#}"
-    );
+    assert!(v["reason"]["message"].as_str().unwrap().contains("ends with a line feed"), "{v:#}");
     assert_eq!(v["fields"], Value::Null);
 
     let c = case(&text, "not hex");
@@ -256,10 +224,7 @@ fn clap_args_parse_with_the_documented_flags_and_defaults() {
     assert_eq!(a.nonce.as_deref(), Some("abcdefgh"));
     assert_eq!(a.at.as_deref(), Some("2024-05-01T12:00:00Z"));
     assert_eq!(a.rpc.as_deref(), Some("http://127.0.0.1:8545"));
-    assert_eq!(
-        a.chains,
-        vec!["eip155:1".to_owned(), "eip155:10".to_owned()]
-    );
+    assert_eq!(a.chains, vec!["eip155:1".to_owned(), "eip155:10".to_owned()]);
     assert_eq!(a.skew_secs, SiwxVerifyArgs::new("m.txt", "0xabc").skew_secs);
     assert!(TestCli::try_parse_from(["vestibule", "--signature", "0xabc"]).is_err());
 }

@@ -29,12 +29,8 @@ use serde_json::json;
 use sha2::Digest as _;
 use time::macros::datetime;
 use vestibule_actors::siwx::verify::eip191_hash;
-use vestibule_actors::siwx::{
-    MessageFields, Namespace, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy,
-};
-use vestibule_gateway::siwx::{
-    Eip1271Checker, SiwxError, SiwxVerifyArgs, run_verify, verify_message,
-};
+use vestibule_actors::siwx::{MessageFields, Namespace, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy};
+use vestibule_gateway::siwx::{Eip1271Checker, SiwxError, SiwxVerifyArgs, run_verify, verify_message};
 
 sol!(
     #[sol(rpc)]
@@ -45,8 +41,7 @@ sol!(
 /// anvil's chain id unless told otherwise.
 const ANVIL_CHAIN_ID: u64 = 31337;
 /// The first of anvil's default, pre-funded development accounts (publicly known test key).
-const ANVIL_DEPLOYER_KEY: &str =
-    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const ANVIL_DEPLOYER_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const NONCE: &str = "Fw7Tq2Yh9Kc4Xn6Bv3Jm8Rp5";
 
 /// anvil, plus an OwnedWallet deployed on it for `owner`.
@@ -57,12 +52,8 @@ async fn deploy_wallet(anvil: &Anvil, owner: Address) -> Address {
     // reqwest is built without a TLS provider of its own (decision 0906); the gateway installs ring
     // before its first client, and so must a test that builds one first.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let provider = ProviderBuilder::new()
-        .wallet(deployer)
-        .connect_http(anvil.url.parse().unwrap());
-    let wallet = OwnedWallet::deploy(&provider, owner)
-        .await
-        .expect("deploy OwnedWallet");
+    let provider = ProviderBuilder::new().wallet(deployer).connect_http(anvil.url.parse().unwrap());
+    let wallet = OwnedWallet::deploy(&provider, owner).await.expect("deploy OwnedWallet");
     assert_eq!(wallet.owner().call().await.unwrap(), owner);
     *wallet.address()
 }
@@ -83,34 +74,22 @@ fn siwe_message(address: Address, chain_id: u64) -> String {
         issued_at: Some("2024-05-01T11:59:00Z".into()),
         ..Default::default()
     };
-    SiwxMessage::from_fields(Namespace::Eip155, &f)
-        .unwrap()
-        .to_message()
+    SiwxMessage::from_fields(Namespace::Eip155, &f).unwrap().to_message()
 }
 
 fn policy() -> VerifyPolicy {
-    VerifyPolicy::for_origin(
-        "https://app.example",
-        NONCE,
-        datetime!(2024-05-01 12:00:00 UTC),
-    )
-    .unwrap()
+    VerifyPolicy::for_origin("https://app.example", NONCE, datetime!(2024-05-01 12:00:00 UTC)).unwrap()
 }
 
 fn personal_sign(signer: &PrivateKeySigner, text: &str) -> Vec<u8> {
-    signer
-        .sign_message_sync(text.as_bytes())
-        .unwrap()
-        .as_bytes()
-        .to_vec()
+    signer.sign_message_sync(text.as_bytes()).unwrap().as_bytes().to_vec()
 }
 
 #[test]
 fn artifact_matches_its_source() {
     let dir = workspace_root().join("tests/peers/contracts");
     let source = std::fs::read(dir.join("OwnedWallet.sol")).unwrap();
-    let artifact: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("OwnedWallet.json")).unwrap()).unwrap();
+    let artifact: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("OwnedWallet.json")).unwrap()).unwrap();
     assert_eq!(
         artifact["sourceSha256"],
         json!(hex::encode(sha2::Sha256::digest(&source))),
@@ -131,33 +110,15 @@ async fn an_owner_signature_verifies_for_the_contract_account() {
     let sig = personal_sign(&owner(), &text);
 
     // The contract accepts the owner's signature of the EIP-191 hash ...
-    assert!(
-        checker
-            .is_valid_signature(wallet, eip191_hash(text.as_bytes()), &sig)
-            .await
-            .unwrap()
-    );
+    assert!(checker.is_valid_signature(wallet, eip191_hash(text.as_bytes()), &sig).await.unwrap());
     // ... and so does the full verification, by EIP-1271 after EOA recovery fails.
-    let v = verify_message(&text, &sig, &policy(), Some(&checker))
-        .await
-        .unwrap();
+    let v = verify_message(&text, &sig, &policy(), Some(&checker)).await.unwrap();
     assert_eq!(v.method, SignatureMethod::Eip1271);
-    assert_eq!(
-        v.message.account.caip10(),
-        format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None))
-    );
+    assert_eq!(v.message.account.caip10(), format!("eip155:{ANVIL_CHAIN_ID}:{}", wallet.to_checksum(None)));
 
     // Without an RPC endpoint the same signature is only an EOA signature by someone else.
-    let err = verify_message(&text, &sig, &policy(), None)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SiwxError::Rejected(VerifyError::SignatureMismatch { .. })
-        ),
-        "{err}"
-    );
+    let err = verify_message(&text, &sig, &policy(), None).await.unwrap_err();
+    assert!(matches!(err, SiwxError::Rejected(VerifyError::SignatureMismatch { .. })), "{err}");
 }
 
 #[tokio::test]
@@ -169,108 +130,45 @@ async fn contract_refusals_and_rpc_problems_have_their_reasons() {
 
     // Signed by a key that is not the owner: the contract says no.
     let stranger = PrivateKeySigner::from_slice(&[0x52; 32]).unwrap();
-    let err = verify_message(
-        &text,
-        &personal_sign(&stranger, &text),
-        &policy(),
-        Some(&checker),
-    )
-    .await
-    .unwrap_err();
+    let err = verify_message(&text, &personal_sign(&stranger, &text), &policy(), Some(&checker)).await.unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
 
     // A tampered owner signature, and one of the wrong length.
     let mut sig = personal_sign(&owner(), &text);
     sig[7] ^= 0x01;
-    let err = verify_message(&text, &sig, &policy(), Some(&checker))
-        .await
-        .unwrap_err();
+    let err = verify_message(&text, &sig, &policy(), Some(&checker)).await.unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
-    let err = verify_message(&text, &sig[..64], &policy(), Some(&checker))
-        .await
-        .unwrap_err();
+    let err = verify_message(&text, &sig[..64], &policy(), Some(&checker)).await.unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
 
     // The owner's signature of a different message.
     let other = text.replace("contract account", "contract acc0unt");
-    let err = verify_message(
-        &other,
-        &personal_sign(&owner(), &text),
-        &policy(),
-        Some(&checker),
-    )
-    .await
-    .unwrap_err();
+    let err = verify_message(&other, &personal_sign(&owner(), &text), &policy(), Some(&checker)).await.unwrap_err();
     assert_eq!(err.code(), "contract_rejected", "{err}");
 
     // Claims are checked before any RPC call: an expired message never reaches the contract.
     let mut expired = policy();
     expired.expected_nonce = Some("notTheNonce1".into());
-    let err = verify_message(
-        &text,
-        &personal_sign(&owner(), &text),
-        &expired,
-        Some(&checker),
-    )
-    .await
-    .unwrap_err();
+    let err = verify_message(&text, &personal_sign(&owner(), &text), &expired, Some(&checker)).await.unwrap_err();
     assert_eq!(err.code(), "nonce_mismatch");
 
     // A message for another chain than the endpoint's.
     let mainnet = siwe_message(wallet, 1);
-    let err = verify_message(
-        &mainnet,
-        &personal_sign(&owner(), &mainnet),
-        &policy(),
-        Some(&checker),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(
-        err,
-        SiwxError::RpcChainMismatch {
-            message_chain_id: 1,
-            rpc_chain_id: ANVIL_CHAIN_ID
-        }
-    );
+    let err = verify_message(&mainnet, &personal_sign(&owner(), &mainnet), &policy(), Some(&checker)).await.unwrap_err();
+    assert_eq!(err, SiwxError::RpcChainMismatch { message_chain_id: 1, rpc_chain_id: ANVIL_CHAIN_ID });
 
     // An address without code keeps the EOA verdict.
     let eoa_text = siwe_message(stranger.address(), ANVIL_CHAIN_ID);
-    let err = verify_message(
-        &eoa_text,
-        &personal_sign(&owner(), &eoa_text),
-        &policy(),
-        Some(&checker),
-    )
-    .await
-    .unwrap_err();
+    let err = verify_message(&eoa_text, &personal_sign(&owner(), &eoa_text), &policy(), Some(&checker)).await.unwrap_err();
     assert_eq!(err.code(), "signature_mismatch", "{err}");
     // ... and a real EOA signature never needs the endpoint.
-    let ok = verify_message(
-        &eoa_text,
-        &personal_sign(&stranger, &eoa_text),
-        &policy(),
-        Some(&checker),
-    )
-    .await
-    .unwrap();
+    let ok = verify_message(&eoa_text, &personal_sign(&stranger, &eoa_text), &policy(), Some(&checker)).await.unwrap();
     assert_eq!(ok.method, SignatureMethod::Eip191);
 
     // An endpoint that does not answer.
-    let dead_port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let dead_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let dead = Eip1271Checker::new(&format!("http://127.0.0.1:{dead_port}")).unwrap();
-    let err = verify_message(
-        &text,
-        &personal_sign(&owner(), &text),
-        &policy(),
-        Some(&dead),
-    )
-    .await
-    .unwrap_err();
+    let err = verify_message(&text, &personal_sign(&owner(), &text), &policy(), Some(&dead)).await.unwrap_err();
     assert_eq!(err.code(), "rpc_error", "{err}");
 }
 
@@ -283,10 +181,7 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
     let path = dir.path().join("message.txt");
     std::fs::write(&path, &text).unwrap();
 
-    let mut args = SiwxVerifyArgs::new(
-        &path,
-        format!("0x{}", hex::encode(personal_sign(&owner(), &text))),
-    );
+    let mut args = SiwxVerifyArgs::new(&path, format!("0x{}", hex::encode(personal_sign(&owner(), &text))));
     args.domain = Some("app.example".into());
     args.nonce = Some(NONCE.into());
     args.at = Some("2024-05-01T12:00:00Z".into());
@@ -297,21 +192,13 @@ async fn the_cli_verifies_a_contract_account_with_rpc() {
 
     args.rpc = None;
     let (v, code) = run_verify(&args).await.unwrap();
-    assert_eq!(
-        (code, v["reason"]["code"].as_str()),
-        (1, Some("signature_mismatch")),
-        "{v:#}"
-    );
+    assert_eq!((code, v["reason"]["code"].as_str()), (1, Some("signature_mismatch")), "{v:#}");
 
     let stranger = PrivateKeySigner::from_slice(&[0x53; 32]).unwrap();
     args.rpc = Some(anvil.url.clone());
     args.signature = hex::encode(personal_sign(&stranger, &text));
     let (v, code) = run_verify(&args).await.unwrap();
-    assert_eq!(
-        (code, v["reason"]["code"].as_str()),
-        (1, Some("contract_rejected")),
-        "{v:#}"
-    );
+    assert_eq!((code, v["reason"]["code"].as_str()), (1, Some("contract_rejected")), "{v:#}");
 }
 
 /// The owner of `wallet` signs in with it through `gateway`: the session's runtime asks the
@@ -350,11 +237,15 @@ async fn a_contract_account_signs_in_through_the_gateway() {
     owner_signs_in(&gateway, wallet).await;
 
     // A stranger's signature for the same contract account is refused by the contract.
-    let mut other = Client::create(&gateway, json!({ "networks": [json!({
+    let mut other = Client::create(
+        &gateway,
+        json!({ "networks": [json!({
         "caipNetworkId": format!("eip155:{ANVIL_CHAIN_ID}"),
         "name": "Anvil",
         "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 }
-    })], "siwx": {} })).await;
+    })], "siwx": {} }),
+    )
+    .await;
     connect_wallet(&mut other, &wallet.to_checksum(None), &format!("0x{ANVIL_CHAIN_ID:x}")).await;
     sign(&mut other, &PrivateKeySigner::from_slice(&[0x52; 32]).unwrap()).await;
     let deadline = Instant::now() + Duration::from_secs(20);

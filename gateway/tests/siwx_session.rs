@@ -5,7 +5,7 @@
 mod support;
 
 use alloy::signers::local::PrivateKeySigner;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 
 fn wallet() -> PrivateKeySigner {

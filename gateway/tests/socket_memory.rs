@@ -18,11 +18,11 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::Message;
 
 const CONFIG_FOR_MANY: &str = r#"
 [[projects]]
@@ -87,7 +87,11 @@ async fn resident_memory_per_idle_connection() {
                 ws.send(Message::text(json!({ "type": "hello", "protocol": 1, "projectId": "test" }).to_string())).await.unwrap();
                 let welcome = first_json(&mut ws).await;
                 let _ = ws.close(None).await;
-                (welcome["sessionId"].as_str().unwrap().to_string(), welcome["resumeToken"].as_str().unwrap().to_string(), welcome["seq"].as_u64().unwrap())
+                (
+                    welcome["sessionId"].as_str().unwrap().to_string(),
+                    welcome["resumeToken"].as_str().unwrap().to_string(),
+                    welcome["seq"].as_u64().unwrap(),
+                )
             }
         })
         .buffer_unordered(64)

@@ -82,7 +82,10 @@ async fn a_solana_session_shows_balances_sends_sol_and_spl_and_the_spec_failure_
 
     let mut client = Client::create(&gateway, options.clone()).await;
     connect_solana(&mut client, &owner).await;
-    wait_for(&mut client, "balances", Duration::from_secs(60), |s| s["balances"]["status"] == "loaded" || s["balances"]["status"] == "failed").await;
+    wait_for(&mut client, "balances", Duration::from_secs(60), |s| {
+        s["balances"]["status"] == "loaded" || s["balances"]["status"] == "failed"
+    })
+    .await;
     let balances = &client.state["balances"];
     assert_eq!(balances["status"], "loaded", "{balances:#}");
     assert_eq!((balances["native"]["symbol"].as_str(), balances["native"]["display"].as_str()), (Some("SOL"), Some("10")));

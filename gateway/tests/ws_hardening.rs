@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::raw;
 use support::*;
 
@@ -23,7 +23,11 @@ allowed_origins = ["https://beta.example"]
 
 async fn resume_through(gateway: &Gateway, project: &str, origin: &str, session: &str, token: &str) -> (Option<u16>, Vec<Value>) {
     let mut ws = connect(&format!("ws://{}/ws?projectId={project}", gateway.addr), origin).await.expect("upgrade accepted");
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": project, "sessionId": session, "resumeToken": token, "lastSeq": 1 })).await;
+    send(
+        &mut ws,
+        json!({ "type": "hello", "protocol": 1, "projectId": project, "sessionId": session, "resumeToken": token, "lastSeq": 1 }),
+    )
+    .await;
     let first = recv_json(&mut ws).await;
     if first["type"] == "welcome" {
         return (None, vec![first]);
@@ -58,7 +62,8 @@ async fn a_client_that_reads_but_never_acknowledges_gets_64_diffs_then_too_slow(
     let config = format!("{CONFIG}\n[limits]\nack_timeout = \"300ms\"\ncommands_per_second = 1000\ncommand_burst = 1000\n");
     let gateway = Gateway::start(&config);
     let mut writer = Client::create(&gateway, json!({})).await;
-    let (mut reader, _) = Client::resume(&gateway, &writer.session_id, &writer.resume_token.clone(), Some(writer.seq), writer.state.clone()).await;
+    let (mut reader, _) =
+        Client::resume(&gateway, &writer.session_id, &writer.resume_token.clone(), Some(writer.seq), writer.state.clone()).await;
     // The writer acknowledges every diff; 70 diffs leave it with at most one unacknowledged.
     for i in 0..70 {
         assert_eq!(writer.command(show_toast(&format!("toast {i}"))).await["status"], "accepted");

@@ -5,10 +5,10 @@ mod support;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use tokio::io::AsyncWriteExt;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::raw;
 use support::*;
+use tokio::io::AsyncWriteExt;
 
 #[tokio::test]
 async fn a_command_gets_its_result_then_its_diff_and_the_mirror_matches() {
@@ -17,7 +17,10 @@ async fn a_command_gets_its_result_then_its_diff_and_the_mirror_matches() {
     assert_eq!(client.state["started"], true);
     let id = client.send_command(json!({ "type": "OpenModal" })).await;
     let result = recv_json(&mut client.ws).await;
-    assert_eq!((result["type"].as_str(), result["commandId"].as_str(), result["status"].as_str()), (Some("result"), Some(id.as_str()), Some("accepted")));
+    assert_eq!(
+        (result["type"].as_str(), result["commandId"].as_str(), result["status"].as_str()),
+        (Some("result"), Some(id.as_str()), Some("accepted"))
+    );
     let diff = recv_json(&mut client.ws).await;
     assert_eq!(diff["type"], "diff");
     assert_eq!(diff["seq"], result["seq"]);
@@ -138,7 +141,11 @@ async fn a_wrong_resume_token_is_refused_without_saying_whether_the_session_exis
         ("not-a-session".to_string(), "x".into()),
     ] {
         let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
-        send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": 0 })).await;
+        send(
+            &mut ws,
+            json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": 0 }),
+        )
+        .await;
         let (code, frames) = read_until_close(&mut ws).await;
         assert_eq!(code, Some(4001));
         assert_eq!(frames.len(), 1);
@@ -262,11 +269,14 @@ async fn commands_beyond_the_rate_limit_are_refused_with_a_typed_error() {
 
 #[tokio::test]
 async fn a_client_that_never_reads_is_cut_off_and_the_server_memory_stays_bounded() {
-    let config = format!("{CONFIG}\n[limits]\nunacked_diffs = 8\noutbound_queue = 16\nwrite_timeout = \"2s\"\ncommands_per_second = 1000\ncommand_burst = 1000\n");
+    let config = format!(
+        "{CONFIG}\n[limits]\nunacked_diffs = 8\noutbound_queue = 16\nwrite_timeout = \"2s\"\ncommands_per_second = 1000\ncommand_burst = 1000\n"
+    );
     let gateway = Gateway::start(&config);
     let mut writer = Client::create(&gateway, json!({})).await;
     // The reader attaches and then never reads nor acknowledges anything.
-    let (reader, _) = Client::resume(&gateway, &writer.session_id, &writer.resume_token.clone(), Some(writer.seq), writer.state.clone()).await;
+    let (reader, _) =
+        Client::resume(&gateway, &writer.session_id, &writer.resume_token.clone(), Some(writer.seq), writer.state.clone()).await;
     let rss_before = gateway.rss_bytes();
     let long = "m".repeat(250);
     for i in 0..400 {
@@ -274,7 +284,10 @@ async fn a_client_that_never_reads_is_cut_off_and_the_server_memory_stays_bounde
     }
     let rss_after = gateway.rss_bytes();
     let mut reader = reader;
-    assert!(gateway.metric("vestibule_connections_dropped_by_session_total{reason=\"too_slow\"}").await >= 1.0, "the session dropped the reader");
+    assert!(
+        gateway.metric("vestibule_connections_dropped_by_session_total{reason=\"too_slow\"}").await >= 1.0,
+        "the session dropped the reader"
+    );
     // The reader's connection ends within the write timeout even though it never reads.
     // Polled every 100 ms for up to a minute: a failure bound, not a speed requirement.
     let mut closed = false;
@@ -312,7 +325,11 @@ async fn silent_client(gateway: &Gateway) -> tokio::net::TcpStream {
 fn assert_heartbeat_close(code: Option<u16>, frames: &[Value]) {
     assert_eq!(code, Some(4005), "{frames:?}");
     let [error] = frames else { panic!("one frame before the close: {frames:?}") };
-    assert_eq!((error["type"].as_str(), error["code"].as_str(), error["close"].as_u64()), (Some("error"), Some("heartbeat_timeout"), Some(4005)), "{error}");
+    assert_eq!(
+        (error["type"].as_str(), error["code"].as_str(), error["close"].as_u64()),
+        (Some("error"), Some("heartbeat_timeout"), Some(4005)),
+        "{error}"
+    );
 }
 
 #[tokio::test]

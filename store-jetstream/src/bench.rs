@@ -7,7 +7,7 @@ use std::sync::Arc;
 use vestibule_store::bench::BenchBackend;
 use vestibule_store::{EventLog, StoreError};
 
-use crate::{engine, JetStreamConfig, JetStreamEventLog};
+use crate::{JetStreamConfig, JetStreamEventLog, engine};
 
 pub struct JetStreamBench {
     config: JetStreamConfig,
@@ -30,7 +30,12 @@ impl JetStreamBench {
 #[async_trait::async_trait]
 impl BenchBackend for JetStreamBench {
     fn describe(&self) -> String {
-        format!("NATS JetStream ({} replica{}, {})", self.config.replicas, if self.config.replicas == 1 { "" } else { "s" }, self.config.servers.join(", "))
+        format!(
+            "NATS JetStream ({} replica{}, {})",
+            self.config.replicas,
+            if self.config.replicas == 1 { "" } else { "s" },
+            self.config.servers.join(", ")
+        )
     }
 
     async fn open(&self, label: &str) -> Result<Arc<dyn EventLog>, StoreError> {

@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_nats::header::{self, HeaderMap};
-use async_nats::jetstream::consumer::pull::OrderedConfig;
 use async_nats::jetstream::consumer::DeliverPolicy;
+use async_nats::jetstream::consumer::pull::OrderedConfig;
 use async_nats::jetstream::context::Context;
 use async_nats::jetstream::kv;
 use async_nats::jetstream::message::StreamMessage;
@@ -41,13 +41,13 @@ use futures_util::{StreamExt, TryStreamExt};
 use sha2::Digest as _;
 use vestibule_store::layout::{self, MetaRecord};
 use vestibule_store::{
-    AppendOutcome, CommandAnswer, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting,
-    RetentionPolicy, SessionFilter, SessionId, SessionMeta, SessionPage, SessionStatus, Snapshot, StoreError, Upcaster,
+    AppendOutcome, CommandAnswer, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting, RetentionPolicy,
+    SessionFilter, SessionId, SessionMeta, SessionPage, SessionStatus, Snapshot, StoreError, Upcaster,
 };
 
-pub use config::JetStreamConfig;
 /// The NATS client the leases and the gateway's routing use.
 pub use async_nats;
+pub use config::JetStreamConfig;
 
 /// JetStream's error code for a failed `Nats-Expected-Last-*` check ("wrong last sequence").
 const WRONG_LAST_SEQUENCE: usize = 10071;
@@ -171,11 +171,7 @@ impl JetStreamEventLog {
     /// As [`Self::open_with_upcaster`], counting attempts in `attempts` as they start (for tests
     /// that act between two attempts).
     #[doc(hidden)]
-    pub async fn open_counting(
-        config: JetStreamConfig,
-        upcaster: Arc<dyn Upcaster>,
-        attempts: Arc<AtomicU32>,
-    ) -> Result<Self, StoreError> {
+    pub async fn open_counting(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>, attempts: Arc<AtomicU32>) -> Result<Self, StoreError> {
         config.validate().map_err(StoreError::Engine)?;
         // The client's connection task runs on a runtime of the log's own: callers come from many
         // runtimes (actix's per-worker ones, the retention thread's), and a connection driven by
@@ -247,11 +243,7 @@ const OPEN_BACKOFF_FIRST: Duration = Duration::from_millis(250);
 const OPEN_BACKOFF_MAX: Duration = Duration::from_secs(4);
 
 /// [`connect`] until it succeeds, it is refused, or `config.open_timeout` is spent.
-async fn connect_with_retries(
-    config: JetStreamConfig,
-    upcaster: Arc<dyn Upcaster>,
-    attempts: Arc<AtomicU32>,
-) -> Result<Inner, StoreError> {
+async fn connect_with_retries(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>, attempts: Arc<AtomicU32>) -> Result<Inner, StoreError> {
     let started = tokio::time::Instant::now();
     let deadline = started + config.open_timeout;
     let mut pause = OPEN_BACKOFF_FIRST;
@@ -325,10 +317,7 @@ async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result
     };
     let mut stream = match js.get_stream(&names.stream).await {
         Ok(s) => s,
-        Err(_) => js
-            .create_stream(wanted.clone())
-            .await
-            .map_err(|e| engine(&format!("cannot create the stream {}", names.stream), e))?,
+        Err(_) => js.create_stream(wanted.clone()).await.map_err(|e| engine(&format!("cannot create the stream {}", names.stream), e))?,
     };
     let info = stream.info().await.map_err(|e| engine("stream info", e))?;
     let c = &info.config;
@@ -409,10 +398,11 @@ impl Inner {
     /// being the creation record. `None`: no such session.
     async fn tail(&self, s: &SessionId) -> Result<Option<(u64, u64, Bytes)>, StoreError> {
         let Some(m) = self.get_last(&self.names.events(s)).await? else { return Ok(None) };
-        let (_, seq) = self
-            .names
-            .parse_event(&m.subject)
-            .ok_or_else(|| StoreError::Corrupt { session: *s, seq: 0, reason: format!("malformed subject {}", m.subject) })?;
+        let (_, seq) = self.names.parse_event(&m.subject).ok_or_else(|| StoreError::Corrupt {
+            session: *s,
+            seq: 0,
+            reason: format!("malformed subject {}", m.subject),
+        })?;
         Ok(Some((seq, m.sequence, m.payload)))
     }
 
@@ -454,11 +444,7 @@ impl Inner {
     /// Publish `messages` (subject, headers, payload) as one atomic batch (one plain publish when
     /// there is one message); the first carries `expect` = the filter and stream sequence its
     /// last message must have. Resolves with the stream sequence of the last message once stored.
-    async fn publish_all(
-        &self,
-        expect: Option<(String, u64)>,
-        messages: Vec<(String, Bytes)>,
-    ) -> Result<Published, StoreError> {
+    async fn publish_all(&self, expect: Option<(String, u64)>, messages: Vec<(String, Bytes)>) -> Result<Published, StoreError> {
         let mut tries = 0;
         loop {
             match self.publish_once(expect.clone(), messages.clone()).await? {
@@ -484,11 +470,7 @@ impl Inner {
         }
     }
 
-    async fn publish_once(
-        &self,
-        expect: Option<(String, u64)>,
-        messages: Vec<(String, Bytes)>,
-    ) -> Result<PublishedOnce, StoreError> {
+    async fn publish_once(&self, expect: Option<(String, u64)>, messages: Vec<(String, Bytes)>) -> Result<PublishedOnce, StoreError> {
         let n = messages.len();
         let batch_id = (n > 1).then(|| SessionId::random().to_string());
         let mut ack = None;
@@ -567,7 +549,8 @@ impl Inner {
         answer: Option<CommandAnswer>,
     ) -> Result<AppendOutcome, StoreError> {
         let records = self.encode_events(session, &events)?;
-        let answer = answer.map(|a| Ok::<_, StoreError>((self.names.answer(&session, &a.command_id), self.encode_answer(&a)?))).transpose()?;
+        let answer =
+            answer.map(|a| Ok::<_, StoreError>((self.names.answer(&session, &a.command_id), self.encode_answer(&a)?))).transpose()?;
         let expected_stream_seq = self.stream_seq_of(session, expected_seq).await?;
         let n = records.len() as u64;
         // The answer goes first so that the batch's last message, whose stream sequence the
@@ -578,11 +561,8 @@ impl Inner {
         match self.publish_all(Some((self.names.events(&session), expected_stream_seq)), messages).await? {
             Published::Stored(last) => {
                 self.remember_tail(session, expected_seq + n, last);
-                let envelopes = events
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, e)| Envelope::from_new(session, expected_seq + 1 + i as u64, e))
-                    .collect();
+                let envelopes =
+                    events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, expected_seq + 1 + i as u64, e)).collect();
                 Ok(AppendOutcome { envelopes })
             }
             Published::WrongLastSequence => {
@@ -619,7 +599,11 @@ impl Inner {
                 b"ended" => SessionStatus::Ended,
                 b"active" => SessionStatus::Active,
                 other => {
-                    return Err(StoreError::Corrupt { session: *s, seq: 0, reason: format!("status {:?}", String::from_utf8_lossy(other)) });
+                    return Err(StoreError::Corrupt {
+                        session: *s,
+                        seq: 0,
+                        reason: format!("status {:?}", String::from_utf8_lossy(other)),
+                    });
                 }
             };
         }
@@ -666,11 +650,7 @@ impl Inner {
     }
 
     async fn purge_snapshots(&self, s: Option<&SessionId>) -> Result<(), StoreError> {
-        let kv_stream = self
-            .js
-            .get_stream(format!("KV_{}", self.names.snapshot_bucket))
-            .await
-            .map_err(|e| engine("snapshot bucket", e))?;
+        let kv_stream = self.js.get_stream(format!("KV_{}", self.names.snapshot_bucket)).await.map_err(|e| engine("snapshot bucket", e))?;
         let purge = kv_stream.purge();
         match s {
             Some(s) => purge.filter(self.names.snapshot_subjects(s)).await,
@@ -981,12 +961,7 @@ impl EventLog for JetStreamEventLog {
     }
 
     async fn get_snapshot(&self, session: SessionId, schema_version: u32) -> Result<Option<Snapshot>, StoreError> {
-        let found = self
-            .inner
-            .snapshots
-            .get(Names::snapshot_key(&session, schema_version))
-            .await
-            .map_err(|e| engine("snapshot", e))?;
+        let found = self.inner.snapshots.get(Names::snapshot_key(&session, schema_version)).await.map_err(|e| engine("snapshot", e))?;
         let Some(record) = found else { return Ok(None) };
         match layout::decode_snapshot(&record) {
             Ok(s) if s.schema_version == schema_version => Ok(Some(s)),
@@ -1036,12 +1011,8 @@ impl EventLog for JetStreamEventLog {
             }
             // One purge removes the creation record and every event at once: from then on the
             // session is unknown to readers, and appenders are fenced by their expected sequence.
-            let purged = inner
-                .stream
-                .purge()
-                .filter(format!("{}.ev.{id}.>", inner.names.stream))
-                .await
-                .map_err(|e| engine("purge events", e))?;
+            let purged =
+                inner.stream.purge().filter(format!("{}.ev.{id}.>", inner.names.stream)).await.map_err(|e| engine("purge events", e))?;
             inner.forget_tail(&id);
             inner.purge_leftovers(&id).await?;
             report.sessions_expired += 1;

@@ -156,12 +156,7 @@ impl NatsCluster {
                 nodes.push(Some(spawn_node(&file)));
                 configs.push(file);
             }
-            let mut cluster = NatsCluster {
-                nodes,
-                configs,
-                urls: client.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect(),
-                dir,
-            };
+            let mut cluster = NatsCluster { nodes, configs, urls: client.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect(), dir };
             match cluster.wait_healthy(client, monitor) {
                 Ok(()) => return cluster,
                 Err(e) => last_error = e, // dropping `cluster` kills its nodes; try other ports
@@ -232,7 +227,9 @@ impl Drop for NatsCluster {
 /// `GET /healthz` on a monitoring port answers 200: JetStream is enabled and current on this node.
 fn healthz_ok(port: u16) -> bool {
     use std::io::{Read, Write};
-    let Ok(mut stream) = TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(200)) else { return false };
+    let Ok(mut stream) = TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(200)) else {
+        return false;
+    };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     if stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
         return false;

@@ -1,10 +1,10 @@
 //! The event log benchmark runs on JetStream (what `vestibule bench store --backend jetstream`
 //! does), reports every level and the replay, and deletes the streams and buckets it made.
 
-use vestibule_store::bench::{run_on, BenchOptions};
+use vestibule_store::bench::{BenchOptions, run_on};
+use vestibule_store_jetstream::JetStreamConfig;
 use vestibule_store_jetstream::bench::JetStreamBench;
 use vestibule_store_jetstream::test_server::NatsServer;
-use vestibule_store_jetstream::JetStreamConfig;
 
 #[test]
 fn a_tiny_run_on_jetstream_reports_and_cleans_up() {

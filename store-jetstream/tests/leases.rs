@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use vestibule_store::SessionId;
+use vestibule_store_jetstream::JetStreamConfig;
 use vestibule_store_jetstream::lease::{Leases, Owner};
 use vestibule_store_jetstream::test_server::NatsServer;
-use vestibule_store_jetstream::JetStreamConfig;
 
 const TTL: Duration = Duration::from_secs(2);
 

@@ -3,8 +3,8 @@
 //! once a node is back; with no node back it fails naming the servers). Attempts are counted; no
 //! assertion depends on how long anything took.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use vestibule_store::contract::{events, new_session};

@@ -356,8 +356,7 @@ impl OursRig {
         let mut sessions = Vec::with_capacity(c);
         for _ in 0..c {
             let s = SessionId::random();
-            log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None })
-                .await?;
+            log.create_session(s, NewSession { project: "bench".into(), created_ms: 0, resume_token_hash: None }).await?;
             sessions.push((s, 0));
         }
         Ok(Self { log, sled, sessions, payload_bytes })
@@ -434,8 +433,7 @@ impl CeilingRig {
         let err = |e: sled::Error| StoreError::Engine(format!("{e} ({})", dir.display()));
         let db = sled::Config::new().path(dir).flush_every_ms(None).open().map_err(err)?;
         let tree = db.open_tree(layout::TREE_NAME).map_err(err)?;
-        let data_file =
-            std::fs::File::open(dir.join("db")).map_err(|source| StoreError::Io { dir: dir.to_path_buf(), source })?;
+        let data_file = std::fs::File::open(dir.join("db")).map_err(|source| StoreError::Io { dir: dir.to_path_buf(), source })?;
         let sessions = (0..c).map(|_| SessionId::random()).collect();
         Ok(Self { db, tree, data_file, sessions, seq: 0, payload_bytes, dir: dir.to_path_buf() })
     }

@@ -75,10 +75,8 @@ mod tests {
 
     #[test]
     fn deserializes_from_partial_json_with_defaults() {
-        let c: StoreConfig = serde_json::from_str(
-            r#"{"path": "/var/lib/vestibule", "durability": {"mode": "buffered", "interval_ms": 50}}"#,
-        )
-        .unwrap();
+        let c: StoreConfig =
+            serde_json::from_str(r#"{"path": "/var/lib/vestibule", "durability": {"mode": "buffered", "interval_ms": 50}}"#).unwrap();
         assert_eq!(c.path, PathBuf::from("/var/lib/vestibule"));
         assert_eq!(c.durability, Durability::Buffered { interval_ms: 50 });
         assert_eq!(c.max_batch_ops, StoreConfig::default().max_batch_ops);

@@ -15,8 +15,8 @@ use futures_util::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 
 use crate::{
-    AnswerRefusal, CommandAnswer, Envelope, EventLog, EventStream, NewEvent, NewSession, RetentionPolicy, SessionFilter,
-    SessionId, SessionStatus, Snapshot, StoreError, Upcaster,
+    AnswerRefusal, CommandAnswer, Envelope, EventLog, EventStream, NewEvent, NewSession, RetentionPolicy, SessionFilter, SessionId,
+    SessionStatus, Snapshot, StoreError, Upcaster,
 };
 
 /// One test's backend: its data lives as long as the harness.
@@ -266,11 +266,8 @@ pub async fn list_sessions_pages_in_id_order_with_filters<H: Harness>() {
     }
     assert_eq!(seen, ids.iter().map(|(s, _)| *s).collect::<Vec<_>>());
 
-    let filter = SessionFilter {
-        project: Some("even".into()),
-        status: Some(SessionStatus::Active),
-        active_since_ms: Some(10_000 + 10 * 100),
-    };
+    let filter =
+        SessionFilter { project: Some("even".into()), status: Some(SessionStatus::Active), active_since_ms: Some(10_000 + 10 * 100) };
     let page = log.list_sessions(&filter, None, 100).await.unwrap();
     let want: Vec<SessionId> = ids.iter().filter(|(_, i)| i % 2 == 0 && i % 5 != 0 && *i >= 10).map(|(s, _)| *s).collect();
     assert_eq!(page.sessions.iter().map(|m| m.session).collect::<Vec<_>>(), want);
@@ -490,10 +487,7 @@ pub async fn answers_are_remembered_with_their_events_or_alone<H: Harness>() {
         log.remember_answer(s, refused("c2", 2, "not_connected")).await.unwrap();
         log.append_answered(s, 2, events(3..=3), accepted("c3", 3)).await.unwrap();
         assert_eq!(log.answer(s, "c1").await.unwrap(), Some(accepted("c1", 2)));
-        assert!(matches!(
-            log.remember_answer(SessionId::random(), accepted("x", 0)).await,
-            Err(StoreError::UnknownSession(_))
-        ));
+        assert!(matches!(log.remember_answer(SessionId::random(), accepted("x", 0)).await, Err(StoreError::UnknownSession(_))));
         assert!(matches!(log.remember_answer(s, accepted("", 0)).await, Err(StoreError::InvalidAppend(_))));
         assert_eq!(log.answer(s, "").await.unwrap(), None);
     }

@@ -143,12 +143,7 @@ pub trait EventLog: Send + Sync + 'static {
     /// Append `events` after `expected_seq` (0 for an empty stream). Atomic: all or nothing.
     /// Resolves once the events are durable (per [`Durability`]). A mismatch is
     /// [`StoreError::Conflict`] carrying the actual seq, and writes nothing.
-    async fn append(
-        &self,
-        session: SessionId,
-        expected_seq: u64,
-        events: Vec<NewEvent>,
-    ) -> Result<AppendOutcome, StoreError>;
+    async fn append(&self, session: SessionId, expected_seq: u64, events: Vec<NewEvent>) -> Result<AppendOutcome, StoreError>;
 
     /// [`EventLog::append`], and remember `answer` as the reply to the command that decided the
     /// events, in the same atomic write: after a crash both are in the log or neither is, so a
@@ -172,12 +167,7 @@ pub trait EventLog: Send + Sync + 'static {
 
     /// Events with `from_seq <= seq <= to_seq` (inclusive; `to_seq` `None` means to the end),
     /// upcast to the current schema.
-    async fn read(
-        &self,
-        session: SessionId,
-        from_seq: u64,
-        to_seq: Option<u64>,
-    ) -> Result<Vec<Envelope>, StoreError>;
+    async fn read(&self, session: SessionId, from_seq: u64, to_seq: Option<u64>) -> Result<Vec<Envelope>, StoreError>;
 
     /// All events from `from_seq` to the end as it is now, read lazily (for long replays).
     fn stream(&self, session: SessionId, from_seq: u64) -> EventStream;
@@ -194,21 +184,12 @@ pub trait EventLog: Send + Sync + 'static {
     async fn set_status(&self, session: SessionId, status: SessionStatus) -> Result<(), StoreError>;
 
     /// Sessions in id order, starting after `after`, at most `limit` of them.
-    async fn list_sessions(
-        &self,
-        filter: &SessionFilter,
-        after: Option<SessionId>,
-        limit: usize,
-    ) -> Result<SessionPage, StoreError>;
+    async fn list_sessions(&self, filter: &SessionFilter, after: Option<SessionId>, limit: usize) -> Result<SessionPage, StoreError>;
 
     async fn put_snapshot(&self, session: SessionId, snapshot: Snapshot) -> Result<(), StoreError>;
 
     /// The session's snapshot if it was written with `schema_version`; others are ignored.
-    async fn get_snapshot(
-        &self,
-        session: SessionId,
-        schema_version: u32,
-    ) -> Result<Option<Snapshot>, StoreError>;
+    async fn get_snapshot(&self, session: SessionId, schema_version: u32) -> Result<Option<Snapshot>, StoreError>;
 
     /// Delete one session's snapshots, or every snapshot when `session` is `None`.
     async fn delete_snapshots(&self, session: Option<SessionId>) -> Result<(), StoreError>;

@@ -25,14 +25,11 @@ pub struct HistogramSnapshot {
 }
 
 /// Flush durations: 50 µs to about 1.6 s, doubling.
-pub(crate) const FLUSH_SECONDS_BOUNDS: &[f64] = &[
-    0.00005, 0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032, 0.0064, 0.0128, 0.0256, 0.0512, 0.1024,
-    0.2048, 0.4096, 0.8192, 1.6384,
-];
+pub(crate) const FLUSH_SECONDS_BOUNDS: &[f64] =
+    &[0.00005, 0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032, 0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096, 0.8192, 1.6384];
 
 /// Appends per group-commit batch: 1 to 4096, doubling.
-pub(crate) const BATCH_APPENDS_BOUNDS: &[f64] =
-    &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0];
+pub(crate) const BATCH_APPENDS_BOUNDS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0];
 
 impl AtomicHistogram {
     pub(crate) fn new(bounds: &'static [f64]) -> Self {

@@ -529,12 +529,8 @@ mod tests {
     #[test]
     fn meta_and_snapshot_records_round_trip() {
         let s = SessionId::random();
-        let m = MetaRecord {
-            status: SessionStatus::Ended,
-            created_ms: 42,
-            project: "demo".into(),
-            resume_token_hash: Some("ab".repeat(32)),
-        };
+        let m =
+            MetaRecord { status: SessionStatus::Ended, created_ms: 42, project: "demo".into(), resume_token_hash: Some("ab".repeat(32)) };
         assert_eq!(decode_meta(s, &encode_meta(&m).unwrap()).unwrap(), m);
         let snap = Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}) };
         assert_eq!(decode_snapshot(&encode_snapshot(&snap).unwrap()).unwrap(), snap);

@@ -24,7 +24,7 @@ pub use event_log::{
     AnswerRefusal, AppendOutcome, CommandAnswer, Durability, EventLog, EventStream, ExpireReport, NewSession, RetentionPolicy,
     SessionFilter, SessionMeta, SessionPage, SessionStatus, Snapshot,
 };
-pub use retention::{RetentionHandle, RetentionTotals, run_retention_once, spawn_retention};
 pub use histogram::HistogramSnapshot;
+pub use retention::{RetentionHandle, RetentionTotals, run_retention_once, spawn_retention};
 pub use sled_log::{SledEventLog, StoreMetrics, StoreStats};
 pub use upcast::{NoUpcasting, Upcaster};

@@ -6,12 +6,7 @@ pub trait Upcaster: Send + Sync + 'static {
     /// Upcast `payload`, written as `event_type` at `schema_version`, to the current version.
     /// Returns the current version and the converted payload, or a reason it cannot be converted
     /// (reported as [`crate::StoreError::Corrupt`] with the record's session and seq).
-    fn upcast(
-        &self,
-        event_type: &str,
-        schema_version: u32,
-        payload: serde_json::Value,
-    ) -> Result<(u32, serde_json::Value), String>;
+    fn upcast(&self, event_type: &str, schema_version: u32, payload: serde_json::Value) -> Result<(u32, serde_json::Value), String>;
 }
 
 /// For callers with a single schema version.
@@ -19,12 +14,7 @@ pub trait Upcaster: Send + Sync + 'static {
 pub struct NoUpcasting;
 
 impl Upcaster for NoUpcasting {
-    fn upcast(
-        &self,
-        _event_type: &str,
-        schema_version: u32,
-        payload: serde_json::Value,
-    ) -> Result<(u32, serde_json::Value), String> {
+    fn upcast(&self, _event_type: &str, schema_version: u32, payload: serde_json::Value) -> Result<(u32, serde_json::Value), String> {
         Ok((schema_version, payload))
     }
 }

@@ -11,9 +11,7 @@ use std::time::Duration;
 
 use common::{config, event, new_session, open, temp_log};
 use rand::{Rng, SeedableRng};
-use vestibule_store::{
-    AnswerRefusal, CommandAnswer, Durability, EventLog, RetentionPolicy, SessionId, SledEventLog, StoreError, layout,
-};
+use vestibule_store::{AnswerRefusal, CommandAnswer, Durability, EventLog, RetentionPolicy, SessionId, SledEventLog, StoreError, layout};
 
 fn accepted(command_id: &str, seq: u64) -> CommandAnswer {
     CommandAnswer { command_id: command_id.into(), seq, refusal: None }

@@ -69,10 +69,7 @@ impl Upcaster for V1ToV2 {
     fn upcast(&self, event_type: &str, schema_version: u32, payload: Value) -> Result<(u32, Value), String> {
         match (event_type, schema_version) {
             (_, 2) => Ok((2, payload)),
-            ("wallet.connected", 1) => Ok((
-                2,
-                json!({ "account": { "address": payload["address"], "chain_id": payload["chain"] } }),
-            )),
+            ("wallet.connected", 1) => Ok((2, json!({ "account": { "address": payload["address"], "chain_id": payload["chain"] } }))),
             ("toast.shown", 1) => Ok((2, json!({ "message": payload["text"], "level": "info" }))),
             (t, v) => Err(format!("no upcast for {t} v{v}")),
         }
@@ -127,9 +124,9 @@ async fn old_events_are_upcast_on_read_and_never_rewritten() {
 
         let meta = log.session_meta(s).await.unwrap().unwrap();
         assert_eq!((meta.latest_seq, meta.last_activity_ms, meta.project.as_str()), (4, 1_700_000_000_400, "fixture"));
-        for (seq, (_, bytes)) in (1..=4).zip(fixture_records().into_iter().filter(|(k, _)| {
-            layout::parse_event_key(k).is_some_and(|(sid, _)| sid == s)
-        })) {
+        for (seq, (_, bytes)) in
+            (1..=4).zip(fixture_records().into_iter().filter(|(k, _)| layout::parse_event_key(k).is_some_and(|(sid, _)| sid == s)))
+        {
             assert_eq!(log.raw_event(s, seq).unwrap().unwrap(), bytes, "seq {seq} stored bytes changed");
         }
     }
@@ -164,8 +161,5 @@ async fn records_that_cannot_be_decoded_or_upcast_are_corrupt_with_their_place()
     let streamed: Vec<_> = log.stream(a3, 1).collect().await;
     assert!(matches!(streamed.as_slice(), [Err(StoreError::Corrupt { seq: 1, .. })]), "{streamed:?}");
     // A corrupt stream does not stop new appends from being checked against its end.
-    assert!(matches!(
-        log.append(a3, 0, vec![common::event(2)]).await,
-        Err(StoreError::Conflict { actual: 1, .. })
-    ));
+    assert!(matches!(log.append(a3, 0, vec![common::event(2)]).await, Err(StoreError::Conflict { actual: 1, .. })));
 }

@@ -25,11 +25,8 @@ fn opening_logs_the_durability_mode() {
     }
     let buf = Buf::default();
     let writer = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
+    let subscriber =
+        tracing_subscriber::fmt().with_max_level(tracing::Level::INFO).with_ansi(false).with_writer(move || writer.clone()).finish();
     let dir = tempfile::tempdir().unwrap();
     tracing::subscriber::with_default(subscriber, || {
         drop(SledEventLog::open(config(&dir.path().join("a"), Durability::Durable)).unwrap());

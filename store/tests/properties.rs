@@ -22,8 +22,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z]{1,6}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map("[a-z]{1,6}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
@@ -77,12 +76,8 @@ fn seqs_are_contiguous_and_reads_return_exactly_what_was_appended() {
                     let result = log.append(s, expected, step.events.clone()).await;
                     if expected == len {
                         let outcome = result.map_err(|e| TestCaseError::fail(format!("append failed: {e}")))?;
-                        let want: Vec<Envelope> = step
-                            .events
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, e)| Envelope::from_new(s, len + 1 + i as u64, e))
-                            .collect();
+                        let want: Vec<Envelope> =
+                            step.events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(s, len + 1 + i as u64, e)).collect();
                         prop_assert_eq!(&outcome.envelopes, &want);
                         model.get_mut(&s).unwrap().extend(want);
                     } else {
@@ -132,9 +127,8 @@ fn of_concurrent_appenders_with_the_same_expected_seq_exactly_one_wins() {
                     .enumerate()
                     .map(|(who, &n)| {
                         let (log, barrier) = (log.clone(), barrier.clone());
-                        let events: Vec<NewEvent> = (0..n)
-                            .map(|i| NewEvent { payload: json!({ "who": who, "i": i }), ..common::event(0) })
-                            .collect();
+                        let events: Vec<NewEvent> =
+                            (0..n).map(|i| NewEvent { payload: json!({ "who": who, "i": i }), ..common::event(0) }).collect();
                         tokio::spawn(async move {
                             barrier.wait().await;
                             (who, events.clone(), log.append(s, prior, events).await)

@@ -10,8 +10,8 @@ use common::{config, event, new_session, open, temp_log};
 use futures_util::{StreamExt, TryStreamExt};
 use serde_json::json;
 use vestibule_store::{
-    Durability, Envelope, EventLog, NewEvent, RetentionPolicy, SessionFilter, SessionId, SessionStatus, SledEventLog,
-    Snapshot, StoreConfig, StoreError, spawn_retention,
+    Durability, Envelope, EventLog, NewEvent, RetentionPolicy, SessionFilter, SessionId, SessionStatus, SledEventLog, Snapshot,
+    StoreConfig, StoreError, spawn_retention,
 };
 
 fn events(range: std::ops::RangeInclusive<u64>) -> Vec<NewEvent> {
@@ -145,11 +145,7 @@ async fn follow_gives_existing_then_new_events_and_ends_on_expiry() {
     assert_eq!(e6, Envelope::from_new(s, 6, event(6)));
 
     log.set_status(s, SessionStatus::Ended).await.unwrap();
-    let policy = RetentionPolicy {
-        ended_after: Duration::from_millis(0),
-        idle_after: Duration::from_secs(1_000_000),
-        batch_size: 10,
-    };
+    let policy = RetentionPolicy { ended_after: Duration::from_millis(0), idle_after: Duration::from_secs(1_000_000), batch_size: 10 };
     let report = log.expire(&policy, 10_000).await.unwrap();
     assert_eq!(report.sessions_expired, 1);
     let end = tokio::time::timeout(Duration::from_secs(20), follow.next()).await.expect("follow did not end");
@@ -216,11 +212,7 @@ async fn a_follower_whose_notifications_overflowed_catches_up_from_the_log() {
 #[tokio::test]
 async fn expiry_deletes_due_sessions_in_batches_and_nothing_else() {
     let (_dir, log) = temp_log();
-    let policy = RetentionPolicy {
-        ended_after: Duration::from_secs(60),
-        idle_after: Duration::from_secs(3_600),
-        batch_size: 2,
-    };
+    let policy = RetentionPolicy { ended_after: Duration::from_secs(60), idle_after: Duration::from_secs(3_600), batch_size: 2 };
     let now = 10_000_000u64;
     let mk = |t: u64| {
         let mut e = event(1);
@@ -276,14 +268,8 @@ async fn the_retention_task_expires_in_the_background() {
     let s = SessionId::random();
     log.create_session(s, new_session("p")).await.unwrap(); // created_ms 1000: long idle
     let keep = SessionId::random();
-    log.create_session(keep, vestibule_store::NewSession { created_ms: u64::MAX / 2, ..new_session("p") })
-        .await
-        .unwrap();
-    let policy = RetentionPolicy {
-        ended_after: Duration::from_secs(60),
-        idle_after: Duration::from_secs(60),
-        batch_size: 100,
-    };
+    log.create_session(keep, vestibule_store::NewSession { created_ms: u64::MAX / 2, ..new_session("p") }).await.unwrap();
+    let policy = RetentionPolicy { ended_after: Duration::from_secs(60), idle_after: Duration::from_secs(60), batch_size: 100 };
     let handle = spawn_retention(log.clone(), policy, Duration::from_millis(20));
     let deadline = Instant::now() + Duration::from_secs(20);
     while log.session_meta(s).await.unwrap().is_some() {

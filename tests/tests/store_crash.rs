@@ -27,13 +27,8 @@ fn child_stderr(dir: &Path, name: &str) -> String {
 /// Spawns the child; a reader thread collects its complete stdout lines and signals `ready`.
 fn spawn(dir: &Path, args: &[&str], stderr_name: &str) -> (Child, mpsc::Receiver<()>, std::thread::JoinHandle<Vec<ChildLine>>) {
     let stderr = std::fs::File::create(dir.join(stderr_name)).unwrap();
-    let mut child = Command::new(CHILD)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("spawn the crash child");
+    let mut child =
+        Command::new(CHILD).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr).spawn().expect("spawn the crash child");
     let stdout = child.stdout.take().unwrap();
     let (ready_tx, ready_rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
@@ -140,10 +135,8 @@ async fn verify(data: &Path, cycle: u64, acked: &HashMap<SessionId, u64>, create
 
 #[test]
 fn acknowledged_appends_survive_sigkill() {
-    let cycles: u64 =
-        std::env::var("VESTIBULE_CRASH_CYCLES").ok().and_then(|c| c.parse().ok()).unwrap_or(24).max(20);
-    let seed: u64 =
-        std::env::var("VESTIBULE_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    let cycles: u64 = std::env::var("VESTIBULE_CRASH_CYCLES").ok().and_then(|c| c.parse().ok()).unwrap_or(24).max(20);
+    let seed: u64 = std::env::var("VESTIBULE_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
     eprintln!("store crash test: seed={seed} (VESTIBULE_CRASH_SEED replays it)");
     let mut rng = StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
@@ -196,11 +189,7 @@ fn acknowledged_appends_survive_sigkill() {
         rt.block_on(verify(&data, cycle, &acked, &created, &mut tally));
     }
     let acknowledged: u64 = acked.values().sum();
-    let summary = format!(
-        "cycles={cycles} acknowledged={acknowledged} lost={} gaps={}",
-        tally.lost.len(),
-        tally.gaps.len()
-    );
+    let summary = format!("cycles={cycles} acknowledged={acknowledged} lost={} gaps={}", tally.lost.len(), tally.gaps.len());
     // Straight to stdout, past the test harness's capture, so every test run shows it.
     let _ = writeln!(
         std::io::stdout(),

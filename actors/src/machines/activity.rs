@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Statechart, region, t};
 use crate::model::caip::CaipNetworkId;
 use crate::session::Event;
 
@@ -209,7 +209,8 @@ pub fn evolve(mut state: ActivityState, event: &Event) -> ActivityState {
 pub fn chart() -> Statechart {
     Statechart {
         id: ID.into(),
-        description: "The Activity tab's transaction list: loading, then loaded (empty or filled, with a next cursor) or failed (emptied).".into(),
+        description: "The Activity tab's transaction list: loading, then loaded (empty or filled, with a next cursor) or failed (emptied)."
+            .into(),
         regions: vec![region(
             ID,
             "/activity/status",

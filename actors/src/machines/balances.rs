@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Statechart, region, t};
 use crate::model::caip::CaipNetworkId;
 use crate::session::Event;
 

@@ -64,12 +64,7 @@ fn matches(connector: &Connector, wallet_id: &str) -> bool {
 }
 
 /// Derives the Connect view. `walletconnect_connected` hides the WalletConnect group.
-pub fn derive(
-    options: &SessionOptions,
-    connectors: &[Connector],
-    recent: &[RecentWallet],
-    walletconnect_connected: bool,
-) -> ConnectView {
+pub fn derive(options: &SessionOptions, connectors: &[Connector], recent: &[RecentWallet], walletconnect_connected: bool) -> ConnectView {
     let visible: Vec<&Connector> = if options.enable_wallets {
         connectors.iter().filter(|c| !excluded(options, &c.id, c.rdns.as_deref(), &c.name)).collect()
     } else {
@@ -77,33 +72,28 @@ pub fn derive(
     };
     let featured_ids = &options.featured_wallet_ids;
 
-    let recent_entries: Vec<ConnectorEntry> = recent
-        .iter()
-        .filter_map(|w| visible.iter().find(|c| c.id == w.id))
-        .map(|c| entry_of(c))
-        .collect();
+    let recent_entries: Vec<ConnectorEntry> =
+        recent.iter().filter_map(|w| visible.iter().find(|c| c.id == w.id)).map(|c| entry_of(c)).collect();
     let featured: Vec<ConnectorEntry> = featured_ids
         .iter()
         .filter_map(|id| {
             if let Some(c) = visible.iter().find(|c| matches(c, id)) {
                 return Some(entry_of(c));
             }
-            options.custom_wallets.iter().find(|w| &w.id == id).filter(|w| {
-                !excluded(options, &w.id, w.rdns.as_deref(), &w.name)
-            }).map(|w| ConnectorEntry {
-                connector_id: None,
-                wallet_id: w.id.clone(),
-                name: w.name.clone(),
-                icon: w.image_url.clone(),
-                installed: false,
-                homepage: w.homepage.clone(),
-                namespaces: vec![],
+            options.custom_wallets.iter().find(|w| &w.id == id).filter(|w| !excluded(options, &w.id, w.rdns.as_deref(), &w.name)).map(|w| {
+                ConnectorEntry {
+                    connector_id: None,
+                    wallet_id: w.id.clone(),
+                    name: w.name.clone(),
+                    icon: w.image_url.clone(),
+                    installed: false,
+                    homepage: w.homepage.clone(),
+                    namespaces: vec![],
+                }
             })
         })
         .collect();
-    let shown_elsewhere = |c: &Connector| {
-        recent_entries.iter().chain(&featured).any(|e| e.connector_id.as_deref() == Some(c.id.as_str()))
-    };
+    let shown_elsewhere = |c: &Connector| recent_entries.iter().chain(&featured).any(|e| e.connector_id.as_deref() == Some(c.id.as_str()));
     let injected: Vec<ConnectorEntry> = visible
         .iter()
         .filter(|c| matches!(c.kind, ConnectorType::Announced | ConnectorType::Injected | ConnectorType::MultiChain))
@@ -128,8 +118,7 @@ pub fn derive(
     } else {
         vec![]
     };
-    let external: Vec<ConnectorEntry> =
-        visible.iter().filter(|c| c.kind == ConnectorType::External).map(|c| entry_of(c)).collect();
+    let external: Vec<ConnectorEntry> = visible.iter().filter(|c| c.kind == ConnectorType::External).map(|c| entry_of(c)).collect();
     let wallet_connect: Vec<ConnectorEntry> = if options.enable_wallet_connect && !walletconnect_connected {
         vec![ConnectorEntry {
             connector_id: Some("walletConnect".into()),
@@ -181,9 +170,11 @@ pub fn derive(
     let mut seen = Vec::new();
     let methods = methods
         .into_iter()
-        .filter(|m| enabled(m) && !seen.contains(m) && {
-            seen.push(*m);
-            true
+        .filter(|m| {
+            enabled(m) && !seen.contains(m) && {
+                seen.push(*m);
+                true
+            }
         })
         .collect();
     ConnectView { methods, groups }

@@ -7,13 +7,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, tg, Statechart, ANY_STATE};
-use crate::model::caip::{parse_evm_chain_id, CaipAddress, CaipNetworkId, Namespace, NamespaceFeatures};
+use crate::chart::{ANY_STATE, Statechart, region, tg};
+use crate::model::caip::{CaipAddress, CaipNetworkId, Namespace, NamespaceFeatures, parse_evm_chain_id};
 use crate::model::connector::{
-    solana_connector_id, Connector, ConnectorType, DiscoveredWallet, RecentWallet, MAX_CONNECTORS, MAX_ICON_BYTES,
-    MAX_RECENT_WALLETS,
+    Connector, ConnectorType, DiscoveredWallet, MAX_CONNECTORS, MAX_ICON_BYTES, MAX_RECENT_WALLETS, RecentWallet, solana_connector_id,
 };
-use crate::model::networks::{solana_cluster_chain, ChainDefinition, NetworkRef};
+use crate::model::networks::{ChainDefinition, NetworkRef, solana_cluster_chain};
 use crate::model::options::{AccountType, SessionOptions};
 use crate::session::{DomainError, Event};
 
@@ -27,7 +26,6 @@ pub enum ConnectionStatus {
     Connecting,
     Connected,
 }
-
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -150,19 +148,14 @@ pub fn read_wallet_accounts(
     result: &serde_json::Value,
     networks: &[ChainDefinition],
 ) -> Result<(Vec<Account>, NetworkRef), String> {
-    let answer: WalletAccounts =
-        serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
+    let answer: WalletAccounts = serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
     if answer.accounts.len() > 64 || answer.chains.len() > 64 {
         return Err("the wallet returned too many accounts or chains".into());
     }
     if let Some(bad) = answer.accounts.iter().find(|a| !namespace.is_valid_address(a)) {
         return Err(format!("the wallet returned an invalid {namespace} address {bad:?}"));
     }
-    let accounts = answer
-        .accounts
-        .iter()
-        .map(|a| Account { address: a.clone(), account_type: AccountType::Eoa })
-        .collect();
+    let accounts = answer.accounts.iter().map(|a| Account { address: a.clone(), account_type: AccountType::Eoa }).collect();
     let network = match (namespace, &answer.chain_id) {
         (Namespace::Solana, None) => resolve_solana_network(&answer.chains, networks)?,
         (_, Some(chain_id)) => resolve_network(namespace, chain_id, networks)?,
@@ -195,20 +188,14 @@ pub fn resolve_solana_network(chains: &[String], networks: &[ChainDefinition]) -
 
 pub fn resolve_network(namespace: Namespace, chain_id: &str, networks: &[ChainDefinition]) -> Result<NetworkRef, String> {
     let reference = match namespace {
-        Namespace::Eip155 => parse_evm_chain_id(chain_id)
-            .ok_or_else(|| format!("invalid chain id {chain_id:?}"))?
-            .to_string(),
+        Namespace::Eip155 => parse_evm_chain_id(chain_id).ok_or_else(|| format!("invalid chain id {chain_id:?}"))?.to_string(),
         _ => chain_id.to_string(),
     };
     if !crate::model::caip::is_caip2_reference(&reference) {
         return Err(format!("invalid chain id {chain_id:?}"));
     }
     let id = CaipNetworkId::new(namespace, reference);
-    Ok(networks
-        .iter()
-        .find(|c| c.caip_network_id == id)
-        .map(NetworkRef::of)
-        .unwrap_or_else(|| NetworkRef::unsupported(id)))
+    Ok(networks.iter().find(|c| c.caip_network_id == id).map(NetworkRef::of).unwrap_or_else(|| NetworkRef::unsupported(id)))
 }
 
 /// Builds the connector list from what the browser discovered, honouring the EIP-6963 and injected
@@ -314,9 +301,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
             *ns = NamespaceConnection {
                 status: ConnectionStatus::Connected,
                 connector_id: Some(connector_id.clone()),
-                caip_address: address
-                    .clone()
-                    .map(|address| CaipAddress { network: network.caip_network_id.clone(), address }),
+                caip_address: address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address }),
                 address,
                 accounts: accounts.clone(),
                 network: Some(network.clone()),
@@ -337,8 +322,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
             let ns = state.namespaces.entry(*namespace).or_default();
             ns.status = ConnectionStatus::Connected;
             ns.address = accounts.first().map(|a| a.address.clone());
-            ns.caip_address =
-                ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
+            ns.caip_address = ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
             ns.accounts = accounts.clone();
             ns.network = Some(network.clone());
             ns.pending_request = None;
@@ -351,17 +335,14 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
             let ns = state.namespaces.entry(*namespace).or_default();
             ns.address = accounts.first().map(|a| a.address.clone());
             ns.caip_address = match (&ns.address, &ns.network) {
-                (Some(address), Some(network)) => {
-                    Some(CaipAddress { network: network.caip_network_id.clone(), address: address.clone() })
-                }
+                (Some(address), Some(network)) => Some(CaipAddress { network: network.caip_network_id.clone(), address: address.clone() }),
                 _ => None,
             };
             ns.accounts = accounts.clone();
         }
         Event::NetworkChanged { namespace, network } => {
             let ns = state.namespaces.entry(*namespace).or_default();
-            ns.caip_address =
-                ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
+            ns.caip_address = ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
             ns.network = Some(network.clone());
         }
         Event::ConnectFailed { namespace, .. } | Event::SyncFailed { namespace, .. } | Event::Disconnected { namespace, .. } => {
@@ -371,11 +352,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
             };
             state.namespaces.insert(*namespace, NamespaceConnection { last_error, ..disconnected() });
             if state.active_namespace == Some(*namespace) {
-                state.active_namespace = state
-                    .namespaces
-                    .iter()
-                    .find(|(_, n)| n.status == ConnectionStatus::Connected)
-                    .map(|(ns, _)| *ns);
+                state.active_namespace = state.namespaces.iter().find(|(_, n)| n.status == ConnectionStatus::Connected).map(|(ns, _)| *ns);
             }
         }
         Event::ActiveNamespaceChanged { namespace } => state.active_namespace = Some(*namespace),

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, tg, Region, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Region, Statechart, region, t, tg};
 use crate::model::options::{AccountType, Features, SocialProvider};
 use crate::session::{DomainError, Event};
 
@@ -346,12 +346,25 @@ pub struct EmbeddedState {
 /// An effect the state waits for, for the actor to perform (see `runtime::effects::EmbeddedEffects`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmbeddedEffect {
-    SendLoginOtp { frame_id: String, email: String },
-    StartSocial { frame_id: String, provider: SocialProvider },
+    SendLoginOtp {
+        frame_id: String,
+        email: String,
+    },
+    StartSocial {
+        frame_id: String,
+        provider: SocialProvider,
+    },
     /// Sign In With Farcaster: the service opens a relay channel and gives its URL.
-    StartFarcaster { frame_id: String },
-    StartEmailUpdate { frame_id: String, new_email: String },
-    SignOut { frame_id: String },
+    StartFarcaster {
+        frame_id: String,
+    },
+    StartEmailUpdate {
+        frame_id: String,
+        new_email: String,
+    },
+    SignOut {
+        frame_id: String,
+    },
 }
 
 impl EmbeddedState {
@@ -443,10 +456,7 @@ pub fn validate_email(email: &str) -> Result<(), DomainError> {
         return invalid("an email address needs an @");
     };
     let atom_char = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+/=?^_`{|}~-".contains(c);
-    if local.is_empty()
-        || local.len() > MAX_LOCAL_CHARS
-        || local.split('.').any(|atom| atom.is_empty() || !atom.chars().all(atom_char))
-    {
+    if local.is_empty() || local.len() > MAX_LOCAL_CHARS || local.split('.').any(|atom| atom.is_empty() || !atom.chars().all(atom_char)) {
         return invalid("the part before @ is not a valid mailbox name");
     }
     let labels: Vec<&str> = domain.split('.').collect();
@@ -544,7 +554,9 @@ pub fn evolve(mut state: EmbeddedState, event: &Event) -> EmbeddedState {
             state.user = Some(user.clone());
             let method = state.login.method.or(Some(user.provider));
             state.login = match deadline_ms {
-                Some(deadline) => LoginState { status: LoginStatus::CreatingWallet, method, deadline_ms: Some(*deadline), ..LoginState::default() },
+                Some(deadline) => {
+                    LoginState { status: LoginStatus::CreatingWallet, method, deadline_ms: Some(*deadline), ..LoginState::default() }
+                }
                 None => LoginState { status: LoginStatus::Connected, method, ..LoginState::default() },
             };
         }
@@ -589,7 +601,12 @@ pub fn evolve(mut state: EmbeddedState, event: &Event) -> EmbeddedState {
             if let Some(user) = &mut state.user {
                 user.email = Some(new_email.clone());
             }
-            state.update = UpdateState { status: UpdateStatus::Polling, new_email: Some(new_email.clone()), deadline_ms: Some(*poll_at_ms), ..UpdateState::default() };
+            state.update = UpdateState {
+                status: UpdateStatus::Polling,
+                new_email: Some(new_email.clone()),
+                deadline_ms: Some(*poll_at_ms),
+                ..UpdateState::default()
+            };
         }
         Event::EmbeddedEmailUpdateFailed { message } => {
             state.update = UpdateState { status: UpdateStatus::Failed, message: Some(message.clone()), ..UpdateState::default() };
@@ -669,7 +686,19 @@ mod tests {
 
     #[test]
     fn invalid_emails_are_refused_with_the_field_named() {
-        for bad in ["", "plain", "@example.com", "a@", "a@localhost", "a..b@example.com", ".a@example.com", "a@-x.com", "a@x..com", "a b@example.com", "a@exa mple.com"] {
+        for bad in [
+            "",
+            "plain",
+            "@example.com",
+            "a@",
+            "a@localhost",
+            "a..b@example.com",
+            ".a@example.com",
+            "a@-x.com",
+            "a@x..com",
+            "a b@example.com",
+            "a@exa mple.com",
+        ] {
             match validate_email(bad) {
                 Err(DomainError::InvalidInput { field, .. }) => assert_eq!(field, "email", "{bad}"),
                 other => panic!("{bad:?} gave {other:?}"),
@@ -720,7 +749,8 @@ mod approval_tests {
         for method in ["solana_signMessage", "solana_signTransaction", "solana_signAllTransactions", "solana_signAndSendTransaction"] {
             assert!(needs_approval(&request(AUTH_CONNECTOR_ID, rpc(method))), "{method}");
         }
-        for kind in [RequestKind::Connect, RequestKind::Sync, rpc("eth_getBalance"), rpc("wallet_switchEthereumChain"), rpc("eth_accounts")] {
+        for kind in [RequestKind::Connect, RequestKind::Sync, rpc("eth_getBalance"), rpc("wallet_switchEthereumChain"), rpc("eth_accounts")]
+        {
             assert!(!needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
         }
     }

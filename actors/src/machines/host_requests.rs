@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart};
+use crate::chart::{Statechart, region, t};
 use crate::machines::requests::WalletOutcome;
 use crate::model::caip::CaipNetworkId;
 use crate::session::Event;
@@ -296,9 +296,19 @@ mod tests {
         // Nothing that signs, sends, changes a node's state or keeps per-caller state on it is a
         // chain read (the chain service forwards exactly this list).
         for m in [
-            "eth_sendTransaction", "eth_sendRawTransaction", "personal_sign", "eth_sign", "eth_signTypedData_v4",
-            "eth_accounts", "eth_newFilter", "eth_subscribe", "wallet_sendCalls", "anvil_setBalance", "evm_mine",
-            "debug_traceTransaction", "ots_searchTransactionsBefore",
+            "eth_sendTransaction",
+            "eth_sendRawTransaction",
+            "personal_sign",
+            "eth_sign",
+            "eth_signTypedData_v4",
+            "eth_accounts",
+            "eth_newFilter",
+            "eth_subscribe",
+            "wallet_sendCalls",
+            "anvil_setBalance",
+            "evm_mine",
+            "debug_traceTransaction",
+            "ots_searchTransactionsBefore",
         ] {
             assert!(!CHAIN_READ_METHODS.contains(&m), "{m}");
         }

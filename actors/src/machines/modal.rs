@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart};
+use crate::chart::{Statechart, region, t};
 use crate::session::Event;
 
 pub const ID: &str = "modal";

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, tg, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Statechart, region, t, tg};
 use crate::model::caip::CaipNetworkId;
 use crate::session::Event;
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart};
+use crate::chart::{Statechart, region, t};
 use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::session::Event;
 

@@ -5,16 +5,14 @@ use serde::{Deserialize, Serialize};
 use strum::{IntoStaticStr, VariantArray};
 use ts_rs::TS;
 
-use crate::chart::{region, tg, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Statechart, region, tg};
 use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::session::Event;
 
 pub const ID: &str = "router";
 
 /// Views of the modal (spec section 2) and the sub-views the flows need.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, TS, IntoStaticStr, VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, TS, IntoStaticStr, VariantArray)]
 pub enum View {
     #[default]
     Connect,
@@ -59,7 +57,14 @@ impl View {
     pub fn is_navigable(self) -> bool {
         matches!(
             self,
-            View::Connect | View::AllWallets | View::Networks | View::Account | View::Swap | View::Send | View::Receive | View::UpdateEmailWallet
+            View::Connect
+                | View::AllWallets
+                | View::Networks
+                | View::Account
+                | View::Swap
+                | View::Send
+                | View::Receive
+                | View::UpdateEmailWallet
         )
     }
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart};
+use crate::chart::{Statechart, region, t};
 use crate::model::caip::CaipNetworkId;
 use crate::session::Event;
 
@@ -210,7 +210,10 @@ pub fn evolve(mut state: SendState, event: &Event) -> SendState {
             state.status = SendStatus::Idle;
             state.solana = None;
             if let Some(transfer) = state.sending.take() {
-                state.sent.insert(0, SentTransaction { hash: hash.clone(), transfer, status: SentStatus::Pending, block_number: None, sent_ms: *sent_ms });
+                state.sent.insert(
+                    0,
+                    SentTransaction { hash: hash.clone(), transfer, status: SentStatus::Pending, block_number: None, sent_ms: *sent_ms },
+                );
                 state.sent.truncate(MAX_SENT);
             }
         }

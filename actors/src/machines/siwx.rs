@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Statechart, region, t};
 use crate::session::Event;
 
 pub const ID: &str = "siwx";

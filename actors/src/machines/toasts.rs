@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::chart::{region, t, tg, Statechart, ANY_STATE};
+use crate::chart::{ANY_STATE, Statechart, region, t, tg};
 use crate::session::{DomainError, Event};
 
 pub const ID: &str = "toasts";
@@ -175,13 +175,7 @@ pub fn show(queue: &ToastQueue, request: ToastRequest, now_ms: u64) -> Vec<Event
             events.push(Event::ToastDismissed { id: oldest_waiting.id.clone(), reason: ToastDismissal::Overflow });
         }
     }
-    events.push(Event::ToastQueued {
-        id: id.clone(),
-        message: request.message,
-        variant: request.variant,
-        auto_close_ms,
-        at_ms: now_ms,
-    });
+    events.push(Event::ToastQueued { id: id.clone(), message: request.message, variant: request.variant, auto_close_ms, at_ms: now_ms });
     if visible < MAX_VISIBLE && !reshow_pending {
         events.push(queue.shown_event(&id, auto_close_ms, now_ms));
     }
@@ -206,8 +200,7 @@ pub fn dismiss(queue: &ToastQueue, id: &str, reason: ToastDismissal, now_ms: u64
 pub fn settle(queue: &ToastQueue, message: &str, now_ms: u64) -> Vec<Event> {
     let mut state = queue.clone();
     let mut events = Vec::new();
-    let ids: Vec<String> =
-        queue.order.iter().filter(|id| queue.items[*id].message == message).cloned().collect();
+    let ids: Vec<String> = queue.order.iter().filter(|id| queue.items[*id].message == message).cloned().collect();
     for id in ids {
         if let Ok(more) = dismiss(&state, &id, ToastDismissal::Settled, now_ms) {
             for e in &more {
@@ -229,12 +222,7 @@ pub fn tick(queue: &ToastQueue, now_ms: u64) -> Vec<Event> {
         }
         events.extend(batch);
     };
-    let due: Vec<String> = queue
-        .order
-        .iter()
-        .filter(|id| queue.items[*id].deadline_ms.is_some_and(|d| d <= now_ms))
-        .cloned()
-        .collect();
+    let due: Vec<String> = queue.order.iter().filter(|id| queue.items[*id].deadline_ms.is_some_and(|d| d <= now_ms)).cloned().collect();
     for id in due {
         if let Ok(batch) = dismiss(&state, &id, ToastDismissal::Expired, now_ms) {
             emit(&mut state, batch);
@@ -242,8 +230,7 @@ pub fn tick(queue: &ToastQueue, now_ms: u64) -> Vec<Event> {
     }
     if state.reshow_at_ms.is_some_and(|at| at <= now_ms) {
         let free = MAX_VISIBLE.saturating_sub(state.visible_count());
-        let next: Vec<(String, Option<u64>)> =
-            state.waiting().take(free).map(|t| (t.id.clone(), t.auto_close_ms)).collect();
+        let next: Vec<(String, Option<u64>)> = state.waiting().take(free).map(|t| (t.id.clone(), t.auto_close_ms)).collect();
         let batch = if next.is_empty() {
             vec![Event::ToastReshowCancelled {}]
         } else {
@@ -368,10 +355,7 @@ pub fn chart() -> Statechart {
                 "/toasts/timers",
                 "running",
                 &["running", "paused"],
-                vec![
-                    t(ANY_STATE, "ToastPauseStarted", "paused"),
-                    tg("paused", "ToastPauseEnded", "running", "/resumed", true),
-                ],
+                vec![t(ANY_STATE, "ToastPauseStarted", "paused"), tg("paused", "ToastPauseEnded", "running", "/resumed", true)],
             ),
         ],
     }

@@ -19,8 +19,7 @@ pub enum Namespace {
 }
 
 impl Namespace {
-    pub const ALL: [Namespace; 5] =
-        [Namespace::Eip155, Namespace::Solana, Namespace::Polkadot, Namespace::Bip122, Namespace::Cosmos];
+    pub const ALL: [Namespace; 5] = [Namespace::Eip155, Namespace::Solana, Namespace::Polkadot, Namespace::Bip122, Namespace::Cosmos];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,10 +39,7 @@ impl Namespace {
                 let hex = address.strip_prefix("0x").unwrap_or(address);
                 hex.len() == 40 && hex.bytes().all(|b| b.is_ascii_hexdigit())
             }
-            Namespace::Solana => {
-                (32..=44).contains(&address.len())
-                    && address.bytes().all(|b| BASE58_ALPHABET.contains(&b))
-            }
+            Namespace::Solana => (32..=44).contains(&address.len()) && address.bytes().all(|b| BASE58_ALPHABET.contains(&b)),
             _ => false,
         }
     }
@@ -85,10 +81,7 @@ impl FromStr for Namespace {
     type Err = CaipError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Namespace::ALL
-            .into_iter()
-            .find(|n| n.as_str() == s)
-            .ok_or_else(|| CaipError(format!("unknown chain namespace {s:?}")))
+        Namespace::ALL.into_iter().find(|n| n.as_str() == s).ok_or_else(|| CaipError(format!("unknown chain namespace {s:?}")))
     }
 }
 

@@ -86,11 +86,20 @@ pub fn transaction_error_message(code: Option<i64>, message: &str) -> &'static s
         "user rejected the request"
     } else if code == Some(3) || has(&["execution reverted", "revert"]) {
         "execution reverted"
-    } else if has(&["max priority fee per gas higher than max fee per gas", "tip higher than fee cap", "maxpriorityfeepergas higher than maxfeepergas"]) {
+    } else if has(&[
+        "max priority fee per gas higher than max fee per gas",
+        "tip higher than fee cap",
+        "maxpriorityfeepergas higher than maxfeepergas",
+    ]) {
         "tip above fee cap"
     } else if has(&["fee cap higher than 2^256", "max fee per gas higher than 2^256", "fee cap too high"]) {
         "fee cap too high"
-    } else if has(&["fee cap less than block base fee", "max fee per gas less than block base fee", "fee cap too low", "transaction is outdated"]) {
+    } else if has(&[
+        "fee cap less than block base fee",
+        "max fee per gas less than block base fee",
+        "fee cap too low",
+        "transaction is outdated",
+    ]) {
         "fee cap too low"
     } else if has(&["nonce has max value", "nonce max value"]) {
         "nonce at its maximum"

@@ -320,16 +320,10 @@ impl SessionOptions {
         }
         for key in self.theme_variables.keys() {
             if !THEME_VARIABLES.contains(&key.as_str()) {
-                return err(
-                    &format!("themeVariables.{key}"),
-                    format!("unknown theme variable; known: {}", THEME_VARIABLES.join(", ")),
-                );
+                return err(&format!("themeVariables.{key}"), format!("unknown theme variable; known: {}", THEME_VARIABLES.join(", ")));
             }
         }
-        for (field, url) in [
-            ("termsConditionsUrl", &self.terms_conditions_url),
-            ("privacyPolicyUrl", &self.privacy_policy_url),
-        ] {
+        for (field, url) in [("termsConditionsUrl", &self.terms_conditions_url), ("privacyPolicyUrl", &self.privacy_policy_url)] {
             if let Some(url) = url {
                 if !(url.starts_with("https://") || url.starts_with("http://")) || url.len() > MAX_TEXT {
                     return err(field, "must be an http(s) URL".into());
@@ -342,10 +336,7 @@ impl SessionOptions {
                 NetworkOption::Known(id) => match networks::lookup(id) {
                     Some(chain) => chain,
                     None => {
-                        return err(
-                            &format!("networks[{i}]"),
-                            format!("{id} is not a known network; give a full chain definition"),
-                        );
+                        return err(&format!("networks[{i}]"), format!("{id} is not a known network; give a full chain definition"));
                     }
                 },
                 NetworkOption::Custom(chain) => {
@@ -415,8 +406,7 @@ mod tests {
     fn refusals_name_the_field() {
         let unknown_network = parse(serde_json::json!({ "networks": ["eip155:424242"] })).unwrap();
         assert_eq!(unknown_network.validate().unwrap_err().field, "networks[0]");
-        let bad_default =
-            parse(serde_json::json!({ "networks": ["eip155:1"], "defaultNetwork": "eip155:10" })).unwrap();
+        let bad_default = parse(serde_json::json!({ "networks": ["eip155:1"], "defaultNetwork": "eip155:10" })).unwrap();
         assert_eq!(bad_default.validate().unwrap_err().field, "defaultNetwork");
         let bad_theme = parse(serde_json::json!({ "themeVariables": { "--x": "1" } })).unwrap();
         assert_eq!(bad_theme.validate().unwrap_err().field, "themeVariables.--x");

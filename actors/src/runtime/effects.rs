@@ -62,7 +62,13 @@ pub trait ChainEffects: Send + Sync + 'static {
     /// Sends the transaction the wallet signed (`signed`, base64) after checking it carries
     /// `message` (base64) signed by `from`; its signature, or the spec's transaction error
     /// message. Comes back as `SolanaSendSubmitted`.
-    fn submit_solana_send(&self, network: CaipNetworkId, from: String, message: String, signed: String) -> ChainFuture<Result<String, String>>;
+    fn submit_solana_send(
+        &self,
+        network: CaipNetworkId,
+        from: String,
+        message: String,
+        signed: String,
+    ) -> ChainFuture<Result<String, String>>;
 }
 
 /// Without a chain service, sessions serve no network: every fetch fails at once.

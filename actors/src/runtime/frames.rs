@@ -6,7 +6,7 @@ use vestibule_store::{Envelope, EventLog, NewEvent, SessionId, StoreError};
 
 use crate::protocol::WireEvent;
 use crate::session::wire::{self, CanonicalState, PatchText};
-use crate::session::{self, Event, Regions, SessionState, STATE_SCHEMA_VERSION};
+use crate::session::{self, Event, Regions, STATE_SCHEMA_VERSION, SessionState};
 
 /// One published diff, serialized once.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -52,7 +52,11 @@ impl RuntimeMetrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register("vestibule_live_sessions", "Session actors running on this node", self.live_sessions.clone());
         registry.register("vestibule_hibernated_sessions", "Live sessions that are hibernated", self.hibernated_sessions.clone());
-        registry.register("vestibule_rehydrate_seconds", "Time to rebuild a session from its snapshot and tail", self.rehydrate_seconds.clone());
+        registry.register(
+            "vestibule_rehydrate_seconds",
+            "Time to rebuild a session from its snapshot and tail",
+            self.rehydrate_seconds.clone(),
+        );
         registry.register("vestibule_commands", "Commands handled, by outcome", self.commands.clone());
         registry.register("vestibule_append_seconds", "Time from decision to durable events", self.append_seconds.clone());
         registry.register("vestibule_events_appended", "Events made durable", self.events_appended.clone());

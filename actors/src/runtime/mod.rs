@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::close;
 
 pub use effects::{ChainEffects, ChainFuture, ContractSignatureChecker, EmbeddedEffects};
-pub use frames::{fold_log, DiffFrame};
+pub use frames::{DiffFrame, fold_log};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, DeliverError, Registry};
 pub use session_actor::{Attach, CommandReply, Detach, Execute, HibernateNow, Inspect, ModalSession, SessionSnapshot};
@@ -41,10 +41,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
     }
 }
 

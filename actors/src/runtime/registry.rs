@@ -13,7 +13,7 @@ use vestibule_store::{EventLog, NewSession, SessionId, SessionMeta, StoreError};
 use super::session_actor::{CommandReply, Deliver, SessionShell, Start};
 use super::{Clock, ModalSession, RuntimeConfig, RuntimeMetrics};
 use crate::model::options::{OptionsError, SessionOptions};
-use crate::protocol::{close, CommandStatus};
+use crate::protocol::{CommandStatus, close};
 use crate::session::Command;
 
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +91,16 @@ impl Registry {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(HashMap::new()),
-                shell: Arc::new(SessionShell { log, clock, config, metrics, checker: None, chain: Arc::new(super::effects::NoChain), embedded: Arc::new(super::effects::NoEmbedded), interner: Default::default() }),
+                shell: Arc::new(SessionShell {
+                    log,
+                    clock,
+                    config,
+                    metrics,
+                    checker: None,
+                    chain: Arc::new(super::effects::NoChain),
+                    embedded: Arc::new(super::effects::NoEmbedded),
+                    interner: Default::default(),
+                }),
             }),
         }
     }

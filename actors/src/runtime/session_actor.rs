@@ -10,7 +10,7 @@
 //! [`ModalSession::remember`] (an answer without events, durably), [`ModalSession::hibernate`].
 
 use std::collections::VecDeque;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,13 +19,13 @@ use tokio::sync::mpsc::error::TrySendError;
 use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, NewEvent, SessionId, Snapshot, StoreError};
 
 use super::effects::ContractSignatureChecker;
-use super::frames::{build_diff, diffs_since, fold_log, to_new_event, DiffFrame};
+use super::frames::{DiffFrame, build_diff, diffs_since, fold_log, to_new_event};
 use super::interner::Interner;
 use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
-use crate::protocol::{close, CommandStatus, ServerMessage, WireEvent, PROTOCOL_VERSION};
+use crate::protocol::{CommandStatus, PROTOCOL_VERSION, ServerMessage, WireEvent, close};
 use crate::session::wire::{self, CanonicalState};
-use crate::session::{self, ClientCommand, Command, CommandError, Event, RefusalCode, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
+use crate::session::{self, ClientCommand, Command, CommandError, Event, RefusalCode, Region, Regions, STATE_SCHEMA_VERSION, SessionState};
 
 /// The answer to a command, as the caller of [`Execute`] receives it (connections get the same as a
 /// `result` frame).
@@ -73,8 +73,7 @@ impl CommandReply {
             None => Self::accepted(answer.seq),
             Some(AnswerRefusal { code, message }) => {
                 use serde::de::IntoDeserializer;
-                let code: Result<RefusalCode, serde::de::value::Error> =
-                    serde::Deserialize::deserialize(code.as_str().into_deserializer());
+                let code: Result<RefusalCode, serde::de::value::Error> = serde::Deserialize::deserialize(code.as_str().into_deserializer());
                 // A code this build does not know (written by a newer one) is still a refusal.
                 Self::refused(answer.seq, CommandError::new(code.unwrap_or(RefusalCode::Internal), message))
             }
@@ -607,7 +606,12 @@ impl ModalSession {
             .envelopes
             .iter()
             .zip(events)
-            .map(|(envelope, event)| WireEvent { seq: envelope.seq, time_ms: envelope.time_ms, correlation_id: envelope.correlation_id.clone(), event })
+            .map(|(envelope, event)| WireEvent {
+                seq: envelope.seq,
+                time_ms: envelope.time_ms,
+                correlation_id: envelope.correlation_id.clone(),
+                event,
+            })
             .collect();
         let prev_seq = self.seq;
         self.seq = outcome.last_seq().unwrap_or(self.seq);
@@ -772,7 +776,13 @@ impl ModalSession {
             match &send.step {
                 SolanaSendStep::Preparing => wanted.push((("solana_prepare", send.id.to_string()), ChainAsk::SolanaPrepare(send))),
                 SolanaSendStep::Submitting { message, signed } => {
-                    let ask = ChainAsk::SolanaSubmit { id: send.id, network: send.network.clone(), from: send.from.clone(), message: message.clone(), signed: signed.clone() };
+                    let ask = ChainAsk::SolanaSubmit {
+                        id: send.id,
+                        network: send.network.clone(),
+                        from: send.from.clone(),
+                        message: message.clone(),
+                        signed: signed.clone(),
+                    };
                     wanted.push((("solana_submit", send.id.to_string()), ask));
                 }
                 SolanaSendStep::Signing { .. } => {}
@@ -780,7 +790,8 @@ impl ModalSession {
         }
         for read in state.host_requests.chain_reads() {
             if let Some(network) = read.network.clone() {
-                let ask = ChainAsk::HostRead { request_id: read.id.clone(), network, method: read.method.clone(), params: read.params.clone() };
+                let ask =
+                    ChainAsk::HostRead { request_id: read.id.clone(), network, method: read.method.clone(), params: read.params.clone() };
                 wanted.push((("host_read", read.id.clone()), ask));
             }
         }
@@ -791,29 +802,30 @@ impl ModalSession {
                 continue;
             }
             let chain = self.shell.chain.clone();
-            let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> = match ask {
-                ChainAsk::Balances(fetch) => {
-                    let id = fetch.id;
-                    Box::pin(async move { Command::BalancesFetched { id, outcome: chain.balances(fetch).await } })
-                }
-                ChainAsk::Activity(fetch) => {
-                    let id = fetch.id;
-                    Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
-                }
-                ChainAsk::Receipt(network, hash) => {
-                    Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone()).await, hash } })
-                }
-                ChainAsk::HostRead { request_id, network, method, params } => {
-                    Box::pin(async move { Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id } })
-                }
-                ChainAsk::SolanaPrepare(send) => {
-                    let id = send.id;
-                    Box::pin(async move { Command::SolanaSendPrepared { id, outcome: chain.prepare_solana_send(send).await } })
-                }
-                ChainAsk::SolanaSubmit { id, network, from, message, signed } => Box::pin(async move {
-                    Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
-                }),
-            };
+            let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> =
+                match ask {
+                    ChainAsk::Balances(fetch) => {
+                        let id = fetch.id;
+                        Box::pin(async move { Command::BalancesFetched { id, outcome: chain.balances(fetch).await } })
+                    }
+                    ChainAsk::Activity(fetch) => {
+                        let id = fetch.id;
+                        Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
+                    }
+                    ChainAsk::Receipt(network, hash) => {
+                        Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone()).await, hash } })
+                    }
+                    ChainAsk::HostRead { request_id, network, method, params } => Box::pin(async move {
+                        Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id }
+                    }),
+                    ChainAsk::SolanaPrepare(send) => {
+                        let id = send.id;
+                        Box::pin(async move { Command::SolanaSendPrepared { id, outcome: chain.prepare_solana_send(send).await } })
+                    }
+                    ChainAsk::SolanaSubmit { id, network, from, message, signed } => Box::pin(async move {
+                        Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
+                    }),
+                };
             ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
                 ctx.address().do_send(Internal { command });
             }));
@@ -839,7 +851,9 @@ impl ModalSession {
             tracing::debug!(session = %self.id, seq = self.seq, effect = id, "asking the embedded service");
             let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> = match effect {
                 EmbeddedEffect::SendLoginOtp { frame_id, email } => service.send_login_otp(session, frame_id, email),
-                EmbeddedEffect::StartSocial { frame_id, provider } => service.start_social(session, frame_id, provider, host_origin.clone()),
+                EmbeddedEffect::StartSocial { frame_id, provider } => {
+                    service.start_social(session, frame_id, provider, host_origin.clone())
+                }
                 EmbeddedEffect::StartFarcaster { frame_id } => service.start_farcaster(session, frame_id),
                 EmbeddedEffect::StartEmailUpdate { frame_id, new_email } => service.start_email_update(session, frame_id, new_email),
                 EmbeddedEffect::SignOut { frame_id } => Box::pin(async move {
@@ -970,19 +984,22 @@ impl ModalSession {
 
     /// Admits a resuming connection with the diffs after `last`, rebuilt from the log; with the whole
     /// state if they cannot be.
-    fn admit_from_log(&mut self, link: ConnectionLink, last: u64, token: Option<String>) -> ResponseActFuture<Self, Result<(), CommandError>> {
+    fn admit_from_log(
+        &mut self,
+        link: ConnectionLink,
+        last: u64,
+        token: Option<String>,
+    ) -> ResponseActFuture<Self, Result<(), CommandError>> {
         let (log, id) = (self.shell.log.clone(), self.id);
-        Box::pin(async move { diffs_since(log.as_ref(), id, last).await }.into_actor(self).then(move |rebuilt, act, ctx| {
-            match rebuilt {
-                Ok(diffs) if diffs.last().map_or(last, |d| d.seq) == act.seq => {
-                    act.admit(link, Some(diffs), token, ctx);
-                    ready(Ok(()))
-                }
-                Ok(_) => act.admit_with_state(link, token),
-                Err(error) => {
-                    tracing::warn!(session = %act.id, %error, last, "could not rebuild diffs; sending the whole state");
-                    act.admit_with_state(link, token)
-                }
+        Box::pin(async move { diffs_since(log.as_ref(), id, last).await }.into_actor(self).then(move |rebuilt, act, ctx| match rebuilt {
+            Ok(diffs) if diffs.last().map_or(last, |d| d.seq) == act.seq => {
+                act.admit(link, Some(diffs), token, ctx);
+                ready(Ok(()))
+            }
+            Ok(_) => act.admit_with_state(link, token),
+            Err(error) => {
+                tracing::warn!(session = %act.id, %error, last, "could not rebuild diffs; sending the whole state");
+                act.admit_with_state(link, token)
             }
         }))
     }

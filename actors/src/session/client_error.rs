@@ -39,7 +39,10 @@ mod tests {
     #[test]
     fn given_a_session_when_the_widget_reports_an_error_then_it_is_recorded_and_nothing_else_changes() {
         let g = given(started());
-        let then = g.when(ClientCommand::ReportClientError { kind: ClientErrorKind::ChartDisagreement, detail: "router: Connect, state says Account".into() });
+        let then = g.when(ClientCommand::ReportClientError {
+            kind: ClientErrorKind::ChartDisagreement,
+            detail: "router: Connect, state says Account".into(),
+        });
         assert_eq!(then.event_types(), ["ClientErrorReported"]);
         assert_eq!(then.state(), g.state, "a report moves no machine");
     }

@@ -10,10 +10,10 @@ use crate::machines::activity::ActivityPage;
 use crate::machines::balances::BalancesSnapshot;
 use crate::machines::embedded_wallet::{EmbeddedWalletInfo, LoginMethod, OtpRejection, OtpStep, UpdateStep};
 use crate::machines::requests::WalletOutcome;
-use crate::machines::send::{PreparedSolanaTransfer, SendForm};
-use crate::model::caip::CaipNetworkId;
 use crate::machines::router::{RouteParams, View};
+use crate::machines::send::{PreparedSolanaTransfer, SendForm};
 use crate::machines::toasts::ToastVariant;
+use crate::model::caip::CaipNetworkId;
 use crate::model::caip::Namespace;
 use crate::model::connector::DiscoveredWallet;
 use crate::model::options::{SessionOptions, SocialProvider};
@@ -209,30 +209,64 @@ pub enum Command {
     Tick,
     /// The runtime's answer to a pending on-chain signature check (EIP-1271) for the challenge
     /// with `nonce`: `Ok(())` when the contract accepted the signature, else why not.
-    SiwxContractChecked { nonce: String, verdict: Result<(), String> },
+    SiwxContractChecked {
+        nonce: String,
+        verdict: Result<(), String>,
+    },
     /// The chain service's answer to the balance fetch `id` (runtime only).
-    BalancesFetched { id: u64, outcome: Result<BalancesSnapshot, String> },
+    BalancesFetched {
+        id: u64,
+        outcome: Result<BalancesSnapshot, String>,
+    },
     /// The chain service's answer to the activity fetch `id` (runtime only).
-    ActivityFetched { id: u64, outcome: Result<ActivityPage, String> },
+    ActivityFetched {
+        id: u64,
+        outcome: Result<ActivityPage, String>,
+    },
     /// What the node's receipt says of a transaction this session sent (runtime only).
-    ReceiptObserved { hash: String, outcome: ReceiptOutcome },
+    ReceiptObserved {
+        hash: String,
+        outcome: ReceiptOutcome,
+    },
     /// The chain service's answer to a host's safe read (runtime only).
-    HostReadAnswered { request_id: String, outcome: WalletOutcome },
+    HostReadAnswered {
+        request_id: String,
+        outcome: WalletOutcome,
+    },
     /// The chain service built the transaction of Solana send `id`, or why not (runtime only).
-    SolanaSendPrepared { id: u64, outcome: Result<PreparedSolanaTransfer, String> },
+    SolanaSendPrepared {
+        id: u64,
+        outcome: Result<PreparedSolanaTransfer, String>,
+    },
     /// The chain service sent Solana send `id`'s signed transaction: its signature, or why not
     /// (the node's or the check's message; runtime only).
-    SolanaSendSubmitted { id: u64, outcome: Result<String, String> },
+    SolanaSendSubmitted {
+        id: u64,
+        outcome: Result<String, String>,
+    },
     // The embedded service's answers and notices (docs/embedded-wallet.md; runtime only). None
     // carries an OTP, a share or a key.
     /// The login code was mailed (`step`: a new device is verified first).
-    EmbeddedOtpSent { challenge_id: String, step: OtpStep },
-    EmbeddedOtpSendFailed { message: String },
+    EmbeddedOtpSent {
+        challenge_id: String,
+        step: OtpStep,
+    },
+    EmbeddedOtpSendFailed {
+        message: String,
+    },
     /// The embedded service refused the code the frame sent it.
-    EmbeddedOtpRejected { reason: OtpRejection, attempts_left: Option<u32> },
+    EmbeddedOtpRejected {
+        reason: OtpRejection,
+        attempts_left: Option<u32>,
+    },
     /// The social login's authorization URL, for the popup.
-    EmbeddedSocialRedirect { provider: SocialProvider, url: String },
-    EmbeddedSocialFailed { message: String },
+    EmbeddedSocialRedirect {
+        provider: SocialProvider,
+        url: String,
+    },
+    EmbeddedSocialFailed {
+        message: String,
+    },
     /// The login was verified: the user and, if they have one, their wallet.
     EmbeddedLoginVerified {
         method: LoginMethod,
@@ -242,11 +276,21 @@ pub enum Command {
         wallet: Option<EmbeddedWalletInfo>,
     },
     /// The frame's new wallet was bound to the user.
-    EmbeddedWalletBound { wallet_id: String, eip155_address: String, solana_address: String },
+    EmbeddedWalletBound {
+        wallet_id: String,
+        eip155_address: String,
+        solana_address: String,
+    },
     /// An email change's code was mailed to the current (primary) or new (secondary) address.
-    EmbeddedEmailUpdateStep { step: UpdateStep },
-    EmbeddedEmailUpdateFailed { message: String },
-    EmbeddedEmailUpdated { new_email: String },
+    EmbeddedEmailUpdateStep {
+        step: UpdateStep,
+    },
+    EmbeddedEmailUpdateFailed {
+        message: String,
+    },
+    EmbeddedEmailUpdated {
+        new_email: String,
+    },
     /// The embedded service heard of a sign-out (the effect finished).
     EmbeddedSignOutDone,
 }
@@ -254,7 +298,10 @@ pub enum Command {
 /// What became of a sent transaction when the runtime stopped waiting for its receipt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReceiptOutcome {
-    Mined { success: bool, block_number: u64 },
+    Mined {
+        success: bool,
+        block_number: u64,
+    },
     /// No receipt within the wait, or the node could not be asked (why).
     NotMined(String),
 }

@@ -11,10 +11,12 @@ pub mod wire;
 
 pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
 pub use command::{ClientCommand, Command, ReceiptOutcome};
-pub use decide::{decide, CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR};
+pub use decide::{CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR, decide};
 pub use error::{CommandError, DomainError, RefusalCode};
 pub use event::Event;
-pub use state::{evolve, evolve_every_machine, has_sign_in_session, regions_touched_by, Region, Regions, SessionState, STATE_SCHEMA_VERSION};
+pub use state::{
+    Region, Regions, STATE_SCHEMA_VERSION, SessionState, evolve, evolve_every_machine, has_sign_in_session, regions_touched_by,
+};
 
 use crate::decider::{Ctx, Decider};
 

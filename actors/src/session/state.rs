@@ -6,14 +6,14 @@ use ts_rs::TS;
 use crate::machines::activity::{self, ActivityState};
 use crate::machines::balances::{self, BalancesState};
 use crate::machines::connect_view::{self, ConnectView};
+use crate::machines::connection::{self, ConnectionState};
 use crate::machines::embedded_wallet::{self, EmbeddedState};
 use crate::machines::host_requests::{self, HostRequestsState};
-use crate::machines::network_switch::{self, NetworkSwitchState};
-use crate::machines::send::{self, SendState};
-use crate::machines::connection::{self, ConnectionState};
 use crate::machines::modal::{self, ModalState};
+use crate::machines::network_switch::{self, NetworkSwitchState};
 use crate::machines::requests::{self, WalletRequests};
 use crate::machines::router::{self, RouterState, View};
+use crate::machines::send::{self, SendState};
 use crate::machines::siwx::{self, SiwxState};
 use crate::machines::toasts::{self, ToastQueue};
 use crate::model::caip::CaipNetworkId;
@@ -449,7 +449,10 @@ pub fn has_sign_in_session(state: &SessionState) -> bool {
 impl SessionState {
     /// The earliest deadline in the state, when the runtime must send `Tick`.
     pub fn next_deadline(&self) -> Option<u64> {
-        [self.toasts.next_deadline(), self.siwx.next_deadline(), self.host_requests.next_deadline(), self.embedded.next_deadline()].into_iter().flatten().min()
+        [self.toasts.next_deadline(), self.siwx.next_deadline(), self.host_requests.next_deadline(), self.embedded.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The active namespace's account as CAIP-10 (`eip155:1:0xAb…`), when connected.

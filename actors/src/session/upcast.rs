@@ -1,6 +1,6 @@
 //! Converts events written at older schema versions to the current ones, on read.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use vestibule_store::Upcaster;
 
 use crate::session::Event;
@@ -12,9 +12,7 @@ impl Upcaster for SessionUpcaster {
     fn upcast(&self, event_type: &str, schema_version: u32, payload: Value) -> Result<(u32, Value), String> {
         let current = Event::schema_version(event_type);
         if schema_version > current {
-            return Err(format!(
-                "{event_type} v{schema_version} is newer than this build knows (v{current}); upgrade Vestibule"
-            ));
+            return Err(format!("{event_type} v{schema_version} is newer than this build knows (v{current}); upgrade Vestibule"));
         }
         let mut version = schema_version;
         let mut payload = payload;

@@ -17,10 +17,7 @@ pub(crate) fn is_unreserved(c: u8) -> bool {
 
 /// RFC 3986 `sub-delims`.
 pub(crate) fn is_sub_delim(c: u8) -> bool {
-    matches!(
-        c,
-        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
-    )
+    matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
 }
 
 /// RFC 3986 `gen-delims`.
@@ -57,11 +54,7 @@ pub(crate) fn is_pchars(s: &str) -> bool {
 /// RFC 3986 `scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
 pub(crate) fn is_scheme(s: &str) -> bool {
     let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphabetic()
-        && b[1..]
-            .iter()
-            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+    !b.is_empty() && b[0].is_ascii_alphabetic() && b[1..].iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
 }
 
 /// The parts of an RFC 3986 `authority`.
@@ -100,11 +93,7 @@ pub(crate) fn authority_parts(s: &str) -> Option<AuthorityParts<'_>> {
     if host.is_empty() {
         return None;
     }
-    Some(AuthorityParts {
-        userinfo,
-        host,
-        port,
-    })
+    Some(AuthorityParts { userinfo, host, port })
 }
 
 /// Validates an RFC 3986 `URI` (`scheme ":" hier-part [ "?" query ] [ "#" fragment ]`): an absolute
@@ -133,10 +122,7 @@ pub(crate) fn uri_origin(s: &str) -> Option<String> {
 /// time (2022-02-31 is refused; a leap second is accepted only where `time` can place it).
 pub(crate) fn parse_rfc3339(s: &str) -> Option<OffsetDateTime> {
     let b = s.as_bytes();
-    let digits = |r: std::ops::Range<usize>| {
-        b.get(r.clone())
-            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
-    };
+    let digits = |r: std::ops::Range<usize>| b.get(r.clone()).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     // full-date "T" partial-time up to the seconds: 19 bytes.
     if b.len() < 20
         || !digits(0..4)
@@ -217,24 +203,12 @@ mod tests {
     #[test]
     fn authority_splits() {
         let p = authority_parts("test@127.0.0.1:8080").unwrap();
-        assert_eq!(
-            (p.userinfo, p.host, p.port),
-            (Some("test"), "127.0.0.1", Some("8080"))
-        );
+        assert_eq!((p.userinfo, p.host, p.port), (Some("test"), "127.0.0.1", Some("8080")));
         let p = authority_parts("[::cafe]").unwrap();
         assert_eq!((p.userinfo, p.host, p.port), (None, "[::cafe]", None));
         let p = authority_parts("[::1]:443").unwrap();
         assert_eq!((p.host, p.port), ("[::1]", Some("443")));
-        for bad in [
-            "",
-            "#notrfc4501",
-            "a b",
-            "example.com/path",
-            "@",
-            ":80",
-            "ex ample.com",
-            "é.com",
-        ] {
+        for bad in ["", "#notrfc4501", "a b", "example.com/path", "@", ":80", "ex ample.com", "é.com"] {
             assert!(authority_parts(bad).is_none(), "{bad}");
         }
     }
@@ -251,23 +225,13 @@ mod tests {
     #[test]
     fn uris_and_origins() {
         assert!(is_uri("https://service.org/login"));
-        assert!(is_uri(
-            "ipfs://Qme7ss3ARVgxv6rXqVPiikMJ8u2NLgmgszg13pYrDKEoiu"
-        ));
+        assert!(is_uri("ipfs://Qme7ss3ARVgxv6rXqVPiikMJ8u2NLgmgszg13pYrDKEoiu"));
         assert!(is_uri("urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66"));
         assert!(!is_uri(":not_a_rfc3986_valid_uri_"));
         assert!(!is_uri("/relative/path"));
-        assert!(!is_uri(
-            "https://service.org/login - https://service.org/login/2"
-        ));
-        assert_eq!(
-            uri_origin("HTTPS://Example.COM:8443/a?b#c").as_deref(),
-            Some("https://example.com:8443")
-        );
-        assert_eq!(
-            uri_origin("https://u@[::1]/").as_deref(),
-            Some("https://[::1]")
-        );
+        assert!(!is_uri("https://service.org/login - https://service.org/login/2"));
+        assert_eq!(uri_origin("HTTPS://Example.COM:8443/a?b#c").as_deref(), Some("https://example.com:8443"));
+        assert_eq!(uri_origin("https://u@[::1]/").as_deref(), Some("https://[::1]"));
         assert_eq!(uri_origin("did:key:z6Mk"), None);
     }
 }

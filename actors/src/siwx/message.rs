@@ -238,18 +238,13 @@ impl Timestamp {
     fn parse_field(text: String, field: &'static str) -> Result<Self, FieldError> {
         match grammar::parse_rfc3339(&text) {
             Some(at) => Ok(Self { text, at }),
-            None => Err(FieldError::invalid(
-                field,
-                "expected a calendar-valid RFC 3339 date-time",
-            )),
+            None => Err(FieldError::invalid(field, "expected a calendar-valid RFC 3339 date-time")),
         }
     }
 
     /// Renders an instant as RFC 3339 (`Z` for UTC, fraction digits only when non-zero).
     pub fn from_datetime(at: OffsetDateTime) -> Self {
-        let text = at
-            .format(&Rfc3339)
-            .expect("every year in 0..=9999 formats as RFC 3339");
+        let text = at.format(&Rfc3339).expect("every year in 0..=9999 formats as RFC 3339");
         Self::parse(text).expect("time's RFC 3339 output is strict RFC 3339")
     }
 
@@ -289,12 +284,8 @@ pub struct SolanaAddress(pub [u8; 32]);
 impl SolanaAddress {
     /// Decodes base58 text that must encode exactly 32 bytes, in its canonical spelling.
     pub fn parse(s: &str) -> Result<Self, FieldError> {
-        let bytes = bs58::decode(s)
-            .into_vec()
-            .map_err(|_| FieldError::invalid("address", "expected base58 text"))?;
-        let key: [u8; 32] = bytes
-            .try_into()
-            .map_err(|_| FieldError::invalid("address", "expected a base58 32-byte public key"))?;
+        let bytes = bs58::decode(s).into_vec().map_err(|_| FieldError::invalid("address", "expected base58 text"))?;
+        let key: [u8; 32] = bytes.try_into().map_err(|_| FieldError::invalid("address", "expected a base58 32-byte public key"))?;
         let this = Self(key);
         if this.to_string() != s {
             return Err(FieldError::invalid("address", "expected canonical base58"));
@@ -322,20 +313,13 @@ impl fmt::Debug for SolanaAddress {
 
 /// Parses an Ethereum address that must be in EIP-55 checksum form.
 pub fn parse_eip55_address(s: &str) -> Result<Address, FieldError> {
-    let well_formed = s
-        .strip_prefix("0x")
-        .is_some_and(|h| h.len() == 40 && h.bytes().all(|c| c.is_ascii_hexdigit()));
+    let well_formed = s.strip_prefix("0x").is_some_and(|h| h.len() == 40 && h.bytes().all(|c| c.is_ascii_hexdigit()));
     if !well_formed {
-        return Err(FieldError::invalid(
-            "address",
-            "expected 0x followed by 40 hex digits",
-        ));
+        return Err(FieldError::invalid("address", "expected 0x followed by 40 hex digits"));
     }
     Address::parse_checksummed(s, None).map_err(|_| {
         let address: Address = s.parse().expect("40 hex digits after 0x");
-        FieldError::AddressNotChecksummed {
-            expected: address.to_checksum(None),
-        }
+        FieldError::AddressNotChecksummed { expected: address.to_checksum(None) }
     })
 }
 
@@ -408,16 +392,11 @@ impl fmt::Display for Account {
 /// Parses an EIP-155 `Chain ID`: canonical decimal (`1*DIGIT` without leading zeros) that fits
 /// in a `u64`. `eip155:1` or `0x1` are refused.
 pub fn parse_eip155_chain_id(s: &str) -> Result<u64, FieldError> {
-    let canonical =
-        !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let canonical = !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     if !canonical {
-        return Err(FieldError::invalid(
-            "chainId",
-            "expected a decimal EIP-155 chain id without leading zeros",
-        ));
+        return Err(FieldError::invalid("chainId", "expected a decimal EIP-155 chain id without leading zeros"));
     }
-    s.parse()
-        .map_err(|_| FieldError::invalid("chainId", "chain id does not fit in 64 bits"))
+    s.parse().map_err(|_| FieldError::invalid("chainId", "chain id does not fit in 64 bits"))
 }
 
 /// A validated sign-in message (EIP-4361 or SIWS, told apart by [`Account`]).
@@ -521,9 +500,7 @@ pub enum ParseErrorKind {
     #[error("carriage return found; lines must end with LF only")]
     CarriageReturn,
     /// The first line is not a sign-in header for Ethereum or Solana.
-    #[error(
-        "expected `<domain> wants you to sign in with your Ethereum account:` or `... Solana account:`"
-    )]
+    #[error("expected `<domain> wants you to sign in with your Ethereum account:` or `... Solana account:`")]
     Header,
     /// A line that the grammar requires is absent or different.
     #[error("expected {0}")]
@@ -543,10 +520,7 @@ struct Lines<'a> {
 
 impl<'a> Lines<'a> {
     fn err(&self, kind: impl Into<ParseErrorKind>) -> ParseError {
-        ParseError {
-            line: self.pos + 1,
-            kind: kind.into(),
-        }
+        ParseError { line: self.pos + 1, kind: kind.into() }
     }
 
     fn peek(&self) -> Option<&'a str> {
@@ -554,9 +528,7 @@ impl<'a> Lines<'a> {
     }
 
     fn next(&mut self, what: &'static str) -> Result<&'a str, ParseError> {
-        let line = self
-            .peek()
-            .ok_or_else(|| self.err(ParseErrorKind::Expected(what)))?;
+        let line = self.peek().ok_or_else(|| self.err(ParseErrorKind::Expected(what)))?;
         self.pos += 1;
         Ok(line)
     }
@@ -591,10 +563,7 @@ impl<'a> Lines<'a> {
 
     /// A field error on the line just consumed.
     fn fail(&self, e: FieldError) -> ParseError {
-        ParseError {
-            line: self.pos,
-            kind: e.into(),
-        }
+        ParseError { line: self.pos, kind: e.into() }
     }
 
     /// Applies a field validator to the line just consumed.
@@ -614,25 +583,16 @@ impl SiwxMessage {
     pub fn parse(text: &str) -> Result<Self, ParseError> {
         if let Some(i) = text.find('\r') {
             let line = text[..i].matches('\n').count() + 1;
-            return Err(ParseError {
-                line,
-                kind: ParseErrorKind::CarriageReturn,
-            });
+            return Err(ParseError { line, kind: ParseErrorKind::CarriageReturn });
         }
-        let mut ls = Lines {
-            lines: text.split('\n').collect(),
-            pos: 0,
-        };
+        let mut ls = Lines { lines: text.split('\n').collect(), pos: 0 };
 
         // Header: [ scheme "://" ] domain " wants you to sign in with your <Chain> account:"
         let header = ls.next("the header line")?;
         let (ns, prefix) = [Namespace::Eip155, Namespace::Solana]
             .into_iter()
             .find_map(|ns| header.strip_suffix(ns.header_suffix()).map(|p| (ns, p)))
-            .ok_or(ParseError {
-                line: 1,
-                kind: ParseErrorKind::Header,
-            })?;
+            .ok_or(ParseError { line: 1, kind: ParseErrorKind::Header })?;
         let (scheme, domain) = match prefix.split_once("://") {
             Some((scheme, domain)) => (Some(ls.check(Scheme::new(scheme))?), domain),
             None => (None, prefix),
@@ -689,14 +649,8 @@ impl SiwxMessage {
         }
         let chain = ls.field("Chain ID: ", "the `Chain ID: ` line")?;
         let account = match address {
-            Addr::Eth(address) => Account::Eip155 {
-                chain_id: ls.check(parse_eip155_chain_id(chain))?,
-                address,
-            },
-            Addr::Sol(address) => Account::Solana {
-                chain: ls.check(SolanaChainRef::new(chain))?,
-                address,
-            },
+            Addr::Eth(address) => Account::Eip155 { chain_id: ls.check(parse_eip155_chain_id(chain))?, address },
+            Addr::Sol(address) => Account::Solana { chain: ls.check(SolanaChainRef::new(chain))?, address },
         };
         let nonce = ls.field("Nonce: ", "the `Nonce: ` line")?;
         let nonce = ls.check(Nonce::new(nonce))?;
@@ -705,8 +659,7 @@ impl SiwxMessage {
 
         let mut expiration_time = None;
         if let Some(v) = ls.optional("Expiration Time: ") {
-            expiration_time =
-                Some(ls.check(Timestamp::parse_field(v.to_owned(), "expirationTime"))?);
+            expiration_time = Some(ls.check(Timestamp::parse_field(v.to_owned(), "expirationTime"))?);
         }
         let mut not_before = None;
         if let Some(v) = ls.optional("Not Before: ") {
@@ -721,11 +674,7 @@ impl SiwxMessage {
             ls.pos += 1;
             let mut list = Vec::new();
             while let Some(r) = ls.optional("- ") {
-                list.push(
-                    ls.check(Uri::new(r).map_err(|_| {
-                        FieldError::invalid("resources", "expected an RFC 3986 URI")
-                    }))?,
-                );
+                list.push(ls.check(Uri::new(r).map_err(|_| FieldError::invalid("resources", "expected an RFC 3986 URI")))?);
             }
             resources = Some(list);
         }
@@ -733,19 +682,7 @@ impl SiwxMessage {
             return Err(ls.err(ParseErrorKind::Unexpected));
         }
 
-        Ok(SiwxMessage {
-            scheme,
-            domain,
-            account,
-            statement,
-            uri,
-            nonce,
-            issued_at,
-            expiration_time,
-            not_before,
-            request_id,
-            resources,
-        })
+        Ok(SiwxMessage { scheme, domain, account, statement, uri, nonce, issued_at, expiration_time, not_before, request_id, resources })
     }
 
     /// Renders the message text (the bytes a wallet signs).
@@ -759,69 +696,36 @@ impl SiwxMessage {
             v.as_deref().ok_or(FieldError::Missing(name))
         }
         fn ts(v: &Option<String>, name: &'static str) -> Result<Option<Timestamp>, FieldError> {
-            v.as_ref()
-                .map(|s| Timestamp::parse_field(s.clone(), name))
-                .transpose()
+            v.as_ref().map(|s| Timestamp::parse_field(s.clone(), name)).transpose()
         }
         let scheme = fields.scheme.as_deref().map(Scheme::new).transpose()?;
         let domain = Domain::new(req(&fields.domain, "domain")?)?;
         let address = req(&fields.address, "address")?;
         let chain = req(&fields.chain_id, "chainId")?;
         let account = match namespace {
-            Namespace::Eip155 => Account::Eip155 {
-                address: parse_eip55_address(address)?,
-                chain_id: parse_eip155_chain_id(chain)?,
-            },
-            Namespace::Solana => Account::Solana {
-                address: SolanaAddress::parse(address)?,
-                chain: SolanaChainRef::new(chain)?,
-            },
+            Namespace::Eip155 => Account::Eip155 { address: parse_eip55_address(address)?, chain_id: parse_eip155_chain_id(chain)? },
+            Namespace::Solana => Account::Solana { address: SolanaAddress::parse(address)?, chain: SolanaChainRef::new(chain)? },
         };
-        let statement = fields
-            .statement
-            .as_deref()
-            .map(Statement::new)
-            .transpose()?;
+        let statement = fields.statement.as_deref().map(Statement::new).transpose()?;
         let uri = Uri::new(req(&fields.uri, "uri")?)?;
         if req(&fields.version, "version")? != VERSION {
             return Err(FieldError::invalid("version", "expected 1"));
         }
         let nonce = Nonce::new(req(&fields.nonce, "nonce")?)?;
-        let issued_at =
-            ts(&fields.issued_at, "issuedAt")?.ok_or(FieldError::Missing("issuedAt"))?;
+        let issued_at = ts(&fields.issued_at, "issuedAt")?.ok_or(FieldError::Missing("issuedAt"))?;
         let expiration_time = ts(&fields.expiration_time, "expirationTime")?;
         let not_before = ts(&fields.not_before, "notBefore")?;
-        let request_id = fields
-            .request_id
-            .as_deref()
-            .map(RequestId::new)
-            .transpose()?;
+        let request_id = fields.request_id.as_deref().map(RequestId::new).transpose()?;
         let resources = fields
             .resources
             .as_ref()
             .map(|list| {
                 list.iter()
-                    .map(|r| {
-                        Uri::new(r.as_str()).map_err(|_| {
-                            FieldError::invalid("resources", "expected an RFC 3986 URI")
-                        })
-                    })
+                    .map(|r| Uri::new(r.as_str()).map_err(|_| FieldError::invalid("resources", "expected an RFC 3986 URI")))
                     .collect::<Result<Vec<_>, _>>()
             })
             .transpose()?;
-        Ok(SiwxMessage {
-            scheme,
-            domain,
-            account,
-            statement,
-            uri,
-            nonce,
-            issued_at,
-            expiration_time,
-            not_before,
-            request_id,
-            resources,
-        })
+        Ok(SiwxMessage { scheme, domain, account, statement, uri, nonce, issued_at, expiration_time, not_before, request_id, resources })
     }
 
     /// The string-typed fields (the inverse of [`SiwxMessage::from_fields`]).
@@ -839,10 +743,7 @@ impl SiwxMessage {
             expiration_time: self.expiration_time.as_ref().map(|t| t.to_string()),
             not_before: self.not_before.as_ref().map(|t| t.to_string()),
             request_id: self.request_id.as_ref().map(|r| r.to_string()),
-            resources: self
-                .resources
-                .as_ref()
-                .map(|list| list.iter().map(|r| r.to_string()).collect()),
+            resources: self.resources.as_ref().map(|list| list.iter().map(|r| r.to_string()).collect()),
         }
     }
 }

@@ -12,11 +12,8 @@ pub mod verify;
 
 pub use grammar::AuthorityParts;
 pub use message::{
-    Account, Domain, FieldError, MessageFields, Namespace, Nonce, ParseError, ParseErrorKind,
-    RequestId, Scheme, SiwxMessage, SolanaAddress, SolanaChainRef, Statement, Timestamp, Uri,
+    Account, Domain, FieldError, MessageFields, Namespace, Nonce, ParseError, ParseErrorKind, RequestId, Scheme, SiwxMessage,
+    SolanaAddress, SolanaChainRef, Statement, Timestamp, Uri,
 };
 pub use nonce::{generate_nonce, generate_nonce_with};
-pub use verify::{
-    Binding, SignatureMethod, Verified, VerifyError, VerifyPolicy, check_message, verify,
-    verify_eoa, verify_solana,
-};
+pub use verify::{Binding, SignatureMethod, Verified, VerifyError, VerifyPolicy, check_message, verify, verify_eoa, verify_solana};

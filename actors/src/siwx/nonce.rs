@@ -30,9 +30,7 @@ pub fn generate_nonce() -> Nonce {
 
 /// A fresh nonce from the given cryptographically secure generator (tests pass a seeded one).
 pub fn generate_nonce_with<R: CryptoRng + ?Sized>(rng: &mut R) -> Nonce {
-    let s: String = (0..NONCE_LEN)
-        .map(|_| char::from(Alphanumeric.sample(rng)))
-        .collect();
+    let s: String = (0..NONCE_LEN).map(|_| char::from(Alphanumeric.sample(rng))).collect();
     Nonce::new(s).expect("24 alphanumeric characters are a valid nonce")
 }
 

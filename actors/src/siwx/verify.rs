@@ -65,9 +65,7 @@ impl VerifyPolicy {
     /// Returns `None` if `origin` is not `scheme://authority`.
     pub fn for_origin(origin: &str, nonce: &str, now: OffsetDateTime) -> Option<Self> {
         let (scheme, authority) = origin.split_once("://")?;
-        if !super::grammar::is_scheme(scheme)
-            || super::grammar::authority_parts(authority).is_none()
-        {
+        if !super::grammar::is_scheme(scheme) || super::grammar::authority_parts(authority).is_none() {
             return None;
         }
         let mut p = Self::new(now);
@@ -257,42 +255,29 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 fn fmt_time(t: OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| t.to_string())
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| t.to_string())
 }
 
 /// Holds a parsed message's claims against the policy (everything but the signature).
 pub fn check_message(msg: &SiwxMessage, policy: &VerifyPolicy) -> Result<(), VerifyError> {
     if let Some(expected) = &policy.expected_domain {
         let found = msg.domain.parts();
-        let matches = super::grammar::authority_parts(expected).is_some_and(|e| {
-            e.userinfo == found.userinfo
-                && e.host.eq_ignore_ascii_case(found.host)
-                && e.port == found.port
-        });
+        let matches = super::grammar::authority_parts(expected)
+            .is_some_and(|e| e.userinfo == found.userinfo && e.host.eq_ignore_ascii_case(found.host) && e.port == found.port);
         if !matches {
-            return Err(VerifyError::DomainMismatch {
-                expected: expected.clone(),
-                found: msg.domain.to_string(),
-            });
+            return Err(VerifyError::DomainMismatch { expected: expected.clone(), found: msg.domain.to_string() });
         }
     }
     if let Some(expected) = &policy.expected_scheme {
         let found = msg.scheme.as_ref().map_or("https", |s| s.as_str());
         if !found.eq_ignore_ascii_case(expected) {
-            return Err(VerifyError::SchemeMismatch {
-                expected: expected.clone(),
-                found: found.to_owned(),
-            });
+            return Err(VerifyError::SchemeMismatch { expected: expected.clone(), found: found.to_owned() });
         }
     }
     if let Some(expected) = &policy.expected_uri_origin {
         let expected_origin = super::grammar::uri_origin(expected);
         if expected_origin.is_none() || msg.uri.origin() != expected_origin {
-            return Err(VerifyError::UriMismatch {
-                expected: expected.clone(),
-                found: msg.uri.to_string(),
-            });
+            return Err(VerifyError::UriMismatch { expected: expected.clone(), found: msg.uri.to_string() });
         }
     }
     if let Some(allowed) = &policy.allowed_chains {
@@ -311,31 +296,22 @@ pub fn check_message(msg: &SiwxMessage, policy: &VerifyPolicy) -> Result<(), Ver
     if let Some(skew) = policy.max_issued_at_skew
         && issued > now + skew
     {
-        return Err(VerifyError::IssuedInFuture {
-            issued_at: msg.issued_at.to_string(),
-            now: fmt_time(now),
-        });
+        return Err(VerifyError::IssuedInFuture { issued_at: msg.issued_at.to_string(), now: fmt_time(now) });
     }
     if let Some(max_age) = policy.max_age
         && now - issued > max_age
     {
-        return Err(VerifyError::TooOld {
-            issued_at: msg.issued_at.to_string(),
-        });
+        return Err(VerifyError::TooOld { issued_at: msg.issued_at.to_string() });
     }
     if let Some(exp) = &msg.expiration_time
         && now >= exp.at()
     {
-        return Err(VerifyError::Expired {
-            expiration_time: exp.to_string(),
-        });
+        return Err(VerifyError::Expired { expiration_time: exp.to_string() });
     }
     if let Some(nbf) = &msg.not_before
         && now < nbf.at()
     {
-        return Err(VerifyError::NotYetValid {
-            not_before: nbf.to_string(),
-        });
+        return Err(VerifyError::NotYetValid { not_before: nbf.to_string() });
     }
     Ok(())
 }
@@ -349,45 +325,29 @@ pub fn eip191_hash(message: &[u8]) -> B256 {
 /// Recovers the signer of an EIP-191 `personal_sign` signature: 65 bytes `r || s || v` with `v`
 /// in {27, 28} or {0, 1}. A high `s` is accepted (as `ecrecover` does).
 pub fn recover_eip191(message: &[u8], signature: &[u8]) -> Result<Address, VerifyError> {
-    let bytes: &[u8; 65] = signature
-        .try_into()
-        .map_err(|_| VerifyError::MalformedSignature("expected 65 bytes (r, s, v)"))?;
+    let bytes: &[u8; 65] = signature.try_into().map_err(|_| VerifyError::MalformedSignature("expected 65 bytes (r, s, v)"))?;
     let parity = match bytes[64] {
         0 | 27 => false,
         1 | 28 => true,
         _ => return Err(VerifyError::MalformedSignature("v must be 27, 28, 0 or 1")),
     };
     let sig = Signature::from_bytes_and_parity(&bytes[..64], parity);
-    sig.recover_address_from_msg(message)
-        .map_err(|_| VerifyError::MalformedSignature("no public key recovers from this signature"))
+    sig.recover_address_from_msg(message).map_err(|_| VerifyError::MalformedSignature("no public key recovers from this signature"))
 }
 
-fn parse_and_check(
-    message: &str,
-    namespace: Namespace,
-    policy: &VerifyPolicy,
-) -> Result<SiwxMessage, VerifyError> {
+fn parse_and_check(message: &str, namespace: Namespace, policy: &VerifyPolicy) -> Result<SiwxMessage, VerifyError> {
     let msg = SiwxMessage::parse(message)?;
     if msg.namespace() != namespace {
-        return Err(VerifyError::WrongNamespace {
-            expected: namespace,
-            found: msg.namespace(),
-        });
+        return Err(VerifyError::WrongNamespace { expected: namespace, found: msg.namespace() });
     }
     check_message(&msg, policy)?;
     Ok(msg)
 }
 
 /// Verifies an EIP-4361 message signed by an externally owned account (EIP-191 `personal_sign`).
-pub fn verify_eoa(
-    message: &str,
-    signature: &[u8],
-    policy: &VerifyPolicy,
-) -> Result<Verified, VerifyError> {
+pub fn verify_eoa(message: &str, signature: &[u8], policy: &VerifyPolicy) -> Result<Verified, VerifyError> {
     let msg = parse_and_check(message, Namespace::Eip155, policy)?;
-    let super::message::Account::Eip155 { address, .. } = &msg.account else {
-        unreachable!("namespace checked")
-    };
+    let super::message::Account::Eip155 { address, .. } = &msg.account else { unreachable!("namespace checked") };
     match recover_eip191(message.as_bytes(), signature) {
         Ok(recovered) if recovered == *address => {}
         Ok(recovered) => {
@@ -398,48 +358,25 @@ pub fn verify_eoa(
         }
         Err(e) => return Err(e),
     }
-    Ok(Verified {
-        message: msg,
-        method: SignatureMethod::Eip191,
-        unchecked: policy.unchecked(),
-    })
+    Ok(Verified { message: msg, method: SignatureMethod::Eip191, unchecked: policy.unchecked() })
 }
 
 /// Verifies a Sign-In With Solana message: an ed25519 signature (64 bytes) over the message's
 /// UTF-8 bytes by the message's address (its 32-byte public key). Uses `verify_strict`, which
 /// also refuses small-order keys and non-canonical signatures.
-pub fn verify_solana(
-    message: &str,
-    signature: &[u8],
-    policy: &VerifyPolicy,
-) -> Result<Verified, VerifyError> {
+pub fn verify_solana(message: &str, signature: &[u8], policy: &VerifyPolicy) -> Result<Verified, VerifyError> {
     let msg = parse_and_check(message, Namespace::Solana, policy)?;
-    let super::message::Account::Solana { address, .. } = &msg.account else {
-        unreachable!("namespace checked")
-    };
+    let super::message::Account::Solana { address, .. } = &msg.account else { unreachable!("namespace checked") };
     let sig = ed25519_dalek::Signature::from_slice(signature)
         .map_err(|_| VerifyError::MalformedSignature("expected a 64-byte ed25519 signature"))?;
-    let mismatch = || VerifyError::SignatureMismatch {
-        expected: address.to_string(),
-        recovered: None,
-    };
-    let key =
-        ed25519_dalek::VerifyingKey::from_bytes(address.as_bytes()).map_err(|_| mismatch())?;
-    key.verify_strict(message.as_bytes(), &sig)
-        .map_err(|_| mismatch())?;
-    Ok(Verified {
-        message: msg,
-        method: SignatureMethod::Ed25519,
-        unchecked: policy.unchecked(),
-    })
+    let mismatch = || VerifyError::SignatureMismatch { expected: address.to_string(), recovered: None };
+    let key = ed25519_dalek::VerifyingKey::from_bytes(address.as_bytes()).map_err(|_| mismatch())?;
+    key.verify_strict(message.as_bytes(), &sig).map_err(|_| mismatch())?;
+    Ok(Verified { message: msg, method: SignatureMethod::Ed25519, unchecked: policy.unchecked() })
 }
 
 /// Verifies a message of either namespace with the pure verifiers (EIP-191 or ed25519).
-pub fn verify(
-    message: &str,
-    signature: &[u8],
-    policy: &VerifyPolicy,
-) -> Result<Verified, VerifyError> {
+pub fn verify(message: &str, signature: &[u8], policy: &VerifyPolicy) -> Result<Verified, VerifyError> {
     let msg = SiwxMessage::parse(message)?;
     match msg.namespace() {
         Namespace::Eip155 => verify_eoa(message, signature, policy),

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use vestibule_actors::machines::toasts::ToastVariant;
 use vestibule_actors::runtime::{ConnectionLink, Execute, ManualClock, Outbound, Registry, RuntimeConfig, RuntimeMetrics};
-use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::session::ClientCommand;
+use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_store::{EventLog, SledEventLog, StoreConfig};
 
 pub const T0: u64 = vestibule_actors::testing::T0;

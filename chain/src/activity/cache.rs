@@ -57,15 +57,7 @@ pub struct Inserted {
 
 impl ActivityCache {
     pub fn new(ttl: Duration, max_entries: usize, max_bytes: usize) -> Self {
-        Self {
-            ttl,
-            max_entries: max_entries.max(1),
-            max_bytes,
-            entries: HashMap::new(),
-            order: VecDeque::new(),
-            next_seq: 0,
-            bytes: 0,
-        }
+        Self { ttl, max_entries: max_entries.max(1), max_bytes, entries: HashMap::new(), order: VecDeque::new(), next_seq: 0, bytes: 0 }
     }
 
     /// The page stored less than `ttl` before `now`.
@@ -105,8 +97,7 @@ impl ActivityCache {
 
     /// Drops every page of `address` on `network`; gives how many.
     pub fn invalidate(&mut self, network: NetworkId, address: Address) -> usize {
-        let keys: Vec<ActivityKey> =
-            self.entries.keys().filter(|(n, a, _)| *n == network && *a == address).cloned().collect();
+        let keys: Vec<ActivityKey> = self.entries.keys().filter(|(n, a, _)| *n == network && *a == address).cloned().collect();
         for key in &keys {
             self.remove(key);
         }

@@ -94,11 +94,24 @@ impl Transfer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TransferAsset {
-    Native { symbol: String, decimals: u8 },
+    Native {
+        symbol: String,
+        decimals: u8,
+    },
     /// Symbol and decimals are absent when the contract did not say.
-    Erc20 { contract: Address, symbol: Option<String>, decimals: Option<u8> },
+    Erc20 {
+        contract: Address,
+        symbol: Option<String>,
+        decimals: Option<u8>,
+    },
     /// `is_spam` comes from the source (an indexer's flag); a plain node has none, so it is false.
-    Nft { contract: Address, token_id: U256, name: Option<String>, preview_url: Option<String>, is_spam: bool },
+    Nft {
+        contract: Address,
+        token_id: U256,
+        name: Option<String>,
+        preview_url: Option<String>,
+        is_spam: bool,
+    },
 }
 
 /// The account's side of a transfer.

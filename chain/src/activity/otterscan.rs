@@ -22,13 +22,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{
-    ActivityCursor, ActivityPage, ActivitySource, Direction, OperationType, Transaction, TransactionStatus, Transfer,
-    TransferAsset, newest_first_without_spam,
+    ActivityCursor, ActivityPage, ActivitySource, Direction, OperationType, Transaction, TransactionStatus, Transfer, TransferAsset,
+    newest_first_without_spam,
 };
+use crate::ChainError;
 use crate::balances::{TokenMetadata, TokenMetadataCache};
 use crate::config::NetworkSettings;
 use crate::erc20::{IERC20, TRANSFER_TOPIC, decode_symbol};
-use crate::ChainError;
 
 pub struct OtterscanActivity {
     client: RpcClient,
@@ -152,8 +152,7 @@ impl ActivitySource for OtterscanActivity {
             Some(_) => None,
         };
         // `0` asks Otterscan for the newest blocks.
-        let search: Waiter<OtsPage> =
-            batch.add_call("ots_searchTransactionsBefore", &(address, before.unwrap_or(0), page_size))?;
+        let search: Waiter<OtsPage> = batch.add_call("ots_searchTransactionsBefore", &(address, before.unwrap_or(0), page_size))?;
         batch.send().await?;
         let search = search.await?;
         let found_high = search.txs.iter().filter_map(|t| t.block_number).map(|b| b.to::<u64>()).max();
@@ -181,8 +180,7 @@ impl ActivitySource for OtterscanActivity {
 
         // 3. The transactions only the logs found, and unknown tokens' metadata.
         let mut transactions: BTreeMap<B256, (NodeTransaction, Option<NodeReceipt>)> = BTreeMap::new();
-        let receipts: BTreeMap<B256, NodeReceipt> =
-            search.receipts.into_iter().map(|r| (r.transaction_hash, r)).collect();
+        let receipts: BTreeMap<B256, NodeReceipt> = search.receipts.into_iter().map(|r| (r.transaction_hash, r)).collect();
         for tx in search.txs {
             let in_range = tx.block_number.is_some_and(|b| b.to::<u64>() >= range.low);
             if in_range {
@@ -259,10 +257,8 @@ impl ActivitySource for OtterscanActivity {
             }
         }
 
-        let transactions = transactions
-            .into_values()
-            .map(|(tx, receipt)| self.to_transaction(address, tx, receipt, &block_times))
-            .collect();
+        let transactions =
+            transactions.into_values().map(|(tx, receipt)| self.to_transaction(address, tx, receipt, &block_times)).collect();
         Ok(ActivityPage {
             transactions: newest_first_without_spam(transactions),
             next: range.next_before.map(|b| ActivityCursor(format!("before:{b}"))),

@@ -41,10 +41,7 @@ pub fn chunk_sizes(requests: usize, max: usize) -> Vec<usize> {
 
 impl<S> Service<RequestPacket> for BatchLimitService<S>
 where
-    S: Service<RequestPacket, Response = ResponsePacket, Error = TransportError, Future = TransportFut<'static>>
-        + Clone
-        + Send
-        + 'static,
+    S: Service<RequestPacket, Response = ResponsePacket, Error = TransportError, Future = TransportFut<'static>> + Clone + Send + 'static,
 {
     type Response = ResponsePacket;
     type Error = TransportError;
@@ -60,10 +57,8 @@ where
             small => return self.inner.call(small),
         };
         let mut rest = requests.into_iter();
-        let chunks: Vec<RequestPacket> = chunk_sizes(rest.len(), self.max)
-            .into_iter()
-            .map(|n| RequestPacket::Batch(rest.by_ref().take(n).collect()))
-            .collect();
+        let chunks: Vec<RequestPacket> =
+            chunk_sizes(rest.len(), self.max).into_iter().map(|n| RequestPacket::Batch(rest.by_ref().take(n).collect())).collect();
         let inner = self.inner.clone();
         Box::pin(async move {
             let answers = try_join_all(chunks.into_iter().map(|chunk| inner.clone().oneshot(chunk))).await?;

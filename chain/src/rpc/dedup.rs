@@ -27,11 +27,8 @@ pub struct CallKey {
 
 impl CallKey {
     pub fn of(packet: &RequestPacket) -> Self {
-        let requests = packet
-            .requests()
-            .iter()
-            .map(|r| (r.method().to_owned(), r.params().map(|p| p.get().to_owned()).unwrap_or_default()))
-            .collect();
+        let requests =
+            packet.requests().iter().map(|r| (r.method().to_owned(), r.params().map(|p| p.get().to_owned()).unwrap_or_default())).collect();
         Self { single: packet.as_single().is_some(), requests }
     }
 }
@@ -102,10 +99,7 @@ impl<S> DedupService<S> {
 
 impl<S> Service<RequestPacket> for DedupService<S>
 where
-    S: Service<RequestPacket, Response = ResponsePacket, Error = TransportError, Future = TransportFut<'static>>
-        + Clone
-        + Send
-        + 'static,
+    S: Service<RequestPacket, Response = ResponsePacket, Error = TransportError, Future = TransportFut<'static>> + Clone + Send + 'static,
 {
     type Response = ResponsePacket;
     type Error = TransportError;
@@ -136,9 +130,10 @@ where
         let upstream = self.inner.clone();
         let table = self.in_flight.clone();
         tokio::spawn(async move {
-            let result = upstream.oneshot(packet).await.map_err(|e| {
-                RpcFailure::from_transport_error(&e).unwrap_or_else(|| RpcFailure::BadResponse(e.to_string()))
-            });
+            let result = upstream
+                .oneshot(packet)
+                .await
+                .map_err(|e| RpcFailure::from_transport_error(&e).unwrap_or_else(|| RpcFailure::BadResponse(e.to_string())));
             table.lock().unwrap().remove(&key);
             let _ = answer_tx.send(result);
         });

@@ -88,8 +88,7 @@ impl HttpEndpoint {
             .map_err(|e| AttemptError::Network(e.without_url().to_string()))?;
         let status = response.status();
         if !status.is_success() {
-            let retry_after =
-                response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let retry_after = response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
             return Err(AttemptError::Status { status: status.as_u16(), retry_after });
         }
         let bytes = response.bytes().await.map_err(|e| AttemptError::Network(e.without_url().to_string()))?;

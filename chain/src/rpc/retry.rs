@@ -167,11 +167,7 @@ impl CallState {
     }
 
     fn packet(&self) -> RequestPacket {
-        if self.single {
-            RequestPacket::Single(self.pending[0].clone())
-        } else {
-            RequestPacket::Batch(self.pending.clone())
-        }
+        if self.single { RequestPacket::Single(self.pending[0].clone()) } else { RequestPacket::Batch(self.pending.clone()) }
     }
 
     /// Takes the answers in `response`; `None` when every request is now answered, else why not.
@@ -227,15 +223,8 @@ impl CallState {
 
     /// The answers, in request order.
     fn finish(mut self) -> ResponsePacket {
-        let mut responses: Vec<Response> = self
-            .order
-            .iter()
-            .filter_map(|id| self.answered.remove(id).or_else(|| self.error_answers.remove(id)))
-            .collect();
-        if self.single {
-            ResponsePacket::Single(responses.remove(0))
-        } else {
-            ResponsePacket::Batch(responses)
-        }
+        let mut responses: Vec<Response> =
+            self.order.iter().filter_map(|id| self.answered.remove(id).or_else(|| self.error_answers.remove(id))).collect();
+        if self.single { ResponsePacket::Single(responses.remove(0)) } else { ResponsePacket::Batch(responses) }
     }
 }

@@ -77,7 +77,12 @@ fn mint_info(account: Option<ParsedAccount>) -> Option<MintInfo> {
 
 /// `owner`'s SOL and configured SPL balances on `network`, in ONE JSON-RPC batch. A configured mint
 /// whose account is not a mint is left out; a batch that gets no answer is an error.
-pub async fn fetch_balances(client: &RpcClient, network: &NetworkSettings, mints: &MintCache, owner: SolAddress) -> Result<Balances, ChainError> {
+pub async fn fetch_balances(
+    client: &RpcClient,
+    network: &NetworkSettings,
+    mints: &MintCache,
+    owner: SolAddress,
+) -> Result<Balances, ChainError> {
     let owner_text = owner.to_string();
     let commitment = json!({ "commitment": "confirmed" });
     let parsed = json!({ "encoding": "jsonParsed", "commitment": "confirmed" });
@@ -253,7 +258,10 @@ pub async fn send_transaction(client: &RpcClient, signed: &[u8]) -> Result<Strin
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignatureOutcome {
     /// Confirmed (or finalized) in `slot`; `error` when the transaction failed (its fee was paid).
-    Confirmed { slot: u64, error: Option<String> },
+    Confirmed {
+        slot: u64,
+        error: Option<String>,
+    },
     NotYetConfirmed,
 }
 
@@ -268,7 +276,12 @@ struct SignatureStatus {
 /// Polls `getSignatureStatuses` every `poll_interval` until `signature` is confirmed or `max_wait`
 /// has passed. A failed poll is tried again at the next one; its error is returned only if the
 /// last poll failed too.
-pub async fn wait_for_signature(client: &RpcClient, signature: &str, max_wait: Duration, poll_interval: Duration) -> Result<SignatureOutcome, ChainError> {
+pub async fn wait_for_signature(
+    client: &RpcClient,
+    signature: &str,
+    max_wait: Duration,
+    poll_interval: Duration,
+) -> Result<SignatureOutcome, ChainError> {
     let deadline = tokio::time::Instant::now() + max_wait;
     let params = json!([[signature], { "searchTransactionHistory": true }]);
     loop {

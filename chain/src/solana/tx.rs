@@ -69,7 +69,12 @@ pub fn create_associated_token_account_idempotent(
 
 /// The instructions of a send from `from` to `to`. For SPL, `to` is the receiver's wallet: the
 /// tokens go to its associated token account, created first when `create_receiver_account`.
-pub fn transfer_instructions(from: &SolAddress, to: &SolAddress, transfer: &SolanaTransfer, create_receiver_account: bool) -> Vec<Instruction> {
+pub fn transfer_instructions(
+    from: &SolAddress,
+    to: &SolAddress,
+    transfer: &SolanaTransfer,
+    create_receiver_account: bool,
+) -> Vec<Instruction> {
     match *transfer {
         SolanaTransfer::Native { lamports } => vec![solana_system_interface::instruction::transfer(from, to, lamports)],
         SolanaTransfer::Spl { mint, program, decimals, amount } => {
@@ -86,7 +91,13 @@ pub fn transfer_instructions(from: &SolAddress, to: &SolAddress, transfer: &Sola
 }
 
 /// The message of a send, paid by `from`, valid while `blockhash` is recent.
-pub fn transfer_message(from: &SolAddress, to: &SolAddress, transfer: &SolanaTransfer, create_receiver_account: bool, blockhash: &SolHash) -> Message {
+pub fn transfer_message(
+    from: &SolAddress,
+    to: &SolAddress,
+    transfer: &SolanaTransfer,
+    create_receiver_account: bool,
+    blockhash: &SolHash,
+) -> Message {
     Message::new_with_blockhash(&transfer_instructions(from, to, transfer, create_receiver_account), Some(from), blockhash)
 }
 
@@ -222,10 +233,17 @@ mod tests {
 
     #[test]
     fn a_transfer_checked_is_instruction_12_with_amount_and_decimals() {
-        let (a, b, m) = (key("7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"), key("11111111111111111111111111111112"), key("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"));
+        let (a, b, m) = (
+            key("7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"),
+            key("11111111111111111111111111111112"),
+            key("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"),
+        );
         let ix = transfer_checked(&TOKEN_PROGRAM, &a, &m, &b, &a, 1_500_000, 6);
         assert_eq!(ix.data, [12, 0x60, 0xe3, 0x16, 0, 0, 0, 0, 0, 6]);
-        assert_eq!(ix.accounts.iter().map(|m| (m.is_signer, m.is_writable)).collect::<Vec<_>>(), [(false, true), (false, false), (false, true), (true, false)]);
+        assert_eq!(
+            ix.accounts.iter().map(|m| (m.is_signer, m.is_writable)).collect::<Vec<_>>(),
+            [(false, true), (false, false), (false, true), (true, false)]
+        );
     }
 
     #[test]

@@ -2,5 +2,5 @@
 #![allow(dead_code)]
 
 pub mod anvil;
-pub mod stub;
 pub mod solana;
+pub mod stub;

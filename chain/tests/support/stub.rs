@@ -103,11 +103,8 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Vec<Received>>>, script: Ar
         buffer.extend_from_slice(&chunk[..n]);
         if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
+            let length =
+                head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
             break (end + 4, length);
         }
     };
@@ -142,10 +139,8 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Vec<Received>>>, script: Ar
 }
 
 async fn write(stream: &mut TcpStream, status: u16, retry_after: Option<&str>, body: &str) {
-    let mut head = format!(
-        "HTTP/1.1 {status} Stub\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
+    let mut head =
+        format!("HTTP/1.1 {status} Stub\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
     if let Some(value) = retry_after {
         head.push_str(&format!("retry-after: {value}\r\n"));
     }

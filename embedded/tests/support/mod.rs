@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use vestibule_embedded::mail::MailPurpose;
 use vestibule_embedded::{
-    EmbeddedConfig, EmbeddedService, Mailer, ManualClock, Notice, NoticeSink, OtpCode,
-    SeededEntropy, ShareKeys, SocialProviderConfig,
+    EmbeddedConfig, EmbeddedService, Mailer, ManualClock, Notice, NoticeSink, OtpCode, SeededEntropy, ShareKeys, SocialProviderConfig,
 };
 
 pub const FRAME_ORIGIN: &str = "http://frame.test:8090";
@@ -24,26 +23,14 @@ impl RecordingMailer {
     /// The last code mailed to `to`.
     pub fn last_code(&self, to: &str) -> String {
         let sent = self.sent.lock().unwrap();
-        sent.iter()
-            .rev()
-            .find(|(recipient, _, _)| recipient == to)
-            .map(|(_, code, _)| code.clone())
-            .expect("a code was mailed")
+        sent.iter().rev().find(|(recipient, _, _)| recipient == to).map(|(_, code, _)| code.clone()).expect("a code was mailed")
     }
 }
 
 #[async_trait::async_trait]
 impl Mailer for RecordingMailer {
-    async fn send_code(
-        &self,
-        to: &str,
-        code: &OtpCode,
-        purpose: MailPurpose,
-    ) -> Result<(), vestibule_embedded::MailError> {
-        self.sent
-            .lock()
-            .unwrap()
-            .push((to.to_owned(), code.reveal().to_owned(), purpose));
+    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), vestibule_embedded::MailError> {
+        self.sent.lock().unwrap().push((to.to_owned(), code.reveal().to_owned(), purpose));
         Ok(())
     }
 }
@@ -61,10 +48,7 @@ impl RecordingSink {
 
 impl NoticeSink for RecordingSink {
     fn notify(&self, session_id: &str, notice: Notice) {
-        self.notices
-            .lock()
-            .unwrap()
-            .push((session_id.to_owned(), notice));
+        self.notices.lock().unwrap().push((session_id.to_owned(), notice));
     }
 }
 
@@ -96,43 +80,18 @@ pub struct Harness {
 pub fn harness(social: Vec<(&str, SocialProviderConfig)>) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mut config = config(dir.path());
-    config.social = social
-        .into_iter()
-        .map(|(name, provider)| (name.to_owned(), provider))
-        .collect();
+    config.social = social.into_iter().map(|(name, provider)| (name.to_owned(), provider)).collect();
     std::fs::create_dir_all(dir.path().join("dist-frame/assets")).unwrap();
-    std::fs::write(
-        dir.path().join("dist-frame/frame.html"),
-        "<!doctype html><title>frame</title>",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("dist-frame/assets/callback.js"),
-        "/* callback */",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("dist-frame/frame.html"), "<!doctype html><title>frame</title>").unwrap();
+    std::fs::write(dir.path().join("dist-frame/assets/callback.js"), "/* callback */").unwrap();
     let mailer = Arc::new(RecordingMailer::default());
     let sink = Arc::new(RecordingSink::default());
     let clock = Arc::new(ManualClock::at(1_700_000_000_000));
-    let service = EmbeddedService::builder(
-        config,
-        ShareKeys {
-            server: [1; 32],
-            recovery: [2; 32],
-        },
-        mailer.clone(),
-        sink.clone(),
-    )
-    .clock(clock.clone())
-    .entropy(Arc::new(SeededEntropy::new(42)))
-    .allowed_origins(|project| (project == "project-1").then(|| vec![HOST_ORIGIN.to_owned()]))
-    .build()
-    .unwrap();
-    Harness {
-        service: actix_web::web::Data::new(service),
-        mailer,
-        sink,
-        clock,
-        dir,
-    }
+    let service = EmbeddedService::builder(config, ShareKeys { server: [1; 32], recovery: [2; 32] }, mailer.clone(), sink.clone())
+        .clock(clock.clone())
+        .entropy(Arc::new(SeededEntropy::new(42)))
+        .allowed_origins(|project| (project == "project-1").then(|| vec![HOST_ORIGIN.to_owned()]))
+        .build()
+        .unwrap();
+    Harness { service: actix_web::web::Data::new(service), mailer, sink, clock, dir }
 }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use vestibule_actors::machines;
-use vestibule_actors::session::{self, wire, Event, SessionState, STATE_SCHEMA_VERSION};
+use vestibule_actors::session::{self, Event, STATE_SCHEMA_VERSION, SessionState, wire};
 use vestibule_store::{Envelope, EventLog, NewEvent, NewSession, SessionFilter, SessionId, SessionStatus, StoreConfig, StoreError};
 
 /// Opens a data directory for reading or importing, with a clear message when a running gateway
@@ -101,7 +101,16 @@ pub async fn list(log: &dyn EventLog, filter: SessionFilter, json_format: bool, 
                 let line = json!({ "session": m.session.to_string(), "project": m.project, "status": status, "events": m.latest_seq, "createdMs": m.created_ms, "lastActivityMs": m.last_activity_ms });
                 writeln!(out, "{line}")?;
             } else {
-                writeln!(out, "{:<36} {:<12} {:<7} {:>6}  {:<25} {}", m.session.to_string(), m.project, status, m.latest_seq, rfc3339(m.created_ms), rfc3339(m.last_activity_ms))?;
+                writeln!(
+                    out,
+                    "{:<36} {:<12} {:<7} {:>6}  {:<25} {}",
+                    m.session.to_string(),
+                    m.project,
+                    status,
+                    m.latest_seq,
+                    rfc3339(m.created_ms),
+                    rfc3339(m.last_activity_ms)
+                )?;
             }
         }
         match page.next {
@@ -195,7 +204,12 @@ pub struct ReplayOptions {
 
 /// Prints the session's events with their transitions; with `verify`, returns the first
 /// divergence from the stored checksums and snapshots.
-pub async fn replay(log: &dyn EventLog, id: SessionId, options: &ReplayOptions, out: &mut impl Write) -> anyhow::Result<Option<Divergence>> {
+pub async fn replay(
+    log: &dyn EventLog,
+    id: SessionId,
+    options: &ReplayOptions,
+    out: &mut impl Write,
+) -> anyhow::Result<Option<Divergence>> {
     let meta = log.session_meta(id).await?.ok_or_else(|| anyhow::anyhow!("no session {id} in this data directory"))?;
     let end = options.to.unwrap_or(meta.latest_seq).min(meta.latest_seq);
     let snapshot = if options.verify { log.get_snapshot(id, STATE_SCHEMA_VERSION).await? } else { None };
@@ -230,7 +244,8 @@ pub async fn replay(log: &dyn EventLog, id: SessionId, options: &ReplayOptions, 
                 if let Some(sum) = &e.checksum {
                     let hash = wire::state_hash(&after);
                     if &hash != sum {
-                        divergence = Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
+                        divergence =
+                            Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
                     }
                 }
                 if let Some(s) = snapshot.as_ref().filter(|s| s.seq == e.seq)
@@ -272,7 +287,9 @@ fn mask_emails(value: &mut Value) -> bool {
             let masked: Vec<String> = s
                 .split(' ')
                 .map(|word| match word.split_once('@') {
-                    Some((local, domain)) if !local.is_empty() && domain.contains('.') && !domain.starts_with('.') => format!("***@{domain}"),
+                    Some((local, domain)) if !local.is_empty() && domain.contains('.') && !domain.starts_with('.') => {
+                        format!("***@{domain}")
+                    }
                     _ => word.to_string(),
                 })
                 .collect();
@@ -335,9 +352,15 @@ pub async fn import(log: &dyn EventLog, file: &PathBuf, new_id: bool) -> anyhow:
     let reader = std::io::BufReader::new(std::fs::File::open(file).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", file.display()))?);
     let mut lines = reader.lines().enumerate();
     let (_, first) = lines.next().ok_or_else(|| anyhow::anyhow!("{} is empty", file.display()))?;
-    let header: ExportHeader = serde_json::from_str(&first?).map_err(|e| anyhow::anyhow!("{} line 1: not an export header: {e}", file.display()))?;
+    let header: ExportHeader =
+        serde_json::from_str(&first?).map_err(|e| anyhow::anyhow!("{} line 1: not an export header: {e}", file.display()))?;
     if header.format != EXPORT_FORMAT || header.version != 1 {
-        anyhow::bail!("{} line 1: format {:?} version {} is not {EXPORT_FORMAT:?} version 1", file.display(), header.format, header.version);
+        anyhow::bail!(
+            "{} line 1: format {:?} version {} is not {EXPORT_FORMAT:?} version 1",
+            file.display(),
+            header.format,
+            header.version
+        );
     }
     let id = if new_id { SessionId::random() } else { parse_session(&header.session)? };
     if log.session_meta(id).await?.is_some() {

@@ -70,11 +70,8 @@ impl RpcContractChecker {
     /// Contract checks over `chain`'s eip155 networks, and over `[siwx] rpc_urls` for other
     /// chains (see the module's documentation). Logs the plan, and a warning per ignored entry.
     pub fn new(settings: &SiwxSettings, chain: &ChainService) -> anyhow::Result<Self> {
-        let networks: BTreeMap<String, Vec<Url>> = chain
-            .networks()
-            .into_iter()
-            .filter_map(|n| Some((n.to_string(), chain.settings(n)?.rpc_urls.clone())))
-            .collect();
+        let networks: BTreeMap<String, Vec<Url>> =
+            chain.networks().into_iter().filter_map(|n| Some((n.to_string(), chain.settings(n)?.rpc_urls.clone()))).collect();
         let plan = check_plan(&networks, &settings.rpc_urls);
         for ignored in &plan.ignored_siwx {
             // URLs may hold API keys: only scheme, host and port are logged.
@@ -117,8 +114,8 @@ impl ContractSignatureChecker for RpcContractChecker {
         Box::pin(async move {
             let checker = checker.ok_or_else(|| format!("no RPC endpoint is configured for {}", check.chain))?;
             let address: Address = check.address.parse().map_err(|e| format!("address: {e}"))?;
-            let signature = decode_signature(&check.signature, vestibule_actors::siwx::Namespace::Eip155)
-                .ok_or("the signature is not hex")?;
+            let signature =
+                decode_signature(&check.signature, vestibule_actors::siwx::Namespace::Eip155).ok_or("the signature is not hex")?;
             let hash = eip191_hash(check.message.as_bytes());
             match tokio::time::timeout(timeout, checker.is_valid_signature(address, hash, &signature)).await {
                 Ok(Ok(true)) => Ok(()),

@@ -94,20 +94,12 @@ fn rfc3339(t: OffsetDateTime) -> String {
 /// that failed), `method` (`eip191`, `eip1271`, `ed25519`), `account` (CAIP-10), `at`, `unchecked`
 /// (bindings not asked for), and `fields` (the parsed message, when it parses).
 pub async fn run_verify(args: &SiwxVerifyArgs) -> anyhow::Result<(Value, i32)> {
-    let bytes = std::fs::read(&args.message)
-        .with_context(|| format!("reading {}", args.message.display()))?;
+    let bytes = std::fs::read(&args.message).with_context(|| format!("reading {}", args.message.display()))?;
     let now = match &args.at {
-        Some(at) => Timestamp::parse(at.as_str())
-            .map_err(|e| anyhow::anyhow!("--at {at:?}: {e}"))?
-            .at(),
+        Some(at) => Timestamp::parse(at.as_str()).map_err(|e| anyhow::anyhow!("--at {at:?}: {e}"))?.at(),
         None => OffsetDateTime::now_utc(),
     };
-    let checker = args
-        .rpc
-        .as_deref()
-        .map(Eip1271Checker::new)
-        .transpose()
-        .context("--rpc")?;
+    let checker = args.rpc.as_deref().map(Eip1271Checker::new).transpose().context("--rpc")?;
     let policy = args.policy(now);
 
     let invalid = |code: &str, message: String, fields: Value| {
@@ -124,11 +116,7 @@ pub async fn run_verify(args: &SiwxVerifyArgs) -> anyhow::Result<(Value, i32)> {
     };
 
     let Ok(text) = String::from_utf8(bytes) else {
-        return Ok(invalid(
-            "malformed_message",
-            "the message file is not UTF-8".into(),
-            Value::Null,
-        ));
+        return Ok(invalid("malformed_message", "the message file is not UTF-8".into(), Value::Null));
     };
     let parsed = match SiwxMessage::parse(&text) {
         Ok(m) => m,
@@ -165,10 +153,7 @@ pub async fn run_verify(args: &SiwxVerifyArgs) -> anyhow::Result<(Value, i32)> {
         Err(e) => {
             let (mut verdict, code) = invalid(e.code(), e.to_string(), fields);
             verdict["account"] = json!(parsed.account.caip10());
-            if let SiwxError::Rejected(VerifyError::SignatureMismatch {
-                recovered: Some(r), ..
-            }) = &e
-            {
+            if let SiwxError::Rejected(VerifyError::SignatureMismatch { recovered: Some(r), .. }) = &e {
                 verdict["reason"]["recovered"] = json!(r);
             }
             Ok((verdict, code))

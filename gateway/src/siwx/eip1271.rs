@@ -33,22 +33,16 @@ pub struct Eip1271Checker {
 
 impl std::fmt::Debug for Eip1271Checker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Eip1271Checker")
-            .field("endpoint", &self.endpoint)
-            .finish()
+        f.debug_struct("Eip1271Checker").field("endpoint", &self.endpoint).finish()
     }
 }
 
 impl Eip1271Checker {
     /// A checker for the JSON-RPC endpoint at `rpc_url` (`http://` or `https://`). Connects lazily.
     pub fn new(rpc_url: &str) -> Result<Self, RpcError> {
-        let url: Url = rpc_url
-            .parse()
-            .map_err(|e| RpcError(format!("bad RPC URL {rpc_url:?}: {e}")))?;
+        let url: Url = rpc_url.parse().map_err(|e| RpcError(format!("bad RPC URL {rpc_url:?}: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(RpcError(format!(
-                "RPC URL must be http or https: {rpc_url}"
-            )));
+            return Err(RpcError(format!("RPC URL must be http or https: {rpc_url}")));
         }
         // reqwest is built with rustls and no provider of its own (decision 0906): install ring
         // before the first client is made, or building it panics.
@@ -74,47 +68,25 @@ impl Eip1271Checker {
 
     /// The chain id the endpoint serves (`eth_chainId`).
     pub async fn chain_id(&self) -> Result<u64, RpcError> {
-        self.provider
-            .get_chain_id()
-            .await
-            .map_err(|e| RpcError(e.to_string()))
+        self.provider.get_chain_id().await.map_err(|e| RpcError(e.to_string()))
     }
 
     /// Whether `address` has code at the latest block (`eth_getCode`).
     pub async fn has_code(&self, address: Address) -> Result<bool, RpcError> {
-        let code = self
-            .provider
-            .get_code_at(address)
-            .await
-            .map_err(|e| RpcError(e.to_string()))?;
+        let code = self.provider.get_code_at(address).await.map_err(|e| RpcError(e.to_string()))?;
         Ok(!code.is_empty())
     }
 
     /// Whether the contract at `address` says `signature` is its signature of `hash`: `true` only
     /// for the magic value. A revert, no return data or undecodable return data is `false`; only a
     /// failure to get an answer is an error.
-    pub async fn is_valid_signature(
-        &self,
-        address: Address,
-        hash: B256,
-        signature: &[u8],
-    ) -> Result<bool, RpcError> {
+    pub async fn is_valid_signature(&self, address: Address, hash: B256, signature: &[u8]) -> Result<bool, RpcError> {
         let contract = IERC1271::new(address, &self.provider);
-        match contract
-            .isValidSignature(hash, Bytes::copy_from_slice(signature))
-            .call()
-            .await
-        {
+        match contract.isValidSignature(hash, Bytes::copy_from_slice(signature)).call().await {
             Ok(magic) => Ok(magic == FixedBytes(MAGIC_VALUE)),
-            Err(alloy::contract::Error::AbiError(_) | alloy::contract::Error::ZeroData(..)) => {
-                Ok(false)
-            }
+            Err(alloy::contract::Error::AbiError(_) | alloy::contract::Error::ZeroData(..)) => Ok(false),
             Err(alloy::contract::Error::TransportError(e)) => match e.as_error_resp() {
-                Some(resp)
-                    if resp.code == 3 || resp.message.to_ascii_lowercase().contains("revert") =>
-                {
-                    Ok(false)
-                }
+                Some(resp) if resp.code == 3 || resp.message.to_ascii_lowercase().contains("revert") => Ok(false),
                 _ => Err(RpcError(e.to_string())),
             },
             Err(e) => Err(RpcError(e.to_string())),

@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use actix_web::{http::header, web, HttpResponse};
+use actix_web::{HttpResponse, http::header, web};
 use serde::Deserialize;
 use vestibule_actors::runtime::{Execute, Inspect};
 use vestibule_actors::session::ClientCommand;

@@ -6,10 +6,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use ed25519_dalek::pkcs8::EncodePrivateKey;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::SigningKey;
+use ed25519_dalek::pkcs8::EncodePrivateKey;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -206,7 +206,8 @@ mod tests {
         }
         // An HMAC token keyed with the public key (the classic confusion attack).
         let public = keys.jwks()["keys"][0]["x"].as_str().unwrap().to_string();
-        let hmac = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims(200), &EncodingKey::from_secret(public.as_bytes())).unwrap();
+        let hmac =
+            jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims(200), &EncodingKey::from_secret(public.as_bytes())).unwrap();
         assert_eq!(keys.verify(&hmac, 150), Err(TokenError::BadSignature));
         // The positive probe: the same claims signed by the key verify.
         assert!(keys.verify(&keys.issue(&claims(200)), 150).is_ok());

@@ -3,8 +3,7 @@
 
 use vestibule_actors::siwx::verify::eip191_hash;
 use vestibule_actors::siwx::{
-    Account, Namespace, SignatureMethod, SiwxMessage, Verified, VerifyError, VerifyPolicy,
-    verify_eoa, verify_solana,
+    Account, Namespace, SignatureMethod, SiwxMessage, Verified, VerifyError, VerifyPolicy, verify_eoa, verify_solana,
 };
 
 use super::eip1271::{Eip1271Checker, RpcError};
@@ -23,9 +22,7 @@ pub enum SiwxError {
     },
     /// The JSON-RPC endpoint serves another chain than the message's `Chain ID`, so the account
     /// cannot be resolved there (EIP-4361: contract accounts are resolved on that chain).
-    #[error(
-        "the RPC endpoint serves chain {rpc_chain_id}, the message is for chain {message_chain_id}"
-    )]
+    #[error("the RPC endpoint serves chain {rpc_chain_id}, the message is for chain {message_chain_id}")]
     RpcChainMismatch {
         /// From the message.
         message_chain_id: u64,
@@ -76,31 +73,17 @@ pub async fn verify_message(
     let Some(checker) = eip1271 else {
         return Err(eoa_error.into());
     };
-    let Account::Eip155 { chain_id, address } = parsed.account else {
-        unreachable!("namespace checked")
-    };
+    let Account::Eip155 { chain_id, address } = parsed.account else { unreachable!("namespace checked") };
     let rpc_chain_id = checker.chain_id().await?;
     if rpc_chain_id != chain_id {
-        return Err(SiwxError::RpcChainMismatch {
-            message_chain_id: chain_id,
-            rpc_chain_id,
-        });
+        return Err(SiwxError::RpcChainMismatch { message_chain_id: chain_id, rpc_chain_id });
     }
     if !checker.has_code(address).await? {
         return Err(eoa_error.into());
     }
-    if checker
-        .is_valid_signature(address, eip191_hash(message.as_bytes()), signature)
-        .await?
-    {
-        Ok(Verified {
-            message: parsed,
-            method: SignatureMethod::Eip1271,
-            unchecked: policy.unchecked(),
-        })
+    if checker.is_valid_signature(address, eip191_hash(message.as_bytes()), signature).await? {
+        Ok(Verified { message: parsed, method: SignatureMethod::Eip1271, unchecked: policy.unchecked() })
     } else {
-        Err(SiwxError::ContractRejected {
-            address: address.to_checksum(None),
-        })
+        Err(SiwxError::ContractRejected { address: address.to_checksum(None) })
     }
 }

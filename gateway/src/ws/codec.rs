@@ -4,8 +4,8 @@
 //! (`tools/fuzz/fuzz_targets/ws_frame.rs`) runs exactly this code over arbitrary bytes.
 
 use tokio_tungstenite::tungstenite::error::ProtocolError;
-use tokio_tungstenite::tungstenite::protocol::frame::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::Utf8Bytes;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 /// Bytes tungstenite reads from the socket at a time, and its read buffer's resident size for an
@@ -88,8 +88,8 @@ pub fn classify(item: Option<Result<Message, WsError>>) -> Incoming {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
     use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 
     #[test]
     fn a_text_frame_header_is_the_one_tungstenite_writes() {

@@ -13,19 +13,19 @@ use std::time::Instant;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::Receiver;
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Utf8Bytes};
-use tokio_tungstenite::tungstenite::Message;
 use tracing::Instrument;
-use vestibule_actors::protocol::{close, ClientMessage, CommandStatus, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
+use vestibule_actors::protocol::{ClientMessage, CommandStatus, PROTOCOL_VERSION, ProtocolErrorCode, ServerMessage, close};
 use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropNotice, Execute, ModalSession, Outbound};
 use vestibule_actors::session::{CommandError, RefusalCode};
 use vestibule_store::SessionId;
 
-use super::codec::{classify, text_frame_header, Incoming};
-use super::hello::{parse_hello, HelloError};
-use super::window::AckWindow;
 use super::Socket;
+use super::codec::{Incoming, classify, text_frame_header};
+use super::hello::{HelloError, parse_hello};
+use super::window::AckWindow;
 use crate::cluster::{CommandOutcome, Route};
 use crate::limits::TokenBucket;
 use crate::state::AppState;
@@ -237,7 +237,9 @@ impl Connection {
                 Incoming::Control => continue,
                 Incoming::Binary => {
                     self.state.metrics.refusal("binary_frame");
-                    return Err(self.fail(ws, ProtocolErrorCode::BadHello, "the first message must be a hello text frame", close::BAD_HELLO).await);
+                    return Err(self
+                        .fail(ws, ProtocolErrorCode::BadHello, "the first message must be a hello text frame", close::BAD_HELLO)
+                        .await);
                 }
                 refused => return Err(self.refuse_frame(ws, refused).await),
             }
@@ -264,7 +266,9 @@ impl Connection {
             return Err(self.fail(ws, ProtocolErrorCode::UnsupportedProtocol, &message, close::UNSUPPORTED_PROTOCOL).await);
         }
         if hello.project_id != self.project {
-            return Err(self.fail(ws, ProtocolErrorCode::BadHello, "hello.projectId differs from the URL's projectId", close::BAD_HELLO).await);
+            return Err(self
+                .fail(ws, ProtocolErrorCode::BadHello, "hello.projectId differs from the URL's projectId", close::BAD_HELLO)
+                .await);
         }
         let registry = &self.state.registry;
         let (session_id, new_token, last_seq) = match hello.session_id {
@@ -320,7 +324,9 @@ impl Connection {
                 }
                 Err(e) => {
                     tracing::warn!(session = %session_id, error = %e, "routing a resume failed");
-                    return Err(self.fail(ws, ProtocolErrorCode::Internal, "the session's gateway is unavailable; resume shortly", close::INTERNAL).await);
+                    return Err(self
+                        .fail(ws, ProtocolErrorCode::Internal, "the session's gateway is unavailable; resume shortly", close::INTERNAL)
+                        .await);
                 }
             }
         }

@@ -75,7 +75,9 @@ mod tests {
 
     #[test]
     fn anything_else_is_not_a_hello() {
-        for text in ["{not json", "[]", r#"{"type":"ack","seq":1}"#, r#"{"type":"hello","protocol":"one","projectId":"p"}"#, r#"{"type":"hello"}"#] {
+        for text in
+            ["{not json", "[]", r#"{"type":"ack","seq":1}"#, r#"{"type":"hello","protocol":"one","projectId":"p"}"#, r#"{"type":"hello"}"#]
+        {
             assert!(matches!(parse_hello(text), Err(HelloError::NotHello(_))), "{text}");
         }
     }

@@ -20,11 +20,11 @@ use actix_http::body::BodySize;
 use actix_http::h1;
 use actix_http::header::{self, HeaderMap};
 use actix_http::{Request, Response, StatusCode};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::SinkExt;
 use serde::Deserialize;
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use vestibule_actors::protocol::ProtocolErrorCode;
 
 use crate::config::{Limits, Project};
@@ -33,7 +33,7 @@ use crate::server::AdmittedSocket;
 use crate::state::AppState;
 
 pub use connection::Connection;
-pub use hello::{parse_hello, Hello, HelloError};
+pub use hello::{Hello, HelloError, parse_hello};
 pub use window::AckWindow;
 
 /// A socket whose request asked for a WebSocket, as actix-http hands it over.
@@ -262,9 +262,7 @@ pub async fn check(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse
         None => Ok(()),
     });
     match admitted {
-        Ok(()) => HttpResponse::Ok()
-            .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
-            .json(serde_json::json!({ "ok": true })),
+        Ok(()) => HttpResponse::Ok().insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")).json(serde_json::json!({ "ok": true })),
         Err(refusal) => refusal.response(),
     }
 }

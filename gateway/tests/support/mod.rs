@@ -10,12 +10,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use vestibule_actors::session::wire;
 
@@ -465,7 +465,8 @@ pub async fn sign(client: &mut Client, signer: &alloy::signers::local::PrivateKe
     let (request_id, kind) = first_request(&client.state);
     assert_eq!(kind["type"], "signMessage");
     let message = kind["message"].as_str().unwrap().to_string();
-    let signature = format!("0x{}", hex::encode(alloy::signers::SignerSync::sign_message_sync(signer, message.as_bytes()).unwrap().as_bytes()));
+    let signature =
+        format!("0x{}", hex::encode(alloy::signers::SignerSync::sign_message_sync(signer, message.as_bytes()).unwrap().as_bytes()));
     let outcome = json!({ "status": "ok", "result": signature });
     client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
     message
@@ -490,7 +491,7 @@ pub async fn wait_for(client: &mut Client, what: &str, patience: Duration, done:
 /// The EVM devnet the chain tests run against: one anvil at chain id [`evm::CHAIN_ID`].
 pub mod evm {
     use alloy::primitives::U256;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     pub const CHAIN_ID: u64 = 31337;
     /// anvil's second development account (funded by anvil itself).

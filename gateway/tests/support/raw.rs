@@ -60,7 +60,13 @@ pub async fn upgrade(addr: &str, project: &str, origin: &str) -> TcpStream {
 }
 
 /// Sends an upgrade request (with `extra_headers`, each ending in CRLF) and reads the answer's head.
-pub async fn try_upgrade_from(source: IpAddr, addr: &str, project: &str, origin: &str, extra_headers: &str) -> std::io::Result<(TcpStream, String)> {
+pub async fn try_upgrade_from(
+    source: IpAddr,
+    addr: &str,
+    project: &str,
+    origin: &str,
+    extra_headers: &str,
+) -> std::io::Result<(TcpStream, String)> {
     let mut stream = connect_from(source, addr).await?;
     stream.write_all(upgrade_request(addr, project, origin, extra_headers).as_bytes()).await?;
     let head = read_head(&mut stream).await?;

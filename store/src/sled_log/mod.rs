@@ -13,8 +13,8 @@ mod writer;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -25,12 +25,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use self::writer::{AnswerWrite, Op, Writer};
-use crate::histogram::{AtomicHistogram, HistogramSnapshot, BATCH_APPENDS_BOUNDS, FLUSH_SECONDS_BOUNDS};
+use crate::histogram::{AtomicHistogram, BATCH_APPENDS_BOUNDS, FLUSH_SECONDS_BOUNDS, HistogramSnapshot};
 use crate::layout::{self, MetaRecord};
 use crate::{
     AppendOutcome, CommandAnswer, Durability, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting,
-    RetentionPolicy, SessionFilter, SessionId, SessionMeta, SessionPage, SessionStatus, Snapshot, StoreConfig,
-    StoreError, Upcaster,
+    RetentionPolicy, SessionFilter, SessionId, SessionMeta, SessionPage, SessionStatus, Snapshot, StoreConfig, StoreError, Upcaster,
 };
 
 /// Events read per step by `stream` and `follow`.
@@ -287,10 +286,7 @@ pub struct SledEventLog {
 
 impl std::fmt::Debug for SledEventLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SledEventLog")
-            .field("dir", &self.shared.dir)
-            .field("durability", &self.shared.durability)
-            .finish_non_exhaustive()
+        f.debug_struct("SledEventLog").field("dir", &self.shared.dir).field("durability", &self.shared.durability).finish_non_exhaustive()
     }
 }
 
@@ -368,10 +364,7 @@ impl SledEventLog {
         });
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let writer = Writer::new(shared.clone(), rx, config.max_batch_ops).map_err(io)?;
-        let writer = std::thread::Builder::new()
-            .name("vestibule-store-writer".into())
-            .spawn(move || writer.run())
-            .map_err(io)?;
+        let writer = std::thread::Builder::new().name("vestibule-store-writer".into()).spawn(move || writer.run()).map_err(io)?;
         if let Durability::Buffered { interval_ms } = config.durability {
             spawn_ticker(tx.downgrade(), Duration::from_millis(interval_ms.max(1)));
         }
@@ -473,8 +466,7 @@ impl SledEventLog {
     ) -> Result<AppendOutcome, StoreError> {
         let records = self.encode_events(&events)?;
         let first = self.call(|reply| Op::Append { session, expected: expected_seq, records, answer, reply }).await?;
-        let envelopes =
-            events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, first + i as u64, e)).collect();
+        let envelopes = events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, first + i as u64, e)).collect();
         Ok(AppendOutcome { envelopes })
     }
 
@@ -777,12 +769,7 @@ impl EventLog for SledEventLog {
         self.call(|reply| Op::SetStatus { session, status, reply }).await
     }
 
-    async fn list_sessions(
-        &self,
-        filter: &SessionFilter,
-        after: Option<SessionId>,
-        limit: usize,
-    ) -> Result<SessionPage, StoreError> {
+    async fn list_sessions(&self, filter: &SessionFilter, after: Option<SessionId>, limit: usize) -> Result<SessionPage, StoreError> {
         use std::ops::Bound::{Excluded, Included};
         let shared = &self.shared;
         let start = match after {
@@ -802,8 +789,7 @@ impl EventLog for SledEventLog {
                 scanned += 1;
                 last_scanned = Some(session);
                 let record = layout::decode_meta(session, &v)?;
-                let keep = filter.project.as_ref().is_none_or(|p| *p == record.project)
-                    && filter.status.is_none_or(|s| s == record.status);
+                let keep = filter.project.as_ref().is_none_or(|p| *p == record.project) && filter.status.is_none_or(|s| s == record.status);
                 if keep {
                     let meta = shared.full_meta(session, record)?;
                     if filter.active_since_ms.is_none_or(|t| meta.last_activity_ms >= t) {

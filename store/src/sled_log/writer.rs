@@ -26,21 +26,61 @@ pub(crate) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 const CACHE_LIMIT: usize = 262_144;
 
 pub(crate) enum Op {
-    Create { session: SessionId, meta: MetaRecord, record: Vec<u8>, reply: Reply<()> },
+    Create {
+        session: SessionId,
+        meta: MetaRecord,
+        record: Vec<u8>,
+        reply: Reply<()>,
+    },
     /// Returns the seq of the first appended event. `answer` (key, record) is written in the same
     /// batch as the events, so a crash keeps both or neither.
-    Append { session: SessionId, expected: u64, records: Vec<Vec<u8>>, answer: Option<AnswerWrite>, reply: Reply<u64> },
+    Append {
+        session: SessionId,
+        expected: u64,
+        records: Vec<Vec<u8>>,
+        answer: Option<AnswerWrite>,
+        reply: Reply<u64>,
+    },
     /// The answer to a command that wrote no event.
-    RememberAnswer { session: SessionId, answer: AnswerWrite, reply: Reply<()> },
-    SetStatus { session: SessionId, status: SessionStatus, reply: Reply<()> },
-    PutSnapshot { session: SessionId, seq: u64, schema_version: u32, record: Vec<u8>, reply: Reply<()> },
+    RememberAnswer {
+        session: SessionId,
+        answer: AnswerWrite,
+        reply: Reply<()>,
+    },
+    SetStatus {
+        session: SessionId,
+        status: SessionStatus,
+        reply: Reply<()>,
+    },
+    PutSnapshot {
+        session: SessionId,
+        seq: u64,
+        schema_version: u32,
+        record: Vec<u8>,
+        reply: Reply<()>,
+    },
     /// Deletes at most `limit` snapshots; returns how many it deleted.
-    DeleteSnapshots { session: Option<SessionId>, limit: usize, reply: Reply<usize> },
+    DeleteSnapshots {
+        session: Option<SessionId>,
+        limit: usize,
+        reply: Reply<usize>,
+    },
     /// Expires those of `candidates` that are (still) due; returns them.
-    Expire { candidates: Vec<SessionId>, policy: RetentionPolicy, now_ms: u64, reply: Reply<Vec<SessionId>> },
+    Expire {
+        candidates: Vec<SessionId>,
+        policy: RetentionPolicy,
+        now_ms: u64,
+        reply: Reply<Vec<SessionId>>,
+    },
     /// Deletes at most `limit` events of an expired session; returns (deleted, finished).
-    Purge { session: SessionId, limit: usize, reply: Reply<(u64, bool)> },
-    Flush { reply: Reply<()> },
+    Purge {
+        session: SessionId,
+        limit: usize,
+        reply: Reply<(u64, bool)>,
+    },
+    Flush {
+        reply: Reply<()>,
+    },
     /// Buffered mode's timer: flush if anything is unflushed.
     Tick,
 }
@@ -144,7 +184,12 @@ impl Syncer {
             }
             let name_bytes = name.to_bytes();
             if !self.synced_blobs.contains(name_bytes) {
-                let blob = rustix::fs::openat(dir.fd()?, name, rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty());
+                let blob = rustix::fs::openat(
+                    dir.fd()?,
+                    name,
+                    rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                );
                 match blob {
                     Ok(fd) => rustix::fs::fdatasync(&fd)?,
                     Err(rustix::io::Errno::NOENT) => continue, // collected meanwhile
@@ -351,8 +396,7 @@ impl Writer {
         let flush_now = match self.shared.durability {
             Durability::Durable => self.dirty,
             Durability::Buffered { interval_ms } => {
-                self.dirty
-                    && (b.force_flush || b.tick || self.last_flush.elapsed() >= Duration::from_millis(interval_ms))
+                self.dirty && (b.force_flush || b.tick || self.last_flush.elapsed() >= Duration::from_millis(interval_ms))
             }
         };
         if flush_now && let Err(e) = self.flush() {

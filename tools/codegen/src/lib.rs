@@ -13,7 +13,7 @@ use ts_rs::TS;
 
 use vestibule_actors::machines;
 use vestibule_actors::machines::toasts;
-use vestibule_actors::protocol::{close, ClientMessage, ProtocolErrorCode, ServerMessage, PROTOCOL_VERSION};
+use vestibule_actors::protocol::{ClientMessage, PROTOCOL_VERSION, ProtocolErrorCode, ServerMessage, close};
 use vestibule_actors::session::{Event, RefusalCode};
 
 const HEADER: &str = "// Generated from the Rust definitions by `vestibule-codegen`. Do not edit by hand.\n";
@@ -143,7 +143,7 @@ struct Script {
 
 impl Script {
     fn start(options: vestibule_actors::model::options::SessionOptions) -> Self {
-        use vestibule_actors::session::{self, wire, SessionState};
+        use vestibule_actors::session::{self, SessionState, wire};
         let start = vestibule_actors::testing::started_with(options);
         let state = start.iter().fold(SessionState::default(), session::evolve);
         let json = wire::to_value(&state);
@@ -162,7 +162,7 @@ impl Script {
 
     fn step(&mut self, command: impl Into<vestibule_actors::session::Command>) -> &mut Self {
         use vestibule_actors::protocol::WireEvent;
-        use vestibule_actors::session::{self, wire, Command};
+        use vestibule_actors::session::{self, Command, wire};
         let command = command.into();
         self.commands += 1;
         let correlation = match command {
@@ -215,7 +215,7 @@ impl Script {
 pub fn fixture_frames() -> Vec<ServerMessage> {
     use vestibule_actors::machines::toasts::ToastVariant;
     use vestibule_actors::session::{ClientCommand as C, Command};
-    use vestibule_actors::testing::{dev_wallet, wallet_err, wallet_ok, ALICE, DEV_WALLET_RDNS};
+    use vestibule_actors::testing::{ALICE, DEV_WALLET_RDNS, dev_wallet, wallet_err, wallet_ok};
 
     let mut s = Script::start(Default::default());
     s.step(C::ReportWallets { wallets: vec![dev_wallet()] })
@@ -240,7 +240,9 @@ pub fn fixture_frames() -> Vec<ServerMessage> {
 pub fn sign_in_frames() -> Vec<ServerMessage> {
     use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
     use vestibule_actors::session::ClientCommand as C;
-    use vestibule_actors::testing::{dev_wallet, personal_sign, sign_in_options, signer_address, wallet_err, wallet_ok, DEV_WALLET_RDNS, SIGNER_KEY};
+    use vestibule_actors::testing::{
+        DEV_WALLET_RDNS, SIGNER_KEY, dev_wallet, personal_sign, sign_in_options, signer_address, wallet_err, wallet_ok,
+    };
 
     let mut s = Script::start(sign_in_options(true));
     s.step(C::ReportWallets { wallets: vec![dev_wallet()] })
@@ -302,8 +304,8 @@ pub fn multichain_frames() -> Vec<ServerMessage> {
     use vestibule_actors::model::caip::Namespace;
     use vestibule_actors::session::ClientCommand as C;
     use vestibule_actors::testing::{
-        dev_solana_wallet, dev_wallet, multichain_options, solana_address, solana_ok, wallet_ok, ALICE, DEV_SOLANA_CONNECTOR,
-        DEV_WALLET_RDNS,
+        ALICE, DEV_SOLANA_CONNECTOR, DEV_WALLET_RDNS, dev_solana_wallet, dev_wallet, multichain_options, solana_address, solana_ok,
+        wallet_ok,
     };
 
     let mut s = Script::start(multichain_options(None));

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use clap::Parser;
 
 #[derive(Debug, Parser)]
-#[command(name = "vestibule-codegen", version, about = "Regenerate the client's TypeScript definitions and statecharts from the Rust types")]
+#[command(
+    name = "vestibule-codegen",
+    version,
+    about = "Regenerate the client's TypeScript definitions and statecharts from the Rust types"
+)]
 struct Args {
     /// Output directory.
     #[arg(long, default_value = "client/src/generated")]

@@ -8,8 +8,8 @@
 use libfuzzer_sys::fuzz_target;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::protocol::ClientMessage;
-use vestibule_actors::session::{self, wire, Command};
-use vestibule_actors::testing::{connected, T0};
+use vestibule_actors::session::{self, Command, wire};
+use vestibule_actors::testing::{T0, connected};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -17,7 +17,13 @@ fuzz_target!(|data: &[u8]| {
     match message {
         ClientMessage::Hello { options: Some(options), .. } => {
             // No chain service, as a gateway with no `[networks]` configured.
-            let start = Command::Start { project: "demo".into(), origin: "http://localhost:3000".into(), options, served_networks: Vec::new(), embedded_frame_origin: Some("http://127.0.0.1:8081".into()) };
+            let start = Command::Start {
+                project: "demo".into(),
+                origin: "http://localhost:3000".into(),
+                options,
+                served_networks: Vec::new(),
+                embedded_frame_origin: Some("http://127.0.0.1:8081".into()),
+            };
             let state = session::SessionState::default();
             let ctx = Ctx { now_ms: T0, options: &state.options, nonce: "FuzzNonce0000000" };
             if let Ok(events) = session::decide(&state, start, &ctx) {

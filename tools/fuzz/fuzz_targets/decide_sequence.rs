@@ -11,8 +11,8 @@ use libfuzzer_sys::fuzz_target;
 use rand::RngCore;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
-use vestibule_actors::session::{self, wire, SessionState};
-use vestibule_actors::testing::{multichain_options, random_step, sign_in_options, started, started_with, T0};
+use vestibule_actors::session::{self, SessionState, wire};
+use vestibule_actors::testing::{T0, multichain_options, random_step, sign_in_options, started, started_with};
 
 /// The fuzzer's bytes as a source of randomness (zeros once they run out).
 struct Choices<'a>(&'a [u8]);

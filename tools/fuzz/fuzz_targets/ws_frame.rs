@@ -53,9 +53,14 @@ fn check_hello(text: &str) {
     if let Err(hello::HelloError::Options(e)) = &read {
         assert!(!e.field.is_empty(), "an options refusal names a field");
     }
-    if let Ok(ClientMessage::Hello { protocol, project_id, session_id, resume_token, last_seq, options }) = serde_json::from_str::<ClientMessage>(text) {
+    if let Ok(ClientMessage::Hello { protocol, project_id, session_id, resume_token, last_seq, options }) =
+        serde_json::from_str::<ClientMessage>(text)
+    {
         let hello = read.expect("a hello the protocol type accepts is accepted");
-        assert_eq!((hello.protocol, &hello.project_id, &hello.session_id, &hello.resume_token), (protocol, &project_id, &session_id, &resume_token));
+        assert_eq!(
+            (hello.protocol, &hello.project_id, &hello.session_id, &hello.resume_token),
+            (protocol, &project_id, &session_id, &resume_token)
+        );
         assert_eq!(hello.last_seq, last_seq.filter(|&seq| seq > 0), "lastSeq 0 means no state");
         assert_eq!(hello.options.is_some(), options.is_some());
     }

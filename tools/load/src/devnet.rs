@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use alloy::primitives::{keccak256, Address, U256};
+use alloy::primitives::{Address, U256, keccak256};
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::transports::RpcError;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// What a visitor's wallet needs of the devnet.
 pub struct Devnet {
@@ -43,9 +43,11 @@ impl Devnet {
     pub fn read(dir: &Path) -> anyhow::Result<Self> {
         let file = dir.join("devnet.json");
         let devnet: Value = serde_json::from_str(
-            &std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e} (start the devnet with `start_devnet DIR`)", file.display()))?,
+            &std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e} (start the devnet with `start_devnet DIR`)", file.display()))?,
         )?;
-        let networks = devnet["networks"].as_object().filter(|n| !n.is_empty()).ok_or_else(|| anyhow::anyhow!("{}: no networks", file.display()))?;
+        let networks =
+            devnet["networks"].as_object().filter(|n| !n.is_empty()).ok_or_else(|| anyhow::anyhow!("{}: no networks", file.display()))?;
         let mut ids: Vec<&String> = networks.keys().collect();
         ids.sort();
         let network = ids[0].clone();

@@ -109,7 +109,8 @@ pub fn gateway_bin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(bin) = beside.filter(|b| b.is_file()) {
         return Ok(bin);
     }
-    let on_path = std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("vestibule")).find(|b| b.is_file()));
+    let on_path =
+        std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("vestibule")).find(|b| b.is_file()));
     on_path.ok_or_else(|| anyhow::anyhow!("no `vestibule` binary next to this program or on the PATH (build it with `cargo build -p vestibule-gateway`, or pass --gateway-bin)"))
 }
 

@@ -13,13 +13,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use self::gateway_process::{cpu_seconds, gateway_bin, raise_nofile_limit, rss_bytes, GatewayProcess};
+use self::gateway_process::{GatewayProcess, cpu_seconds, gateway_bin, raise_nofile_limit, rss_bytes};
 use self::metrics::{Metrics, Totals};
 use self::scenario::{Scenario, ScenarioKind};
 use self::visitor::{Broken, Target, Visitor};
@@ -339,7 +339,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     let devnet = match (&args.devnet, args.scenario) {
         (Some(dir), _) => Some(Arc::new(devnet::Devnet::read(dir)?)),
-        (None, ScenarioKind::Account) => anyhow::bail!("the account scenario needs --devnet DIR (start_devnet DIR of scripts/lib/devnet.sh; tools/load/run-account.sh does both)"),
+        (None, ScenarioKind::Account) => anyhow::bail!(
+            "the account scenario needs --devnet DIR (start_devnet DIR of scripts/lib/devnet.sh; tools/load/run-account.sh does both)"
+        ),
         (None, _) => None,
     };
     if args.scenario == ScenarioKind::Account && args.addresses == 0 {
@@ -356,7 +358,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
     let mut gateway = match (args.url.is_empty(), &data_dir) {
         (true, Some(dir)) => {
-            let store = args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
+            let store =
+                args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
             let chain = devnet.as_ref().map(|d| d.chain_config.clone());
             let extra = [store, chain].into_iter().flatten().collect::<Vec<_>>().join("\n");
             Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log, Some(&extra))?)
@@ -365,7 +368,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     };
     let addrs: Vec<String> = match &gateway {
         Some(g) => vec![g.addr.clone()],
-        None => args.url.iter().map(|url| url.trim_start_matches("ws://").trim_end_matches('/').trim_end_matches("/ws").to_string()).collect(),
+        None => {
+            args.url.iter().map(|url| url.trim_start_matches("ws://").trim_end_matches('/').trim_end_matches("/ws").to_string()).collect()
+        }
     };
     let addr = addrs[0].clone();
     let mut resolved = Vec::with_capacity(addrs.len());
@@ -598,7 +603,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                 (Some(before), Some(after)) => {
                     let mut report = chain_report(&before, &after, at.elapsed().as_secs_f64(), args.addresses, sessions_connected);
                     report.cpu_s = cpu_after.iter().filter_map(|(k, v)| Some((k.clone(), v - cpu_before.get(k)?))).collect();
-                    let share = |before: Option<u64>, after: Option<u64>| Some((after? - before?) as f64 / 1e6 / report.window_s.max(0.001) * 100.0);
+                    let share = |before: Option<u64>, after: Option<u64>| {
+                        Some((after? - before?) as f64 / 1e6 / report.window_s.max(0.001) * 100.0)
+                    };
                     report.cpu_pressure_pct = share(cpu_stall, pressure_stall_us("cpu"));
                     report.io_pressure_pct = share(io_stall, pressure_stall_us("io"));
                     Some(report)
@@ -635,19 +642,22 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     if let Some(log) = log_to_check {
         for visitor in &visitors {
             let Some(session) = visitor.session_id.as_ref().and_then(|s| s.parse().ok()) else { continue };
-            let correlations: BTreeSet<String> =
-                log.read(session, 1, None).await?.into_iter().filter_map(|e| e.correlation_id).collect();
+            let correlations: BTreeSet<String> = log.read(session, 1, None).await?.into_iter().filter_map(|e| e.correlation_id).collect();
             for id in visitor.must_persist.iter().collect::<BTreeSet<_>>() {
                 checked += 1;
                 if !correlations.contains(id) {
                     lost += 1;
-                    eprintln!("LOST: session {} command {id} was accepted but is not in the log", visitor.session_id.as_deref().unwrap_or("?"));
+                    eprintln!(
+                        "LOST: session {} command {id} was accepted but is not in the log",
+                        visitor.session_id.as_deref().unwrap_or("?")
+                    );
                 }
             }
         }
     }
     drop(gateway);
-    let mut report = build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
+    let mut report =
+        build_report(&args, totals, elapsed, sessions_connected, kills, checked, lost, baseline_rss, idle_rss, open_files_limit);
     report.hibernated_sessions = hibernated;
     report.chain = chain_report;
     report.drain_s = drain;
@@ -692,7 +702,13 @@ pub fn parse_metrics(text: &str) -> BTreeMap<String, f64> {
 }
 
 /// The chain counters' increase between two `/metrics` readings.
-pub fn chain_report(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>, window_s: f64, addresses: usize, sessions: usize) -> ChainReport {
+pub fn chain_report(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+    window_s: f64,
+    addresses: usize,
+    sessions: usize,
+) -> ChainReport {
     let counters: BTreeMap<String, u64> = after
         .iter()
         .filter(|(k, _)| k.starts_with("vestibule_chain_") && k.contains("_total"))
@@ -806,9 +822,20 @@ fn build_report(
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |us: u64| us as f64 / 1000.0;
-        writeln!(f, "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic (+{:.1} s to drain)", self.scenario, self.sessions_connected, self.sessions, self.duration_s, self.drain_s)?;
-        writeln!(f, "commands {} ({:.0}/s; {} accepted, {} refused), events {} ({:.0}/s)", self.commands, self.commands_per_s, self.accepted, self.refused, self.events, self.events_per_s)?;
-        let mut rows = vec![("command→result".to_string(), &self.latency.command_to_result), ("command→diff".to_string(), &self.latency.command_to_diff)];
+        writeln!(
+            f,
+            "scenario {:?}: {} of {} sessions connected, {:.1} s of traffic (+{:.1} s to drain)",
+            self.scenario, self.sessions_connected, self.sessions, self.duration_s, self.drain_s
+        )?;
+        writeln!(
+            f,
+            "commands {} ({:.0}/s; {} accepted, {} refused), events {} ({:.0}/s)",
+            self.commands, self.commands_per_s, self.accepted, self.refused, self.events, self.events_per_s
+        )?;
+        let mut rows = vec![
+            ("command→result".to_string(), &self.latency.command_to_result),
+            ("command→diff".to_string(), &self.latency.command_to_diff),
+        ];
         if self.scenario == ScenarioKind::Account {
             rows.extend(self.latency.command_to_diff_by_class.iter().map(|(class, p)| (format!("  {class}"), p)));
             rows.extend(self.latency.effects.iter().map(|(effect, p)| (format!("effect {effect}"), p)));
@@ -816,7 +843,16 @@ impl std::fmt::Display for Report {
         let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(18);
         writeln!(f, "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
         for (name, p) in rows {
-            writeln!(f, "{name:<width$} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}", p.count, ms(p.p50_us), ms(p.p90_us), ms(p.p99_us), ms(p.p999_us), ms(p.max_us))?;
+            writeln!(
+                f,
+                "{name:<width$} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
+                p.count,
+                ms(p.p50_us),
+                ms(p.p90_us),
+                ms(p.p99_us),
+                ms(p.p999_us),
+                ms(p.max_us)
+            )?;
         }
         if !self.counts.is_empty() {
             writeln!(f, "counts {:?}", self.counts)?;
@@ -842,11 +878,20 @@ impl std::fmt::Display for Report {
         }
         writeln!(f, "connections {} (reconnects {}), errors {:?}", self.connections, self.reconnects, self.errors)?;
         if let Some(per) = self.rss_bytes_per_session {
-            writeln!(f, "gateway resident memory {} MiB, {:.1} KiB per connected idle session", self.rss_bytes.unwrap_or(0) / (1 << 20), per as f64 / 1024.0)?;
+            writeln!(
+                f,
+                "gateway resident memory {} MiB, {:.1} KiB per connected idle session",
+                self.rss_bytes.unwrap_or(0) / (1 << 20),
+                per as f64 / 1024.0
+            )?;
             if let Some(hibernated) = self.hibernated_sessions {
                 writeln!(f, "hibernated sessions when measured: {hibernated}")?;
             }
         }
-        write!(f, "kills={} accepted={} lost={} gaps={} hash_mismatches={}", self.kills, self.checked_accepted, self.lost, self.gaps, self.hash_mismatches)
+        write!(
+            f,
+            "kills={} accepted={} lost={} gaps={} hash_mismatches={}",
+            self.kills, self.checked_accepted, self.lost, self.gaps, self.hash_mismatches
+        )
     }
 }

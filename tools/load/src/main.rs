@@ -15,7 +15,11 @@ struct Cli {
 
 fn main() {
     let Cli { args } = Cli::parse();
-    let outcome = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(vestibule_load::run(args)));
+    let outcome = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(vestibule_load::run(args)));
     match outcome {
         Ok((report, passed)) => {
             println!("{report}");

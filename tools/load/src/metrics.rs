@@ -216,11 +216,7 @@ impl Metrics {
             reconnects: m.reconnects,
             command_to_result: Percentiles::of(&m.command_to_result),
             command_to_diff: Percentiles::of(&m.command_to_diff),
-            timeline: m
-                .timeline
-                .iter()
-                .map(|(t, h)| Second { t: *t, commands: h.len(), p99_us: Percentiles::of(h).p99_us })
-                .collect(),
+            timeline: m.timeline.iter().map(|(t, h)| Second { t: *t, commands: h.len(), p99_us: Percentiles::of(h).p99_us }).collect(),
             command_to_diff_by_class: m.by_class.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
             effects: m.effects.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
             counts: m.counts.clone(),
@@ -251,7 +247,13 @@ pub fn chart_html(title: &str, timeline: &[Second]) -> String {
         x2 = w - pad
     );
     let svg = |body: &str, label: &str| {
-        format!("<h2>{label}</h2><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{label}\">{axis}{body}<text x=\"{pad}\" y=\"{}\" font-size=\"12\">0 s</text><text x=\"{}\" y=\"{}\" font-size=\"12\">{} s</text></svg>", h - pad + 16.0, w - pad - 30.0, h - pad + 16.0, timeline.len())
+        format!(
+            "<h2>{label}</h2><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{label}\">{axis}{body}<text x=\"{pad}\" y=\"{}\" font-size=\"12\">0 s</text><text x=\"{}\" y=\"{}\" font-size=\"12\">{} s</text></svg>",
+            h - pad + 16.0,
+            w - pad - 30.0,
+            h - pad + 16.0,
+            timeline.len()
+        )
     };
     format!(
         "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{title}</title>\

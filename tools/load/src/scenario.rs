@@ -1,7 +1,7 @@
 //! The flows simulated visitors drive. Each is a cycle of steps; a step is a command, an answer
 //! to the session's wallet request, or a deliberate drop of the connection.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -48,7 +48,11 @@ pub struct Scenario {
 
 pub enum Step {
     /// `always_writes`: an accepted result means events were made durable.
-    Command { command: Value, always_writes: bool, class: Class },
+    Command {
+        command: Value,
+        always_writes: bool,
+        class: Class,
+    },
     AnswerConnect,
     AnswerSign,
     /// Send the session's pending `eth_sendTransaction` to the node and answer with its hash.

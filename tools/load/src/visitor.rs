@@ -7,15 +7,15 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use alloy::signers::local::PrivateKeySigner;
 use alloy::signers::SignerSync;
+use alloy::signers::local::PrivateKeySigner;
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::WebSocketStream;
 use vestibule_actors::session::wire;
 
 use super::devnet::{AccountWallet, Devnet};
@@ -155,7 +155,8 @@ impl Visitor {
         let mut ws = self.open_socket().await?;
         let hello = match (&self.session_id, &self.resume_token) {
             (Some(id), Some(token)) => {
-                let mut hello = json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
+                let mut hello =
+                    json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
                 if !self.state.is_null() {
                     hello["lastSeq"] = json!(self.seq);
                 }
@@ -247,7 +248,10 @@ impl Visitor {
         let sent = &self.state["send"]["sent"];
         let (metrics, receipts) = (&self.metrics, &mut self.receipts_waiting);
         receipts.retain(|(hash, at)| {
-            let status = sent.as_array().and_then(|all| all.iter().find(|s| s["hash"].as_str() == Some(hash.as_str()))).and_then(|s| s["status"].as_str());
+            let status = sent
+                .as_array()
+                .and_then(|all| all.iter().find(|s| s["hash"].as_str() == Some(hash.as_str())))
+                .and_then(|s| s["status"].as_str());
             match status {
                 Some("pending") | None => true,
                 Some(status) => {
@@ -441,7 +445,8 @@ impl Visitor {
                         json!({ "status": "error", "code": code, "message": message })
                     }
                 };
-                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true, Class::Chain).await
+                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true, Class::Chain)
+                    .await
             }
             Step::AnswerSign => {
                 let Some((request_id, kind)) = pending_request(&self.state, "signMessage") else { return Ok(()) };
@@ -451,7 +456,8 @@ impl Visitor {
                     Err(e) => return Err(Broken::Connection(format!("signing failed: {e}"))),
                 };
                 let outcome = json!({ "status": "ok", "result": signature });
-                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true, Class::NonChain).await
+                self.execute(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome }), true, Class::NonChain)
+                    .await
             }
             Step::Reconnect => {
                 self.drop_connection();
@@ -474,7 +480,11 @@ impl Visitor {
 
 /// A connect failure's kind for counters: `refused: <code>`, `no welcome: <why>`, else the text before the first colon.
 pub fn failure_reason(e: &str) -> String {
-    if e.starts_with("refused: ") || e.starts_with("no welcome: ") { e.chars().take(60).collect() } else { e.split(':').next().unwrap_or("failed").to_string() }
+    if e.starts_with("refused: ") || e.starts_with("no welcome: ") {
+        e.chars().take(60).collect()
+    } else {
+        e.split(':').next().unwrap_or("failed").to_string()
+    }
 }
 
 fn pending_request(state: &Value, kind: &str) -> Option<(String, Value)> {

@@ -18,10 +18,8 @@ fn resumes_through_a_non_owner_are_proxied_with_no_gap_no_mismatch_and_nothing_l
     let gateway_bin = load_bin.parent().unwrap().join("vestibule");
     assert!(gateway_bin.is_file(), "build the gateway first: cargo build -p vestibule-gateway ({})", gateway_bin.display());
     let dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        "[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{:?}]\n\n[cluster]\nenabled = true\n",
-        server.url
-    );
+    let config =
+        format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{:?}]\n\n[cluster]\nenabled = true\n", server.url);
     // Started at the same time, as a deployment does (both create or check the buckets at once).
     let gateways: Vec<GatewayProcess> = std::thread::scope(|scope| {
         let starting: Vec<_> = (0..2)
@@ -37,7 +35,9 @@ fn resumes_through_a_non_owner_are_proxied_with_no_gap_no_mismatch_and_nothing_l
     for g in &gateways {
         args.extend(["--url".into(), format!("ws://{}", g.addr)]);
     }
-    for a in ["--nats", &server.url, "--sessions", "12", "--ramp", "0.5", "--scenario", "reconnect-storm", "--think-ms", "20", "--cycles", "4"] {
+    for a in
+        ["--nats", &server.url, "--sessions", "12", "--ramp", "0.5", "--scenario", "reconnect-storm", "--think-ms", "20", "--cycles", "4"]
+    {
         args.push(a.into());
     }
     let output = Command::new(&load_bin).args(&args).arg("--report").arg(&report).output().expect("vestibule-load runs");
@@ -50,14 +50,23 @@ fn resumes_through_a_non_owner_are_proxied_with_no_gap_no_mismatch_and_nothing_l
     println!("{summary}");
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert_eq!(report["sessions_connected"], 12, "{summary}");
-    assert_eq!((report["lost"].as_u64(), report["gaps"].as_u64(), report["hash_mismatches"].as_u64()), (Some(0), Some(0), Some(0)), "{summary}");
+    assert_eq!(
+        (report["lost"].as_u64(), report["gaps"].as_u64(), report["hash_mismatches"].as_u64()),
+        (Some(0), Some(0), Some(0)),
+        "{summary}"
+    );
     // The lost-command check read the shared stream: accepted commands were checked there.
     assert!(report["checked_accepted"].as_u64().unwrap() > 0, "{summary}");
     assert!(report["reconnects"].as_u64().unwrap() > 0, "{report}");
     // Resumes landed on the gateway that does not own the session: proxied, and commands through
     // those proxies got their diffs.
     // No connect attempt was refused or went unanswered (a retry would hide it from the errors).
-    assert_eq!(report["counts"].as_object().map(|c| c.keys().filter(|k| k.starts_with("connect_retry")).count()), Some(0), "{}", report["counts"]);
+    assert_eq!(
+        report["counts"].as_object().map(|c| c.keys().filter(|k| k.starts_with("connect_retry")).count()),
+        Some(0),
+        "{}",
+        report["counts"]
+    );
     assert_eq!(report["errors"], serde_json::json!({}), "{summary}");
     let cluster = &report["cluster"];
     assert!(cluster["vestibule_cluster_proxied_total"].as_f64().unwrap_or(0.0) > 0.0, "no proxied connection: {cluster}");

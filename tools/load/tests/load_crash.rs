@@ -32,8 +32,7 @@ fn load(args: &[&str]) -> (i32, Value, String) {
 
 #[test]
 fn a_mixed_run_reports_every_figure_with_no_gap_and_no_hash_mismatch() {
-    let (code, report, stdout) =
-        load(&["--sessions", "24", "--ramp", "1", "--duration", "3", "--scenario", "mixed", "--think-ms", "50"]);
+    let (code, report, stdout) = load(&["--sessions", "24", "--ramp", "1", "--duration", "3", "--scenario", "mixed", "--think-ms", "50"]);
     assert_eq!(code, 0, "{stdout}");
     for key in ["sessions", "commands", "errors", "gaps", "hash_mismatches", "rss_bytes_per_session"] {
         assert!(!report[key].is_null(), "report lacks {key}: {report}");
@@ -68,10 +67,8 @@ fn sigkill_under_load_on_jetstream_loses_no_accepted_command_and_no_client_sees_
 }
 
 fn sigkill_under_load(extra: &[&str]) {
-    let mut args = vec![
-        "--sessions", "16", "--ramp", "0.5", "--scenario", "toast-storm", "--think-ms", "20", "--kill-every", "1",
-        "--kills", "2",
-    ];
+    let mut args =
+        vec!["--sessions", "16", "--ramp", "0.5", "--scenario", "toast-storm", "--think-ms", "20", "--kill-every", "1", "--kills", "2"];
     args.extend_from_slice(extra);
     let (code, report, stdout) = load(&args);
     let summary = stdout.lines().last().unwrap_or_default().to_string();

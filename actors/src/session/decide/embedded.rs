@@ -3,14 +3,13 @@
 //! connector, the email change and signing out. Without a frame origin (a gateway with no embedded
 //! wallet), email and social login answer with the catalogue's errors as before (decision 0400).
 
-use super::{sign_in, Decision};
+use super::{Decision, sign_in};
 use crate::machines::connection::{Account, ConnectionStatus};
 use crate::machines::embedded_wallet::{
-    bounded_text, cooldown_message, display_username, validate_email, wants_frame, EmbeddedUser,
-    EmbeddedWalletInfo, FrameStatus, LoginMethod, LoginStatus, OtpRejection, OtpStep, UpdateStatus, UpdateStep,
-    AUTH_CONNECTOR_ID, EMAIL_COOLDOWN_MS, EMAIL_DEPENDENCY_UNAVAILABLE, EMAIL_UPDATE_POLL_MS, FARCASTER_FAILED,
-    FRAME_LOAD_FAILED, FRAME_LOAD_TIMEOUT_MS, FRAME_SETTLE_MS, NOT_EMBEDDED_CONNECTION, NO_AUTH_CONNECTOR, POPUP_CLOSED,
-    REQUEST_TIMED_OUT, REQUEST_TIMEOUT_MS, SOCIAL_INIT_FAILED,
+    AUTH_CONNECTOR_ID, EMAIL_COOLDOWN_MS, EMAIL_DEPENDENCY_UNAVAILABLE, EMAIL_UPDATE_POLL_MS, EmbeddedUser, EmbeddedWalletInfo,
+    FARCASTER_FAILED, FRAME_LOAD_FAILED, FRAME_LOAD_TIMEOUT_MS, FRAME_SETTLE_MS, FrameStatus, LoginMethod, LoginStatus, NO_AUTH_CONNECTOR,
+    NOT_EMBEDDED_CONNECTION, OtpRejection, OtpStep, POPUP_CLOSED, REQUEST_TIMED_OUT, REQUEST_TIMEOUT_MS, SOCIAL_INIT_FAILED, UpdateStatus,
+    UpdateStep, bounded_text, cooldown_message, display_username, validate_email, wants_frame,
 };
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::toasts::{ToastRequest, ToastVariant};
@@ -248,7 +247,9 @@ pub(super) fn social_redirect(d: &mut Decision, provider: SocialProvider, url: &
     bounded_text("url", url)?;
     // A Farcaster relay may give its app's own scheme.
     let farcaster_scheme = provider == SocialProvider::Farcaster && url.starts_with("farcaster://");
-    if !(url.starts_with("https://") || url.starts_with("http://") || farcaster_scheme) || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if !(url.starts_with("https://") || url.starts_with("http://") || farcaster_scheme)
+        || url.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
         return Err(DomainError::InvalidInput { field: "url".into(), message: "an http(s) URL".into() });
     }
     let login = &d.state.embedded.login;
@@ -438,8 +439,7 @@ fn connect_auth(d: &mut Decision) {
         namespaces: vec![Namespace::Eip155, Namespace::Solana],
     };
     if d.state.connection.connector(AUTH_CONNECTOR_ID) != Some(&connector) {
-        let mut connectors: Vec<Connector> =
-            d.state.connection.connectors.iter().filter(|c| c.id != AUTH_CONNECTOR_ID).cloned().collect();
+        let mut connectors: Vec<Connector> = d.state.connection.connectors.iter().filter(|c| c.id != AUTH_CONNECTOR_ID).cloned().collect();
         connectors.push(connector);
         d.push(Event::ConnectorsUpdated { connectors });
     }
@@ -454,7 +454,9 @@ fn connect_auth(d: &mut Decision) {
         if conn.status == ConnectionStatus::Connected && conn.connector_id.as_deref() != Some(AUTH_CONNECTOR_ID) {
             continue;
         }
-        if conn.status != ConnectionStatus::Connected && !(conn.status == ConnectionStatus::Connecting && conn.connector_id.as_deref() == Some(AUTH_CONNECTOR_ID)) {
+        if conn.status != ConnectionStatus::Connected
+            && !(conn.status == ConnectionStatus::Connecting && conn.connector_id.as_deref() == Some(AUTH_CONNECTOR_ID))
+        {
             d.push(Event::ConnectStarted { namespace: ns, connector_id: AUTH_CONNECTOR_ID.into(), request_id: LOGIN_REQUEST_ID.into() });
         }
         let accounts = vec![Account { address, account_type: AccountType::Eoa }];

@@ -3,11 +3,11 @@
 //! wallet with or without the transaction stack, or refused after 300 ms), and settled with an
 //! answer the host's provider reads from the state. See `machines::host_requests` and decision 0909.
 
-use super::{modal, Decision, MODAL_CLOSED};
+use super::{Decision, MODAL_CLOSED, modal};
 use crate::machines::connection::ConnectionStatus;
 use crate::machines::host_requests::{
-    self, classify, codes, HostRequest, HostRoute, MAX_ID_LEN, MAX_JSON_BYTES, MAX_METHOD_LEN, MAX_PENDING, NOT_ALLOWED,
-    NOT_ALLOWED_DELAY_MS,
+    self, HostRequest, HostRoute, MAX_ID_LEN, MAX_JSON_BYTES, MAX_METHOD_LEN, MAX_PENDING, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, classify,
+    codes,
 };
 use crate::machines::requests::{RequestKind, WalletOutcome};
 use crate::machines::router::{NavigationMode, View};
@@ -115,13 +115,15 @@ fn check_params(method: &str, params: &serde_json::Value, from: Option<&str>) ->
 }
 
 fn check_id(id: &str) -> Result<(), DomainError> {
-    let ok = !id.is_empty()
-        && id.len() <= MAX_ID_LEN
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'));
+    let ok =
+        !id.is_empty() && id.len() <= MAX_ID_LEN && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'));
     if ok {
         Ok(())
     } else {
-        Err(DomainError::InvalidInput { field: "requestId".into(), message: format!("1 to {MAX_ID_LEN} letters, digits, '-', '_', '.' or ':'") })
+        Err(DomainError::InvalidInput {
+            field: "requestId".into(),
+            message: format!("1 to {MAX_ID_LEN} letters, digits, '-', '_', '.' or ':'"),
+        })
     }
 }
 
@@ -292,7 +294,8 @@ fn switch_chain(d: &mut Decision, mut received: HostRequest, account: Eip155) ->
 /// cancelled: the host's `wallet_switchEthereumChain` requests waiting for it are settled. When
 /// other requests still wait on the stack of a modal opened for it, their view comes back.
 pub(super) fn switch_settled(d: &mut Decision, outcome: WalletOutcome) {
-    let waiting: Vec<String> = d.state.host_requests.pending().filter(|r| r.route == HostRoute::NetworkSwitch).map(|r| r.id.clone()).collect();
+    let waiting: Vec<String> =
+        d.state.host_requests.pending().filter(|r| r.route == HostRoute::NetworkSwitch).map(|r| r.id.clone()).collect();
     if waiting.is_empty() {
         return;
     }
@@ -332,9 +335,7 @@ fn bounded(outcome: WalletOutcome) -> WalletOutcome {
         WalletOutcome::Ok { result } if serde_json::to_string(result).map_or(true, |s| s.len() > MAX_JSON_BYTES) => {
             error(codes::INTERNAL, format!("The answer is larger than {MAX_JSON_BYTES} bytes"))
         }
-        WalletOutcome::Error { code, message } if message.len() > 1024 => {
-            error(*code, message.chars().take(1024).collect::<String>())
-        }
+        WalletOutcome::Error { code, message } if message.len() > 1024 => error(*code, message.chars().take(1024).collect::<String>()),
         _ => outcome,
     }
 }
@@ -361,11 +362,7 @@ pub(super) fn cancelled(d: &mut Decision, wallet_request: &str, reason: &str) {
 
 /// The visitor refused (4001) or the page that asked is gone (4900).
 pub(super) fn cancel_code(reason: &str) -> i64 {
-    if reason == MODAL_CLOSED || reason == USER_REJECTED {
-        codes::USER_REJECTED
-    } else {
-        codes::DISCONNECTED
-    }
+    if reason == MODAL_CLOSED || reason == USER_REJECTED { codes::USER_REJECTED } else { codes::DISCONNECTED }
 }
 
 /// `CancelHostRequest`: the ApproveTransaction view's Cancel. The request must be waiting on the

@@ -31,7 +31,7 @@ use crate::machines::requests::{self, RequestKind, WalletRequest};
 use crate::machines::router::{self, NavigationMode, RouteParams, View};
 use crate::machines::toasts::{PauseReason, ToastRequest, ToastVariant};
 use crate::model::caip::Namespace;
-use crate::session::{evolve, ClientCommand, Command, DomainError, Event, SessionState};
+use crate::session::{ClientCommand, Command, DomainError, Event, SessionState, evolve};
 
 use wallets::{disconnect, wallet_error_message};
 
@@ -120,13 +120,7 @@ impl Decision {
         }
         let id = self.state.requests.next_request_id();
         self.push(Event::WalletRequestIssued {
-            request: WalletRequest {
-                id: id.clone(),
-                connector_id: connector_id.to_string(),
-                namespace,
-                kind,
-                issued_ms: self.now_ms,
-            },
+            request: WalletRequest { id: id.clone(), connector_id: connector_id.to_string(), namespace, kind, issued_ms: self.now_ms },
         });
         Ok(id)
     }
@@ -243,7 +237,11 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
 }
 
 /// A runtime command's decision, followed (like a client's) by what the connection's change implies.
-fn runtime(state: &SessionState, ctx: &Ctx, decide: impl FnOnce(&mut Decision) -> Result<(), DomainError>) -> Result<Vec<Event>, DomainError> {
+fn runtime(
+    state: &SessionState,
+    ctx: &Ctx,
+    decide: impl FnOnce(&mut Decision) -> Result<(), DomainError>,
+) -> Result<Vec<Event>, DomainError> {
     let mut d = Decision::new(state, ctx);
     decide(&mut d)?;
     account::follow_connection(&mut d, state);
@@ -276,7 +274,9 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::CancelEmbeddedLogin {} => embedded::cancel(d),
         ClientCommand::UpdateEmail { email } => embedded::update_email(d, &email)?,
         ClientCommand::EmbeddedRequestFailed { message } => embedded::request_failed(d, &message)?,
-        ClientCommand::ShowToast { message, variant, duration_ms, persistent } => toasts::show(d, &message, variant, duration_ms, persistent == Some(true))?,
+        ClientCommand::ShowToast { message, variant, duration_ms, persistent } => {
+            toasts::show(d, &message, variant, duration_ms, persistent == Some(true))?
+        }
         ClientCommand::DismissToast { id } => toasts::dismiss(d, &id)?,
         ClientCommand::SwipeToast { id, distance_px, elapsed_ms } => toasts::swipe(d, &id, distance_px, elapsed_ms)?,
         ClientCommand::SetToastHover { hovered } => toasts::pause(d, PauseReason::Hover, hovered),

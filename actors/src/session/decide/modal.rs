@@ -1,6 +1,6 @@
 //! Page loads, opening and closing the modal, and navigation.
 
-use super::{sign_in, Decision, MODAL_CLOSED};
+use super::{Decision, MODAL_CLOSED, sign_in};
 use crate::machines::connection::ConnectionStatus;
 use crate::machines::requests::RequestKind;
 use crate::machines::router::{NavigationMode, Route, RouteParams, View};
@@ -23,7 +23,10 @@ pub(super) fn page_loaded(d: &mut Decision) -> Result<(), DomainError> {
     super::host::page_loaded(d);
     super::embedded::page_loaded(d);
     d.close_modal();
-    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::ConnectingFarcaster | View::EmailVerifyDevice | View::EmailVerifyOtp) {
+    if matches!(
+        d.state.router.current(),
+        View::ConnectingWallet | View::ConnectingSocial | View::ConnectingFarcaster | View::EmailVerifyDevice | View::EmailVerifyOtp
+    ) {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
     for ns in Namespace::ALL {
@@ -106,7 +109,10 @@ fn reject_pending_connects(d: &mut Decision, message: &str) {
             d.abandon_pending(ns, message);
         }
     }
-    if matches!(d.state.router.current(), View::ConnectingWallet | View::ConnectingSocial | View::ConnectingFarcaster | View::EmailVerifyDevice | View::EmailVerifyOtp) {
+    if matches!(
+        d.state.router.current(),
+        View::ConnectingWallet | View::ConnectingSocial | View::ConnectingFarcaster | View::EmailVerifyDevice | View::EmailVerifyOtp
+    ) {
         d.navigate(View::Connect, None, NavigationMode::Reset);
     }
 }

@@ -5,9 +5,9 @@
 //! switch is finished by the wallet's `chainChanged` (or its answer to the switch), which moves the
 //! connection; balances and activity then follow the new chain (`account::follow_connection`).
 
-use super::{wallet_error_message, Decision};
+use super::{Decision, wallet_error_message};
 use crate::machines::host_requests;
-use crate::machines::network_switch::{SwitchStatus, SwitchStep, SWITCH_DECLINED, UNRECOGNIZED_CHAIN};
+use crate::machines::network_switch::{SWITCH_DECLINED, SwitchStatus, SwitchStep, UNRECOGNIZED_CHAIN};
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
 use crate::model::caip::{CaipNetworkId, Namespace};
@@ -24,11 +24,15 @@ pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), Doma
     if !d.state.options.enable_network_switch {
         return Err(DomainError::FeatureDisabled("enableNetworkSwitch"));
     }
-    let chain = d.state.networks.iter().find(|c| c.caip_network_id == target).cloned().ok_or_else(|| {
-        DomainError::InvalidInput { field: "network".into(), message: format!("{target} is not one of the session's networks") }
+    let chain = d.state.networks.iter().find(|c| c.caip_network_id == target).cloned().ok_or_else(|| DomainError::InvalidInput {
+        field: "network".into(),
+        message: format!("{target} is not one of the session's networks"),
     })?;
     if target.namespace != Namespace::Eip155 {
-        return Err(DomainError::InvalidInput { field: "network".into(), message: "only eip155 networks are switched by the wallet".into() });
+        return Err(DomainError::InvalidInput {
+            field: "network".into(),
+            message: "only eip155 networks are switched by the wallet".into(),
+        });
     }
     let account = d.state.evm_account().ok_or(DomainError::NotConnected)?;
     if d.state.network_switch.in_progress() {

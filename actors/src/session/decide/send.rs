@@ -4,21 +4,21 @@
 
 use alloy_primitives::U256;
 
-use super::{account, Decision};
+use super::{Decision, account};
+use crate::machines::balances::TokenBalance;
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::send::{
-    PreparedSolanaTransfer, SendForm, SendStatus, SentStatus, SolanaSend, SolanaSendStep, Transfer, TransferKind,
-    AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SENT, TOKEN_REQUIRED, UNSUPPORTED_CHAIN,
+    AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, PreparedSolanaTransfer, SENT, SendForm, SendStatus, SentStatus, SolanaSend,
+    SolanaSendStep, TOKEN_REQUIRED, Transfer, TransferKind, UNSUPPORTED_CHAIN,
 };
-use crate::session::state::ChainAccount;
-use crate::machines::balances::TokenBalance;
-use crate::model::networks::NetworkRef;
-use base64::Engine as _;
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
-use crate::model::evm::{erc20_transfer_data, parse_amount, parse_evm_address, quantity, transaction_error_message, AmountError};
+use crate::model::evm::{AmountError, erc20_transfer_data, parse_amount, parse_evm_address, quantity, transaction_error_message};
+use crate::model::networks::NetworkRef;
+use crate::session::state::ChainAccount;
 use crate::session::{DomainError, Event, ReceiptOutcome};
+use base64::Engine as _;
 
 /// Longest text kept for an amount or receiver as typed.
 const MAX_FIELD: usize = 128;
@@ -149,7 +149,11 @@ pub(super) fn solana_prepared(d: &mut Decision, id: u64, outcome: Result<Prepare
                 d.push(Event::SendFailed { code: None, message: "The transfer was not sent: the account changed".into() });
                 return Ok(());
             };
-            let kind = RequestKind::SignTransaction { transaction: prepared.transaction.clone(), address: send.from.clone(), network: send.network.clone() };
+            let kind = RequestKind::SignTransaction {
+                transaction: prepared.transaction.clone(),
+                address: send.from.clone(),
+                network: send.network.clone(),
+            };
             match d.issue_request(&account.connector_id, Namespace::Solana, kind) {
                 Ok(request_id) => d.push(Event::SolanaTransferPrepared { id, prepared, request_id }),
                 Err(e) => failed(d, None, &e.to_string()),

@@ -3,13 +3,13 @@
 
 use time::OffsetDateTime;
 
-use super::{disconnect, wallet_error_message, Decision};
+use super::{Decision, disconnect, wallet_error_message};
 use crate::machines::connection::ConnectionStatus;
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::siwx::{
-    self, SignInSession, SiwxChallenge, SiwxMethod, SiwxStatus, AUTHENTICATING, INIT_FAILED, NOT_ENABLED,
-    NO_ACTIVE_ADDRESS, NO_ACTIVE_NETWORK, SIGNATURE_DECLINED, VERIFICATION_FAILED,
+    self, AUTHENTICATING, INIT_FAILED, NO_ACTIVE_ADDRESS, NO_ACTIVE_NETWORK, NOT_ENABLED, SIGNATURE_DECLINED, SignInSession, SiwxChallenge,
+    SiwxMethod, SiwxStatus, VERIFICATION_FAILED,
 };
 use crate::machines::toasts::{self, ToastDismissal, ToastVariant};
 use crate::model::caip::Namespace;
@@ -66,11 +66,7 @@ fn message_chain_id(namespace: Namespace, caip2: &str) -> String {
 /// The CAIP-2 network the message itself names (what verification binds): the session's network,
 /// or `solana:localnet` for a Solana network outside the three clusters.
 fn message_caip2(caip2: &str) -> String {
-    if caip2.starts_with("solana:") {
-        message::SolanaChainRef::for_caip2(caip2).caip2().to_string()
-    } else {
-        caip2.to_string()
-    }
+    if caip2.starts_with("solana:") { message::SolanaChainRef::for_caip2(caip2).caip2().to_string() } else { caip2.to_string() }
 }
 
 /// Builds the message for `target`, bound to the session's origin and a fresh nonce.
@@ -193,11 +189,8 @@ pub(super) fn sign(d: &mut Decision) -> Result<(), DomainError> {
     }
     let challenge = d.state.siwx.challenge.clone().expect("a challenge was just ensured");
     let address = t.address.clone();
-    let request_id = d.issue_request(
-        &t.connector_id,
-        t.namespace,
-        RequestKind::SignMessage { message: challenge.message.clone(), address },
-    )?;
+    let request_id =
+        d.issue_request(&t.connector_id, t.namespace, RequestKind::SignMessage { message: challenge.message.clone(), address })?;
     let toasts_before = d.state.toasts.next_id;
     d.toast(AUTHENTICATING, ToastVariant::Loading);
     let toast_id = (d.state.toasts.next_id > toasts_before).then(|| format!("t{}", d.state.toasts.next_id));

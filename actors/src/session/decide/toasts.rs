@@ -1,19 +1,28 @@
 //! Toasts the host shows, and the visitor's dismissals, swipes and pauses.
 
 use super::Decision;
-use crate::machines::toasts::{self, PauseReason, ToastDismissal, ToastRequest, ToastVariant, MAX_MESSAGE_CHARS};
+use crate::machines::toasts::{self, MAX_MESSAGE_CHARS, PauseReason, ToastDismissal, ToastRequest, ToastVariant};
 use crate::session::DomainError;
 
 /// The toast's duration, when given, is 100 ms to 60 s.
 const DURATION_MS: std::ops::RangeInclusive<u64> = 100..=60_000;
 
-pub(super) fn show(d: &mut Decision, message: &str, variant: ToastVariant, duration_ms: Option<u64>, persistent: bool) -> Result<(), DomainError> {
+pub(super) fn show(
+    d: &mut Decision,
+    message: &str,
+    variant: ToastVariant,
+    duration_ms: Option<u64>,
+    persistent: bool,
+) -> Result<(), DomainError> {
     let message = message.trim();
     if message.is_empty() || message.chars().count() > MAX_MESSAGE_CHARS {
         return Err(DomainError::InvalidInput { field: "message".into(), message: format!("1 to {MAX_MESSAGE_CHARS} characters") });
     }
     if duration_ms.is_some_and(|ms| !DURATION_MS.contains(&ms)) {
-        return Err(DomainError::InvalidInput { field: "durationMs".into(), message: format!("{} to {}", DURATION_MS.start(), DURATION_MS.end()) });
+        return Err(DomainError::InvalidInput {
+            field: "durationMs".into(),
+            message: format!("{} to {}", DURATION_MS.start(), DURATION_MS.end()),
+        });
     }
     let request = ToastRequest { message: message.into(), variant, duration_ms, persistent };
     let events = toasts::show(&d.state.toasts, request, d.now_ms);

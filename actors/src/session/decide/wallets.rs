@@ -1,7 +1,7 @@
 //! Wallets: the ones the page discovered, connecting one, the wallet's answers to the session's
 //! requests and its own events (accounts, chain, disconnect), and disconnecting.
 
-use super::{sign_in, Decision, CONNECTION_REJECTED, FAILED_TO_CONNECT, UNKNOWN_ERROR};
+use super::{CONNECTION_REJECTED, Decision, FAILED_TO_CONNECT, UNKNOWN_ERROR, sign_in};
 use crate::machines::connection::{self, ConnectionStatus};
 use crate::machines::requests::{RequestKind, WalletOutcome};
 use crate::machines::router::{NavigationMode, RouteParams, View};
@@ -21,12 +21,8 @@ pub(super) fn report(d: &mut Decision, wallets: &[DiscoveredWallet]) -> Result<(
 }
 
 pub(super) fn select_connector(d: &mut Decision, connector_id: &str) -> Result<(), DomainError> {
-    let connector = d
-        .state
-        .connection
-        .connector(connector_id)
-        .cloned()
-        .ok_or_else(|| DomainError::UnknownConnector(connector_id.to_string()))?;
+    let connector =
+        d.state.connection.connector(connector_id).cloned().ok_or_else(|| DomainError::UnknownConnector(connector_id.to_string()))?;
     let namespace = connector.namespaces.first().copied().unwrap_or(Namespace::Eip155);
     match d.state.connection.namespace(namespace).status {
         ConnectionStatus::Connected => return Err(DomainError::AlreadyConnected(namespace)),
@@ -46,10 +42,9 @@ pub(super) fn disconnect_requested(d: &mut Decision, namespace: Option<Namespace
     let targets: Vec<Namespace> = match namespace {
         Some(ns) if d.state.connection.namespace(ns).status != ConnectionStatus::Disconnected => vec![ns],
         Some(_) => return Err(DomainError::NotConnected),
-        None => Namespace::ALL
-            .into_iter()
-            .filter(|ns| d.state.connection.namespace(*ns).status != ConnectionStatus::Disconnected)
-            .collect(),
+        None => {
+            Namespace::ALL.into_iter().filter(|ns| d.state.connection.namespace(*ns).status != ConnectionStatus::Disconnected).collect()
+        }
     };
     if targets.is_empty() {
         return Err(DomainError::NotConnected);
@@ -151,9 +146,11 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
             };
             let answer = match &outcome {
                 WalletOutcome::Ok { result } => connection::read_wallet_accounts(ns, result, &d.state.networks)
-                    .and_then(|(accounts, network)| {
-                        if accounts.is_empty() { Err("the wallet returned no account".into()) } else { Ok((accounts, network)) }
-                    })
+                    .and_then(
+                        |(accounts, network)| {
+                            if accounts.is_empty() { Err("the wallet returned no account".into()) } else { Ok((accounts, network)) }
+                        },
+                    )
                     .map_err(|_| FAILED_TO_CONNECT.to_string()),
                 e if e.is_user_rejection() => Err(CONNECTION_REJECTED.to_string()),
                 e => Err(wallet_error_message(e)),
@@ -161,12 +158,7 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
             match answer {
                 Ok((accounts, network)) => {
                     let connector = d.state.connection.connector(&request.connector_id).cloned();
-                    d.push(Event::Connected {
-                        namespace: ns,
-                        connector_id: request.connector_id.clone(),
-                        accounts,
-                        network,
-                    });
+                    d.push(Event::Connected { namespace: ns, connector_id: request.connector_id.clone(), accounts, network });
                     d.push(Event::RecentWalletUsed {
                         wallet: RecentWallet {
                             id: request.connector_id.clone(),
@@ -181,7 +173,12 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
                     }
                 }
                 Err(message) => {
-                    d.push(Event::ConnectFailed { namespace: ns, connector_id: request.connector_id.clone(), code, message: message.clone() });
+                    d.push(Event::ConnectFailed {
+                        namespace: ns,
+                        connector_id: request.connector_id.clone(),
+                        code,
+                        message: message.clone(),
+                    });
                     d.toast(&message, ToastVariant::Error);
                     d.navigate(View::Connect, None, NavigationMode::Reset);
                 }
@@ -189,10 +186,11 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
         }
         RequestKind::Sync if waiting => {
             let synced = match &outcome {
-                WalletOutcome::Ok { result } => connection::read_wallet_accounts(ns, result, &d.state.networks)
-                    .and_then(|(accounts, network)| {
+                WalletOutcome::Ok { result } => {
+                    connection::read_wallet_accounts(ns, result, &d.state.networks).and_then(|(accounts, network)| {
                         if accounts.is_empty() { Err("the wallet no longer grants an account".into()) } else { Ok((accounts, network)) }
-                    }),
+                    })
+                }
                 e => Err(wallet_error_message(e)),
             };
             match synced {

@@ -113,7 +113,13 @@ impl<'a> ser::Serializer for Canonical<'a> {
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Result<(), Error> {
         value.serialize(self)
     }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(self, _: &'static str, _: u32, variant: &'static str, value: &T) -> Result<(), Error> {
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
         self.out.push(b'{');
         scalar(self.out, variant)?;
         self.out.push(b':');
@@ -416,7 +422,7 @@ mod tests {
 
     use proptest::prelude::*;
     use serde::Serialize;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     use super::to_canonical_vec;
 

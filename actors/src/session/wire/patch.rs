@@ -214,7 +214,7 @@ fn skip_value(json: &[u8], i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     use super::PatchText;
 
