@@ -9,6 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rand::RngCore;
+use vestibule_actors::chart::Statechart;
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::machines;
 use vestibule_actors::session::{self, SessionState, wire};
@@ -38,6 +39,10 @@ impl RngCore for Choices<'_> {
     }
 }
 
+/// Every machine's chart, built once (not per input).
+static CHARTS: std::sync::LazyLock<Vec<(&'static str, Statechart)>> =
+    std::sync::LazyLock::new(|| machines::ALL.iter().map(|m| (m.id, (m.chart)())).collect());
+
 /// At most this many steps per input: long enough for connect, sign in, toasts and timers.
 const MAX_STEPS: usize = 128;
 
@@ -52,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
         _ => started_with(multichain_options(Some(true))),
     };
     let mut state = start.iter().fold(SessionState::default(), session::evolve);
-    let charts: Vec<_> = machines::ALL.iter().map(|m| (m.id, (m.chart)())).collect();
+    let charts = &*CHARTS;
     let mut choices = Choices(rest);
     let mut now = T0;
     for step in 0..MAX_STEPS {
@@ -70,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
         let json = wire::to_value(&state);
         let read_back: SessionState = serde_json::from_value(json.clone()).expect("the state reads back from its JSON");
         assert_eq!(wire::to_value(&read_back), json, "the state survives the wire");
-        for (id, chart) in &charts {
+        for (id, chart) in charts {
             for (region, current) in chart.states_in(&json) {
                 let declared = &chart.regions.iter().find(|r| r.id == region).expect("a chart region").states;
                 assert!(declared.contains(&current), "{id}/{region}: {current:?} is not in the chart");
