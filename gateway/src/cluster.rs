@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `R.<owner>.attach` | proxy → owner, request | session, the owner epoch the proxy saw, its own id and epoch, the subject for frames, `lastSeq` → `attached {link}` / `moved` / `failed` |
 //! | `R.<proxy>.c.<connection>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body) |
-//! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` |
+//! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` / `rateLimited` |
 //! | `R.<owner>.detach` | proxy → owner | link: the client left |
 //!
 //! A numbering gap (NATS dropped frames of a slow subscriber) closes the client with 4004: it
@@ -31,6 +31,7 @@ use vestibule_store::SessionId;
 use vestibule_store_jetstream::async_nats::{self, HeaderMap};
 use vestibule_store_jetstream::lease::{Leases, Owner};
 
+use crate::limits::TokenBucket;
 use crate::state::AppState;
 
 pub struct Cluster {
@@ -45,6 +46,10 @@ pub struct Cluster {
 struct Served {
     addr: actix::Addr<ModalSession>,
     detached: CancellationToken,
+    /// The session's command rate limit on this gateway, its owner: shared with the session's local
+    /// connections and every proxied one, so the limit is per session across the cluster, not per
+    /// gateway.
+    commands: Arc<Mutex<TokenBucket>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -77,6 +82,8 @@ pub enum CommandOutcome {
     Queued,
     Busy,
     Gone,
+    /// The owner's rate limit for the session refused it (the proxy's own limit let it through).
+    RateLimited,
 }
 
 /// Where a connection's session runs.
@@ -342,12 +349,17 @@ impl Cluster {
 
     fn serve_command(&self, payload: &[u8]) -> CommandOutcome {
         let Ok(request) = serde_json::from_slice::<CommandRequest>(payload) else { return CommandOutcome::Gone };
-        let Some(addr) = self.served.lock().expect("served lock").get(&request.link).map(|s| s.addr.clone()) else {
+        let Some((addr, commands)) =
+            self.served.lock().expect("served lock").get(&request.link).map(|s| (s.addr.clone(), s.commands.clone()))
+        else {
             return CommandOutcome::Gone;
         };
         let Ok(ClientMessage::Command { id, command }) = serde_json::from_str::<ClientMessage>(&request.frame) else {
             return CommandOutcome::Gone;
         };
+        if !commands.lock().expect("bucket lock").try_take() {
+            return CommandOutcome::RateLimited;
+        }
         match addr.try_send(Execute { command_id: id, command, reply_to: Some(request.link) }) {
             Ok(()) => CommandOutcome::Queued,
             Err(_) => CommandOutcome::Busy,
@@ -386,7 +398,8 @@ impl Cluster {
             Err(_) => return Err(AttachReply::Moved),
         }
         let detached = CancellationToken::new();
-        self.served.lock().expect("served lock").insert(link, Served { addr: addr.clone(), detached: detached.clone() });
+        let commands = state.command_limits.bucket(session);
+        self.served.lock().expect("served lock").insert(link, Served { addr: addr.clone(), detached: detached.clone(), commands });
         tracing::debug!(session = %session, link, proxy = %request.from, "serving a proxied connection");
         Ok(Forward {
             link,

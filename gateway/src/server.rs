@@ -67,7 +67,7 @@ impl Running {
     /// Runs one retention pass as if the time were `now_ms`, closing the connections of the
     /// sessions it expires (what the background retention does on its interval).
     pub async fn expire_sessions(&self, now_ms: u64) -> vestibule_store::ExpireReport {
-        store::expire_sessions(&self.state.registry, &self.state.config, now_ms).await
+        store::expire_sessions(&self.state.registry, &self.state.config, self.state.cluster.as_deref(), now_ms).await
     }
 }
 
@@ -208,8 +208,6 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         registry = registry.with_embedded(Arc::new(crate::embedded::ServiceEmbedded { service: embedded.service.clone().into_inner() }));
         embedded.notices.attach(registry.clone());
     }
-    let token_keys = crate::siwx::token::TokenKeys::load_or_create(&config.data)?;
-    store::spawn_retention(registry.clone(), &config);
     let workers = if config.workers == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { config.workers };
     let sockets = Sockets::new(socket_limits(&config, workers)?);
     let static_dir = config.static_dir.clone();
@@ -228,6 +226,21 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     } else {
         None
     };
+    // Sign-in tokens are signed with this gateway's key, or in cluster mode with the key the
+    // gateways share (a token issued by one verifies on every other).
+    let local_secret = crate::siwx::token::TokenKeys::load_or_create_secret(&config.data)?;
+    let token_secret = match &cluster {
+        Some(cluster) => {
+            let shared = cluster.leases.shared_secret("siwx-ed25519", local_secret).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            if shared != local_secret {
+                tracing::info!("signing sign-in tokens with the cluster's shared key, not the one in the data directory");
+            }
+            shared
+        }
+        None => local_secret,
+    };
+    let token_keys = crate::siwx::token::TokenKeys::from_secret(token_secret);
+    store::spawn_retention(registry.clone(), &config, cluster.clone());
     let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys, sockets.clone(), cluster.clone()));
     if let Some(cluster) = cluster {
         cluster.serve(state.clone().into_inner()).await?;

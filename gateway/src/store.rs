@@ -6,6 +6,7 @@ use vestibule_actors::runtime::Registry;
 use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_store::{Durability, EventLog, ExpireReport, RetentionPolicy, SledEventLog, StoreConfig, StoreError, run_retention_once};
 
+use crate::cluster::Cluster;
 use crate::config::{DurabilityMode, GatewayConfig, StoreBackend};
 
 pub fn store_config(config: &GatewayConfig) -> StoreConfig {
@@ -45,19 +46,27 @@ fn retention_policy(config: &GatewayConfig) -> RetentionPolicy {
 }
 
 /// One retention pass at `now_ms`: expires what is due and stops the live actors of the expired
-/// sessions, which closes their connections with 4006.
-pub async fn expire_sessions(registry: &Registry, config: &GatewayConfig, now_ms: u64) -> ExpireReport {
+/// sessions, which closes their connections with 4006. In cluster mode it also forgets the expired
+/// sessions' owners (every gateway runs retention; forgetting twice is harmless).
+pub async fn expire_sessions(registry: &Registry, config: &GatewayConfig, cluster: Option<&Cluster>, now_ms: u64) -> ExpireReport {
     let report = run_retention_once(registry.log().as_ref(), &retention_policy(config), now_ms).await;
     if !report.expired.is_empty() {
         let live = registry.end_expired(&report.expired);
         tracing::info!(expired = report.expired.len(), live, "retention closed the expired sessions' connections");
+        if let Some(cluster) = cluster
+            && let Err(error) = cluster.leases.forget(&report.expired).await
+        {
+            // The sessions are gone from the log, so no later pass lists them again: the entries
+            // (a few bytes each) stay, and the warning says so.
+            tracing::warn!(%error, "retention: could not forget the expired sessions' owners");
+        }
     }
     report
 }
 
 /// Runs [`expire_sessions`] at once and then every `retention.interval`, on a thread of its own
 /// (with its own small runtime) for the life of the process.
-pub fn spawn_retention(registry: Registry, config: &GatewayConfig) {
+pub fn spawn_retention(registry: Registry, config: &GatewayConfig, cluster: Option<Arc<Cluster>>) {
     let config = config.clone();
     let spawned = std::thread::Builder::new().name("vestibule-retention".into()).spawn(move || {
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
@@ -66,7 +75,7 @@ pub fn spawn_retention(registry: Registry, config: &GatewayConfig) {
         };
         runtime.block_on(async move {
             loop {
-                expire_sessions(&registry, &config, registry.clock().now_ms()).await;
+                expire_sessions(&registry, &config, cluster.as_deref(), registry.clock().now_ms()).await;
                 tokio::time::sleep(config.retention.interval).await;
             }
         });

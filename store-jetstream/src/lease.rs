@@ -5,7 +5,8 @@
 //! | bucket | key | value | lifetime |
 //! |---|---|---|---|
 //! | `S_gateways` | gateway id | `{"epoch": E}` | bucket `max_age` = `lease_ttl`: lapses unless renewed |
-//! | `S_owners` | session id | `{"gateway": G, "epoch": E}` | until overwritten |
+//! | `S_owners` | session id | `{"gateway": G, "epoch": E}` | until overwritten, or purged when retention expires the session |
+//! | `S_secrets` | secret name | hex | created once by the first gateway, read by the others |
 //!
 //! A gateway *registers* by creating its key with a fresh random epoch and renews it (update with
 //! the revision it last wrote) every fifth of the TTL. A session belongs to gateway `G` while
@@ -68,8 +69,11 @@ struct Registration {
 
 struct Inner {
     client: async_nats::Client,
+    js: async_nats::jetstream::Context,
     gateways: kv::Store,
     owners: kv::Store,
+    owners_bucket: String,
+    secrets: kv::Store,
     id: String,
     ttl: Duration,
     /// `None` while this process holds no lease (lost, not yet registered again).
@@ -255,6 +259,42 @@ impl Leases {
         Err(StoreError::Engine(format!("the owner of {session} kept changing")))
     }
 
+    /// Forgets the owners of sessions that retention expired: each key leaves the bucket with its
+    /// history (a purge of the key's subject on the bucket's stream, which leaves no delete marker
+    /// behind), so the bucket does not grow with every session ever opened.
+    pub async fn forget(&self, sessions: &[SessionId]) -> Result<(), StoreError> {
+        let inner = &self.inner;
+        let stream = inner.js.get_stream(format!("KV_{}", inner.owners_bucket)).await.map_err(|e| engine("owners stream", e))?;
+        for session in sessions {
+            stream.purge().filter(format!("$KV.{}.{session}", inner.owners_bucket)).await.map_err(|e| engine("forget owner", e))?;
+        }
+        Ok(())
+    }
+
+    /// A secret every gateway of the cluster shares (e.g. the key that signs sign-in tokens, so
+    /// that a token one gateway issued verifies on every other): the first gateway to ask stores
+    /// `seed` under `name`; every later ask, from any gateway, gets that value.
+    pub async fn shared_secret(&self, name: &str, seed: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        let secrets = &self.inner.secrets;
+        for _attempt in 0..4 {
+            match secrets.create(name, Bytes::from(hex::encode(seed))).await {
+                Ok(_) => return Ok(seed),
+                Err(e) if matches!(e.kind(), kv::CreateErrorKind::AlreadyExists) => {}
+                Err(e) => return Err(engine(&format!("store the shared secret {name}"), e)),
+            }
+            let entry = secrets.entry(name).await.map_err(|e| engine(&format!("read the shared secret {name}"), e))?;
+            if let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) {
+                let text = std::str::from_utf8(&entry.value).unwrap_or_default();
+                return hex::decode(text.trim())
+                    .ok()
+                    .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                    .ok_or_else(|| StoreError::Engine(format!("the shared secret {name} in the cluster is not 32 bytes of hex")));
+            }
+            // Deleted between our create and our read: create again.
+        }
+        Err(StoreError::Engine(format!("the shared secret {name} kept changing")))
+    }
+
     /// Gives up this gateway's registration at a clean shutdown: every session it owned is free at
     /// once (no wait for the TTL).
     pub async fn leave(&self) {
@@ -285,12 +325,17 @@ async fn connect(config: &JetStreamConfig, id: String, ttl: Duration) -> Result<
         ..Default::default()
     };
     let gateways = leader_read_bucket(&js, bucket(format!("{}_gateways", config.stream), "Vestibule gateway leases", ttl)).await?;
-    let owners = leader_read_bucket(&js, bucket(format!("{}_owners", config.stream), "Vestibule session owners", Duration::ZERO)).await?;
+    let owners_bucket = format!("{}_owners", config.stream);
+    let owners = leader_read_bucket(&js, bucket(owners_bucket.clone(), "Vestibule session owners", Duration::ZERO)).await?;
+    let secrets = leader_read_bucket(&js, bucket(format!("{}_secrets", config.stream), "Vestibule shared keys", Duration::ZERO)).await?;
     let (lost, _) = tokio::sync::watch::channel(0);
     Ok(Inner {
         client,
+        js,
         gateways,
         owners,
+        owners_bucket,
+        secrets,
         id,
         ttl,
         registration: Mutex::new(None),

@@ -1016,6 +1016,7 @@ impl EventLog for JetStreamEventLog {
             inner.forget_tail(&id);
             inner.purge_leftovers(&id).await?;
             report.sessions_expired += 1;
+            report.expired.push(id);
             report.events_deleted += purged.purged.saturating_sub(1);
         }
         Ok(report)

@@ -399,6 +399,8 @@ pub async fn follow_gives_existing_then_new_events_and_ends_on_expiry<H: Harness
     let policy = RetentionPolicy { ended_after: Duration::from_millis(0), idle_after: Duration::from_secs(1_000_000), batch_size: 10 };
     let report = log.expire(&policy, 10_000).await.unwrap();
     assert_eq!(report.sessions_expired, 1);
+    // Named, so that the gateway can close the expired session's connections (4006).
+    assert_eq!(report.expired, vec![s]);
     let end = tokio::time::timeout(Duration::from_secs(20), follow.next()).await.expect("follow did not end");
     assert!(end.is_none(), "{end:?}");
 
@@ -441,6 +443,12 @@ pub async fn expiry_deletes_due_sessions_in_batches_and_nothing_else<H: Harness>
     assert_eq!((r1.sessions_expired, r1.events_deleted, r1.more_due), (2, 2, true));
     let r2 = log.expire(&policy, now).await.unwrap();
     assert_eq!((r2.sessions_expired, r2.events_deleted, r2.more_due), (2, 2, false));
+    let mut named: Vec<SessionId> = r1.expired.iter().chain(&r2.expired).copied().collect();
+    named.sort();
+    let mut due = ended_old.clone();
+    due.push(idle);
+    due.sort();
+    assert_eq!(named, due, "every expired session is named once");
     let r3 = log.expire(&policy, now).await.unwrap();
     assert_eq!(r3, Default::default());
 

@@ -56,6 +56,12 @@ impl TokenKeys {
     /// The key in `<data>/keys/siwx-ed25519.key`, created (32 random bytes, hex, mode 0600) on
     /// first use. Kept outside the event log, so exports never contain it.
     pub fn load_or_create(data_dir: &Path) -> anyhow::Result<Self> {
+        Ok(Self::from_secret(Self::load_or_create_secret(data_dir)?))
+    }
+
+    /// The secret behind [`Self::load_or_create`]: in cluster mode it seeds the key the gateways
+    /// share (docs/scale-out.md), so a gateway that ran alone keeps its tokens valid.
+    pub fn load_or_create_secret(data_dir: &Path) -> anyhow::Result<[u8; 32]> {
         let dir = data_dir.join("keys");
         let path = dir.join("siwx-ed25519.key");
         if path.is_file() {
@@ -64,13 +70,13 @@ impl TokenKeys {
                 .ok()
                 .and_then(|b| b.try_into().ok())
                 .ok_or_else(|| anyhow::anyhow!("{} is not a 32-byte hex key", path.display()))?;
-            return Ok(Self::from_secret(bytes));
+            return Ok(bytes);
         }
         std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
         let secret: [u8; 32] = rand::random();
         write_private(&path, &hex::encode(secret)).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         tracing::info!(path = %path.display(), "created the sign-in token key");
-        Ok(Self::from_secret(secret))
+        Ok(secret)
     }
 
     pub fn from_secret(secret: [u8; 32]) -> Self {

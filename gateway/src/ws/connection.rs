@@ -492,14 +492,17 @@ impl Connection {
                     let frame = error_frame(ProtocolErrorCode::MalformedMessage, "a command id is 1 to 64 of A-Z a-z 0-9 - _", None);
                     return self.send_text(ws, frame.into()).await;
                 }
-                let allowed = attached.commands.lock().expect("bucket lock").try_take();
-                if !allowed {
+                let rate_limited = |rate_limit_logged: &mut bool| {
                     self.state.metrics.refusal(RefusalCode::RateLimited.as_str());
                     if !*rate_limit_logged {
                         *rate_limit_logged = true;
                         tracing::info!(command_id = %id, "commands rate limited on this session");
                     }
-                    return self.send_text(ws, refuse(RefusalCode::RateLimited, "too many commands; slow down").into()).await;
+                    refuse(RefusalCode::RateLimited, "too many commands; slow down")
+                };
+                let allowed = attached.commands.lock().expect("bucket lock").try_take();
+                if !allowed {
+                    return self.send_text(ws, rate_limited(rate_limit_logged).into()).await;
                 }
                 tracing::debug!(command_id = %id, command = command.type_name(), "command");
                 let queued = match &attached.target {
@@ -509,6 +512,8 @@ impl Connection {
                         match cluster.command(owner, *link, text).await {
                             CommandOutcome::Queued => true,
                             CommandOutcome::Busy => false,
+                            // The owner holds the session's limit across every gateway.
+                            CommandOutcome::RateLimited => return self.send_text(ws, rate_limited(rate_limit_logged).into()).await,
                             CommandOutcome::Gone => {
                                 let message = "the session's gateway is unavailable; resume with lastSeq";
                                 return Err(self.fail(ws, ProtocolErrorCode::Internal, message, close::INTERNAL).await);
