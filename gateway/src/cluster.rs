@@ -375,7 +375,7 @@ impl Cluster {
         };
         let _ = self.client().publish(reply_to, serde_json::to_vec(&reply).expect("serializes").into()).await;
         if let Some(forward) = forward {
-            self.forward(forward).await;
+            self.forward(forward, state).await;
         }
     }
 
@@ -415,7 +415,10 @@ impl Cluster {
 
     /// Publishes a served link's frames to its proxy until the session drops it, the proxy detaches
     /// or the proxy's registration is gone.
-    async fn forward(&self, mut f: Forward) {
+    async fn forward(&self, mut f: Forward, state: &AppState) {
+        // A session stopped because this gateway is stopping cleanly: the proxy's visitor is told
+        // the server is going away (1001), as this gateway's own visitors are, not that it failed.
+        let closing = |code: Option<u16>| if state.is_shutting_down() { close::GOING_AWAY } else { code.unwrap_or(close::INTERNAL) };
         let mut n = 0u64;
         let mut check = tokio::time::interval(self.leases.ttl() / 5);
         let client = self.client().clone();
@@ -444,7 +447,7 @@ impl Cluster {
                         publish(&mut n, kind, seq, body).await;
                     }
                     None => {
-                        let code = f.dropped.code().unwrap_or(close::INTERNAL);
+                        let code = closing(f.dropped.code());
                         publish(&mut n, "x", None, code.to_string().into()).await;
                         break;
                     }
@@ -454,7 +457,7 @@ impl Cluster {
                         let (kind, seq, body) = frame_body(frame);
                         publish(&mut n, kind, seq, body).await;
                     }
-                    publish(&mut n, "x", None, code.to_string().into()).await;
+                    publish(&mut n, "x", None, closing(Some(code)).to_string().into()).await;
                     break;
                 }
                 _ = f.detached.cancelled() => break,

@@ -390,3 +390,56 @@ async fn failover_of_a_gateway_then_of_a_nats_node_on_a_three_node_cluster() {
         check_log_on(&survivors, &session, accepted, &state, seq).await;
     }
 }
+
+/// A gateway stopped cleanly (SIGTERM) gives up its registration as it exits: its sessions are
+/// taken over at once by the next resume, not after `lease_ttl` (60 s here, so that waiting for a
+/// lapse could not pass for the release).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cleanly_stopped_owners_sessions_are_taken_over_without_waiting_for_the_lease() {
+    let server = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = |id: &str| cluster_config(&server).replace("lease_ttl = \"2s\"", &format!("lease_ttl = \"60s\"\ngateway_id = \"{id}\""));
+    let mut a = Gateway::start_at(&dir.path().join("a"), &config("gw-a"), "127.0.0.1:0");
+    let b = Gateway::start_at(&dir.path().join("b"), &config("gw-b"), "127.0.0.1:0");
+    let mut accepted = BTreeMap::new();
+    let mut on_a = Client::create(&a, json!({})).await;
+    for i in 0..3 {
+        assert_eq!(run(&mut on_a, i, &mut accepted).await["status"], "accepted");
+    }
+    let (mut on_b, _) = Client::resume(&b, &on_a.session_id, &on_a.resume_token, Some(on_a.seq), on_a.state.clone()).await;
+    for i in 3..6 {
+        assert_eq!(run(&mut on_b, i, &mut accepted).await["status"], "accepted");
+    }
+    on_a.catch_up(on_b.seq).await;
+    let (before_seq, before_state) = (on_b.seq, on_b.state.clone());
+    let (session, token) = (on_b.session_id.clone(), on_b.resume_token.clone());
+
+    assert!(a.terminate().success(), "a clean stop exits 0");
+    // Its own visitor was told the server is going away.
+    assert_eq!(read_until_close(&mut on_a.ws).await.0, Some(1001));
+    // Its registration is gone as it exits, not when it would have lapsed.
+    let js =
+        vestibule_store_jetstream::async_nats::jetstream::new(vestibule_store_jetstream::async_nats::connect(&server.url).await.unwrap());
+    let registrations = js.get_key_value("VESTIBULE_gateways").await.unwrap();
+    let entry = registrations.entry("gw-a").await.unwrap();
+    assert!(
+        entry.as_ref().is_none_or(|e| e.operation != vestibule_store_jetstream::async_nats::jetstream::kv::Operation::Put),
+        "{entry:?}"
+    );
+    assert!(registrations.entry("gw-b").await.unwrap().is_some(), "B is still registered (the read works)");
+    // The proxied visitor is closed for a resume, and the resume through B takes the session over.
+    let (code, frames) = read_until_close(&mut on_b.ws).await;
+    assert_eq!(code, Some(1001), "{frames:?}");
+    let resume = Client::resume(&b, &session, &token, Some(before_seq), before_state.clone());
+    let (mut resumed, welcome) = tokio::time::timeout(Duration::from_secs(30), resume).await.expect("taken over well within lease_ttl");
+    assert_eq!(welcome["resumed"], true, "{welcome}");
+    assert_eq!(welcome["seq"].as_u64().unwrap(), before_seq, "nothing was lost or added");
+    assert_eq!(welcome["stateHash"].as_str().unwrap(), vestibule_actors::session::wire::state_hash(&before_state));
+    assert_eq!(b.metric("vestibule_cluster_takeovers_total").await, 1.0);
+    for i in 6..9 {
+        assert_eq!(run(&mut resumed, i, &mut accepted).await["status"], "accepted");
+    }
+    let (seq, state) = (resumed.seq, resumed.state.clone());
+    resumed.close().await;
+    check_log(&server, &session, &accepted, &state, seq).await;
+}
