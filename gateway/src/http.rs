@@ -25,6 +25,11 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
     if state.is_shutting_down() {
         return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "shutting_down" }));
     }
+    // In a cluster, a gateway that lost its lease (cut from NATS) runs no session until it has
+    // registered again: the load balancer should send visitors elsewhere meanwhile.
+    if state.cluster.as_ref().is_some_and(|c| c.leases.epoch().is_none()) {
+        return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "no_cluster_lease" }));
+    }
     HttpResponse::Ok().json(serde_json::json!({
         "status": "ok",
         "liveSessions": state.registry.live(),

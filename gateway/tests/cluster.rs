@@ -443,3 +443,115 @@ async fn a_cleanly_stopped_owners_sessions_are_taken_over_without_waiting_for_th
     resumed.close().await;
     check_log(&server, &session, &accepted, &state, seq).await;
 }
+
+/// A TCP relay to the NATS server that the test can cut (every relayed connection dropped, new ones
+/// closed at once) and heal: a network partition between one gateway and NATS.
+struct Partition {
+    url: String,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    relays: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Partition {
+    async fn to(server: &NatsServer) -> Partition {
+        let upstream = server.url.trim_start_matches("nats://").to_string();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("nats://{}", listener.local_addr().unwrap());
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let relays = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (cut2, relays2) = (cut.clone(), relays.clone());
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                if cut2.load(std::sync::atomic::Ordering::SeqCst) {
+                    continue; // dropped: closed at once
+                }
+                let upstream = upstream.clone();
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                relays2.lock().unwrap().push(relay.abort_handle());
+            }
+        });
+        Partition { url, cut, relays }
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        for relay in self.relays.lock().unwrap().drain(..) {
+            relay.abort();
+        }
+    }
+
+    fn heal(&self) {
+        self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Polls `/healthz` until it answers `status` (a bound of 60 s, not a speed).
+async fn wait_for_health(gateway: &Gateway, status: u16) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = gateway.http_get("/healthz", None).await;
+        if code == status {
+            return body;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "/healthz stayed {code} {body}, waiting for {status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A partition between one gateway and NATS (the others fine): the cut-off gateway reports itself
+/// unhealthy and stops its sessions (1001); its visitor resumes through another gateway, which takes
+/// the session over once the cut-off gateway's registration lapsed, with no gap; once the partition
+/// heals the gateway registers again, is healthy, and proxies a resume to the session's new owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_cut_off_from_nats_gives_its_sessions_up_and_rejoins_when_the_partition_heals() {
+    let server = start_server().await;
+    let partition = Partition::to(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = cluster_config(&server);
+    let a = Gateway::start_at(&dir.path().join("a"), &config.replace(&server.url, &partition.url), "127.0.0.1:0");
+    let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
+    wait_for_health(&a, 200).await;
+    let mut accepted = BTreeMap::new();
+    let mut on_a = Client::create(&a, json!({})).await;
+    for i in 0..3 {
+        assert_eq!(run(&mut on_a, i, &mut accepted).await["status"], "accepted");
+    }
+    let (before_seq, before_state) = (on_a.seq, on_a.state.clone());
+    let (session, token) = (on_a.session_id.clone(), on_a.resume_token.clone());
+
+    partition.cut();
+    let body = wait_for_health(&a, 503).await;
+    assert!(body.contains("store_failed") || body.contains("no_cluster_lease"), "{body}");
+    // After TTL/2 without a renewal A stops its sessions: its visitor is told to resume elsewhere.
+    let (code, frames) = read_until_close(&mut on_a.ws).await;
+    assert_eq!(code, Some(1001), "{frames:?}");
+    let (mut on_b, welcome) = Client::resume(&b, &session, &token, Some(before_seq), before_state.clone()).await;
+    assert_eq!(welcome["resumed"], true, "{welcome}");
+    assert_eq!(welcome["seq"].as_u64().unwrap(), before_seq, "nothing was lost or added");
+    assert_eq!(welcome["stateHash"].as_str().unwrap(), vestibule_actors::session::wire::state_hash(&before_state));
+    assert_eq!(b.metric("vestibule_cluster_takeovers_total").await, 1.0);
+    for i in 3..6 {
+        assert_eq!(run(&mut on_b, i, &mut accepted).await["status"], "accepted");
+    }
+
+    partition.heal();
+    wait_for_health(&a, 200).await;
+    assert_eq!(a.metric("vestibule_cluster_lease_held").await, 1.0, "registered again");
+    // A resume through A now reaches the new owner, B.
+    let (mut again_on_a, welcome) = Client::resume(&a, &session, &token, Some(on_b.seq), on_b.state.clone()).await;
+    assert_eq!(welcome["resumed"], true, "{welcome}");
+    assert_eq!(a.metric("vestibule_cluster_proxied_total").await, 1.0);
+    for i in 6..9 {
+        assert_eq!(run(&mut again_on_a, i, &mut accepted).await["status"], "accepted");
+        on_b.catch_up(again_on_a.seq).await;
+    }
+    assert_eq!(again_on_a.state, on_b.state);
+    let (seq, state) = (on_b.seq, on_b.state.clone());
+    again_on_a.close().await;
+    on_b.close().await;
+    check_log(&server, &session, &accepted, &state, seq).await;
+}
