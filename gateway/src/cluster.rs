@@ -11,6 +11,7 @@
 //! | `R.<proxy>.c.<connection>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body) |
 //! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` / `rateLimited` |
 //! | `R.<owner>.detach` | proxy → owner | link: the client left |
+//! | `R.<owner>.exec` | any gateway → owner, request | session, command id, a command from the HTTP API (`/siwx/signout`) → `done {error}` / `moved` |
 //!
 //! A numbering gap (NATS dropped frames of a slow subscriber) closes the client with 4004: it
 //! resumes and gets what it missed. The proxy drops the client with 1011 (resume) when the owner's
@@ -27,6 +28,7 @@ use tokio::sync::mpsc::Receiver;
 use tokio_util::sync::CancellationToken;
 use vestibule_actors::protocol::{ClientMessage, close};
 use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound};
+use vestibule_actors::session::{ClientCommand, CommandError};
 use vestibule_store::SessionId;
 use vestibule_store_jetstream::async_nats::{self, HeaderMap};
 use vestibule_store_jetstream::lease::{Leases, Owner};
@@ -74,6 +76,30 @@ enum AttachReply {
 struct CommandRequest {
     link: u64,
     frame: String,
+}
+
+/// A command from the HTTP API for a session another gateway owns.
+#[derive(Debug, Serialize, Deserialize)]
+struct ExecRequest {
+    session: String,
+    command_id: String,
+    command: ClientCommand,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "status")]
+enum ExecReply {
+    Done { error: Option<CommandError> },
+    Moved,
+}
+
+/// Where the HTTP API's reads and commands for a session go (decision 0112: one actor per session
+/// in the whole cluster, so a gateway that does not own the session starts none for it).
+pub enum Placement {
+    /// This gateway owns the session (or just took it): its actor here.
+    Here,
+    /// Another live gateway owns it.
+    Owner(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,6 +189,50 @@ impl Cluster {
             Ok(Owner::Me) => Ok(()),
             Ok(Owner::Other { gateway, .. }) => Err(RouteError::Failed(format!("a new session is owned by {gateway}"))),
             Err(e) => Err(RouteError::Failed(e.to_string())),
+        }
+    }
+
+    /// Where the HTTP API's requests for `session` go: here, taking a free session (as a resume
+    /// would), or its live owner.
+    pub async fn place(&self, session: SessionId) -> Result<Placement, RouteError> {
+        match self.leases.acquire(session).await {
+            Ok(Owner::Me) => Ok(Placement::Here),
+            Ok(Owner::Other { gateway, .. }) => Ok(Placement::Owner(gateway)),
+            Err(e) => Err(RouteError::Failed(e.to_string())),
+        }
+    }
+
+    /// Runs an HTTP API command on the session's owner; `Ok(error)` is the command's refusal, if any.
+    pub async fn execute_on(
+        &self,
+        owner: &str,
+        session: SessionId,
+        command_id: String,
+        command: ClientCommand,
+    ) -> Result<Option<CommandError>, RouteError> {
+        let request = ExecRequest { session: session.to_string(), command_id, command };
+        let body = serde_json::to_vec(&request).expect("serializes");
+        let reply = self.client().request(self.subject(owner, "exec"), body.into()).await.map_err(|_| RouteError::Unavailable)?;
+        match serde_json::from_slice(&reply.payload) {
+            Ok(ExecReply::Done { error }) => Ok(error),
+            Ok(ExecReply::Moved) | Err(_) => Err(RouteError::Unavailable),
+        }
+    }
+
+    async fn serve_exec(&self, state: &AppState, payload: &[u8]) -> ExecReply {
+        let Ok(request) = serde_json::from_slice::<ExecRequest>(payload) else { return ExecReply::Moved };
+        let Ok(session) = request.session.parse::<SessionId>() else { return ExecReply::Moved };
+        if !matches!(self.leases.acquire(session).await, Ok(Owner::Me)) {
+            return ExecReply::Moved;
+        }
+        match state
+            .registry
+            .session(session)
+            .send(Execute { command_id: request.command_id, command: request.command, reply_to: None })
+            .await
+        {
+            Ok(reply) => ExecReply::Done { error: reply.error },
+            Err(_) => ExecReply::Moved,
         }
     }
 
@@ -311,6 +381,20 @@ impl Cluster {
         let mut attaches = self.client().subscribe(self.subject(&me, "attach")).await?;
         let mut commands = self.client().subscribe(self.subject(&me, "cmd")).await?;
         let mut detaches = self.client().subscribe(self.subject(&me, "detach")).await?;
+        let mut execs = self.client().subscribe(self.subject(&me, "exec")).await?;
+        let cluster = self.clone();
+        let exec_state = state.clone();
+        actix_web::rt::spawn(async move {
+            while let Some(message) = execs.next().await {
+                let (cluster, state) = (cluster.clone(), exec_state.clone());
+                actix_web::rt::spawn(async move {
+                    let reply = cluster.serve_exec(&state, &message.payload).await;
+                    if let Some(to) = message.reply {
+                        let _ = cluster.client().publish(to, serde_json::to_vec(&reply).expect("serializes").into()).await;
+                    }
+                });
+            }
+        });
         let cluster = self.clone();
         let attach_state = state.clone();
         actix_web::rt::spawn(async move {

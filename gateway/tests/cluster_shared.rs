@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use alloy::signers::local::PrivateKeySigner;
 use serde_json::{Value, json};
@@ -53,6 +53,23 @@ async fn a_sign_in_token_issued_by_one_gateway_verifies_on_another() {
         let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
         assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], true, "{verdict}");
     }
+    // The sign-in HTTP API on a gateway that does not own the session starts no actor there: reads
+    // fold the log, a sign-out runs on the owner (whose connected visitor sees it at once).
+    let (status, listed) = b.http_post("/siwx/sessions", &creds).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(serde_json::from_str::<Value>(&listed).unwrap()["sessions"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(b.http_post("/siwx/signout", &creds).await.0, 204);
+    wait_for(&mut client, "the sign-out on the owner", Duration::from_secs(30), |s| {
+        s["siwx"]["sessions"].as_object().is_some_and(|m| m.is_empty())
+    })
+    .await;
+    for gateway in [&a, &b] {
+        let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+        assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["reason"], "signed_out", "{verdict}");
+    }
+    let (_, health) = b.http_get("/healthz", None).await;
+    assert_eq!(serde_json::from_str::<Value>(&health).unwrap()["liveSessions"], 0, "no actor on the non-owner: {health}");
+    assert_eq!(b.metric("vestibule_cluster_acquisitions_total").await, 0.0);
     // And a token signed by a key the cluster does not use is refused (the check has teeth).
     let stranger = vestibule_gateway::siwx::token::TokenKeys::from_secret([7; 32]);
     let claims: vestibule_gateway::siwx::token::SignInClaims =

@@ -5,11 +5,12 @@ use std::str::FromStr;
 
 use actix_web::{HttpResponse, http::header, web};
 use serde::Deserialize;
-use vestibule_actors::runtime::{Execute, Inspect};
-use vestibule_actors::session::ClientCommand;
+use vestibule_actors::runtime::{Execute, Inspect, fold_log};
+use vestibule_actors::session::{ClientCommand, CommandError, SessionState};
 use vestibule_store::SessionId;
 
 use super::token::{SignInClaims, TokenError};
+use crate::cluster::Placement;
 use crate::state::AppState;
 
 /// Proof that the caller is the page holding the modal session (the resume token is what the widget
@@ -49,6 +50,34 @@ pub async fn jwks(state: web::Data<AppState>) -> HttpResponse {
         .json(state.token_keys.jwks())
 }
 
+/// The session's state for a read: from its actor when this gateway runs it; in a cluster, folded
+/// from the log when another gateway owns it (no second actor for the session).
+async fn session_state(state: &AppState, id: SessionId) -> Option<SessionState> {
+    if let Some(cluster) = &state.cluster {
+        match cluster.place(id).await.ok()? {
+            Placement::Here => {}
+            Placement::Owner(_) => return fold_log(state.registry.log().as_ref(), id, None).await.ok().map(|(s, _)| s),
+        }
+    }
+    state.registry.session(id).send(Inspect).await.ok()?.ok().map(|snapshot| snapshot.state)
+}
+
+/// Runs an HTTP API command on the session: here, or on its owner in a cluster. `Err` when the
+/// session is unavailable; `Ok(error)` is the command's refusal, if any.
+async fn execute(state: &AppState, id: SessionId, command_id: String, command: ClientCommand) -> Result<Option<CommandError>, ()> {
+    if let Some(cluster) = &state.cluster {
+        match cluster.place(id).await.map_err(|_| ())? {
+            Placement::Here => {}
+            Placement::Owner(owner) => return cluster.execute_on(&owner, id, command_id, command).await.map_err(|_| ()),
+        }
+    }
+    state.registry.session(id).send(Execute { command_id, command, reply_to: None }).await.map(|reply| reply.error).map_err(|_| ())
+}
+
+fn unavailable() -> HttpResponse {
+    error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry")
+}
+
 async fn authorized(state: &AppState, creds: &SessionCredentials) -> Option<SessionId> {
     let id = SessionId::from_str(&creds.session_id).ok()?;
     state.registry.authorize_token(id, &creds.resume_token).await.ok()?;
@@ -58,10 +87,8 @@ async fn authorized(state: &AppState, creds: &SessionCredentials) -> Option<Sess
 /// `POST /siwx/token`: a token for the active account's sign-in session.
 pub async fn token(state: web::Data<AppState>, body: web::Json<SessionCredentials>) -> HttpResponse {
     let Some(id) = authorized(&state, &body).await else { return unauthorized() };
-    let Ok(Ok(snapshot)) = state.registry.session(id).send(Inspect).await else {
-        return error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry");
-    };
-    let s = &snapshot.state;
+    let Some(s) = session_state(&state, id).await else { return unavailable() };
+    let s = &s;
     let Some(sign_in) = s.active_caip_address().and_then(|a| s.siwx.session_for(&a).cloned()) else {
         return error(actix_web::http::StatusCode::NOT_FOUND, "no_sign_in_session", "the active account has not signed in");
     };
@@ -86,11 +113,8 @@ pub async fn token(state: web::Data<AppState>, body: web::Json<SessionCredential
 /// `POST /siwx/sessions`: the modal session's sign-in sessions (account, chain, method, times).
 pub async fn sessions(state: web::Data<AppState>, body: web::Json<SessionCredentials>) -> HttpResponse {
     let Some(id) = authorized(&state, &body).await else { return unauthorized() };
-    let Ok(Ok(snapshot)) = state.registry.session(id).send(Inspect).await else {
-        return error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry");
-    };
-    let list: Vec<_> = snapshot
-        .state
+    let Some(session) = session_state(&state, id).await else { return unavailable() };
+    let list: Vec<_> = session
         .siwx
         .sessions
         .values()
@@ -114,10 +138,8 @@ pub async fn introspect(state: web::Data<AppState>, body: web::Json<IntrospectRe
     if !matches!(state.registry.log().session_meta(id).await, Ok(Some(_))) {
         return inactive("signed_out");
     }
-    let Ok(Ok(snapshot)) = state.registry.session(id).send(Inspect).await else {
-        return error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry");
-    };
-    match snapshot.state.siwx.session_for(&claims.sub) {
+    let Some(session) = session_state(&state, id).await else { return unavailable() };
+    match session.siwx.session_for(&claims.sub) {
         Some(s) if s.id == claims.sis => HttpResponse::Ok().json(serde_json::json!({ "active": true, "claims": claims })),
         _ => inactive("signed_out"),
     }
@@ -128,11 +150,9 @@ pub async fn sign_out(state: web::Data<AppState>, body: web::Json<SessionCredent
     let Some(id) = authorized(&state, &body).await else { return unauthorized() };
     let command = ClientCommand::SiwxSignOut { account: body.account.clone() };
     let command_id = format!("http-signout-{}", hex::encode(rand::random::<[u8; 8]>()));
-    match state.registry.session(id).send(Execute { command_id, command, reply_to: None }).await {
-        Ok(reply) => match reply.error {
-            None => HttpResponse::NoContent().finish(),
-            Some(e) => HttpResponse::Conflict().json(serde_json::json!({ "code": e.code, "message": e.message })),
-        },
-        Err(_) => error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry"),
+    match execute(&state, id, command_id, command).await {
+        Ok(None) => HttpResponse::NoContent().finish(),
+        Ok(Some(e)) => HttpResponse::Conflict().json(serde_json::json!({ "code": e.code, "message": e.message })),
+        Err(()) => unavailable(),
     }
 }
