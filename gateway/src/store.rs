@@ -65,7 +65,8 @@ pub async fn expire_sessions(registry: &Registry, config: &GatewayConfig, cluste
 }
 
 /// Runs [`expire_sessions`] at once and then every `retention.interval`, on a thread of its own
-/// (with its own small runtime) for the life of the process.
+/// (with its own small runtime) for the life of the process; in a cluster, on the gateway that
+/// leads the chores (the live one with the smallest id) only.
 pub fn spawn_retention(registry: Registry, config: &GatewayConfig, cluster: Option<Arc<Cluster>>) {
     let config = config.clone();
     let spawned = std::thread::Builder::new().name("vestibule-retention".into()).spawn(move || {
@@ -75,7 +76,17 @@ pub fn spawn_retention(registry: Registry, config: &GatewayConfig, cluster: Opti
         };
         runtime.block_on(async move {
             loop {
-                expire_sessions(&registry, &config, cluster.as_deref(), registry.clock().now_ms()).await;
+                // In a cluster one gateway does it (all on the same stream would repeat the work).
+                let leads = match &cluster {
+                    Some(cluster) => cluster.leases.leads_chores().await.unwrap_or_else(|error| {
+                        tracing::warn!(%error, "retention: cannot tell which gateway runs it; running it here");
+                        true
+                    }),
+                    None => true,
+                };
+                if leads {
+                    expire_sessions(&registry, &config, cluster.as_deref(), registry.clock().now_ms()).await;
+                }
                 tokio::time::sleep(config.retention.interval).await;
             }
         });

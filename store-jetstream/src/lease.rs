@@ -259,6 +259,25 @@ impl Leases {
         Err(StoreError::Engine(format!("the owner of {session} kept changing")))
     }
 
+    /// Whether this gateway is the one of the cluster that runs periodic chores (retention): the
+    /// live registered gateway with the smallest id. Two gateways may both think so for a moment
+    /// while one joins or lapses; the chores must be idempotent (retention's purges are).
+    pub async fn leads_chores(&self) -> Result<bool, StoreError> {
+        let inner = &self.inner;
+        if inner.current().is_none() {
+            return Ok(false);
+        }
+        let mut keys = inner.gateways.keys().await.map_err(|e| engine("list gateways", e))?;
+        let mut smallest: Option<String> = None;
+        while let Some(key) = futures_util::StreamExt::next(&mut keys).await {
+            let key = key.map_err(|e| engine("list gateways", e))?;
+            if smallest.as_ref().is_none_or(|s| key < *s) {
+                smallest = Some(key);
+            }
+        }
+        Ok(smallest.is_none_or(|s| s >= inner.id))
+    }
+
     /// Forgets the owners of sessions that retention expired: each key leaves the bucket with its
     /// history (a purge of the key's subject on the bucket's stream, which leaves no delete marker
     /// behind), so the bucket does not grow with every session ever opened.

@@ -134,3 +134,16 @@ async fn a_gateway_that_loses_its_lease_is_told_and_registers_under_a_new_epoch(
     assert_eq!(b.acquire(s).await.unwrap(), Owner::Me);
     assert_eq!(a.acquire(s).await.unwrap(), Owner::Other { gateway: "b".into(), epoch: b.epoch().unwrap() });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_live_gateway_leads_the_chores_and_another_takes_them_when_it_leaves() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let (a, b, c) = (join(&server, "gw-a").await, join(&server, "gw-b").await, join(&server, "gw-c").await);
+    let leaders = |l: [bool; 3]| l.iter().filter(|x| **x).count();
+    let now = [a.leads_chores().await.unwrap(), b.leads_chores().await.unwrap(), c.leads_chores().await.unwrap()];
+    assert_eq!(now, [true, false, false], "the smallest id leads");
+    assert_eq!(leaders(now), 1);
+    a.leave().await;
+    let now = [a.leads_chores().await.unwrap(), b.leads_chores().await.unwrap(), c.leads_chores().await.unwrap()];
+    assert_eq!(now, [false, true, false], "the next one takes over at once after a clean leave");
+}
