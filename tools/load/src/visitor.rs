@@ -431,7 +431,10 @@ impl Visitor {
                 }
                 Some("error") => {
                     let code = frame["code"].as_str().unwrap_or("unknown").to_string();
-                    eprintln!("visitor {} session {}: error frame {frame}", self.index, self.session_id.as_deref().unwrap_or("?"));
+                    if !frame["close"].is_number() {
+                        // Closes are expected (a gateway or its lease gone); anything else is worth a line.
+                        eprintln!("visitor {} session {}: error frame {frame}", self.index, self.session_id.as_deref().unwrap_or("?"));
+                    }
                     self.metrics.error(&format!("protocol:{code}"));
                     if frame["close"].is_number() {
                         return Err(Broken::Connection(code));
