@@ -44,13 +44,15 @@ fn killing_the_busiest_gateway_then_the_stream_leaders_nats_node_under_load_lose
     assert_eq!(owned.iter().sum::<u64>(), 24, "{f}");
     let victim_sessions = f["victim_sessions"].as_u64().unwrap();
     assert!(victim_sessions >= 8, "the busiest gateway owned at least a third: {f}");
-    // Every session the dead gateway owned was taken over by a live one (more if a gateway lost
-    // its lease while the NATS node was down, and its sessions were taken over too).
+    // Every session the dead gateway owned was resumed through a live gateway, which took it over
+    // (a takeover happens only on a resume; more if a gateway lost its lease while the NATS node
+    // was down, and its sessions were taken over too).
     assert!(f["takeovers"].as_u64().unwrap() >= victim_sessions, "{f}");
-    // Every visitor of those sessions lost its socket (on the dead gateway, or proxied to it), and
-    // every visitor that lost one resumed, through a live gateway; nobody gave up.
+    // Visitors lost their socket (on the dead gateway, or proxied to it and closed 1011; a
+    // `reconnect-storm` visitor may have left it on purpose first), and every visitor that lost one
+    // resumed, through a live gateway; nobody gave up.
     let dropped = f["dropped_after_gateway_kill"].as_u64().unwrap();
-    assert!(dropped >= victim_sessions, "{f}");
+    assert!(dropped > 0, "{f}");
     assert_eq!(f["resumed_after_gateway_kill"].as_u64(), Some(dropped), "{f}");
     assert_eq!(f["resumed_after_nats_kill"], f["dropped_after_nats_kill"], "{f}");
     assert_eq!(f["gave_up"], 0, "{f}");
