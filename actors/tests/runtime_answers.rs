@@ -143,10 +143,12 @@ fn a_transient_refusal_is_not_remembered_and_the_retry_runs() {
     });
 }
 
-/// The sled log, except that answers without events can be made to fail.
+/// The sled log, except that answers without events can be made to fail, and appends can be made
+/// to fail ambiguously (stored, then reported failed: a publish whose ack timed out).
 struct FailingAnswers {
     inner: Arc<dyn EventLog>,
     fail: AtomicBool,
+    ambiguous: AtomicBool,
 }
 
 #[async_trait]
@@ -158,7 +160,11 @@ impl EventLog for FailingAnswers {
         self.inner.append(s, e, ev).await
     }
     async fn append_answered(&self, s: SessionId, e: u64, ev: Vec<NewEvent>, a: CommandAnswer) -> Result<AppendOutcome, StoreError> {
-        self.inner.append_answered(s, e, ev, a).await
+        let outcome = self.inner.append_answered(s, e, ev, a).await?;
+        if self.ambiguous.swap(false, Ordering::SeqCst) {
+            return Err(StoreError::Engine("publish ack: timed out: didn't receive ack in time".into()));
+        }
+        Ok(outcome)
     }
     async fn remember_answer(&self, s: SessionId, a: CommandAnswer) -> Result<(), StoreError> {
         if self.fail.load(Ordering::SeqCst) {
@@ -214,7 +220,7 @@ impl EventLog for FailingAnswers {
 fn a_refusal_that_cannot_be_made_durable_is_not_sent_and_a_retry_decides_again() {
     let dir = tempfile::tempdir().unwrap();
     System::new().block_on(async move {
-        let log = Arc::new(FailingAnswers { inner: open_log(dir.path()), fail: AtomicBool::new(true) });
+        let log = Arc::new(FailingAnswers { inner: open_log(dir.path()), fail: AtomicBool::new(true), ambiguous: AtomicBool::new(false) });
         let registry = registry(log.clone(), Arc::new(ManualClock::at(T0)), quiet_config());
         let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
         let session = registry.session(id);
@@ -238,5 +244,55 @@ fn a_refusal_that_cannot_be_made_durable_is_not_sent_and_a_retry_decides_again()
         assert_eq!(retry.error.as_ref().map(|e| e.code), Some(RefusalCode::UnknownToast));
         assert_eq!(connection.received()[0]["error"]["code"], "unknown_toast");
         assert!(log.answer(id, "d").await.unwrap().is_some_and(|a| a.refusal.is_some_and(|r| r.code == "unknown_toast")));
+    });
+}
+
+/// Found by the failover load run (`vestibule-load --cluster 3 --failover`): while a NATS node dies,
+/// an append can be stored and still reported failed (its ack timed out). The client is told to
+/// retry; the retry finds the command's answer in the log, past the session's seq. The session
+/// catches up with the log first: the client gets the command's diff (no gap, nothing missing),
+/// then its first answer, and the next command is decided on the state that includes it.
+#[test]
+fn a_retry_of_a_command_stored_by_an_append_reported_failed_gets_its_diff_and_its_first_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let log = Arc::new(FailingAnswers { inner: open_log(dir.path()), fail: AtomicBool::new(false), ambiguous: AtomicBool::new(true) });
+        let registry = registry(log.clone(), Arc::new(ManualClock::at(T0)), quiet_config());
+        let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
+        let session = registry.session(id);
+        let mut connection = TestConnection::new(3);
+        session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
+        connection.received();
+        let seq = session.send(Inspect).await.unwrap().unwrap().seq;
+        let show =
+            |id: &str| vestibule_actors::runtime::Execute { command_id: id.into(), command: toast("hi", None, true), reply_to: Some(3) };
+        let first = session.send(show("s")).await.unwrap();
+        assert_eq!(first.error.map(|e| e.code), Some(RefusalCode::StorageUnavailable), "told to retry");
+        let frames = connection.received();
+        assert_eq!((frames.len(), frames[0]["error"]["code"].as_str()), (1, Some("storage_unavailable")), "{frames:?}");
+        // The retry: the first answer (stored with the events), after the diff it had not had.
+        let retry = session.send(show("s")).await.unwrap();
+        assert_eq!(retry.status, CommandStatus::Accepted);
+        let after = retry.seq;
+        assert!(after > seq);
+        let frames = connection.received();
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert_eq!(
+            (frames[0]["type"].as_str(), frames[0]["prevSeq"].as_u64(), frames[0]["seq"].as_u64()),
+            (Some("diff"), Some(seq), Some(after))
+        );
+        assert_eq!(frames[0]["events"][0]["correlationId"], "s");
+        assert_eq!(
+            (frames[1]["type"].as_str(), frames[1]["status"].as_str(), frames[1]["seq"].as_u64()),
+            (Some("result"), Some("accepted"), Some(after))
+        );
+        let state = session.send(Inspect).await.unwrap().unwrap();
+        assert_eq!((state.seq, state.state.toasts.order.len()), (after, 1));
+        // The next command follows on: no conflict, its diff's prevSeq is the caught-up seq.
+        let next = session.send(show("t")).await.unwrap();
+        assert_eq!(next.status, CommandStatus::Accepted, "{next:?}");
+        let frames = connection.received();
+        let diff = frames.iter().find(|f| f["type"] == "diff").unwrap();
+        assert_eq!(diff["prevSeq"].as_u64(), Some(after));
     });
 }

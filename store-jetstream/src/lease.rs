@@ -368,32 +368,70 @@ async fn connect(config: &JetStreamConfig, id: String, ttl: Duration) -> Result<
 /// A bucket whose reads go to its stream's leader: a lagging replica could show a lapsed gateway
 /// as live (harmless: a refused forward) or a re-registered one under its old epoch (which would
 /// let another gateway take a live session).
+///
+/// Gateways started together on a fresh cluster race to make the bucket: a create that loses finds
+/// it made (possibly already with direct reads off, which the server calls "a different
+/// configuration"), and a replicated create can time out on a busy machine while the server goes on
+/// making it. Each step is tried again, a bounded number of times (seen with three gateways started
+/// at once on a 3-node cluster: `store-jetstream/tests/leases.rs`).
 async fn leader_read_bucket(js: &async_nats::jetstream::Context, config: kv::Config) -> Result<kv::Store, StoreError> {
+    const ATTEMPTS: u32 = 8;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match try_leader_read_bucket(js, config.clone()).await {
+            Ok(store) => return Ok(store),
+            Err(BucketSetup::Refused(e)) => return Err(e),
+            Err(BucketSetup::Failed(e)) if attempt >= ATTEMPTS => return Err(e),
+            Err(BucketSetup::Failed(e)) => {
+                tracing::info!(bucket = %config.bucket, attempt, error = %e, "setting the bucket up failed; trying again");
+                tokio::time::sleep(Duration::from_millis(250) * attempt).await;
+            }
+        }
+    }
+}
+
+enum BucketSetup {
+    /// Another try may succeed (a lost creation race, a timeout, an election).
+    Failed(StoreError),
+    /// The bucket is there with a configuration this gateway refuses: no retry helps.
+    Refused(StoreError),
+}
+
+fn failed<E: std::fmt::Display>(what: String) -> impl FnOnce(E) -> BucketSetup {
+    move |e| BucketSetup::Failed(engine(&what, e))
+}
+
+async fn try_leader_read_bucket(js: &async_nats::jetstream::Context, config: kv::Config) -> Result<kv::Store, BucketSetup> {
     let name = config.bucket.clone();
     let max_age = config.max_age;
     let store = match js.get_key_value(&name).await {
         Ok(store) => store,
-        Err(_) => js.create_key_value(config).await.map_err(|e| engine(&format!("create bucket {name}"), e))?,
+        Err(_) => match js.create_key_value(config).await {
+            Ok(store) => store,
+            // Made meanwhile by another gateway (or by this create, after its request timed out).
+            Err(e) => js.get_key_value(&name).await.map_err(|_| BucketSetup::Failed(engine(&format!("create bucket {name}"), e)))?,
+        },
     };
-    let mut kv_stream = js.get_stream(format!("KV_{name}")).await.map_err(|e| engine(&format!("bucket {name}"), e))?;
-    let info = kv_stream.info().await.map_err(|e| engine(&format!("bucket {name} info"), e))?.clone();
+    let mut kv_stream = js.get_stream(format!("KV_{name}")).await.map_err(failed(format!("bucket {name}")))?;
+    let info = kv_stream.info().await.map_err(failed(format!("bucket {name} info")))?.clone();
     if info.config.max_age != max_age {
-        return Err(StoreError::Engine(format!(
+        return Err(BucketSetup::Refused(StoreError::Engine(format!(
             "the bucket {name} has max_age {:?}, this gateway's `cluster.lease_ttl` wants {max_age:?}: every gateway of a cluster \
              needs the same lease_ttl (or delete the bucket while no gateway runs)",
             info.config.max_age
-        )));
+        ))));
     }
     if info.config.allow_direct {
         let mut c = info.config.clone();
         c.allow_direct = false;
-        js.update_stream(c).await.map_err(|e| engine(&format!("bucket {name}: leader reads"), e))?;
+        js.update_stream(c).await.map_err(failed(format!("bucket {name}: leader reads")))?;
     }
     // Always a handle made now, after the update: one made while the bucket still allowed direct
     // gets reads with them, and once another gateway starting at the same time has turned them off,
     // every read fails with "503 no responders" (seen with three gateways started together).
     drop(store);
-    js.get_key_value(&name).await.map_err(|e| engine(&format!("bucket {name}"), e))
+    js.get_key_value(&name).await.map_err(failed(format!("bucket {name}")))
 }
 
 impl Inner {

@@ -147,3 +147,32 @@ async fn one_live_gateway_leads_the_chores_and_another_takes_them_when_it_leaves
     let now = [a.leads_chores().await.unwrap(), b.leads_chores().await.unwrap(), c.leads_chores().await.unwrap()];
     assert_eq!(now, [false, true, false], "the next one takes over at once after a clean leave");
 }
+
+/// Three gateways starting at once on a fresh 3-node cluster (`replicas = 3`), as a deployment
+/// does: all join. The bucket creations race (one creates, and may already have turned direct
+/// reads off, so the others' create sees "a different configuration"; a busy machine times a
+/// replicated create out): each one that loses finds the bucket made by the winner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_gateways_joining_a_fresh_three_node_cluster_at_once_all_join() {
+    let nats = tokio::task::spawn_blocking(vestibule_store_jetstream::test_server::NatsCluster::start).await.unwrap();
+    let config = JetStreamConfig { replicas: 3, ..JetStreamConfig::at(nats.urls.clone()) };
+    let joins: Vec<_> = (0..3)
+        .map(|i| {
+            let config = config.clone();
+            tokio::spawn(async move { Leases::join(&config, &format!("g{i}"), Duration::from_secs(10)).await })
+        })
+        .collect();
+    let mut joined = Vec::new();
+    for join in joins {
+        joined.push(join.await.unwrap().unwrap_or_else(|e| panic!("a gateway could not join: {e}")));
+    }
+    // One owner for a session asked of all three.
+    let s = SessionId::random();
+    let mut owners = 0;
+    for leases in &joined {
+        if leases.acquire(s).await.unwrap() == Owner::Me {
+            owners += 1;
+        }
+    }
+    assert_eq!(owners, 1);
+}

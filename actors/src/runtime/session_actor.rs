@@ -630,42 +630,48 @@ impl ModalSession {
         reply
     }
 
+    /// Reloads the session from the log, which moved past it (another writer's append, or an
+    /// append of this session's own that failed ambiguously: a timed-out publish that was stored).
+    /// The events it missed were never published to its connections (with a shared log: a gateway
+    /// killed after its append was sent, or another gateway running the session). Sends them their
+    /// diffs, rebuilt from the log, before anything else is decided, or drops them to resume: a
+    /// client must never see a gap.
+    fn catch_up_with_log(&mut self) -> ResponseActFuture<Self, ()> {
+        self.awake = None;
+        let (log, id, from) = (self.shell.log.clone(), self.id, self.seq);
+        Box::pin(self.wake().then(move |woke, act, _| {
+            let to = act.seq;
+            async move {
+                match woke {
+                    Ok(()) if to > from => Some(diffs_since(log.as_ref(), id, from).await),
+                    _ => None,
+                }
+            }
+            .into_actor(act)
+            .map(move |rebuilt, act, _| match rebuilt {
+                None => {}
+                Some(Ok(diffs)) if diffs.last().map(|d| d.seq) == Some(to) && act.seq == to => {
+                    for frame in diffs {
+                        act.broadcast(&frame);
+                        act.remember_diff(frame);
+                    }
+                }
+                Some(other) => {
+                    if let Err(error) = other {
+                        tracing::warn!(session = %act.id, %error, from, "could not rebuild the other writer's diffs");
+                    }
+                    act.drop_connections_to_resume();
+                }
+            })
+        }))
+    }
+
     fn append_failed(&mut self, error: StoreError, ctx: &mut Context<Self>) -> CommandReply {
         match error {
             StoreError::Conflict { actual, .. } => {
                 // Another writer moved the stream: reload it, and let the client retry.
                 tracing::warn!(session = %self.id, seq = self.seq, actual, "append conflict; reloading the session");
-                self.awake = None;
-                let (log, id, from) = (self.shell.log.clone(), self.id, self.seq);
-                // The other writer's events were never published to this session's connections
-                // (with a shared log: a gateway killed after its append was sent, or another gateway
-                // running the session). Send them their diffs, rebuilt from the log, before anything
-                // else is decided, or drop them to resume: a client must never see a gap.
-                ctx.wait(self.wake().then(move |woke, act, _| {
-                    let to = act.seq;
-                    async move {
-                        match woke {
-                            Ok(()) if to > from => Some(diffs_since(log.as_ref(), id, from).await),
-                            _ => None,
-                        }
-                    }
-                    .into_actor(act)
-                    .map(move |rebuilt, act, _| match rebuilt {
-                        None => {}
-                        Some(Ok(diffs)) if diffs.last().map(|d| d.seq) == Some(to) && act.seq == to => {
-                            for frame in diffs {
-                                act.broadcast(&frame);
-                                act.remember_diff(frame);
-                            }
-                        }
-                        Some(other) => {
-                            if let Err(error) = other {
-                                tracing::warn!(session = %act.id, %error, from, "could not rebuild the other writer's diffs");
-                            }
-                            act.drop_connections_to_resume();
-                        }
-                    })
-                }));
+                ctx.wait(self.catch_up_with_log());
                 self.metrics().command("conflict");
                 CommandReply::refused(self.seq, CommandError::new(RefusalCode::Conflict, "the session changed; retry"))
             }
@@ -1041,6 +1047,13 @@ impl Handler<Execute> for ModalSession {
             return AtomicResponse::new(ready(reply));
         }
         AtomicResponse::new(Box::pin(self.recall(&command_id).then(move |recalled, act, _| match recalled {
+            // An answer past this session's seq: its append was reported failed (a timed-out
+            // publish, e.g. while a NATS node died) but was stored. The session catches up with the
+            // log first, so the client gets the command's diff, not an answer ahead of its state.
+            Ok(Some(first)) if first.seq > act.seq => {
+                tracing::warn!(session = %act.id, seq = act.seq, answered = first.seq, "a command's answer is past the session; reloading");
+                Box::pin(act.catch_up_with_log().map(move |(), act, _| act.repeat_answer(&command_id, reply_to, first)))
+            }
             Ok(Some(first)) => ready(act.repeat_answer(&command_id, reply_to, first)),
             Ok(None) => act.wake_and_decide(Command::Client(command), source),
             Err(error) => {

@@ -4,6 +4,7 @@
 //! gateway it drives is the `vestibule` binary, started as a child process or reached by `--url`.
 
 pub mod devnet;
+pub mod failover;
 pub mod gateway_process;
 pub mod metrics;
 pub mod scenario;
@@ -116,6 +117,15 @@ pub struct LoadArgs {
     /// flight for up to a block, as on a real chain. Left as it is after the run.
     #[arg(long)]
     pub block_time: Option<u64>,
+    /// Start a 3-node NATS JetStream cluster (`replicas = 3`) and this many gateways in cluster
+    /// mode on it, and drive them as `--url` does (`failover.rs`; needs nats-server: see docs/load.md).
+    #[arg(long)]
+    pub cluster: Option<usize>,
+    /// With `--cluster`: SIGKILL the gateway owning the most sessions, then the NATS node leading
+    /// the event stream, each once every visitor has had 5 commands answered since the last kill;
+    /// the traffic ends once every visitor has had 5 answered after the second kill (counts, not seconds).
+    #[arg(long)]
+    pub failover: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -160,6 +170,9 @@ pub struct Report {
     /// The gateways' `vestibule_cluster_*` series after the traffic, summed over every gateway
     /// behind `--url` (e.g. `vestibule_cluster_proxied_total`: connections proxied to an owner).
     pub cluster: BTreeMap<String, f64>,
+    /// `--cluster`: the kills, takeovers, resumes and retried refusals of the run (`failover.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failover: Option<failover::FailoverReport>,
     pub timeline: Vec<metrics::Second>,
 }
 
@@ -326,6 +339,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     if args.kills == Some(0) {
         anyhow::bail!("--kills must be at least 1");
     }
+    failover::validate(&args)?;
     let open_files_limit = raise_nofile_limit();
     let needed = args.sessions as u64 * if !args.url.is_empty() { 1 } else { 2 } + 64;
     if open_files_limit < needed {
@@ -356,7 +370,13 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     let temp = if args.url.is_empty() && args.data.is_none() { Some(tempfile::tempdir()?) } else { None };
     let data_dir = args.data.clone().or_else(|| temp.as_ref().map(|t| t.path().join("data")));
-    let mut gateway = match (args.url.is_empty(), &data_dir) {
+    let mut rig = match args.cluster {
+        Some(n) => Some(
+            failover::Rig::start(n, &gateway_bin(args.gateway_bin.as_deref())?, &args.gateway_log, args.sessions, args.failover).await?,
+        ),
+        None => None,
+    };
+    let mut gateway = match (args.url.is_empty() && rig.is_none(), &data_dir) {
         (true, Some(dir)) => {
             let store =
                 args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
@@ -366,9 +386,10 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         }
         _ => None,
     };
-    let addrs: Vec<String> = match &gateway {
-        Some(g) => vec![g.addr.clone()],
-        None => {
+    let addrs: Vec<String> = match (&gateway, &rig) {
+        (Some(g), _) => vec![g.addr.clone()],
+        (None, Some(rig)) => rig.addrs.clone(),
+        (None, None) => {
             args.url.iter().map(|url| url.trim_start_matches("ws://").trim_end_matches('/').trim_end_matches("/ws").to_string()).collect()
         }
     };
@@ -382,6 +403,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         project: if !args.url.is_empty() { args.project.clone() } else { "demo".into() },
         origin: args.origin.clone(),
         source_addrs: args.source_addrs.clone(),
+        outages: rig.as_ref().map_or_else(|| Arc::new(failover::Outages::new(addrs.len(), 0)), |r| r.outages.clone()),
     });
     let gateway_pid = gateway.as_ref().map(|g| g.pid()).or(args.gateway_pid);
     let baseline_rss = gateway_pid.and_then(rss_bytes);
@@ -389,7 +411,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let ramp = Duration::from_secs_f64(args.ramp.max(0.0));
     let counting_kills = args.kills.is_some();
     // When kills or cycles end the traffic, there is no end time to give up at.
-    let counting = counting_kills || args.cycles.is_some();
+    let counting = counting_kills || args.cycles.is_some() || args.failover;
     // Without `--kills` the traffic lasts `--duration`; with it, until the kills are done.
     let traffic_end = Instant::now() + ramp + Duration::from_secs_f64(args.duration.max(0.0));
     let progress_of = Arc::new(Progress::new(args.sessions));
@@ -545,6 +567,16 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             progress(&metrics, sessions_connected, args.sessions, &mut last);
         }
         let everyone_worked = progress_of.everyone_worked_with_current();
+        if let Some(rig) = rig.as_mut().filter(|_| args.failover) {
+            match rig.advance(everyone_worked, &progress_of).await {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(e) => {
+                    let _ = stop.send(true);
+                    return Err(e);
+                }
+            }
+        }
         if let Some(target) = args.kills {
             if kills >= target && everyone_worked {
                 break;
@@ -630,7 +662,12 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             }
         }
     }
+    if let Some(rig) = rig.as_mut() {
+        // The surviving NATS nodes, with the cluster's replica count and patience for elections.
+        (checked, lost) = rig.check_log(&visitors).await?;
+    }
     let log_to_check = match (gateway.as_mut(), &data_dir, &args.nats) {
+        _ if rig.is_some() => None,
         (Some(g), Some(dir), _) => {
             g.stop();
             Some(open_log(dir, args.nats.as_deref()).await?)
@@ -661,8 +698,17 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     report.hibernated_sessions = hibernated;
     report.chain = chain_report;
     report.drain_s = drain;
+    if let Some(rig) = rig.as_mut() {
+        rig.finish(&report.counts, &report.errors, &cluster);
+        report.kills = rig.report.gateway_kills + rig.report.nats_kills;
+        report.failover = Some(std::mem::take(&mut rig.report));
+    }
     report.cluster = cluster;
-    let passed = report.gaps == 0 && report.hash_mismatches == 0 && report.lost == 0 && sessions_connected == args.sessions;
+    let passed = report.gaps == 0
+        && report.hash_mismatches == 0
+        && report.lost == 0
+        && sessions_connected == args.sessions
+        && report.failover.as_ref().is_none_or(|f| f.passed());
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
     }
@@ -815,6 +861,7 @@ fn build_report(
         final_state_bytes: t.final_state_bytes,
         chain: None,
         cluster: BTreeMap::new(),
+        failover: None,
         timeline: t.timeline,
     }
 }
@@ -887,6 +934,9 @@ impl std::fmt::Display for Report {
             if let Some(hibernated) = self.hibernated_sessions {
                 writeln!(f, "hibernated sessions when measured: {hibernated}")?;
             }
+        }
+        if let Some(failover) = &self.failover {
+            writeln!(f, "{failover}")?;
         }
         write!(
             f,

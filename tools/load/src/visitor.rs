@@ -30,6 +30,9 @@ pub struct Target {
     pub project: String,
     pub origin: String,
     pub source_addrs: Vec<IpAddr>,
+    /// Gateways known dead (a failover run's SIGKILLed one: never tried again) and the visitors'
+    /// unplanned drops and resumes (`failover.rs`).
+    pub outages: Arc<super::failover::Outages>,
 }
 
 type Ws = WebSocketStream<TcpStream>;
@@ -71,6 +74,8 @@ pub struct Visitor {
     /// opened its session (its owner, as long as that gateway lives).
     gateway: usize,
     home: usize,
+    /// The next `drop_connection` is the scenario's own (a planned reconnect), not a lost socket.
+    dropping_on_purpose: bool,
 }
 
 impl Visitor {
@@ -101,6 +106,7 @@ impl Visitor {
             receipts_waiting: Vec::new(),
             gateway,
             home: gateway,
+            dropping_on_purpose: false,
         }
     }
 
@@ -142,8 +148,8 @@ impl Visitor {
                 Err(e) => {
                     // Counted apart from errors: retries are expected while a gateway restarts.
                     self.metrics.count(&format!("connect_retry:{}", failure_reason(&e)));
-                    // A gateway that refuses (or is dead): try the next one.
-                    self.gateway = (self.gateway + 1) % self.target.addrs.len();
+                    // A gateway that refuses (or is dead): try the next one still alive.
+                    self.gateway = self.target.outages.next_live(self.gateway, self.target.addrs.len());
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_millis(500));
                 }
@@ -187,13 +193,19 @@ impl Visitor {
         }
         self.ws = Some(ws);
         self.metrics.connected(resumed);
+        if resumed {
+            self.target.outages.resumed(self.index);
+        }
         Ok(())
     }
 
     pub fn drop_connection(&mut self) {
-        // The resume goes to the next gateway (with one gateway, the same); once per connection.
+        // The resume goes to the next live gateway (with one gateway, the same); once per connection.
         if self.ws.take().is_some() {
-            self.gateway = (self.gateway + 1) % self.target.addrs.len();
+            if !std::mem::take(&mut self.dropping_on_purpose) {
+                self.target.outages.dropped(self.index);
+            }
+            self.gateway = self.target.outages.next_live(self.gateway, self.target.addrs.len());
         }
     }
 
@@ -205,6 +217,15 @@ impl Visitor {
     /// the hash disagrees, in which case the mirror must be rebuilt.
     fn apply_diff(&mut self, diff: &Value) -> bool {
         if diff["prevSeq"].as_u64() != Some(self.seq) {
+            eprintln!(
+                "GAP: visitor {} session {} mirrors seq {}, got a diff with prevSeq {} seq {} (events {})",
+                self.index,
+                self.session_id.as_deref().unwrap_or("?"),
+                self.seq,
+                diff["prevSeq"],
+                diff["seq"],
+                diff["events"].as_array().map_or(0, |e| e.len())
+            );
             self.metrics.gap();
             return false;
         }
@@ -320,11 +341,14 @@ impl Visitor {
     async fn execute(&mut self, command: Value, always_writes: bool, class: Class) -> Result<(), Broken> {
         self.next_command += 1;
         let id = format!("v{}c{}", self.index, self.next_command);
-        let frame = json!({ "type": "command", "id": id, "command": command }).to_string();
+        let text = json!({ "type": "command", "id": id, "command": command }).to_string();
         let effects_before = self.effects_in_flight();
         let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
         let sent = Instant::now();
-        ws.send(Message::text(frame)).await.map_err(|e| Broken::Connection(e.to_string()))?;
+        ws.send(Message::text(text.clone())).await.map_err(|e| Broken::Connection(e.to_string()))?;
+        // The latest send of this command (a transient refusal sends it again, same id).
+        let mut attempt_sent = sent;
+        let mut retry_delay = Duration::from_millis(20);
         let mut result_seq: Option<u64> = None;
         let mut diff_seen = false;
         loop {
@@ -335,7 +359,7 @@ impl Visitor {
             }
             // One deadline for the whole command: timer diffs arriving meanwhile must not hide a
             // result that never comes.
-            let left = Duration::from_secs(10).saturating_sub(sent.elapsed());
+            let left = Duration::from_secs(10).saturating_sub(attempt_sent.elapsed());
             if left.is_zero() {
                 self.metrics.error(if result_seq.is_some() { "diff_timeout" } else { "result_timeout" });
                 return Err(Broken::Connection("no answer within 10 s".into()));
@@ -381,6 +405,18 @@ impl Visitor {
                 }
                 Some("result") if frame["commandId"].as_str() == Some(id.as_str()) => {
                     let accepted = frame["status"] == "accepted";
+                    let code = frame["error"]["code"].as_str().unwrap_or("unknown");
+                    if !accepted && TRANSIENT_REFUSALS.contains(&code) && sent.elapsed() < TRANSIENT_PATIENCE {
+                        // Not remembered by the session (docs/protocol.md): sent again with the
+                        // same id, it runs. Counted apart from errors, as a widget retries it.
+                        self.metrics.count(&format!("transient:{code}"));
+                        tokio::time::sleep(retry_delay).await;
+                        retry_delay = (retry_delay * 2).min(Duration::from_millis(500));
+                        let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
+                        attempt_sent = Instant::now();
+                        ws.send(Message::text(text.clone())).await.map_err(|e| Broken::Connection(e.to_string()))?;
+                        continue;
+                    }
                     self.answered += 1;
                     self.metrics.result(sent.elapsed(), accepted);
                     if !accepted {
@@ -395,6 +431,10 @@ impl Visitor {
                 }
                 Some("error") => {
                     let code = frame["code"].as_str().unwrap_or("unknown").to_string();
+                    if !frame["close"].is_number() {
+                        // Closes are expected (a gateway or its lease gone); anything else is worth a line.
+                        eprintln!("visitor {} session {}: error frame {frame}", self.index, self.session_id.as_deref().unwrap_or("?"));
+                    }
                     self.metrics.error(&format!("protocol:{code}"));
                     if frame["close"].is_number() {
                         return Err(Broken::Connection(code));
@@ -460,6 +500,7 @@ impl Visitor {
                     .await
             }
             Step::Reconnect => {
+                self.dropping_on_purpose = true;
                 self.drop_connection();
                 Err(Broken::Connection("dropped on purpose".into()))
             }
@@ -477,6 +518,14 @@ impl Visitor {
         self.seq = 0;
     }
 }
+
+/// Refusals a client retries with the same command id (docs/protocol.md): another writer moved the
+/// session, the log failed (e.g. a NATS election), the session's mailbox was full.
+pub const TRANSIENT_REFUSALS: [&str; 3] = ["conflict", "storage_unavailable", "busy"];
+
+/// How long after its first send a transiently refused command is still sent again; past it the
+/// refusal counts as an error (`refused:<code>`).
+const TRANSIENT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// A connect failure's kind for counters: `refused: <code>`, `no welcome: <why>`, else the text before the first colon.
 pub fn failure_reason(e: &str) -> String {
