@@ -578,3 +578,71 @@ async fn read_json(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::scenario::ScenarioKind;
+
+    /// A gateway's heartbeat in miniature: welcome, then a ping every 100 ms; a client silent for
+    /// 400 ms (no pong, nothing) is closed. Counts the pongs it got.
+    async fn strict_gateway(pongs: Arc<AtomicUsize>) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let _hello = ws.next().await;
+            let state = json!({});
+            let welcome = json!({ "type": "welcome", "sessionId": "s1", "resumeToken": "t", "seq": 0, "state": state,
+                "stateHash": wire::state_hash(&state) });
+            ws.send(Message::text(welcome.to_string())).await.unwrap();
+            let mut heard = Instant::now();
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {
+                        if heard.elapsed() > Duration::from_millis(400) {
+                            let _ = ws.close(None).await;
+                            return;
+                        }
+                        if ws.send(Message::Ping(Default::default())).await.is_err() { return; }
+                    }
+                    frame = ws.next() => match frame {
+                        Some(Ok(Message::Pong(_))) => { heard = Instant::now(); pongs.fetch_add(1, Ordering::SeqCst); }
+                        Some(Ok(_)) => heard = Instant::now(),
+                        _ => return,
+                    },
+                }
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn an_idle_visitor_answers_pings_so_the_heartbeat_keeps_it() {
+        let pongs = Arc::new(AtomicUsize::new(0));
+        let addr = strict_gateway(pongs.clone()).await;
+        let target =
+            Arc::new(Target { addrs: vec![addr], project: "demo".into(), origin: "http://localhost".into(), source_addrs: vec![] });
+        let metrics = Arc::new(Metrics::new());
+        let mut visitor = Visitor::new(0, target, metrics.clone(), Scenario::for_visitor(ScenarioKind::Connect, 0));
+        visitor.connect(Instant::now() + Duration::from_secs(5)).await.unwrap();
+        let (go, mut go_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            // Well past the fake gateway's 400 ms of silence allowed.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let _ = go.send(true);
+        });
+        // A resume would fail (the fake serves one connection): any drop shows as an error.
+        tokio::time::timeout(Duration::from_secs(5), visitor.idle_until(&mut go_rx, || Instant::now())).await.expect("go ends the idling");
+        let t = metrics.totals();
+        assert!(t.errors.is_empty(), "the idle connection was kept: {:?}", t.errors);
+        assert!(pongs.load(Ordering::SeqCst) >= 10, "pings answered while idle: {}", pongs.load(Ordering::SeqCst));
+        assert!(visitor.is_connected());
+    }
+}
