@@ -24,8 +24,9 @@ done
 dir="$(mktemp -d "${TMPDIR:-/tmp}/vestibule-cluster.XXXXXX")"
 pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    # Gateways first (newest first), NATS last: a gateway whose NATS went away first exits with an error.
+    local i
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[$i]}" 2>/dev/null || true; wait "${pids[$i]}" 2>/dev/null || true; done
     [ -n "${KEEP_CLUSTER:-}" ] && say "files kept in $dir" || rm -rf "$dir"
 }
 trap cleanup EXIT

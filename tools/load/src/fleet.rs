@@ -131,6 +131,8 @@ pub struct FleetReport {
     pub idle_drops: u64,
     pub reconnects: u64,
     pub errors: BTreeMap<String, u64>,
+    /// Connect attempts that failed and were retried (`connect_retry:*` counts), over all generators.
+    pub connect_retries: u64,
     pub gateway_rss_bytes: u64,
     pub gateway_baseline_rss_bytes: u64,
     /// (gateway RSS − baselines) / sessions connected.
@@ -172,6 +174,7 @@ pub fn summarize(sessions: usize, gateways: Vec<GatewayFigures>, generators: Vec
         idle_drops: statuses.iter().map(|s| s.errors_starting("idle_drop")).sum(),
         reconnects: statuses.iter().map(|s| s.reconnects).sum(),
         errors,
+        connect_retries: statuses.iter().flat_map(|s| &s.counts).filter(|(k, _)| k.starts_with("connect_retry")).map(|(_, v)| v).sum(),
         gateway_rss_bytes: rss,
         gateway_baseline_rss_bytes: baseline,
         gateway_bytes_per_session: per(rss.saturating_sub(baseline)),
@@ -199,13 +202,14 @@ impl std::fmt::Display for FleetReport {
         )?;
         writeln!(
             f,
-            "{} gateways, {} generators; ramp {:.0} s, then {:.0} s idle; {} connections lost while idle, {} reconnects, errors {:?}",
+            "{} gateways, {} generators; ramp {:.0} s, then {:.0} s idle; {} connections lost while idle, {} reconnects, {} connect retries, errors {:?}",
             self.gateways.len(),
             self.generators.len(),
             self.ramp_s,
             self.idle_s,
             self.idle_drops,
             self.reconnects,
+            self.connect_retries,
             self.errors
         )?;
         for g in &self.gateways {
@@ -504,6 +508,7 @@ mod tests {
             connections: connected as u64 + reconnects,
             reconnects,
             errors: errors.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            counts: [("connect_retry:refused: busy".to_string(), 2)].into(),
             phase: Phase::Holding,
         }
     }
@@ -533,7 +538,7 @@ mod tests {
         assert_eq!(report.sessions_connected, 4);
         assert_eq!(report.open_websockets, 4);
         assert_eq!(report.hibernated_sessions, 3);
-        assert_eq!((report.idle_drops, report.reconnects), (1, 1));
+        assert_eq!((report.idle_drops, report.reconnects, report.connect_retries), (1, 1, 4));
         assert_eq!(report.errors.get("connect:refused"), Some(&1));
         assert_eq!((report.gateway_rss_bytes, report.gateway_baseline_rss_bytes), (3200, 200));
         assert_eq!(report.gateway_bytes_per_session, Some(750));

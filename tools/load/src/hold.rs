@@ -45,6 +45,9 @@ pub struct Status {
     pub reconnects: u64,
     /// Errors by kind so far (`idle_drop:<why>`: a connection lost while idle).
     pub errors: std::collections::BTreeMap<String, u64>,
+    /// Counters (`connect_retry:<why>`: a connect attempt that failed and was retried).
+    #[serde(default)]
+    pub counts: std::collections::BTreeMap<String, u64>,
     pub phase: Phase,
 }
 
@@ -79,6 +82,7 @@ impl StatusWriter {
                         connections: t.connections,
                         reconnects: t.reconnects,
                         errors: t.errors,
+                        counts: t.counts,
                         phase: *changes.borrow_and_update(),
                     };
                     if let Err(e) = write_atomically(&path, &serde_json::to_vec(&status).expect("a status serializes")) {
@@ -139,6 +143,7 @@ mod tests {
         connected.store(3, Ordering::SeqCst);
         metrics.connected(false);
         metrics.error("idle_drop:closed 1006");
+        metrics.count("connect_retry:refused: busy");
         let status_path = args.status_file.clone().unwrap();
         let wait_for = |phase: Phase| {
             let path = status_path.clone();
@@ -162,6 +167,7 @@ mod tests {
         });
         let s = wait_for(Phase::Holding).await;
         assert_eq!((s.sessions, s.connections, s.reconnects, s.errors_starting("idle_drop")), (3, 1, 0, 1));
+        assert_eq!(s.counts.get("connect_retry:refused: busy"), Some(&1));
         assert!(!holding.is_finished(), "held until the release file exists");
         std::fs::write(args.hold_until.as_ref().unwrap(), b"").unwrap();
         let writer = tokio::time::timeout(Duration::from_secs(5), holding).await.expect("released").unwrap();
