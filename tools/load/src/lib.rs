@@ -5,7 +5,9 @@
 
 pub mod devnet;
 pub mod failover;
+pub mod fleet;
 pub mod gateway_process;
+pub mod hold;
 pub mod metrics;
 pub mod scenario;
 pub mod visitor;
@@ -95,6 +97,8 @@ pub struct LoadArgs {
     /// hibernated sessions (the report gives how many were, from the gateway's `/metrics`).
     #[arg(long, default_value_t = 0.0)]
     pub idle_secs: f64,
+    #[command(flatten)]
+    pub hold: hold::HoldArgs,
     /// The `vestibule` binary to start (without `--url`). Default: the one next to this program,
     /// else `vestibule` on the PATH.
     #[arg(long)]
@@ -448,8 +452,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             if connected.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == sessions {
                 all_connected.notify_one();
             }
-            // Wait until everyone is connected (the idle memory figure is taken then), or the ramp is over.
-            let _ = tokio::time::timeout_at((Instant::now() + ramp + Duration::from_secs(30)).into(), go.wait_for(|g| *g)).await;
+            // Idle until everyone is connected and the idle memory figure is taken (`go` comes at the
+            // latest at the ramp's end plus 30 s, plus `--idle-secs` and a hold), reading meanwhile.
+            visitor.idle_until(&mut go, connect_deadline).await;
             // Spread first commands over one think period: all visitors starting in the same
             // millisecond would measure the harness's burst, not the gateway's steady state.
             tokio::time::sleep(think.mul_f64((visitor.index.wrapping_mul(7919) % 1000) as f64 / 1000.0)).await;
@@ -524,6 +529,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         }));
     }
 
+    let status = hold::StatusWriter::spawn(&args.hold, args.sessions, connected.clone(), metrics.clone());
     // Ramp: progress once a second until everyone is connected (or the ramp plus 30 s passes).
     let mut last = (0u64, Instant::now());
     let interactive = std::io::stderr().is_terminal();
@@ -544,6 +550,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     }
     let idle_rss = gateway_pid.and_then(rss_bytes);
     let hibernated = gateway_metrics(&addr).await.and_then(|m| m.get("vestibule_hibernated_sessions").map(|v| *v as u64));
+    hold::hold(&args.hold, &status).await;
     let sessions_connected = connected.load(std::sync::atomic::Ordering::SeqCst);
     let chain_before = if devnet.is_some() {
         let pressure = (pressure_stall_us("cpu"), pressure_stall_us("io"));

@@ -133,7 +133,11 @@ impl Visitor {
         let url = format!("ws://{addr}/ws?projectId={}", self.target.project);
         let mut request = url.into_client_request().map_err(|e| e.to_string())?;
         request.headers_mut().insert("Origin", HeaderValue::from_str(&self.target.origin).map_err(|e| e.to_string())?);
-        let (ws, _) = tokio_tungstenite::client_async(request, stream).await.map_err(|e| e.to_string())?;
+        // tungstenite's default read buffer is 128 KiB, zero-filled on the first read: resident for
+        // the connection's life, 12 GiB for 100,000 visitors. Frames larger than 4 KiB (a welcome
+        // with the whole state) grow it for as long as they need.
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(4096);
+        let (ws, _) = tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await.map_err(|e| e.to_string())?;
         Ok(ws)
     }
 
@@ -313,6 +317,60 @@ impl Visitor {
                 if let Some(ws) = self.ws.as_mut() {
                     ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string()))?;
                 }
+            }
+        }
+    }
+
+    /// Waits for `go` (the traffic's start) while reading, as a widget left open does: tungstenite
+    /// answers the gateway's pings as it reads them, diffs are applied and acked, so an idle visitor
+    /// is a live client the heartbeat keeps, not a silent one it closes after `heartbeat_timeout`.
+    /// A connection lost meanwhile is counted (`idle_drop:<why>`) and resumed until `deadline()`.
+    pub async fn idle_until(&mut self, go: &mut tokio::sync::watch::Receiver<bool>, deadline: impl Fn() -> Instant) {
+        loop {
+            if *go.borrow() {
+                return;
+            }
+            let lost = match self.ws.as_mut() {
+                None => Some(Broken::Connection("not connected".into())),
+                Some(ws) => {
+                    let frame = tokio::select! {
+                        _ = go.wait_for(|g| *g) => return,
+                        // Cancel-safe: a frame is taken off the stream only when `next` completes.
+                        frame = read_json(ws, Duration::from_secs(3600)) => frame,
+                    };
+                    match frame {
+                        Ok(frame) if frame["type"] == "diff" => {
+                            if self.apply_diff(&frame) {
+                                self.observe_effects(Instant::now());
+                                let ack = json!({ "type": "ack", "seq": self.seq }).to_string();
+                                let sent = match self.ws.as_mut() {
+                                    Some(ws) => ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string())),
+                                    None => Ok(()),
+                                };
+                                sent.err()
+                            } else {
+                                Some(Broken::Resync)
+                            }
+                        }
+                        Ok(_) => None,
+                        Err(e) if e == "timed out" => None,
+                        Err(e) => Some(Broken::Connection(e)),
+                    }
+                }
+            };
+            let Some(lost) = lost else { continue };
+            let why = match &lost {
+                Broken::Connection(e) => failure_reason(e),
+                Broken::Resync => "resync".to_string(),
+            };
+            self.metrics.error(&format!("idle_drop:{why}"));
+            self.drop_connection();
+            if matches!(lost, Broken::Resync) {
+                self.forget_mirror();
+            }
+            if let Err(e) = self.connect(deadline()).await {
+                self.metrics.error(&format!("reconnect_failed:{}", failure_reason(&e)));
+                return;
             }
         }
     }
@@ -567,5 +625,73 @@ async fn read_json(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
             Message::Close(frame) => return Err(format!("closed {}", frame.map_or(0, |f| u16::from(f.code)))),
             _ => continue, // pings are answered by tungstenite
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::scenario::ScenarioKind;
+
+    /// A gateway's heartbeat in miniature: welcome, then a ping every 100 ms; a client silent for
+    /// 400 ms (no pong, nothing) is closed. Counts the pongs it got.
+    async fn strict_gateway(pongs: Arc<AtomicUsize>) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let _hello = ws.next().await;
+            let state = json!({});
+            let welcome = json!({ "type": "welcome", "sessionId": "s1", "resumeToken": "t", "seq": 0, "state": state,
+                "stateHash": wire::state_hash(&state) });
+            ws.send(Message::text(welcome.to_string())).await.unwrap();
+            let mut heard = Instant::now();
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {
+                        if heard.elapsed() > Duration::from_millis(400) {
+                            let _ = ws.close(None).await;
+                            return;
+                        }
+                        if ws.send(Message::Ping(Default::default())).await.is_err() { return; }
+                    }
+                    frame = ws.next() => match frame {
+                        Some(Ok(Message::Pong(_))) => { heard = Instant::now(); pongs.fetch_add(1, Ordering::SeqCst); }
+                        Some(Ok(_)) => heard = Instant::now(),
+                        _ => return,
+                    },
+                }
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn an_idle_visitor_answers_pings_so_the_heartbeat_keeps_it() {
+        let pongs = Arc::new(AtomicUsize::new(0));
+        let addr = strict_gateway(pongs.clone()).await;
+        let target =
+            Arc::new(Target { addrs: vec![addr], project: "demo".into(), origin: "http://localhost".into(), source_addrs: vec![] });
+        let metrics = Arc::new(Metrics::new());
+        let mut visitor = Visitor::new(0, target, metrics.clone(), Scenario::for_visitor(ScenarioKind::Connect, 0));
+        visitor.connect(Instant::now() + Duration::from_secs(5)).await.unwrap();
+        let (go, mut go_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            // Well past the fake gateway's 400 ms of silence allowed.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let _ = go.send(true);
+        });
+        // A resume would fail (the fake serves one connection): any drop shows as an error.
+        tokio::time::timeout(Duration::from_secs(5), visitor.idle_until(&mut go_rx, || Instant::now())).await.expect("go ends the idling");
+        let t = metrics.totals();
+        assert!(t.errors.is_empty(), "the idle connection was kept: {:?}", t.errors);
+        assert!(pongs.load(Ordering::SeqCst) >= 10, "pings answered while idle: {}", pongs.load(Ordering::SeqCst));
+        assert!(visitor.is_connected());
     }
 }
