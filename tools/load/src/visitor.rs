@@ -676,8 +676,13 @@ mod tests {
     async fn an_idle_visitor_answers_pings_so_the_heartbeat_keeps_it() {
         let pongs = Arc::new(AtomicUsize::new(0));
         let addr = strict_gateway(pongs.clone()).await;
-        let target =
-            Arc::new(Target { addrs: vec![addr], project: "demo".into(), origin: "http://localhost".into(), source_addrs: vec![] });
+        let target = Arc::new(Target {
+            addrs: vec![addr],
+            project: "demo".into(),
+            origin: "http://localhost".into(),
+            source_addrs: vec![],
+            outages: Arc::new(crate::failover::Outages::new(1, 0)),
+        });
         let metrics = Arc::new(Metrics::new());
         let mut visitor = Visitor::new(0, target, metrics.clone(), Scenario::for_visitor(ScenarioKind::Connect, 0));
         visitor.connect(Instant::now() + Duration::from_secs(5)).await.unwrap();
