@@ -2,6 +2,11 @@
 
 use clap::Parser;
 
+// The same allocator as the gateway: the generator shares the machine in every load run, and
+// glibc's malloc was a large part of its CPU per command too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "vestibule-load",
