@@ -439,6 +439,13 @@ impl Inner {
         *self.registration.lock().expect("lease lock")
     }
 
+    /// The revision of this gateway's key if it still holds `epoch` (read from the leader).
+    async fn still_registered(&self, epoch: u64) -> Option<u64> {
+        let entry = self.gateways.entry(self.id.clone()).await.ok()??;
+        let value: GatewayValue = serde_json::from_slice(&entry.value).ok()?;
+        (entry.operation == kv::Operation::Put && value.epoch == epoch).then_some(entry.revision)
+    }
+
     async fn is_live(&self, gateway: &str, epoch: u64) -> Result<bool, StoreError> {
         let entry = self.gateways.entry(gateway.to_string()).await.map_err(|e| engine("read gateway", e))?;
         Ok(entry
@@ -513,10 +520,23 @@ async fn renew(inner: std::sync::Weak<Inner>) {
                 }
                 false
             }
-            Ok(Err(e)) if is_wrong_revision(&e) => {
-                tracing::warn!(gateway = %inner.id, "the gateway's lease was lost (it lapsed or was overwritten)");
-                true
-            }
+            Ok(Err(e)) if is_wrong_revision(&e) => match inner.still_registered(current.epoch).await {
+                // A renewal that timed out (a NATS leader election) was stored after all: the key
+                // still holds our epoch, which only we write. Go on from its revision.
+                Some(revision) => {
+                    let mut registration = inner.registration.lock().expect("lease lock");
+                    if registration.is_some_and(|r| r.epoch == current.epoch) {
+                        *registration = Some(Registration { revision, ..current });
+                    }
+                    let overdue = current.written_at.elapsed() > ttl / 2;
+                    tracing::info!(gateway = %inner.id, overdue, "a renewal thought lost had been stored; continuing");
+                    overdue
+                }
+                None => {
+                    tracing::warn!(gateway = %inner.id, "the gateway's lease was lost (it lapsed or was overwritten)");
+                    true
+                }
+            },
             Ok(Err(e)) => {
                 let overdue = current.written_at.elapsed() > ttl / 2;
                 tracing::warn!(gateway = %inner.id, error = %e, overdue, "lease renewal failed");

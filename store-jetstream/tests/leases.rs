@@ -176,3 +176,30 @@ async fn three_gateways_joining_a_fresh_three_node_cluster_at_once_all_join() {
     }
     assert_eq!(owners, 1);
 }
+
+/// A renewal whose acknowledgement was lost (a NATS leader election) may have been stored: the next
+/// renewal then meets a newer revision of the gateway's own key. That is not a lost lease when the
+/// key still holds the gateway's epoch. Simulated by writing the same value behind its back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_stored_after_its_ack_was_lost_does_not_cost_the_lease() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let a = join(&server, "a").await;
+    let epoch = a.epoch().unwrap();
+    let mut lost = a.lost();
+    let js = async_nats::jetstream::new(async_nats::connect(&server.url).await.unwrap());
+    let bucket = js.get_key_value("VESTIBULE_gateways").await.unwrap();
+    let behind_its_back = bucket.put("a", serde_json::to_vec(&serde_json::json!({ "epoch": epoch })).unwrap().into()).await.unwrap();
+    // Wait until the gateway has renewed after that write (its renewal is then past the stale
+    // revision), then check it kept its lease.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let entry = bucket.entry("a").await.unwrap().expect("the gateway's key");
+        if entry.revision > behind_its_back {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the gateway never renewed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(a.epoch(), Some(epoch), "the same registration");
+    assert!(!lost.has_changed().unwrap(), "the lease was not declared lost");
+}
