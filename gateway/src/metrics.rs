@@ -67,8 +67,20 @@ struct Snapshot(HistogramSnapshot);
 
 impl EncodeMetric for Snapshot {
     fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        // prometheus-client writes `le="+Inf"` for f64::MAX, its own overflow bound.
-        let buckets: Vec<(f64, u64)> = self.0.buckets.iter().map(|&(le, n)| (if le.is_infinite() { f64::MAX } else { le }, n)).collect();
+        // prometheus-client sums the per-bucket counts it is given into cumulative ones, so the
+        // snapshot's cumulative counts go back to per-bucket here (given cumulative, it cumulated
+        // twice: `+Inf` far above `_count`). It writes `le="+Inf"` for f64::MAX, its overflow bound.
+        let mut below = 0;
+        let buckets: Vec<(f64, u64)> = self
+            .0
+            .buckets
+            .iter()
+            .map(|&(le, cumulative)| {
+                let in_bucket = cumulative - below;
+                below = cumulative;
+                (if le.is_infinite() { f64::MAX } else { le }, in_bucket)
+            })
+            .collect();
         encoder.encode_histogram::<NoLabelSet>(self.0.sum, self.0.count, &buckets, None)
     }
 

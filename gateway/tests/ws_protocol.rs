@@ -414,4 +414,16 @@ async fn health_and_metrics_are_served() {
     // Durable by default: the accepted command's events were flushed, in a batch of at least one.
     assert!(gateway.metric("vestibule_store_flush_seconds_count").await >= 1.0);
     assert!(gateway.metric("vestibule_store_batch_appends_bucket{le=\"+Inf\"}").await >= 1.0);
+    // Buckets are cumulative once: the last holds every observation, no more (one scrape, so
+    // nothing is recorded between the two readings).
+    let (_, metrics) = gateway.http_get("/metrics", None).await;
+    let value = |line_start: &str| -> f64 {
+        let line = metrics.lines().find(|l| l.starts_with(line_start)).unwrap_or_else(|| panic!("{line_start} missing"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    for histogram in ["vestibule_store_flush_seconds", "vestibule_store_batch_appends", "vestibule_append_seconds"] {
+        let count = value(&format!("{histogram}_count "));
+        assert!(count >= 1.0, "{histogram}");
+        assert_eq!(value(&format!("{histogram}_bucket{{le=\"+Inf\"}} ")), count, "{histogram}");
+    }
 }
