@@ -80,6 +80,28 @@ impl Interner {
         }
     }
 
+    /// Lets go of a state its session drops (hibernating or stopping): the entries of its regions
+    /// that nobody else holds leave the table now, and with them their allocations. A `Weak` keeps
+    /// its `Arc`'s allocation until it is dropped (for the bytes, `Arc<[u8]>`, that is the bytes
+    /// themselves), and the sweep in `share` never comes once every session is asleep: without
+    /// this, a hibernated session's unique regions stayed resident.
+    pub(crate) fn release(&self, state: SessionState, canonical: CanonicalState) {
+        let keys = Region::ALL.map(|region| self.key(region, canonical.region(region)));
+        drop(state);
+        drop(canonical);
+        let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        for key in keys {
+            let Some(list) = table.entries.get_mut(&key) else { continue };
+            let before = list.len();
+            list.retain(|e| !e.is_dead());
+            let (removed, empty) = (before - list.len(), list.is_empty());
+            if empty {
+                table.entries.remove(&key);
+            }
+            table.len = table.len.saturating_sub(removed);
+        }
+    }
+
     fn key(&self, region: Region, bytes: &[u8]) -> (Region, u64) {
         let mut h = self.hasher.build_hasher();
         bytes.hash(&mut h);
@@ -145,6 +167,28 @@ mod tests {
         let state = started().iter().fold(SessionState::default(), session::evolve);
         let canonical = CanonicalState::of(&state);
         (state, canonical)
+    }
+
+    #[test]
+    fn a_released_state_leaves_no_entry_holding_its_allocations() {
+        // Given a session whose regions are its own, and one that shares them
+        let interner = Interner::default();
+        let (mut a, mut a_bytes) = fresh();
+        interner.share(&mut a, &mut a_bytes, Regions::ALL);
+        let (mut b, mut b_bytes) = fresh();
+        interner.share(&mut b, &mut b_bytes, Regions::ALL);
+        let origin = Arc::downgrade(a_bytes.region(Region::Origin));
+        let connection = Arc::downgrade(&a.connection);
+        // When the first is released, the other still holds the regions: their entries stay
+        interner.release(a, a_bytes);
+        assert_eq!(interner.live(), Region::ALL.len());
+        assert_eq!((origin.weak_count(), connection.weak_count()), (2, 2), "the table's and ours");
+        // When the second is released too, the table holds nothing of theirs (no weak reference
+        // that would keep an allocation)
+        interner.release(b, b_bytes);
+        assert_eq!((origin.strong_count(), connection.strong_count()), (0, 0));
+        let table = interner.table.lock().unwrap();
+        assert_eq!((table.entries.len(), table.len), (0, 0));
     }
 
     #[test]

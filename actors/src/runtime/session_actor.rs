@@ -443,7 +443,9 @@ impl ModalSession {
         if self.seq >= self.last_snapshot_seq + self.config().hibernation_snapshot_after.max(1) {
             self.write_snapshot(ctx);
         }
-        self.awake = None;
+        if let Some(awake) = self.awake.take() {
+            self.shell.interner.release(awake.state, awake.canonical);
+        }
         self.recent = VecDeque::new();
         self.answers.clear();
         self.connections.shrink_to_fit();
@@ -1023,6 +1025,9 @@ impl Actor for ModalSession {
     }
 
     fn stopped(&mut self, ctx: &mut Self::Context) {
+        if let Some(awake) = self.awake.take() {
+            self.shell.interner.release(awake.state, awake.canonical);
+        }
         self.metrics().live_sessions.dec();
         if self.hibernated {
             self.metrics().hibernated_sessions.dec();
