@@ -24,10 +24,9 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc::Receiver;
 use tokio_util::sync::CancellationToken;
 use vestibule_actors::protocol::{ClientMessage, close};
-use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound};
+use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound, OutboundReceiver};
 use vestibule_actors::session::{ClientCommand, CommandError};
 use vestibule_store::SessionId;
 use vestibule_store_jetstream::async_nats::{self, HeaderMap};
@@ -122,7 +121,7 @@ pub enum Route {
 pub struct RemoteAttachment {
     pub owner: String,
     pub link: u64,
-    pub outbound: Receiver<Outbound>,
+    pub outbound: OutboundReceiver,
     pub dropped: DropNotice,
 }
 
@@ -334,15 +333,15 @@ impl Cluster {
                         };
                         match link_to_client.sender.try_send(frame) {
                             Ok(()) => {}
-                            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {
+                            Err(flume::TrySendError::Full(_)) => {
                                 link_to_client.drop_with(close::TOO_SLOW);
                                 return;
                             }
-                            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
+                            Err(flume::TrySendError::Disconnected(_)) => return,
                         }
                     }
                     _ = check.tick() => {
-                        if link_to_client.sender.is_closed() {
+                        if link_to_client.sender.is_disconnected() {
                             return;
                         }
                         if let Ok(false) = leases.is_live(&owner_name, owner_epoch).await {
@@ -499,7 +498,7 @@ impl Cluster {
 
     /// Publishes a served link's frames to its proxy until the session drops it, the proxy detaches
     /// or the proxy's registration is gone.
-    async fn forward(&self, mut f: Forward, state: &AppState) {
+    async fn forward(&self, f: Forward, state: &AppState) {
         // A session stopped because this gateway is stopping cleanly: the proxy's visitor is told
         // the server is going away (1001), as this gateway's own visitors are, not that it failed.
         let closing = |code: Option<u16>| if state.is_shutting_down() { close::GOING_AWAY } else { code.unwrap_or(close::INTERNAL) };
@@ -525,12 +524,12 @@ impl Cluster {
         };
         loop {
             tokio::select! {
-                frame = f.outbound.recv() => match frame {
-                    Some(frame) => {
+                frame = f.outbound.recv_async() => match frame {
+                    Ok(frame) => {
                         let (kind, seq, body) = frame_body(frame);
                         publish(&mut n, kind, seq, body).await;
                     }
-                    None => {
+                    Err(_) => {
                         let code = closing(f.dropped.code());
                         publish(&mut n, "x", None, code.to_string().into()).await;
                         break;
@@ -561,7 +560,7 @@ impl Cluster {
 struct Forward {
     link: u64,
     addr: actix::Addr<ModalSession>,
-    outbound: Receiver<Outbound>,
+    outbound: OutboundReceiver,
     dropped: DropNotice,
     detached: CancellationToken,
     frames: String,

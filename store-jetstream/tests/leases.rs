@@ -185,7 +185,7 @@ async fn a_renewal_stored_after_its_ack_was_lost_does_not_cost_the_lease() {
     let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
     let a = join(&server, "a").await;
     let epoch = a.epoch().unwrap();
-    let mut lost = a.lost();
+    let lost = a.lost();
     let js = async_nats::jetstream::new(async_nats::connect(&server.url).await.unwrap());
     let bucket = js.get_key_value("VESTIBULE_gateways").await.unwrap();
     let behind_its_back = bucket.put("a", serde_json::to_vec(&serde_json::json!({ "epoch": epoch })).unwrap().into()).await.unwrap();

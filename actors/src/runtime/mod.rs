@@ -142,13 +142,22 @@ pub enum Outbound {
     Message(Arc<str>),
 }
 
+/// The receiving end of a connection's frame queue.
+pub type OutboundReceiver = flume::Receiver<Outbound>;
+
 /// How a session reaches one connection: a bounded channel, and a cancellation the session triggers
 /// when it drops the connection (it cannot send a close frame through a full channel, and the
 /// connection may not be reading the channel while it waits for acknowledgements).
+///
+/// The channel is flume's: its queue is a `VecDeque` that allocates nothing until a frame is queued,
+/// where tokio's bounded channel allocates a block of 32 slots up front (1.3 KB for each of 10,000
+/// idle connections, `docs/performance.md`).
 #[derive(Debug, Clone)]
 pub struct ConnectionLink {
     pub id: u64,
-    pub sender: tokio::sync::mpsc::Sender<Outbound>,
+    pub sender: flume::Sender<Outbound>,
+    /// The most frames the channel holds.
+    pub capacity: usize,
     dropped: DropNotice,
 }
 
@@ -175,10 +184,11 @@ impl DropNotice {
 }
 
 impl ConnectionLink {
-    pub fn new(id: u64, capacity: usize) -> (Self, tokio::sync::mpsc::Receiver<Outbound>, DropNotice) {
-        let (sender, receiver) = tokio::sync::mpsc::channel(capacity.max(1));
+    pub fn new(id: u64, capacity: usize) -> (Self, OutboundReceiver, DropNotice) {
+        let capacity = capacity.max(1);
+        let (sender, receiver) = flume::bounded(capacity);
         let dropped = DropNotice::default();
-        (Self { id, sender, dropped: dropped.clone() }, receiver, dropped)
+        (Self { id, sender, capacity, dropped: dropped.clone() }, receiver, dropped)
     }
 
     /// Tells the connection the session dropped it, and why. The first code wins.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use tokio::sync::mpsc::error::TrySendError;
+use flume::TrySendError;
 use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, NewEvent, SessionId, Snapshot, StoreError};
 
 use super::effects::ContractSignatureChecker;
@@ -896,7 +896,7 @@ impl ModalSession {
                 tracing::info!(session = %self.id, connection = link.id, "dropped a connection that fell behind");
                 false
             }
-            Err(TrySendError::Closed(_)) => {
+            Err(TrySendError::Disconnected(_)) => {
                 self.connections.swap_remove(i);
                 false
             }
@@ -960,7 +960,7 @@ impl ModalSession {
     /// Sends the welcome and `diffs` to a new connection and adds it; falls back to the whole state
     /// when the diffs do not fit its channel (the session must then be awake).
     fn admit(&mut self, link: ConnectionLink, diffs: Option<Vec<DiffFrame>>, token: Option<String>, ctx: &mut Context<Self>) {
-        let room = link.sender.max_capacity().saturating_sub(1);
+        let room = link.capacity.saturating_sub(1);
         let frames: Vec<Outbound> = match diffs {
             Some(diffs) if diffs.len() <= room => std::iter::once(Outbound::Message(self.welcome(true, token)))
                 .chain(diffs.into_iter().map(|d| Outbound::Diff { seq: d.seq, text: d.text }))

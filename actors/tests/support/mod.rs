@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vestibule_actors::machines::toasts::ToastVariant;
-use vestibule_actors::runtime::{ConnectionLink, Execute, ManualClock, Outbound, Registry, RuntimeConfig, RuntimeMetrics};
+use vestibule_actors::runtime::{
+    ConnectionLink, Execute, ManualClock, Outbound, OutboundReceiver, Registry, RuntimeConfig, RuntimeMetrics,
+};
 use vestibule_actors::session::ClientCommand;
 use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_store::{EventLog, SledEventLog, StoreConfig};
@@ -59,7 +61,7 @@ pub async fn advance_timers(by: Duration) {
 /// A connection as the gateway makes one: the link the session sends to, and what it received.
 pub struct TestConnection {
     pub link: Option<ConnectionLink>,
-    pub frames: tokio::sync::mpsc::Receiver<Outbound>,
+    pub frames: OutboundReceiver,
 }
 
 impl TestConnection {

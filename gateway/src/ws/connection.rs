@@ -12,13 +12,14 @@ use std::time::Instant;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::mpsc::Receiver;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Utf8Bytes};
 use tracing::Instrument;
 use vestibule_actors::protocol::{ClientMessage, CommandStatus, PROTOCOL_VERSION, ProtocolErrorCode, ServerMessage, close};
-use vestibule_actors::runtime::{Attach, AttachError, ConnectionLink, CreateError, Detach, DropNotice, Execute, ModalSession, Outbound};
+use vestibule_actors::runtime::{
+    Attach, AttachError, ConnectionLink, CreateError, Detach, DropNotice, Execute, ModalSession, Outbound, OutboundReceiver,
+};
 use vestibule_actors::session::{CommandError, RefusalCode};
 use vestibule_store::SessionId;
 
@@ -109,7 +110,7 @@ enum Target {
 struct Attached {
     session_id: SessionId,
     target: Target,
-    outbound: Receiver<Outbound>,
+    outbound: OutboundReceiver,
     dropped: DropNotice,
     /// The session's command rate limit, shared with its other connections.
     commands: Arc<Mutex<TokenBucket>>,
@@ -345,7 +346,7 @@ impl Connection {
         }
     }
 
-    async fn serve(&self, ws: &mut Socket, mut attached: Attached) -> Ending {
+    async fn serve(&self, ws: &mut Socket, attached: Attached) -> Ending {
         let limits = &self.state.config.limits;
         let mut window = AckWindow::new(limits.unacked_diffs, limits.ack_timeout);
         // A diff that came while the window was full, waiting for an acknowledgement.
@@ -385,8 +386,8 @@ impl Connection {
                     }
                 }
                 code = attached.dropped.dropped() => return Box::pin(self.dropped_by_session(ws, code)).await,
-                frame = attached.outbound.recv(), if held.is_none() => {
-                    let Some(frame) = frame else {
+                frame = attached.outbound.recv_async(), if held.is_none() => {
+                    let Ok(frame) = frame else {
                         let code = attached.dropped.code().unwrap_or(close::INTERNAL);
                         return Box::pin(self.dropped_by_session(ws, code)).await;
                     };
