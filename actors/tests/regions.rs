@@ -173,3 +173,20 @@ fn a_state_started_with_the_same_options_hashes_like_its_canonical_json() {
     assert_eq!(canonical.len(), canonical.to_json().len());
     assert_eq!(canonical.hash(), wire::state_hash(&wire::to_value(&state)));
 }
+
+#[test]
+fn a_mirror_that_moves_a_value_between_regions_hashes_both_again() {
+    // Given a mirror of a started session
+    let state = started().iter().fold(SessionState::default(), session::evolve);
+    let mut mirror = StateMirror::new(wire::to_value(&state));
+    assert_eq!(mirror.hash(), wire::state_hash(mirror.state()));
+    // When a patch moves a value out of one region into another (the gateway's diffs never do;
+    // a mirror must still follow RFC 6902)
+    let key = mirror.state()["router"].as_object().unwrap().keys().next().unwrap().clone();
+    let patch: json_patch::Patch =
+        serde_json::from_value(serde_json::json!([{ "op": "move", "from": format!("/router/{key}"), "path": "/modal/moved" }])).unwrap();
+    mirror.apply(&patch).unwrap();
+    // Then the hash covers both regions as they now are
+    assert!(mirror.state()["router"].get(&key).is_none() && mirror.state()["modal"].get("moved").is_some());
+    assert_eq!(mirror.hash(), wire::state_hash(mirror.state()));
+}

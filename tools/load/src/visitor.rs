@@ -1,5 +1,5 @@
 //! One simulated visitor: a real WebSocket client speaking the protocol as the widget does. It
-//! mirrors the session (patch + state hash on every diff), acks, checks seq continuity, answers the
+//! mirrors the session (patch + state hash on every diff, re-serializing only the regions a diff touches), acks, checks seq continuity, answers the
 //! session's wallet requests as a wallet would (signing with a real key), and resumes with its
 //! `lastSeq` when the connection drops.
 
@@ -16,7 +16,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use vestibule_actors::session::wire;
+use vestibule_actors::session::wire::{self, StateMirror};
 
 use super::devnet::{AccountWallet, Devnet};
 use super::metrics::Metrics;
@@ -56,7 +56,7 @@ pub struct Visitor {
     pub session_id: Option<String>,
     resume_token: Option<String>,
     seq: u64,
-    state: Value,
+    mirror: StateMirror,
     next_command: u64,
     step: usize,
     /// Commands the server accepted that must be in the log: (command id, result seq).
@@ -95,7 +95,7 @@ impl Visitor {
             session_id: None,
             resume_token: None,
             seq: 0,
-            state: Value::Null,
+            mirror: StateMirror::new(Value::Null),
             next_command: 0,
             step: 0,
             must_persist: Vec::new(),
@@ -167,7 +167,7 @@ impl Visitor {
             (Some(id), Some(token)) => {
                 let mut hello =
                     json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
-                if !self.state.is_null() {
+                if !self.mirror.state().is_null() {
                     hello["lastSeq"] = json!(self.seq);
                 }
                 hello
@@ -189,9 +189,13 @@ impl Visitor {
             self.resume_token = welcome["resumeToken"].as_str().map(str::to_string);
         }
         if welcome["resumed"] != json!(true) {
-            self.state = welcome["state"].clone();
+            // The whole state's hash from its JSON as received (a key that is no region counts too);
+            // from then on the mirror serializes only the regions a diff touches.
+            let state = welcome["state"].clone();
             self.seq = welcome["seq"].as_u64().unwrap_or(0);
-            if wire::state_hash(&self.state) != welcome["stateHash"].as_str().unwrap_or_default() {
+            let hash = wire::state_hash(&state);
+            self.mirror = StateMirror::new(state);
+            if hash != welcome["stateHash"].as_str().unwrap_or_default() {
                 self.metrics.hash_mismatch();
             }
         }
@@ -237,11 +241,11 @@ impl Visitor {
             self.metrics.error("bad_patch");
             return false;
         };
-        if json_patch::patch(&mut self.state, &patch).is_err() {
+        if self.mirror.apply(&patch).is_err() {
             self.metrics.error("bad_patch");
             return false;
         }
-        if wire::state_hash(&self.state) != diff["stateHash"].as_str().unwrap_or_default() {
+        if self.mirror.hash() != diff["stateHash"].as_str().unwrap_or_default() {
             self.metrics.hash_mismatch();
             return false;
         }
@@ -258,19 +262,19 @@ impl Visitor {
             return;
         }
         for (which, name) in [("balances", "balances"), ("activity", "activity")] {
-            let pending = !self.state[which]["pending"].is_null();
+            let pending = !self.mirror.state()[which]["pending"].is_null();
             let since = if which == "balances" { &mut self.balances_since } else { &mut self.activity_since };
             match (*since, pending) {
                 (None, true) => *since = Some(started),
                 (Some(at), false) => {
                     *since = None;
                     self.metrics.effect(name, at.elapsed());
-                    self.metrics.count(&format!("{name}:{}", self.state[which]["status"].as_str().unwrap_or("unknown")));
+                    self.metrics.count(&format!("{name}:{}", self.mirror.state()[which]["status"].as_str().unwrap_or("unknown")));
                 }
                 _ => {}
             }
         }
-        let sent = &self.state["send"]["sent"];
+        let sent = &self.mirror.state()["send"]["sent"];
         let (metrics, receipts) = (&self.metrics, &mut self.receipts_waiting);
         receipts.retain(|(hash, at)| {
             let status = sent
@@ -512,12 +516,12 @@ impl Visitor {
                 self.think(Duration::from_millis(50)).await?;
             }
         }
-        let step = self.scenario.step(self.step, &self.state);
+        let step = self.scenario.step(self.step, self.mirror.state());
         self.step += 1;
         match step {
             Step::Command { command, always_writes, class } => self.execute(command, always_writes, class).await,
             Step::AnswerConnect => {
-                let Some(request) = pending_request(&self.state, "connect") else { return Ok(()) };
+                let Some(request) = pending_request(self.mirror.state(), "connect") else { return Ok(()) };
                 let (address, chain_id) = match &self.account {
                     Some((devnet, wallet)) => (wallet.address.to_checksum(None), format!("0x{:x}", devnet.chain_id)),
                     None => (self.signer.address().to_checksum(None), "0x1".to_string()),
@@ -529,7 +533,7 @@ impl Visitor {
             }
             Step::AnswerSend => {
                 let Some((devnet, wallet)) = self.account.clone() else { return Ok(()) };
-                let Some((request_id, kind)) = pending_rpc(&self.state, "eth_sendTransaction") else { return Ok(()) };
+                let Some((request_id, kind)) = pending_rpc(self.mirror.state(), "eth_sendTransaction") else { return Ok(()) };
                 let started = Instant::now();
                 let outcome = match devnet.send(&wallet, &kind["params"][0]).await {
                     Ok(hash) => {
@@ -547,7 +551,7 @@ impl Visitor {
                     .await
             }
             Step::AnswerSign => {
-                let Some((request_id, kind)) = pending_request(&self.state, "signMessage") else { return Ok(()) };
+                let Some((request_id, kind)) = pending_request(self.mirror.state(), "signMessage") else { return Ok(()) };
                 let message = kind["message"].as_str().unwrap_or_default();
                 let signature = match self.signer.sign_message_sync(message.as_bytes()) {
                     Ok(s) => format!("0x{}", hex::encode(s.as_bytes())),
@@ -567,12 +571,12 @@ impl Visitor {
 
     /// The mirrored state's size in bytes of JSON (what each diff's hash check reads).
     pub fn state_bytes(&self) -> usize {
-        self.state.to_string().len()
+        self.mirror.state().to_string().len()
     }
 
     /// After a mirror disagreement, the next connect asks for the whole state.
     pub fn forget_mirror(&mut self) {
-        self.state = Value::Null;
+        self.mirror = StateMirror::new(Value::Null);
         self.seq = 0;
     }
 }

@@ -200,11 +200,18 @@ impl StateMirror {
         json_patch::patch(&mut self.state, patch)?;
         let mut touched = Regions::NONE;
         for operation in &patch.0 {
-            let first = operation.path().tokens().next().map(|t| t.decoded().into_owned());
-            match first.as_deref().and_then(Region::from_key) {
-                Some(region) => touched = touched.union(Regions::of(&[region])),
-                // An operation on the root (or an unknown key): serialize everything again.
-                None => touched = Regions::ALL,
+            // A move also changes the region it takes its value from.
+            let from = match operation {
+                json_patch::PatchOperation::Move(m) => Some(&*m.from),
+                _ => None,
+            };
+            for path in std::iter::once(operation.path()).chain(from) {
+                let first = path.tokens().next().map(|t| t.decoded().into_owned());
+                match first.as_deref().and_then(Region::from_key) {
+                    Some(region) => touched = touched.union(Regions::of(&[region])),
+                    // An operation on the root (or an unknown key): serialize everything again.
+                    None => touched = Regions::ALL,
+                }
             }
         }
         for region in touched.iter() {
