@@ -9,7 +9,8 @@ import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
-export const BIN = process.env.VESTIBULE_BIN_FOR_TESTS ?? join(ROOT, "target/debug/vestibule");
+// Not a VESTIBULE_ variable: the gateway reads those as configuration, and it refuses unknown ones.
+export const BIN = process.env.E2E_GATEWAY_BIN ?? join(ROOT, "target/debug/vestibule");
 
 /** `staticDir`: the pages to serve at `/` (default: the built client); `args`: more `serve` arguments. */
 export async function startGateway(configToml = "", { staticDir = join(ROOT, "client/dist"), args = [] } = {}) {
@@ -61,6 +62,13 @@ export async function devWalletPage(browser, { rejects = false } = {}) {
     [rejects],
   );
   return { context, page: await context.newPage() };
+}
+
+/** Waits until the demo page has installed its dev wallet as `window.__devWallet`. The demo does
+ * that only once it has asked the gateway for `/devnet.json`, which can be after `page.goto`
+ * resolves (at the load event) on a busy machine. */
+export async function waitForDevWallet(page) {
+  await page.waitForFunction(() => window.__devWallet !== undefined, null, { timeout: 10_000 });
 }
 
 /** Injects the dev wallet (`client/dist/dev-wallet.js`) into every page of `context`, as a wallet

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { devWalletPage, injectDevWallet, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, injectDevWallet, launch, ROOT, startGateway, verifyAllSessions, waitForDevWallet } from "./support.mjs";
 
 let gateway;
 let browser;
@@ -33,6 +33,7 @@ after(async () => {
 test("closing the modal during a connect rejects it with Modal closed and returns to Connect", async () => {
   const { context, page } = await devWalletPage(browser);
   await page.goto(gateway.url);
+  await waitForDevWallet(page);
   await page.evaluate(() => (window.__devWallet.holdPrompts = true));
   await page.getByTestId("connect").click();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).click();
