@@ -134,14 +134,18 @@ test("the embeddable script: a host page connects through Vestibule.create and i
 
 test("a click on Connect while the socket is still opening is not lost", async () => {
   const { context, page } = await devWalletPage(browser);
-  // Hold the WebSocket for a second, as a slow network would.
+  // Hold the WebSocket, as a slow network would, until the visitor has clicked (a fixed delay
+  // could run out before the click on a busy machine, and the test would prove nothing).
+  let releaseSocket;
+  const socketHeld = new Promise((r) => (releaseSocket = r));
   await page.routeWebSocket(/\/ws\?/, async (ws) => {
-    await new Promise((r) => setTimeout(r, 1000));
+    await socketHeld;
     ws.connectToServer();
   });
   await page.goto(gateway.url);
-  assert.equal(await page.evaluate(() => window.__vestibule?.state() ?? null), null, "no session yet when the visitor clicks");
   await page.getByTestId("connect").click();
+  assert.equal(await page.evaluate(() => window.__vestibule?.state() ?? null), null, "no session yet when the visitor clicked");
+  releaseSocket();
   await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
   await context.close();
 });
