@@ -397,7 +397,7 @@ impl Rig {
         r.transient_refusals = counts
             .iter()
             .filter_map(|(k, v)| Some((k.strip_prefix("transient:")?.to_string(), *v)))
-            .filter(|(code, _)| TRANSIENT_REFUSALS.contains(&code.as_str()))
+            .filter(|(code, _)| TRANSIENT_REFUSALS.iter().any(|transient| transient.as_str() == code))
             .collect();
         r.gave_up = errors.iter().filter(|(k, _)| k.starts_with("reconnect_failed") || k.starts_with("connect:")).map(|(_, v)| v).sum();
     }

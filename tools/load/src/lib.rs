@@ -8,6 +8,7 @@ pub mod failover;
 pub mod fleet;
 pub mod gateway_process;
 pub mod hold;
+pub mod inbound;
 pub mod metrics;
 pub mod scenario;
 pub mod visitor;
@@ -515,6 +516,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                             }
                         }
                     } else {
+                        // Thinking without reading: the acks of its last diffs go out first. A
+                        // socket that fails here fails the next step too, which resumes it.
+                        let _ = visitor.flush_acks().await;
                         tokio::select! {
                             _ = tokio::time::sleep(jitter) => {}
                             _ = stopped.wait_for(|s| *s) => {}

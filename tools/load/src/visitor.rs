@@ -16,9 +16,12 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use vestibule_actors::protocol::{ClientMessage, CommandStatus};
+use vestibule_actors::session::RefusalCode;
 use vestibule_actors::session::wire::{self, StateMirror};
 
 use super::devnet::{AccountWallet, Devnet};
+use super::inbound::{Inbound, Kind};
 use super::metrics::Metrics;
 use super::scenario::{Class, Scenario, Step};
 
@@ -76,6 +79,9 @@ pub struct Visitor {
     home: usize,
     /// The next `drop_connection` is the scenario's own (a planned reconnect), not a lost socket.
     dropping_on_purpose: bool,
+    /// Acks written to the socket's buffer but not yet sent: they go out with the next command, in
+    /// the same write, or before the visitor waits without one (`flush_acks`).
+    acks_unsent: bool,
 }
 
 impl Visitor {
@@ -107,6 +113,7 @@ impl Visitor {
             gateway,
             home: gateway,
             dropping_on_purpose: false,
+            acks_unsent: false,
         }
     }
 
@@ -178,7 +185,7 @@ impl Visitor {
             }
         };
         ws.send(Message::text(hello.to_string())).await.map_err(|e| e.to_string())?;
-        let welcome = read_json(&mut ws, Duration::from_secs(10)).await.map_err(|e| format!("no welcome: {e}"))?;
+        let welcome = read_value(&mut ws, Duration::from_secs(10)).await.map_err(|e| format!("no welcome: {e}"))?;
         if welcome["type"] != "welcome" {
             return Err(format!("refused: {}", welcome["code"].as_str().unwrap_or("unknown")));
         }
@@ -200,6 +207,7 @@ impl Visitor {
             }
         }
         self.ws = Some(ws);
+        self.acks_unsent = false;
         self.metrics.connected(resumed);
         if resumed {
             self.target.outages.resumed(self.index);
@@ -223,35 +231,56 @@ impl Visitor {
 
     /// Applies one diff to the mirror; `false` if it does not follow on (a gap or a repeat) or
     /// the hash disagrees, in which case the mirror must be rebuilt.
-    fn apply_diff(&mut self, diff: &Value) -> bool {
-        if diff["prevSeq"].as_u64() != Some(self.seq) {
+    fn apply_diff(&mut self, diff: &Inbound) -> bool {
+        if diff.prev_seq != Some(self.seq) {
             eprintln!(
-                "GAP: visitor {} session {} mirrors seq {}, got a diff with prevSeq {} seq {} (events {})",
+                "GAP: visitor {} session {} mirrors seq {}, got a diff with prevSeq {:?} seq {:?} (events {})",
                 self.index,
                 self.session_id.as_deref().unwrap_or("?"),
                 self.seq,
-                diff["prevSeq"],
-                diff["seq"],
-                diff["events"].as_array().map_or(0, |e| e.len())
+                diff.prev_seq,
+                diff.seq,
+                diff.event_count()
             );
             self.metrics.gap();
             return false;
         }
-        let Ok(patch) = serde_json::from_value::<json_patch::Patch>(diff["patch"].clone()) else {
+        let Some(patch) = &diff.patch else {
             self.metrics.error("bad_patch");
             return false;
         };
-        if self.mirror.apply(&patch).is_err() {
+        if self.mirror.apply(patch).is_err() {
             self.metrics.error("bad_patch");
             return false;
         }
-        if self.mirror.hash() != diff["stateHash"].as_str().unwrap_or_default() {
+        if diff.state_hash.as_deref() != Some(self.mirror.hash().as_str()) {
             self.metrics.hash_mismatch();
             return false;
         }
-        self.seq = diff["seq"].as_u64().unwrap_or(self.seq);
-        self.metrics.events(diff["events"].as_array().map_or(0, |e| e.len()));
+        self.seq = diff.seq.unwrap_or(self.seq);
+        self.metrics.events(diff.event_count());
         true
+    }
+
+    /// Acknowledges the mirror's seq: written to the socket's buffer, sent with whatever is sent
+    /// next (a visitor answering a diff and then sending its next command makes one write of both,
+    /// as the widget's transport does within one task). Acks are cumulative (`docs/protocol.md`).
+    async fn ack(&mut self) -> Result<(), Broken> {
+        let ack = serde_json::to_string(&ClientMessage::Ack { seq: self.seq }).expect("an ack serializes");
+        let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
+        ws.feed(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string()))?;
+        self.acks_unsent = true;
+        Ok(())
+    }
+
+    /// Sends the acks still in the socket's buffer: before waiting with nothing to send, so that the
+    /// gateway's window of unacknowledged diffs never waits on the visitor's next command.
+    pub async fn flush_acks(&mut self) -> Result<(), Broken> {
+        if !std::mem::take(&mut self.acks_unsent) {
+            return Ok(());
+        }
+        let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
+        ws.flush().await.map_err(|e| Broken::Connection(e.to_string()))
     }
 
     /// After every diff applied: notes the chain effects that started (`started`: when the command
@@ -302,25 +331,23 @@ impl Visitor {
     pub async fn think(&mut self, duration: Duration) -> Result<(), Broken> {
         let until = Instant::now() + duration;
         loop {
+            self.flush_acks().await?;
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Ok(());
             }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let frame = match read_json(ws, left).await {
+            let frame = match read_frame(ws, left).await {
                 Ok(f) => f,
                 Err(e) if e == "timed out" => return Ok(()),
                 Err(e) => return Err(Broken::Connection(e)),
             };
-            if frame["type"] == "diff" {
+            if frame.kind == Kind::Diff {
                 if !self.apply_diff(&frame) {
                     return Err(Broken::Resync);
                 }
                 self.observe_effects(Instant::now());
-                let ack = json!({ "type": "ack", "seq": self.seq }).to_string();
-                if let Some(ws) = self.ws.as_mut() {
-                    ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string()))?;
-                }
+                self.ack().await?;
             }
         }
     }
@@ -334,24 +361,21 @@ impl Visitor {
             if *go.borrow() {
                 return;
             }
-            let lost = match self.ws.as_mut() {
-                None => Some(Broken::Connection("not connected".into())),
-                Some(ws) => {
+            let flushed = self.flush_acks().await;
+            let lost = match (flushed, self.ws.as_mut()) {
+                (Err(lost), _) => Some(lost),
+                (Ok(()), None) => Some(Broken::Connection("not connected".into())),
+                (Ok(()), Some(ws)) => {
                     let frame = tokio::select! {
                         _ = go.wait_for(|g| *g) => return,
                         // Cancel-safe: a frame is taken off the stream only when `next` completes.
-                        frame = read_json(ws, Duration::from_secs(3600)) => frame,
+                        frame = read_frame(ws, Duration::from_secs(3600)) => frame,
                     };
                     match frame {
-                        Ok(frame) if frame["type"] == "diff" => {
+                        Ok(frame) if frame.kind == Kind::Diff => {
                             if self.apply_diff(&frame) {
                                 self.observe_effects(Instant::now());
-                                let ack = json!({ "type": "ack", "seq": self.seq }).to_string();
-                                let sent = match self.ws.as_mut() {
-                                    Some(ws) => ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string())),
-                                    None => Ok(()),
-                                };
-                                sent.err()
+                                self.ack().await.err()
                             } else {
                                 Some(Broken::Resync)
                             }
@@ -404,6 +428,8 @@ impl Visitor {
         self.next_command += 1;
         let id = format!("v{}c{}", self.index, self.next_command);
         let text = json!({ "type": "command", "id": id, "command": command }).to_string();
+        // The acks of the diffs before it go out in the same write (`ack`).
+        self.acks_unsent = false;
         let effects_before = self.effects_in_flight();
         let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
         let sent = Instant::now();
@@ -427,7 +453,7 @@ impl Visitor {
                 return Err(Broken::Connection("no answer within 10 s".into()));
             }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let frame = match read_json(ws, left).await {
+            let frame = match read_frame(ws, left).await {
                 Ok(f) => f,
                 Err(e) if e == "timed out" => {
                     self.metrics.error(if result_seq.is_some() { "diff_timeout" } else { "result_timeout" });
@@ -435,12 +461,12 @@ impl Visitor {
                 }
                 Err(e) => return Err(Broken::Connection(e)),
             };
-            match frame["type"].as_str() {
-                Some("diff") => {
+            match frame.kind {
+                Kind::Diff => {
                     if !self.apply_diff(&frame) {
                         return Err(Broken::Resync);
                     }
-                    let ours = frame["events"][0]["correlationId"].as_str() == Some(id.as_str());
+                    let ours = frame.first_correlation() == Some(id.as_str());
                     if ours {
                         diff_seen = true;
                         let latency = sent.elapsed();
@@ -460,15 +486,13 @@ impl Visitor {
                         self.must_persist.push(id.clone());
                     }
                     self.observe_effects(if ours { sent } else { Instant::now() });
-                    let ack = json!({ "type": "ack", "seq": self.seq }).to_string();
-                    if let Some(ws) = self.ws.as_mut() {
-                        ws.send(Message::text(ack)).await.map_err(|e| Broken::Connection(e.to_string()))?;
-                    }
+                    self.ack().await?;
                 }
-                Some("result") if frame["commandId"].as_str() == Some(id.as_str()) => {
-                    let accepted = frame["status"] == "accepted";
-                    let code = frame["error"]["code"].as_str().unwrap_or("unknown");
-                    if !accepted && TRANSIENT_REFUSALS.contains(&code) && sent.elapsed() < TRANSIENT_PATIENCE {
+                Kind::Result if frame.command_id.as_deref() == Some(id.as_str()) => {
+                    let accepted = frame.status == Some(CommandStatus::Accepted);
+                    let code = frame.code_name();
+                    let transient = frame.refusal().is_some_and(|code| TRANSIENT_REFUSALS.contains(&code));
+                    if !accepted && transient && sent.elapsed() < TRANSIENT_PATIENCE {
                         // Not remembered by the session (docs/protocol.md): sent again with the
                         // same id, it runs. Counted apart from errors, as a widget retries it.
                         self.metrics.count(&format!("transient:{code}"));
@@ -482,27 +506,27 @@ impl Visitor {
                     self.answered += 1;
                     self.metrics.result(sent.elapsed(), accepted);
                     if !accepted {
-                        self.metrics.error(&format!("refused:{}", frame["error"]["code"].as_str().unwrap_or("unknown")));
+                        self.metrics.error(&format!("refused:{code}"));
                         return Ok(());
                     }
                     if always_writes && !diff_seen {
                         // Its events are durable now even if the diff never arrives (a crash).
                         self.must_persist.push(id.clone());
                     }
-                    result_seq = Some(frame["seq"].as_u64().unwrap_or(0));
+                    result_seq = Some(frame.seq.unwrap_or(0));
                 }
-                Some("error") => {
-                    let code = frame["code"].as_str().unwrap_or("unknown").to_string();
-                    if !frame["close"].is_number() {
+                Kind::Error => {
+                    let code = frame.code_name();
+                    if frame.close.is_none() {
                         // Closes are expected (a gateway or its lease gone); anything else is worth a line.
-                        eprintln!("visitor {} session {}: error frame {frame}", self.index, self.session_id.as_deref().unwrap_or("?"));
+                        eprintln!("visitor {} session {}: error frame {frame:?}", self.index, self.session_id.as_deref().unwrap_or("?"));
                     }
                     self.metrics.error(&format!("protocol:{code}"));
-                    if frame["close"].is_number() {
-                        return Err(Broken::Connection(code));
+                    if frame.close.is_some() {
+                        return Err(Broken::Connection(code.to_string()));
                     }
                 }
-                _ => {}
+                Kind::Result | Kind::Other => {}
             }
         }
     }
@@ -583,7 +607,7 @@ impl Visitor {
 
 /// Refusals a client retries with the same command id (docs/protocol.md): another writer moved the
 /// session, the log failed (e.g. a NATS election), the session's mailbox was full.
-pub const TRANSIENT_REFUSALS: [&str; 3] = ["conflict", "storage_unavailable", "busy"];
+pub const TRANSIENT_REFUSALS: [RefusalCode; 3] = [RefusalCode::Conflict, RefusalCode::StorageUnavailable, RefusalCode::Busy];
 
 /// How long after its first send a transiently refused command is still sent again; past it the
 /// refusal counts as an error (`refused:<code>`).
@@ -616,7 +640,18 @@ fn pending_rpc(state: &Value, method: &str) -> Option<(String, Value)> {
     })
 }
 
-async fn read_json(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
+/// The next text frame as a JSON value (the welcome, which carries the whole state).
+async fn read_value(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
+    let text = read_text(ws, timeout).await?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// The next text frame after the welcome, read into what a visitor uses of it.
+async fn read_frame(ws: &mut Ws, timeout: Duration) -> Result<Inbound, String> {
+    Inbound::parse(&read_text(ws, timeout).await?)
+}
+
+async fn read_text(ws: &mut Ws, timeout: Duration) -> Result<tokio_tungstenite::tungstenite::Utf8Bytes, String> {
     loop {
         let message = match tokio::time::timeout(timeout, ws.next()).await {
             Err(_) => return Err("timed out".into()),
@@ -625,7 +660,7 @@ async fn read_json(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
             Ok(Some(Ok(m))) => m,
         };
         match message {
-            Message::Text(text) => return serde_json::from_str(&text).map_err(|e| e.to_string()),
+            Message::Text(text) => return Ok(text),
             Message::Close(frame) => return Err(format!("closed {}", frame.map_or(0, |f| u16::from(f.code)))),
             _ => continue, // pings are answered by tungstenite
         }
