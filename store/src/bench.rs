@@ -77,6 +77,38 @@ pub trait BenchBackend: Send + Sync {
     async fn remove(&self, label: &str) -> Result<(), StoreError>;
 }
 
+/// The segment log (decision 0105) in directories under `root`, durable, as the gateway opens it.
+pub struct SegmentsBench {
+    root: PathBuf,
+}
+
+impl SegmentsBench {
+    /// Logs go in a fresh directory under `dir` (the temp dir by default), removed afterwards.
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        let base = dir.unwrap_or_else(std::env::temp_dir);
+        SegmentsBench { root: base.join(format!("vestibule-segments-bench-{}-{}", std::process::id(), SessionId::random())) }
+    }
+}
+
+#[async_trait::async_trait]
+impl BenchBackend for SegmentsBench {
+    fn describe(&self) -> String {
+        format!("segment log (durable, in {})", self.root.display())
+    }
+
+    async fn open(&self, label: &str) -> Result<Arc<dyn EventLog>, StoreError> {
+        Ok(Arc::new(crate::SegmentEventLog::open(bench_config(&self.root.join(label)))?))
+    }
+
+    async fn remove(&self, label: &str) -> Result<(), StoreError> {
+        let dir = self.root.join(label);
+        std::fs::remove_dir_all(&dir).map_err(|source| StoreError::Io { dir, source })?;
+        // The last one out removes the root too (nothing else is ever put in it).
+        let _ = std::fs::remove_dir(&self.root);
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelReport {
     pub concurrency: usize,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Durability;
 
-/// Configuration of [`crate::SledEventLog`]; deserializable so the gateway can read it from its
+/// Configuration of [`crate::SledEventLog`] and [`crate::SegmentEventLog`]; deserializable so the gateway can read it from its
 /// config file, e.g. (TOML):
 ///
 /// ```toml
@@ -35,6 +35,9 @@ pub struct StoreConfig {
     /// `StoreError::Locked`. 0 fails at once. (sled releases its file lock shortly after the last
     /// handle is dropped, not at the drop itself, so tests that reopen in-process set this.)
     pub lock_wait_ms: u64,
+    /// Size of each segment file of the segment log ([`crate::SegmentEventLog`]), preallocated
+    /// when it is created; 64 KiB to 1 GiB. The sled backend ignores it.
+    pub segment_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -48,6 +51,7 @@ impl Default for StoreConfig {
             queue_capacity: 65_536,
             follow_buffer: 1024,
             lock_wait_ms: 0,
+            segment_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -65,6 +69,11 @@ impl StoreConfig {
 
     pub fn with_lock_wait_ms(mut self, ms: u64) -> Self {
         self.lock_wait_ms = ms;
+        self
+    }
+
+    pub fn with_segment_bytes(mut self, bytes: u64) -> Self {
+        self.segment_bytes = bytes;
         self
     }
 }

@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use common::{config, event, new_session, open, temp_log};
 use rand::{Rng, SeedableRng};
-use vestibule_store::{AnswerRefusal, CommandAnswer, Durability, EventLog, RetentionPolicy, SessionId, SledEventLog, StoreError, layout};
+use vestibule_store::{
+    AnswerRefusal, CommandAnswer, Durability, EventLog, RetentionPolicy, SegmentEventLog, SessionId, SledEventLog, StoreConfig, StoreError,
+    layout,
+};
 
 fn accepted(command_id: &str, seq: u64) -> CommandAnswer {
     CommandAnswer { command_id: command_id.into(), seq, refusal: None }
@@ -146,13 +149,15 @@ async fn a_new_session_does_not_inherit_answers_left_under_its_id() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Crash atomicity: an append's answer and its events are one sled batch, so a SIGKILL keeps both or
-// neither. The test runs this same test binary as a child (`answer_crash_child`, which does nothing
+// Crash atomicity: an append's answer and its events are one sled batch (one segment-log record), so
+// a SIGKILL keeps both or neither. The test runs this same test binary as a child (`answer_crash_child`, which does nothing
 // unless VESTIBULE_ANSWER_CRASH_DIR is set), kills it once it has acknowledged enough appends, and
 // checks the reopened log.
 // ------------------------------------------------------------------------------------------------
 
 const CRASH_DIR: &str = "VESTIBULE_ANSWER_CRASH_DIR";
+/// The same, for the segment-log backend's child.
+const SEGMENTS_CRASH_DIR: &str = "VESTIBULE_ANSWER_CRASH_SEGMENTS_DIR";
 const CRASH_SESSIONS: u8 = 4;
 
 fn crash_session(i: u8) -> SessionId {
@@ -164,9 +169,25 @@ fn crash_session(i: u8) -> SessionId {
 #[test]
 fn answer_crash_child() {
     let Ok(dir) = std::env::var(CRASH_DIR) else { return };
+    run_crash_child(move || std::sync::Arc::new(SledEventLog::open(config(dir.as_ref(), Durability::Durable)).unwrap()));
+}
+
+/// [`answer_crash_child`] on the segment log.
+#[test]
+fn answer_crash_child_segments() {
+    let Ok(dir) = std::env::var(SEGMENTS_CRASH_DIR) else { return };
+    run_crash_child(move || std::sync::Arc::new(SegmentEventLog::open(segments_config(dir.as_ref())).unwrap()));
+}
+
+fn segments_config(dir: &std::path::Path) -> StoreConfig {
+    // Small segments, so kills also land around segment roll-overs.
+    config(dir, Durability::Durable).with_segment_bytes(64 * 1024)
+}
+
+fn run_crash_child(open_log: impl FnOnce() -> std::sync::Arc<dyn EventLog> + Send + 'static) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async move {
-        let log = std::sync::Arc::new(SledEventLog::open(config(dir.as_ref(), Durability::Durable)).unwrap());
+        let log = open_log();
         for i in 0..CRASH_SESSIONS {
             match log.create_session(crash_session(i), new_session("crash")).await {
                 Ok(_) | Err(StoreError::SessionExists(_)) => {}
@@ -190,9 +211,8 @@ fn answer_crash_child() {
                 })
             })
             .collect();
-        for t in tasks {
-            t.await.unwrap();
-        }
+        // The tasks never end: this waits until the child is killed, or ends it when one panics.
+        futures_util::future::try_join_all(tasks).await.unwrap();
     });
 }
 
@@ -205,13 +225,33 @@ fn crash_event(command_id: &str, seq: u64) -> vestibule_store::NewEvent {
 #[tokio::test]
 async fn an_answer_and_its_events_survive_a_kill_together_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    kill_and_check("answer_crash_child", CRASH_DIR, dir.path(), move || {
+        std::sync::Arc::new(SledEventLog::open(config(&path, Durability::Durable)).unwrap())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn on_the_segment_log_an_answer_and_its_events_survive_a_kill_together_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    kill_and_check("answer_crash_child_segments", SEGMENTS_CRASH_DIR, dir.path(), move || {
+        std::sync::Arc::new(SegmentEventLog::open(segments_config(&path)).unwrap())
+    })
+    .await;
+}
+
+/// Runs `child` (this test binary, one test) on `dir` four times, killing it each time once it has
+/// acknowledged a number of appends, and checks the log reopened by `open_log` after each kill.
+async fn kill_and_check(child: &str, env: &str, dir: &std::path::Path, open_log: impl Fn() -> std::sync::Arc<dyn EventLog>) {
     let seed: u64 = std::env::var("VESTIBULE_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut acked: HashMap<u8, u64> = HashMap::new();
     for cycle in 0..4 {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "answer_crash_child", "--nocapture", "--test-threads=1"])
-            .env(CRASH_DIR, dir.path())
+            .args(["--exact", child, "--nocapture", "--test-threads=1"])
+            .env(env, dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -237,7 +277,7 @@ async fn an_answer_and_its_events_survive_a_kill_together_or_not_at_all() {
         }
         child.wait().unwrap();
 
-        let log = SledEventLog::open(config(dir.path(), Durability::Durable)).unwrap();
+        let log = open_log();
         for i in 0..CRASH_SESSIONS {
             let s = crash_session(i);
             let events = log.read(s, 1, None).await.unwrap();

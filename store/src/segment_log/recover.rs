@@ -1,0 +1,306 @@
+//! Opening: scan every segment in order and rebuild the index.
+//!
+//! - The tail segment is the last one holding data. A frame at its end that runs past the file, or
+//!   whose CRC fails with no intact frame after it and nothing but zeros after that, is a torn
+//!   write: it was never acknowledged (the sync that would have acknowledged it did not return),
+//!   so it is cut off, with a warning.
+//!   Everything after the tail's data is zeroed again (truncate, then preallocate), so a later frame
+//!   can never run into the remains of an earlier torn one.
+//! - A bad frame anywhere else (an earlier segment, or with data after it) is corruption: opening
+//!   fails with an error naming the segment and offset. Nothing is ever skipped.
+//! - Segments after the tail hold no data (the writer creates one ahead of need): they are deleted,
+//!   and the writer creates a fresh one.
+//!
+//! Residual risk, accepted: damage to both the length and the records of a frame in the tail
+//! segment can hide the intact frames after it, which would then be cut as part of a torn write.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::frame::{self, Header};
+use super::index::{Anomaly, Change, Index, Update};
+use super::record::{self, Body};
+use super::segment::{self, Pos};
+use crate::{SessionId, StoreError, layout};
+
+/// What opening found: the index, and where the writer continues.
+pub(crate) struct Recovered {
+    pub index: Index,
+    /// The segment the writer appends to, and the end of its data.
+    pub active: u32,
+    pub end: u64,
+}
+
+/// Scans the log in `dir` (creating its first segment if there is none).
+pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, StoreError> {
+    let io = |source| StoreError::Io { dir: dir.to_path_buf(), source };
+    let mut segs = segment::list(dir).map_err(io)?;
+    if segs.is_empty() {
+        segment::create(dir, 1, segment_bytes).map_err(io)?;
+        segs.push(1);
+    }
+    let tail = tail_segment(dir, &segs).map_err(io)?;
+    for &empty in segs.iter().filter(|&&s| s > tail) {
+        std::fs::remove_file(segment::path(dir, empty)).map_err(io)?;
+    }
+    segment::sync_dir(dir).map_err(io)?;
+    let mut scan = Scan { dir: dir.to_path_buf(), index: Index::new(), orphans: HashMap::new() };
+    let mut end = 0;
+    for &seg in segs.iter().filter(|&&s| s <= tail) {
+        scan.index.add_segment(seg);
+        end = scan.segment(seg, seg == tail, segment_bytes)?;
+    }
+    scan.finish()?;
+    Ok(Recovered { index: scan.index, active: tail, end })
+}
+
+/// The last segment whose first frame is not the end marker (or the first segment, if none is).
+fn tail_segment(dir: &Path, segs: &[u32]) -> io::Result<u32> {
+    for &seg in segs.iter().rev() {
+        let file = File::open(segment::path(dir, seg))?;
+        let mut len = [0u8; 4];
+        let has_data = match file.read_exact_at(&mut len, 0) {
+            Ok(()) => len != [0; 4],
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => file.metadata()?.len() > 0,
+            Err(e) => return Err(e),
+        };
+        if has_data {
+            return Ok(seg);
+        }
+    }
+    Ok(segs.first().copied().unwrap_or(1))
+}
+
+fn corrupt(dir: &Path, place: Pos, reason: impl std::fmt::Display) -> StoreError {
+    StoreError::Engine(format!(
+        "the event log is corrupt in {} at offset {}: {reason}; refusing to open it (nothing is skipped)",
+        segment::path(dir, place.seg).display(),
+        place.offset
+    ))
+}
+
+/// A frame that could not be read, and why.
+struct BadFrame {
+    reason: String,
+    /// Where the frame claims to end, if that is inside the file.
+    claimed_end: Option<u64>,
+}
+
+/// Records of sessions not (or no longer) in the index: legitimate only when a later tombstone
+/// explains them (their earlier records were in segments deleted after that tombstone).
+struct Orphan {
+    place: Pos,
+    what: String,
+    bytes: Vec<(u32, u64)>,
+}
+
+struct Scan {
+    dir: PathBuf,
+    index: Index,
+    orphans: HashMap<SessionId, Orphan>,
+}
+
+impl Scan {
+    /// Applies every frame of one segment; returns the end of its data.
+    fn segment(&mut self, seg: u32, is_tail: bool, segment_bytes: u64) -> Result<u64, StoreError> {
+        let dir = self.dir.clone();
+        let io = |source| StoreError::Io { dir: dir.clone(), source };
+        let file = if is_tail { segment::open_rw(&self.dir, seg) } else { File::open(segment::path(&self.dir, seg)) }.map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
+        let mut reader = BufReader::with_capacity(1 << 20, &file);
+        let mut offset = 0u64;
+        let mut records = Vec::new();
+        loop {
+            let place = Pos { seg, offset: offset as u32 };
+            match read_frame(&mut reader, offset, file_len, &mut records).map_err(io)? {
+                Ok(None) => break,
+                Ok(Some(len)) => {
+                    self.frame(place, &records)?;
+                    offset += len;
+                }
+                Err(bad) if is_tail && is_torn(&file, offset, &bad, file_len).map_err(io)? => {
+                    tracing::warn!(
+                        segment = %segment::path(&self.dir, seg).display(),
+                        offset,
+                        reason = %bad.reason,
+                        "cutting off a torn write at the end of the event log (it was never acknowledged)"
+                    );
+                    break;
+                }
+                Err(bad) => return Err(corrupt(&self.dir, place, bad.reason)),
+            }
+        }
+        if is_tail {
+            zero_after(&file, offset, segment_bytes).map_err(io)?;
+        }
+        Ok(offset)
+    }
+
+    fn frame(&mut self, frame_place: Pos, records: &[u8]) -> Result<(), StoreError> {
+        let base = frame_place.offset as usize + frame::HEADER_LEN;
+        for raw in record::split(records) {
+            let raw = raw.map_err(|(at, reason)| corrupt(&self.dir, Pos { seg: frame_place.seg, offset: (base + at) as u32 }, reason))?;
+            let place = Pos { seg: frame_place.seg, offset: (base + raw.offset) as u32 };
+            let (session, body) = record::decode(raw.kind, raw.body).map_err(|reason| corrupt(&self.dir, place, reason))?;
+            let change = self.change_of(body).map_err(|reason| corrupt(&self.dir, place, reason))?;
+            self.apply(Update { session, pos: place, len: raw.len as u32, change })?;
+        }
+        Ok(())
+    }
+
+    fn change_of(&self, body: Body<'_>) -> Result<Change, String> {
+        Ok(match body {
+            Body::Create(meta) => Change::Create(meta),
+            Body::Status(meta) => Change::Status(meta.status),
+            Body::Events(e) => {
+                let last = e.records.last().ok_or("an events record without events")?;
+                let last_time = layout::event_record_time(last).ok_or("an unreadable event record")?;
+                Change::Events {
+                    first_seq: e.first_seq,
+                    count: e.records.len() as u64,
+                    last_time: Some(last_time),
+                    answer: e.answer.map(|(id, _)| self.index.hash(id)),
+                }
+            }
+            Body::Answer { command_id, .. } => Change::Answer(self.index.hash(command_id)),
+            Body::Snapshot(record) => Change::Snapshot(record::snapshot_version(record)),
+            Body::DropSnapshots => Change::DropSnapshots,
+            Body::Expiry => Change::Expiry,
+        })
+    }
+
+    fn apply(&mut self, u: Update) -> Result<(), StoreError> {
+        let (session, pos, len) = (u.session, u.pos, u64::from(u.len));
+        if let Change::Expiry = u.change {
+            let orphans = self.orphans.remove(&session).map(|o| o.bytes).unwrap_or_default();
+            self.index.expire(session, pos, len, orphans);
+            return Ok(());
+        }
+        match self.index.apply(u) {
+            Ok(()) => Ok(()),
+            Err(Anomaly::Duplicate) => Err(corrupt(&self.dir, pos, format!("session {session} is created a second time"))),
+            Err(anomaly) => {
+                let what = match anomaly {
+                    Anomaly::Gap { expected, found } => {
+                        format!("events of session {session} from seq {found}, after seq {}", expected.saturating_sub(1))
+                    }
+                    _ => format!("a record of session {session}, which does not exist"),
+                };
+                let orphan = self.orphans.entry(session).or_insert(Orphan { place: pos, what, bytes: Vec::new() });
+                orphan.bytes.push((pos.seg, len));
+                self.index.add_live(pos.seg, len);
+                Ok(())
+            }
+        }
+    }
+
+    /// Orphans no tombstone explained are corruption: the first one is reported.
+    fn finish(&mut self) -> Result<(), StoreError> {
+        match self.orphans.values().min_by_key(|o| o.place) {
+            Some(o) => Err(corrupt(&self.dir, o.place, format!("{} (its earlier records are missing)", o.what))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reads the frame at `offset` into `records`: `Ok(Some(frame length))`, `Ok(None)` at the end of
+/// the data, or the reason it is bad.
+fn read_frame(r: &mut impl Read, offset: u64, file_len: u64, records: &mut Vec<u8>) -> io::Result<Result<Option<u64>, BadFrame>> {
+    let header_end = offset + frame::HEADER_LEN as u64;
+    if header_end > file_len {
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest)?;
+        return Ok(if rest.iter().all(|&b| b == 0) {
+            Ok(None)
+        } else {
+            Err(BadFrame { reason: "a frame header runs past the end of the file".into(), claimed_end: None })
+        });
+    }
+    let mut h = [0u8; frame::HEADER_LEN];
+    r.read_exact(&mut h)?;
+    let header = Header::parse(&h);
+    if header.is_end() {
+        return Ok(Ok(None));
+    }
+    let end = header_end + u64::from(header.len);
+    if end > file_len {
+        let reason = format!("a frame of {} bytes runs past the end of the file ({file_len} bytes)", header.len);
+        return Ok(Err(BadFrame { reason, claimed_end: None }));
+    }
+    records.resize(header.len as usize, 0);
+    r.read_exact(records)?;
+    if !header.matches(records) {
+        return Ok(Err(BadFrame { reason: format!("the CRC of a frame of {} bytes does not match", header.len), claimed_end: Some(end) }));
+    }
+    Ok(Ok(Some(end - offset)))
+}
+
+/// A bad frame at the tail is a torn write when nothing follows it: no intact frame starts where it
+/// ends, and only zeros come after it. Where it ends is uncertain, because its length may be the
+/// damaged part: both the end its length claims and the end its records run to are tried.
+fn is_torn(file: &File, at: u64, bad: &BadFrame, file_len: u64) -> io::Result<bool> {
+    let walked = walk_records(file, at + frame::HEADER_LEN as u64, file_len)?;
+    let claimed = bad.claimed_end.unwrap_or(file_len).min(file_len);
+    for end in [claimed, walked] {
+        if end > at && intact_frame_at(file, end, file_len)? {
+            return Ok(false);
+        }
+    }
+    only_zeros(file, claimed.max(walked), file_len)
+}
+
+/// Where the records from `at` stop parsing (an unknown kind, or a body past the file).
+fn walk_records(file: &File, mut at: u64, file_len: u64) -> io::Result<u64> {
+    let mut header = [0u8; record::HEADER_LEN];
+    while at + record::HEADER_LEN as u64 <= file_len {
+        file.read_exact_at(&mut header, at)?;
+        let Some((kind, len)) = record::parse_header(&header) else { break };
+        let next = at + (record::HEADER_LEN + len) as u64;
+        if !record::is_kind(kind) || len < SessionId::LEN || next > file_len {
+            break;
+        }
+        at = next;
+    }
+    Ok(at)
+}
+
+fn intact_frame_at(file: &File, at: u64, file_len: u64) -> io::Result<bool> {
+    let mut h = [0u8; frame::HEADER_LEN];
+    if at + frame::HEADER_LEN as u64 > file_len {
+        return Ok(false);
+    }
+    file.read_exact_at(&mut h, at)?;
+    let header = Header::parse(&h);
+    if header.is_end() || at + frame::HEADER_LEN as u64 + u64::from(header.len) > file_len {
+        return Ok(false);
+    }
+    let mut records = vec![0u8; header.len as usize];
+    file.read_exact_at(&mut records, at + frame::HEADER_LEN as u64)?;
+    Ok(header.matches(&records))
+}
+
+fn only_zeros(file: &File, mut at: u64, file_len: u64) -> io::Result<bool> {
+    let mut buf = vec![0u8; 1 << 16];
+    while at < file_len {
+        let n = buf.len().min((file_len - at) as usize);
+        file.read_exact_at(&mut buf[..n], at)?;
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        at += n as u64;
+    }
+    Ok(true)
+}
+
+/// Cuts the tail segment at the end of its data and preallocates it again: the bytes after the
+/// data are zeros once more (whatever a torn write left there), and the segment is full size.
+fn zero_after(file: &File, end: u64, segment_bytes: u64) -> io::Result<()> {
+    if file.metadata()?.len() > end {
+        file.set_len(end)?;
+    }
+    segment::preallocate(file, segment_bytes.max(end))?;
+    file.sync_all()
+}

@@ -1,0 +1,730 @@
+//! The writer thread: the only code that writes segments or changes the index.
+//!
+//! As the sled backend's writer (decision 0102): it takes every queued operation (up to
+//! `max_batch_ops`), validates them in arrival order against the index plus what this batch already
+//! staged, and encodes all their records into ONE frame. It writes the frame with one positional
+//! write at the end of the active segment, then, in durable mode, `fdatasync`s once, and only then
+//! publishes the batch's changes to the index and completes every waiter (group commit). In
+//! buffered mode it publishes and completes after the write and syncs on its interval.
+//!
+//! Between batches it creates the next segment ahead of need (so a write never opens a file) and
+//! deletes segments that hold no live data once everything written is synced.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::index::{Change, Update};
+use super::record::{self, AnswerWrite};
+use super::segment::{self, Pos};
+use super::{Notice, Shared, frame};
+use crate::layout::{self, MetaRecord};
+use crate::{Durability, RetentionPolicy, SessionId, SessionStatus, StoreError};
+
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+/// A metadata record is at most this long (format, status, time, two labels of at most 1024 bytes).
+const MAX_META_LEN: usize = 14 + 2 * layout::MAX_LABEL_BYTES;
+
+pub(crate) enum Op {
+    Create {
+        session: SessionId,
+        meta: MetaRecord,
+        record: Vec<u8>,
+        reply: Reply<()>,
+    },
+    /// Returns the seq of the first appended event. The answer, if any, is in the same record.
+    Append {
+        session: SessionId,
+        expected: u64,
+        records: Vec<Vec<u8>>,
+        /// Time of the last event: the session's last activity once it is written.
+        last_time: u64,
+        answer: Option<AnswerWrite>,
+        reply: Reply<u64>,
+    },
+    RememberAnswer {
+        session: SessionId,
+        answer: AnswerWrite,
+        reply: Reply<()>,
+    },
+    SetStatus {
+        session: SessionId,
+        status: SessionStatus,
+        reply: Reply<()>,
+    },
+    PutSnapshot {
+        session: SessionId,
+        seq: u64,
+        schema_version: u32,
+        record: Vec<u8>,
+        reply: Reply<()>,
+    },
+    /// Drops the snapshots of at most `limit` sessions; returns how many it dropped.
+    DeleteSnapshots {
+        session: Option<SessionId>,
+        limit: usize,
+        reply: Reply<usize>,
+    },
+    /// Expires those of `candidates` that are (still) due; returns them with their event counts.
+    Expire {
+        candidates: Vec<SessionId>,
+        policy: RetentionPolicy,
+        now_ms: u64,
+        reply: Reply<Vec<(SessionId, u64)>>,
+    },
+    Flush {
+        reply: Reply<()>,
+    },
+    /// Buffered mode's timer: sync if anything is unsynced.
+    Tick,
+}
+
+impl Op {
+    /// The most bytes this operation's records can take in a frame.
+    fn max_len(&self) -> usize {
+        match self {
+            Op::Create { record, .. } => record::bare_len(record.len()),
+            Op::Append { records, answer, .. } => record::events_len(records, answer.as_ref()),
+            Op::RememberAnswer { answer, .. } => record::answer_len(answer),
+            Op::SetStatus { .. } => record::bare_len(MAX_META_LEN),
+            Op::PutSnapshot { record, .. } => record::bare_len(record.len()),
+            Op::DeleteSnapshots { limit, .. } => limit * record::bare_len(0),
+            Op::Expire { candidates, .. } => candidates.len() * record::bare_len(0),
+            Op::Flush { .. } | Op::Tick => 0,
+        }
+    }
+}
+
+/// Whether a session was already expired by the retention policy at `now_ms`.
+pub(crate) fn is_due(policy: &RetentionPolicy, status: SessionStatus, last_activity_ms: u64, now_ms: u64) -> bool {
+    let idle = now_ms.saturating_sub(last_activity_ms);
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    (status == SessionStatus::Ended && idle >= ms(policy.ended_after)) || idle >= ms(policy.idle_after)
+}
+
+/// A waiter to complete once its batch is written (and synced when that is required).
+trait Complete: Send {
+    fn complete(self: Box<Self>, failure: Option<StoreError>);
+}
+
+struct Pending<T: Send> {
+    reply: Reply<T>,
+    result: Result<T, StoreError>,
+}
+
+impl<T: Send> Complete for Pending<T> {
+    fn complete(self: Box<Self>, failure: Option<StoreError>) {
+        let result = match (self.result, failure) {
+            (Ok(_), Some(f)) => Err(f),
+            (result, _) => result,
+        };
+        let _ = self.reply.send(result);
+    }
+}
+
+/// A session as this batch left it, ahead of the index.
+enum Staged {
+    Gone,
+    Live { latest: u64, meta: Option<MetaRecord> },
+}
+
+/// One group commit being formed: its frame, the index changes it makes (at offsets in the frame),
+/// and its waiters.
+struct Batch {
+    frame: Vec<u8>,
+    /// Changes with `pos.offset` relative to the frame's start (its segment is known at write).
+    updates: Vec<Update>,
+    staged: HashMap<SessionId, Staged>,
+    touched: HashSet<SessionId>,
+    snapshots_staged: HashSet<SessionId>,
+    snapshots_dropped: HashSet<SessionId>,
+    notice: Notice,
+    appends: u64,
+    events: u64,
+    answers: u64,
+    force_flush: bool,
+    tick: bool,
+    done: Vec<Box<dyn Complete>>,
+}
+
+impl Batch {
+    fn new() -> Self {
+        Self {
+            frame: frame::new_frame(4096),
+            updates: Vec::new(),
+            staged: HashMap::new(),
+            touched: HashSet::new(),
+            snapshots_staged: HashSet::new(),
+            snapshots_dropped: HashSet::new(),
+            notice: Notice::default(),
+            appends: 0,
+            events: 0,
+            answers: 0,
+            force_flush: false,
+            tick: false,
+            done: Vec::new(),
+        }
+    }
+
+    fn push<T: Send + 'static>(&mut self, reply: Reply<T>, result: Result<T, StoreError>) {
+        self.done.push(Box::new(Pending { reply, result }));
+    }
+
+    /// Adds a record (written by `put`, which returns its length) and the change it makes.
+    fn record(&mut self, session: SessionId, change: Change, put: impl FnOnce(&mut Vec<u8>) -> usize) {
+        let offset = self.frame.len() as u32;
+        let len = put(&mut self.frame) as u32;
+        self.updates.push(Update { session, pos: Pos { seg: 0, offset }, len, change });
+        self.touched.insert(session);
+    }
+}
+
+pub(crate) struct Writer {
+    shared: Arc<Shared>,
+    rx: mpsc::Receiver<Op>,
+    max_batch_ops: usize,
+    segment_bytes: u64,
+    active: File,
+    active_seg: u32,
+    /// End of the data in the active segment: where the next frame goes.
+    end: u64,
+    /// The segment created ahead of need.
+    next: Option<(u32, File)>,
+    /// Highest segment number created: the next is one more. (Only a number whose file held no
+    /// data, deleted at open, is ever used again.)
+    last_seg: u32,
+    /// Written but not yet synced.
+    dirty: bool,
+    pending_notice: Notice,
+    last_flush: Instant,
+    /// Set when a write, sync or segment creation failed: nothing is acknowledged after that.
+    failure: Option<(Option<io::ErrorKind>, String)>,
+    /// An expiry may have left segments without live data.
+    reclaim_due: bool,
+}
+
+impl Writer {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        rx: mpsc::Receiver<Op>,
+        max_batch_ops: usize,
+        segment_bytes: u64,
+        active_seg: u32,
+        end: u64,
+    ) -> io::Result<Self> {
+        let active = segment::open_rw(&shared.dir, active_seg)?;
+        let mut writer = Self {
+            shared,
+            rx,
+            max_batch_ops: max_batch_ops.max(1),
+            segment_bytes,
+            active,
+            active_seg,
+            end,
+            next: None,
+            last_seg: active_seg,
+            dirty: false,
+            pending_notice: Notice::default(),
+            last_flush: Instant::now(),
+            failure: None,
+            reclaim_due: true,
+        };
+        writer.create_next()?;
+        Ok(writer)
+    }
+
+    pub(crate) fn run(mut self) {
+        // Whatever way this thread ends (even a panic), waiters for a failure or followers must hear.
+        struct CloseOnExit(Arc<Shared>);
+        impl Drop for CloseOnExit {
+            fn drop(&mut self) {
+                self.0.closed.send_replace(true);
+                self.0.notices.lock().unwrap_or_else(|p| p.into_inner()).take();
+            }
+        }
+        let _close = CloseOnExit(self.shared.clone());
+        let mut ops = Vec::with_capacity(self.max_batch_ops);
+        while let Some(first) = self.rx.blocking_recv() {
+            ops.push(first);
+            while ops.len() < self.max_batch_ops {
+                match self.rx.try_recv() {
+                    Ok(op) => ops.push(op),
+                    Err(_) => break,
+                }
+            }
+            self.process(&mut ops);
+            self.between_batches();
+        }
+        self.shutdown();
+    }
+
+    /// Stages the operations into as few frames as fit a segment (one, but for huge batches), and
+    /// commits each.
+    fn process(&mut self, ops: &mut Vec<Op>) {
+        let max_frame = self.max_frame();
+        let mut b = Batch::new();
+        for op in ops.drain(..) {
+            let need = op.max_len();
+            if need > max_frame {
+                self.refuse_too_large(op, need, max_frame, &mut b);
+                continue;
+            }
+            if !frame::is_empty(&b.frame) && b.frame.len() + need > max_frame + frame::HEADER_LEN {
+                self.commit(std::mem::replace(&mut b, Batch::new()));
+                // A batch larger than a segment: the next one may be needed again.
+                self.between_batches();
+            }
+            self.stage(op, &mut b);
+        }
+        self.commit(b);
+    }
+
+    /// Most bytes of records one frame may hold: it must fit an empty segment.
+    fn max_frame(&self) -> usize {
+        usize::try_from(self.segment_bytes).unwrap_or(usize::MAX) - frame::HEADER_LEN
+    }
+
+    fn refuse_too_large(&mut self, op: Op, need: usize, max: usize, b: &mut Batch) {
+        let e = || StoreError::InvalidAppend(format!("the write takes {need} bytes; a segment holds at most {max}"));
+        match op {
+            Op::Create { reply, .. } | Op::RememberAnswer { reply, .. } | Op::SetStatus { reply, .. } | Op::PutSnapshot { reply, .. } => {
+                b.push(reply, Err(e()))
+            }
+            Op::Append { reply, .. } => b.push(reply, Err(e())),
+            Op::DeleteSnapshots { reply, .. } => b.push(reply, Err(e())),
+            Op::Expire { reply, .. } => b.push(reply, Err(e())),
+            Op::Flush { reply } => b.push(reply, Ok(())),
+            Op::Tick => {}
+        }
+    }
+
+    fn failure_error(&self) -> StoreError {
+        match &self.failure {
+            Some((Some(kind), msg)) => StoreError::Io {
+                dir: self.shared.dir.clone(),
+                source: io::Error::new(*kind, format!("an earlier write failed; the log accepts no more writes: {msg}")),
+            },
+            Some((None, msg)) => StoreError::Engine(format!(
+                "an earlier write failed; the log accepts no more writes ({}): {msg}",
+                self.shared.dir.display()
+            )),
+            None => StoreError::Closed,
+        }
+    }
+
+    fn fail(&mut self, error: &StoreError) {
+        tracing::error!(dir = %self.shared.dir.display(), %error, "event log write failed; refusing further writes");
+        let kind = match error {
+            StoreError::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        };
+        self.failure = Some((kind, error.to_string()));
+        let _ = self.shared.failure.set(error.to_string());
+        self.shared.closed.send_replace(true);
+    }
+
+    fn io_error(&self, source: io::Error) -> StoreError {
+        StoreError::Io { dir: self.shared.dir.clone(), source }
+    }
+
+    /// Writes the batch's frame, syncs it when the mode says so, publishes it, and completes its
+    /// waiters.
+    fn commit(&mut self, mut b: Batch) {
+        if self.failure.is_some() {
+            return self.complete(b.done, Some(self.failure_error()));
+        }
+        self.shared.stats.batches.fetch_add(1, Relaxed);
+        let written = if frame::is_empty(&b.frame) { Ok(None) } else { self.write(&mut b.frame).map(Some) };
+        let result = written.and_then(|at| {
+            if self.should_sync(&b) {
+                self.sync()?;
+            }
+            Ok(at)
+        });
+        match result {
+            Ok(at) => {
+                if let Some(at) = at {
+                    self.publish(&mut b, at);
+                }
+                if !self.dirty {
+                    self.announce();
+                }
+                self.complete(b.done, None);
+            }
+            Err(e) => {
+                self.fail(&e);
+                self.complete(b.done, Some(self.failure_error()));
+            }
+        }
+    }
+
+    fn complete(&self, done: Vec<Box<dyn Complete>>, failure: Option<StoreError>) {
+        for d in done {
+            let failure = failure.as_ref().map(|_| self.failure_error());
+            d.complete(failure);
+        }
+    }
+
+    fn should_sync(&self, b: &Batch) -> bool {
+        match self.shared.durability {
+            Durability::Durable => self.dirty,
+            Durability::Buffered { interval_ms } => {
+                self.dirty && (b.force_flush || b.tick || self.last_flush.elapsed() >= Duration::from_millis(interval_ms))
+            }
+        }
+    }
+
+    /// Seals and writes a frame at the end of the data (in the next segment if it does not fit
+    /// this one); returns where it went.
+    fn write(&mut self, frame_bytes: &mut [u8]) -> Result<Pos, StoreError> {
+        frame::seal(frame_bytes);
+        let len = frame_bytes.len() as u64;
+        if self.end > 0 && self.end + len > self.segment_bytes {
+            self.roll()?;
+        }
+        let at = Pos { seg: self.active_seg, offset: self.end as u32 };
+        self.active.write_all_at(frame_bytes, self.end).map_err(|e| self.io_error(e))?;
+        self.end += len;
+        self.dirty = true;
+        Ok(at)
+    }
+
+    /// Moves to the segment created ahead. The full one is synced first: a later segment's data
+    /// must never be on disk without all of the earlier one's (recovery cuts torn writes only at
+    /// the tail).
+    fn roll(&mut self) -> Result<(), StoreError> {
+        if self.dirty {
+            self.sync()?;
+        }
+        let (seg, file) = self.next.take().ok_or_else(|| StoreError::Engine("no next segment to write into".into()))?;
+        self.active = file;
+        self.active_seg = seg;
+        self.end = 0;
+        self.reclaim_due = true; // the full segment may already be dead
+        Ok(())
+    }
+
+    /// `fdatasync` of the active segment: its size never changes (preallocated), so only the data
+    /// and the written extents are synced.
+    fn sync(&mut self) -> Result<(), StoreError> {
+        let started = Instant::now();
+        self.active.sync_data().map_err(|e| self.io_error(e))?;
+        self.dirty = false;
+        self.last_flush = Instant::now();
+        let stats = &self.shared.stats;
+        stats.flushes.fetch_add(1, Relaxed);
+        stats.flush_seconds.observe((self.last_flush - started).as_secs_f64());
+        let mark = Pos { seg: self.active_seg, offset: self.end as u32 };
+        self.shared.durable.store(mark.packed(), SeqCst);
+        Ok(())
+    }
+
+    /// Makes the batch's changes visible to readers, at the place its frame was written.
+    fn publish(&mut self, b: &mut Batch, at: Pos) {
+        let mut index = self.shared.index.write().unwrap_or_else(|p| p.into_inner());
+        for mut u in b.updates.drain(..) {
+            // Staged offsets count from the frame's start, header included.
+            u.pos = Pos { seg: at.seg, offset: at.offset + u.pos.offset };
+            self.reclaim_due |= matches!(u.change, Change::Expiry);
+            if let Err(anomaly) = index.apply(u) {
+                // The batch was validated against the index: this is a bug, not bad data.
+                tracing::error!(?anomaly, "the segment log's writer staged a change its index refuses");
+            }
+        }
+        drop(index);
+        let stats = &self.shared.stats;
+        stats.appends.fetch_add(b.appends, Relaxed);
+        if b.appends > 0 {
+            stats.batch_appends.observe(b.appends as f64);
+        }
+        stats.events.fetch_add(b.events, Relaxed);
+        stats.answers.fetch_add(b.answers, Relaxed);
+        self.pending_notice.merge(std::mem::take(&mut b.notice));
+    }
+
+    /// Tells followers what is now durable.
+    fn announce(&mut self) {
+        let notice = std::mem::take(&mut self.pending_notice);
+        if !notice.is_empty()
+            && let Some(tx) = self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        {
+            let _ = tx.send(Arc::new(notice)); // Err only means no follower is listening.
+        }
+    }
+
+    /// Off the hot path: the next segment, and deleting dead ones.
+    fn between_batches(&mut self) {
+        if self.failure.is_some() {
+            return;
+        }
+        if self.next.is_none()
+            && let Err(e) = self.create_next()
+        {
+            let reason =
+                format!("cannot create the next segment file {}: {e}", segment::path(&self.shared.dir, self.last_seg + 1).display());
+            self.fail(&StoreError::Io { dir: self.shared.dir.clone(), source: io::Error::new(e.kind(), reason) });
+            return;
+        }
+        // Only once everything written is synced: the tombstones that make a segment dead must be
+        // durable before the segment goes.
+        if self.reclaim_due && !self.dirty {
+            self.reclaim();
+        }
+    }
+
+    fn create_next(&mut self) -> io::Result<()> {
+        let seg = self.last_seg + 1;
+        let file = segment::create(&self.shared.dir, seg, self.segment_bytes)?;
+        self.shared.index.write().unwrap_or_else(|p| p.into_inner()).add_segment(seg);
+        self.last_seg = seg;
+        self.next = Some((seg, file));
+        Ok(())
+    }
+
+    /// Deletes the segments no live record needs (not the active one, nor the next).
+    ///
+    /// Compaction (copying the live records of a mostly dead segment forward) is not built: a
+    /// segment goes only when nothing in it is live.
+    fn reclaim(&mut self) {
+        let keep = [self.active_seg, self.next.as_ref().map_or(self.active_seg, |n| n.0)];
+        let dead = self.shared.index.read().unwrap_or_else(|p| p.into_inner()).dead_segments(&keep);
+        if dead.is_empty() {
+            self.reclaim_due = false;
+            return;
+        }
+        let mut deleted = Vec::new();
+        for seg in dead {
+            self.shared.files.forget(seg);
+            match std::fs::remove_file(segment::path(&self.shared.dir, seg)) {
+                Ok(()) => deleted.push(seg),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => deleted.push(seg),
+                Err(e) => tracing::warn!(segment = seg, error = %e, "cannot delete a segment without live data; will retry"),
+            }
+        }
+        // The deletions must be durable before the tombstones that only they needed can die.
+        if let Err(e) = segment::sync_dir(&self.shared.dir) {
+            tracing::warn!(error = %e, "cannot sync the event log's directory after deleting segments; will retry");
+            return;
+        }
+        tracing::debug!(?deleted, "deleted segments without live data");
+        self.shared.index.write().unwrap_or_else(|p| p.into_inner()).forget_segments(&deleted);
+    }
+
+    /// The queue is closed (the log was dropped): sync what is left.
+    fn shutdown(mut self) {
+        if self.failure.is_none()
+            && self.dirty
+            && let Err(e) = self.sync()
+        {
+            tracing::error!(dir = %self.shared.dir.display(), error = %e, "final sync of the event log failed");
+        }
+        self.announce();
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Validation and staging, in arrival order
+    // -----------------------------------------------------------------------------------------
+
+    /// The latest seq of `session` as of everything staged so far, or `None` if it does not exist.
+    fn lookup(&self, session: SessionId, b: &Batch) -> Option<u64> {
+        match b.staged.get(&session) {
+            Some(Staged::Gone) => None,
+            Some(Staged::Live { latest, .. }) => Some(*latest),
+            None => self.shared.index.read().unwrap_or_else(|p| p.into_inner()).get(&session).map(|s| s.latest_seq),
+        }
+    }
+
+    fn stage(&mut self, op: Op, b: &mut Batch) {
+        if self.failure.is_some() {
+            // `commit` completes these with the failure.
+            return self.refuse_failed(op, b);
+        }
+        match op {
+            Op::Create { session, meta, record, reply } => {
+                let r = self.stage_create(session, meta, &record, b);
+                b.push(reply, r);
+            }
+            Op::Append { session, expected, records, last_time, answer, reply } => {
+                let r = self.stage_append(session, expected, &records, last_time, answer.as_ref(), b);
+                b.push(reply, r);
+            }
+            Op::RememberAnswer { session, answer, reply } => {
+                let r = self.stage_remember_answer(session, &answer, b);
+                b.push(reply, r);
+            }
+            Op::SetStatus { session, status, reply } => {
+                let r = self.stage_set_status(session, status, b);
+                b.push(reply, r);
+            }
+            Op::PutSnapshot { session, seq, schema_version, record, reply } => {
+                let r = self.stage_put_snapshot(session, seq, schema_version, &record, b);
+                b.push(reply, r);
+            }
+            Op::DeleteSnapshots { session, limit, reply } => {
+                let r = Ok(self.stage_delete_snapshots(session, limit, b));
+                b.push(reply, r);
+            }
+            Op::Expire { candidates, policy, now_ms, reply } => {
+                let r = Ok(self.stage_expire(candidates, &policy, now_ms, b));
+                b.push(reply, r);
+            }
+            Op::Flush { reply } => {
+                b.force_flush = true;
+                b.push(reply, Ok(()));
+            }
+            Op::Tick => b.tick = true,
+        }
+    }
+
+    fn refuse_failed(&self, op: Op, b: &mut Batch) {
+        match op {
+            Op::Create { reply, .. }
+            | Op::SetStatus { reply, .. }
+            | Op::PutSnapshot { reply, .. }
+            | Op::RememberAnswer { reply, .. }
+            | Op::Flush { reply } => b.push(reply, Ok(())),
+            Op::Append { reply, .. } => b.push(reply, Ok(0)),
+            Op::DeleteSnapshots { reply, .. } => b.push(reply, Ok(0)),
+            Op::Expire { reply, .. } => b.push(reply, Ok(Vec::new())),
+            Op::Tick => {}
+        }
+    }
+
+    fn stage_create(&mut self, session: SessionId, meta: MetaRecord, record: &[u8], b: &mut Batch) -> Result<(), StoreError> {
+        if self.lookup(session, b).is_some() {
+            return Err(StoreError::SessionExists(session));
+        }
+        b.record(session, Change::Create(meta.clone()), |out| record::put_meta(out, record::CREATE, &session, record));
+        b.staged.insert(session, Staged::Live { latest: 0, meta: Some(meta) });
+        // `create_session` is durable when it resolves, in buffered mode too.
+        b.force_flush = true;
+        Ok(())
+    }
+
+    fn stage_append(
+        &mut self,
+        session: SessionId,
+        expected: u64,
+        records: &[Vec<u8>],
+        last_time: u64,
+        answer: Option<&AnswerWrite>,
+        b: &mut Batch,
+    ) -> Result<u64, StoreError> {
+        let actual = self.lookup(session, b).ok_or(StoreError::UnknownSession(session))?;
+        if actual != expected {
+            return Err(StoreError::Conflict { session, expected, actual });
+        }
+        let n = records.len() as u64;
+        let hash = answer.map(|a| self.shared.index.read().unwrap_or_else(|p| p.into_inner()).hash(&a.command_id));
+        let change = Change::Events { first_seq: actual + 1, count: n, last_time: Some(last_time), answer: hash };
+        b.record(session, change, |out| record::put_events(out, &session, actual + 1, records, answer));
+        let meta = match b.staged.remove(&session) {
+            Some(Staged::Live { meta, .. }) => meta,
+            _ => None,
+        };
+        b.staged.insert(session, Staged::Live { latest: actual + n, meta });
+        b.appends += 1;
+        b.events += n;
+        b.answers += u64::from(answer.is_some());
+        b.notice.committed.insert(session, actual + n);
+        Ok(actual + 1)
+    }
+
+    fn stage_remember_answer(&mut self, session: SessionId, answer: &AnswerWrite, b: &mut Batch) -> Result<(), StoreError> {
+        self.lookup(session, b).ok_or(StoreError::UnknownSession(session))?;
+        let hash = self.shared.index.read().unwrap_or_else(|p| p.into_inner()).hash(&answer.command_id);
+        b.record(session, Change::Answer(hash), |out| record::put_answer(out, &session, answer));
+        b.answers += 1;
+        Ok(())
+    }
+
+    fn stage_set_status(&mut self, session: SessionId, status: SessionStatus, b: &mut Batch) -> Result<(), StoreError> {
+        let latest = self.lookup(session, b).ok_or(StoreError::UnknownSession(session))?;
+        let staged_meta = match b.staged.get(&session) {
+            Some(Staged::Live { meta: Some(m), .. }) => Some(m.clone()),
+            _ => None,
+        };
+        let mut meta = match staged_meta {
+            Some(m) => m,
+            None => {
+                let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());
+                index.get(&session).map(|s| s.meta.clone()).ok_or(StoreError::UnknownSession(session))?
+            }
+        };
+        meta.status = status;
+        let encoded = layout::encode_meta(&meta).map_err(StoreError::InvalidAppend)?;
+        b.record(session, Change::Status(status), |out| record::put_meta(out, record::STATUS, &session, &encoded));
+        b.staged.insert(session, Staged::Live { latest, meta: Some(meta) });
+        Ok(())
+    }
+
+    fn stage_put_snapshot(&mut self, session: SessionId, seq: u64, version: u32, record: &[u8], b: &mut Batch) -> Result<(), StoreError> {
+        let latest = self.lookup(session, b).ok_or(StoreError::UnknownSession(session))?;
+        if seq > latest {
+            return Err(StoreError::InvalidAppend(format!(
+                "snapshot of session {session} at seq {seq} is past the end of its stream (seq {latest})"
+            )));
+        }
+        b.record(session, Change::Snapshot(Some(version)), |out| record::put_snapshot(out, &session, record));
+        b.snapshots_staged.insert(session);
+        b.snapshots_dropped.remove(&session);
+        Ok(())
+    }
+
+    fn stage_delete_snapshots(&mut self, session: Option<SessionId>, limit: usize, b: &mut Batch) -> usize {
+        let targets: Vec<SessionId> = match session {
+            Some(s) => vec![s],
+            None => {
+                let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());
+                let stored = index.sessions_after(None).filter(|(_, s)| !s.snapshots.is_empty()).map(|(id, _)| *id);
+                stored.chain(b.snapshots_staged.iter().copied()).collect()
+            }
+        };
+        let mut n = 0;
+        for s in targets {
+            if n >= limit {
+                break;
+            }
+            if b.snapshots_dropped.contains(&s) || self.lookup(s, b).is_none() || !self.has_snapshots(s, b) {
+                continue;
+            }
+            b.record(s, Change::DropSnapshots, |out| record::put_bare(out, record::DROP_SNAPSHOTS, &s));
+            b.snapshots_dropped.insert(s);
+            b.snapshots_staged.remove(&s);
+            n += 1;
+        }
+        n
+    }
+
+    fn has_snapshots(&self, session: SessionId, b: &Batch) -> bool {
+        b.snapshots_staged.contains(&session)
+            || self.shared.index.read().unwrap_or_else(|p| p.into_inner()).get(&session).is_some_and(|s| !s.snapshots.is_empty())
+    }
+
+    fn stage_expire(&mut self, candidates: Vec<SessionId>, policy: &RetentionPolicy, now_ms: u64, b: &mut Batch) -> Vec<(SessionId, u64)> {
+        let mut expired = Vec::new();
+        for session in candidates {
+            // Anything this batch did to the session is newer than the caller's view: not now.
+            if b.touched.contains(&session) {
+                continue;
+            }
+            let due = {
+                let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());
+                index.get(&session).and_then(|s| is_due(policy, s.meta.status, s.last_activity_ms, now_ms).then_some(s.latest_seq))
+            };
+            let Some(events) = due else { continue };
+            b.record(session, Change::Expiry, |out| record::put_bare(out, record::EXPIRY, &session));
+            b.staged.insert(session, Staged::Gone);
+            b.notice.expired.insert(session);
+            expired.push((session, events));
+        }
+        expired
+    }
+}
