@@ -129,11 +129,12 @@ pub enum SiwxCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Durable append throughput and latency at 1, 16 and 256 concurrent sessions against the raw
-    /// sled ceiling, and replay read speed of a 100k-event session. With `--backend jetstream`, the
-    /// same on NATS JetStream (streams of its own, deleted afterwards; no ceiling).
+    /// sled ceiling, and replay read speed of a 100k-event session. With `--backend segments` or
+    /// `--backend jetstream`, the same on the segment log (directories of its own under `--dir`) or
+    /// on NATS JetStream (streams of its own), deleted afterwards; no ceiling.
     Store {
         /// The log to measure.
-        #[arg(long, value_parser = ["sled", "jetstream"], default_value = "sled")]
+        #[arg(long, value_parser = ["sled", "segments", "jetstream"], default_value = "sled")]
         backend: String,
         /// NATS servers (jetstream), comma separated.
         #[arg(long, value_delimiter = ',', default_value = "nats://127.0.0.1:4222")]
@@ -179,13 +180,18 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             if let Some(n) = replay_events {
                 options.replay_events = n;
             }
-            let report = if backend == "jetstream" {
-                let config =
-                    vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
-                config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas: {e}"))?;
-                vestibule_store::bench::run_on(&vestibule_store_jetstream::bench::JetStreamBench::new(config), options)?
-            } else {
-                vestibule_store::bench::run(options)?
+            let report = match backend.as_str() {
+                "jetstream" => {
+                    let config =
+                        vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
+                    config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas: {e}"))?;
+                    vestibule_store::bench::run_on(&vestibule_store_jetstream::bench::JetStreamBench::new(config), options)?
+                }
+                "segments" => {
+                    let segments = vestibule_store::bench::SegmentsBench::new(options.dir.clone());
+                    vestibule_store::bench::run_on(&segments, options)?
+                }
+                _ => vestibule_store::bench::run(options)?,
             };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);

@@ -177,6 +177,9 @@ pub enum StoreBackend {
     /// Embedded sled in `<data>/` (one gateway per directory). The default.
     #[default]
     Sled,
+    /// The segment log in `<data>/` (decision 0105): one frame, one write and one sync per group
+    /// commit, and an in-memory index. Not the default until decision 0105's conditions are met.
+    Segments,
     /// A NATS JetStream stream shared by every gateway (`[store.jetstream]`; docs/scale-out.md).
     Jetstream,
 }
@@ -185,7 +188,7 @@ pub enum StoreBackend {
 #[serde(default, deny_unknown_fields)]
 pub struct StoreSettings {
     pub backend: StoreBackend,
-    /// sled only: JetStream acknowledges a write once stored (by a quorum with replicas).
+    /// sled and segments: JetStream acknowledges a write once stored (by a quorum with replicas).
     pub durability: DurabilityMode,
     #[serde(with = "humantime_serde")]
     pub flush_interval: Duration,
@@ -655,8 +658,11 @@ mod tests {
     }
 
     #[test]
-    fn the_store_backend_is_sled_unless_jetstream_is_chosen() {
+    fn the_store_backend_is_sled_unless_another_is_chosen() {
         assert_eq!(GatewayConfig::default().store.backend, StoreBackend::Sled);
+        assert_eq!(load_toml("[store]\nbackend = \"segments\"\n").unwrap().store.backend, StoreBackend::Segments);
+        let e = load_toml("[store]\nbackend = \"rocksdb\"\n").unwrap_err().to_string();
+        assert!(e.contains("segments"), "the error names the backends there are: {e}");
         let c = load_toml(
             "[store]\nbackend = \"jetstream\"\n[store.jetstream]\nservers = [\"nats://10.0.0.1:4222\"]\nstream = \"V2\"\nreplicas = 3\n",
         )

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use vestibule_actors::runtime::Registry;
 use vestibule_actors::session::upcast::SessionUpcaster;
-use vestibule_store::{Durability, EventLog, ExpireReport, RetentionPolicy, SledEventLog, StoreConfig, StoreError, run_retention_once};
+use vestibule_store::{Durability, EventLog, ExpireReport, LocalBackend, RetentionPolicy, StoreConfig, StoreError, run_retention_once};
 
 use crate::cluster::Cluster;
 use crate::config::{DurabilityMode, GatewayConfig, StoreBackend};
@@ -21,7 +21,8 @@ pub fn store_config(config: &GatewayConfig) -> StoreConfig {
 /// is reported by name.
 pub async fn open(config: &GatewayConfig) -> anyhow::Result<Arc<dyn EventLog>> {
     match config.store.backend {
-        StoreBackend::Sled => open_at(store_config(config)),
+        StoreBackend::Sled => open_local(store_config(config), LocalBackend::Sled),
+        StoreBackend::Segments => open_local(store_config(config), LocalBackend::Segments),
         StoreBackend::Jetstream => {
             let js = config.store.jetstream.clone();
             match vestibule_store_jetstream::JetStreamEventLog::open_with_upcaster(js, Arc::new(SessionUpcaster)).await {
@@ -32,11 +33,22 @@ pub async fn open(config: &GatewayConfig) -> anyhow::Result<Arc<dyn EventLog>> {
     }
 }
 
+/// Opens the local log in `store.path` with `backend`; a directory the other backend wrote is
+/// refused by name.
+pub fn open_local(store: StoreConfig, backend: LocalBackend) -> anyhow::Result<Arc<dyn EventLog>> {
+    vestibule_store::open_local(store, backend, Arc::new(SessionUpcaster)).map_err(open_error)
+}
+
+/// Opens the local log in `store.path` with whichever backend wrote it (tools that read a
+/// directory: replay, export, import).
 pub fn open_at(store: StoreConfig) -> anyhow::Result<Arc<dyn EventLog>> {
-    match SledEventLog::open_with_upcaster(store, Arc::new(SessionUpcaster)) {
-        Ok(log) => Ok(Arc::new(log)),
-        Err(e @ StoreError::Locked { .. }) => Err(anyhow::anyhow!("{e}")),
-        Err(e) => Err(anyhow::anyhow!("cannot open the event log: {e}")),
+    vestibule_store::open_existing(store, Arc::new(SessionUpcaster)).map_err(open_error)
+}
+
+fn open_error(e: StoreError) -> anyhow::Error {
+    match e {
+        e @ StoreError::Locked { .. } => anyhow::anyhow!("{e}"),
+        e => anyhow::anyhow!("cannot open the event log: {e}"),
     }
 }
 

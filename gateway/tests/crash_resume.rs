@@ -2,8 +2,8 @@
 //! an accepted result is in the log, every client's mirror equals the fold of the log, and no client
 //! saw a gap or a repeat (the mirror checks seq continuity and the hash on every diff).
 //!
-//! Run on both event logs: sled in the data directory, and NATS JetStream on a nats-server of the
-//! test's own (which outlives the gateways it serves).
+//! Run on every event log: sled and the segment log in the data directory, and NATS JetStream on a
+//! nats-server of the test's own (which outlives the gateways it serves).
 
 mod support;
 
@@ -76,6 +76,7 @@ async fn drive(visitor: &mut Visitor, n: usize, round: usize, accepted_so_far: &
 /// Where the gateways of one test keep their log.
 enum Backend {
     Sled,
+    Segments,
     JetStream(vestibule_store_jetstream::test_server::NatsServer),
 }
 
@@ -83,6 +84,7 @@ impl Backend {
     fn config(&self) -> String {
         match self {
             Backend::Sled => String::new(),
+            Backend::Segments => "[store]\nbackend = \"segments\"\n".into(),
             Backend::JetStream(server) => {
                 format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n", server.url)
             }
@@ -93,7 +95,7 @@ impl Backend {
     async fn read(&self, data: &std::path::Path, session: &str) -> Vec<vestibule_store::Envelope> {
         let id: vestibule_store::SessionId = session.parse().unwrap();
         match self {
-            Backend::Sled => {
+            Backend::Sled | Backend::Segments => {
                 let log = vestibule_gateway::store::open_at(vestibule_store::StoreConfig::at(data).with_lock_wait_ms(5000)).unwrap();
                 log.read(id, 1, None).await.unwrap()
             }
@@ -109,6 +111,11 @@ impl Backend {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_stream_then_resume_loses_no_accepted_command() {
     sigkill_mid_stream_then_resume(Backend::Sled).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_stream_then_resume_loses_no_accepted_command_on_the_segment_log() {
+    sigkill_mid_stream_then_resume(Backend::Segments).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -223,6 +230,7 @@ async fn sigkill_mid_stream_then_resume(backend: Backend) {
     }
     let name = match backend {
         Backend::Sled => "sled",
+        Backend::Segments => "segments",
         Backend::JetStream(_) => "jetstream",
     };
     println!("gateway crash test ({name}): kills={kills} accepted={accepted} lost={lost} gaps=0");

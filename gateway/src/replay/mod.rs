@@ -32,16 +32,17 @@ pub fn open(data: &Path) -> anyhow::Result<Arc<dyn EventLog>> {
     })
 }
 
-/// Opens the log a tool works on: the sled directory `data`, or the store the gateway
-/// configuration `config` names (`[store] backend`: sled in its `data`, or JetStream, opened as
-/// `serve` does, retries included). `create`: a sled directory that does not exist is made (import).
+/// Opens the log a tool works on: the local directory `data` (sled or segments, whichever wrote
+/// it), or the store the gateway configuration `config` names (`[store] backend`: a local one in its
+/// `data`, or JetStream, opened as `serve` does, retries included). `create`: a directory that does
+/// not exist is made (import; a new one is sled's).
 pub async fn open_store(data: Option<&Path>, config: Option<&Path>, create: bool) -> anyhow::Result<Arc<dyn EventLog>> {
     let data = match (data, config) {
         (Some(data), None) => data.to_path_buf(),
         (None, Some(file)) => {
             let config = crate::config::GatewayConfig::load(Some(file), &crate::config::Overrides::default())?;
             match config.store.backend {
-                crate::config::StoreBackend::Sled => config.data.clone(),
+                crate::config::StoreBackend::Sled | crate::config::StoreBackend::Segments => config.data.clone(),
                 crate::config::StoreBackend::Jetstream => return crate::store::open(&config).await,
             }
         }

@@ -66,6 +66,10 @@ pub struct LoadArgs {
     /// check reads (across the whole cluster).
     #[arg(long)]
     pub nats: Option<String>,
+    /// The started gateway's local event log in its data directory: `sled` (the default) or
+    /// `segments` (decision 0105).
+    #[arg(long, value_parser = ["sled", "segments"], default_value = "sled", conflicts_with = "nats")]
+    pub store_backend: String,
     /// Project id for `--url` (the started gateway serves `demo`).
     #[arg(long, default_value = "demo")]
     pub project: String,
@@ -383,8 +387,10 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     };
     let mut gateway = match (args.url.is_empty() && rig.is_none(), &data_dir) {
         (true, Some(dir)) => {
-            let store =
-                args.nats.as_ref().map(|url| format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n"));
+            let store = match &args.nats {
+                Some(url) => Some(format!("[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{url:?}]\n")),
+                None => Some(format!("[store]\nbackend = {:?}\n", args.store_backend)),
+            };
             let chain = devnet.as_ref().map(|d| d.chain_config.clone());
             let extra = [store, chain].into_iter().flatten().collect::<Vec<_>>().join("\n");
             Some(GatewayProcess::start(&gateway_bin(args.gateway_bin.as_deref())?, dir, "127.0.0.1:0", &args.gateway_log, Some(&extra))?)
@@ -802,20 +808,21 @@ pub fn chain_report(
 }
 
 /// The started gateway's log, opened read-side once it has stopped, to check that nothing accepted
-/// was lost: sled in its directory, or the JetStream stream on `nats`.
-async fn open_log(dir: &std::path::Path, nats: Option<&str>) -> anyhow::Result<Box<dyn vestibule_store::EventLog>> {
+/// was lost: the local log in its directory (whichever backend wrote it), or the JetStream stream on
+/// `nats`.
+async fn open_log(dir: &std::path::Path, nats: Option<&str>) -> anyhow::Result<Arc<dyn vestibule_store::EventLog>> {
     let upcaster = Arc::new(vestibule_actors::session::upcast::SessionUpcaster);
     if let Some(url) = nats {
         let config = vestibule_store_jetstream::JetStreamConfig::at([url]);
         let log = vestibule_store_jetstream::JetStreamEventLog::open_with_upcaster(config, upcaster)
             .await
             .map_err(|e| anyhow::anyhow!("cannot open the event log on {url}: {e}"))?;
-        return Ok(Box::new(log));
+        return Ok(Arc::new(log));
     }
     let config = vestibule_store::StoreConfig::at(dir.to_path_buf()).with_lock_wait_ms(5000);
-    let log = vestibule_store::SledEventLog::open_with_upcaster(config, upcaster)
+    let log = vestibule_store::open_existing(config, upcaster)
         .map_err(|e| anyhow::anyhow!("cannot open the event log in {}: {e}", dir.display()))?;
-    Ok(Box::new(log))
+    Ok(log)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -58,6 +58,13 @@ fn sigkill_under_load_loses_no_accepted_command_and_no_client_sees_a_gap() {
     sigkill_under_load(&[]);
 }
 
+/// The same with the gateway's log in segments of its own (decision 0105): after each SIGKILL the
+/// restarted gateway recovers the log (a torn last frame is cut) and rehydrates from it.
+#[test]
+fn sigkill_under_load_on_the_segment_log_loses_no_accepted_command_and_no_client_sees_a_gap() {
+    sigkill_under_load(&["--store-backend", "segments"]);
+}
+
 /// The same with the gateway's log on NATS JetStream (a nats-server of the test's own, which the
 /// kills do not touch): after each SIGKILL the restarted gateway rehydrates from the stream.
 #[test]
