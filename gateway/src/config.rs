@@ -225,8 +225,9 @@ pub struct Limits {
     /// Plain HTTP connections in total; lowered at start to a quarter of what the open-file limit
     /// allows (each may hold a second descriptor for a static file).
     pub max_http_connections: usize,
-    /// Open-file descriptors kept free for the event log (blob files, snapshots), retention, logs and
-    /// outgoing RPC connections: sockets are refused before they could take these.
+    /// Open-file descriptors kept free for the event log (sled's blob files and snapshots; the
+    /// segment log's at most 32 read-only segments, its two writable ones and its lock), retention,
+    /// logs and outgoing RPC connections: sockets are refused before they could take these.
     pub reserved_fds: usize,
     /// Time a client has to send a request's headers, from the moment it connects.
     #[serde(with = "humantime_serde")]
