@@ -23,12 +23,23 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     RUNTIME.get_or_init(|| tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime"))
 }
 
-/// One directory per fuzzing process, on tmpfs when there is one (every input writes a file).
+const WORKDIR_PREFIX: &str = "vestibule-fuzz-segments-";
+
+/// One directory per fuzzing process (workers may share a corpus), on tmpfs when there is one:
+/// every input writes a file. libFuzzer ends the process without a hook to remove it, so each new
+/// process first removes the directories of processes that are gone; at most one is left behind.
 fn workdir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let base = if Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
-        base.join(format!("vestibule-fuzz-segments-{}", std::process::id()))
+        for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(WORKDIR_PREFIX)) else { continue };
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        base.join(format!("{WORKDIR_PREFIX}{}", std::process::id()))
     })
 }
 
