@@ -31,6 +31,9 @@ async function drawTab(state: SessionState): Promise<StateView> {
   render(<WidgetRoot widget={view.model} />);
   fireEvent.click(screen.getByRole("tab", { name: "Activity" }));
   await screen.findByTestId("activity");
+  // The part is a lazy chunk: it commits outside render's act, so its effects (the commands it
+  // sends when it shows) may not have run yet when it is found. Let them run.
+  await act(async () => {});
   return view;
 }
 

@@ -36,6 +36,9 @@ async function draw(state: SessionState): Promise<StateView> {
   view = stateView(state);
   render(<WidgetRoot widget={view.model} />);
   await screen.findByTestId("send");
+  // The part is a lazy chunk: it commits outside render's act, so its effects (the commands it
+  // sends when it shows) may not have run yet when it is found. Let them run.
+  await act(async () => {});
   return view;
 }
 
