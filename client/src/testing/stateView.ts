@@ -12,6 +12,7 @@ import type { View } from "../generated/View";
 import { signInFrames } from "../generated/fixtureFrames";
 import type { ViewModel } from "../context/widgetContext";
 import { createReplayView } from "../replay/replayView";
+import { act } from "@testing-library/react";
 import { scriptedWidget, settle } from "./harness";
 
 export interface StateView {
@@ -29,6 +30,16 @@ export function stateView(state: SessionState): StateView {
   const model: ViewModel = { ...view.model, send: (c) => void commands.push(c) };
   view.show(state);
   return { model, commands, show: (s) => view.show(s), stop: () => view.stop() };
+}
+
+/**
+ * Waits for a lazy view's effects once it is found. A lazy chunk commits outside render's `act`, so
+ * its effects (its store subscriptions, the commands it sends when it shows) run in React's next
+ * scheduler task, which may come after the test's next synchronous `act(() => view.show(...))` and
+ * its checks on a busy machine. A timer queued now runs after that task.
+ */
+export async function settleLazyView(): Promise<void> {
+  await act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
 }
 
 /** The connected session at the end of the sign-in fixture (needs a DOM environment). */

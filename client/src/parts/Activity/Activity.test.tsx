@@ -7,7 +7,7 @@ import { afterEach, beforeAll, expect, it } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import type { ActivityTransaction } from "../../generated/ActivityTransaction";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, served, stateView, transaction, type StateView } from "../../testing/stateView";
+import { connectedState, served, stateView, transaction, settleLazyView, type StateView } from "../../testing/stateView";
 import { groupByMonth, monthTitle, transferText } from "./Activity";
 
 let base: SessionState;
@@ -31,9 +31,7 @@ async function drawTab(state: SessionState): Promise<StateView> {
   render(<WidgetRoot widget={view.model} />);
   fireEvent.click(screen.getByRole("tab", { name: "Activity" }));
   await screen.findByTestId("activity");
-  // The part is a lazy chunk: it commits outside render's act, so its effects (the commands it
-  // sends when it shows) may not have run yet when it is found. Let them run.
-  await act(async () => {});
+  await settleLazyView();
   return view;
 }
 

@@ -8,7 +8,7 @@ import { afterEach, beforeAll, expect, it, vi } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import type { SendState } from "../../generated/SendState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, onView, SOLANA_NETWORK, solanaToken, stateView, token, withBalances, withSolanaAccount, type StateView } from "../../testing/stateView";
+import { connectedState, onView, SOLANA_NETWORK, solanaToken, stateView, token, withBalances, withSolanaAccount, settleLazyView, type StateView } from "../../testing/stateView";
 import { explorerTxUrl, FORM_DEBOUNCE_MS } from "./Send";
 
 let base: SessionState;
@@ -36,9 +36,7 @@ async function draw(state: SessionState): Promise<StateView> {
   view = stateView(state);
   render(<WidgetRoot widget={view.model} />);
   await screen.findByTestId("send");
-  // The part is a lazy chunk: it commits outside render's act, so its effects (the commands it
-  // sends when it shows) may not have run yet when it is found. Let them run.
-  await act(async () => {});
+  await settleLazyView();
   return view;
 }
 

@@ -8,7 +8,7 @@ import { afterEach, beforeAll, expect, it } from "vitest";
 import type { HostRequest } from "../../generated/HostRequest";
 import type { SessionState } from "../../generated/SessionState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, NETWORK, onView, stateView, type StateView } from "../../testing/stateView";
+import { connectedState, NETWORK, onView, stateView, settleLazyView, type StateView } from "../../testing/stateView";
 import { formatUnits, messageText } from "./ApproveTransaction";
 
 const TO = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -50,7 +50,9 @@ function details(): Record<string, string> {
 async function draw(state: SessionState) {
   view = stateView(state);
   render(<WidgetRoot widget={view.model} />);
-  return screen.findByTestId("approve-transaction");
+  const found = await screen.findByTestId("approve-transaction");
+  await settleLazyView();
+  return found;
 }
 
 it("shows the transaction on top of the stack: receiver truncated, value in ETH, data; how many more wait; Cancel rejects it", async () => {

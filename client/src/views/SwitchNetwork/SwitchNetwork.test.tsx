@@ -7,7 +7,7 @@ import { afterEach, beforeAll, expect, it } from "vitest";
 import type { NetworkSwitchState } from "../../generated/NetworkSwitchState";
 import type { SessionState } from "../../generated/SessionState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, onView, stateView, type StateView } from "../../testing/stateView";
+import { connectedState, onView, stateView, settleLazyView, type StateView } from "../../testing/stateView";
 
 let base: SessionState;
 let view: StateView | null = null;
@@ -28,6 +28,7 @@ it("asks to approve the switch, then adding the chain the wallet did not know, t
   view = stateView(at({ status: "switching", target: "eip155:31338", requestId: "r1", code: null, error: null }));
   render(<WidgetRoot widget={view.model} />);
   await screen.findByTestId("switch-network");
+  await settleLazyView();
   expect(screen.getByRole("dialog", { name: "Switch network" })).toBeTruthy();
   expect(within(screen.getByTestId("switch-network")).getByRole("status").textContent).toBe("Approve the switch to Devnet B in your wallet.");
   expect(screen.queryByRole("button", { name: "Retry" })).toBeNull();
