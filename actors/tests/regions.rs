@@ -3,6 +3,8 @@
 //! sequences (with ticks and contract-check verdicts) this proves, for every event:
 //! - every region outside `event.regions()` is byte for byte the same before and after (and is the
 //!   same allocation: copy-on-write did not copy it);
+//! - the state a decision reaches (`decide_evolved`, which the runtime commits) is the fold of
+//!   `evolve` over its events;
 //! - the region-aware `evolve` gives exactly the state of running every machine and every
 //!   derivation on every event (`evolve_every_machine`, the old `evolve`);
 //! - the canonical JSON assembled from per-region bytes, updated only for the touched regions, is
@@ -66,7 +68,7 @@ fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
         now = at;
         let nonce = format!("RegionNonce{now}");
         let ctx = Ctx { now_ms: now, options: &state.options, nonce: &nonce };
-        let Ok(events) = session::decide(&state, command.clone(), &ctx) else { continue };
+        let Ok(session::Evolved { events, state: decided }) = session::decide_evolved(&state, command.clone(), &ctx) else { continue };
         let before_decision = state.clone();
         let mut touched = Regions::NONE;
         for event in &events {
@@ -91,6 +93,10 @@ fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
             }
             touched = touched.union(event.regions());
             events_checked += 1;
+        }
+        // The runtime takes the state the decision reached instead of folding its events again.
+        if decided != state {
+            return Err(format!("after {command:?}: the state the decision reached is not the fold of its events"));
         }
         // What the runtime does per decision: update the touched regions, hash, diff.
         let changed = canonical.update(&state, touched);

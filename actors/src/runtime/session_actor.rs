@@ -25,7 +25,9 @@ use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
 use crate::protocol::{CommandStatus, PROTOCOL_VERSION, ServerMessage, WireEvent, close};
 use crate::session::wire::{self, CanonicalState};
-use crate::session::{self, ClientCommand, Command, CommandError, Event, RefusalCode, Region, Regions, STATE_SCHEMA_VERSION, SessionState};
+use crate::session::{
+    self, ClientCommand, Command, CommandError, Event, Evolved, RefusalCode, Region, Regions, STATE_SCHEMA_VERSION, SessionState,
+};
 
 /// The answer to a command, as the caller of [`Execute`] receives it (connections get the same as a
 /// `result` frame).
@@ -250,7 +252,8 @@ impl AnswerCache {
 
 /// The outcome of the pure part of a decision.
 enum Decided {
-    Events(Vec<Event>),
+    /// Events, with the state they lead to.
+    Events(Evolved),
     /// Accepted, but nothing changes.
     Unchanged,
     Refused(CommandError),
@@ -492,11 +495,11 @@ impl ModalSession {
     fn decide_pure(&self, state: &SessionState, command: Command, now_ms: u64) -> Decided {
         let command_type = command.type_name();
         let decided = catch_unwind(AssertUnwindSafe(|| {
-            session::decide(state, command, &Ctx { now_ms, options: &state.options, nonce: &self.nonce })
+            session::decide_evolved(state, command, &Ctx { now_ms, options: &state.options, nonce: &self.nonce })
         }));
         match decided {
-            Ok(Ok(events)) if events.is_empty() => Decided::Unchanged,
-            Ok(Ok(events)) => Decided::Events(events),
+            Ok(Ok(evolved)) if evolved.events.is_empty() => Decided::Unchanged,
+            Ok(Ok(evolved)) => Decided::Events(evolved),
             Ok(Err(refusal)) => {
                 tracing::debug!(session = %self.id, seq = self.seq, command = command_type, code = refusal.code().as_str(), "refused");
                 Decided::Refused(refusal.to_wire())
@@ -528,28 +531,23 @@ impl ModalSession {
                 self.after_activity(ctx);
                 self.remember(source, CommandReply::accepted(self.seq))
             }
-            Decided::Events(events) => self.commit(events, source, now),
+            Decided::Events(evolved) => self.commit(evolved, source, now),
         }
     }
 
-    /// Evolves a copy of the state with `events`, serializes and hashes only the regions they touch,
+    /// Serializes and hashes only the regions the decision's events touch in the state they lead to,
     /// and appends them (with the client's answer, atomically). Nothing becomes current until the
     /// append is durable.
-    fn commit(&mut self, events: Vec<Event>, source: Source, now: u64) -> ResponseActFuture<Self, CommandReply> {
+    fn commit(&mut self, evolved: Evolved, source: Source, now: u64) -> ResponseActFuture<Self, CommandReply> {
+        let Evolved { events, state } = evolved;
         if events.iter().any(|e| matches!(e, Event::SiwxChallengeIssued { challenge } if challenge.nonce == self.nonce)) {
             // Drawn now, not when the append succeeds: a nonce is never offered twice, even if
             // this decision is refused by the store.
             self.nonce = crate::siwx::generate_nonce().as_str().to_string();
         }
         let awake = self.awake.as_ref().expect("decide checked that the session is awake");
-        // Evolve before appending: the new state's hash is recorded with the events, so a replay can
-        // prove it reaches the states clients were sent.
-        let evolved = catch_unwind(AssertUnwindSafe(|| events.iter().fold(awake.state.clone(), session::evolve)));
-        let Ok(state) = evolved else {
-            tracing::error!(session = %self.id, seq = self.seq, "evolving a decision panicked; the command is refused");
-            self.metrics().command("failed");
-            return self.remember(source, CommandReply::refused(self.seq, internal_error("the command could not be applied")));
-        };
+        // The new state's hash is recorded with the events, so a replay can prove it reaches the
+        // states clients were sent.
         let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
         let mut canonical = awake.canonical.clone();
         let changed = canonical.update(&state, touched);

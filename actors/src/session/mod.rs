@@ -11,11 +11,12 @@ pub mod wire;
 
 pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
 pub use command::{ClientCommand, Command, ReceiptOutcome};
-pub use decide::{CONNECTION_REJECTED, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR, decide};
+pub use decide::{CONNECTION_REJECTED, Evolved, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR, decide, decide_evolved};
 pub use error::{CommandError, DomainError, RefusalCode};
 pub use event::Event;
 pub use state::{
-    Region, Regions, STATE_SCHEMA_VERSION, SessionState, evolve, evolve_every_machine, has_sign_in_session, regions_touched_by,
+    Region, Regions, STATE_SCHEMA_VERSION, SessionState, evolve, evolve_every_machine, evolve_in_place, has_sign_in_session,
+    regions_touched_by,
 };
 
 use crate::decider::{Ctx, Decider};

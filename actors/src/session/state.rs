@@ -319,6 +319,13 @@ fn with_derived(direct: Regions) -> Regions {
 /// same as running every machine and every derivation on every event (`evolve_every_machine`,
 /// compared in `actors/tests/regions.rs`).
 pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
+    evolve_in_place(&mut state, event);
+    state
+}
+
+/// [`evolve`] on a state the caller owns: no state is moved or built in its place (a decision
+/// evolves its working state once per event it pushes).
+pub fn evolve_in_place(state: &mut SessionState, event: &Event) {
     let touched = regions_touched_by(event);
     if let Event::SessionStarted { project, origin, options, networks, served_networks, .. } = event {
         state.started = true;
@@ -365,8 +372,7 @@ pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
     if touched.contains(Region::Embedded) {
         evolve_region(&mut state.embedded, event, embedded_wallet::evolve);
     }
-    derive(&mut state, touched);
-    state
+    derive(state, touched);
 }
 
 /// Runs a machine's `evolve` on the session's own copy of its region.

@@ -31,7 +31,8 @@ use crate::machines::requests::{self, RequestKind, WalletRequest};
 use crate::machines::router::{self, NavigationMode, RouteParams, View};
 use crate::machines::toasts::{PauseReason, ToastRequest, ToastVariant};
 use crate::model::caip::Namespace;
-use crate::session::{ClientCommand, Command, DomainError, Event, SessionState, evolve};
+use crate::session::state::evolve_in_place;
+use crate::session::{ClientCommand, Command, DomainError, Event, SessionState};
 
 use wallets::{disconnect, wallet_error_message};
 
@@ -56,7 +57,7 @@ impl Decision {
     }
 
     pub(super) fn push(&mut self, event: Event) {
-        self.state = evolve(std::mem::take(&mut self.state), &event);
+        evolve_in_place(&mut self.state, &event);
         self.events.push(event);
     }
 
@@ -145,13 +146,26 @@ impl Decision {
     }
 
     /// The decision's events, once the rules that follow every decision have run.
-    pub(super) fn finish(mut self) -> Vec<Event> {
+    pub(super) fn finish(mut self) -> Evolved {
         approval::show(&mut self);
-        self.events
+        Evolved { events: self.events, state: self.state }
     }
 }
 
+/// A decision's events and the state they lead to: the fold of `evolve` over the events, which the
+/// decision computed anyway to see its own steps' effects (so the runtime need not fold again).
+#[derive(Debug)]
+pub struct Evolved {
+    pub events: Vec<Event>,
+    pub state: SessionState,
+}
+
 pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
+    decide_evolved(state, command, ctx).map(|evolved| evolved.events)
+}
+
+/// [`decide`], with the state its events lead to.
+pub fn decide_evolved(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Evolved, DomainError> {
     match command {
         Command::Start { project, origin, options, served_networks, embedded_frame_origin } => {
             if state.started {
@@ -237,11 +251,7 @@ pub fn decide(state: &SessionState, command: Command, ctx: &Ctx) -> Result<Vec<E
 }
 
 /// A runtime command's decision, followed (like a client's) by what the connection's change implies.
-fn runtime(
-    state: &SessionState,
-    ctx: &Ctx,
-    decide: impl FnOnce(&mut Decision) -> Result<(), DomainError>,
-) -> Result<Vec<Event>, DomainError> {
+fn runtime(state: &SessionState, ctx: &Ctx, decide: impl FnOnce(&mut Decision) -> Result<(), DomainError>) -> Result<Evolved, DomainError> {
     let mut d = Decision::new(state, ctx);
     decide(&mut d)?;
     account::follow_connection(&mut d, state);
@@ -249,7 +259,7 @@ fn runtime(
 }
 
 /// One handler per client command, grouped by module.
-fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Result<Vec<Event>, DomainError> {
+fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Result<Evolved, DomainError> {
     let mut decision = Decision::new(state, ctx);
     let d = &mut decision;
     match command {
