@@ -73,8 +73,11 @@ pub fn region_json(state: &SessionState, region: Region) -> Vec<u8> {
     bytes.expect("session state serializes")
 }
 
+/// A JSON value's canonical bytes. serde_json keeps a `Value`'s objects in a `BTreeMap` (the
+/// workspace does not enable its `preserve_order`; `value_objects_are_written_sorted` below
+/// checks), so serde_json writes them with their keys already sorted: no reordering pass needed.
 fn value_json(value: &serde_json::Value) -> Arc<[u8]> {
-    to_canonical_vec(value).expect("a JSON value serializes").into()
+    serde_json::to_vec(value).expect("a JSON value serializes").into()
 }
 
 /// The canonical JSON of a state, kept per region, so that after a decision only the regions its
@@ -197,7 +200,12 @@ impl StateMirror {
 
     /// Applies `patch`; on an error the mirror is unusable and must be rebuilt from a welcome.
     pub fn apply(&mut self, patch: &json_patch::Patch) -> Result<(), json_patch::PatchError> {
-        json_patch::patch(&mut self.state, patch)?;
+        for operation in &patch.0 {
+            if !apply_in_objects(&mut self.state, operation) {
+                // Without `patch`'s undo log: on an error the mirror is rebuilt anyway.
+                json_patch::patch_unsafe(&mut self.state, std::slice::from_ref(operation))?;
+            }
+        }
         let mut touched = Regions::NONE;
         for operation in &patch.0 {
             // A move also changes the region it takes its value from.
@@ -219,5 +227,128 @@ impl StateMirror {
             self.canonical.set_region(region, value_json(value));
         }
         Ok(())
+    }
+}
+
+/// Applies an `add`, `remove` or `replace` whose path runs through objects only (every operation
+/// the gateway writes: it replaces arrays whole), walking the path without allocating (json_patch's
+/// walk decodes each token into two new strings). `false`, with `doc` untouched, for anything else
+/// (arrays, the root, `move`, `copy`, `test`, a missing member), which json_patch then applies or
+/// refuses with its own error.
+fn apply_in_objects(doc: &mut serde_json::Value, operation: &json_patch::PatchOperation) -> bool {
+    use json_patch::PatchOperation::{Add, Remove, Replace};
+    use serde_json::Value;
+
+    fn member<'v>(doc: &'v mut Value, pointer: &json_patch::jsonptr::Pointer) -> Option<&'v mut Value> {
+        pointer.tokens().try_fold(doc, |target, token| match target {
+            Value::Object(map) => map.get_mut(token.decoded().as_ref()),
+            _ => None,
+        })
+    }
+    fn parent_object<'v>(
+        doc: &'v mut Value,
+        pointer: &json_patch::jsonptr::Pointer,
+    ) -> Option<(&'v mut serde_json::Map<String, Value>, String)> {
+        let (parent, last) = pointer.split_back()?;
+        match member(doc, parent)? {
+            Value::Object(map) => Some((map, last.decoded().into_owned())),
+            _ => None,
+        }
+    }
+    match operation {
+        Replace(op) if !op.path.is_root() => match member(doc, &op.path) {
+            Some(target) => {
+                *target = op.value.clone();
+                true
+            }
+            None => false,
+        },
+        Add(op) => match parent_object(doc, &op.path) {
+            Some((map, key)) => {
+                map.insert(key, op.value.clone());
+                true
+            }
+            None => false,
+        },
+        Remove(op) => match parent_object(doc, &op.path) {
+            Some((map, key)) => map.remove(&key).is_some(),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{to_canonical_vec, value_json};
+
+    /// `value_json` relies on `Value`'s objects being sorted maps: a dependency that turned on
+    /// serde_json's `preserve_order` (features unify across the build) would break the hash every
+    /// client checks.
+    #[test]
+    fn value_objects_are_written_sorted() {
+        let mut object = serde_json::Map::new();
+        for key in ["zeta", "alpha", "Mid", "a/b", "é", "~"] {
+            object.insert(key.to_string(), json!({ "z": 1, "a": [{ "y": null, "b": true }] }));
+        }
+        let value = serde_json::Value::Object(object);
+        let bytes = value_json(&value);
+        assert_eq!(&*bytes, to_canonical_vec(&value).unwrap().as_slice());
+        assert!(std::str::from_utf8(&bytes).unwrap().starts_with(r#"{"Mid":{"a":[{"b":true,"y":null}],"z":1},"a/b":"#));
+    }
+}
+
+#[cfg(test)]
+mod mirror_tests {
+    use serde_json::{Value, json};
+
+    use super::StateMirror;
+
+    /// What json_patch itself makes of `ops` on `doc`: the state, or that it refuses.
+    fn reference(doc: &Value, ops: &Value) -> Option<Value> {
+        let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
+        let mut doc = doc.clone();
+        json_patch::patch(&mut doc, &patch).ok().map(|()| doc)
+    }
+
+    /// The mirror's walk through objects gives json_patch's result on every kind of operation, and
+    /// refuses what json_patch refuses.
+    #[test]
+    fn the_mirror_applies_a_patch_as_json_patch_does() {
+        let doc = json!({
+            "connection": { "status": "connecting", "a/b": { "~x": 1 }, "list": [1, { "k": 2 }] },
+            "router": { "current": "Connect" },
+        });
+        let cases = [
+            json!([{ "op": "replace", "path": "/connection/status", "value": "connected" }]),
+            json!([{ "op": "replace", "path": "/connection/a~1b/~0x", "value": [1, 2] }]),
+            json!([{ "op": "add", "path": "/connection/new", "value": { "z": null } }]),
+            json!([{ "op": "add", "path": "/connection/status", "value": 3 }]),
+            json!([{ "op": "remove", "path": "/connection/a~1b" }]),
+            json!([{ "op": "add", "path": "/connection/list/1", "value": 9 }]),
+            json!([{ "op": "replace", "path": "/connection/list/1/k", "value": 3 }]),
+            json!([{ "op": "remove", "path": "/connection/list/0" }]),
+            json!([{ "op": "move", "from": "/router/current", "path": "/connection/current" }]),
+            json!([{ "op": "copy", "from": "/router", "path": "/connection/router" }]),
+            json!([{ "op": "test", "path": "/router/current", "value": "Connect" }, { "op": "remove", "path": "/router" }]),
+            json!([{ "op": "replace", "path": "", "value": { "router": {} } }]),
+            // Refused: a missing member, a missing parent, a failed test, an index out of range.
+            json!([{ "op": "replace", "path": "/connection/missing", "value": 1 }]),
+            json!([{ "op": "add", "path": "/nowhere/x", "value": 1 }]),
+            json!([{ "op": "remove", "path": "/connection/missing" }]),
+            json!([{ "op": "test", "path": "/router/current", "value": "Account" }]),
+            json!([{ "op": "add", "path": "/connection/list/7", "value": 1 }]),
+        ];
+        for ops in cases {
+            let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
+            let mut mirror = StateMirror::new(doc.clone());
+            let applied = mirror.apply(&patch).ok().map(|()| mirror.state().clone());
+            assert_eq!(applied, reference(&doc, &ops), "{ops}");
+            if let Some(state) = applied {
+                assert_eq!(mirror.hash(), StateMirror::new(state).hash(), "{ops}");
+            }
+        }
     }
 }
