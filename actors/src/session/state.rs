@@ -185,6 +185,10 @@ impl Regions {
         Regions(self.0 | other.0)
     }
 
+    pub const fn without(self, region: Region) -> Regions {
+        Regions(self.0 & !(1 << region as u32))
+    }
+
     pub const fn intersects(self, other: Regions) -> bool {
         self.0 & other.0 != 0
     }

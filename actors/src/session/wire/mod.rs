@@ -82,20 +82,30 @@ fn value_json(value: &serde_json::Value) -> Arc<[u8]> {
 
 /// The canonical JSON of a state, kept per region, so that after a decision only the regions its
 /// events touched are serialized again. Cloning it shares the bytes.
+///
+/// A state the gateway builds has every region. A mirror's state has the regions its gateway sent,
+/// which for a gateway of another version may be fewer: those are `absent`, and left out of the
+/// JSON and the hash, as a browser's mirror (which hashes the object it holds) leaves them out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CanonicalState {
     regions: [Arc<[u8]>; Region::ALL.len()],
+    absent: Regions,
 }
 
 impl CanonicalState {
     /// Serializes every region of `state`.
     pub fn of(state: &SessionState) -> Self {
-        Self { regions: Region::ALL.map(|r| region_json(state, r).into()) }
+        Self { regions: Region::ALL.map(|r| region_json(state, r).into()), absent: Regions::NONE }
     }
 
-    /// Builds it from a whole state's JSON value (e.g. a mirror's), region by region.
+    /// Builds it from a whole state's JSON value (e.g. a mirror's), region by region; a region the
+    /// value has no member for is absent.
     pub fn of_value(value: &serde_json::Value) -> Self {
-        Self { regions: Region::ALL.map(|r| value_json(value.get(r.key()).unwrap_or(&serde_json::Value::Null))) }
+        let mut canonical = Self { regions: Region::ALL.map(|_| Arc::from(&b"null"[..])), absent: Regions::NONE };
+        for region in Region::ALL {
+            canonical.set_region_of(region, value.get(region.key()));
+        }
+        canonical
     }
 
     /// The canonical bytes of one region.
@@ -107,6 +117,20 @@ impl CanonicalState {
     /// promises they are that region's canonical JSON.
     pub fn set_region(&mut self, region: Region, bytes: Arc<[u8]>) {
         self.regions[region.index()] = bytes;
+        self.absent = self.absent.without(region);
+    }
+
+    /// Sets one region from a mirror's member for it (`None`: the state has no such member).
+    fn set_region_of(&mut self, region: Region, value: Option<&serde_json::Value>) {
+        match value {
+            Some(value) => self.set_region(region, value_json(value)),
+            None => self.absent = self.absent.union(Regions::of(&[region])),
+        }
+    }
+
+    /// The regions present, in canonical (key) order.
+    fn present(&self) -> impl Iterator<Item = Region> + '_ {
+        Region::ALL.into_iter().filter(|r| !self.absent.contains(*r))
     }
 
     /// Re-serializes `regions` of `state`; returns those whose bytes changed, with their bytes
@@ -126,14 +150,14 @@ impl CanonicalState {
     /// Feeds the whole state's canonical JSON, piece by piece, to `sink`.
     fn pieces(&self, mut sink: impl FnMut(&[u8])) {
         sink(b"{");
-        for (i, region) in Region::ALL.into_iter().enumerate() {
+        for (i, region) in self.present().enumerate() {
             if i > 0 {
                 sink(b",");
             }
             sink(b"\"");
             sink(region.key().as_bytes());
             sink(b"\":");
-            sink(&self.regions[i]);
+            sink(&self.regions[region.index()]);
         }
         sink(b"}");
     }
@@ -147,8 +171,10 @@ impl CanonicalState {
 
     /// Length of the whole state's canonical JSON.
     pub fn len(&self) -> usize {
-        let keys: usize = Region::ALL.iter().map(|r| r.key().len() + 4).sum();
-        1 + keys + self.regions.iter().map(|r| r.len()).sum::<usize>()
+        // The braces, and per region its quoted key, a colon, its bytes and a comma (one comma
+        // fewer than regions).
+        let members: usize = self.present().map(|r| r.key().len() + 4 + self.regions[r.index()].len()).sum();
+        if members == 0 { 2 } else { 1 + members }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -223,8 +249,7 @@ impl StateMirror {
             }
         }
         for region in touched.iter() {
-            let value = self.state.get(region.key()).unwrap_or(&serde_json::Value::Null);
-            self.canonical.set_region(region, value_json(value));
+            self.canonical.set_region_of(region, self.state.get(region.key()));
         }
         Ok(())
     }
@@ -347,8 +372,36 @@ mod mirror_tests {
             let applied = mirror.apply(&patch).ok().map(|()| mirror.state().clone());
             assert_eq!(applied, reference(&doc, &ops), "{ops}");
             if let Some(state) = applied {
-                assert_eq!(mirror.hash(), StateMirror::new(state).hash(), "{ops}");
+                assert_eq!(mirror.hash(), StateMirror::new(state.clone()).hash(), "{ops}");
+                // Every key of these states is a region: the hash is the whole value's.
+                assert_eq!(mirror.hash(), super::state_hash(&state), "{ops}");
             }
         }
+    }
+
+    /// A gateway of another version may send a state with fewer regions (one from before the
+    /// embedded wallet has no `embedded`): the mirror hashes what it holds, as the browser's mirror
+    /// does, not a `null` for each region it was not sent.
+    #[test]
+    fn a_state_with_fewer_regions_hashes_as_the_value_it_is() {
+        let started = crate::session::SessionState::default();
+        let mut older = super::to_value(&started);
+        for key in ["embedded", "send", "chainService"] {
+            older.as_object_mut().unwrap().remove(key);
+        }
+        let mut mirror = StateMirror::new(older.clone());
+        assert_eq!(mirror.hash(), super::state_hash(&older));
+        assert_ne!(mirror.hash(), StateMirror::new(super::to_value(&started)).hash(), "the regions left out count");
+
+        let ops = json!([
+            { "op": "replace", "path": "/modal/status", "value": "open" },
+            { "op": "add", "path": "/send", "value": { "step": "idle" } },
+            { "op": "remove", "path": "/toasts" },
+        ]);
+        let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
+        mirror.apply(&patch).unwrap();
+        let expected = reference(&older, &ops).unwrap();
+        assert_eq!(mirror.state(), &expected);
+        assert_eq!(mirror.hash(), super::state_hash(&expected));
     }
 }
