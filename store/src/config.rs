@@ -38,6 +38,10 @@ pub struct StoreConfig {
     /// Size of each segment file of the segment log ([`crate::SegmentEventLog`]), preallocated
     /// when it is created; 64 KiB to 1 GiB. The sled backend ignores it.
     pub segment_bytes: u64,
+    /// The segment log writes an index checkpoint every this many bytes of log (and when it is
+    /// closed), so that opening scans only what came after it. 0: only when closed. The sled
+    /// backend ignores it.
+    pub checkpoint_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -52,6 +56,7 @@ impl Default for StoreConfig {
             follow_buffer: 1024,
             lock_wait_ms: 0,
             segment_bytes: 64 * 1024 * 1024,
+            checkpoint_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -74,6 +79,11 @@ impl StoreConfig {
 
     pub fn with_segment_bytes(mut self, bytes: u64) -> Self {
         self.segment_bytes = bytes;
+        self
+    }
+
+    pub fn with_checkpoint_bytes(mut self, bytes: u64) -> Self {
+        self.checkpoint_bytes = bytes;
         self
     }
 }

@@ -52,6 +52,19 @@ fn frames(path: &Path) -> Vec<(usize, usize)> {
     out
 }
 
+fn checkpoint_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.contains(".ckpt")).collect();
+    names.sort();
+    names
+}
+
+fn remove_checkpoints(dir: &Path) {
+    for name in checkpoint_files(dir) {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     for name in segment_files(from) {
         std::fs::copy(from.join(&name), to.join(&name)).unwrap();
@@ -169,6 +182,9 @@ async fn corruption_in_an_earlier_segment_is_an_error_even_in_its_last_frame() {
             seq = log.append(s, seq, vec![e]).await.unwrap().last_seq().unwrap();
         }
     }
+    // The scan's rule: the close's index checkpoint would skip segment 1 (its frames are not read
+    // at open; see recover.rs, residual risks), so it goes.
+    remove_checkpoints(dir.path());
     let (start, end) = *frames(&segment(dir.path(), 1)).last().unwrap();
     let path = segment(dir.path(), 1);
     let mut bytes = std::fs::read(&path).unwrap();

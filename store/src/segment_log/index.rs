@@ -16,9 +16,8 @@
 //! A session that sent 1,000 commands, each one append with its answer: ~400 + 16 k + ~30 k ≈ 47 KB.
 //! Nothing is spilled: an idle session costs its entry for as long as it lives (see mod.rs).
 
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::segment::Pos;
 use crate::layout::MetaRecord;
@@ -31,7 +30,7 @@ pub(crate) struct Extent {
     pub pos: Pos,
 }
 
-/// The keys are already SipHash outputs (random keys per open): hashing them again is waste.
+/// The keys are already SipHash outputs (keyed, see [`Index::hash`]): hashing them again is waste.
 #[derive(Default)]
 pub(crate) struct IdHasher(u64);
 
@@ -56,12 +55,12 @@ impl Hasher for IdHasher {
 /// collision) moves to `overflow`, so a collision costs a second read, never a wrong answer.
 #[derive(Default)]
 pub(crate) struct Answers {
-    main: HashMap<u64, Pos, BuildHasherDefault<IdHasher>>,
-    overflow: Vec<(u64, Pos)>,
+    pub(super) main: HashMap<u64, Pos, BuildHasherDefault<IdHasher>>,
+    pub(super) overflow: Vec<(u64, Pos)>,
 }
 
 impl Answers {
-    fn insert(&mut self, hash: u64, pos: Pos) {
+    pub(super) fn insert(&mut self, hash: u64, pos: Pos) {
         if let Some(old) = self.main.insert(hash, pos) {
             self.overflow.push((hash, old));
         }
@@ -84,11 +83,11 @@ pub(crate) struct SessionIndex {
     pub snapshots: Vec<(u32, Pos)>,
     pub answers: Answers,
     /// Bytes of this session's records in each segment: what its expiry frees.
-    bytes: Vec<(u32, u64)>,
+    pub(super) bytes: Vec<(u32, u64)>,
 }
 
 impl SessionIndex {
-    fn new(meta: MetaRecord) -> Self {
+    pub(super) fn new(meta: MetaRecord) -> Self {
         let last_activity_ms = meta.created_ms;
         Self {
             meta,
@@ -163,27 +162,41 @@ pub(crate) enum Anomaly {
 
 /// An expiry's tombstone, live while any segment that held the session's records still exists:
 /// without it, reopening would bring those records back.
-struct Tombstone {
-    seg: u32,
-    bytes: u64,
-    covers: Vec<u32>,
+pub(super) struct Tombstone {
+    pub seg: u32,
+    pub bytes: u64,
+    pub covers: Vec<u32>,
 }
 
 pub(crate) struct Index {
-    sessions: BTreeMap<SessionId, SessionIndex>,
-    hasher: RandomState,
+    pub(super) sessions: BTreeMap<SessionId, SessionIndex>,
+    /// The SipHash keys of the answer hashes. Random for an index built by a full scan; an index
+    /// restored from a checkpoint keeps the checkpoint's, because its hashes were made with them.
+    pub(super) keys: (u64, u64),
     /// Live bytes per existing segment; a segment at 0 can be deleted (unless the writer uses it).
-    live: BTreeMap<u32, u64>,
-    tombstones: Vec<Tombstone>,
+    pub(super) live: BTreeMap<u32, u64>,
+    pub(super) tombstones: Vec<Tombstone>,
 }
 
 impl Index {
     pub(crate) fn new() -> Self {
-        Self { sessions: BTreeMap::new(), hasher: RandomState::new(), live: BTreeMap::new(), tombstones: Vec::new() }
+        Self::with_keys((rand::random(), rand::random()))
     }
 
+    pub(super) fn with_keys(keys: (u64, u64)) -> Self {
+        Self { sessions: BTreeMap::new(), keys, live: BTreeMap::new(), tombstones: Vec::new() }
+    }
+
+    /// SipHash-2-4 of the command id under this index's keys. Keyed (and the keys secret, random
+    /// per directory) so that clients cannot aim collisions at one session; a collision costs a
+    /// second read, never a wrong answer (a hit is confirmed by reading the record). Written out
+    /// rather than `RandomState`, because checkpoints store the hashes: the function must be the
+    /// same in every build that reads them (`sip_hash_is_the_reference_siphash_2_4` pins it).
     pub(crate) fn hash(&self, command_id: &str) -> u64 {
-        self.hasher.hash_one(command_id.as_bytes())
+        #[allow(deprecated)] // `SipHasher` is deprecated only in favour of the unkeyed `DefaultHasher`
+        let mut h = std::hash::SipHasher::new_with_keys(self.keys.0, self.keys.1);
+        h.write(command_id.as_bytes());
+        h.finish()
     }
 
     pub(crate) fn get(&self, session: &SessionId) -> Option<&SessionIndex> {
@@ -285,6 +298,60 @@ impl Index {
             !t.covers.is_empty()
         });
         self.release(freed);
+    }
+
+    /// Checks that every place the index holds is in a segment it knows (one that exists): what a
+    /// checkpoint's index must satisfy once the segments after it are applied.
+    pub(crate) fn check_places(&self) -> Result<(), String> {
+        let known = |seg: u32| self.live.contains_key(&seg);
+        for (id, s) in &self.sessions {
+            let places = s.extents.iter().map(|e| e.pos.seg).chain(s.snapshots.iter().map(|(_, p)| p.seg));
+            let places = places.chain(s.answers.main.values().map(|p| p.seg)).chain(s.answers.overflow.iter().map(|(_, p)| p.seg));
+            if let Some(seg) = places.chain(s.bytes.iter().map(|(seg, _)| *seg)).find(|&seg| !known(seg)) {
+                return Err(format!("session {id} has a record in segment {seg}, which is not in the log"));
+            }
+        }
+        match self.tombstones.iter().find(|t| !known(t.seg) || t.covers.iter().any(|&c| !known(c))) {
+            Some(t) => Err(format!("a tombstone in segment {} refers to a segment not in the log", t.seg)),
+            None => Ok(()),
+        }
+    }
+
+    /// Every segment the index knows of, ascending.
+    pub(crate) fn segments(&self) -> Vec<u32> {
+        self.live.keys().copied().collect()
+    }
+
+    /// The index as text that does not depend on the hash keys or on the order of hash maps: two
+    /// indexes that answer every question the same dump the same.
+    #[cfg(test)]
+    pub(crate) fn dump(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (id, s) in &self.sessions {
+            let mut answers: Vec<Vec<Pos>> = s.answers.main.keys().map(|&h| s.answers.candidates(h)).collect();
+            answers.sort();
+            let mut bytes = s.bytes.clone();
+            bytes.sort_unstable();
+            let _ = writeln!(
+                out,
+                "session {id}: {:?} latest {} active {} extents {:?} snapshots {:?} answers {answers:?} bytes {bytes:?}",
+                s.meta, s.latest_seq, s.last_activity_ms, s.extents, s.snapshots
+            );
+        }
+        let _ = writeln!(out, "live {:?}", self.live);
+        let mut tombstones: Vec<(u32, u64, Vec<u32>)> = self
+            .tombstones
+            .iter()
+            .map(|t| {
+                let mut covers = t.covers.clone();
+                covers.sort_unstable();
+                (t.seg, t.bytes, covers)
+            })
+            .collect();
+        tombstones.sort();
+        let _ = writeln!(out, "tombstones {tombstones:?}");
+        out
     }
 
     #[cfg(test)]
@@ -397,6 +464,16 @@ mod tests {
         assert_eq!(ix.dead_segments(&[3]), vec![1]);
         ix.forget_segments(&[1]);
         assert_eq!(ix.dead_segments(&[]), vec![3]);
+    }
+
+    #[test]
+    fn sip_hash_is_the_reference_siphash_2_4() {
+        // The reference vectors of SipHash-2-4 (Aumasson and Bernstein): key 00..0f, messages of
+        // 0 and 1 bytes. Checkpoints store hashes: if this ever changes, so must their format.
+        let ix = Index::with_keys((0x0706_0504_0302_0100, 0x0f0e_0d0c_0b0a_0908));
+        assert_eq!(ix.hash(""), 0x726f_db47_dd0e_0e31);
+        assert_eq!(ix.hash("\0"), 0x74f8_39c5_93dc_67fd);
+        assert_ne!(Index::new().hash("c1"), Index::new().hash("c1"), "random keys per new index");
     }
 
     #[test]

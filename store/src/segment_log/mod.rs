@@ -8,15 +8,19 @@
 //!   in durable mode the index only ever holds synced records.
 //! - Followers get commit notifications after each sync, like the sled backend's, and read only up
 //!   to the durable mark, whatever the mode.
-//! - Opening scans every segment ([`recover`]) and cuts a torn write at the tail.
+//! - Opening ([`recover`]) restores the index from the newest index checkpoint that verifies
+//!   ([`checkpoint`]) and scans only the frames after it (without one, every segment), and cuts a
+//!   torn write at the tail. The writer writes a checkpoint every `checkpoint_bytes` of log (64 MiB,
+//!   a segment, by default) and when the log is closed: serialized on the writer thread between
+//!   batches, written and fsynced by a short-lived thread of its own.
 //!
 //! Not built (yet), deliberately:
-//! - index checkpoints: opening reads every segment, so it takes time proportional to the log;
 //! - spilling the index of idle sessions to disk: every live session's index stays in memory
 //!   (costs in [`index`]);
 //! - compaction: a segment file is deleted once it holds no live record, but live records are never
 //!   copied forward, so one long-lived session keeps its old segments on disk.
 
+mod checkpoint;
 mod frame;
 mod index;
 mod read;
@@ -159,7 +163,8 @@ impl SegmentEventLog {
     }
 
     /// Open (or create) the log at `config.path`; events of older schema versions are converted by
-    /// `upcaster` on every read. Blocking (it scans every segment): call it at startup, or from a
+    /// `upcaster` on every read. Blocking (it reads the newest index checkpoint and scans the
+    /// segments after it, or all of them): call it at startup, or from a
     /// blocking context. A directory another holder has open is [`StoreError::Locked`]; a corrupt
     /// frame anywhere but at the tail is an error naming its segment and offset.
     pub fn open_with_upcaster(config: StoreConfig, upcaster: Arc<dyn Upcaster>) -> Result<Self, StoreError> {
@@ -185,7 +190,9 @@ impl SegmentEventLog {
             failure: OnceLock::new(),
         });
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
-        let writer = Writer::new(shared.clone(), rx, config.max_batch_ops, segment_bytes, recovered.active, recovered.end).map_err(io)?;
+        let place = writer::Place { seg: recovered.active, end: recovered.end, last_frame: recovered.last_frame };
+        let checkpoints = writer::Checkpoints { every: config.checkpoint_bytes, since: recovered.scanned };
+        let writer = Writer::new(shared.clone(), rx, config.max_batch_ops, segment_bytes, place, checkpoints).map_err(io)?;
         let writer = std::thread::Builder::new().name("vestibule-segment-writer".into()).spawn(move || writer.run()).map_err(io)?;
         if let Durability::Buffered { interval_ms } = config.durability {
             spawn_ticker(tx.downgrade(), Duration::from_millis(interval_ms.max(1)));
@@ -195,6 +202,8 @@ impl SegmentEventLog {
             durability = ?config.durability,
             segment_bytes,
             active_segment = recovered.active,
+            checkpoint = ?recovered.checkpoint.map(|p| (p.seg, p.offset)),
+            scanned_bytes = recovered.scanned,
             "segment event log opened"
         );
         Ok(Self { shared, tx: Some(tx), writer: Some(writer), expire_lock: tokio::sync::Mutex::new(()), _lock: lock })
@@ -202,6 +211,13 @@ impl SegmentEventLog {
 
     pub fn path(&self) -> &Path {
         &self.shared.dir
+    }
+
+    /// Writes an index checkpoint now (after syncing what is written), so that the next open scans
+    /// only what is written after this. The writer also writes one every
+    /// [`StoreConfig::checkpoint_bytes`] of log and when the log is closed.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.call(|reply| Op::Checkpoint { reply }).await
     }
 
     pub fn durability(&self) -> Durability {

@@ -1,4 +1,5 @@
-//! Opening: scan every segment in order and rebuild the index.
+//! Opening: rebuild the index from the newest index checkpoint that verifies and the frames after
+//! it, or, without one, from every segment in order.
 //!
 //! - The tail segment is the last one holding data. A frame at its end that runs past the file, or
 //!   whose CRC fails with no intact frame after it and nothing but zeros after that, is a torn
@@ -11,15 +12,29 @@
 //! - Segments after the tail hold no data (the writer creates one ahead of need): they are deleted,
 //!   and the writer creates a fresh one.
 //!
-//! Residual risk, accepted: damage to both the length and the records of a frame in the tail
-//! segment can hide the intact frames after it, which would then be cut as part of a torn write.
+//! A checkpoint ([`checkpoint`]) is used only if it verifies: its CRC and format; the place it
+//! covers is in a segment that holds data, and the frame it says ends there is there and intact
+//! (so a checkpoint newer than the data, after a torn write was cut, is refused); every segment on
+//! disk up to that place is one it knows (the ones it knows that are gone were deleted after it,
+//! and are forgotten as the writer would); and, once the frames after it are applied, by the same
+//! rules as a full scan, nothing it holds refers to a segment that is gone. Any failure, including
+//! one while scanning after it, is a warning and the next older checkpoint, then a full scan, is
+//! tried: a full scan is what reports real corruption. The tail is repaired (cut and zeroed) only
+//! once the index is settled.
+//!
+//! Residual risks, accepted:
+//! - damage to both the length and the records of a frame in the tail segment can hide the intact
+//!   frames after it, which would then be cut as part of a torn write;
+//! - with a checkpoint, frames before its place are not read at open, so corruption there is found
+//!   when a record is read (as a corrupt record naming its session), not at open.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::checkpoint::{self, Covers};
 use super::frame::{self, Header};
 use super::index::{Anomaly, Change, Index, Update};
 use super::record::{self, Body};
@@ -32,9 +47,15 @@ pub(crate) struct Recovered {
     /// The segment the writer appends to, and the end of its data.
     pub active: u32,
     pub end: u64,
+    /// Where the last frame of the active segment starts (`None`: it holds no frame).
+    pub last_frame: Option<u32>,
+    /// The checkpoint the index was restored from, if any (the end of the data it covers).
+    pub checkpoint: Option<Pos>,
+    /// Bytes of frames read at open: what is not yet in any checkpoint.
+    pub scanned: u64,
 }
 
-/// Scans the log in `dir` (creating its first segment if there is none).
+/// Rebuilds the index of the log in `dir` (creating its first segment if there is none).
 pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, StoreError> {
     let io = |source| StoreError::Io { dir: dir.to_path_buf(), source };
     let mut segs = segment::list(dir).map_err(io)?;
@@ -47,14 +68,98 @@ pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, Store
         std::fs::remove_file(segment::path(dir, empty)).map_err(io)?;
     }
     segment::sync_dir(dir).map_err(io)?;
-    let mut scan = Scan { dir: dir.to_path_buf(), index: Index::new(), orphans: HashMap::new() };
-    let mut end = 0;
-    for &seg in segs.iter().filter(|&&s| s <= tail) {
+    segs.retain(|&s| s <= tail);
+    if let Err(e) = checkpoint::remove_leftovers(dir) {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot remove unfinished index checkpoints");
+    }
+    let checkpoints = checkpoint::list(dir).unwrap_or_else(|e| {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot list the index checkpoints; scanning the whole log");
+        Vec::new()
+    });
+    let mut found = None;
+    for (_, path) in checkpoints {
+        match from_checkpoint(dir, &segs, tail, &path) {
+            Ok(scanned) => {
+                found = Some(scanned);
+                break;
+            }
+            Err(reason) => tracing::warn!(
+                checkpoint = %path.display(),
+                %reason,
+                "ignoring an index checkpoint that does not verify (an older one, or a full scan, is used)"
+            ),
+        }
+    }
+    let (scan, checkpoint) = match found {
+        Some((scan, covers)) => (scan, Some(covers)),
+        None => (full_scan(dir, &segs, tail)?, None),
+    };
+    // Only now, with the index settled, is the tail cut at the end of its data and zeroed after it.
+    let file = segment::open_rw(dir, tail).map_err(io)?;
+    zero_after(&file, scan.end, segment_bytes).map_err(io)?;
+    Ok(Recovered { index: scan.index, active: tail, end: scan.end, last_frame: scan.last_frame, checkpoint, scanned: scan.scanned })
+}
+
+fn full_scan(dir: &Path, segs: &[u32], tail: u32) -> Result<Scan, StoreError> {
+    let mut scan = Scan::new(dir, Index::new());
+    for &seg in segs {
         scan.index.add_segment(seg);
-        end = scan.segment(seg, seg == tail, segment_bytes)?;
+        scan.segment(seg, 0, seg == tail)?;
     }
     scan.finish()?;
-    Ok(Recovered { index: scan.index, active: tail, end })
+    Ok(scan)
+}
+
+/// The index from the checkpoint at `path` and the frames after it, or why it cannot be used.
+fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, path: &Path) -> Result<(Scan, Pos), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let (mut index, covers) = checkpoint::decode(&bytes)?;
+    if checkpoint::path(dir, covers.end) != path {
+        return Err(format!("it covers segment {} offset {}, not what its name says", covers.end.seg, covers.end.offset));
+    }
+    if covers.end.seg > tail || !segs.contains(&covers.end.seg) {
+        return Err(format!("it covers segment {}, which holds no data", covers.end.seg));
+    }
+    check_frame_ends_at(dir, covers).map_err(|reason| format!("it is newer than the log's data: {reason}"))?;
+    let known = index.segments();
+    if let Some(unknown) = segs.iter().find(|&&s| s <= covers.end.seg && !known.contains(&s)) {
+        return Err(format!("segment {unknown} is on disk but not in it"));
+    }
+    // Segments it knows that are gone were deleted after it was written, once nothing in them was
+    // live: forgotten now as the writer forgot them then.
+    let gone: Vec<u32> = known.into_iter().filter(|s| !segs.contains(s)).collect();
+    index.forget_segments(&gone);
+
+    let mut scan = Scan::new(dir, index);
+    scan.last_frame = Some(covers.last_frame);
+    let failed = |e: StoreError| format!("the frames after it do not apply: {e}");
+    scan.segment(covers.end.seg, u64::from(covers.end.offset), covers.end.seg == tail).map_err(failed)?;
+    for &seg in segs.iter().filter(|&&s| s > covers.end.seg) {
+        scan.index.add_segment(seg);
+        scan.segment(seg, 0, seg == tail).map_err(failed)?;
+    }
+    scan.finish().map_err(failed)?;
+    scan.index.check_places()?;
+    Ok((scan, covers.end))
+}
+
+/// Checks that the frame a checkpoint says ends where it ends is there and intact.
+fn check_frame_ends_at(dir: &Path, covers: Covers) -> Result<(), String> {
+    let (start, end) = (u64::from(covers.last_frame), u64::from(covers.end.offset));
+    let len = end.checked_sub(start + frame::HEADER_LEN as u64).ok_or("its last frame is shorter than a header")?;
+    let file = File::open(segment::path(dir, covers.end.seg)).map_err(|e| e.to_string())?;
+    let mut h = [0u8; frame::HEADER_LEN];
+    file.read_exact_at(&mut h, start).map_err(|e| format!("its last frame at offset {start}: {e}"))?;
+    let header = Header::parse(&h);
+    if u64::from(header.len) != len {
+        return Err(format!("the frame at offset {start} is {} bytes long, not {len}", header.len));
+    }
+    let mut records = vec![0u8; header.len as usize];
+    file.read_exact_at(&mut records, start + frame::HEADER_LEN as u64).map_err(|e| format!("its last frame at offset {start}: {e}"))?;
+    if !header.matches(&records) {
+        return Err(format!("the CRC of the frame at offset {start} does not match"));
+    }
+    Ok(())
 }
 
 /// The last segment whose first frame is not the end marker (or the first segment, if none is).
@@ -101,24 +206,42 @@ struct Scan {
     dir: PathBuf,
     index: Index,
     orphans: HashMap<SessionId, Orphan>,
+    /// The end of the data in the last segment scanned, and where its last frame starts.
+    end: u64,
+    last_frame: Option<u32>,
+    /// Bytes of frames read.
+    scanned: u64,
 }
 
 impl Scan {
-    /// Applies every frame of one segment; returns the end of its data.
-    fn segment(&mut self, seg: u32, is_tail: bool, segment_bytes: u64) -> Result<u64, StoreError> {
+    fn new(dir: &Path, index: Index) -> Self {
+        Self { dir: dir.to_path_buf(), index, orphans: HashMap::new(), end: 0, last_frame: None, scanned: 0 }
+    }
+
+    /// Applies every frame of one segment from `start` (a frame boundary) to the end of its data.
+    fn segment(&mut self, seg: u32, start: u64, is_tail: bool) -> Result<(), StoreError> {
         let dir = self.dir.clone();
         let io = |source| StoreError::Io { dir: dir.clone(), source };
-        let file = if is_tail { segment::open_rw(&self.dir, seg) } else { File::open(segment::path(&self.dir, seg)) }.map_err(io)?;
+        let file = File::open(segment::path(&self.dir, seg)).map_err(io)?;
         let file_len = file.metadata().map_err(io)?.len();
+        (&file).seek(SeekFrom::Start(start)).map_err(io)?;
         let mut reader = BufReader::with_capacity(1 << 20, &file);
-        let mut offset = 0u64;
+        let mut offset = start;
         let mut records = Vec::new();
+        if start > file_len {
+            return Err(corrupt(&self.dir, Pos { seg, offset: start as u32 }, "the place to scan from is past the end of the file"));
+        }
+        if start == 0 {
+            self.last_frame = None;
+        }
         loop {
             let place = Pos { seg, offset: offset as u32 };
             match read_frame(&mut reader, offset, file_len, &mut records).map_err(io)? {
                 Ok(None) => break,
                 Ok(Some(len)) => {
                     self.frame(place, &records)?;
+                    self.last_frame = Some(place.offset);
+                    self.scanned += len;
                     offset += len;
                 }
                 Err(bad) if is_tail && is_torn(&file, offset, &bad, file_len).map_err(io)? => {
@@ -133,10 +256,8 @@ impl Scan {
                 Err(bad) => return Err(corrupt(&self.dir, place, bad.reason)),
             }
         }
-        if is_tail {
-            zero_after(&file, offset, segment_bytes).map_err(io)?;
-        }
-        Ok(offset)
+        self.end = offset;
+        Ok(())
     }
 
     fn frame(&mut self, frame_place: Pos, records: &[u8]) -> Result<(), StoreError> {

@@ -7,8 +7,15 @@
 //! publishes the batch's changes to the index and completes every waiter (group commit). In
 //! buffered mode it publishes and completes after the write and syncs on its interval.
 //!
-//! Between batches it creates the next segment ahead of need (so a write never opens a file) and
-//! deletes segments that hold no live data once everything written is synced.
+//! Between batches it creates the next segment ahead of need (so a write never opens a file),
+//! deletes segments that hold no live data once everything written is synced, and, every
+//! `checkpoint_bytes` of log, writes an index checkpoint ([`super::checkpoint`]).
+//!
+//! A checkpoint is serialized here, under the index's read lock, at a synced place between batches
+//! (the writer owns the index, so it cannot change meanwhile; readers are not held up). Writing and
+//! fsyncing the file, the rename and the directory fsync happen on a short-lived thread, so the
+//! group commit waits only for the serialization (measured in docs/performance.md). At most one
+//! such thread runs; on close the writer writes the last checkpoint itself and waits for it.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -16,10 +23,12 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::checkpoint::{self, Covers};
 use super::index::{Change, Update};
 use super::record::{self, AnswerWrite};
 use super::segment::{self, Pos};
@@ -84,6 +93,10 @@ pub(crate) enum Op {
     },
     /// Buffered mode's timer: sync if anything is unsynced.
     Tick,
+    /// Write an index checkpoint now; replied once it is durable.
+    Checkpoint {
+        reply: Reply<()>,
+    },
 }
 
 impl Op {
@@ -97,7 +110,7 @@ impl Op {
             Op::PutSnapshot { record, .. } => record::bare_len(record.len()),
             Op::DeleteSnapshots { limit, .. } => limit * record::bare_len(0),
             Op::Expire { candidates, .. } => candidates.len() * record::bare_len(0),
-            Op::Flush { .. } | Op::Tick => 0,
+            Op::Flush { .. } | Op::Tick | Op::Checkpoint { .. } => 0,
         }
     }
 }
@@ -186,6 +199,21 @@ impl Batch {
     }
 }
 
+/// Where the writer continues: the active segment, the end of its data, and where its last frame
+/// starts (`None`: it holds none).
+pub(crate) struct Place {
+    pub seg: u32,
+    pub end: u64,
+    pub last_frame: Option<u32>,
+}
+
+/// When checkpoints are due: every `every` bytes of log (0: only on close or request); `since`
+/// bytes are not in any checkpoint yet.
+pub(crate) struct Checkpoints {
+    pub every: u64,
+    pub since: u64,
+}
+
 pub(crate) struct Writer {
     shared: Arc<Shared>,
     rx: mpsc::Receiver<Op>,
@@ -208,6 +236,14 @@ pub(crate) struct Writer {
     failure: Option<(Option<io::ErrorKind>, String)>,
     /// An expiry may have left segments without live data.
     reclaim_due: bool,
+    /// Where the last frame written to the active segment starts: a checkpoint names it, so that
+    /// opening can check the frame is still there.
+    last_frame: Option<u32>,
+    checkpoints: Checkpoints,
+    /// The thread writing the last checkpoint, if it may still run.
+    checkpoint_thread: Option<JoinHandle<()>>,
+    /// Callers of `checkpoint` waiting for the next one.
+    checkpoint_waiters: Vec<Reply<()>>,
 }
 
 impl Writer {
@@ -216,9 +252,10 @@ impl Writer {
         rx: mpsc::Receiver<Op>,
         max_batch_ops: usize,
         segment_bytes: u64,
-        active_seg: u32,
-        end: u64,
+        place: Place,
+        checkpoints: Checkpoints,
     ) -> io::Result<Self> {
+        let Place { seg: active_seg, end, last_frame } = place;
         let active = segment::open_rw(&shared.dir, active_seg)?;
         let mut writer = Self {
             shared,
@@ -235,6 +272,10 @@ impl Writer {
             last_flush: Instant::now(),
             failure: None,
             reclaim_due: true,
+            last_frame,
+            checkpoints,
+            checkpoint_thread: None,
+            checkpoint_waiters: Vec::new(),
         };
         writer.create_next()?;
         Ok(writer)
@@ -261,6 +302,12 @@ impl Writer {
             }
             self.process(&mut ops);
             self.between_batches();
+            if !self.checkpoint_waiters.is_empty() {
+                let result = self.checkpoint(true).map_err(|e| e.to_string());
+                for reply in self.checkpoint_waiters.drain(..) {
+                    let _ = reply.send(result.clone().map_err(StoreError::Engine));
+                }
+            }
         }
         self.shutdown();
     }
@@ -300,7 +347,7 @@ impl Writer {
             Op::Append { reply, .. } => b.push(reply, Err(e())),
             Op::DeleteSnapshots { reply, .. } => b.push(reply, Err(e())),
             Op::Expire { reply, .. } => b.push(reply, Err(e())),
-            Op::Flush { reply } => b.push(reply, Ok(())),
+            Op::Flush { reply } | Op::Checkpoint { reply } => b.push(reply, Ok(())),
             Op::Tick => {}
         }
     }
@@ -393,6 +440,8 @@ impl Writer {
         self.active.write_all_at(frame_bytes, self.end).map_err(|e| self.io_error(e))?;
         self.end += len;
         self.dirty = true;
+        self.last_frame = Some(at.offset);
+        self.checkpoints.since += len;
         Ok(at)
     }
 
@@ -407,6 +456,7 @@ impl Writer {
         self.active = file;
         self.active_seg = seg;
         self.end = 0;
+        self.last_frame = None;
         self.reclaim_due = true; // the full segment may already be dead
         Ok(())
     }
@@ -477,6 +527,79 @@ impl Writer {
         if self.reclaim_due && !self.dirty {
             self.reclaim();
         }
+        let every = self.checkpoints.every;
+        if every > 0
+            && self.checkpoints.since >= every
+            && let Err(e) = self.checkpoint(false)
+        {
+            tracing::warn!(dir = %self.shared.dir.display(), error = %e, "cannot write an index checkpoint; opening will scan more");
+        }
+    }
+
+    /// Writes an index checkpoint at the end of the data, after syncing it: on this thread and
+    /// waited for when `wait`, else by a thread of its own (skipped, and tried again after the next
+    /// batch, while the previous one still runs). `Err` only for a failure of the checkpoint itself;
+    /// a sync failure fails the log.
+    fn checkpoint(&mut self, wait: bool) -> Result<(), StoreError> {
+        if self.failure.is_some() {
+            return Err(self.failure_error());
+        }
+        match self.checkpoint_thread.take() {
+            Some(t) if !wait && !t.is_finished() => {
+                self.checkpoint_thread = Some(t);
+                return Ok(());
+            }
+            Some(t) => {
+                let _ = t.join(); // it reports its own failure
+            }
+            None => {}
+        }
+        if self.dirty {
+            // Buffered mode: a checkpoint must never cover what a crash could still take back.
+            if let Err(e) = self.sync() {
+                self.fail(&e);
+                return Err(self.failure_error());
+            }
+            self.announce();
+        }
+        // A segment without a frame yet (a new log, or just rolled): nothing to name; the
+        // previous checkpoint covers everything before it.
+        let Some(last_frame) = self.last_frame else { return Ok(()) };
+        let covers = Covers { end: Pos { seg: self.active_seg, offset: self.end as u32 }, last_frame };
+        let started = Instant::now();
+        let bytes = {
+            let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());
+            checkpoint::encode(&index, covers).map_err(StoreError::Engine)?
+        };
+        let serialized = started.elapsed();
+        self.checkpoints.since = 0;
+        let dir = self.shared.dir.clone();
+        let write = move || {
+            let result = checkpoint::write(&dir, covers.end, &bytes);
+            match &result {
+                Ok(()) => tracing::debug!(
+                    dir = %dir.display(),
+                    segment = covers.end.seg,
+                    offset = covers.end.offset,
+                    bytes = bytes.len(),
+                    serialize_ms = serialized.as_secs_f64() * 1e3,
+                    "index checkpoint written"
+                ),
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot write an index checkpoint; opening will scan more"),
+            }
+            result
+        };
+        if wait {
+            return write().map_err(|e| self.io_error(e));
+        }
+        let spawned = std::thread::Builder::new().name("vestibule-segment-checkpoint".into()).spawn(move || {
+            let _ = write();
+        });
+        match spawned {
+            Ok(thread) => self.checkpoint_thread = Some(thread),
+            Err(e) => tracing::warn!(error = %e, "cannot start the index checkpoint's thread; will retry"),
+        }
+        Ok(())
     }
 
     fn create_next(&mut self) -> io::Result<()> {
@@ -517,7 +640,8 @@ impl Writer {
         self.shared.index.write().unwrap_or_else(|p| p.into_inner()).forget_segments(&deleted);
     }
 
-    /// The queue is closed (the log was dropped): sync what is left.
+    /// The queue is closed (the log was dropped): sync what is left, and checkpoint it so that the
+    /// next open scans nothing.
     fn shutdown(mut self) {
         if self.failure.is_none()
             && self.dirty
@@ -526,6 +650,15 @@ impl Writer {
             tracing::error!(dir = %self.shared.dir.display(), error = %e, "final sync of the event log failed");
         }
         self.announce();
+        if self.failure.is_none()
+            && self.checkpoints.since > 0
+            && let Err(e) = self.checkpoint(true)
+        {
+            tracing::warn!(dir = %self.shared.dir.display(), error = %e, "cannot write the index checkpoint at close");
+        }
+        if let Some(thread) = self.checkpoint_thread.take() {
+            let _ = thread.join();
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -580,6 +713,7 @@ impl Writer {
                 b.push(reply, Ok(()));
             }
             Op::Tick => b.tick = true,
+            Op::Checkpoint { reply } => self.checkpoint_waiters.push(reply),
         }
     }
 
@@ -589,7 +723,8 @@ impl Writer {
             | Op::SetStatus { reply, .. }
             | Op::PutSnapshot { reply, .. }
             | Op::RememberAnswer { reply, .. }
-            | Op::Flush { reply } => b.push(reply, Ok(())),
+            | Op::Flush { reply }
+            | Op::Checkpoint { reply } => b.push(reply, Ok(())),
             Op::Append { reply, .. } => b.push(reply, Ok(0)),
             Op::DeleteSnapshots { reply, .. } => b.push(reply, Ok(0)),
             Op::Expire { reply, .. } => b.push(reply, Ok(Vec::new())),
