@@ -516,4 +516,64 @@ mod tests {
             });
         }
     }
+
+    /// The figures of docs/performance.md ("Index checkpoints"): a log of 10,000 sessions, each
+    /// with 10 answered appends of ~1 KB, opened with and without its checkpoint. Slow; run with
+    /// `cargo test --release -p vestibule-store --lib -- --ignored --nocapture checkpoint_figures`.
+    #[test]
+    #[ignore]
+    fn checkpoint_figures() {
+        use std::time::Instant;
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::at(dir.path()).with_durability(crate::Durability::Buffered { interval_ms: 100 });
+        runtime().block_on(async {
+            let log = std::sync::Arc::new(SegmentEventLog::open(config.clone()).unwrap());
+            let tasks = (0..10_000u32).map(|i| {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let s = SessionId::from_bytes([&i.to_be_bytes()[..], &[7u8; 12]].concat().try_into().unwrap());
+                    let new = NewSession { project: "bench".into(), created_ms: 1, resume_token_hash: Some("h".repeat(43)) };
+                    log.create_session(s, new).await.unwrap();
+                    for seq in 0..10 {
+                        let answer = CommandAnswer { command_id: format!("{i}-{seq}"), seq: seq + 1, refusal: None };
+                        log.append_answered(s, seq, vec![event(seq + 1, 1000)], answer).await.unwrap();
+                    }
+                })
+            });
+            for t in futures_util::future::join_all(tasks).await {
+                t.unwrap();
+            }
+            log.flush().await.unwrap();
+        });
+        let log_bytes: u64 =
+            segment::list(dir.path()).unwrap().iter().map(|&s| std::fs::metadata(segment::path(dir.path(), s)).unwrap().len()).sum();
+        // The close wrote a checkpoint: set it aside for the full scan (warm page cache both times).
+        let checkpoints = list(dir.path()).unwrap();
+        let aside = |ckpt: &PathBuf| dir.path().join(format!("aside-{}", ckpt.file_name().unwrap().to_str().unwrap()));
+        for (_, ckpt) in &checkpoints {
+            std::fs::rename(ckpt, aside(ckpt)).unwrap();
+        }
+        let started = Instant::now();
+        let full = recover::recover(dir.path(), config.segment_bytes).unwrap();
+        let full_scan = started.elapsed();
+        assert!(full.checkpoint.is_none());
+        for (_, ckpt) in &checkpoints {
+            std::fs::rename(aside(ckpt), ckpt).unwrap();
+        }
+        let started = Instant::now();
+        let bytes =
+            encode(&full.index, Covers { end: Pos { seg: full.active, offset: full.end as u32 }, last_frame: full.last_frame.unwrap() })
+                .unwrap();
+        let serialize = started.elapsed();
+        drop(full);
+        let started = Instant::now();
+        let with = recover::recover(dir.path(), config.segment_bytes).unwrap();
+        let from_checkpoint = started.elapsed();
+        assert!(with.checkpoint.is_some());
+        println!(
+            "10,000 sessions, {} MiB of segments: full scan {full_scan:?}; checkpoint of {} KiB serialized in {serialize:?}; open from it {from_checkpoint:?}",
+            log_bytes >> 20,
+            bytes.len() >> 10
+        );
+    }
 }
