@@ -15,6 +15,7 @@ mod event_log;
 mod histogram;
 pub mod layout;
 mod local;
+pub mod migrate;
 mod retention;
 mod segment_log;
 mod sled_log;

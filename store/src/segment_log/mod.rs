@@ -291,6 +291,31 @@ impl SegmentEventLog {
         Ok(AppendOutcome { envelopes })
     }
 
+    /// Writes one record copied byte for byte from a sled log, through the writer like any other
+    /// write (for `crate::migrate`). The trait's writes would decode and re-encode: an old event
+    /// format would come out as the new one, and a payload's text as serde's.
+    pub(crate) async fn write_copied(&self, session: SessionId, copied: crate::migrate::CopiedRecord) -> Result<(), StoreError> {
+        use crate::migrate::CopiedRecord;
+        match copied {
+            CopiedRecord::Meta(record) => {
+                let meta = layout::decode_meta(session, &record)?;
+                self.call(|reply| Op::Create { session, meta, record, reply }).await
+            }
+            CopiedRecord::Events { expected_seq, records } => {
+                let last_time = records.last().and_then(|r| layout::event_record_time(r)).unwrap_or(0);
+                let answer = None;
+                self.call(|reply| Op::Append { session, expected: expected_seq, records, last_time, answer, reply }).await.map(|_| ())
+            }
+            CopiedRecord::Answer { command_id, record } => {
+                let answer = AnswerWrite { command_id, record };
+                self.call(|reply| Op::RememberAnswer { session, answer, reply }).await
+            }
+            CopiedRecord::Snapshot { seq, schema_version, record } => {
+                self.call(|reply| Op::PutSnapshot { session, seq, schema_version, record, reply }).await
+            }
+        }
+    }
+
     /// Sessions that `policy` says are due at `now_ms`, in id order; at most `max`.
     fn due_sessions(&self, policy: &RetentionPolicy, now_ms: u64, max: usize) -> Vec<SessionId> {
         let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());

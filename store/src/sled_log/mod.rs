@@ -418,6 +418,12 @@ impl SledEventLog {
         Ok(v.map(|v| v.to_vec()))
     }
 
+    /// The tree that holds the whole log, for reading its records as stored (the whole-directory
+    /// migration, `crate::migrate`, copies them byte for byte). Nothing may write through it.
+    pub(crate) fn raw_tree(&self) -> &sled::Tree {
+        &self.shared.tree
+    }
+
     async fn call<T>(&self, op: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Op) -> Result<T, StoreError> {
         let tx = self.tx.as_ref().ok_or(StoreError::Closed)?;
         let (reply, rx) = oneshot::channel();
