@@ -44,6 +44,11 @@ pub enum Command {
         #[command(subcommand)]
         command: BenchCommand,
     },
+    /// The event log's data directory, offline (the gateway stopped).
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
     /// Sessions in a data directory or the configured log.
     Sessions {
         #[command(subcommand)]
@@ -117,6 +122,24 @@ pub enum SessionsCommand {
         status: Option<String>,
         #[arg(long, value_parser = ["text", "json"], default_value = "text")]
         format: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Move a whole data directory from the sled log to the segment log (`[store] backend =
+    /// "segments"`): every session's metadata (resume-token hashes included), events, remembered
+    /// answers and snapshots, as stored. The gateway must be stopped. The new log is built in
+    /// DIR.migrating, verified session by session, and switched in atomically; the old one is kept
+    /// in DIR.sled-<time> until you delete it. Interrupted, it leaves DIR as it was (or already
+    /// switched): run it again.
+    Migrate {
+        /// The gateway's data directory (its `--data`), holding a sled log.
+        #[arg(long)]
+        data: PathBuf,
+        /// The backend to move to.
+        #[arg(long, value_parser = ["segments"])]
+        to: String,
     },
 }
 
@@ -200,6 +223,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
+        Command::Store { command: StoreCommand::Migrate { data, to: _ } } => crate::store::migrate_to_segments(&data),
         Command::Sessions { command: SessionsCommand::List { store, since, project, status, format } } => {
             let filter = vestibule_store::SessionFilter {
                 project,

@@ -52,6 +52,61 @@ fn open_error(e: StoreError) -> anyhow::Error {
     }
 }
 
+/// `vestibule store migrate --data DIR --to segments`: the migration (`vestibule_store::migrate`),
+/// with a progress bar per step at a terminal and a summary. Never prints a resume-token hash.
+pub fn migrate_to_segments(data: &std::path::Path) -> anyhow::Result<i32> {
+    use vestibule_store::migrate::{self, MigrateOptions, Step};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut bar: Option<(Step, crate::replay::Progress)> = None;
+    let report = runtime.block_on(migrate::migrate_to_segments(&MigrateOptions::new(data), |p| {
+        if bar.as_ref().is_none_or(|(step, _)| *step != p.step) {
+            let what = match p.step {
+                Step::Copying => "copying",
+                Step::Verifying => "verifying",
+            };
+            bar = Some((p.step, crate::replay::Progress::counting(p.total, what, "sessions")));
+        }
+        if let Some((_, bar)) = bar.as_mut() {
+            bar.tick(p.done);
+        }
+    }))?;
+    let secs = |d: std::time::Duration| d.as_secs_f64();
+    let per_sec = |n: u64| n as f64 / secs(report.total_time).max(1e-9);
+    println!(
+        "migrated {} to the segment log in {:.2} s: {} sessions, {} events, {} answers, {} snapshots, {} bytes of records",
+        report.dir.display(),
+        secs(report.total_time),
+        report.sessions,
+        report.events,
+        report.answers,
+        report.snapshots,
+        report.record_bytes
+    );
+    println!(
+        "  copied in {:.2} s, verified in {:.2} s ({:.0} sessions/s, {:.0} events/s from start to switch)",
+        secs(report.copy_time),
+        secs(report.verify_time),
+        per_sec(report.sessions),
+        per_sec(report.events)
+    );
+    println!(
+        "  on disk: sled {} bytes, segments {} bytes (preallocated); about {} bytes were needed, {} were free",
+        report.sled_disk_bytes, report.segments_disk_bytes, report.needed_bytes, report.free_bytes
+    );
+    if report.snapshots_unreadable > 0 {
+        println!("  {} snapshots sled could not read either were left out (a snapshot is a cache)", report.snapshots_unreadable);
+    }
+    if !report.carried.is_empty() {
+        println!("  also copied from the data directory: {}", report.carried.join(", "));
+    }
+    if let Some(leftover) = &report.removed_leftover {
+        println!("  deleted {}, left by an interrupted run", leftover.display());
+    }
+    println!("the old sled log is kept in {}: delete it once the gateway runs on the segment log", report.kept_at.display());
+    println!("set `[store] backend = \"segments\"` in the gateway's configuration before starting it again");
+    Ok(0)
+}
+
 fn retention_policy(config: &GatewayConfig) -> RetentionPolicy {
     let r = &config.retention;
     RetentionPolicy { ended_after: r.ended_after, idle_after: r.idle_after, batch_size: r.batch_size }

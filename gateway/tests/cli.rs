@@ -1,5 +1,7 @@
 //! The `vestibule` binary's commands as a user runs them: exit codes, messages and output.
 
+mod support;
+
 use std::process::Command;
 
 use alloy::signers::SignerSync;
@@ -90,4 +92,52 @@ fn a_data_directory_held_by_a_running_gateway_is_named_in_the_error() {
     first.wait().unwrap();
     assert_eq!(code, 2);
     assert!(stderr.contains(data.to_str().unwrap()) && stderr.contains("in use"), "{stderr}");
+}
+
+#[tokio::test]
+async fn store_migrate_moves_a_sled_directory_that_a_segments_gateway_then_serves() {
+    use serde_json::json;
+    use support::{CONFIG, Client, Gateway, connect_wallet, show_toast};
+
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_arg = data.to_str().unwrap();
+    let mut gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+    let mut client = Client::create(&gateway, json!({})).await;
+    connect_wallet(&mut client, "0x52908400098527886E0F7030069857D2E4169EE7", "0x1").await;
+    let toast = client.command(show_toast("before the move")).await;
+    let toast_id = toast["commandId"].as_str().unwrap().to_string();
+    let (session, token, seq, state) = (client.session_id.clone(), client.resume_token.clone(), client.seq, client.state.clone());
+
+    let (code, _, err) = vestibule(&["store", "migrate", "--data", data_arg, "--to", "segments"]);
+    assert_eq!(code, 2, "a running gateway holds the directory: {err}");
+    assert!(err.contains("in use") && err.contains("Stop it"), "{err}");
+    gateway.terminate();
+
+    let (code, _, err) = vestibule(&["store", "migrate", "--data", data_arg, "--to", "rocksdb"]);
+    assert_eq!(code, 2, "an unknown backend: {err}");
+    assert!(err.contains("rocksdb"), "{err}");
+
+    let (code, out, err) = vestibule(&["store", "migrate", "--data", data_arg, "--to", "segments"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 sessions") && out.contains(&format!("{seq} events")), "{out}");
+    assert!(out.contains("also copied from the data directory: keys"), "the sign-in token key goes along: {out}");
+    assert!(out.contains("the old sled log is kept in") && out.contains("data.sled-"), "{out}");
+
+    let (code, _, err) = vestibule(&["replay", "--data", data_arg, &session, "--verify"]);
+    assert_eq!(code, 0, "the migrated log verifies against the hashes clients were sent: {err}");
+    let (code, _, err) = vestibule(&["store", "migrate", "--data", data_arg, "--to", "segments"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("already holds a segment log"), "{err}");
+
+    // The gateway on the segment log resumes the visitor with the same token, answers the same
+    // command id as before without doing it again, and goes on.
+    let gateway = Gateway::start_at(&data, &format!("[store]\nbackend = \"segments\"\n{CONFIG}"), "127.0.0.1:0");
+    let (mut client, welcome) = Client::resume(&gateway, &session, &token, Some(seq), state).await;
+    assert_eq!(welcome["resumed"], json!(true), "{welcome}");
+    support::send(&mut client.ws, json!({ "type": "command", "id": toast_id, "command": show_toast("before the move") })).await;
+    let again = client.recv_non_diff().await;
+    assert_eq!((&again["status"], &again["seq"]), (&toast["status"], &toast["seq"]), "{again}");
+    assert_eq!(client.command(show_toast("after the move")).await["status"], "accepted");
+    assert!(client.seq > seq);
 }

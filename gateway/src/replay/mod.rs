@@ -168,27 +168,33 @@ pub struct Divergence {
     pub reason: String,
 }
 
-struct Progress {
+/// A progress bar on stderr, for long runs at a terminal: `done` of `total` `unit`s.
+pub(crate) struct Progress {
     total: u64,
+    unit: &'static str,
     on: bool,
     last: std::time::Instant,
 }
 
 impl Progress {
-    fn new(total: u64, what: &str) -> Self {
+    pub(crate) fn new(total: u64, what: &str) -> Self {
+        Self::counting(total, what, "events")
+    }
+
+    pub(crate) fn counting(total: u64, what: &str, unit: &'static str) -> Self {
         let on = std::io::stderr().is_terminal() && total >= 1000;
         if on {
             eprint!("{what}…");
         }
-        Progress { total, on, last: std::time::Instant::now() }
+        Progress { total, unit, on, last: std::time::Instant::now() }
     }
 
-    fn tick(&mut self, done: u64) {
+    pub(crate) fn tick(&mut self, done: u64) {
         if self.on && (self.last.elapsed().as_millis() >= 100 || done == self.total) {
             self.last = std::time::Instant::now();
             let width = 30;
             let filled = (done * width / self.total.max(1)) as usize;
-            eprint!("\r[{}{}] {done}/{} events", "#".repeat(filled), " ".repeat(width as usize - filled), self.total);
+            eprint!("\r[{}{}] {done}/{} {}", "#".repeat(filled), " ".repeat(width as usize - filled), self.total, self.unit);
             if done == self.total {
                 eprintln!();
             }
