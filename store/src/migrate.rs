@@ -206,7 +206,14 @@ fn aside_dir(dir: &Path) -> PathBuf {
 /// `progress` hears of every session copied and verified.
 pub async fn migrate_to_segments(options: &MigrateOptions, mut progress: impl FnMut(Progress)) -> Result<MigrateReport, MigrateError> {
     let started = Instant::now();
-    let dir = options.dir.as_path();
+    // Absolute and without symlinks, so that `DIR.migrating` and the switch are beside the real
+    // directory, also for `--data .` or a link to it.
+    let dir = match std::fs::canonicalize(&options.dir) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(MigrateError::Missing(options.dir.clone())),
+        Err(e) => return Err(io_error("cannot resolve", &options.dir)(e)),
+    };
+    let dir = dir.as_path();
     let tmp = temporary_dir(dir);
     check_source(dir, &tmp)?;
 
