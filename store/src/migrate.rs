@@ -588,3 +588,54 @@ fn switch(dir: &Path, tmp: &Path) -> Result<PathBuf, MigrateError> {
     sync_dir(parent_of(dir))?;
     Ok(aside)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewSession;
+
+    /// An event of the first record format, with a payload whose text serde would write otherwise
+    /// (`{"a":2.5,"b":1}`), written the only way such a record still exists: by an older build.
+    fn old_format_record() -> Vec<u8> {
+        let mut record = vec![layout::EVENT_FORMAT_V1];
+        record.extend_from_slice(&1_700_000_000_000u64.to_be_bytes());
+        record.extend_from_slice(&3u32.to_be_bytes());
+        record.extend_from_slice(&(b"Opened".len() as u16).to_be_bytes());
+        record.extend_from_slice(b"Opened");
+        record.extend_from_slice(&0u16.to_be_bytes()); // no correlation id
+        record.extend_from_slice(br#"{"b":1,"a":2.50}"#);
+        record
+    }
+
+    #[tokio::test]
+    async fn records_are_copied_as_stored_not_re_encoded() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("data");
+        let session = SessionId::random();
+        {
+            let sled = SledEventLog::open(StoreConfig::at(&dir)).unwrap();
+            sled.create_session(session, NewSession { project: "p".into(), created_ms: 1, resume_token_hash: Some("h".repeat(64)) })
+                .await
+                .unwrap();
+            sled.raw_tree().insert(layout::event_key(&session, 1), old_format_record()).unwrap();
+            sled.raw_tree().flush().unwrap();
+        }
+        let options = MigrateOptions { segment_bytes: 64 * 1024, lock_wait_ms: 5000, ..MigrateOptions::new(&dir) };
+        let report = migrate_to_segments(&options, |_| {}).await.unwrap();
+        assert_eq!((report.sessions, report.events), (1, 1));
+
+        let mut segments = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "seg") {
+                segments.extend(std::fs::read(path).unwrap());
+            }
+        }
+        let record = old_format_record();
+        assert!(segments.windows(record.len()).any(|w| w == record.as_slice()), "the format-1 record, as it was");
+        let log = SegmentEventLog::open(StoreConfig::at(&dir)).unwrap();
+        let events = log.read(session, 1, None).await.unwrap();
+        assert_eq!((events[0].schema_version, events[0].checksum.as_deref()), (3, None));
+        assert_eq!(events[0].payload, serde_json::json!({"a": 2.5, "b": 1}));
+    }
+}
