@@ -87,6 +87,12 @@ struct Inner {
     takeovers: AtomicU64,
 }
 
+/// Attempts at a shared secret while the cluster refuses requests, and the backoff between them
+/// (doubling: about 16 s in all before the last attempt).
+const SECRET_ATTEMPTS: u32 = 8;
+const SECRET_RETRY_FIRST: Duration = Duration::from_millis(250);
+const SECRET_RETRY_MAX: Duration = Duration::from_secs(4);
+
 /// This gateway's membership of the cluster and its session leases. Cheap to clone.
 #[derive(Clone)]
 pub struct Leases {
@@ -295,21 +301,33 @@ impl Leases {
     /// `seed` under `name`; every later ask, from any gateway, gets that value.
     pub async fn shared_secret(&self, name: &str, seed: [u8; 32]) -> Result<[u8; 32], StoreError> {
         let secrets = &self.inner.secrets;
-        for _attempt in 0..4 {
-            match secrets.create(name, Bytes::from(hex::encode(seed))).await {
+        // A cluster that is still settling (a bucket's stream just created, or its leader being
+        // elected, while several gateways start at once) refuses a request for a moment ("no
+        // stream found for given subject"): tried again with a backoff, each retry logged.
+        let mut pause = SECRET_RETRY_FIRST;
+        for attempt in 1..=SECRET_ATTEMPTS {
+            let failure = match secrets.create(name, Bytes::from(hex::encode(seed))).await {
                 Ok(_) => return Ok(seed),
-                Err(e) if matches!(e.kind(), kv::CreateErrorKind::AlreadyExists) => {}
-                Err(e) => return Err(engine(&format!("store the shared secret {name}"), e)),
+                Err(e) if matches!(e.kind(), kv::CreateErrorKind::AlreadyExists) => match secrets.entry(name).await {
+                    Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
+                        let text = std::str::from_utf8(&entry.value).unwrap_or_default();
+                        return hex::decode(text.trim())
+                            .ok()
+                            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                            .ok_or_else(|| StoreError::Engine(format!("the shared secret {name} in the cluster is not 32 bytes of hex")));
+                    }
+                    // Deleted between our create and our read: create again at once.
+                    Ok(_) => continue,
+                    Err(e) => engine(&format!("read the shared secret {name}"), e),
+                },
+                Err(e) => engine(&format!("store the shared secret {name}"), e),
+            };
+            if attempt == SECRET_ATTEMPTS {
+                return Err(failure);
             }
-            let entry = secrets.entry(name).await.map_err(|e| engine(&format!("read the shared secret {name}"), e))?;
-            if let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) {
-                let text = std::str::from_utf8(&entry.value).unwrap_or_default();
-                return hex::decode(text.trim())
-                    .ok()
-                    .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                    .ok_or_else(|| StoreError::Engine(format!("the shared secret {name} in the cluster is not 32 bytes of hex")));
-            }
-            // Deleted between our create and our read: create again.
+            tracing::warn!(secret = name, attempt, retry_in = ?pause, error = %failure, "cannot reach the cluster's shared secret yet; retrying");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(SECRET_RETRY_MAX);
         }
         Err(StoreError::Engine(format!("the shared secret {name} kept changing")))
     }

@@ -1,7 +1,7 @@
 //! Session leases on a real nats-server: of two gateways racing for the same sessions exactly one
 //! owns each; a dead gateway's sessions are taken over once its lease lapses (and not before); a
 //! clean leave frees them at once; a gateway whose lease is lost is told and registers again under
-//! a new epoch.
+//! a new epoch; the shared secret waits for a cluster that is still settling.
 
 use std::time::{Duration, Instant};
 
@@ -202,4 +202,32 @@ async fn a_renewal_stored_after_its_ack_was_lost_does_not_cost_the_lease() {
     }
     assert_eq!(a.epoch(), Some(epoch), "the same registration");
     assert!(!lost.has_changed().unwrap(), "the lease was not declared lost");
+}
+
+/// A cluster still settling (a bucket's stream just made, or its leader being elected, while three
+/// gateways start together) refuses requests for a moment; a gateway's start asks for the shared
+/// sign-in key then, and must wait for the cluster rather than fail. Here the secrets bucket's
+/// stream is gone until the test makes it again, a moment after the ask began (if the machine is
+/// so slow that the ask had not begun by then, the test still passes, without a retry to show).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_secret_waits_for_a_cluster_that_is_still_settling() {
+    use async_nats::jetstream::kv;
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let config = JetStreamConfig::at([server.url.clone()]);
+    let a = join(&server, "a").await;
+    let js = async_nats::jetstream::new(async_nats::connect(server.url.as_str()).await.unwrap());
+    let bucket = format!("{}_secrets", config.stream);
+    js.delete_key_value(&bucket).await.unwrap();
+
+    let ask = tokio::spawn({
+        let a = a.clone();
+        async move { a.shared_secret("siwx-ed25519", [7; 32]).await }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    js.create_key_value(kv::Config { bucket: bucket.clone(), history: 1, ..Default::default() }).await.unwrap();
+
+    let secret = ask.await.unwrap().expect("the ask waits for the bucket instead of failing");
+    assert_eq!(secret, [7; 32], "the first ask stores its seed");
+    let b = join(&server, "b").await;
+    assert_eq!(b.shared_secret("siwx-ed25519", [9; 32]).await.unwrap(), [7; 32], "a later gateway gets the stored one");
 }
