@@ -42,6 +42,13 @@ pub struct StoreConfig {
     /// closed), so that opening scans only what came after it. 0: only when closed. The sled
     /// backend ignores it.
     pub checkpoint_bytes: u64,
+    /// The segment log compacts its oldest segment (copies its live records to the head of the
+    /// log, then deletes it) once at most this percentage of it is live. 0: never. The sled
+    /// backend ignores it.
+    pub compact_below_percent: u32,
+    /// Bytes of a segment one compaction step reads between two group commits (whole frames,
+    /// at least one). The sled backend ignores it.
+    pub compact_step_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -57,6 +64,8 @@ impl Default for StoreConfig {
             lock_wait_ms: 0,
             segment_bytes: 64 * 1024 * 1024,
             checkpoint_bytes: 64 * 1024 * 1024,
+            compact_below_percent: 25,
+            compact_step_bytes: 1024 * 1024,
         }
     }
 }
@@ -79,6 +88,12 @@ impl StoreConfig {
 
     pub fn with_segment_bytes(mut self, bytes: u64) -> Self {
         self.segment_bytes = bytes;
+        self
+    }
+
+    pub fn with_compaction(mut self, below_percent: u32, step_bytes: u64) -> Self {
+        self.compact_below_percent = below_percent;
+        self.compact_step_bytes = step_bytes;
         self
     }
 

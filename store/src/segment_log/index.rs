@@ -112,6 +112,38 @@ impl SessionIndex {
         }
     }
 
+    /// Whatever the index holds at `from` is at `to` now (a record copied forward).
+    fn repoint(&mut self, from: Pos, to: Pos, seq: Option<u64>, answer: Option<u64>) {
+        if let Some(seq) = seq
+            && let Ok(i) = self.extents.binary_search_by_key(&seq, |e| e.first_seq)
+            && self.extents[i].pos == from
+        {
+            self.extents[i].pos = to;
+        }
+        if let Some(hash) = answer {
+            match self.answers.main.get_mut(&hash) {
+                Some(p) if *p == from => *p = to,
+                _ => {
+                    for (h, p) in &mut self.answers.overflow {
+                        if *h == hash && *p == from {
+                            *p = to;
+                        }
+                    }
+                }
+            }
+        }
+        for (_, p) in &mut self.snapshots {
+            if *p == from {
+                *p = to;
+            }
+        }
+    }
+
+    /// Bytes of this session's records in `seg`.
+    pub(crate) fn bytes_in(&self, seg: u32) -> u64 {
+        self.bytes.iter().find(|(s, _)| *s == seg).map_or(0, |(_, n)| *n)
+    }
+
     fn add_bytes(&mut self, seg: u32, len: u64) {
         match self.bytes.iter_mut().find(|(s, _)| *s == seg) {
             Some((_, n)) => *n += len,
@@ -137,6 +169,15 @@ pub(crate) enum Change {
     Snapshot(Option<u32>),
     DropSnapshots,
     Expiry,
+    /// A COPY record (compaction): the record the index holds at `from` is now the one this copy
+    /// carries; `released` bytes at `from` are no longer the session's. `seq` (the first seq of
+    /// carried events) and `answer` (the hash of a carried answer's command id) find the place.
+    Moved {
+        from: Pos,
+        released: u64,
+        seq: Option<u64>,
+        answer: Option<u64>,
+    },
 }
 
 /// A record's change at its place; `len` is the record's whole length.
@@ -158,6 +199,8 @@ pub(crate) enum Anomaly {
     Gap { expected: u64, found: u64 },
     /// A creation of a session that exists.
     Duplicate,
+    /// A copy of a record the session does not have where the copy says it was.
+    BadCopy,
 }
 
 /// An expiry's tombstone, live while any segment that held the session's records still exists:
@@ -225,6 +268,20 @@ impl Index {
                     return Err(Anomaly::Duplicate);
                 }
                 self.sessions.entry(u.session).or_insert(SessionIndex::new(meta))
+            }
+            Change::Moved { from, released, seq, answer } => {
+                let s = self.sessions.get_mut(&u.session).ok_or(Anomaly::NoSession)?;
+                let i = s.bytes.iter().position(|&(seg, n)| seg == from.seg && n >= released).ok_or(Anomaly::BadCopy)?;
+                s.bytes[i].1 -= released;
+                if s.bytes[i].1 == 0 {
+                    s.bytes.swap_remove(i);
+                }
+                if let Some(live) = self.live.get_mut(&from.seg) {
+                    *live = live.saturating_sub(released);
+                }
+                let to = Pos { seg: u.pos.seg, offset: u.pos.offset + super::record::COPY_PREFIX as u32 };
+                s.repoint(from, to, seq, answer);
+                s
             }
             change => {
                 let s = self.sessions.get_mut(&u.session).ok_or(Anomaly::NoSession)?;
@@ -317,6 +374,11 @@ impl Index {
         }
     }
 
+    /// The oldest segment the index knows of, and its live bytes.
+    pub(crate) fn oldest(&self) -> Option<(u32, u64)> {
+        self.live.iter().next().map(|(s, n)| (*s, *n))
+    }
+
     /// Every segment the index knows of, ascending.
     pub(crate) fn segments(&self) -> Vec<u32> {
         self.live.keys().copied().collect()
@@ -352,6 +414,11 @@ impl Index {
         tombstones.sort();
         let _ = writeln!(out, "tombstones {tombstones:?}");
         out
+    }
+
+    /// Live bytes of a segment the index knows.
+    pub(crate) fn live_in(&self, seg: u32) -> Option<u64> {
+        self.live.get(&seg).copied()
     }
 
     #[cfg(test)]
@@ -402,7 +469,7 @@ fn apply_to_session(s: &mut SessionIndex, change: Change, pos: Pos) -> Result<()
         },
         Change::Snapshot(None) => {}
         Change::DropSnapshots => s.snapshots.clear(),
-        Change::Create(_) | Change::Expiry => {}
+        Change::Create(_) | Change::Expiry | Change::Moved { .. } => {}
     }
     Ok(())
 }

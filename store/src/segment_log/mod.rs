@@ -192,7 +192,8 @@ impl SegmentEventLog {
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let place = writer::Place { seg: recovered.active, end: recovered.end, last_frame: recovered.last_frame };
         let checkpoints = writer::Checkpoints { every: config.checkpoint_bytes, since: recovered.scanned };
-        let writer = Writer::new(shared.clone(), rx, config.max_batch_ops, segment_bytes, place, checkpoints).map_err(io)?;
+        let compaction = writer::Compaction::new(config.compact_below_percent, config.compact_step_bytes);
+        let writer = Writer::new(shared.clone(), rx, config.max_batch_ops, segment_bytes, place, checkpoints, compaction).map_err(io)?;
         let writer = std::thread::Builder::new().name("vestibule-segment-writer".into()).spawn(move || writer.run()).map_err(io)?;
         if let Durability::Buffered { interval_ms } = config.durability {
             spawn_ticker(tx.downgrade(), Duration::from_millis(interval_ms.max(1)));

@@ -60,7 +60,20 @@ impl Shared {
 
     /// Up to `limit` events with `from <= seq <= to`, decoded and upcast; with `durable_before`, only
     /// those written before that place.
+    /// As [`Self::read_events_once`], looked up again when a segment is not found: compaction
+    /// moved the records and deleted the segment between the look-up and the read.
     pub(super) fn read_events(
+        &self,
+        session: SessionId,
+        from: u64,
+        to: u64,
+        limit: usize,
+        durable_before: Option<Pos>,
+    ) -> Result<Vec<Envelope>, StoreError> {
+        retry_moved(|| self.read_events_once(session, from, to, limit, durable_before))
+    }
+
+    fn read_events_once(
         &self,
         session: SessionId,
         from: u64,
@@ -118,6 +131,10 @@ impl Shared {
 
     /// A miss is answered from memory; a hit reads the record and compares the whole id.
     pub(super) fn answer(&self, session: SessionId, command_id: &str) -> Result<Option<CommandAnswer>, StoreError> {
+        retry_moved(|| self.answer_once(session, command_id))
+    }
+
+    fn answer_once(&self, session: SessionId, command_id: &str) -> Result<Option<CommandAnswer>, StoreError> {
         if layout::check_command_id(command_id).is_err() {
             return Ok(None); // could never have been remembered
         }
@@ -147,6 +164,10 @@ impl Shared {
 
     /// The session's snapshot of `schema_version`; an unreadable one is a miss (it is only a cache).
     pub(super) fn snapshot(&self, session: SessionId, schema_version: u32) -> Result<Option<Snapshot>, StoreError> {
+        retry_moved(|| self.snapshot_once(session, schema_version))
+    }
+
+    fn snapshot_once(&self, session: SessionId, schema_version: u32) -> Result<Option<Snapshot>, StoreError> {
         let pos = {
             let index = self.index.read().unwrap_or_else(|p| p.into_inner());
             index.get(&session).and_then(|s| s.snapshots.iter().find(|(v, _)| *v == schema_version).map(|(_, p)| *p))
@@ -178,6 +199,18 @@ impl Shared {
 
     fn subscribe(&self) -> Option<broadcast::Receiver<Arc<Notice>>> {
         self.notices.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(broadcast::Sender::subscribe)
+    }
+}
+
+/// Runs a read again (a few times) while it fails because a segment is gone: compaction deleted
+/// it after moving its records, and the index now names their new places.
+fn retry_moved<T>(mut read: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let mut tries = 0;
+    loop {
+        match read() {
+            Err(StoreError::Io { ref source, .. }) if source.kind() == io::ErrorKind::NotFound && tries < 3 => tries += 1,
+            result => return result,
+        }
     }
 }
 

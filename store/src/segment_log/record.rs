@@ -11,12 +11,21 @@
 //!   SNAPSHOT        a snapshot record (layout::encode_snapshot)
 //!   DROP_SNAPSHOTS  nothing: every snapshot of the session written before it is gone
 //!   EXPIRY          nothing: the tombstone; everything of the session before it is gone
+//!   COPY            u32 BE from segment | u32 BE from offset | u32 BE released | u32 BE origin
+//!                   segment | u32 BE origin offset | one record of another kind, whole (header too)
 //! ```
+//!
+//! COPY (added with compaction; no existing kind changed) is a live record copied forward out of
+//! an old segment: `from` is the place the index held for it (the carried record itself, or the
+//! record inside an earlier copy), `released` the bytes it frees there (the whole record at `from`,
+//! or the whole earlier copy), `origin` the place the record was first written. The index points
+//! at the carried record, [`COPY_PREFIX`] bytes into the copy, so readers read it as any other.
 //!
 //! The inner records are exactly the sled layout's (decision 0101: a format byte first, never
 //! rewritten); only the keys are replaced by the session, seq and command id written beside them.
 //! An event record and its command's answer are one record, so they are atomic without a second key.
 
+use super::segment::Pos;
 use crate::SessionId;
 use crate::layout::{self, MetaRecord};
 
@@ -27,10 +36,14 @@ pub(crate) const STATUS: u8 = b'u';
 pub(crate) const SNAPSHOT: u8 = b's';
 pub(crate) const DROP_SNAPSHOTS: u8 = b'd';
 pub(crate) const EXPIRY: u8 = b'x';
+pub(crate) const COPY: u8 = b'c';
 
 pub(crate) fn is_kind(kind: u8) -> bool {
-    matches!(kind, CREATE | EVENTS | ANSWER | STATUS | SNAPSHOT | DROP_SNAPSHOTS | EXPIRY)
+    matches!(kind, CREATE | EVENTS | ANSWER | STATUS | SNAPSHOT | DROP_SNAPSHOTS | EXPIRY | COPY)
 }
+
+/// Bytes of a COPY record before the record it carries.
+pub(crate) const COPY_PREFIX: usize = HEADER_LEN + ID + 5 * 4;
 
 /// Kind byte and body length.
 pub(crate) const HEADER_LEN: usize = 5;
@@ -110,6 +123,16 @@ pub(crate) fn put_bare(out: &mut Vec<u8>, kind: u8, session: &SessionId) -> usiz
     put(out, kind, session, 0, |_| {})
 }
 
+/// A COPY of `inner` (a whole record of another kind of `session`); see the module's doc.
+pub(crate) fn put_copy(out: &mut Vec<u8>, session: &SessionId, from: Pos, released: u32, origin: Pos, inner: &[u8]) -> usize {
+    put(out, COPY, session, 5 * 4 + inner.len(), |o| {
+        for v in [from.seg, from.offset, released, origin.seg, origin.offset] {
+            o.extend_from_slice(&v.to_be_bytes());
+        }
+        o.extend_from_slice(inner);
+    })
+}
+
 /// Length of a bare or metadata record, for sizing frames before writing.
 pub(crate) fn bare_len(body_len: usize) -> usize {
     HEADER_LEN + ID + body_len
@@ -165,6 +188,20 @@ pub(crate) enum Body<'a> {
     Snapshot(&'a [u8]),
     DropSnapshots,
     Expiry,
+    Copy(Copied<'a>),
+}
+
+/// A COPY record's body: where the record was, and the record it carries (decode it with
+/// [`decode`]`(kind, body)`).
+pub(crate) struct Copied<'a> {
+    pub from: Pos,
+    pub released: u32,
+    pub origin: Pos,
+    pub kind: u8,
+    /// The carried record's body (its session first).
+    pub body: &'a [u8],
+    /// The carried record, whole.
+    pub whole: &'a [u8],
 }
 
 pub(crate) struct Events<'a> {
@@ -192,9 +229,30 @@ pub(crate) fn decode(kind: u8, body: &[u8]) -> Result<(SessionId, Body<'_>), Str
         DROP_SNAPSHOTS | EXPIRY if !r.rest().is_empty() => return Err("trailing bytes".into()),
         DROP_SNAPSHOTS => Body::DropSnapshots,
         EXPIRY => Body::Expiry,
+        COPY => Body::Copy(decode_copy(session, &mut r)?),
         other => return Err(format!("unknown record kind {other:#04x}")),
     };
     Ok((session, body))
+}
+
+fn decode_copy<'a>(session: SessionId, r: &mut Cursor<'a>) -> Result<Copied<'a>, String> {
+    let mut v = [0u32; 5];
+    for x in &mut v {
+        *x = r.u32().ok_or("truncated copy header")?;
+    }
+    let whole = r.rest();
+    let (kind, len) = parse_header(whole).ok_or("a copy without its record")?;
+    if kind == COPY || !is_kind(kind) {
+        return Err(format!("a copy of a record of kind {kind:#04x}"));
+    }
+    if HEADER_LEN + len != whole.len() {
+        return Err("a copy whose record's length is not the rest of it".into());
+    }
+    let body = &whole[HEADER_LEN..];
+    if body.get(..ID) != Some(session.as_bytes().as_slice()) {
+        return Err("a copy of another session's record".into());
+    }
+    Ok(Copied { from: Pos { seg: v[0], offset: v[1] }, released: v[2], origin: Pos { seg: v[3], offset: v[4] }, kind, body, whole })
 }
 
 fn decode_events<'a>(r: &mut Cursor<'a>) -> Result<Events<'a>, String> {

@@ -102,6 +102,8 @@ pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, Store
 
 fn full_scan(dir: &Path, segs: &[u32], tail: u32) -> Result<Scan, StoreError> {
     let mut scan = Scan::new(dir, Index::new());
+    scan.on_disk = Some(segs.to_vec());
+    scan.early_copies(segs)?;
     for &seg in segs {
         scan.index.add_segment(seg);
         scan.segment(seg, 0, seg == tail)?;
@@ -204,6 +206,9 @@ struct Orphan {
 
 struct Scan {
     dir: PathBuf,
+    /// The segments on disk, for a full scan: a copy whose `from` is not among them was applied
+    /// first (`early_copies`). `None` from a checkpoint, where every copy's `from` is in the index.
+    on_disk: Option<Vec<u32>>,
     index: Index,
     orphans: HashMap<SessionId, Orphan>,
     /// The end of the data in the last segment scanned, and where its last frame starts.
@@ -215,7 +220,7 @@ struct Scan {
 
 impl Scan {
     fn new(dir: &Path, index: Index) -> Self {
-        Self { dir: dir.to_path_buf(), index, orphans: HashMap::new(), end: 0, last_frame: None, scanned: 0 }
+        Self { dir: dir.to_path_buf(), on_disk: None, index, orphans: HashMap::new(), end: 0, last_frame: None, scanned: 0 }
     }
 
     /// Applies every frame of one segment from `start` (a frame boundary) to the end of its data.
@@ -266,7 +271,20 @@ impl Scan {
             let raw = raw.map_err(|(at, reason)| corrupt(&self.dir, Pos { seg: frame_place.seg, offset: (base + at) as u32 }, reason))?;
             let place = Pos { seg: frame_place.seg, offset: (base + raw.offset) as u32 };
             let (session, body) = record::decode(raw.kind, raw.body).map_err(|reason| corrupt(&self.dir, place, reason))?;
+            if let Body::Copy(c) = &body
+                && self.on_disk.as_ref().is_some_and(|segs| !segs.contains(&c.from.seg))
+            {
+                continue; // applied before everything else, by `early_copies`
+            }
             let change = self.change_of(body).map_err(|reason| corrupt(&self.dir, place, reason))?;
+            if let Change::Moved { .. } = change {
+                // A copy of a record the index holds (its original was applied before it, or is
+                // in the checkpoint): anything else is not what the writer wrote.
+                let applied = self.index.apply(Update { session, pos: place, len: raw.len as u32, change });
+                applied
+                    .map_err(|_| corrupt(&self.dir, place, format!("a copy of a record session {session} does not have where it says")))?;
+                continue;
+            }
             self.apply(Update { session, pos: place, len: raw.len as u32, change })?;
         }
         Ok(())
@@ -290,7 +308,57 @@ impl Scan {
             Body::Snapshot(record) => Change::Snapshot(record::snapshot_version(record)),
             Body::DropSnapshots => Change::DropSnapshots,
             Body::Expiry => Change::Expiry,
+            Body::Copy(c) => {
+                let (_, inner) = record::decode(c.kind, c.body)?;
+                let (seq, answer) = match inner {
+                    Body::Events(e) => (Some(e.first_seq), e.answer.map(|(id, _)| self.index.hash(id))),
+                    Body::Answer { command_id, .. } => (None, Some(self.index.hash(command_id))),
+                    _ => (None, None),
+                };
+                Change::Moved { from: c.from, released: u64::from(c.released), seq, answer }
+            }
         })
+    }
+
+    /// Copies (compaction) whose `from` segment is gone, applied before the first segment: such a
+    /// copy was made from the oldest segment there was, so its record came before everything on
+    /// disk now. Applied as the records they carry, at their places, in the order the records were
+    /// first written (their origins). One extra read of the log, for a full scan only.
+    fn early_copies(&mut self, segs: &[u32]) -> Result<(), StoreError> {
+        let dir = self.dir.clone();
+        let io = |source| StoreError::Io { dir: dir.clone(), source };
+        let mut early = Vec::new();
+        for &seg in segs {
+            let file = File::open(segment::path(&self.dir, seg)).map_err(io)?;
+            let file_len = file.metadata().map_err(io)?.len();
+            let mut reader = BufReader::with_capacity(1 << 20, &file);
+            let (mut offset, mut records) = (0u64, Vec::new());
+            // A bad frame ends this pass for the segment: the main pass decides what it is.
+            while let Ok(Some(len)) = read_frame(&mut reader, offset, file_len, &mut records).map_err(io)? {
+                let base = offset as usize + frame::HEADER_LEN;
+                for raw in record::split(&records).map_while(Result::ok) {
+                    if raw.kind != record::COPY {
+                        continue;
+                    }
+                    let place = Pos { seg, offset: (base + raw.offset) as u32 };
+                    let (session, body) = record::decode(raw.kind, raw.body).map_err(|reason| corrupt(&self.dir, place, reason))?;
+                    let Body::Copy(c) = body else { continue };
+                    if segs.contains(&c.from.seg) {
+                        continue;
+                    }
+                    let (_, inner) = record::decode(c.kind, c.body).map_err(|reason| corrupt(&self.dir, place, reason))?;
+                    let change = self.change_of(inner).map_err(|reason| corrupt(&self.dir, place, reason))?;
+                    let at = Pos { seg, offset: place.offset + record::COPY_PREFIX as u32 };
+                    early.push((c.origin, Update { session, pos: at, len: raw.len as u32, change }));
+                }
+                offset += len;
+            }
+        }
+        early.sort_by_key(|(origin, _)| *origin);
+        for (_, u) in early {
+            self.apply(u)?;
+        }
+        Ok(())
     }
 
     fn apply(&mut self, u: Update) -> Result<(), StoreError> {

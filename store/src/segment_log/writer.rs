@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::checkpoint::{self, Covers};
+use super::frame::Header;
 use super::index::{Change, Update};
+use super::record::Body;
 use super::record::{self, AnswerWrite};
 use super::segment::{self, Pos};
 use super::{Notice, Shared, frame};
@@ -244,6 +246,43 @@ pub(crate) struct Writer {
     checkpoint_thread: Option<JoinHandle<()>>,
     /// Callers of `checkpoint` waiting for the next one.
     checkpoint_waiters: Vec<Reply<()>>,
+    compaction: Compaction,
+}
+
+/// Compaction's settings and progress (see [`Writer::compact_step`]).
+pub(crate) struct Compaction {
+    /// Compact the oldest sealed segment when its live bytes are at most this percentage of a
+    /// segment; 0: never.
+    pub below_percent: u32,
+    /// Bytes of frames one step reads (at least one frame).
+    pub step_bytes: u64,
+    pub(crate) current: Option<Compacting>,
+    /// A segment whose compaction found something it did not expect: not tried again (a warning
+    /// says why); compaction stops behind it, since it goes oldest first.
+    pub(crate) blocked: Option<u32>,
+}
+
+impl Compaction {
+    pub(crate) fn new(below_percent: u32, step_bytes: u64) -> Self {
+        Self { below_percent: below_percent.min(100), step_bytes: step_bytes.max(1), current: None, blocked: None }
+    }
+}
+
+/// The segment being compacted: first read through once (`planned` false) to find each session's
+/// bytes of the incarnation that is live, then read again and copied.
+pub(crate) struct Compacting {
+    seg: u32,
+    file: File,
+    /// The next frame to read.
+    cursor: u64,
+    planned: bool,
+    /// Per session: where its last expiry in this segment ends (its records before are of an
+    /// expired incarnation), and the bytes of its records after that.
+    sessions: HashMap<SessionId, (u64, u64)>,
+    /// Per session: bytes of its records after its last expiry that this pass has passed so far.
+    passed: HashMap<SessionId, u64>,
+    copied: u64,
+    started: Instant,
 }
 
 impl Writer {
@@ -254,6 +293,7 @@ impl Writer {
         segment_bytes: u64,
         place: Place,
         checkpoints: Checkpoints,
+        compaction: Compaction,
     ) -> io::Result<Self> {
         let Place { seg: active_seg, end, last_frame } = place;
         let active = segment::open_rw(&shared.dir, active_seg)?;
@@ -276,6 +316,7 @@ impl Writer {
             checkpoints,
             checkpoint_thread: None,
             checkpoint_waiters: Vec::new(),
+            compaction,
         };
         writer.create_next()?;
         Ok(writer)
@@ -527,6 +568,7 @@ impl Writer {
         if self.reclaim_due && !self.dirty {
             self.reclaim();
         }
+        self.compact_step();
         let every = self.checkpoints.every;
         if every > 0
             && self.checkpoints.since >= every
@@ -638,6 +680,199 @@ impl Writer {
         }
         tracing::debug!(?deleted, "deleted segments without live data");
         self.shared.index.write().unwrap_or_else(|p| p.into_inner()).forget_segments(&deleted);
+    }
+
+    /// One bounded step of compaction (decision 0105), between batches: when the oldest segment
+    /// (never the active one, nor the next) is due ([`Self::start_compaction`]), its live
+    /// records are copied to the head of the log as COPY records ([`record::put_copy`]), at most
+    /// about `step_bytes` of it read per step. Each frame of copies is written and synced before
+    /// the index points at the copies; once none of the segment is live, `reclaim` deletes it
+    /// (after everything is synced, as always).
+    ///
+    /// Oldest first, always: recovery relies on it. A copy whose original's segment is gone was
+    /// made from the oldest segment there was, so its record came before every segment still on
+    /// disk, and a full scan applies such copies first (`recover::Scan::early_copies`).
+    ///
+    /// Each session's records are copied in the order they are in the segment, a step's copies of
+    /// a frame synced together, so what was already copied (before a crash too) is a prefix of the
+    /// session's records there: its length is what the session had there minus what it still has.
+    fn compact_step(&mut self) {
+        if self.compaction.below_percent == 0 || self.failure.is_some() {
+            return;
+        }
+        if self.compaction.current.is_none() {
+            self.compaction.current = self.start_compaction();
+        }
+        let Some(mut c) = self.compaction.current.take() else { return };
+        match self.compact_some(&mut c) {
+            Ok(false) => self.compaction.current = Some(c),
+            Ok(true) => {
+                self.reclaim_due = true;
+                if !self.dirty {
+                    self.reclaim();
+                }
+                let left = self.shared.index.read().unwrap_or_else(|p| p.into_inner()).live_in(c.seg);
+                tracing::debug!(
+                    segment = c.seg,
+                    copied = c.copied,
+                    ms = c.started.elapsed().as_secs_f64() * 1e3,
+                    left,
+                    "compacted a segment"
+                );
+                if left.is_some_and(|n| n > 0) {
+                    tracing::warn!(segment = c.seg, live = left, "a compacted segment still holds live bytes; compaction stops behind it");
+                    self.compaction.blocked = Some(c.seg);
+                }
+            }
+            Err(reason) => {
+                if self.failure.is_none() {
+                    tracing::warn!(segment = c.seg, %reason, "cannot compact a segment; compaction stops behind it");
+                }
+                self.compaction.blocked = Some(c.seg);
+            }
+        }
+    }
+
+    /// The oldest segment, if it is due: when at most `below_percent` of it is live, or of all the
+    /// sealed segments together (then the oldest goes even if it is mostly live, so that a segment
+    /// full of copies never stops compaction behind it: the sealed segments take at most about
+    /// 100 / `below_percent` times their live bytes).
+    fn start_compaction(&self) -> Option<Compacting> {
+        let (seg, live, sealed, sealed_live) = {
+            let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());
+            let (seg, live) = index.oldest()?;
+            let sealed: Vec<u64> = index.segments().into_iter().filter(|&s| s < self.active_seg).filter_map(|s| index.live_in(s)).collect();
+            (seg, live, sealed.len() as u128, sealed.iter().map(|&n| u128::from(n)).sum::<u128>())
+        };
+        let next = self.next.as_ref().map_or(self.active_seg, |n| n.0);
+        if seg >= self.active_seg || seg == next || live == 0 || self.compaction.blocked == Some(seg) {
+            return None;
+        }
+        let limit = u128::from(self.compaction.below_percent) * u128::from(self.segment_bytes);
+        if u128::from(live) * 100 > limit && sealed_live * 100 > limit * sealed {
+            return None;
+        }
+        let file = match File::open(segment::path(&self.shared.dir, seg)) {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(segment = seg, error = %e, "cannot open a segment to compact it");
+                return None;
+            }
+        };
+        let (sessions, passed) = (HashMap::new(), HashMap::new());
+        Some(Compacting { seg, file, cursor: 0, planned: false, sessions, passed, copied: 0, started: Instant::now() })
+    }
+
+    /// Reads about `step_bytes` of the segment (whole frames); in the second pass, copies what is
+    /// live. `Ok(true)`: the segment is done.
+    fn compact_some(&mut self, c: &mut Compacting) -> Result<bool, String> {
+        let max_frame = self.max_frame();
+        let mut out = vec![Batch::new()];
+        let mut read = 0u64;
+        let mut pending: HashMap<SessionId, u64> = HashMap::new();
+        let done = loop {
+            if read >= self.compaction.step_bytes {
+                break false;
+            }
+            let Some(records) = read_frame_at(&c.file, c.cursor)? else {
+                if c.planned {
+                    break true;
+                }
+                c.planned = true;
+                c.cursor = 0;
+                return Ok(false);
+            };
+            let base = c.cursor + frame::HEADER_LEN as u64;
+            let index = self.shared.index.read().unwrap_or_else(|p| p.into_inner());
+            for raw in record::split(&records) {
+                let raw = raw.map_err(|(at, reason)| format!("offset {}: {reason}", base + at as u64))?;
+                let place = base + raw.offset as u64;
+                let session = raw.body.get(..SessionId::LEN).and_then(|b| b.try_into().ok()).map(SessionId::from_bytes);
+                let session = session.ok_or_else(|| format!("offset {place}: a record without a session"))?;
+                let len = raw.len as u64;
+                if !c.planned {
+                    let e = c.sessions.entry(session).or_insert((0, 0));
+                    if raw.kind == record::EXPIRY {
+                        *e = (place + len, 0);
+                    } else {
+                        e.1 += len;
+                    }
+                    continue;
+                }
+                let Some(&(after, total)) = c.sessions.get(&session) else { return Err(format!("offset {place}: not seen before")) };
+                if raw.kind == record::EXPIRY || place < after {
+                    continue;
+                }
+                let Some(s) = index.get(&session) else { continue };
+                let remaining = s.bytes_in(c.seg);
+                let pend = pending.get(&session).copied().unwrap_or(0);
+                let passed = c.passed.entry(session).or_insert(0);
+                let before = *passed;
+                *passed += len;
+                // What of this session was copied already (this step's copies too) is a prefix.
+                let moved =
+                    total.checked_sub(remaining).ok_or_else(|| format!("session {session} has more bytes here than it wrote"))? + pend;
+                if before + len <= moved {
+                    continue;
+                }
+                if before < moved {
+                    return Err(format!("offset {place}: session {session}'s copied bytes end inside a record"));
+                }
+                let here = Pos { seg: c.seg, offset: place as u32 };
+                let (from, origin, kind, whole, body) = if raw.kind == record::COPY {
+                    let (_, decoded) = record::decode(raw.kind, raw.body).map_err(|r| format!("offset {place}: {r}"))?;
+                    let Body::Copy(cp) = decoded else { unreachable!("a COPY record decodes as a copy") };
+                    let inner = Pos { seg: c.seg, offset: (place + record::COPY_PREFIX as u64) as u32 };
+                    (inner, cp.origin, cp.kind, cp.whole, cp.body)
+                } else {
+                    let whole = &records[raw.offset..raw.offset + raw.len];
+                    (here, here, raw.kind, whole, raw.body)
+                };
+                let (_, inner) = record::decode(kind, body).map_err(|r| format!("offset {place}: {r}"))?;
+                let (seq, answer) = match inner {
+                    Body::Events(e) => (Some(e.first_seq), e.answer.map(|(id, _)| index.hash(id))),
+                    Body::Answer { command_id, .. } => (None, Some(index.hash(command_id))),
+                    _ => (None, None),
+                };
+                let change = Change::Moved { from, released: len, seq, answer };
+                let need = record::COPY_PREFIX + whole.len();
+                let b = out.last_mut().expect("at least one frame");
+                if !frame::is_empty(&b.frame) && b.frame.len() + need > max_frame + frame::HEADER_LEN {
+                    out.push(Batch::new());
+                }
+                let b = out.last_mut().expect("at least one frame");
+                b.record(session, change, |o| record::put_copy(o, &session, from, len as u32, origin, whole));
+                *pending.entry(session).or_insert(0) += len;
+                c.copied += len;
+            }
+            drop(index);
+            c.cursor = base + records.len() as u64;
+            read += frame::HEADER_LEN as u64 + records.len() as u64;
+        };
+        for mut b in out {
+            if frame::is_empty(&b.frame) {
+                continue;
+            }
+            // Written and synced before the index points at the copies.
+            let written = self.write(&mut b.frame).and_then(|at| self.sync().map(|()| at));
+            let at = match written {
+                Ok(at) => at,
+                Err(e) => {
+                    self.fail(&e);
+                    return Err(e.to_string());
+                }
+            };
+            self.publish(&mut b, at);
+            self.announce();
+            if self.next.is_none()
+                && let Err(e) = self.create_next()
+            {
+                let e = self.io_error(e);
+                self.fail(&e);
+                return Err(e.to_string());
+            }
+        }
+        Ok(done)
     }
 
     /// The queue is closed (the log was dropped): sync what is left, and checkpoint it so that the
@@ -862,4 +1097,24 @@ impl Writer {
         }
         expired
     }
+}
+
+/// The records of the frame at `at` of a sealed segment; `None` at the end of its data.
+fn read_frame_at(file: &File, at: u64) -> Result<Option<Vec<u8>>, String> {
+    let mut h = [0u8; frame::HEADER_LEN];
+    match file.read_exact_at(&mut h, at) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(format!("offset {at}: {e}")),
+    }
+    let header = Header::parse(&h);
+    if header.is_end() {
+        return Ok(None);
+    }
+    let mut records = vec![0u8; header.len as usize];
+    file.read_exact_at(&mut records, at + frame::HEADER_LEN as u64).map_err(|e| format!("offset {at}: {e}"))?;
+    if !header.matches(&records) {
+        return Err(format!("the CRC of the frame at offset {at} does not match"));
+    }
+    Ok(Some(records))
 }
