@@ -13,7 +13,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use vestibule_store::{
-    CommandAnswer, EventLog, NewEvent, NewSession, RetentionPolicy, SegmentEventLog, SessionId, SessionStatus, Snapshot, StoreConfig,
+    CommandAnswer, Durability, EventLog, NewEvent, NewSession, RetentionPolicy, SegmentEventLog, SessionId, SessionStatus, Snapshot,
+    StoreConfig,
 };
 
 const SEGMENT: u64 = 64 * 1024;
@@ -25,6 +26,13 @@ fn config(dir: &Path, compact_percent: u32) -> StoreConfig {
 
 fn open(dir: &Path, compact_percent: u32) -> Arc<SegmentEventLog> {
     Arc::new(SegmentEventLog::open(config(dir, compact_percent)).expect("open"))
+}
+
+/// Buffered: the workload's appends need no fsync each (compaction syncs its copies whatever the
+/// mode, and a close syncs everything), which keeps the test fast on a slow disk.
+fn open_buffered(dir: &Path, compact_percent: u32) -> Arc<SegmentEventLog> {
+    let config = config(dir, compact_percent).with_durability(Durability::Buffered { interval_ms: 1000 });
+    Arc::new(SegmentEventLog::open(config).expect("open"))
 }
 
 fn segment_files(dir: &Path) -> Vec<String> {
@@ -102,7 +110,7 @@ async fn check(log: &SegmentEventLog, world: &World, what: &str) {
 /// files seen in the second half.
 async fn workload(dir: &Path, seed: u64, rounds: u64, compact_percent: u32, reopen_every: u64) -> (World, usize) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut log = open(dir, compact_percent);
+    let mut log = open_buffered(dir, compact_percent);
     let mut world = World { live: HashMap::new(), gone: Vec::new() };
     let long: Vec<SessionId> = (0..2).map(|_| SessionId::random()).collect();
     for s in &long {
@@ -180,7 +188,7 @@ async fn workload(dir: &Path, seed: u64, rounds: u64, compact_percent: u32, reop
         }
         if reopen_every > 0 && round % reopen_every == reopen_every - 1 {
             drop(log);
-            log = open(dir, compact_percent);
+            log = open_buffered(dir, compact_percent);
             check(&log, &world, &format!("seed {seed} round {round}: reopened")).await;
         }
         if round >= rounds / 2 {
@@ -194,7 +202,7 @@ async fn workload(dir: &Path, seed: u64, rounds: u64, compact_percent: u32, reop
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compaction_keeps_every_read_and_bounds_the_segments() {
-    for seed in 1..=3 {
+    for seed in 1..=2 {
         let dir = tempfile::tempdir().unwrap();
         let (world, most) = workload(dir.path(), seed, 160, 25, 40).await;
         // Reopened from the checkpoint written at close, then by a full scan.
@@ -211,11 +219,14 @@ async fn compaction_keeps_every_read_and_bounds_the_segments() {
         check(&log, &world, &format!("seed {seed}: full scan, compaction off")).await;
         drop(log);
 
-        let plain = tempfile::tempdir().unwrap();
-        let (_, most_plain) = workload(plain.path(), seed, 160, 0, 0).await;
-        println!("seed {seed}: at most {most} segment files with compaction, {most_plain} without");
+        println!("seed {seed}: at most {most} segment files with compaction");
         assert!(most <= 10, "seed {seed}: {most} segment files with compaction");
-        assert!(most_plain >= 2 * most, "seed {seed}: without compaction {most_plain}, with {most}");
+        if seed == 1 {
+            let plain = tempfile::tempdir().unwrap();
+            let (_, most_plain) = workload(plain.path(), seed, 160, 0, 0).await;
+            println!("seed {seed}: at most {most_plain} without");
+            assert!(most_plain >= 2 * most, "seed {seed}: without compaction {most_plain}, with {most}");
+        }
     }
 }
 
@@ -245,7 +256,7 @@ fn checkpoint_paths(dir: &Path) -> Vec<std::path::PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_image_between_any_two_steps_reopens_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    let log = open(dir.path(), 25);
+    let log = open_buffered(dir.path(), 25);
     let policy = RetentionPolicy { ended_after: Duration::ZERO, idle_after: Duration::from_secs(1 << 40), batch_size: 10_000 };
     let keep = SessionId::random();
     log.create_session(keep, new_session()).await.unwrap();
@@ -253,7 +264,7 @@ async fn a_crash_image_between_any_two_steps_reopens_the_same() {
     world.live.insert(keep, Model { status: Some(SessionStatus::Active), ..Model::default() });
     let mut images: Vec<(World, tempfile::TempDir)> = Vec::new();
     let mut n = 0;
-    for round in 0..100u64 {
+    for round in 0..45u64 {
         let m = world.live.get_mut(&keep).unwrap();
         n += 1;
         let a = CommandAnswer { command_id: format!("c{n}"), seq: m.events.len() as u64 + 1, refusal: None };
@@ -270,7 +281,7 @@ async fn a_crash_image_between_any_two_steps_reopens_the_same() {
         log.create_session(s, new_session()).await.unwrap();
         for k in 0..3 {
             n += 1;
-            log.append(s, k, vec![event(n, 1000)]).await.unwrap();
+            log.append(s, k, vec![event(n, 4000)]).await.unwrap();
         }
         log.set_status(s, SessionStatus::Ended).await.unwrap();
         log.expire(&policy, 10_000_000).await.unwrap();
@@ -280,7 +291,12 @@ async fn a_crash_image_between_any_two_steps_reopens_the_same() {
         images.push((snapshot, image(dir.path())));
     }
     drop(log);
-    assert!(segment_files(dir.path()).len() <= 6, "{:?}", segment_files(dir.path()));
+    // The kept session wrote to every segment: only compaction can have deleted the first ones.
+    let files = segment_files(dir.path());
+    assert!(files.len() <= 6 && files[0] != "00000001.seg", "{files:?}");
+    let compacted = images.iter().position(|(_, img)| !img.path().join("00000001.seg").exists()).expect("segment 1 compacted");
+    assert!(compacted + 10 < images.len(), "compacted only at image {compacted}");
+    println!("segment 1 compacted by image {compacted} of {}; at the end: {files:?}", images.len());
     let old_checkpoints: Vec<Vec<(std::ffi::OsString, Vec<u8>)>> = images
         .iter()
         .map(|(_, img)| {
