@@ -14,11 +14,19 @@
 //!   a segment, by default) and when the log is closed: serialized on the writer thread between
 //!   batches, written and fsynced by a short-lived thread of its own.
 //!
+//! - Compaction ([`writer`], `compact_step`): between batches, in bounded steps, the live records of
+//!   the oldest segment are copied to the head of the log (COPY records, [`record`]) once at most
+//!   `compact_below_percent` of it (or of all sealed segments) is live; the index points at the
+//!   copies only after they are synced, and the emptied segment is deleted as any dead one. Opening
+//!   gives the same index whether it finds the originals, the copies, or both ([`recover`]).
+//!
 //! Not built (yet), deliberately:
 //! - spilling the index of idle sessions to disk: every live session's index stays in memory
 //!   (costs in [`index`]);
-//! - compaction: a segment file is deleted once it holds no live record, but live records are never
-//!   copied forward, so one long-lived session keeps its old segments on disk.
+//! - compacting any segment but the oldest: recovery orders copies whose segment is gone before
+//!   everything on disk, which holds only if they came from the oldest segment. A mostly live
+//!   oldest segment is copied forward when the sealed segments together are mostly dead, so the
+//!   disk stays bounded, at the price of copying that segment's live bytes.
 
 mod checkpoint;
 mod frame;

@@ -8,7 +8,8 @@
 //! buffered mode it publishes and completes after the write and syncs on its interval.
 //!
 //! Between batches it creates the next segment ahead of need (so a write never opens a file),
-//! deletes segments that hold no live data once everything written is synced, and, every
+//! deletes segments that hold no live data once everything written is synced, takes one bounded
+//! step of compaction (copies live records of the oldest segment forward), and, every
 //! `checkpoint_bytes` of log, writes an index checkpoint ([`super::checkpoint`]).
 //!
 //! A checkpoint is serialized here, under the index's read lock, at a synced place between batches
@@ -653,10 +654,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Deletes the segments no live record needs (not the active one, nor the next).
-    ///
-    /// Compaction (copying the live records of a mostly dead segment forward) is not built: a
-    /// segment goes only when nothing in it is live.
+    /// Deletes the segments no live record needs (not the active one, nor the next): dead ones,
+    /// and those compaction emptied ([`Self::compact_step`]).
     fn reclaim(&mut self) {
         let keep = [self.active_seg, self.next.as_ref().map_or(self.active_seg, |n| n.0)];
         let dead = self.shared.index.read().unwrap_or_else(|p| p.into_inner()).dead_segments(&keep);
