@@ -3,7 +3,8 @@
 //! round one is created with four 2 KB events; sessions older than five rounds are ended and
 //! expired). Durable mode. Prints, for compaction off and at 25 %: the most segment files seen,
 //! the disk use at the end, the rounds per second, and the slowest append of the long-lived session
-//! (a compaction step runs between two group commits, so a long step shows there).
+//! (a compaction step runs between two group commits, so a long step shows there), and compaction's
+//! steps, bytes copied and longest step (`SegmentEventLog::compaction_stats`).
 //!
 //! `cargo run --release --locked -p vestibule-store --example compaction_space -- [ROUNDS] [SEGMENT_BYTES] [DIR]`
 //! (defaults: 4000 rounds, 1 MiB segments, in a temporary directory on the default temp disk).
@@ -40,7 +41,9 @@ async fn main() {
         None => tempfile::tempdir().unwrap(),
     };
     println!("{rounds} rounds, {segment_bytes}-byte segments");
-    println!("compaction   most segment files   disk at end   rounds/s   slowest long-lived append   p99");
+    println!(
+        "compaction   most segment files   disk at end   rounds/s   slowest long-lived append   p99      steps   copied     longest step"
+    );
     for percent in [0, 25] {
         let dir = root.path().join(format!("c{percent}"));
         let config = StoreConfig::at(&dir)
@@ -75,16 +78,20 @@ async fn main() {
         }
         let elapsed = started.elapsed().as_secs_f64();
         let disk = log.disk_usage().await.unwrap();
+        let stats = log.compaction_stats();
         waits.sort();
         let p99 = waits[waits.len() * 99 / 100];
         let slowest = waits.last().copied().unwrap_or_default();
         println!(
-            "{:>9} %   {most:>18}   {:>8.1} MiB   {:>8.0}   {:>22.1} ms   {:>5.1} ms",
+            "{:>9} %   {most:>18}   {:>8.1} MiB   {:>8.0}   {:>22.1} ms   {:>5.1} ms   {:>5}   {:>5.1} MiB   {:>7.1} ms",
             percent,
             disk as f64 / (1 << 20) as f64,
             rounds as f64 / elapsed,
             slowest.as_secs_f64() * 1e3,
-            p99.as_secs_f64() * 1e3
+            p99.as_secs_f64() * 1e3,
+            stats.steps,
+            stats.copied_bytes as f64 / (1 << 20) as f64,
+            stats.longest_step_us as f64 / 1e3
         );
     }
 }

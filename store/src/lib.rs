@@ -31,7 +31,7 @@ pub use event_log::{
 pub use histogram::HistogramSnapshot;
 pub use local::{LocalBackend, open_existing, open_local};
 pub use retention::{RetentionHandle, RetentionTotals, run_retention_once, spawn_retention};
-pub use segment_log::SegmentEventLog;
+pub use segment_log::{CompactionStats, SegmentEventLog};
 pub use sled_log::{SledEventLog, StoreMetrics, StoreStats};
 pub use upcast::{NoUpcasting, Upcaster};
 

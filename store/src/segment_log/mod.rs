@@ -110,6 +110,40 @@ pub(crate) struct Counters {
     answers: AtomicU64,
     flush_seconds: AtomicHistogram,
     batch_appends: AtomicHistogram,
+    compaction: CompactionCounters,
+}
+
+#[derive(Default)]
+pub(crate) struct CompactionCounters {
+    steps: AtomicU64,
+    copied_bytes: AtomicU64,
+    segments: AtomicU64,
+    longest_step_us: AtomicU64,
+}
+
+impl CompactionCounters {
+    pub(crate) fn step(&self, took: Duration, copied: u64) {
+        self.steps.fetch_add(1, Relaxed);
+        self.copied_bytes.fetch_add(copied, Relaxed);
+        self.longest_step_us.fetch_max(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Relaxed);
+    }
+
+    pub(crate) fn segment_done(&self) {
+        self.segments.fetch_add(1, Relaxed);
+    }
+}
+
+/// What compaction did since the log was opened ([`SegmentEventLog::compaction_stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionStats {
+    /// Steps taken (each between two batches).
+    pub steps: u64,
+    /// Bytes of records copied forward (as they were in the old segments).
+    pub copied_bytes: u64,
+    /// Segments whose compaction finished.
+    pub segments: u64,
+    /// The longest step, in microseconds: how long it held up the next group commit at most.
+    pub longest_step_us: u64,
 }
 
 impl Default for Counters {
@@ -122,6 +156,7 @@ impl Default for Counters {
             answers: AtomicU64::new(0),
             flush_seconds: AtomicHistogram::new(FLUSH_SECONDS_BOUNDS),
             batch_appends: AtomicHistogram::new(BATCH_APPENDS_BOUNDS),
+            compaction: CompactionCounters::default(),
         }
     }
 }
@@ -241,6 +276,16 @@ impl SegmentEventLog {
             appends: c.appends.load(Relaxed),
             events: c.events.load(Relaxed),
             answers: c.answers.load(Relaxed),
+        }
+    }
+
+    pub fn compaction_stats(&self) -> CompactionStats {
+        let c = &self.shared.stats.compaction;
+        CompactionStats {
+            steps: c.steps.load(Relaxed),
+            copied_bytes: c.copied_bytes.load(Relaxed),
+            segments: c.segments.load(Relaxed),
+            longest_step_us: c.longest_step_us.load(Relaxed),
         }
     }
 

@@ -273,7 +273,6 @@ impl Compaction {
 /// bytes of the incarnation that is live, then read again and copied.
 pub(crate) struct Compacting {
     seg: u32,
-    file: File,
     /// The next frame to read.
     cursor: u64,
     planned: bool,
@@ -703,9 +702,13 @@ impl Writer {
             self.compaction.current = self.start_compaction();
         }
         let Some(mut c) = self.compaction.current.take() else { return };
-        match self.compact_some(&mut c) {
+        let (started, copied) = (Instant::now(), c.copied);
+        let result = self.compact_some(&mut c);
+        let copied = c.copied - copied;
+        match result {
             Ok(false) => self.compaction.current = Some(c),
             Ok(true) => {
+                self.shared.stats.compaction.segment_done();
                 self.reclaim_due = true;
                 if !self.dirty {
                     self.reclaim();
@@ -730,6 +733,8 @@ impl Writer {
                 self.compaction.blocked = Some(c.seg);
             }
         }
+        // The deletion of a finished segment included: all of it holds up the next batch.
+        self.shared.stats.compaction.step(started.elapsed(), copied);
     }
 
     /// The oldest segment, if it is due: when at most `below_percent` of it is live, or of all the
@@ -751,15 +756,8 @@ impl Writer {
         if u128::from(live) * 100 > limit && sealed_live * 100 > limit * sealed {
             return None;
         }
-        let file = match File::open(segment::path(&self.shared.dir, seg)) {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::warn!(segment = seg, error = %e, "cannot open a segment to compact it");
-                return None;
-            }
-        };
         let (sessions, passed) = (HashMap::new(), HashMap::new());
-        Some(Compacting { seg, file, cursor: 0, planned: false, sessions, passed, copied: 0, started: Instant::now() })
+        Some(Compacting { seg, cursor: 0, planned: false, sessions, passed, copied: 0, started: Instant::now() })
     }
 
     /// Reads about `step_bytes` of the segment (whole frames); in the second pass, copies what is
@@ -773,7 +771,7 @@ impl Writer {
             if read >= self.compaction.step_bytes {
                 break false;
             }
-            let Some(records) = read_frame_at(&c.file, c.cursor)? else {
+            let Some(records) = read_frame_at(&self.shared.files, c.seg, c.cursor)? else {
                 if c.planned {
                     break true;
                 }
@@ -1098,10 +1096,12 @@ impl Writer {
     }
 }
 
-/// The records of the frame at `at` of a sealed segment; `None` at the end of its data.
-fn read_frame_at(file: &File, at: u64) -> Result<Option<Vec<u8>>, String> {
+/// The records of the frame at `at` of a sealed segment, read through the readers' bounded set of
+/// descriptors (compaction opens none of its own); `None` at the end of its data.
+fn read_frame_at(files: &segment::ReadFiles, seg: u32, at: u64) -> Result<Option<Vec<u8>>, String> {
+    let place = |offset: u64| Pos { seg, offset: offset as u32 };
     let mut h = [0u8; frame::HEADER_LEN];
-    match file.read_exact_at(&mut h, at) {
+    match files.read_at(place(at), &mut h) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(format!("offset {at}: {e}")),
@@ -1111,7 +1111,7 @@ fn read_frame_at(file: &File, at: u64) -> Result<Option<Vec<u8>>, String> {
         return Ok(None);
     }
     let mut records = vec![0u8; header.len as usize];
-    file.read_exact_at(&mut records, at + frame::HEADER_LEN as u64).map_err(|e| format!("offset {at}: {e}"))?;
+    files.read_at(place(at + frame::HEADER_LEN as u64), &mut records).map_err(|e| format!("offset {at}: {e}"))?;
     if !header.matches(&records) {
         return Err(format!("the CRC of the frame at offset {at} does not match"));
     }
