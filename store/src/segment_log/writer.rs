@@ -702,6 +702,12 @@ impl Writer {
             self.compaction.current = self.start_compaction();
         }
         let Some(mut c) = self.compaction.current.take() else { return };
+        let live = self.shared.index.read().unwrap_or_else(|p| p.into_inner()).live_in(c.seg);
+        if live.is_none_or(|n| n == 0) {
+            // Expiries emptied it meanwhile (or reclaim already deleted it): nothing left to copy.
+            self.reclaim_due = true;
+            return;
+        }
         let (started, copied) = (Instant::now(), c.copied);
         let result = self.compact_some(&mut c);
         let copied = c.copied - copied;
