@@ -253,11 +253,36 @@ fn checkpoint_paths(dir: &Path) -> Vec<std::path::PathBuf> {
     paths
 }
 
+/// One round of the crash test: the kept session appends (answered; a snapshot every seventh
+/// round), a churning session writes 12 KB and is expired.
+async fn one_round(log: &SegmentEventLog, world: &mut World, keep: SessionId, n: &mut u64, round: u64) {
+    let policy = RetentionPolicy { ended_after: Duration::ZERO, idle_after: Duration::from_secs(1 << 40), batch_size: 10_000 };
+    let m = world.live.get_mut(&keep).unwrap();
+    *n += 1;
+    let a = CommandAnswer { command_id: format!("c{n}"), seq: m.events.len() as u64 + 1, refusal: None };
+    log.append_answered(keep, m.events.len() as u64, vec![event(*n, 100)], a.clone()).await.unwrap();
+    m.events.push((*n, 100));
+    m.answers.insert(a.command_id.clone(), a);
+    if round % 7 == 0 {
+        let snap = Snapshot { seq: m.events.len() as u64, schema_version: 1 + (round % 2) as u32, time_ms: *n, state: json!({ "n": n }) };
+        log.put_snapshot(keep, snap.clone()).await.unwrap();
+        m.snapshots.insert(snap.schema_version, snap);
+    }
+    let s = SessionId::random();
+    log.create_session(s, new_session()).await.unwrap();
+    for k in 0..3 {
+        *n += 1;
+        log.append(s, k, vec![event(*n, 4000)]).await.unwrap();
+    }
+    log.set_status(s, SessionStatus::Ended).await.unwrap();
+    log.expire(&policy, 10_000_000).await.unwrap();
+    world.gone.push(s);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_image_between_any_two_steps_reopens_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let log = open_buffered(dir.path(), 25);
-    let policy = RetentionPolicy { ended_after: Duration::ZERO, idle_after: Duration::from_secs(1 << 40), batch_size: 10_000 };
     let keep = SessionId::random();
     log.create_session(keep, new_session()).await.unwrap();
     let mut world = World { live: HashMap::new(), gone: Vec::new() };
@@ -265,27 +290,7 @@ async fn a_crash_image_between_any_two_steps_reopens_the_same() {
     let mut images: Vec<(World, tempfile::TempDir)> = Vec::new();
     let mut n = 0;
     for round in 0..45u64 {
-        let m = world.live.get_mut(&keep).unwrap();
-        n += 1;
-        let a = CommandAnswer { command_id: format!("c{n}"), seq: m.events.len() as u64 + 1, refusal: None };
-        log.append_answered(keep, m.events.len() as u64, vec![event(n, 100)], a.clone()).await.unwrap();
-        m.events.push((n, 100));
-        m.answers.insert(a.command_id.clone(), a);
-        if round % 7 == 0 {
-            let snap =
-                Snapshot { seq: m.events.len() as u64, schema_version: 1 + (round % 2) as u32, time_ms: n, state: json!({ "n": n }) };
-            log.put_snapshot(keep, snap.clone()).await.unwrap();
-            m.snapshots.insert(snap.schema_version, snap);
-        }
-        let s = SessionId::random();
-        log.create_session(s, new_session()).await.unwrap();
-        for k in 0..3 {
-            n += 1;
-            log.append(s, k, vec![event(n, 4000)]).await.unwrap();
-        }
-        log.set_status(s, SessionStatus::Ended).await.unwrap();
-        log.expire(&policy, 10_000_000).await.unwrap();
-        world.gone.push(s);
+        one_round(&log, &mut world, keep, &mut n, round).await;
         log.checkpoint().await.unwrap();
         let snapshot = World { live: world.live.clone(), gone: world.gone.clone() };
         images.push((snapshot, image(dir.path())));
@@ -332,5 +337,22 @@ async fn a_crash_image_between_any_two_steps_reopens_the_same() {
         let log = open(img.path(), 0);
         check(&log, world, &format!("{what}: full scan")).await;
         drop(log);
+        if i % 4 == 1 {
+            // Carry on after the crash: a compaction cut short starts again, copying nothing twice.
+            let log = open_buffered(img.path(), 25);
+            let mut world = World { live: world.live.clone(), gone: world.gone.clone() };
+            let mut n = 1_000_000 * (i as u64 + 1);
+            for round in 0..12 {
+                one_round(&log, &mut world, keep, &mut n, round).await;
+            }
+            check(&log, &world, &format!("{what}: carried on")).await;
+            drop(log);
+            for percent in [25, 0] {
+                let log = open(img.path(), percent);
+                check(&log, &world, &format!("{what}: carried on, reopened")).await;
+                drop(log);
+                remove_checkpoints(img.path());
+            }
+        }
     }
 }
