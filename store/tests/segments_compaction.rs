@@ -263,7 +263,7 @@ async fn one_round(log: &SegmentEventLog, world: &mut World, keep: SessionId, n:
     log.append_answered(keep, m.events.len() as u64, vec![event(*n, 100)], a.clone()).await.unwrap();
     m.events.push((*n, 100));
     m.answers.insert(a.command_id.clone(), a);
-    if round % 7 == 0 {
+    if round.is_multiple_of(7) {
         let snap = Snapshot { seq: m.events.len() as u64, schema_version: 1 + (round % 2) as u32, time_ms: *n, state: json!({ "n": n }) };
         log.put_snapshot(keep, snap.clone()).await.unwrap();
         m.snapshots.insert(snap.schema_version, snap);
