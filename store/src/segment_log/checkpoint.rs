@@ -429,8 +429,8 @@ mod tests {
         }
     }
 
-    /// Copies the log's files (not its lock): what a crash at this moment would leave, since every
-    /// operation was awaited and the writer is idle.
+    /// Copies the log's files (not its lock): what a crash at this moment would leave, once a
+    /// `flush` has waited out the writer's housekeeping (it deletes segments after replying).
     fn copy(from: &Path, to: &Path, with_checkpoints: bool) {
         for entry in std::fs::read_dir(from).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
@@ -495,26 +495,76 @@ mod tests {
         /// checkpoint to exactly what a full scan finds: the same index, the same reads.
         #[test]
         fn opening_from_a_checkpoint_finds_what_a_full_scan_finds(steps in proptest::collection::vec(step(), 1..80)) {
-            runtime().block_on(async {
-                let dir = tempdir();
-                let mut images = Vec::new();
-                {
-                    let log = SegmentEventLog::open(config(dir.path())).unwrap();
-                    for step in &steps {
-                        run(&log, step).await;
-                        if let Step::Crash = step {
-                            let image = tempdir();
-                            copy(dir.path(), image.path(), true);
-                            images.push(image);
-                        }
+            check_history(&steps);
+        }
+    }
+
+    /// Runs `steps`, copying the directory at each `Crash`, and checks every copy and the closed
+    /// log with [`check_image`].
+    fn check_history(steps: &[Step]) {
+        runtime().block_on(async {
+            let dir = tempdir();
+            let mut images = Vec::new();
+            {
+                let log = SegmentEventLog::open(config(dir.path())).unwrap();
+                for step in steps {
+                    run(&log, step).await;
+                    if let Step::Crash = step {
+                        log.flush().await.unwrap();
+                        let image = tempdir();
+                        copy(dir.path(), image.path(), true);
+                        images.push(image);
                     }
                 }
-                for image in &images {
-                    check_image(image.path()).await;
-                }
-                check_image(dir.path()).await;
-            });
-        }
+            }
+            for image in &images {
+                check_image(image.path()).await;
+            }
+            check_image(dir.path()).await;
+        });
+    }
+
+    /// Found by the property: recovery gave an expired session's tombstone a segment twice (once
+    /// for the session's bytes there, once for its orphans), the checkpoint once.
+    #[test]
+    fn a_tombstone_names_each_segment_it_outlives_once() {
+        use Step::*;
+        check_history(&[
+            Create(1),
+            AppendAnswered { s: 1, command: 0, pad: 3576 },
+            AppendAnswered { s: 1, command: 0, pad: 6780 },
+            Create(2),
+            Create(4),
+            AppendAnswered { s: 2, command: 0, pad: 11660 },
+            Append { s: 2, events: 3, pad: 6513 },
+            Append { s: 2, events: 3, pad: 7738 },
+            Append { s: 1, events: 3, pad: 8004 },
+            Append { s: 1, events: 3, pad: 4553 },
+            Create(3),
+            SetStatus { s: 2, ended: true },
+            Append { s: 1, events: 3, pad: 1286 },
+            Expire,
+            Create(0),
+        ]);
+    }
+
+    /// Found by the property: an expiry deleted the segment the newest checkpoint ends in, and
+    /// opening could use no checkpoint until the next one (64 MiB later); now one is written at once.
+    #[test]
+    fn deleting_the_segment_a_checkpoint_ends_in_writes_a_new_checkpoint() {
+        use Step::*;
+        check_history(&[
+            Create(0),
+            Append { s: 0, events: 1, pad: 79 },
+            Create(4),
+            Append { s: 0, events: 3, pad: 10861 },
+            SetStatus { s: 0, ended: true },
+            Append { s: 4, events: 3, pad: 4694 },
+            Checkpoint,
+            Append { s: 0, events: 2, pad: 9040 },
+            Expire,
+            Crash,
+        ]);
     }
 
     /// The figures of docs/performance.md ("Index checkpoints"): a log of 10,000 sessions, each

@@ -328,6 +328,10 @@ impl Index {
 
     /// Records a tombstone at `pos` that must outlive the segments in `covers`.
     pub(crate) fn bury(&mut self, pos: Pos, len: u64, mut covers: Vec<u32>) {
+        // A session's own bytes and its orphans (recovery) can name the same segment; a checkpoint
+        // stores each segment once, so the index must too, or the two ways of opening differ.
+        covers.sort_unstable();
+        covers.dedup();
         covers.retain(|&s| s != pos.seg && self.live.contains_key(&s));
         if covers.is_empty() {
             return; // everything it cancels is in its own segment, or already deleted

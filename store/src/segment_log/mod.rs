@@ -234,7 +234,8 @@ impl SegmentEventLog {
         });
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let place = writer::Place { seg: recovered.active, end: recovered.end, last_frame: recovered.last_frame };
-        let checkpoints = writer::Checkpoints { every: config.checkpoint_bytes, since: recovered.scanned };
+        let checkpoints =
+            writer::Checkpoints { every: config.checkpoint_bytes, since: recovered.scanned, ends_in: recovered.checkpoint.map(|p| p.seg) };
         let compaction = writer::Compaction::new(config.compact_below_percent, config.compact_step_bytes);
         let writer = Writer::new(shared.clone(), rx, config.max_batch_ops, segment_bytes, place, checkpoints, compaction).map_err(io)?;
         let writer = std::thread::Builder::new().name("vestibule-segment-writer".into()).spawn(move || writer.run()).map_err(io)?;

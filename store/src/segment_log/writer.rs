@@ -91,6 +91,10 @@ pub(crate) enum Op {
         now_ms: u64,
         reply: Reply<Vec<(SessionId, u64)>>,
     },
+    /// Replied once everything before it is durable and the housekeeping between batches is
+    /// done (the next segment made, dead ones deleted, a compaction step, a checkpoint): until the
+    /// next operation the writer leaves the directory alone, so a copy of it then is a consistent
+    /// image.
     Flush {
         reply: Reply<()>,
     },
@@ -211,10 +215,12 @@ pub(crate) struct Place {
 }
 
 /// When checkpoints are due: every `every` bytes of log (0: only on close or request); `since`
-/// bytes are not in any checkpoint yet.
+/// bytes are not in any checkpoint yet. `ends_in`: the segment the newest checkpoint ends in.
+/// Opening cannot use a checkpoint whose segment is gone, so deleting it makes one due at once.
 pub(crate) struct Checkpoints {
     pub every: u64,
     pub since: u64,
+    pub ends_in: Option<u32>,
 }
 
 pub(crate) struct Writer {
@@ -247,6 +253,8 @@ pub(crate) struct Writer {
     checkpoint_thread: Option<JoinHandle<()>>,
     /// Callers of `checkpoint` waiting for the next one.
     checkpoint_waiters: Vec<Reply<()>>,
+    /// Callers of `flush` waiting for the end of the batch's housekeeping.
+    flush_waiters: Vec<Reply<()>>,
     compaction: Compaction,
 }
 
@@ -316,6 +324,7 @@ impl Writer {
             checkpoints,
             checkpoint_thread: None,
             checkpoint_waiters: Vec::new(),
+            flush_waiters: Vec::new(),
             compaction,
         };
         writer.create_next()?;
@@ -343,6 +352,17 @@ impl Writer {
             }
             self.process(&mut ops);
             self.between_batches();
+            if !self.flush_waiters.is_empty()
+                && let Some(t) = self.checkpoint_thread.take()
+            {
+                let _ = t.join(); // it reports its own failure
+            }
+            for reply in std::mem::take(&mut self.flush_waiters) {
+                let _ = reply.send(match self.failure {
+                    Some(_) => Err(self.failure_error()),
+                    None => Ok(()),
+                });
+            }
             if !self.checkpoint_waiters.is_empty() {
                 let result = self.checkpoint(true).map_err(|e| e.to_string());
                 for reply in self.checkpoint_waiters.drain(..) {
@@ -615,6 +635,7 @@ impl Writer {
         };
         let serialized = started.elapsed();
         self.checkpoints.since = 0;
+        self.checkpoints.ends_in = Some(covers.end.seg);
         let dir = self.shared.dir.clone();
         let write = move || {
             let result = checkpoint::write(&dir, covers.end, &bytes);
@@ -678,6 +699,9 @@ impl Writer {
         }
         tracing::debug!(?deleted, "deleted segments without live data");
         self.shared.index.write().unwrap_or_else(|p| p.into_inner()).forget_segments(&deleted);
+        if self.checkpoints.ends_in.is_some_and(|seg| deleted.contains(&seg)) {
+            self.checkpoints.since = self.checkpoints.since.max(self.checkpoints.every);
+        }
     }
 
     /// One bounded step of compaction (decision 0105), between batches: when the oldest segment
@@ -948,7 +972,7 @@ impl Writer {
             }
             Op::Flush { reply } => {
                 b.force_flush = true;
-                b.push(reply, Ok(()));
+                self.flush_waiters.push(reply);
             }
             Op::Tick => b.tick = true,
             Op::Checkpoint { reply } => self.checkpoint_waiters.push(reply),
