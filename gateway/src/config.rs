@@ -194,6 +194,8 @@ pub struct StoreSettings {
     pub flush_interval: Duration,
     /// Servers, stream name and replicas when `backend = "jetstream"`.
     pub jetstream: vestibule_store_jetstream::JetStreamConfig,
+    /// Segment size, checkpoints and compaction when `backend = "segments"`.
+    pub segments: SegmentSettings,
 }
 
 impl Default for StoreSettings {
@@ -203,7 +205,63 @@ impl Default for StoreSettings {
             durability: DurabilityMode::Durable,
             flush_interval: Duration::from_millis(10),
             jetstream: Default::default(),
+            segments: Default::default(),
         }
+    }
+}
+
+/// `[store.segments]`: the segment log's tunables (decision 0105; their meaning is
+/// `vestibule_store::StoreConfig`'s, and so are the defaults). Ignored by the other backends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SegmentSettings {
+    /// Size of each segment file, preallocated: 1 MiB to 1 GiB.
+    pub segment_bytes: u64,
+    /// An index checkpoint every this many bytes of log (and at close), so that opening scans
+    /// only what follows it; 0 writes one only at close; else at least 1 MiB.
+    pub checkpoint_bytes: u64,
+    /// The oldest segment is compacted once at most this percentage of it is live; 0 never, at
+    /// most 99.
+    pub compact_below_percent: u32,
+    /// Bytes one compaction step reads between two group commits: 4 KiB up to `segment_bytes`.
+    pub compact_step_bytes: u64,
+}
+
+impl Default for SegmentSettings {
+    fn default() -> Self {
+        let store = vestibule_store::StoreConfig::default();
+        Self {
+            segment_bytes: store.segment_bytes,
+            checkpoint_bytes: store.checkpoint_bytes,
+            compact_below_percent: store.compact_below_percent,
+            compact_step_bytes: store.compact_step_bytes,
+        }
+    }
+}
+
+impl SegmentSettings {
+    /// `Err((field, message))` for a value the log would clamp or could not work with.
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        const MIB: u64 = 1024 * 1024;
+        if !(MIB..=1024 * MIB).contains(&self.segment_bytes) {
+            // Below 1 MiB a segment would not hold a group commit of the largest events.
+            return Err(("segment_bytes", format!("{} is not between 1048576 (1 MiB) and 1073741824 (1 GiB)", self.segment_bytes)));
+        }
+        if self.checkpoint_bytes != 0 && self.checkpoint_bytes < MIB {
+            // Each checkpoint writes the whole index: more often would cost more than it saves.
+            return Err(("checkpoint_bytes", format!("{} is neither 0 nor at least 1048576 (1 MiB)", self.checkpoint_bytes)));
+        }
+        if self.compact_below_percent > 99 {
+            // At 100 a segment all live would be copied again and again.
+            return Err(("compact_below_percent", format!("{} is more than 99", self.compact_below_percent)));
+        }
+        if !(4096..=self.segment_bytes).contains(&self.compact_step_bytes) {
+            return Err((
+                "compact_step_bytes",
+                format!("{} is not between 4096 and segment_bytes ({})", self.compact_step_bytes, self.segment_bytes),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -419,6 +477,9 @@ impl GatewayConfig {
         let err = |field: &str, message: String| Err(ConfigError(format!("`{field}`: {message}")));
         if let Err(e) = self.chain_config().validate() {
             return err(&e.field, e.message);
+        }
+        if let Err((field, message)) = self.store.segments.validate() {
+            return err(&format!("store.segments.{field}"), message);
         }
         if self.store.backend == StoreBackend::Jetstream {
             if let Err(message) = self.store.jetstream.validate() {
@@ -656,6 +717,34 @@ mod tests {
         std::fs::write(&devnet, r#"{ "networks": { "eip155:1": { "rpcUrl": "ftp://x" } } }"#).unwrap();
         let e = GatewayConfig::load_with_env(None, &flags, TEST_ENV).unwrap_err().to_string();
         assert!(e.contains(r#"networks."eip155:1".rpc_urls[0]"#), "{e}");
+    }
+
+    #[test]
+    fn the_segment_logs_tunables_are_the_stores_defaults_and_are_checked() {
+        let defaults = vestibule_store::StoreConfig::default();
+        let c = GatewayConfig::default();
+        assert_eq!(
+            (c.store.segments.segment_bytes, c.store.segments.checkpoint_bytes, c.store.segments.compact_below_percent),
+            (defaults.segment_bytes, defaults.checkpoint_bytes, defaults.compact_below_percent)
+        );
+        let toml = "[store]\nbackend = \"segments\"\n[store.segments]\nsegment_bytes = 8388608\ncheckpoint_bytes = 0\ncompact_below_percent = 40\ncompact_step_bytes = 65536\n";
+        let c = load_toml(toml).unwrap();
+        let store = crate::store::store_config(&c);
+        assert_eq!(
+            (store.segment_bytes, store.checkpoint_bytes, store.compact_below_percent, store.compact_step_bytes),
+            (8 << 20, 0, 40, 65536)
+        );
+        for (toml, field) in [
+            ("segment_bytes = 65536", "store.segments.segment_bytes"),
+            ("segment_bytes = 2147483648", "store.segments.segment_bytes"),
+            ("checkpoint_bytes = 4096", "store.segments.checkpoint_bytes"),
+            ("compact_below_percent = 100", "store.segments.compact_below_percent"),
+            ("compact_step_bytes = 100", "store.segments.compact_step_bytes"),
+            ("segment_byte = 1", "segment_byte"),
+        ] {
+            let e = load_toml(&format!("[store.segments]\n{toml}\n")).unwrap_err().to_string();
+            assert!(e.contains(field), "{toml}: {e}");
+        }
     }
 
     #[test]

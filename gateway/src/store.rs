@@ -14,7 +14,12 @@ pub fn store_config(config: &GatewayConfig) -> StoreConfig {
         DurabilityMode::Durable => Durability::Durable,
         DurabilityMode::Buffered => Durability::Buffered { interval_ms: config.store.flush_interval.as_millis().max(1) as u64 },
     };
-    StoreConfig::at(config.data.clone()).with_durability(durability)
+    let segments = &config.store.segments;
+    StoreConfig::at(config.data.clone())
+        .with_durability(durability)
+        .with_segment_bytes(segments.segment_bytes)
+        .with_checkpoint_bytes(segments.checkpoint_bytes)
+        .with_compaction(segments.compact_below_percent, segments.compact_step_bytes)
 }
 
 /// Opens the configured log with the domain's upcaster. A sled directory held by another process

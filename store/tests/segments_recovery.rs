@@ -529,3 +529,33 @@ async fn the_writer_checkpoints_every_checkpoint_bytes_and_opening_scans_only_wh
     assert_eq!(events.len(), 60);
     assert_eq!(events[59].payload["n"], json!(60));
 }
+
+/// `segment_bytes` is a setting, not a property of the directory: a log written with one size
+/// opens with another (its segments keep their sizes; new ones take the new size) and back.
+#[tokio::test]
+async fn the_segment_size_can_change_between_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SessionId::from_bytes([3; 16]);
+    let padded = |n: u64| {
+        let mut e = event(n);
+        e.payload = json!({ "n": n, "pad": "z".repeat(3000) });
+        e
+    };
+    let sizes = [SMALL_SEGMENT, 4 * SMALL_SEGMENT, SMALL_SEGMENT];
+    let mut written = 0;
+    for (round, size) in sizes.into_iter().enumerate() {
+        let log = SegmentEventLog::open(StoreConfig::at(dir.path()).with_segment_bytes(size)).expect("open");
+        if round == 0 {
+            log.create_session(s, new_session("p")).await.unwrap();
+        }
+        assert_eq!(log.read(s, 1, None).await.unwrap().len() as u64, written, "round {round}: what was written before");
+        for _ in 0..60 {
+            log.append(s, written, vec![padded(written + 1)]).await.unwrap();
+            written += 1;
+        }
+        let events = log.read(s, 1, None).await.unwrap();
+        assert_eq!(events.iter().map(|e| e.payload["n"].as_u64().unwrap()).collect::<Vec<_>>(), (1..=written).collect::<Vec<_>>());
+    }
+    let largest = segment_files(dir.path()).iter().map(|n| std::fs::metadata(dir.path().join(n)).unwrap().len()).max().unwrap();
+    assert_eq!(largest, 4 * SMALL_SEGMENT, "the segments made while the size was larger keep it");
+}
