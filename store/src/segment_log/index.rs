@@ -537,6 +537,133 @@ mod tests {
         assert_eq!(ix.dead_segments(&[]), vec![3]);
     }
 
+    /// What compaction's COPY record at `copy` (of `copy_len` bytes) says of the record at `from`.
+    fn moved(session: SessionId, copy: Pos, copy_len: u32, from: Pos, released: u64, seq: Option<u64>, answer: Option<u64>) -> Update {
+        Update { session, pos: copy, len: copy_len, change: Change::Moved { from, released, seq, answer } }
+    }
+
+    /// Where the index points for a record carried by the COPY record at `copy`.
+    fn carried(copy: Pos) -> Pos {
+        at(copy.seg, copy.offset + super::super::record::COPY_PREFIX as u32)
+    }
+
+    /// Given session `a` in segment 1 (create at 0, events 1..=3 with the answer to "c1" at 100,
+    /// events 4..=5 at 200, the answer to "c2" at 300, a snapshot of version 7 at 400) and session
+    /// `b` (create at 500), every record 100 bytes; segments 1 and 2 exist.
+    fn given_two_sessions_in_segment_1() -> (Index, SessionId, SessionId) {
+        let mut ix = Index::new();
+        let (a, b) = (SessionId::from_bytes([1; 16]), SessionId::from_bytes([2; 16]));
+        ix.add_segment(1);
+        ix.add_segment(2);
+        let (c1, c2) = (ix.hash("c1"), ix.hash("c2"));
+        ix.apply(up(a, at(1, 0), Change::Create(meta()))).unwrap();
+        ix.apply(up(a, at(1, 100), Change::Events { first_seq: 1, count: 3, last_time: Some(50), answer: Some(c1) })).unwrap();
+        ix.apply(up(a, at(1, 200), Change::Events { first_seq: 4, count: 2, last_time: Some(60), answer: None })).unwrap();
+        ix.apply(up(a, at(1, 300), Change::Answer(c2))).unwrap();
+        ix.apply(up(a, at(1, 400), Change::Snapshot(Some(7)))).unwrap();
+        ix.apply(up(b, at(1, 500), Change::Create(meta()))).unwrap();
+        (ix, a, b)
+    }
+
+    #[test]
+    fn a_moved_events_record_is_found_at_its_copy_with_its_answer_and_its_bytes() {
+        let (mut ix, a, b) = given_two_sessions_in_segment_1();
+        let c1 = ix.hash("c1");
+        assert_eq!((ix.live_bytes(1), ix.live_bytes(2)), (Some(600), Some(0)));
+
+        // When compaction copies the events 1..=3 (and their answer) to segment 2, 141 bytes.
+        ix.apply(moved(a, at(2, 0), 141, at(1, 100), 100, Some(1), Some(c1))).unwrap();
+
+        // Then the index points at the record the copy carries, its answer too; nothing else moved.
+        let copy = carried(at(2, 0));
+        assert_eq!(ix.extents(&a, 1, 99).unwrap().0, vec![Extent { first_seq: 1, pos: copy }, Extent { first_seq: 4, pos: at(1, 200) }]);
+        assert_eq!(ix.answer_candidates(&a, "c1"), Some(vec![copy]));
+        assert_eq!(ix.answer_candidates(&a, "c2"), Some(vec![at(1, 300)]));
+        assert_eq!(ix.get(&a).unwrap().snapshots, vec![(7, at(1, 400))]);
+        assert_eq!(ix.get(&a).unwrap().latest_seq, 5, "a move is not an append");
+        // And the released bytes left segment 1 for the copy's in segment 2, for the session and
+        // for the segments' live counts; session b is untouched.
+        let s = ix.get(&a).unwrap();
+        assert_eq!((s.bytes_in(1), s.bytes_in(2)), (400, 141));
+        assert_eq!((ix.live_bytes(1), ix.live_bytes(2)), (Some(500), Some(141)));
+        assert_eq!((ix.get(&b).unwrap().bytes_in(1), ix.get(&b).unwrap().bytes_in(2)), (100, 0));
+    }
+
+    #[test]
+    fn once_everything_live_is_moved_out_of_a_segment_it_is_dead_and_can_be_forgotten() {
+        let (mut ix, a, b) = given_two_sessions_in_segment_1();
+        let (c1, c2) = (ix.hash("c1"), ix.hash("c2"));
+
+        // When every record of segment 1 is copied to segment 2, as compaction copies them: in
+        // order, each copy 41 bytes more than its record.
+        let copies = [
+            (a, 0, None, None),
+            (a, 100, Some(1), Some(c1)),
+            (a, 200, Some(4), None),
+            (a, 300, None, Some(c2)),
+            (a, 400, None, None),
+            (b, 500, None, None),
+        ];
+        for (i, &(session, offset, seq, answer)) in copies.iter().enumerate() {
+            ix.apply(moved(session, at(2, 141 * i as u32), 141, at(1, offset), 100, seq, answer)).unwrap();
+        }
+
+        // Then every place is in segment 2, segment 1 holds nothing live and no session counts it.
+        let s = ix.get(&a).unwrap();
+        assert_eq!(s.extents, vec![Extent { first_seq: 1, pos: carried(at(2, 141)) }, Extent { first_seq: 4, pos: carried(at(2, 282)) }]);
+        assert_eq!(ix.answer_candidates(&a, "c1"), Some(vec![carried(at(2, 141))]));
+        assert_eq!(ix.answer_candidates(&a, "c2"), Some(vec![carried(at(2, 423))]));
+        assert_eq!(s.snapshots, vec![(7, carried(at(2, 564)))]);
+        assert_eq!((s.bytes_in(1), s.bytes_in(2)), (0, 5 * 141));
+        assert_eq!((ix.live_bytes(1), ix.live_bytes(2)), (Some(0), Some(6 * 141)));
+        assert_eq!(ix.dead_segments(&[2]), vec![1]);
+        ix.forget_segments(&[1]);
+        assert_eq!(ix.check_places(), Ok(()), "nothing refers to the deleted segment");
+
+        // And a copy of a copy (segment 2 compacted in turn) moves the place again: `from` is the
+        // carried record, `released` the whole earlier copy.
+        ix.add_segment(3);
+        ix.apply(moved(a, at(3, 0), 141, carried(at(2, 141)), 141, Some(1), Some(c1))).unwrap();
+        assert_eq!(ix.extents(&a, 1, 1).unwrap().0, vec![Extent { first_seq: 1, pos: carried(at(3, 0)) }]);
+        assert_eq!(ix.answer_candidates(&a, "c1"), Some(vec![carried(at(3, 0))]));
+        assert_eq!((ix.live_bytes(2), ix.live_bytes(3)), (Some(5 * 141), Some(141)));
+    }
+
+    #[test]
+    fn an_older_answer_to_the_same_command_follows_its_record_too() {
+        let (mut ix, a, _) = given_two_sessions_in_segment_1();
+        let c2 = ix.hash("c2");
+        // Given the answer to "c2" remembered again in segment 2: the newer is found first.
+        ix.apply(up(a, at(2, 0), Change::Answer(c2))).unwrap();
+        assert_eq!(ix.answer_candidates(&a, "c2"), Some(vec![at(2, 0), at(1, 300)]));
+
+        // When the older one (now behind the newer) is copied forward.
+        ix.apply(moved(a, at(2, 100), 141, at(1, 300), 100, None, Some(c2))).unwrap();
+
+        // Then it is found at its copy, still after the newer one.
+        assert_eq!(ix.answer_candidates(&a, "c2"), Some(vec![at(2, 0), carried(at(2, 100))]));
+    }
+
+    #[test]
+    fn a_move_of_a_record_the_session_does_not_have_is_refused_and_changes_nothing() {
+        let (mut ix, a, b) = given_two_sessions_in_segment_1();
+        let c1 = ix.hash("c1");
+        let before = ix.dump();
+        let nobody = SessionId::from_bytes([9; 16]);
+
+        // When a copy claims a session that does not exist.
+        assert_eq!(ix.apply(moved(nobody, at(2, 0), 141, at(1, 100), 100, Some(1), None)), Err(Anomaly::NoSession));
+        // When it releases more bytes than the session has where it says the record was.
+        assert_eq!(ix.apply(moved(b, at(2, 0), 141, at(1, 500), 101, None, None)), Err(Anomaly::BadCopy));
+        assert_eq!(ix.apply(moved(a, at(2, 0), 141, at(1, 100), 601, Some(1), Some(c1))), Err(Anomaly::BadCopy));
+        // When it says the record was in a segment where the session has nothing.
+        assert_eq!(ix.apply(moved(a, at(2, 0), 141, at(2, 100), 100, Some(1), Some(c1))), Err(Anomaly::BadCopy));
+        assert_eq!(ix.apply(moved(a, at(2, 0), 141, at(5, 100), 100, Some(1), Some(c1))), Err(Anomaly::BadCopy));
+
+        // Then the index is as it was: no place, byte or live count changed.
+        assert_eq!(ix.dump(), before);
+    }
+
     #[test]
     fn sip_hash_is_the_reference_siphash_2_4() {
         // The reference vectors of SipHash-2-4 (Aumasson and Bernstein): key 00..0f, messages of
