@@ -84,6 +84,7 @@ impl Shared {
         let from = from.max(1);
         let (extents, _) =
             self.index.read().unwrap_or_else(|p| p.into_inner()).extents(&session, from, to).ok_or(StoreError::UnknownSession(session))?;
+        after_lookup();
         let mut out = Vec::new();
         for extent in extents {
             if out.len() >= limit || durable_before.is_some_and(|mark| extent.pos >= mark) {
@@ -139,6 +140,7 @@ impl Shared {
             return Ok(None); // could never have been remembered
         }
         let candidates = self.index.read().unwrap_or_else(|p| p.into_inner()).answer_candidates(&session, command_id);
+        after_lookup();
         for pos in candidates.unwrap_or_default() {
             let (kind, body) = match self.read_record(pos) {
                 Ok(r) => r,
@@ -173,6 +175,7 @@ impl Shared {
             index.get(&session).and_then(|s| s.snapshots.iter().find(|(v, _)| *v == schema_version).map(|(_, p)| *p))
         };
         let Some(pos) = pos else { return Ok(None) };
+        after_lookup();
         let (kind, body) = match self.read_record(pos) {
             Ok(r) => r,
             Err(_) if !self.exists(&session) => return Ok(None),
@@ -211,6 +214,24 @@ fn retry_moved<T>(mut read: impl FnMut() -> Result<T, StoreError>) -> Result<T, 
             Err(StoreError::Io { ref source, .. }) if source.kind() == io::ErrorKind::NotFound && tries < 3 => tries += 1,
             result => return result,
         }
+    }
+}
+
+// A test seam, compiled into unit tests only. Between a read's index look-up (under the read lock)
+// and its file reads, the writer may move the records (compaction) and delete their segment; that
+// is what `retry_moved` is for. Nothing a test can do from outside gets between the two without
+// sleeping and hoping, so a test puts here what compaction would do, and the next read on its
+// thread runs it (once) right after its look-up. See the tests below.
+#[cfg(test)]
+thread_local! {
+    static AFTER_LOOKUP: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
+}
+
+#[inline(always)]
+fn after_lookup() {
+    #[cfg(test)]
+    if let Some(hook) = AFTER_LOOKUP.with(|h| h.borrow_mut().take()) {
+        hook();
     }
 }
 
@@ -333,5 +354,189 @@ async fn wait_for_notice(f: &mut FollowState) {
         // Fell behind the bounded notification buffer: re-read from the log.
         Err(broadcast::error::RecvError::Lagged(_)) => f.phase = Phase::CatchUp,
         Err(broadcast::error::RecvError::Closed) => f.phase = Phase::Done,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::{Mutex, OnceLock, RwLock};
+
+    use serde_json::json;
+    use tokio::sync::watch;
+
+    use super::super::index::{Change, Index, Update};
+    use super::super::record::AnswerWrite;
+    use super::super::segment::{self, ReadFiles};
+    use super::super::{Counters, frame, sealed_frame};
+    use super::*;
+    use crate::layout::MetaRecord;
+    use crate::{Durability, NewEvent, NoUpcasting, SessionStatus};
+
+    /// The session of the tests.
+    fn sid() -> SessionId {
+        SessionId::from_bytes([7; 16])
+    }
+
+    /// One segment as the writer leaves it, and the index of it: session `sid()` created, its events
+    /// 1..=2 written with the answer to "c1", event 3, a snapshot of version 1; one frame.
+    struct Log {
+        _dir: tempfile::TempDir,
+        shared: Arc<Shared>,
+        /// Each record of segment 1: its place, its bytes, its change to the index.
+        records: Vec<(Pos, Vec<u8>, Change)>,
+    }
+
+    fn event(seq: u64) -> Vec<u8> {
+        let e = NewEvent {
+            time_ms: 100 + seq,
+            event_type: format!("test.e{seq}"),
+            schema_version: 1,
+            correlation_id: None,
+            checksum: None,
+            payload: json!({ "seq": seq }),
+        };
+        layout::encode_event(&e).unwrap()
+    }
+
+    fn answer() -> CommandAnswer {
+        CommandAnswer { command_id: "c1".into(), seq: 2, refusal: None }
+    }
+
+    fn snapshot() -> Snapshot {
+        Snapshot { seq: 3, schema_version: 1, time_ms: 103, state: json!({ "n": 3 }) }
+    }
+
+    fn log() -> Log {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = Index::new();
+        let meta = MetaRecord { status: SessionStatus::Active, created_ms: 1, project: "p".into(), resume_token_hash: None };
+        let answer = AnswerWrite { command_id: "c1".into(), record: layout::encode_answer(&answer()).unwrap() };
+        let mut built: Vec<(Vec<u8>, Change)> = Vec::new();
+        let mut put = |change: Change, write: &dyn Fn(&mut Vec<u8>) -> usize| {
+            let mut whole = Vec::new();
+            write(&mut whole);
+            built.push((whole, change));
+        };
+        put(Change::Create(meta.clone()), &|o| record::put_meta(o, record::CREATE, &sid(), &layout::encode_meta(&meta).unwrap()));
+        let events = Change::Events { first_seq: 1, count: 2, last_time: Some(102), answer: Some(index.hash("c1")) };
+        put(events, &|o| record::put_events(o, &sid(), 1, &[event(1), event(2)], Some(&answer)));
+        put(Change::Events { first_seq: 3, count: 1, last_time: Some(103), answer: None }, &|o| {
+            record::put_events(o, &sid(), 3, &[event(3)], None)
+        });
+        put(Change::Snapshot(Some(1)), &|o| record::put_snapshot(o, &sid(), &layout::encode_snapshot(&snapshot()).unwrap()));
+
+        index.add_segment(1);
+        let (mut records, mut bytes) = (Vec::new(), Vec::new());
+        for (whole, change) in built {
+            let pos = Pos { seg: 1, offset: (frame::HEADER_LEN + bytes.len()) as u32 };
+            index.apply(Update { session: sid(), pos, len: whole.len() as u32, change: change.clone() }).unwrap();
+            bytes.extend_from_slice(&whole);
+            records.push((pos, whole, change));
+        }
+        std::fs::write(segment::path(dir.path(), 1), sealed_frame(&bytes)).unwrap();
+        let (closed, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            dir: dir.path().to_path_buf(),
+            durability: Durability::Durable,
+            upcaster: Arc::new(NoUpcasting),
+            max_event_bytes: 1 << 20,
+            index: RwLock::new(index),
+            files: ReadFiles::new(dir.path().to_path_buf(), 4),
+            durable: AtomicU64::new(Pos { seg: 2, offset: 0 }.packed()),
+            closed,
+            notices: Mutex::new(None),
+            stats: Counters::default(),
+            failure: OnceLock::new(),
+        });
+        Log { _dir: dir, shared, records }
+    }
+
+    impl Log {
+        /// What compaction and `reclaim` do to segment 1, run right after the next read's index
+        /// look-up on this thread: every record copied to segment 2 as COPY records (written
+        /// before the index changes, as the writer does), the index pointed at the copies, then
+        /// segment 1's descriptor closed, its file deleted and the segment forgotten.
+        fn compact_after_the_next_look_up(&self) {
+            let (shared, records) = (self.shared.clone(), self.records.clone());
+            let hook = move || {
+                let (mut copies, mut moves) = (Vec::new(), Vec::new());
+                for (from, whole, change) in records {
+                    let pos = Pos { seg: 2, offset: (frame::HEADER_LEN + copies.len()) as u32 };
+                    let len = record::put_copy(&mut copies, &sid(), from, whole.len() as u32, from, &whole);
+                    let (seq, answer) = match change {
+                        Change::Events { first_seq, answer, .. } => (Some(first_seq), answer),
+                        _ => (None, None),
+                    };
+                    let change = Change::Moved { from, released: whole.len() as u64, seq, answer };
+                    moves.push(Update { session: sid(), pos, len: len as u32, change });
+                }
+                std::fs::write(segment::path(&shared.dir, 2), sealed_frame(&copies)).unwrap();
+                let mut index = shared.index.write().unwrap();
+                index.add_segment(2);
+                for m in moves {
+                    index.apply(m).unwrap();
+                }
+                assert_eq!(index.dead_segments(&[2]), vec![1], "nothing of segment 1 is live any more");
+                shared.files.forget(1);
+                std::fs::remove_file(segment::path(&shared.dir, 1)).unwrap();
+                index.forget_segments(&[1]);
+            };
+            AFTER_LOOKUP.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+        }
+
+        /// The hook ran: segment 1 is gone, and the index names only segment 2.
+        fn assert_compacted(&self) {
+            assert!(AFTER_LOOKUP.with(|h| h.borrow().is_none()), "the read looked the index up");
+            assert!(!segment::path(&self.shared.dir, 1).exists());
+            let index = self.shared.index.read().unwrap();
+            assert_eq!(index.segments(), vec![2]);
+            assert_eq!(index.check_places(), Ok(()));
+        }
+    }
+
+    fn all_events(shared: &Shared) -> Result<Vec<Envelope>, StoreError> {
+        shared.read_events(sid(), 1, u64::MAX - 1, usize::MAX, None)
+    }
+
+    #[test]
+    fn events_moved_after_the_look_up_are_read_again_at_their_copies() {
+        let log = log();
+        // Read once before: from segment 1, whose descriptor the readers now keep open.
+        let before = all_events(&log.shared).unwrap();
+        assert_eq!(
+            before.iter().map(|e| (e.seq, e.event_type.as_str())).collect::<Vec<_>>(),
+            [(1, "test.e1"), (2, "test.e2"), (3, "test.e3")]
+        );
+
+        log.compact_after_the_next_look_up();
+        let after = all_events(&log.shared).unwrap();
+
+        log.assert_compacted();
+        assert_eq!(after, before, "the same events, read from the copies");
+    }
+
+    #[test]
+    fn an_answer_moved_after_the_look_up_is_read_again_at_its_copy() {
+        let log = log();
+        assert_eq!(log.shared.answer(sid(), "c1").unwrap(), Some(answer()));
+
+        log.compact_after_the_next_look_up();
+        let found = log.shared.answer(sid(), "c1").unwrap();
+
+        log.assert_compacted();
+        assert_eq!(found, Some(answer()));
+    }
+
+    #[test]
+    fn a_snapshot_moved_after_the_look_up_is_read_again_at_its_copy() {
+        let log = log();
+        assert_eq!(log.shared.snapshot(sid(), 1).unwrap(), Some(snapshot()));
+
+        log.compact_after_the_next_look_up();
+        let found = log.shared.snapshot(sid(), 1).unwrap();
+
+        log.assert_compacted();
+        assert_eq!(found, Some(snapshot()));
     }
 }
