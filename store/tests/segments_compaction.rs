@@ -356,3 +356,55 @@ async fn a_crash_image_between_any_two_steps_reopens_the_same() {
         }
     }
 }
+
+/// KNOWN BUG, ignored until it is fixed (found by the `segment_recovery` fuzz target's model of
+/// the writer, which works around it: see `Model::reclaim` there). An expiry's tombstone covers the
+/// segments where the session still has bytes; once compaction has copied a record forward, the
+/// segment holding the original no longer counts for the session, so the tombstone does not cover
+/// it. When the copy's segment and the expiry's are deleted while the original's segment is still
+/// there (its compaction not finished), a full scan finds the original and nothing that cancels
+/// it: the expired session is back.
+///
+/// Deterministic: one-frame compaction steps, one per batch (a flush is a batch); compaction is
+/// stopped after the first copy by reopening with it off, as a slow or blocked compaction would be.
+#[tokio::test]
+#[ignore = "known bug: a full scan brings back an expired session whose moved original outlives its tombstone"]
+async fn an_expired_session_stays_expired_when_its_moved_original_outlives_the_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = |percent| StoreConfig::at(dir.path()).with_segment_bytes(SEGMENT).with_compaction(percent, 1);
+    let (x, w) = (SessionId::random(), SessionId::random());
+    // Segment 1: x's creation, then w's (live to the end) and 50 KB of its events; x's 20 KB
+    // append does not fit, and opens segment 2.
+    let log = SegmentEventLog::open(config(100)).unwrap();
+    log.create_session(x, new_session()).await.unwrap();
+    log.create_session(w, new_session()).await.unwrap();
+    for k in 0..5 {
+        log.append(w, k, vec![event(k, 10_000)]).await.unwrap();
+    }
+    log.append(x, 0, vec![event(9, 20_000)]).await.unwrap();
+    assert_eq!(segment_files(dir.path()), ["00000001.seg", "00000002.seg", "00000003.seg"]);
+    // Compaction of segment 1 (always due at 100 %): its planning pass, then the first copy, of
+    // x's creation, into segment 2. Then it stops, with w's records still only in segment 1.
+    while log.compaction_stats().copied_bytes == 0 {
+        log.flush().await.unwrap();
+    }
+    drop(log);
+
+    let log = SegmentEventLog::open(config(0)).unwrap();
+    log.set_status(x, SessionStatus::Ended).await.unwrap();
+    let policy = RetentionPolicy { ended_after: Duration::ZERO, idle_after: Duration::from_secs(1 << 40), batch_size: 10 };
+    assert_eq!(log.expire(&policy, 10_000_000).await.unwrap().expired, vec![x]);
+    // w's 50 KB append does not fit segment 2: segment 3. Segment 2 (x's append, the copy of x's
+    // creation, x's expiry) is dead, and deleted; segment 1 keeps w's records, and x's original.
+    log.append(w, 5, vec![event(10, 50_000)]).await.unwrap();
+    log.flush().await.unwrap();
+    assert_eq!(segment_files(dir.path()), ["00000001.seg", "00000003.seg", "00000004.seg"]);
+    assert!(log.session_meta(x).await.unwrap().is_none());
+    drop(log);
+
+    // Opening must give the same index whatever it finds (decision 0105); a full scan here.
+    remove_checkpoints(dir.path());
+    let log = SegmentEventLog::open(config(0)).unwrap();
+    assert_eq!(log.latest_seq(w).await.unwrap(), 6);
+    assert!(log.session_meta(x).await.unwrap().is_none(), "the expired session {x} is back after a full scan");
+}
