@@ -82,7 +82,10 @@ pub(crate) struct SessionIndex {
     /// The newest snapshot of each state schema version.
     pub snapshots: Vec<(u32, Pos)>,
     pub answers: Answers,
-    /// Bytes of this session's records in each segment: what its expiry frees.
+    /// Bytes of this session's records in each segment: what its expiry frees. A segment whose
+    /// records compaction copied away stays here at 0 until it is deleted: it still holds the
+    /// originals, so the session's tombstone must outlive it (else a full scan would find them,
+    /// and nothing cancelling them, once the copies' and the tombstone's segments were gone).
     pub(super) bytes: Vec<(u32, u64)>,
 }
 
@@ -272,10 +275,7 @@ impl Index {
             Change::Moved { from, released, seq, answer } => {
                 let s = self.sessions.get_mut(&u.session).ok_or(Anomaly::NoSession)?;
                 let i = s.bytes.iter().position(|&(seg, n)| seg == from.seg && n >= released).ok_or(Anomaly::BadCopy)?;
-                s.bytes[i].1 -= released;
-                if s.bytes[i].1 == 0 {
-                    s.bytes.swap_remove(i);
-                }
+                s.bytes[i].1 -= released; // at 0 it stays, while the segment does (see `bytes`)
                 if let Some(live) = self.live.get_mut(&from.seg) {
                     *live = live.saturating_sub(released);
                 }
@@ -349,6 +349,9 @@ impl Index {
     pub(crate) fn forget_segments(&mut self, deleted: &[u32]) {
         for seg in deleted {
             self.live.remove(seg);
+        }
+        for s in self.sessions.values_mut() {
+            s.bytes.retain(|(seg, _)| !deleted.contains(seg));
         }
         let mut freed = Vec::new();
         self.tombstones.retain_mut(|t| {

@@ -472,14 +472,17 @@ impl Model {
         self.write(s, DROP_SNAPSHOTS, &[]);
     }
 
-    /// The tombstone covers the other segments that hold the session's bytes, as the index's does.
+    /// The tombstone covers the other segments on disk that hold the session's records, as the
+    /// index's does: those where it has bytes, and those whose records compaction copied away
+    /// (at 0 bytes), which still hold the originals.
     fn expire(&mut self, b: u8) {
         let Some(s) = self.pick(b) else { return };
         let whole = record(EXPIRY, &self.sessions[s].id, &[]);
         let at = self.put(&whole);
         let session = &mut self.sessions[s];
         session.alive = false;
-        let covers: Vec<u32> = session.bytes.iter().filter(|&(&seg, &n)| n > 0 && seg != at.seg).map(|(&seg, _)| seg).collect();
+        let files = &self.files;
+        let covers: Vec<u32> = session.bytes.keys().copied().filter(|&seg| seg != at.seg && files.contains_key(&seg)).collect();
         if !covers.is_empty() {
             self.tombstones.push(Tombstone { seg: at.seg, covers });
         }
@@ -519,10 +522,7 @@ impl Model {
         let (s, from, released, origin, inner) = (w.session, w.held, w.len, w.origin, w.inner.clone());
         let bytes = &mut self.sessions[s].bytes;
         let left = bytes.get_mut(&from.seg).expect("a live record's bytes");
-        *left -= released;
-        if *left == 0 {
-            bytes.remove(&from.seg);
-        }
+        *left -= released; // at 0 it stays: the segment still holds the original
         let mut body = Vec::with_capacity(20 + inner.len());
         for v in [from.seg, from.offset, released as u32, origin.seg, origin.offset] {
             body.extend_from_slice(&v.to_be_bytes());
@@ -539,27 +539,7 @@ impl Model {
     /// does (again and again: a deletion can free a tombstone, and its segment with it).
     fn reclaim(&mut self) {
         loop {
-            // KNOWN BUG (store/tests/segments_expired_copy.rs, ignored until it is fixed): an
-            // expiry's tombstone does not cover the segments that still hold the originals of the
-            // session's records that compaction copied forward, so the writer can delete the
-            // expiry's segment (and the copies') while an original is on disk, and a full scan
-            // then brings the expired session back. Until it is fixed, the model keeps the segment
-            // of an expiry while another segment on disk holds any record of its session, as the
-            // tombstone should (a writer that deletes later is always possible: a crash, a failed
-            // deletion). Without this, the fuzzer finds that bug within seconds.
-            let mut held: Vec<Vec<u32>> = vec![Vec::new(); self.sessions.len()];
-            for w in self.written.iter().filter(|w| self.files.contains_key(&w.at.seg)) {
-                held[w.session].push(w.at.seg);
-            }
-            let kept: Vec<u32> = self
-                .written
-                .iter()
-                .filter(|w| w.inner[0] == EXPIRY && self.files.contains_key(&w.at.seg))
-                .filter(|w| held[w.session].iter().any(|&seg| seg != w.at.seg))
-                .map(|w| w.at.seg)
-                .collect();
-            let dead: Vec<u32> =
-                self.files.keys().copied().filter(|&seg| seg != self.active && !kept.contains(&seg) && self.is_dead(seg)).collect();
+            let dead: Vec<u32> = self.files.keys().copied().filter(|&seg| seg != self.active && self.is_dead(seg)).collect();
             if dead.is_empty() {
                 return;
             }
