@@ -115,7 +115,7 @@ fn full_scan(dir: &Path, segs: &[u32], tail: u32) -> Result<Scan, StoreError> {
 /// The index from the checkpoint at `path` and the frames after it, or why it cannot be used.
 fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, path: &Path) -> Result<(Scan, Pos), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let (mut index, covers) = checkpoint::decode(&bytes)?;
+    let (index, covers) = checkpoint::decode(&bytes)?;
     if checkpoint::path(dir, covers.end) != path {
         return Err(format!("it covers segment {} offset {}, not what its name says", covers.end.seg, covers.end.offset));
     }
@@ -128,9 +128,10 @@ fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, path: &Path) -> Result<(
         return Err(format!("segment {unknown} is on disk but not in it"));
     }
     // Segments it knows that are gone were deleted after it was written, once nothing in them was
-    // live: forgotten now as the writer forgot them then.
+    // live: forgotten as the writer forgot them, after the frames that made them dead. Those
+    // frames may still name them: a compaction copy's `from` (decision 0105), so forgetting them
+    // first would refuse the copy.
     let gone: Vec<u32> = known.into_iter().filter(|s| !segs.contains(s)).collect();
-    index.forget_segments(&gone);
 
     let mut scan = Scan::new(dir, index);
     scan.last_frame = Some(covers.last_frame);
@@ -140,6 +141,7 @@ fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, path: &Path) -> Result<(
         scan.index.add_segment(seg);
         scan.segment(seg, 0, seg == tail).map_err(failed)?;
     }
+    scan.index.forget_segments(&gone);
     scan.finish().map_err(failed)?;
     scan.index.check_places()?;
     Ok((scan, covers.end))
