@@ -74,7 +74,7 @@ fn new_event(event: &Event, correlation: &str) -> NewEvent {
         schema_version: Event::schema_version(event.type_name()),
         correlation_id: Some(correlation.into()),
         checksum: None,
-        payload: event.payload(),
+        payload: event.payload_json(),
     }
 }
 

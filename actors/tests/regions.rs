@@ -72,6 +72,10 @@ fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
         let before_decision = state.clone();
         let mut touched = Regions::NONE;
         for event in &events {
+            // What the log stores and the diff carries: the payload written once, as text.
+            if event.payload_json().to_value() != event.payload() {
+                return Err(format!("{}: the payload's text is not its value", event.type_name()));
+            }
             let before = state.clone();
             let before_bytes = CanonicalState::of(&before);
             state = session::evolve(state, event);

@@ -302,7 +302,7 @@ fn after_a_conflict_the_connections_get_the_other_writers_diffs_with_no_gap() {
             schema_version: 1,
             correlation_id: Some("other-writer".into()),
             checksum: None,
-            payload: serde_json::json!({}),
+            payload: serde_json::json!({}).into(),
         };
         log.append(id, seq, vec![stray]).await.unwrap();
         let conflict = session.send(execute("show", toast("hi", None, true))).await.unwrap();

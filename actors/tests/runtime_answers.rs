@@ -131,7 +131,7 @@ fn a_transient_refusal_is_not_remembered_and_the_retry_runs() {
             schema_version: 1,
             correlation_id: Some("other-writer".into()),
             checksum: None,
-            payload: serde_json::json!({}),
+            payload: serde_json::json!({}).into(),
         };
         log.append(id, seq, vec![stray]).await.unwrap();
         let conflict = session.send(execute("show", toast("hi", None, true))).await.unwrap();

@@ -561,9 +561,7 @@ impl Inner {
         match self.publish_all(Some((self.names.events(&session), expected_stream_seq)), messages).await? {
             Published::Stored(last) => {
                 self.remember_tail(session, expected_seq + n, last);
-                let envelopes =
-                    events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, expected_seq + 1 + i as u64, e)).collect();
-                Ok(AppendOutcome { envelopes })
+                Ok(AppendOutcome::after(expected_seq, events.len()))
             }
             Published::WrongLastSequence => {
                 self.forget_tail(&session);

@@ -28,7 +28,7 @@ async fn concurrent_sessions_append_on_r3_without_spurious_refusals() {
                 for i in 0..100u64 {
                     // Every tenth append is a multi-event batch.
                     let batch = if i % 10 == 9 { events(seq + 1..=seq + 2) } else { events(seq + 1..=seq + 1) };
-                    seq = log.append(s, seq, batch).await?.last_seq().unwrap();
+                    seq = log.append(s, seq, batch).await?.last_seq;
                 }
                 Ok::<_, StoreError>(s)
             })

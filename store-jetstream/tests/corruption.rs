@@ -58,7 +58,7 @@ async fn oversized_events_are_refused() {
     let s = SessionId::random();
     log.create_session(s, new_session("p")).await.unwrap();
     let mut big = events(1..=1);
-    big[0].payload = serde_json::json!({ "blob": "x".repeat(200) });
+    big[0].payload = serde_json::json!({ "blob": "x".repeat(200) }).into();
     assert!(matches!(log.append(s, 0, big).await, Err(StoreError::InvalidAppend(_))));
     assert_eq!(log.latest_seq(s).await.unwrap(), 0);
 }
@@ -72,7 +72,7 @@ async fn acknowledged_appends_survive_a_server_kill() {
         log.create_session(s, new_session("p")).await.unwrap();
         let mut seq = 0;
         for _ in 0..20 {
-            seq = log.append(s, seq, events(seq + 1..=seq + 3)).await.unwrap().last_seq().unwrap();
+            seq = log.append(s, seq, events(seq + 1..=seq + 3)).await.unwrap().last_seq;
         }
     }
     tokio::task::spawn_blocking(move || {

@@ -77,12 +77,12 @@ async fn fill_session(log: &SledEventLog, s: u64, commands: u64) {
                 schema_version: 1,
                 correlation_id: Some(command_id.clone()),
                 checksum: Some("0123456789abcdef".into()),
-                payload: json!({"connectorId": "load.vestibule.wallet", "namespace": "eip155", "address": "0x52908400098527886E0F7030069857D2E4169EE7", "chainId": "eip155:1", "n": c}),
+                payload: json!({"connectorId": "load.vestibule.wallet", "namespace": "eip155", "address": "0x52908400098527886E0F7030069857D2E4169EE7", "chainId": "eip155:1", "n": c}).into(),
             })
             .collect();
         let last = seq + events.len() as u64;
         let answer = CommandAnswer { command_id, seq: last, refusal: None };
-        seq = log.append_answered(id, seq, events, answer).await.unwrap().last_seq().unwrap();
+        seq = log.append_answered(id, seq, events, answer).await.unwrap().last_seq;
     }
     let refusal = Some(AnswerRefusal { code: "not_connected".into(), message: "Connect a wallet first".into() });
     log.remember_answer(id, CommandAnswer { command_id: "refused".into(), seq, refusal }).await.unwrap();

@@ -199,7 +199,7 @@ fn bench_event(payload_bytes: usize, n: u64) -> NewEvent {
         schema_version: 1,
         correlation_id: Some(format!("cmd-{n:016x}")),
         checksum: None,
-        payload: serde_json::json!({ "n": n, "pad": "x".repeat(payload_bytes.saturating_sub(24)) }),
+        payload: serde_json::json!({ "n": n, "pad": "x".repeat(payload_bytes.saturating_sub(24)) }).into(),
     }
 }
 
@@ -420,7 +420,7 @@ impl OursRig {
                             }
                         }
                         let event = bench_event(payload_bytes, seq + 1);
-                        seq = log.append(s, seq, vec![event]).await?.last_seq().unwrap_or(seq);
+                        seq = log.append(s, seq, vec![event]).await?.last_seq;
                         if t0 >= measure_from {
                             hist.saturating_record(t0.elapsed().as_micros() as u64);
                             measured += 1;
@@ -512,7 +512,7 @@ async fn write_replay_session(log: &dyn EventLog, o: &BenchOptions) -> Result<Se
     while seq < o.replay_events {
         let n = (o.replay_events - seq).min(500);
         let events = (seq + 1..=seq + n).map(|i| bench_event(o.payload_bytes, i)).collect();
-        seq = log.append(s, seq, events).await?.last_seq().unwrap_or(seq);
+        seq = log.append(s, seq, events).await?.last_seq;
     }
     Ok(s)
 }

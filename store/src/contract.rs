@@ -66,7 +66,7 @@ pub fn event(n: u64) -> NewEvent {
         schema_version: 1,
         correlation_id: Some(format!("cmd-{n}")),
         checksum: None,
-        payload: json!({ "n": n }),
+        payload: json!({ "n": n }).into(),
     }
 }
 
@@ -105,15 +105,14 @@ pub async fn appends_get_contiguous_seqs_and_read_returns_them<H: Harness>() {
     assert!(log.read(s, 1, None).await.unwrap().is_empty());
 
     let a = log.append(s, 0, events(1..=3)).await.unwrap();
-    assert_eq!(a.envelopes.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
-    assert_eq!(a.last_seq(), Some(3));
+    assert_eq!(a.seqs().collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(a.last_seq, 3);
     let b = log.append(s, 3, events(4..=4)).await.unwrap();
-    assert_eq!(b.envelopes[0].seq, 4);
+    assert_eq!((b.first_seq, b.last_seq), (4, 4));
 
     let all = log.read(s, 1, None).await.unwrap();
-    let expected: Vec<Envelope> = a.envelopes.iter().chain(&b.envelopes).cloned().collect();
+    let expected: Vec<Envelope> = (1..=4).map(|seq| Envelope::from_new(s, seq, event(seq))).collect();
     assert_eq!(all, expected);
-    assert_eq!(all[0], Envelope::from_new(s, 1, event(1)));
     assert_eq!(log.read(s, 2, Some(3)).await.unwrap(), expected[1..3].to_vec());
     assert_eq!(log.read(s, 0, Some(1)).await.unwrap(), expected[..1].to_vec());
     assert!(log.read(s, 5, None).await.unwrap().is_empty());
@@ -167,6 +166,15 @@ pub async fn conflicts_and_refusals_write_nothing<H: Harness>() {
     assert!(matches!(log.create_session(s, new_session("p")).await, Err(StoreError::SessionExists(x)) if x == s));
 }
 
+/// Three events whose payloads name the appender `w` and the `round`.
+fn writers_batch(w: u64, round: u64) -> Vec<NewEvent> {
+    let mut batch = events(1..=3);
+    for e in &mut batch {
+        e.payload = json!({ "writer": w, "round": round }).into();
+    }
+    batch
+}
+
 pub async fn of_concurrent_appenders_with_the_same_expected_seq_exactly_one_wins<H: Harness>() {
     let h = H::fresh().await;
     let log = open(&h).await;
@@ -177,11 +185,8 @@ pub async fn of_concurrent_appenders_with_the_same_expected_seq_exactly_one_wins
         let tries = (0..8u64).map(|w| {
             let log = log.clone();
             tokio::spawn(async move {
-                let mut batch = events(1..=3);
-                for e in &mut batch {
-                    e.payload = json!({ "writer": w, "round": round });
-                }
-                log.append(s, expected, batch).await
+                let batch = writers_batch(w, round);
+                log.append(s, expected, batch).await.map(|outcome| (w, outcome))
             })
         });
         let results = futures_util::future::join_all(tries).await;
@@ -195,8 +200,11 @@ pub async fn of_concurrent_appenders_with_the_same_expected_seq_exactly_one_wins
         }
         assert_eq!(winners.len(), 1, "round {round}");
         // All three events of the winner, none of anyone else's.
+        let (w, outcome) = winners[0];
+        assert_eq!(outcome.seqs(), expected + 1..=expected + 3);
         let stored = log.read(s, expected + 1, None).await.unwrap();
-        assert_eq!(stored, winners[0].envelopes);
+        let want: Vec<Envelope> = outcome.seqs().zip(writers_batch(w, round)).map(|(seq, e)| Envelope::from_new(s, seq, e)).collect();
+        assert_eq!(stored, want);
     }
 }
 
@@ -350,7 +358,7 @@ pub async fn stream_reads_up_to_the_end_as_it_was<H: Harness>() {
     let mut seq = 0;
     while seq < 2_000 {
         let batch: Vec<_> = ((seq + 1)..=(seq + 250)).map(event).collect();
-        seq = log.append(s, seq, batch).await.unwrap().last_seq().unwrap();
+        seq = log.append(s, seq, batch).await.unwrap().last_seq;
     }
     let mut stream = log.stream(s, 10);
     let first = next_event(&mut stream).await;
@@ -561,7 +569,7 @@ impl Upcaster for TestUpcaster {
 pub async fn events_are_upcast_on_read_and_a_refused_upcast_is_corrupt_with_its_place<H: Harness>() {
     let h = H::fresh().await;
     let s = SessionId::random();
-    let old = |n: u64| NewEvent { payload: json!({ "count": n }), ..event(n) };
+    let old = |n: u64| NewEvent { payload: json!({ "count": n }).into(), ..event(n) };
     {
         let log = open(&h).await;
         log.create_session(s, new_session("p")).await.unwrap();

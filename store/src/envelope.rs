@@ -81,7 +81,77 @@ pub struct NewEvent {
     /// can prove it reaches the same states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<String>,
-    pub payload: serde_json::Value,
+    pub payload: Payload,
+}
+
+/// An event's payload as the JSON text the log stores, serialized once by whoever decided the
+/// event: the log copies these bytes into its record, and the gateway sends the same text in the
+/// event's diff, with no `serde_json::Value` tree in between. Always one well-formed JSON value.
+/// Two payloads are equal when their JSON values are, whatever the order of their members.
+#[derive(Clone)]
+pub struct Payload(Box<str>);
+
+impl Payload {
+    /// The payload whose JSON text is `text`; refused unless it is one JSON value.
+    pub fn from_json(text: String) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<serde::de::IgnoredAny>(&text)?;
+        Ok(Self(text.into_boxed_str()))
+    }
+
+    /// A payload from text that serde_json itself wrote for one value (not checked again: the
+    /// write path serializes each event once and must not parse it back). Debug builds check.
+    pub fn from_serialized(text: String) -> Self {
+        debug_assert!(serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(), "not one JSON value: {text}");
+        Self(text.into_boxed_str())
+    }
+
+    /// `value` serialized as JSON (with `T`'s own member order).
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        serde_json::to_string(value).map(Self::from_serialized)
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+
+    /// The payload parsed (for readers; the write path never builds it).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::from_str(self.json()).expect("a payload is one JSON value")
+    }
+}
+
+impl From<serde_json::Value> for Payload {
+    fn from(value: serde_json::Value) -> Self {
+        Self::of(&value).expect("a JSON value serializes")
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json() || self.to_value() == other.to_value()
+    }
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.json())
+    }
+}
+
+/// As the JSON value it is (not as a string).
+impl Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &serde_json::value::RawValue = serde_json::from_str(self.json()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
+        Ok(Self(raw.into()))
+    }
 }
 
 /// An event as stored: the envelope of the design brief.
@@ -109,7 +179,7 @@ impl Envelope {
             schema_version: event.schema_version,
             correlation_id: event.correlation_id,
             checksum: event.checksum,
-            payload: event.payload,
+            payload: event.payload.to_value(),
         }
     }
 }
@@ -117,6 +187,33 @@ impl Envelope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_payload_is_one_json_value_kept_as_text() {
+        let p = Payload::from_json(r#"{"b":1,"a":[true,null]}"#.to_string()).unwrap();
+        assert_eq!(p.json(), r#"{"b":1,"a":[true,null]}"#, "the text is kept as written");
+        assert_eq!(p.to_value(), serde_json::json!({"a": [true, null], "b": 1}));
+        assert_eq!(p, Payload::from(serde_json::json!({"a": [true, null], "b": 1})), "equal as JSON values");
+        assert_ne!(p, Payload::from(serde_json::json!({"a": [true], "b": 1})));
+        for bad in ["", "{", "{} {}", "nul", "{\"a\":}"] {
+            assert!(Payload::from_json(bad.to_string()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_event_serializes_its_payload_as_json_not_as_a_string() {
+        let event = NewEvent {
+            time_ms: 5,
+            event_type: "T".into(),
+            schema_version: 1,
+            correlation_id: None,
+            checksum: None,
+            payload: serde_json::json!({"n": 1}).into(),
+        };
+        let text = serde_json::to_string(&event).unwrap();
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap()["payload"], serde_json::json!({"n": 1}));
+        assert_eq!(serde_json::from_str::<NewEvent>(&text).unwrap(), event);
+    }
 
     #[test]
     fn session_id_text_round_trips() {

@@ -78,16 +78,25 @@ pub struct Snapshot {
     pub state: serde_json::Value,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// Where an append's events were stored: seqs `first_seq ..= last_seq`, that is
+/// `expected_seq + 1 ..= expected_seq + n` (an append has at least one event). The caller has the
+/// events it appended; the log does not hand them back (that would mean parsing their payloads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AppendOutcome {
-    /// The envelopes as stored, seqs `expected_seq + 1 ..= expected_seq + n`.
-    pub envelopes: Vec<Envelope>,
+    pub first_seq: u64,
+    pub last_seq: u64,
 }
 
 impl AppendOutcome {
-    /// The stream's seq after this append.
-    pub fn last_seq(&self) -> Option<u64> {
-        self.envelopes.last().map(|e| e.seq)
+    /// The outcome of appending `count` events (at least one) after `expected_seq`.
+    pub fn after(expected_seq: u64, count: usize) -> Self {
+        debug_assert!(count > 0, "an append has at least one event");
+        Self { first_seq: expected_seq + 1, last_seq: expected_seq + count as u64 }
+    }
+
+    /// The seqs the events were stored at.
+    pub fn seqs(&self) -> std::ops::RangeInclusive<u64> {
+        self.first_seq..=self.last_seq
     }
 }
 

@@ -188,7 +188,9 @@ pub fn encode_event(event: &NewEvent) -> Result<Vec<u8>, String> {
     if checksum.is_some_and(|c| c.len() > MAX_LABEL_BYTES) {
         return Err(format!("checksum longer than {MAX_LABEL_BYTES} bytes"));
     }
-    let mut out = Vec::with_capacity(EVENT_HEADER_LEN + kind.len() + 4 + 64);
+    let mut out = Vec::with_capacity(
+        EVENT_HEADER_LEN + kind.len() + 4 + corr.map_or(0, <[u8]>::len) + checksum.map_or(0, <[u8]>::len) + event.payload.json().len(),
+    );
     out.push(EVENT_FORMAT_V2);
     out.extend_from_slice(&event.time_ms.to_be_bytes());
     out.extend_from_slice(&event.schema_version.to_be_bytes());
@@ -208,7 +210,8 @@ pub fn encode_event(event: &NewEvent) -> Result<Vec<u8>, String> {
             out.extend_from_slice(c);
         }
     }
-    serde_json::to_writer(&mut out, &event.payload).map_err(|e| format!("payload: {e}"))?;
+    // Already JSON text: copied, not serialized again.
+    out.extend_from_slice(event.payload.json().as_bytes());
     Ok(out)
 }
 
@@ -482,7 +485,7 @@ mod tests {
             schema_version: 3,
             correlation_id: corr.map(Into::into),
             checksum: corr.map(|c| format!("sum-{c}")),
-            payload: json!({"address": "0xabc", "chain": 1}),
+            payload: json!({"address": "0xabc", "chain": 1}).into(),
         }
     }
 

@@ -22,7 +22,7 @@ mod sled_log;
 mod upcast;
 
 pub use config::StoreConfig;
-pub use envelope::{Envelope, NewEvent, SessionId, SessionIdParseError};
+pub use envelope::{Envelope, NewEvent, Payload, SessionId, SessionIdParseError};
 pub use error::StoreError;
 pub use event_log::{
     AnswerRefusal, AppendOutcome, CommandAnswer, Durability, EventLog, EventStream, ExpireReport, NewSession, RetentionPolicy,

@@ -59,7 +59,7 @@ async fn answers_are_found_again_after_a_reopen_whether_written_with_events_or_a
         let log = open(dir.path());
         log.create_session(s, new_session("p")).await.unwrap();
         let outcome = log.append_answered(s, 0, vec![event(1), event(2)], accepted("c1", 2)).await.unwrap();
-        assert_eq!(outcome.last_seq(), Some(2));
+        assert_eq!(outcome.last_seq, 2);
         log.remember_answer(s, refused("c2", 2, "not_connected")).await.unwrap();
         log.remember_answer(s, accepted("c3", 2)).await.unwrap();
         assert_eq!(log.stats().answers, 3);
@@ -88,7 +88,7 @@ async fn a_refused_append_remembers_no_answer() {
     assert!(matches!(conflict, Err(StoreError::Conflict { actual: 1, .. })), "{conflict:?}");
     // An invalid event refuses the whole append, answer included.
     let mut huge = event(2);
-    huge.payload = serde_json::json!({ "blob": "x".repeat(300 * 1024) });
+    huge.payload = serde_json::json!({ "blob": "x".repeat(300 * 1024) }).into();
     assert!(matches!(log.append_answered(s, 1, vec![huge], accepted("huge", 2)).await, Err(StoreError::InvalidAppend(_))));
     // An answer to an unknown session is refused, not stored.
     let ghost = SessionId::random();

@@ -44,11 +44,11 @@ async fn flushes_need_no_new_descriptor_and_a_failed_log_reports_its_failure() {
     // Durable appends: each one is flushed (and the blob directory checked) before it resolves.
     let mut appended = Vec::new();
     for n in 2..=50 {
-        appended.push(log.append(s, n - 1, vec![event(n)]).await.map(|o| o.last_seq()));
+        appended.push(log.append(s, n - 1, vec![event(n)]).await.map(|o| o.last_seq));
     }
     // A record sled stores as a blob file needs a descriptor: the log fails, and says so.
     let mut big = event(51);
-    big.payload = json!({ "blob": "x".repeat(200 * 1024) });
+    big.payload = json!({ "blob": "x".repeat(200 * 1024) }).into();
     let blob = log.append(s, 50, vec![big]).await;
     restore(limit);
 

@@ -31,7 +31,7 @@ fn event(n: u64, command: Option<&str>) -> NewEvent {
         correlation_id: command.map(Into::into),
         checksum: command.map(|c| format!("sum-{c}")),
         // Key order and number forms that a re-encoding could change; copied as bytes, they cannot.
-        payload: json!({"z": n, "a": {"email": "someone@example.com", "f": 1.5}, "list": [n, "x"]}),
+        payload: json!({"z": n, "a": {"email": "someone@example.com", "f": 1.5}, "list": [n, "x"]}).into(),
     }
 }
 
@@ -93,11 +93,10 @@ async fn populate(dir: &Path) -> Populated {
                 )
                 .await
                 .unwrap()
-                .last_seq()
-                .unwrap();
+                .last_seq;
             while seq < events {
                 let batch: Vec<NewEvent> = (seq + 1..=(seq + 100).min(events)).map(|n| event(n, None)).collect();
-                seq = log.append(id, seq, batch).await.unwrap().last_seq().unwrap();
+                seq = log.append(id, seq, batch).await.unwrap().last_seq;
             }
             let refusal = AnswerRefusal { code: "not_connected".into(), message: "Not connected ✗".into() };
             log.remember_answer(id, CommandAnswer { command_id: "cmd-refused".into(), seq, refusal: Some(refusal) }).await.unwrap();

@@ -58,7 +58,7 @@ fn event(n: u64, pad: usize) -> NewEvent {
         schema_version: 1,
         correlation_id: Some(format!("cmd-{n}")),
         checksum: None,
-        payload: json!({ "n": n, "pad": "x".repeat(pad) }),
+        payload: json!({ "n": n, "pad": "x".repeat(pad) }).into(),
     }
 }
 

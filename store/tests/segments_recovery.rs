@@ -178,8 +178,8 @@ async fn corruption_in_an_earlier_segment_is_an_error_even_in_its_last_frame() {
         let mut seq = 0;
         while segment_files(dir.path()).len() < 4 {
             let mut e = event(seq + 1);
-            e.payload = json!({ "pad": "x".repeat(2000) });
-            seq = log.append(s, seq, vec![e]).await.unwrap().last_seq().unwrap();
+            e.payload = json!({ "pad": "x".repeat(2000) }).into();
+            seq = log.append(s, seq, vec![e]).await.unwrap().last_seq;
         }
     }
     // The scan's rule: the close's index checkpoint would skip segment 1 (its frames are not read
@@ -257,7 +257,7 @@ async fn segments_roll_over_when_full_and_go_once_nothing_in_them_is_live() {
     let padded = |n: u64, t: u64| {
         let mut e = event(n);
         e.time_ms = t;
-        e.payload = json!({ "n": n, "pad": "y".repeat(3000) });
+        e.payload = json!({ "n": n, "pad": "y".repeat(3000) }).into();
         e
     };
     {
@@ -343,9 +343,9 @@ async fn a_failed_segment_creation_fails_the_log_with_its_reason() {
     let mut result = Ok(());
     for n in 1..=200 {
         let mut e = event(n);
-        e.payload = json!({ "pad": "z".repeat(2000) });
+        e.payload = json!({ "pad": "z".repeat(2000) }).into();
         match log.append(s, seq, vec![e]).await {
-            Ok(o) => seq = o.last_seq().unwrap(),
+            Ok(o) => seq = o.last_seq,
             Err(e) => {
                 result = Err(e);
                 break;
@@ -513,7 +513,7 @@ async fn the_writer_checkpoints_every_checkpoint_bytes_and_opening_scans_only_wh
         log.create_session(s, new_session("p")).await.unwrap();
         for n in 1..=60 {
             let mut e = event(n);
-            e.payload = json!({ "n": n, "pad": "c".repeat(2000) });
+            e.payload = json!({ "n": n, "pad": "c".repeat(2000) }).into();
             log.append(s, n - 1, vec![e]).await.unwrap();
         }
         let mut waited = 0;
@@ -538,7 +538,7 @@ async fn the_segment_size_can_change_between_opens() {
     let s = SessionId::from_bytes([3; 16]);
     let padded = |n: u64| {
         let mut e = event(n);
-        e.payload = json!({ "n": n, "pad": "z".repeat(3000) });
+        e.payload = json!({ "n": n, "pad": "z".repeat(3000) }).into();
         e
     };
     let sizes = [SMALL_SEGMENT, 4 * SMALL_SEGMENT, SMALL_SEGMENT];

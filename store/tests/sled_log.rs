@@ -58,7 +58,7 @@ async fn oversized_events_are_refused() {
     let s = SessionId::random();
     log.create_session(s, new_session("p")).await.unwrap();
     let mut big = event(1);
-    big.payload = json!({ "blob": "x".repeat(200) });
+    big.payload = json!({ "blob": "x".repeat(200) }).into();
     assert!(matches!(log.append(s, 0, vec![big]).await, Err(StoreError::InvalidAppend(_))));
     assert_eq!(log.latest_seq(s).await.unwrap(), 0);
 }
@@ -99,7 +99,7 @@ async fn stream_reads_lazily_up_to_the_end_as_it_was() {
     let mut seq = 0;
     while seq < 5_000 {
         let batch: Vec<_> = ((seq + 1)..=(seq + 500)).map(event).collect();
-        seq = log.append(s, seq, batch).await.unwrap().last_seq().unwrap();
+        seq = log.append(s, seq, batch).await.unwrap().last_seq;
     }
     let mut stream = log.stream(s, 10);
     let first = stream.next().await.unwrap().unwrap();
@@ -291,7 +291,7 @@ async fn concurrent_appends_share_flushes() {
     let before = log.stats();
     let appends = sessions.iter().map(|s| log.append(*s, 0, events(1..=2)));
     for r in futures_util::future::join_all(appends).await {
-        assert_eq!(r.unwrap().last_seq(), Some(2));
+        assert_eq!(r.unwrap().last_seq, 2);
     }
     let after = log.stats();
     assert_eq!(after.appends - before.appends, 64);

@@ -77,7 +77,7 @@ async fn append(config: StoreConfig, cycle: u64) {
                     let events = (seq + 1..=seq + n).map(|q| expected_event(s, q)).collect();
                     match log.append(s, seq, events).await {
                         Ok(outcome) => {
-                            seq = outcome.last_seq().unwrap_or_else(|| fail("empty outcome".into()));
+                            seq = outcome.last_seq;
                             say(ChildLine::Ack(s, seq));
                         }
                         Err(e) => fail(format!("append to {s} after {seq}: {e}")),

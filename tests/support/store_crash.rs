@@ -35,7 +35,8 @@ pub fn expected_event(session: SessionId, seq: u64) -> NewEvent {
             "seq": seq,
             "check": format!("{mix:016x}"),
             "pad": "p".repeat((seq % 97) as usize),
-        }),
+        })
+        .into(),
     }
 }
 

@@ -17,17 +17,17 @@ pub struct DiffFrame {
     pub text: Arc<str>,
 }
 
-/// The diff frame's text: `ServerMessage::Diff`, with the patch written as it was computed (JSON
-/// text) rather than parsed into operations and serialized again.
-pub(crate) fn build_diff(prev_seq: u64, events: Vec<WireEvent>, patch: &PatchText, state_hash: String) -> DiffFrame {
-    let seq = events.last().map_or(prev_seq, |e| e.seq);
-    let mut text = Vec::with_capacity(256);
+/// The diff frame's text: `ServerMessage::Diff`, with its events (`events_json`, a JSON array of
+/// `WireEvent`s) and its patch written as they were computed (JSON text) rather than parsed and
+/// serialized again.
+pub(crate) fn build_diff(prev_seq: u64, seq: u64, events_json: &[u8], patch: &PatchText, state_hash: String) -> DiffFrame {
+    let mut text = Vec::with_capacity(96 + events_json.len() + patch.len());
     text.extend_from_slice(b"{\"type\":\"diff\",\"seq\":");
-    text.extend_from_slice(seq.to_string().as_bytes());
+    text.extend_from_slice(itoa::Buffer::new().format(seq).as_bytes());
     text.extend_from_slice(b",\"prevSeq\":");
-    text.extend_from_slice(prev_seq.to_string().as_bytes());
+    text.extend_from_slice(itoa::Buffer::new().format(prev_seq).as_bytes());
     text.extend_from_slice(b",\"events\":");
-    serde_json::to_writer(&mut text, &events).expect("events serialize");
+    text.extend_from_slice(events_json);
     text.extend_from_slice(b",\"patch\":");
     patch.write_to(&mut text);
     text.extend_from_slice(b",\"stateHash\":");
@@ -37,15 +37,65 @@ pub(crate) fn build_diff(prev_seq: u64, events: Vec<WireEvent>, patch: &PatchTex
     DiffFrame { seq, prev_seq, state_hash, text }
 }
 
-pub(crate) fn to_new_event(event: &Event, time_ms: u64, correlation_id: &str, checksum: Option<String>) -> NewEvent {
-    let event_type = event.type_name();
-    NewEvent {
-        time_ms,
-        event_type: event_type.to_string(),
-        schema_version: Event::schema_version(event_type),
-        correlation_id: Some(correlation_id.to_string()),
-        checksum,
-        payload: event.payload(),
+/// A decision's events as the log stores them and as its diff carries them, each payload
+/// serialized once ([`Event::payload_json`]): the `NewEvent`s to append, and the JSON array of
+/// `WireEvent`s (`{seq, timeMs, correlationId, type, payload}`) they will be once stored at
+/// `expected_seq + 1 ..`. The last event carries `checksum`.
+pub(crate) struct DecidedEvents {
+    pub new_events: Vec<NewEvent>,
+    pub wire_json: Vec<u8>,
+}
+
+pub(crate) fn decided_events(events: &[Event], expected_seq: u64, time_ms: u64, correlation_id: &str, checksum: String) -> DecidedEvents {
+    let mut wire_json = Vec::with_capacity(128 * events.len());
+    let mut new_events = Vec::with_capacity(events.len());
+    let mut checksum = Some(checksum);
+    wire_json.push(b'[');
+    for (i, event) in events.iter().enumerate() {
+        let event_type = event.type_name();
+        let payload = event.payload_json();
+        if i > 0 {
+            wire_json.push(b',');
+        }
+        let wire = WireEventText { seq: expected_seq + 1 + i as u64, time_ms, correlation_id, event_type, payload: payload.json() };
+        wire.write_to(&mut wire_json);
+        new_events.push(NewEvent {
+            time_ms,
+            event_type: event_type.to_string(),
+            schema_version: Event::schema_version(event_type),
+            correlation_id: Some(correlation_id.to_string()),
+            checksum: if i + 1 == events.len() { checksum.take() } else { None },
+            payload,
+        });
+    }
+    wire_json.push(b']');
+    DecidedEvents { new_events, wire_json }
+}
+
+/// One `WireEvent` written from its parts: the same JSON as serializing the `WireEvent` (a test
+/// checks), with the payload copied as it is.
+struct WireEventText<'a> {
+    seq: u64,
+    time_ms: u64,
+    correlation_id: &'a str,
+    event_type: &'a str,
+    payload: &'a str,
+}
+
+impl WireEventText<'_> {
+    fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"seq\":");
+        out.extend_from_slice(itoa::Buffer::new().format(self.seq).as_bytes());
+        out.extend_from_slice(b",\"timeMs\":");
+        out.extend_from_slice(itoa::Buffer::new().format(self.time_ms).as_bytes());
+        out.extend_from_slice(b",\"correlationId\":");
+        serde_json::to_writer(&mut *out, self.correlation_id).expect("a string serializes");
+        // Event type names are Rust identifiers: nothing to escape.
+        out.extend_from_slice(b",\"type\":\"");
+        out.extend_from_slice(self.event_type.as_bytes());
+        out.extend_from_slice(b"\",\"payload\":");
+        out.extend_from_slice(self.payload.as_bytes());
+        out.push(b'}');
     }
 }
 
@@ -109,7 +159,9 @@ pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq
         }
         let changed = canonical.update(&state, touched);
         let prev = frames.last().map_or(from_seq, |f: &DiffFrame| f.seq);
-        frames.push(build_diff(prev, events, &wire::patch_regions(&changed, &canonical), canonical.hash()));
+        let seq = events.last().map_or(prev, |e| e.seq);
+        let events_json = serde_json::to_vec(&events).expect("events serialize");
+        frames.push(build_diff(prev, seq, &events_json, &wire::patch_regions(&changed, &canonical), canonical.hash()));
     }
     Ok(frames)
 }
@@ -122,15 +174,48 @@ mod tests {
 
     #[test]
     fn a_diff_frame_is_a_server_diff_message() {
-        let events = vec![WireEvent { seq: 8, time_ms: 5, correlation_id: Some("c\"1".into()), event: Event::ModalOpened {} }];
+        let events = vec![
+            Event::ModalOpened {},
+            Event::ConnectFailed {
+                namespace: crate::model::caip::Namespace::Eip155,
+                connector_id: "io.\"x\"".into(),
+                code: None,
+                message: "✗ \\ \u{1}".into(),
+            },
+        ];
+        let decided = decided_events(&events, 6, 5, "c\"1", "0123456789abcdef".into());
         let mut patch = PatchText::new();
         patch.diff("/modal", br#"{"status":"closed"}"#, br#"{"status":"open"}"#);
-        let frame = build_diff(7, events.clone(), &patch, "0123456789abcdef".into());
+        let frame = build_diff(6, 8, &decided.wire_json, &patch, "0123456789abcdef".into());
         let parsed: ServerMessage = serde_json::from_str(&frame.text).unwrap();
         let expected_patch: json_patch::Patch = serde_json::from_slice(&patch.to_json()).unwrap();
-        let expected = ServerMessage::Diff { seq: 8, prev_seq: 7, events, patch: expected_patch, state_hash: "0123456789abcdef".into() };
+        let wire: Vec<WireEvent> = events
+            .iter()
+            .enumerate()
+            .map(|(i, event)| WireEvent { seq: 7 + i as u64, time_ms: 5, correlation_id: Some("c\"1".into()), event: event.clone() })
+            .collect();
+        // The events written from their parts are exactly what serializing them writes.
+        assert_eq!(decided.wire_json, serde_json::to_vec(&wire).unwrap());
+        let expected =
+            ServerMessage::Diff { seq: 8, prev_seq: 6, events: wire, patch: expected_patch, state_hash: "0123456789abcdef".into() };
         assert_eq!(parsed, expected);
         assert_eq!(serde_json::to_value(&parsed).unwrap(), serde_json::from_str::<serde_json::Value>(&frame.text).unwrap());
-        assert_eq!((frame.seq, frame.prev_seq), (8, 7));
+        assert_eq!((frame.seq, frame.prev_seq), (8, 6));
+    }
+
+    #[test]
+    fn decided_events_are_what_the_log_stores_with_the_checksum_on_the_last() {
+        let events = vec![Event::ModalOpened {}, Event::ModalClosed {}];
+        let decided = decided_events(&events, 0, 42, "cmd-1", "feedface00000000".into());
+        let stored: Vec<_> = decided
+            .new_events
+            .iter()
+            .map(|e| (e.event_type.as_str(), e.time_ms, e.correlation_id.as_deref(), e.checksum.as_deref()))
+            .collect();
+        assert_eq!(stored, vec![("ModalOpened", 42, Some("cmd-1"), None), ("ModalClosed", 42, Some("cmd-1"), Some("feedface00000000"))]);
+        for (new, event) in decided.new_events.iter().zip(&events) {
+            assert_eq!(Event::from_parts(&new.event_type, new.payload.to_value()).unwrap(), *event);
+            assert_eq!(new.schema_version, Event::schema_version(&new.event_type));
+        }
     }
 }

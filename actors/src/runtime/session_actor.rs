@@ -16,14 +16,14 @@ use std::time::Instant;
 
 use actix::prelude::*;
 use flume::TrySendError;
-use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, NewEvent, SessionId, Snapshot, StoreError};
+use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, SessionId, Snapshot, StoreError};
 
 use super::effects::ContractSignatureChecker;
-use super::frames::{DiffFrame, build_diff, diffs_since, fold_log, to_new_event};
+use super::frames::{DecidedEvents, DiffFrame, build_diff, decided_events, diffs_since, fold_log};
 use super::interner::Interner;
 use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
-use crate::protocol::{CommandStatus, PROTOCOL_VERSION, ServerMessage, WireEvent, close};
+use crate::protocol::{CommandStatus, PROTOCOL_VERSION, ServerMessage, close};
 use crate::session::wire::{self, CanonicalState};
 use crate::session::{
     self, ClientCommand, Command, CommandError, Event, Evolved, RefusalCode, Region, Regions, STATE_SCHEMA_VERSION, SessionState,
@@ -216,7 +216,9 @@ struct Awake {
 
 /// A decision whose events are being appended: what becomes current once they are durable.
 struct Pending {
-    events: Vec<Event>,
+    /// The events as the diff carries them (a JSON array of `WireEvent`s).
+    wire_events: Vec<u8>,
+    event_count: usize,
     state: SessionState,
     canonical: CanonicalState,
     /// The regions whose canonical JSON changed, with their bytes before (for the diff).
@@ -553,15 +555,13 @@ impl ModalSession {
         let changed = canonical.update(&state, touched);
         let hash = canonical.hash();
         let correlation = source.correlation(self.seq);
-        let last = events.len() - 1;
-        let new_events: Vec<NewEvent> =
-            events.iter().enumerate().map(|(i, e)| to_new_event(e, now, &correlation, (i == last).then(|| hash.clone()))).collect();
         let expected = self.seq;
+        let DecidedEvents { new_events, wire_json } = decided_events(&events, expected, now, &correlation, hash.clone());
         let answer = match &source {
             Source::Client { command_id, .. } => Some(CommandReply::accepted(expected + new_events.len() as u64).to_answer(command_id)),
             _ => None,
         };
-        let pending = Pending { events, state, canonical, changed, hash };
+        let pending = Pending { wire_events: wire_json, event_count: events.len(), state, canonical, changed, hash };
         let (log, id, started) = (self.shell.log.clone(), self.id, Instant::now());
         let append = async move {
             match answer {
@@ -588,7 +588,7 @@ impl ModalSession {
     /// Makes a durable decision current and publishes it: the result to the sender, then one diff to
     /// every connection.
     fn publish(&mut self, pending: Pending, outcome: AppendOutcome, source: &Source, ctx: &mut Context<Self>) -> CommandReply {
-        let Pending { events, mut state, mut canonical, changed, hash } = pending;
+        let Pending { wire_events, event_count, mut state, mut canonical, changed, hash } = pending;
         let Some(awake) = self.awake.as_mut() else {
             // Cannot happen (nothing hibernates a session while a decision is in flight), but if it
             // did, the durable events must not be published from a state they do not follow.
@@ -602,22 +602,14 @@ impl ModalSession {
         awake.state = state;
         awake.canonical = canonical;
         self.hash = hash;
-        let wire_events: Vec<WireEvent> = outcome
-            .envelopes
-            .iter()
-            .zip(events)
-            .map(|(envelope, event)| WireEvent {
-                seq: envelope.seq,
-                time_ms: envelope.time_ms,
-                correlation_id: envelope.correlation_id.clone(),
-                event,
-            })
-            .collect();
+        // The log stored the events where the decision numbered them (an append after any other
+        // seq is a conflict, refused before this).
+        debug_assert_eq!(outcome.seqs(), self.seq + 1..=self.seq + event_count as u64);
         let prev_seq = self.seq;
-        self.seq = outcome.last_seq().unwrap_or(self.seq);
-        self.metrics().events_appended.inc_by(wire_events.len() as u64);
+        self.seq = outcome.last_seq;
+        self.metrics().events_appended.inc_by(event_count as u64);
         self.metrics().command("accepted");
-        let frame = build_diff(prev_seq, wire_events, &patch, self.hash.clone());
+        let frame = build_diff(prev_seq, self.seq, &wire_events, &patch, self.hash.clone());
         let reply = CommandReply::accepted(self.seq);
         if let Source::Client { command_id, reply_to } = source {
             // Already durable: written with the events.

@@ -471,6 +471,21 @@ impl Event {
         }
     }
 
+    /// The event's payload as the JSON text the log stores and the diff carries, written once
+    /// from the typed event (no `serde_json::Value` in between). serde writes an adjacently
+    /// tagged event as `{"type":"<name>","payload":<payload>}`, so the payload is that text
+    /// without its envelope; the same value as [`Event::payload`], with the members in the
+    /// order the event declares them.
+    pub fn payload_json(&self) -> vestibule_store::Payload {
+        let mut text = serde_json::to_string(self).expect("an event serializes");
+        let name = self.type_name();
+        let head = [r#"{"type":""#, name, r#"","payload":"#].concat();
+        assert!(text.starts_with(&head) && text.ends_with('}'), "an event serializes as its type, then its payload: {text}");
+        text.truncate(text.len() - 1);
+        text.drain(..head.len());
+        vestibule_store::Payload::from_serialized(text)
+    }
+
     /// Rebuilds an event from its stored type and (current-version) payload.
     pub fn from_parts(type_name: &str, payload: serde_json::Value) -> Result<Event, serde_json::Error> {
         serde_json::from_value(serde_json::json!({ "type": type_name, "payload": payload }))
@@ -480,6 +495,27 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_payload_text_is_the_payload_value_with_the_members_in_declared_order() {
+        let events = [
+            Event::ConnectFailed {
+                namespace: Namespace::Eip155,
+                connector_id: "io.\"example\"".into(),
+                code: Some(4001),
+                message: "Connection rejected ✗".into(),
+            },
+            Event::ModalClosed {},
+        ];
+        for e in events {
+            let text = e.payload_json();
+            assert_eq!(text.to_value(), e.payload(), "{}", e.type_name());
+            assert_eq!(Event::from_parts(e.type_name(), text.to_value()).unwrap(), e);
+        }
+        let text =
+            Event::ConnectFailed { namespace: Namespace::Eip155, connector_id: "c".into(), code: None, message: "m".into() }.payload_json();
+        assert!(text.json().starts_with(r#"{"namespace":"eip155","connectorId":"c""#), "{}", text.json());
+    }
 
     #[test]
     fn events_round_trip_through_type_and_payload() {

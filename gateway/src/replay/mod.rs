@@ -392,9 +392,9 @@ pub async fn import(log: &dyn EventLog, file: &PathBuf, new_id: bool) -> anyhow:
             schema_version: v["schemaVersion"].as_u64().unwrap_or(1) as u32,
             correlation_id: v["correlationId"].as_str().map(str::to_string),
             checksum: v["checksum"].as_str().map(str::to_string),
-            payload: v["payload"].clone(),
+            payload: v["payload"].clone().into(),
         };
-        Event::from_parts(&event.event_type, event.payload.clone())
+        Event::from_parts(&event.event_type, v["payload"].clone())
             .map_err(|e| anyhow::anyhow!("{} line {}: {} does not decode: {e}", file.display(), i + 1, event.event_type))?;
         events.push(event);
     }

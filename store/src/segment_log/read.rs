@@ -394,7 +394,7 @@ mod tests {
             schema_version: 1,
             correlation_id: None,
             checksum: None,
-            payload: json!({ "seq": seq }),
+            payload: json!({ "seq": seq }).into(),
         };
         layout::encode_event(&e).unwrap()
     }

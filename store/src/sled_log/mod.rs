@@ -472,8 +472,8 @@ impl SledEventLog {
     ) -> Result<AppendOutcome, StoreError> {
         let records = self.encode_events(&events)?;
         let first = self.call(|reply| Op::Append { session, expected: expected_seq, records, answer, reply }).await?;
-        let envelopes = events.into_iter().enumerate().map(|(i, e)| Envelope::from_new(session, first + i as u64, e)).collect();
-        Ok(AppendOutcome { envelopes })
+        debug_assert_eq!(first, expected_seq + 1);
+        Ok(AppendOutcome::after(expected_seq, events.len()))
     }
 
     async fn purge(&self, session: SessionId) -> Result<u64, StoreError> {

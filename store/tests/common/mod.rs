@@ -28,7 +28,7 @@ pub fn event(n: u64) -> NewEvent {
         schema_version: 1,
         correlation_id: Some(format!("cmd-{n}")),
         checksum: None,
-        payload: json!({ "n": n }),
+        payload: json!({ "n": n }).into(),
     }
 }
 

@@ -155,7 +155,7 @@ fuzz_target!(|data: &[u8]| {
             schema_version: 1,
             correlation_id: None,
             checksum: None,
-            payload: serde_json::json!({}),
+            payload: serde_json::json!({}).into(),
         };
         log.append(session, 0, vec![event]).await.expect("a recovered log takes an append");
         log.flush().await.expect("and makes it durable");
@@ -411,7 +411,7 @@ impl Model {
                 schema_version: 1,
                 correlation_id: None,
                 checksum: None,
-                payload: serde_json::json!(seq),
+                payload: serde_json::json!(seq).into(),
             };
             let encoded = layout::encode_event(&event).expect("an event record");
             body.extend_from_slice(&(encoded.len() as u32).to_be_bytes());
