@@ -12,7 +12,8 @@ use ts_rs::TS;
 use crate::model::options::SessionOptions;
 use crate::session::{ClientCommand, CommandError, Event, SessionState};
 
-pub const PROTOCOL_VERSION: u32 = 1;
+/// 2: the state hash is two-level (decision 0311); 1 hashed the whole state's canonical JSON.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::*;
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_store::EventLog as _;
 use vestibule_store_jetstream::test_server::NatsServer;
 
@@ -258,7 +259,7 @@ async fn resume_through(gateways: &[&Gateway], start: usize, client: &Client) ->
     loop {
         let gateway = gateways[attempt % gateways.len()];
         if let Ok(mut ws) = connect(&gateway.ws_url("test"), ORIGIN).await {
-            let hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": client.session_id,
+            let hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": client.session_id,
                                 "resumeToken": client.resume_token, "lastSeq": client.seq });
             send(&mut ws, hello).await;
             if let Some(welcome) = recv_json_within(&mut ws, Duration::from_secs(30)).await

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use alloy::signers::local::PrivateKeySigner;
 use serde_json::{Value, json};
 use support::*;
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_store_jetstream::async_nats;
 use vestibule_store_jetstream::test_server::NatsServer;
 
@@ -155,7 +156,7 @@ async fn retention_forgets_the_owners_of_the_sessions_it_expires() {
     let running = vestibule_gateway::server::start(config).await.unwrap();
     let url = format!("ws://{}/ws?projectId=test", running.addr);
     let mut ws = connect(&url, ORIGIN).await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test" })).await;
+    send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" })).await;
     let session = recv_json(&mut ws).await["sessionId"].as_str().unwrap().to_string();
     send(&mut ws, json!({ "type": "command", "id": "c1", "command": command(0) })).await;
     assert_eq!(recv_json(&mut ws).await["status"], "accepted");

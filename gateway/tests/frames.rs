@@ -12,11 +12,12 @@ use serde_json::{Value, json};
 use support::raw::{self, CLOSE, CONTINUATION, MASK, PING, TEXT};
 use support::*;
 use tokio::io::AsyncWriteExt;
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 
 const MIB: u64 = 1024 * 1024;
 
 fn hello() -> String {
-    json!({ "type": "hello", "protocol": 1, "projectId": "test" }).to_string()
+    json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" }).to_string()
 }
 
 /// The error frame and close code the gateway ends with.

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 use support::{ORIGIN, connect, read_until_close, recv_json, send};
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_gateway::config::{GatewayConfig, ProjectConfig};
 
 #[actix_web::test]
@@ -28,7 +29,7 @@ async fn retention_expiry_closes_attached_connections_with_4006() {
     let url = format!("ws://{}/ws?projectId=test", running.addr);
 
     let mut ws = connect(&url, ORIGIN).await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test" })).await;
+    send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" })).await;
     let welcome = recv_json(&mut ws).await;
     let (session, token) = (welcome["sessionId"].as_str().unwrap().to_string(), welcome["resumeToken"].as_str().unwrap().to_string());
     send(&mut ws, json!({ "type": "command", "id": "c1", "command": { "type": "OpenModal" } })).await;
@@ -44,7 +45,11 @@ async fn retention_expiry_closes_attached_connections_with_4006() {
     assert_eq!(code, Some(4006));
     // The session is gone: its token no longer resumes anything.
     let mut ws = connect(&url, ORIGIN).await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session, "resumeToken": token })).await;
+    send(
+        &mut ws,
+        json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session, "resumeToken": token }),
+    )
+    .await;
     let (code, frames) = read_until_close(&mut ws).await;
     assert_eq!((code, frames[0]["code"].as_str()), (Some(4001), Some("unauthorized")));
     running.stop().await;

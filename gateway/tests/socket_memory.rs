@@ -23,6 +23,7 @@ use support::*;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 
 const CONFIG_FOR_MANY: &str = r#"
 [[projects]]
@@ -84,7 +85,9 @@ async fn resident_memory_per_idle_connection() {
             let addr = addr.clone();
             async move {
                 let mut ws = open(&addr, i).await;
-                ws.send(Message::text(json!({ "type": "hello", "protocol": 1, "projectId": "test" }).to_string())).await.unwrap();
+                ws.send(Message::text(json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" }).to_string()))
+                    .await
+                    .unwrap();
                 let welcome = first_json(&mut ws).await;
                 let _ = ws.close(None).await;
                 (
@@ -105,7 +108,7 @@ async fn resident_memory_per_idle_connection() {
             let addr = addr.clone();
             async move {
                 let mut ws = open(&addr, i).await;
-                let hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": seq });
+                let hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": seq });
                 ws.send(Message::text(hello.to_string())).await.unwrap();
                 assert_eq!(first_json(&mut ws).await["type"], "welcome");
                 ws

@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use support::raw;
 use support::*;
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 
 const TWO_PROJECTS: &str = r#"
 [[projects]]
@@ -25,7 +26,7 @@ async fn resume_through(gateway: &Gateway, project: &str, origin: &str, session:
     let mut ws = connect(&format!("ws://{}/ws?projectId={project}", gateway.addr), origin).await.expect("upgrade accepted");
     send(
         &mut ws,
-        json!({ "type": "hello", "protocol": 1, "projectId": project, "sessionId": session, "resumeToken": token, "lastSeq": 1 }),
+        json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": project, "sessionId": session, "resumeToken": token, "lastSeq": 1 }),
     )
     .await;
     let first = recv_json(&mut ws).await;
@@ -41,7 +42,7 @@ async fn resume_through(gateway: &Gateway, project: &str, origin: &str, session:
 async fn a_session_resumes_only_through_its_own_project() {
     let gateway = Gateway::start(TWO_PROJECTS);
     let mut ws = connect(&format!("ws://{}/ws?projectId=alpha", gateway.addr), "https://alpha.example").await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "alpha" })).await;
+    send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "alpha" })).await;
     let welcome = recv_json(&mut ws).await;
     let (session, token) = (welcome["sessionId"].as_str().unwrap(), welcome["resumeToken"].as_str().unwrap());
 
@@ -153,7 +154,7 @@ async fn wrong_types_inside_the_options_are_invalid_options_naming_the_field() {
         (json!({ "netwroks": [] }), "netwroks"),
     ] {
         let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
-        send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": options })).await;
+        send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "options": options })).await;
         let (code, frames) = read_until_close(&mut ws).await;
         assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("invalid_options")), "{frames:?}");
         assert!(frames[0]["message"].as_str().unwrap().contains(field), "{}", frames[0]);

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use support::raw;
 use support::*;
 use tokio::io::AsyncWriteExt;
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 
 #[tokio::test]
 async fn a_command_gets_its_result_then_its_diff_and_the_mirror_matches() {
@@ -143,7 +144,7 @@ async fn a_wrong_resume_token_is_refused_without_saying_whether_the_session_exis
         let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
         send(
             &mut ws,
-            json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": 0 }),
+            json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session, "resumeToken": token, "lastSeq": 0 }),
         )
         .await;
         let (code, frames) = read_until_close(&mut ws).await;
@@ -221,19 +222,27 @@ async fn a_hello_must_come_first_and_name_a_supported_protocol() {
     let (code, frames) = read_until_close(&mut ws).await;
     assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("bad_hello")));
 
-    let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 99, "projectId": "test" })).await;
-    let (code, frames) = read_until_close(&mut ws).await;
-    assert_eq!((code, frames[0]["code"].as_str()), (Some(4002), Some("unsupported_protocol")));
+    // 99: from the future; 1: a client that hashes states as protocol 1 did (decision 0311),
+    // which would take every diff for a mismatch.
+    for protocol in [99, 1] {
+        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
+        send(&mut ws, json!({ "type": "hello", "protocol": protocol, "projectId": "test" })).await;
+        let (code, frames) = read_until_close(&mut ws).await;
+        assert_eq!((code, frames[0]["code"].as_str()), (Some(4002), Some("unsupported_protocol")), "protocol {protocol}");
+    }
 
     let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": { "netwroks": [] } })).await;
+    send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "options": { "netwroks": [] } })).await;
     let (code, frames) = read_until_close(&mut ws).await;
     assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("invalid_options")));
     assert!(frames[0]["message"].as_str().unwrap().contains("netwroks"), "{}", frames[0]);
 
     let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.unwrap();
-    send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": { "networks": ["eip155:424242"] } })).await;
+    send(
+        &mut ws,
+        json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "options": { "networks": ["eip155:424242"] } }),
+    )
+    .await;
     let (code, frames) = read_until_close(&mut ws).await;
     assert_eq!((code, frames[0]["code"].as_str()), (Some(4000), Some("invalid_options")));
     assert!(frames[0]["message"].as_str().unwrap().contains("networks[0]"), "{}", frames[0]);
@@ -312,7 +321,7 @@ async fn a_client_that_never_reads_is_cut_off_and_the_server_memory_stays_bounde
 /// sent.
 async fn silent_client(gateway: &Gateway) -> tokio::net::TcpStream {
     let mut stream = raw::upgrade(&gateway.addr, "test", ORIGIN).await;
-    let hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": {} }).to_string();
+    let hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "options": {} }).to_string();
     stream.write_all(&raw::text_frame(&hello)).await.unwrap();
     let (opcode, welcome) = raw::read_frame(&mut stream).await.unwrap();
     let welcome: Value = serde_json::from_slice(&welcome).unwrap();

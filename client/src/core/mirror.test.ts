@@ -2,7 +2,8 @@
 // server's state; gaps, repeats and tampered patches are caught and leave the mirror as it was.
 
 import { describe, expect, it } from "vitest";
-import { canonicalJson, stateHash } from "./canonical";
+import { canonicalJson, memberHashes, stateHash } from "./canonical";
+import { PROTOCOL_VERSION } from "../generated/constants";
 import { connectMethodsFrames, fixtureFrames, signInFrames } from "../generated/fixtureFrames";
 import type { ServerMessage } from "../generated/ServerMessage";
 import { applyDiff, applyWelcome, EMPTY_MIRROR, type Diff, type Mirror, type Welcome } from "./mirror";
@@ -44,6 +45,22 @@ describe("mirror", () => {
     expect(mirror.seq).toBe(frames.filter(isDiff).at(-1)!.seq);
   });
 
+  it("keeps its members' hashes, and hashes again only the members a diff replaced", () => {
+    let mirror = welcomed(fixtureFrames);
+    for (const d of fixtureFrames.filter(isDiff)) {
+      const r = applyDiff(mirror, d);
+      if (r.kind !== "applied") throw new Error(`diff ${d.seq}: ${r.kind}`);
+      expect(r.mirror.hashes).toEqual(memberHashes(r.mirror.state!));
+      mirror = r.mirror;
+    }
+    // A member the next diff does not replace is not hashed again: a wrong hash kept for it shows.
+    const [first] = fixtureFrames.filter(isDiff);
+    const start = welcomed(fixtureFrames);
+    const untouched = Object.keys(start.hashes).find((k) => !first.patch.some((op) => op.path.split("/")[1] === k))!;
+    const stale: Mirror = { ...start, hashes: { ...start.hashes, [untouched]: "0".repeat(64) } };
+    expect(applyDiff(stale, first)).toMatchObject({ kind: "hashMismatch", seq: first.seq });
+  });
+
   it("refuses a gap and a repeat, and stays where it was", () => {
     const diffs = fixtureFrames.filter(isDiff);
     const mirror = welcomed(fixtureFrames);
@@ -63,7 +80,7 @@ describe("mirror", () => {
   });
 
   it("a resumed welcome continues the mirror; without a mirror it is a gap", () => {
-    const resumed: Welcome = { type: "welcome", protocol: 1, sessionId: "s", seq: 9, resumed: true, stateHash: "x" };
+    const resumed: Welcome = { type: "welcome", protocol: PROTOCOL_VERSION, sessionId: "s", seq: 9, resumed: true, stateHash: "x" };
     expect(applyWelcome(welcomed(fixtureFrames), resumed)).toEqual({ kind: "resumed" });
     expect(applyWelcome(EMPTY_MIRROR, resumed)).toMatchObject({ kind: "gap" });
   });

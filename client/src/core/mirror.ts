@@ -6,7 +6,7 @@
 import type { ServerMessage } from "../generated/ServerMessage";
 import type { SessionState } from "../generated/SessionState";
 import type { WireEvent } from "../generated/WireEvent";
-import { stateHash } from "./canonical";
+import { memberHashes, stateHashOf, type MemberHashes } from "./canonical";
 import { applyPatch, PatchError } from "./patch";
 
 export type Welcome = Extract<ServerMessage, { type: "welcome" }>;
@@ -16,9 +16,12 @@ export interface Mirror {
   readonly state: SessionState | null;
   readonly seq: number;
   readonly hash: string;
+  /** The hashes of the state's top-level members (see canonical.ts), kept so that a diff's check
+   *  hashes only the members it replaced. */
+  readonly hashes: MemberHashes;
 }
 
-export const EMPTY_MIRROR: Mirror = { state: null, seq: 0, hash: "" };
+export const EMPTY_MIRROR: Mirror = { state: null, seq: 0, hash: "", hashes: {} };
 
 export type Applied =
   /** A new state: the welcome's whole state (`events` empty) or a diff's. */
@@ -30,16 +33,21 @@ export type Applied =
   /** The result does not hash like the server's state (or the patch did not apply). */
   | { kind: "hashMismatch"; seq: number; expected: string; actual: string };
 
-/** The server's state hash proves that a document is the server's state: a type guard, not a cast. */
-function isServerState(doc: unknown, expected: string): doc is SessionState {
-  return doc !== null && typeof doc === "object" && stateHash(doc) === expected;
+/** The server's state hash proves that a document (whose members hash to `hashes`) is the
+ *  server's state: a type guard, not a cast. */
+function isServerState(_doc: object, hashes: MemberHashes, expected: string): _doc is SessionState {
+  return stateHashOf(hashes) === expected;
 }
+
+const isObject = (v: unknown): v is object => v !== null && typeof v === "object" && !Array.isArray(v);
 
 export function applyWelcome(mirror: Mirror, frame: Welcome): Applied {
   if (frame.resumed) return mirror.state ? { kind: "resumed" } : { kind: "gap", expected: mirror.seq, got: frame.seq };
   const state: unknown = frame.state ?? null;
-  if (!isServerState(state, frame.stateHash)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: stateHash(state) };
-  return { kind: "applied", mirror: { state, seq: frame.seq, hash: frame.stateHash }, events: [], whole: true };
+  if (!isObject(state)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: "not a state object" };
+  const hashes = memberHashes(state);
+  if (!isServerState(state, hashes, frame.stateHash)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: stateHashOf(hashes) };
+  return { kind: "applied", mirror: { state, seq: frame.seq, hash: frame.stateHash, hashes }, events: [], whole: true };
 }
 
 export function applyDiff(mirror: Mirror, frame: Diff): Applied {
@@ -51,6 +59,9 @@ export function applyDiff(mirror: Mirror, frame: Diff): Applied {
     if (!(e instanceof PatchError)) throw e;
     return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: `unappliable patch: ${e.message}` };
   }
-  if (!isServerState(next, frame.stateHash)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: stateHash(next) };
-  return { kind: "applied", mirror: { state: next, seq: frame.seq, hash: frame.stateHash }, events: frame.events, whole: false };
+  if (!isObject(next)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: "not a state object" };
+  // Only the members the patch replaced are hashed again (it shares the others with the state before).
+  const hashes = memberHashes(next, { state: mirror.state, hashes: mirror.hashes });
+  if (!isServerState(next, hashes, frame.stateHash)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: stateHashOf(hashes) };
+  return { kind: "applied", mirror: { state: next, seq: frame.seq, hash: frame.stateHash, hashes }, events: frame.events, whole: false };
 }

@@ -2,7 +2,7 @@
 import type { ProtocolErrorCode } from "./ProtocolErrorCode";
 import type { RefusalCode } from "./RefusalCode";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const CLOSE_CODES = {
   NORMAL: 1000,

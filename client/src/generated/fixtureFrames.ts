@@ -7,7 +7,7 @@ import type { ServerMessage } from "./ServerMessage";
 export const fixtureFrames: ServerMessage[] = [
   {
     "type": "welcome",
-    "protocol": 1,
+    "protocol": 2,
     "sessionId": "0123456789abcdef0123456789abcdef",
     "resumeToken": "fixture-token",
     "seq": 1,
@@ -247,7 +247,7 @@ export const fixtureFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "421d110849707b55"
+    "stateHash": "c2dba5d2112e95d6"
   },
   {
     "type": "diff",
@@ -314,7 +314,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "ba9ead611ba8ffd5"
+    "stateHash": "2971873140a4e509"
   },
   {
     "type": "diff",
@@ -336,7 +336,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "4cb53e899a8ed94c"
+    "stateHash": "7dcda59449131599"
   },
   {
     "type": "diff",
@@ -445,7 +445,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "e5c17cdfb291a83b"
+    "stateHash": "4214ac074953083a"
   },
   {
     "type": "diff",
@@ -592,7 +592,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "3dfd9048abcf3090"
+    "stateHash": "dd181e260a1d5696"
   },
   {
     "type": "diff",
@@ -706,7 +706,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "41b82476c72f3435"
+    "stateHash": "52f743670bcc5d3a"
   },
   {
     "type": "diff",
@@ -905,7 +905,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "0bd361af52f9676f"
+    "stateHash": "84d9ce76d7fe0b52"
   },
   {
     "type": "diff",
@@ -962,7 +962,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "d6dd8806250d9f12"
+    "stateHash": "00ad34422c2cd4b6"
   },
   {
     "type": "diff",
@@ -1019,7 +1019,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "6d64e75c1d8c580a"
+    "stateHash": "68a13b1661c87421"
   },
   {
     "type": "diff",
@@ -1066,7 +1066,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "1fa7879ae9277572"
+    "stateHash": "dca66dace90fd7bd"
   },
   {
     "type": "diff",
@@ -1113,7 +1113,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "502765bc2f511c79"
+    "stateHash": "7d55a760a67e8f70"
   },
   {
     "type": "diff",
@@ -1201,7 +1201,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "673bbe3e753f2db8"
+    "stateHash": "00e5e1ff0d7c4f35"
   },
   {
     "type": "diff",
@@ -1256,7 +1256,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "1d38b8d431458aab"
+    "stateHash": "9c91264015d7379c"
   },
   {
     "type": "diff",
@@ -1306,7 +1306,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "19c2ea19b8ca68ea"
+    "stateHash": "093060914047e480"
   },
   {
     "type": "diff",
@@ -1405,7 +1405,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "37ed83e6a185faa6"
+    "stateHash": "875a8e264b5ecb8d"
   }
 ];
 
@@ -1413,7 +1413,7 @@ export const fixtureFrames: ServerMessage[] = [
 export const signInFrames: ServerMessage[] = [
   {
     "type": "welcome",
-    "protocol": 1,
+    "protocol": 2,
     "sessionId": "0123456789abcdef0123456789abcdef",
     "resumeToken": "fixture-token",
     "seq": 1,
@@ -1657,7 +1657,7 @@ export const signInFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "85e67c8ba418d213"
+    "stateHash": "571a666ccd67ba48"
   },
   {
     "type": "diff",
@@ -1724,7 +1724,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "d46f3f934d47a963"
+    "stateHash": "af86e73fece2c2af"
   },
   {
     "type": "diff",
@@ -1746,7 +1746,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "1dd9e3936d311387"
+    "stateHash": "4dc2da5c21e5da69"
   },
   {
     "type": "diff",
@@ -1855,7 +1855,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "713c7e610de60746"
+    "stateHash": "deddb1824479e2ed"
   },
   {
     "type": "diff",
@@ -2086,7 +2086,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "b70e0eaea24caf6e"
+    "stateHash": "b04783b0ec878d27"
   },
   {
     "type": "diff",
@@ -2222,7 +2222,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "ab1b36935ffdae2a"
+    "stateHash": "98af63b648bab075"
   },
   {
     "type": "diff",
@@ -2363,7 +2363,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "e616455ba10c6494"
+    "stateHash": "3cac54ce91067b81"
   },
   {
     "type": "diff",
@@ -2499,7 +2499,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "a661b66f973439a4"
+    "stateHash": "6ca7690c9a39b56f"
   },
   {
     "type": "diff",
@@ -2644,7 +2644,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "f6645333362f1428"
+    "stateHash": "a04812105a8d4ac2"
   },
   {
     "type": "diff",
@@ -2666,7 +2666,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "f7662ac72f588dec"
+    "stateHash": "04d639205949e3fc"
   }
 ];
 
@@ -2674,7 +2674,7 @@ export const signInFrames: ServerMessage[] = [
 export const connectMethodsFrames: ServerMessage[] = [
   {
     "type": "welcome",
-    "protocol": 1,
+    "protocol": 2,
     "sessionId": "0123456789abcdef0123456789abcdef",
     "resumeToken": "fixture-token",
     "seq": 1,
@@ -2920,7 +2920,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "b31ff827a93875e1"
+    "stateHash": "6113fa0ad315c008"
   },
   {
     "type": "diff",
@@ -3002,7 +3002,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "a3aaa40d202277bb"
+    "stateHash": "434d717aed73337e"
   },
   {
     "type": "diff",
@@ -3024,7 +3024,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "6c7ee51516f71e59"
+    "stateHash": "0b603c4f5389b5ea"
   },
   {
     "type": "diff",
@@ -3086,7 +3086,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "a9a51f82cc9bb9fa"
+    "stateHash": "2c0fe40972568049"
   },
   {
     "type": "diff",
@@ -3143,7 +3143,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "b79071b917e3e0b8"
+    "stateHash": "0e44fa7bbe1b44b4"
   }
 ];
 
@@ -3152,7 +3152,7 @@ export const connectMethodsFrames: ServerMessage[] = [
 export const multichainFrames: ServerMessage[] = [
   {
     "type": "welcome",
-    "protocol": 1,
+    "protocol": 2,
     "sessionId": "0123456789abcdef0123456789abcdef",
     "resumeToken": "fixture-token",
     "seq": 1,
@@ -3407,7 +3407,7 @@ export const multichainFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "42ed65f13e5c2093"
+    "stateHash": "b8ebd72fc4af3e4b"
   },
   {
     "type": "diff",
@@ -3510,7 +3510,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "11bba9e772bb09ce"
+    "stateHash": "b463d92eb8d863f4"
   },
   {
     "type": "diff",
@@ -3532,7 +3532,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "6dd258315500f71a"
+    "stateHash": "182792e3726496bc"
   },
   {
     "type": "diff",
@@ -3641,7 +3641,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "16222c2d816fd23b"
+    "stateHash": "a298e46cfd807a82"
   },
   {
     "type": "diff",
@@ -3864,7 +3864,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "bc808978fffa93cc"
+    "stateHash": "dea4f9a3e785a0fc"
   },
   {
     "type": "diff",
@@ -3920,7 +3920,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "2efc437330317cb9"
+    "stateHash": "358f48ced6c914b9"
   },
   {
     "type": "diff",
@@ -3994,7 +3994,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "39ea5b50c1664994"
+    "stateHash": "9d6ece8b7e254ded"
   },
   {
     "type": "diff",
@@ -4103,7 +4103,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "e3da041a374f510b"
+    "stateHash": "feed25d1ff26ee4c"
   },
   {
     "type": "diff",
@@ -4325,7 +4325,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "ab2fdc124a1725b3"
+    "stateHash": "9700f934c4b5adf1"
   },
   {
     "type": "diff",
@@ -4347,7 +4347,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "48488acdc4fb5e88"
+    "stateHash": "d878ab52a40cce4d"
   },
   {
     "type": "diff",
@@ -4391,6 +4391,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "fc0b33bfbb701240"
+    "stateHash": "b141557b3426db0d"
   }
 ];

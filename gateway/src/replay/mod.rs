@@ -248,12 +248,14 @@ pub async fn replay(
                 }
             }
             if options.verify && divergence.is_none() {
-                if let Some(sum) = &e.checksum {
+                // Events written before decision 0311 carry protocol 1's whole-state hash.
+                if let Some(sum) = &e.checksum
+                    && *sum != wire::state_hash(&after)
+                    && *sum != wire::legacy_state_hash(&after)
+                {
                     let hash = wire::state_hash(&after);
-                    if &hash != sum {
-                        divergence =
-                            Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
-                    }
+                    divergence =
+                        Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
                 }
                 if let Some(s) = snapshot.as_ref().filter(|s| s.seq == e.seq)
                     && s.state != after
@@ -424,6 +426,45 @@ mod tests {
         let mut v = json!({ "email": "ada@example.com", "nested": ["write to bob@mail.example.org now", 3], "at": "@handle" });
         assert!(mask_emails(&mut v));
         assert_eq!(v, json!({ "email": "***@example.com", "nested": ["write to ***@mail.example.org now", 3], "at": "@handle" }));
+    }
+
+    /// `--verify` checks each decision's recorded state hash: today's two-level hash, or protocol
+    /// 1's whole-state hash in logs written before decision 0311; any other value diverges.
+    #[tokio::test]
+    async fn verify_accepts_the_state_hash_of_either_protocol_and_nothing_else() {
+        async fn first_divergence(third_checksum: fn(&Value) -> String) -> Option<u64> {
+            let dir = tempfile::tempdir().unwrap();
+            let log = vestibule_store::SegmentEventLog::open(StoreConfig::at(dir.path())).unwrap();
+            let id = SessionId::random();
+            log.create_session(id, NewSession { project: "p".into(), created_ms: 1, resume_token_hash: None }).await.unwrap();
+            let mut state = SessionState::default();
+            let mut events = Vec::new();
+            for (i, event) in [Event::ModalOpened {}, Event::ModalClosed {}, Event::ModalOpened {}].into_iter().enumerate() {
+                state = session::evolve(state, &event);
+                let value = wire::to_value(&state);
+                let checksum = match i {
+                    0 => wire::state_hash(&value),
+                    1 => wire::legacy_state_hash(&value),
+                    _ => third_checksum(&value),
+                };
+                let event_type = event.type_name();
+                events.push(NewEvent {
+                    time_ms: 1,
+                    event_type: event_type.into(),
+                    schema_version: Event::schema_version(event_type),
+                    correlation_id: Some(format!("c{i}")),
+                    checksum: Some(checksum),
+                    payload: event.payload_json(),
+                });
+            }
+            log.append(id, 0, events).await.unwrap();
+            let options = ReplayOptions { to: None, json: true, verify: true, patch: false };
+            replay(&log, id, &options, &mut Vec::new()).await.unwrap().map(|d| d.seq)
+        }
+        assert_eq!(first_divergence(wire::state_hash).await, None);
+        assert_eq!(first_divergence(wire::legacy_state_hash).await, None);
+        assert_eq!(first_divergence(|_| "0123456789abcdef".into()).await, Some(3));
+        assert_eq!(first_divergence(|_| wire::state_hash(&json!({}))).await, Some(3), "the hash of another state");
     }
 
     #[test]

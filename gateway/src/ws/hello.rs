@@ -55,21 +55,21 @@ mod tests {
 
     #[test]
     fn a_hello_reads_with_its_options() {
-        let hello = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"networks":["eip155:1"]}}"#).unwrap();
-        assert_eq!((hello.protocol, hello.project_id.as_str()), (1, "p"));
+        let hello = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"networks":["eip155:1"]}}"#).unwrap();
+        assert_eq!((hello.protocol, hello.project_id.as_str()), (2, "p"));
         assert_eq!(hello.options.unwrap().networks.len(), 1);
     }
 
     #[test]
     fn a_wrong_type_inside_the_options_names_the_field() {
-        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"networks":[1]}}"#).unwrap_err();
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"networks":[1]}}"#).unwrap_err();
         let HelloError::Options(e) = e else { panic!("{e:?}") };
         assert_eq!(e.field, "networks[0]");
-        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"siwx":{"required":"yes"}}}"#).unwrap_err();
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"siwx":{"required":"yes"}}}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(o) if o.field == "siwx.required"), "{e:?}");
-        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":{"netwroks":[]}}"#).unwrap_err();
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"netwroks":[]}}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(o) if o.field == "netwroks" && o.message.contains("unknown field")), "{e:?}");
-        let e = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","options":7}"#).unwrap_err();
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":7}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(_)), "{e:?}");
     }
 
@@ -84,9 +84,9 @@ mod tests {
 
     #[test]
     fn last_seq_zero_asks_for_the_whole_state() {
-        let hello = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","sessionId":"s","resumeToken":"t","lastSeq":0}"#).unwrap();
+        let hello = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","sessionId":"s","resumeToken":"t","lastSeq":0}"#).unwrap();
         assert_eq!(hello.last_seq, None);
-        let hello = parse_hello(r#"{"type":"hello","protocol":1,"projectId":"p","sessionId":"s","resumeToken":"t","lastSeq":3}"#).unwrap();
+        let hello = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","sessionId":"s","resumeToken":"t","lastSeq":3}"#).unwrap();
         assert_eq!(hello.last_seq, Some(3));
     }
 }

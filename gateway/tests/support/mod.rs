@@ -17,6 +17,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_actors::session::wire;
 
 pub const ORIGIN: &str = "http://localhost:3000";
@@ -289,7 +290,7 @@ impl Client {
     /// Opens a new session with `options`.
     pub async fn create(gateway: &Gateway, options: Value) -> Client {
         let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
-        send(&mut ws, json!({ "type": "hello", "protocol": 1, "projectId": "test", "options": options })).await;
+        send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "options": options })).await;
         let welcome = recv_json(&mut ws).await;
         assert_eq!(welcome["type"], "welcome", "{welcome}");
         let mut client = Client {
@@ -308,7 +309,8 @@ impl Client {
     /// Re-attaches to `session_id` with `last_seq`; returns the welcome.
     pub async fn resume(gateway: &Gateway, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
         let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
-        let mut hello = json!({ "type": "hello", "protocol": 1, "projectId": "test", "sessionId": session_id, "resumeToken": token });
+        let mut hello =
+            json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session_id, "resumeToken": token });
         if let Some(last) = last_seq {
             hello["lastSeq"] = json!(last);
         }

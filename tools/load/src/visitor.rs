@@ -16,7 +16,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use vestibule_actors::protocol::{ClientMessage, CommandStatus};
+use vestibule_actors::protocol::{ClientMessage, CommandStatus, PROTOCOL_VERSION};
 use vestibule_actors::session::RefusalCode;
 use vestibule_actors::session::wire::{self, StateMirror};
 
@@ -172,8 +172,7 @@ impl Visitor {
         let mut ws = self.open_socket().await?;
         let hello = match (&self.session_id, &self.resume_token) {
             (Some(id), Some(token)) => {
-                let mut hello =
-                    json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
+                let mut hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
                 if !self.mirror.state().is_null() {
                     hello["lastSeq"] = json!(self.seq);
                 }
@@ -181,7 +180,7 @@ impl Visitor {
             }
             _ => {
                 let networks = self.account.as_ref().map(|(devnet, _)| &devnet.networks_option);
-                json!({ "type": "hello", "protocol": 1, "projectId": self.target.project, "options": self.scenario.options(networks) })
+                json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": self.target.project, "options": self.scenario.options(networks) })
             }
         };
         ws.send(Message::text(hello.to_string())).await.map_err(|e| e.to_string())?;

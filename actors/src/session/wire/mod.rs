@@ -9,9 +9,15 @@
 //! state's canonical JSON is `{"<key>":<region>,…}` with the regions in [`Region::ALL`] order, so
 //! [`CanonicalState`] keeps each region's canonical bytes and, after a decision, re-serializes only
 //! the regions its events touched ([`canonical`]: written straight from the typed state, no JSON
-//! value in between); the hash is SHA-256 over the same bytes as before, streamed from the pieces;
-//! and the diff compares the touched regions' bytes ([`patch`]).
-//! (`docs/decisions/0308-region-cached-canonical-json.md`.)
+//! value in between), and the diff compares the touched regions' bytes ([`patch`])
+//! (`docs/decisions/0308-region-cached-canonical-json.md`).
+//!
+//! The state hash is two-level, so that it too costs what a decision changed, not the state's
+//! size (decision 0311): each top-level member's canonical JSON is hashed on its own, and the state
+//! hash is the first 16 hex digits of SHA-256 over the canonical JSON of the object that maps each
+//! top-level key to the lowercase hex SHA-256 of its value (see [`state_hash`]). A decision hashes
+//! the regions it changed and that small object. The browser's mirror keeps the members' hashes the
+//! same way.
 
 pub mod canonical;
 pub mod patch;
@@ -32,10 +38,40 @@ pub fn canonical_json(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("a JSON value serializes")
 }
 
-/// First 16 hex characters of SHA-256 over the canonical JSON: a consistency check, not a secret.
+/// The state hash of a state (a JSON object): the first 16 hex digits of SHA-256 over the
+/// canonical JSON of `{"<key>":"<hex SHA-256 of the member's canonical JSON>",…}`, one member per
+/// top-level key. As collision-resistant as hashing the whole text (SHA-256 at both levels); a
+/// consistency check, not a secret. A value that is not an object hashes as its canonical JSON.
 pub fn state_hash(value: &serde_json::Value) -> String {
+    let serde_json::Value::Object(members) = value else { return legacy_state_hash(value) };
+    let mut digests = Sha256::new();
+    digests.update(b"{");
+    for (i, (key, member)) in members.iter().enumerate() {
+        if i > 0 {
+            digests.update(b",");
+        }
+        digests.update(&serde_json::to_vec(key).expect("a string serializes"));
+        digests.update(b":\"");
+        digests.update(hex::encode(Sha256::digest(value_json(member))).as_bytes());
+        digests.update(b"\"");
+    }
+    digests.update(b"}");
+    hex::encode(&digests.finalize()[..8])
+}
+
+/// The state hash as protocol 1 defined it (before decision 0311): the first 16 hex digits of
+/// SHA-256 over the whole state's canonical JSON. Logs written before then carry it as their
+/// events' checksums; `replay --verify` accepts it for them.
+pub fn legacy_state_hash(value: &serde_json::Value) -> String {
     let digest = Sha256::digest(canonical_json(value).as_bytes());
     hex::encode(&digest[..8])
+}
+
+/// SHA-256 of one region's canonical bytes (the state hash's object holds it as lowercase hex).
+type RegionDigest = [u8; 32];
+
+fn region_digest(bytes: &[u8]) -> RegionDigest {
+    Sha256::digest(bytes).into()
 }
 
 pub fn patch(before: &serde_json::Value, after: &serde_json::Value) -> json_patch::Patch {
@@ -86,22 +122,30 @@ fn value_json(value: &serde_json::Value) -> Arc<[u8]> {
 /// A state the gateway builds has every region. A mirror's state has the regions its gateway sent,
 /// which for a gateway of another version may be fewer: those are `absent`, and left out of the
 /// JSON and the hash, as a browser's mirror (which hashes the object it holds) leaves them out.
+///
+/// Each region's hash (see [`state_hash`]) is kept beside its bytes and computed again only when
+/// its bytes change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CanonicalState {
     regions: [Arc<[u8]>; Region::ALL.len()],
+    digests: [RegionDigest; Region::ALL.len()],
     absent: Regions,
 }
 
 impl CanonicalState {
     /// Serializes every region of `state`.
     pub fn of(state: &SessionState) -> Self {
-        Self { regions: Region::ALL.map(|r| region_json(state, r).into()), absent: Regions::NONE }
+        let regions: [Arc<[u8]>; Region::ALL.len()] = Region::ALL.map(|r| region_json(state, r).into());
+        let digests = regions.each_ref().map(|bytes| region_digest(bytes));
+        Self { regions, digests, absent: Regions::NONE }
     }
 
     /// Builds it from a whole state's JSON value (e.g. a mirror's), region by region; a region the
     /// value has no member for is absent.
     pub fn of_value(value: &serde_json::Value) -> Self {
-        let mut canonical = Self { regions: Region::ALL.map(|_| Arc::from(&b"null"[..])), absent: Regions::NONE };
+        let null = region_digest(b"null");
+        let mut canonical =
+            Self { regions: Region::ALL.map(|_| Arc::from(&b"null"[..])), digests: [null; Region::ALL.len()], absent: Regions::NONE };
         for region in Region::ALL {
             canonical.set_region_of(region, value.get(region.key()));
         }
@@ -116,6 +160,9 @@ impl CanonicalState {
     /// Replaces one region's bytes (with bytes shared with another session, say). The caller
     /// promises they are that region's canonical JSON.
     pub fn set_region(&mut self, region: Region, bytes: Arc<[u8]>) {
+        if *self.regions[region.index()] != *bytes {
+            self.digests[region.index()] = region_digest(&bytes);
+        }
         self.regions[region.index()] = bytes;
         self.absent = self.absent.without(region);
     }
@@ -140,6 +187,7 @@ impl CanonicalState {
         for region in regions.iter() {
             let bytes = region_json(state, region);
             if *self.regions[region.index()] != *bytes {
+                self.digests[region.index()] = region_digest(&bytes);
                 let before = std::mem::replace(&mut self.regions[region.index()], bytes.into());
                 changed.push((region, before));
             }
@@ -181,10 +229,24 @@ impl CanonicalState {
         false
     }
 
-    /// The state hash ([`state_hash`] of the same state), hashing the pieces without joining them.
+    /// The state hash ([`state_hash`] of the same state), from the regions' hashes kept beside
+    /// their bytes: about a kilobyte hashed whatever the state's size.
     pub fn hash(&self) -> String {
         let mut sha = Sha256::new();
-        self.pieces(|p| sha.update(p));
+        sha.update(b"{");
+        for (i, region) in self.present().enumerate() {
+            if i > 0 {
+                sha.update(b",");
+            }
+            sha.update(b"\"");
+            sha.update(region.key().as_bytes());
+            let mut hex = [0u8; 64];
+            hex::encode_to_slice(self.digests[region.index()], &mut hex).expect("32 bytes are 64 hex digits");
+            sha.update(b"\":\"");
+            sha.update(hex);
+            sha.update(b"\"");
+        }
+        sha.update(b"}");
         hex::encode(&sha.finalize()[..8])
     }
 }

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { createActor, fromCallback, fromPromise, SimulatedClock } from "xstate";
-import { CLOSE_CODES } from "../../generated/constants";
+import { CLOSE_CODES, PROTOCOL_VERSION } from "../../generated/constants";
 import { fixtureFrames } from "../../generated/fixtureFrames";
 import type { ServerMessage } from "../../generated/ServerMessage";
 import type { Refusal } from "../refusal";
@@ -28,7 +28,7 @@ const isWelcome = (f: ServerMessage): f is Welcome => f.type === "welcome";
 const isDiff = (f: ServerMessage): f is Diff => f.type === "diff";
 const welcome = fixtureFrames.find(isWelcome)!;
 const diffs = fixtureFrames.filter(isDiff);
-const resumedWelcome = (seq: number): Welcome => ({ type: "welcome", protocol: 1, sessionId: welcome.sessionId, seq, resumed: true, stateHash: "unused" });
+const resumedWelcome = (seq: number): Welcome => ({ type: "welcome", protocol: PROTOCOL_VERSION, sessionId: welcome.sessionId, seq, resumed: true, stateHash: "unused" });
 const CREDENTIALS: Credentials = { sessionId: welcome.sessionId, resumeToken: "fixture-token" };
 
 interface Sent {
@@ -98,13 +98,13 @@ describe("transport machine: opening a session", () => {
     expect(t.state()).toEqual({ live: "connecting" });
     t.open();
     expect(t.state()).toEqual({ live: "handshaking" });
-    expect(t.on(1)).toEqual([{ type: "hello", protocol: 1, projectId: "demo", options: { themeMode: "light" } }]);
+    expect(t.on(1)).toEqual([{ type: "hello", protocol: PROTOCOL_VERSION, projectId: "demo", options: { themeMode: "light" } }]);
   });
 
   it("given a stored session, when the socket opens, then it resumes it (the whole state: nothing mirrored yet)", () => {
     const t = given({ credentials: CREDENTIALS });
     t.open();
-    expect(t.on(1)).toEqual([{ type: "hello", protocol: 1, projectId: "demo", sessionId: CREDENTIALS.sessionId, resumeToken: CREDENTIALS.resumeToken }]);
+    expect(t.on(1)).toEqual([{ type: "hello", protocol: PROTOCOL_VERSION, projectId: "demo", sessionId: CREDENTIALS.sessionId, resumeToken: CREDENTIALS.resumeToken }]);
   });
 
   it("given commands sent while the socket opens, when the welcome comes, then they go out in order after the hello and the credentials are kept", () => {
@@ -279,7 +279,7 @@ describe("transport machine: drops, close codes and backoff", () => {
     expect(t.emitted).toContainEqual({ type: "credentials", credentials: null });
     t.clock.increment(backoffDelay(0));
     t.open();
-    expect(t.on(2, "hello")[0]).toEqual({ type: "hello", protocol: 1, projectId: "demo", options: { themeMode: "light" } });
+    expect(t.on(2, "hello")[0]).toEqual({ type: "hello", protocol: PROTOCOL_VERSION, projectId: "demo", options: { themeMode: "light" } });
     t.serve(welcome);
     expect(t.on(2, "command").map((m) => m.id)).toEqual(["queued"]);
   });
