@@ -70,6 +70,10 @@ pub struct LoadArgs {
     /// `segments` (decision 0105).
     #[arg(long, value_parser = ["sled", "segments"], default_value = "sled", conflicts_with = "nats")]
     pub store_backend: String,
+    /// The protocol version to speak: the current one by default; 1 drives a gateway from before
+    /// protocol 2's two-level state hash (e.g. `2c8fb34`, for a before/after figure in the same run).
+    #[arg(long, default_value_t = vestibule_actors::protocol::PROTOCOL_VERSION, value_parser = clap::value_parser!(u32).range(1..=vestibule_actors::protocol::PROTOCOL_VERSION as i64))]
+    pub protocol: u32,
     /// Project id for `--url` (the started gateway serves `demo`).
     #[arg(long, default_value = "demo")]
     pub project: String,
@@ -414,6 +418,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         project: if !args.url.is_empty() { args.project.clone() } else { "demo".into() },
         origin: args.origin.clone(),
         source_addrs: args.source_addrs.clone(),
+        protocol: args.protocol,
         outages: rig.as_ref().map_or_else(|| Arc::new(failover::Outages::new(addrs.len(), 0)), |r| r.outages.clone()),
     });
     let gateway_pid = gateway.as_ref().map(|g| g.pid()).or(args.gateway_pid);

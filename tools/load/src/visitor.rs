@@ -16,7 +16,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use vestibule_actors::protocol::{ClientMessage, CommandStatus, PROTOCOL_VERSION};
+use vestibule_actors::protocol::{ClientMessage, CommandStatus};
 use vestibule_actors::session::RefusalCode;
 use vestibule_actors::session::wire::{self, StateMirror};
 
@@ -33,6 +33,9 @@ pub struct Target {
     pub project: String,
     pub origin: String,
     pub source_addrs: Vec<IpAddr>,
+    /// The protocol version the visitors speak (`--protocol`): the current one, or 1 to drive a
+    /// gateway from before the two-level state hash (decision 0311) for a before/after figure.
+    pub protocol: u32,
     /// Gateways known dead (a failover run's SIGKILLed one: never tried again) and the visitors'
     /// unplanned drops and resumes (`failover.rs`).
     pub outages: Arc<super::failover::Outages>,
@@ -172,7 +175,7 @@ impl Visitor {
         let mut ws = self.open_socket().await?;
         let hello = match (&self.session_id, &self.resume_token) {
             (Some(id), Some(token)) => {
-                let mut hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
+                let mut hello = json!({ "type": "hello", "protocol": self.target.protocol, "projectId": self.target.project, "sessionId": id, "resumeToken": token });
                 if !self.mirror.state().is_null() {
                     hello["lastSeq"] = json!(self.seq);
                 }
@@ -180,7 +183,7 @@ impl Visitor {
             }
             _ => {
                 let networks = self.account.as_ref().map(|(devnet, _)| &devnet.networks_option);
-                json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": self.target.project, "options": self.scenario.options(networks) })
+                json!({ "type": "hello", "protocol": self.target.protocol, "projectId": self.target.project, "options": self.scenario.options(networks) })
             }
         };
         ws.send(Message::text(hello.to_string())).await.map_err(|e| e.to_string())?;
@@ -199,7 +202,7 @@ impl Visitor {
             // from then on the mirror serializes only the regions a diff touches.
             let state = welcome["state"].clone();
             self.seq = welcome["seq"].as_u64().unwrap_or(0);
-            let hash = wire::state_hash(&state);
+            let hash = if self.target.protocol == 1 { wire::legacy_state_hash(&state) } else { wire::state_hash(&state) };
             self.mirror = StateMirror::new(state);
             if hash != welcome["stateHash"].as_str().unwrap_or_default() {
                 self.metrics.hash_mismatch();
@@ -252,7 +255,8 @@ impl Visitor {
             self.metrics.error("bad_patch");
             return false;
         }
-        if diff.state_hash.as_deref() != Some(self.mirror.hash().as_str()) {
+        let hash = if self.target.protocol == 1 { self.mirror.legacy_hash() } else { self.mirror.hash() };
+        if diff.state_hash.as_deref() != Some(hash.as_str()) {
             self.metrics.hash_mismatch();
             return false;
         }
@@ -674,6 +678,7 @@ mod tests {
 
     use super::*;
     use crate::scenario::ScenarioKind;
+    use vestibule_actors::protocol::PROTOCOL_VERSION;
 
     /// A gateway's heartbeat in miniature: welcome, then a ping every 100 ms; a client silent for
     /// 400 ms (no pong, nothing) is closed. Counts the pongs it got.
@@ -719,6 +724,7 @@ mod tests {
             project: "demo".into(),
             origin: "http://localhost".into(),
             source_addrs: vec![],
+            protocol: PROTOCOL_VERSION,
             outages: Arc::new(crate::failover::Outages::new(1, 0)),
         });
         let metrics = Arc::new(Metrics::new());

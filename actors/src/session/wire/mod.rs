@@ -229,6 +229,15 @@ impl CanonicalState {
         false
     }
 
+    /// Protocol 1's state hash ([`legacy_state_hash`] of the same state): SHA-256 over the whole
+    /// canonical JSON, fed from the regions' bytes without copying them. For a client of a gateway
+    /// that still speaks protocol 1 (the load harness's `--protocol 1`).
+    pub fn legacy_hash(&self) -> String {
+        let mut sha = Sha256::new();
+        self.pieces(|piece| sha.update(piece));
+        hex::encode(&sha.finalize()[..8])
+    }
+
     /// The state hash ([`state_hash`] of the same state), from the regions' hashes kept beside
     /// their bytes: about a kilobyte hashed whatever the state's size.
     pub fn hash(&self) -> String {
@@ -284,6 +293,11 @@ impl StateMirror {
 
     pub fn hash(&self) -> String {
         self.canonical.hash()
+    }
+
+    /// Protocol 1's state hash of the mirrored state.
+    pub fn legacy_hash(&self) -> String {
+        self.canonical.legacy_hash()
     }
 
     /// Applies `patch`; on an error the mirror is unusable and must be rebuilt from a welcome.
@@ -465,5 +479,22 @@ mod mirror_tests {
         let expected = reference(&older, &ops).unwrap();
         assert_eq!(mirror.state(), &expected);
         assert_eq!(mirror.hash(), super::state_hash(&expected));
+    }
+
+    /// Given a mirror of an older gateway's state (protocol 1, fewer regions), when diffs change
+    /// it, then its protocol 1 hash is the whole state's canonical JSON hashed, as that gateway
+    /// computes it, and not protocol 2's.
+    #[test]
+    fn a_mirror_hashes_for_protocol_1_as_a_protocol_1_gateway_does() {
+        let mut older = super::to_value(&crate::session::SessionState::default());
+        older.as_object_mut().unwrap().remove("embedded");
+        let mut mirror = StateMirror::new(older.clone());
+        assert_eq!(mirror.legacy_hash(), super::legacy_state_hash(&older));
+
+        let ops = json!([{ "op": "replace", "path": "/modal/status", "value": "open" }, { "op": "remove", "path": "/toasts" }]);
+        mirror.apply(&serde_json::from_value(ops.clone()).unwrap()).unwrap();
+        let expected = reference(&older, &ops).unwrap();
+        assert_eq!(mirror.legacy_hash(), super::legacy_state_hash(&expected));
+        assert_ne!(mirror.legacy_hash(), mirror.hash(), "the two protocols' hashes differ");
     }
 }
