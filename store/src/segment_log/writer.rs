@@ -342,14 +342,22 @@ impl Writer {
         }
         let _close = CloseOnExit(self.shared.clone());
         let mut ops = Vec::with_capacity(self.max_batch_ops);
+        let mut last_batch_len = 0;
         while let Some(first) = self.rx.blocking_recv() {
             ops.push(first);
-            while ops.len() < self.max_batch_ops {
-                match self.rx.try_recv() {
-                    Ok(op) => ops.push(op),
-                    Err(_) => break,
-                }
+            self.take_waiting(&mut ops);
+            // The last commit was shared, so appenders are many and running (on a machine with
+            // fewer cores than busy threads, some wait for a core this thread holds). Yield the
+            // core once before committing, so that those already deciding can join this commit:
+            // at saturation that makes commits about five times larger and this thread's CPU per
+            // command half (docs/performance.md, "A commit that lets the appenders in"). No
+            // wall-clock wait: with nothing else runnable the yield returns at once, and sporadic
+            // appends (batches of one) never yield.
+            if last_batch_len > 1 && ops.len() < self.max_batch_ops {
+                std::thread::yield_now();
+                self.take_waiting(&mut ops);
             }
+            last_batch_len = ops.len();
             self.process(&mut ops);
             self.between_batches();
             if !self.flush_waiters.is_empty()
@@ -371,6 +379,16 @@ impl Writer {
             }
         }
         self.shutdown();
+    }
+
+    /// Adds the operations already queued, up to a batch.
+    fn take_waiting(&mut self, ops: &mut Vec<Op>) {
+        while ops.len() < self.max_batch_ops {
+            match self.rx.try_recv() {
+                Ok(op) => ops.push(op),
+                Err(_) => break,
+            }
+        }
     }
 
     /// Stages the operations into as few frames as fit a segment (one, but for huge batches), and
