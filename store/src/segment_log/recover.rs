@@ -279,12 +279,22 @@ impl Scan {
                 continue; // applied before everything else, by `early_copies`
             }
             let change = self.change_of(body).map_err(|reason| corrupt(&self.dir, place, reason))?;
-            if let Change::Moved { .. } = change {
+            if let Change::Moved { from, released, .. } = change {
+                let bad_copy =
+                    |dir: &Path| corrupt(dir, place, format!("a copy of a record session {session} does not have where it says"));
+                if self.index.get(&session).is_none() && self.orphans.contains_key(&session) {
+                    // A copy of an orphan (a record of a session whose creation's segment is
+                    // gone, which a later tombstone must explain): moved as the writer moved it,
+                    // among the orphan's bytes.
+                    if !self.move_orphan(session, from.seg, u64::from(released), place.seg, raw.len as u64) {
+                        return Err(bad_copy(&self.dir));
+                    }
+                    continue;
+                }
                 // A copy of a record the index holds (its original was applied before it, or is
                 // in the checkpoint): anything else is not what the writer wrote.
                 let applied = self.index.apply(Update { session, pos: place, len: raw.len as u32, change });
-                applied
-                    .map_err(|_| corrupt(&self.dir, place, format!("a copy of a record session {session} does not have where it says")))?;
+                applied.map_err(|_| bad_copy(&self.dir))?;
                 continue;
             }
             self.apply(Update { session, pos: place, len: raw.len as u32, change })?;
@@ -386,6 +396,19 @@ impl Scan {
                 Ok(())
             }
         }
+    }
+
+    /// Moves `released` of an orphan's bytes in `from` to the copy (`len` bytes in `to`), as the
+    /// index moves a live session's (the bytes left in `from`, even none, still name it for the
+    /// tombstone). `false` if the orphan has not that much there: not what the writer wrote.
+    fn move_orphan(&mut self, session: SessionId, from: u32, released: u64, to: u32, len: u64) -> bool {
+        let Some(orphan) = self.orphans.get_mut(&session) else { return false };
+        let Some(bytes) = orphan.bytes.iter_mut().find(|(seg, n)| *seg == from && *n >= released) else { return false };
+        bytes.1 -= released;
+        orphan.bytes.push((to, len));
+        self.index.release(vec![(from, released)]);
+        self.index.add_live(to, len);
+        true
     }
 
     /// Orphans no tombstone explained are corruption: the first one is reported.
