@@ -350,6 +350,16 @@ async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result
         .create_or_update_key_value(bucket(&names.snapshot_bucket, "Vestibule snapshots (a cache)"))
         .await
         .map_err(|e| engine("snapshot bucket", e))?;
+    // Every server binds a new stream's subjects a moment after the stream exists, and a publish
+    // before then has no responders ("no stream found for given subject"): the log is open once
+    // each of its streams takes publishes at the server this client is on.
+    for subject in [
+        format!("{}.open-probe", names.stream),
+        format!("$KV.{}.open-probe", names.status_bucket),
+        format!("$KV.{}.open-probe", names.snapshot_bucket),
+    ] {
+        probe_publish(&js, subject).await?;
+    }
     tracing::info!(stream = %names.stream, replicas = config.replicas, servers = ?config.servers, "event log on NATS JetStream");
     Ok(Inner {
         client,
@@ -362,6 +372,24 @@ async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result
         max_event_bytes: config.max_event_bytes,
         tails: Mutex::new(HashMap::new()),
     })
+}
+
+/// Whether a stream takes publishes on `subject` at the server this client is on, without storing
+/// anything: the probe expects a last sequence no subject can have, so a stream that hears it
+/// refuses it; no responders means no stream has the subject there (yet).
+#[doc(hidden)]
+pub async fn probe_publish(js: &Context, subject: String) -> Result<(), StoreError> {
+    let mut h = HeaderMap::new();
+    h.insert(header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, u64::MAX.to_string().as_str());
+    let ack = js.publish_with_headers(subject.clone(), h, Bytes::new()).await.map_err(|e| engine(&format!("probe {subject}"), e))?;
+    match ack.await {
+        Err(e) if e.kind() == async_nats::jetstream::context::PublishErrorKind::WrongLastSequence => Ok(()),
+        Ok(stored) => Err(StoreError::Engine(format!(
+            "probe {subject}: stored at {} although it expected an impossible last sequence",
+            stored.sequence
+        ))),
+        Err(e) => Err(engine(&format!("the stream does not take publishes on {subject} yet"), e)),
+    }
 }
 
 /// What a publish's acknowledgement said.
