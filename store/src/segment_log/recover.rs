@@ -218,11 +218,22 @@ struct Scan {
     last_frame: Option<u32>,
     /// Bytes of frames read.
     scanned: u64,
+    /// The segment a copy's record was last looked up in ([`Self::check_copy`]): one descriptor.
+    looked_up: Option<(u32, File)>,
 }
 
 impl Scan {
     fn new(dir: &Path, index: Index) -> Self {
-        Self { dir: dir.to_path_buf(), on_disk: None, index, orphans: HashMap::new(), end: 0, last_frame: None, scanned: 0 }
+        Self {
+            dir: dir.to_path_buf(),
+            on_disk: None,
+            index,
+            orphans: HashMap::new(),
+            end: 0,
+            last_frame: None,
+            scanned: 0,
+            looked_up: None,
+        }
     }
 
     /// Applies every frame of one segment from `start` (a frame boundary) to the end of its data.
@@ -273,10 +284,11 @@ impl Scan {
             let raw = raw.map_err(|(at, reason)| corrupt(&self.dir, Pos { seg: frame_place.seg, offset: (base + at) as u32 }, reason))?;
             let place = Pos { seg: frame_place.seg, offset: (base + raw.offset) as u32 };
             let (session, body) = record::decode(raw.kind, raw.body).map_err(|reason| corrupt(&self.dir, place, reason))?;
-            if let Body::Copy(c) = &body
-                && self.on_disk.as_ref().is_some_and(|segs| !segs.contains(&c.from.seg))
-            {
-                continue; // applied before everything else, by `early_copies`
+            if let Body::Copy(c) = &body {
+                if self.on_disk.as_ref().is_some_and(|segs| !segs.contains(&c.from.seg)) {
+                    continue; // applied before everything else, by `early_copies`
+                }
+                self.check_copy(place, c).map_err(|reason| corrupt(&self.dir, place, reason))?;
             }
             let change = self.change_of(body).map_err(|reason| corrupt(&self.dir, place, reason))?;
             if let Change::Moved { from, released, .. } = change {
@@ -286,7 +298,7 @@ impl Scan {
                     // A copy of an orphan (a record of a session whose creation's segment is
                     // gone, which a later tombstone must explain): moved as the writer moved it,
                     // among the orphan's bytes.
-                    if !self.move_orphan(session, from.seg, u64::from(released), place.seg, raw.len as u64) {
+                    if !self.move_orphan(session, from.seg, released, place.seg, raw.len as u64) {
                         return Err(bad_copy(&self.dir));
                     }
                     continue;
@@ -332,6 +344,60 @@ impl Scan {
         })
     }
 
+    /// A copy (at `place`) says truly where the record it carries was and where it was first
+    /// written: the record is at `from`, before the copy, either as itself (`released` is its
+    /// length, and it was first written there) or inside an earlier copy of it (`released` is that
+    /// copy's length, and the origin is the one that copy gives). Later opens apply the copies
+    /// whose `from` segment is gone in the order of their origins, so a copy accepted here with an
+    /// origin the log does not bear out would turn this log, once compaction has run, into one
+    /// that does not open. One positional read per copy; a copy whose `from` segment is gone
+    /// (opening from a checkpoint) is not checked.
+    fn check_copy(&mut self, place: Pos, c: &record::Copied<'_>) -> Result<(), String> {
+        if c.from >= place {
+            return Err(format!("a copy of a record at {}:{}, which is not before it", c.from.seg, c.from.offset));
+        }
+        let (whole, released) = (c.whole.len() as u64, u64::from(c.released));
+        let prefix = record::COPY_PREFIX as u64;
+        let in_a_copy = match released {
+            n if n == whole => false,
+            n if n == whole + prefix && u64::from(c.from.offset) >= prefix => true,
+            n => return Err(format!("a copy that releases {n} bytes for a record of {whole} bytes")),
+        };
+        let start = if in_a_copy { u64::from(c.from.offset) - prefix } else { u64::from(c.from.offset) };
+        if self.looked_up.as_ref().is_none_or(|(seg, _)| *seg != c.from.seg) {
+            match File::open(segment::path(&self.dir, c.from.seg)) {
+                Ok(file) => self.looked_up = Some((c.from.seg, file)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound && self.on_disk.is_none() => return Ok(()),
+                Err(e) => return Err(format!("cannot read the segment a copy names: {e}")),
+            }
+        }
+        let Some((_, file)) = &self.looked_up else { unreachable!("opened above") };
+        let mut there = vec![0; released as usize];
+        file.read_exact_at(&mut there, start).map_err(|_| "a copy of a record past the end of its segment".to_string())?;
+        let origin = if in_a_copy {
+            let earlier = match record::split(&there).next() {
+                Some(Ok(raw)) if raw.kind == record::COPY && raw.len == there.len() => record::decode(raw.kind, raw.body),
+                _ => Err("no copy".into()),
+            };
+            match earlier {
+                Ok((_, Body::Copy(earlier))) if earlier.whole == c.whole => earlier.origin,
+                _ => return Err("a copy of a record that is not inside the copy where it says".into()),
+            }
+        } else {
+            if there != c.whole {
+                return Err("a copy of a record that is not where it says".into());
+            }
+            c.from
+        };
+        if c.origin != origin {
+            return Err(format!(
+                "a copy that says its record was first written at {}:{}, not at {}:{}",
+                c.origin.seg, c.origin.offset, origin.seg, origin.offset
+            ));
+        }
+        Ok(())
+    }
+
     /// Copies (compaction) whose `from` segment is gone, applied before the first segment: such a
     /// copy was made from the oldest segment there was, so its record came before everything on
     /// disk now. Applied as the records they carry, at their places, in the order the records were
@@ -357,6 +423,15 @@ impl Scan {
                     let Body::Copy(c) = body else { continue };
                     if segs.contains(&c.from.seg) {
                         continue;
+                    }
+                    // Compaction copies from the oldest segment there is, and a record's origin is
+                    // never after it: both come before every segment still on disk.
+                    if segs.first().is_some_and(|&first| c.from.seg > first) || c.origin > c.from {
+                        return Err(corrupt(
+                            &self.dir,
+                            place,
+                            "a copy from a gone segment that was not the oldest, or of a record first written after it",
+                        ));
                     }
                     let (_, inner) = record::decode(c.kind, c.body).map_err(|reason| corrupt(&self.dir, place, reason))?;
                     let change = self.change_of(inner).map_err(|reason| corrupt(&self.dir, place, reason))?;
@@ -517,4 +592,92 @@ fn zero_after(file: &File, end: u64, segment_bytes: u64) -> io::Result<()> {
     }
     segment::preallocate(file, segment_bytes.max(end))?;
     file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SessionStatus;
+    use crate::layout::MetaRecord;
+
+    const SEGMENT_BYTES: u64 = 64 * 1024;
+
+    /// The records of one session's creation, whole, and the session.
+    fn a_creation() -> (SessionId, Vec<u8>) {
+        let s = SessionId::from_bytes([7; 16]);
+        let meta = MetaRecord { status: SessionStatus::Active, created_ms: 1, project: "p".into(), resume_token_hash: None };
+        let mut create = Vec::new();
+        record::put_meta(&mut create, record::CREATE, &s, &layout::encode_meta(&meta).unwrap());
+        (s, create)
+    }
+
+    /// A copy record of `inner` with these claims.
+    fn copy(s: SessionId, from: Pos, released: usize, origin: Pos, inner: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        record::put_copy(&mut out, &s, from, released as u32, origin, inner);
+        out
+    }
+
+    /// Segments 1, 2, … each holding one frame of the given records.
+    fn given_segments(segments: &[&[u8]]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (i, records) in segments.iter().enumerate() {
+            std::fs::write(segment::path(dir.path(), i as u32 + 1), super::super::sealed_frame(records)).unwrap();
+        }
+        dir
+    }
+
+    fn refusal(dir: &tempfile::TempDir) -> String {
+        match recover(dir.path(), SEGMENT_BYTES) {
+            Ok(_) => "opened".into(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const FIRST: Pos = Pos { seg: 1, offset: frame::HEADER_LEN as u32 };
+
+    #[test]
+    fn a_copy_of_a_record_first_written_where_it_was_opens() {
+        let (s, create) = a_creation();
+        let first_copy = copy(s, FIRST, create.len(), FIRST, &create);
+        let in_copy = Pos { seg: 2, offset: FIRST.offset + record::COPY_PREFIX as u32 };
+        let copy_of_copy = copy(s, in_copy, first_copy.len(), FIRST, &create);
+        let dir = given_segments(&[&create, &first_copy, &copy_of_copy]);
+        let recovered = recover(dir.path(), SEGMENT_BYTES).expect("what the writer writes opens");
+        assert!(recovered.index.get(&s).is_some());
+    }
+
+    #[test]
+    fn a_copy_that_says_its_record_was_first_written_elsewhere_is_refused() {
+        let (s, create) = a_creation();
+        for wrong in [Pos { seg: 3, offset: 84 }, Pos { seg: 0, offset: 8 }, Pos { seg: 1, offset: 0 }] {
+            let dir = given_segments(&[&create, &copy(s, FIRST, create.len(), wrong, &create)]);
+            let why = refusal(&dir);
+            assert!(why.contains("first written at"), "origin {wrong:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_copy_of_a_copy_keeps_the_first_copys_origin_or_is_refused() {
+        let (s, create) = a_creation();
+        let first_copy = copy(s, FIRST, create.len(), FIRST, &create);
+        let in_copy = Pos { seg: 2, offset: FIRST.offset + record::COPY_PREFIX as u32 };
+        let dir = given_segments(&[&create, &first_copy, &copy(s, in_copy, first_copy.len(), in_copy, &create)]);
+        assert!(refusal(&dir).contains("first written at 2:"), "{}", refusal(&dir));
+    }
+
+    #[test]
+    fn a_copy_that_names_a_place_or_a_length_its_record_is_not_at_is_refused() {
+        let (s, create) = a_creation();
+        let shifted = Pos { seg: 1, offset: FIRST.offset - 1 };
+        for (from, released, expected) in [
+            (shifted, create.len(), "not where it says"),
+            (FIRST, create.len() + 3, "releases"),
+            (Pos { seg: 2, offset: FIRST.offset }, create.len(), "not before it"),
+        ] {
+            let dir = given_segments(&[&create, &copy(s, from, released, from, &create)]);
+            let why = refusal(&dir);
+            assert!(why.contains(expected), "{from:?} {released}: {why}");
+        }
+    }
 }
