@@ -9,6 +9,11 @@
 //!   can never run into the remains of an earlier torn one.
 //! - A bad frame anywhere else (an earlier segment, or with data after it) is corruption: opening
 //!   fails with an error naming the segment and offset. Nothing is ever skipped.
+//! - A compaction COPY must say truly what it moved: the record it carries is at its `from`, before
+//!   it (whole, or inside the earlier copy its released length says), and its origin is that
+//!   record's; a copy whose `from` segment is gone must have been made from the oldest segment.
+//!   Anything else is corruption: such a copy would open now and, once compaction had moved the
+//!   session's records in the order of their origins, make a later open fail.
 //! - Segments after the tail hold no data (the writer creates one ahead of need): they are deleted,
 //!   and the writer creates a fresh one.
 //!
