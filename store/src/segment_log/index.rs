@@ -307,6 +307,12 @@ impl Index {
         existed
     }
 
+    /// Drops a session whose history recovery found broken, keeping its bytes live: they are
+    /// returned, to be accounted for as an orphan's until a later tombstone explains them.
+    pub(crate) fn forget(&mut self, session: &SessionId) -> Vec<(u32, u64)> {
+        self.sessions.remove(session).map(|s| s.bytes).unwrap_or_default()
+    }
+
     /// Counts bytes that belong to no live session but must stay until a later tombstone (records
     /// of a session whose creation's segment is gone; recovery only).
     pub(crate) fn add_live(&mut self, seg: u32, len: u64) {

@@ -470,7 +470,13 @@ impl Scan {
                     }
                     _ => format!("a record of session {session}, which does not exist"),
                 };
+                // Its history is broken here: only a later tombstone can explain that (its other
+                // records were in segments deleted after its expiry). The whole session is an
+                // orphan from now on, so that its records and their copies are all accounted for
+                // in one place until then, whichever segments survived.
+                let earlier = self.index.forget(&session);
                 let orphan = self.orphans.entry(session).or_insert(Orphan { place: pos, what, bytes: Vec::new() });
+                orphan.bytes.extend(earlier);
                 orphan.bytes.push((pos.seg, len));
                 self.index.add_live(pos.seg, len);
                 Ok(())
@@ -483,8 +489,15 @@ impl Scan {
     /// tombstone). `false` if the orphan has not that much there: not what the writer wrote.
     fn move_orphan(&mut self, session: SessionId, from: u32, released: u64, to: u32, len: u64) -> bool {
         let Some(orphan) = self.orphans.get_mut(&session) else { return false };
-        let Some(bytes) = orphan.bytes.iter_mut().find(|(seg, n)| *seg == from && *n >= released) else { return false };
-        bytes.1 -= released;
+        if orphan.bytes.iter().filter(|(seg, _)| *seg == from).map(|(_, n)| n).sum::<u64>() < released {
+            return false;
+        }
+        let mut left = released;
+        for (_, n) in orphan.bytes.iter_mut().filter(|(seg, _)| *seg == from) {
+            let taken = left.min(*n);
+            *n -= taken;
+            left -= taken;
+        }
         orphan.bytes.push((to, len));
         self.index.release(vec![(from, released)]);
         self.index.add_live(to, len);
@@ -684,5 +697,49 @@ mod tests {
             let why = refusal(&dir);
             assert!(why.contains(expected), "{from:?} {released}: {why}");
         }
+    }
+
+    /// Events `seq` of session `s`, whole.
+    fn events_record(s: SessionId, seq: u64) -> Vec<u8> {
+        let event = crate::NewEvent {
+            time_ms: seq,
+            event_type: format!("e{seq}"),
+            schema_version: 1,
+            correlation_id: None,
+            checksum: None,
+            payload: serde_json::json!(seq).into(),
+        };
+        let mut out = Vec::new();
+        record::put_events(&mut out, &s, seq, &[layout::encode_event(&event).unwrap()], None);
+        out
+    }
+
+    /// Segment 1 holds the creation (kept by other sessions' records, say); the segment that held
+    /// events 1..2 is gone; segment 3 holds event 3; segment 4 a compaction copy of it, then,
+    /// maybe, the session's expiry.
+    fn a_session_with_a_gap_then_a_copy(expired: bool) -> tempfile::TempDir {
+        let (s, create) = a_creation();
+        let third = events_record(s, 3);
+        let from = Pos { seg: 3, offset: FIRST.offset };
+        let mut head = copy(s, from, third.len(), from, &third);
+        if expired {
+            record::put_bare(&mut head, record::EXPIRY, &s);
+        }
+        let dir = given_segments(&[&create, &events_record(s, 1), &third, &head]);
+        std::fs::remove_file(segment::path(dir.path(), 2)).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_session_whose_middle_went_after_its_expiry_opens_though_its_records_were_copied() {
+        let dir = a_session_with_a_gap_then_a_copy(true);
+        let recovered = recover(dir.path(), SEGMENT_BYTES).expect("the expiry explains the gap");
+        assert!(recovered.index.get(&a_creation().0).is_none());
+    }
+
+    #[test]
+    fn a_gap_no_expiry_explains_is_refused() {
+        let why = refusal(&a_session_with_a_gap_then_a_copy(false));
+        assert!(why.contains("its earlier records are missing"), "{why}");
     }
 }
