@@ -9,11 +9,11 @@
 //!   can never run into the remains of an earlier torn one.
 //! - A bad frame anywhere else (an earlier segment, or with data after it) is corruption: opening
 //!   fails with an error naming the segment and offset. Nothing is ever skipped.
-//! - A compaction COPY must say truly what it moved: the record it carries is at its `from`, before
-//!   it (whole, or inside the earlier copy its released length says), and its origin is that
-//!   record's; a copy whose `from` segment is gone must have been made from the oldest segment.
-//!   Anything else is corruption: such a copy would open now and, once compaction had moved the
-//!   session's records in the order of their origins, make a later open fail.
+//! - A compaction COPY must say truly what it moved: the record it carries is at its `from`, in an
+//!   earlier segment (whole, or inside the earlier copy its released length says), and its origin
+//!   is that record's; a copy whose `from` segment is gone must have been made from the oldest
+//!   segment. Anything else is corruption: such a copy would open now and make a later open fail,
+//!   once compaction had moved the session's records by what the copy claimed.
 //! - Segments after the tail hold no data (the writer creates one ahead of need): they are deleted,
 //!   and the writer creates a fresh one.
 //!
@@ -358,8 +358,11 @@ impl Scan {
     /// that does not open. One positional read per copy; a copy whose `from` segment is gone
     /// (opening from a checkpoint) is not checked.
     fn check_copy(&mut self, place: Pos, c: &record::Copied<'_>) -> Result<(), String> {
-        if c.from >= place {
-            return Err(format!("a copy of a record at {}:{}, which is not before it", c.from.seg, c.from.offset));
+        // Compaction copies from the oldest segment, never the one being written, to the head. A
+        // copy within its own segment would break what the compactor counts on there: that what
+        // it already copied of a session is a prefix of the session's records.
+        if c.from.seg >= place.seg {
+            return Err(format!("a copy of a record at {}:{}, not in an earlier segment", c.from.seg, c.from.offset));
         }
         let (whole, released) = (c.whole.len() as u64, u64::from(c.released));
         let prefix = record::COPY_PREFIX as u64;
@@ -691,7 +694,8 @@ mod tests {
         for (from, released, expected) in [
             (shifted, create.len(), "not where it says"),
             (FIRST, create.len() + 3, "releases"),
-            (Pos { seg: 2, offset: FIRST.offset }, create.len(), "not before it"),
+            (Pos { seg: 2, offset: FIRST.offset }, create.len(), "not in an earlier segment"),
+            (Pos { seg: 2, offset: 0 }, create.len(), "not in an earlier segment"),
         ] {
             let dir = given_segments(&[&create, &copy(s, from, released, from, &create)]);
             let why = refusal(&dir);
