@@ -41,12 +41,37 @@ pub fn parse_hello(text: &str) -> Result<Hello, HelloError> {
     let options = match options {
         None | Some(Value::Null) => None,
         Some(options) => Some(serde_path_to_error::deserialize::<_, SessionOptions>(options).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." { "options".to_string() } else { path };
+            let field = field_name(e.path());
             HelloError::Options(OptionsError { field, message: e.into_inner().to_string() })
         })?),
     };
     Ok(Hello { protocol, project_id, session_id, resume_token, last_seq: last_seq.filter(|&seq| seq > 0), options })
+}
+
+/// The field an options refusal names, written as `siwx.required` or `networks[0]`: the whole
+/// `options` when the refusal is about them as a whole. A key that is empty or holds `.` or `[` is
+/// written as its JSON string (`""`, `"a.b"`), so that no name is empty and none reads as a path it
+/// is not (`Path`'s own `Display` writes an empty key as nothing at all).
+fn field_name(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut field = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => field.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !field.is_empty() {
+                    field.push('.');
+                }
+                if key.is_empty() || key.contains(['.', '[', '"']) {
+                    field.push_str(&Value::from(key.as_str()).to_string());
+                } else {
+                    field.push_str(key);
+                }
+            }
+            Segment::Unknown => field.push_str(if field.is_empty() { "?" } else { ".?" }),
+        }
+    }
+    if field.is_empty() { "options".to_string() } else { field }
 }
 
 #[cfg(test)]
@@ -70,7 +95,18 @@ mod tests {
         let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"netwroks":[]}}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(o) if o.field == "netwroks" && o.message.contains("unknown field")), "{e:?}");
         let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":7}"#).unwrap_err();
-        assert!(matches!(&e, HelloError::Options(_)), "{e:?}");
+        assert!(matches!(&e, HelloError::Options(o) if o.field == "options"), "{e:?}");
+    }
+
+    #[test]
+    fn an_option_whose_name_is_empty_or_looks_like_a_path_is_named_as_a_json_string() {
+        // An empty key once made a refusal that named no field (the ws_frame fuzzer found it).
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"":1}}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == r#""""# && o.message.contains("unknown field")), "{e:?}");
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"siwx":{"":1}}}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == r#"siwx."""#), "{e:?}");
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"siwx.required":1}}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == r#""siwx.required""#), "{e:?}");
     }
 
     #[test]
