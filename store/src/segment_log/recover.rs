@@ -225,6 +225,9 @@ struct Scan {
     scanned: u64,
     /// The segment a copy's record was last looked up in ([`Self::check_copy`]): one descriptor.
     looked_up: Option<(u32, File)>,
+    /// For each session and segment compaction copied its records from, the place of the last
+    /// record copied, as far as this scan has seen ([`Self::check_copy`]).
+    copied_up_to: HashMap<(SessionId, u32), u32>,
 }
 
 impl Scan {
@@ -238,6 +241,7 @@ impl Scan {
             last_frame: None,
             scanned: 0,
             looked_up: None,
+            copied_up_to: HashMap::new(),
         }
     }
 
@@ -293,7 +297,7 @@ impl Scan {
                 if self.on_disk.as_ref().is_some_and(|segs| !segs.contains(&c.from.seg)) {
                     continue; // applied before everything else, by `early_copies`
                 }
-                self.check_copy(place, c).map_err(|reason| corrupt(&self.dir, place, reason))?;
+                self.check_copy(session, place, c).map_err(|reason| corrupt(&self.dir, place, reason))?;
             }
             let change = self.change_of(body).map_err(|reason| corrupt(&self.dir, place, reason))?;
             if let Change::Moved { from, released, .. } = change {
@@ -355,14 +359,26 @@ impl Scan {
     /// copy's length, and the origin is the one that copy gives). Later opens apply the copies
     /// whose `from` segment is gone in the order of their origins, so a copy accepted here with an
     /// origin the log does not bear out would turn this log, once compaction has run, into one
-    /// that does not open. One positional read per copy; a copy whose `from` segment is gone
-    /// (opening from a checkpoint) is not checked.
-    fn check_copy(&mut self, place: Pos, c: &record::Copied<'_>) -> Result<(), String> {
+    /// that does not open. And the record was not copied before: compaction walks a segment
+    /// forwards, so the copies of one session's records from one segment name ever later places
+    /// (a second copy of a record would release its bytes twice, and the compactor, which counts
+    /// on those bytes, would then skip records it never copied). One positional read per copy; a
+    /// copy whose `from` segment is gone (opening from a checkpoint) is not checked, and from a
+    /// checkpoint only the copies after it are compared with each other.
+    fn check_copy(&mut self, session: SessionId, place: Pos, c: &record::Copied<'_>) -> Result<(), String> {
         // Compaction copies from the oldest segment, never the one being written, to the head. A
         // copy within its own segment would break what the compactor counts on there: that what
         // it already copied of a session is a prefix of the session's records.
         if c.from.seg >= place.seg {
             return Err(format!("a copy of a record at {}:{}, not in an earlier segment", c.from.seg, c.from.offset));
+        }
+        if let Some(&last) = self.copied_up_to.get(&(session, c.from.seg))
+            && c.from.offset <= last
+        {
+            return Err(format!(
+                "a copy of a record at {}:{}, where compaction had already copied session {session}'s records up to offset {last}",
+                c.from.seg, c.from.offset
+            ));
         }
         let (whole, released) = (c.whole.len() as u64, u64::from(c.released));
         let prefix = record::COPY_PREFIX as u64;
@@ -403,6 +419,7 @@ impl Scan {
                 c.origin.seg, c.origin.offset, origin.seg, origin.offset
             ));
         }
+        self.copied_up_to.insert((session, c.from.seg), c.from.offset);
         Ok(())
     }
 
@@ -700,6 +717,25 @@ mod tests {
             let dir = given_segments(&[&create, &copy(s, from, released, from, &create)]);
             let why = refusal(&dir);
             assert!(why.contains(expected), "{from:?} {released}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_record_copied_twice_or_a_copy_that_goes_back_is_refused() {
+        let (s, create) = a_creation();
+        let first = events_record(s, 1);
+        let first_at = Pos { seg: 1, offset: FIRST.offset + create.len() as u32 };
+        let copy_create = copy(s, FIRST, create.len(), FIRST, &create);
+        let copy_first = copy(s, first_at, first.len(), first_at, &first);
+        let written = [create.as_slice(), first.as_slice()].concat();
+        // Given: what the compactor writes (the session's records in the order it walked them).
+        let in_order = given_segments(&[&written, &[copy_create.as_slice(), copy_first.as_slice()].concat()]);
+        assert_eq!(refusal(&in_order), "opened");
+        // When a record is copied twice, or a copy names a record before one copied already: then
+        // the log is refused (the session has the bytes for either, so the counts alone passed it).
+        for head in [[copy_create.as_slice(), copy_create.as_slice()].concat(), [copy_first.as_slice(), copy_create.as_slice()].concat()] {
+            let why = refusal(&given_segments(&[&written, &head]));
+            assert!(why.contains("had already copied"), "{why}");
         }
     }
 

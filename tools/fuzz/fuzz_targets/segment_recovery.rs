@@ -18,8 +18,9 @@
 //! events; and a new session appended to it survives another reopen. For a program: a log without
 //! bad copies must open, with exactly the sessions, metadata, events, answers and snapshots the
 //! program wrote, again after the reopen (from the index checkpoint written at close); a log with a
-//! copy recovery cannot decode, or one that releases more bytes than its session has where it says
-//! its record was (`Anomaly::BadCopy`), must be refused.
+//! copy recovery cannot decode, one that releases more bytes than its session has where it says
+//! its record was (`Anomaly::BadCopy`), or a second copy of a record (when the segments of the
+//! record and of both copies are on disk), must be refused.
 
 #![no_main]
 
@@ -227,6 +228,8 @@ struct Written {
     inner: Vec<u8>,
     /// Neither copied forward since nor an expiry.
     live: bool,
+    /// The segment of the copy that moved it forward, once one did.
+    copied_to: Option<u32>,
 }
 
 /// A session as the program wrote it: what the log must give back while it lives.
@@ -256,6 +259,9 @@ struct Tombstone {
 struct Refusal {
     copy_seg: u32,
     from_seg: Option<u32>,
+    /// For a record copied twice: the segment of its first copy, which recovery must have read
+    /// to know.
+    first_copy_seg: Option<u32>,
     why: &'static str,
 }
 
@@ -362,7 +368,16 @@ impl Model {
         let whole = record(kind, &self.sessions[s].id, body);
         let at = self.put(&whole);
         *self.sessions[s].bytes.entry(at.seg).or_default() += whole.len() as u64;
-        self.written.push(Written { session: s, at, len: whole.len() as u64, held: at, origin: at, inner: whole, live: true });
+        self.written.push(Written {
+            session: s,
+            at,
+            len: whole.len() as u64,
+            held: at,
+            origin: at,
+            inner: whole,
+            live: true,
+            copied_to: None,
+        });
     }
 
     /// A living session, chosen by `b`.
@@ -486,7 +501,16 @@ impl Model {
         if !covers.is_empty() {
             self.tombstones.push(Tombstone { seg: at.seg, covers });
         }
-        self.written.push(Written { session: s, at, len: whole.len() as u64, held: at, origin: at, inner: whole, live: false });
+        self.written.push(Written {
+            session: s,
+            at,
+            len: whole.len() as u64,
+            held: at,
+            origin: at,
+            inner: whole,
+            live: false,
+            copied_to: None,
+        });
     }
 
     /// One step of compaction: up to `1 + b % 8` live records of the oldest segment (never the
@@ -530,9 +554,10 @@ impl Model {
         body.extend_from_slice(&inner);
         let whole = record(COPY, &self.sessions[s].id, &body);
         let at = self.put(&whole);
+        self.written[i].copied_to = Some(at.seg);
         *self.sessions[s].bytes.entry(at.seg).or_default() += whole.len() as u64;
         let held = Place { seg: at.seg, offset: at.offset + COPY_PREFIX };
-        self.written.push(Written { session: s, at, len: whole.len() as u64, held, origin, inner, live: true });
+        self.written.push(Written { session: s, at, len: whole.len() as u64, held, origin, inner, live: true, copied_to: None });
     }
 
     /// Deletes the segments nothing live needs, but the active one, as the writer's `reclaim`
@@ -570,10 +595,15 @@ impl Model {
         let session = &self.sessions[w.session];
         let (mut id, mut from, mut released, mut origin, mut inner) = (session.id, w.held, w.len as u32, w.origin, w.inner.clone());
         let delta = u32::from(d % 64) + 1;
-        let mut refusal = None;
+        let (mut refusal, mut first_copy_seg) = (None, None);
         match b % 8 {
             // The same record again: moved already, an expiry, or live but not the oldest.
-            0 => {}
+            0 => {
+                if let Some(seg) = w.copied_to {
+                    first_copy_seg = Some(seg);
+                    refusal = Some((Some(from.seg), "a record copied twice"));
+                }
+            }
             1 if d % 2 == 0 => from.offset = from.offset.wrapping_add(delta),
             1 => from.offset = from.offset.wrapping_sub(delta),
             2 => {
@@ -608,7 +638,7 @@ impl Model {
         let at = self.put(&record(COPY, &id, &body));
         self.flush();
         if let Some((from_seg, why)) = refusal {
-            self.refusals.push(Refusal { copy_seg: at.seg, from_seg, why });
+            self.refusals.push(Refusal { copy_seg: at.seg, from_seg, first_copy_seg, why });
         }
         self.valid = false;
     }
@@ -616,7 +646,8 @@ impl Model {
     /// Why opening the log must fail, if it must.
     fn must_refuse(&self) -> Option<&'static str> {
         let on_disk = |seg: u32| self.files.get(&seg).is_some_and(|f| !f.is_empty());
-        self.refusals.iter().find(|r| on_disk(r.copy_seg) && r.from_seg.is_none_or(on_disk)).map(|r| r.why)
+        let read = |r: &&Refusal| on_disk(r.copy_seg) && r.from_seg.is_none_or(on_disk) && r.first_copy_seg.is_none_or(on_disk);
+        self.refusals.iter().find(read).map(|r| r.why)
     }
 
     /// The log gives back exactly what the program wrote.
