@@ -115,6 +115,17 @@ impl SessionIndex {
         }
     }
 
+    /// Whether the index holds a record at `place`: the events starting at `seq`, the answer whose
+    /// command id hashes to `answer`, or a snapshot (the places [`Self::repoint`] moves).
+    pub(crate) fn holds(&self, place: Pos, seq: Option<u64>, answer: Option<u64>) -> bool {
+        let events =
+            seq.is_some_and(|seq| self.extents.binary_search_by_key(&seq, |e| e.first_seq).is_ok_and(|i| self.extents[i].pos == place));
+        let answer = answer.is_some_and(|hash| {
+            self.answers.main.get(&hash) == Some(&place) || self.answers.overflow.iter().any(|&(h, p)| h == hash && p == place)
+        });
+        events || answer || self.snapshots.iter().any(|&(_, p)| p == place)
+    }
+
     /// Whatever the index holds at `from` is at `to` now (a record copied forward).
     fn repoint(&mut self, from: Pos, to: Pos, seq: Option<u64>, answer: Option<u64>) {
         if let Some(seq) = seq

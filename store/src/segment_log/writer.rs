@@ -858,6 +858,17 @@ impl Writer {
                 let moved =
                     total.checked_sub(remaining).ok_or_else(|| format!("session {session} has more bytes here than it wrote"))? + pend;
                 if before + len <= moved {
+                    // Counted as copied (before a restart) because what was copied of a session
+                    // is a prefix of its records here. A log whose copies broke that (a copy of a
+                    // later record first) would make this skip a record never copied, and the
+                    // segment's deletion lose it: where the index shows the record still here,
+                    // compaction stops instead.
+                    let held = if raw.kind == record::COPY { place + record::COPY_PREFIX as u64 } else { place };
+                    let held = Pos { seg: c.seg, offset: held as u32 };
+                    let (seq, answer) = keys_of(&index, raw.kind, raw.body).map_err(|r| format!("offset {place}: {r}"))?;
+                    if s.holds(held, seq, answer) {
+                        return Err(format!("offset {place}: session {session}'s record counts as copied, but the index holds it here"));
+                    }
                     continue;
                 }
                 if before < moved {
@@ -873,12 +884,7 @@ impl Writer {
                     let whole = &records[raw.offset..raw.offset + raw.len];
                     (here, here, raw.kind, whole, raw.body)
                 };
-                let (_, inner) = record::decode(kind, body).map_err(|r| format!("offset {place}: {r}"))?;
-                let (seq, answer) = match inner {
-                    Body::Events(e) => (Some(e.first_seq), e.answer.map(|(id, _)| index.hash(id))),
-                    Body::Answer { command_id, .. } => (None, Some(index.hash(command_id))),
-                    _ => (None, None),
-                };
+                let (seq, answer) = keys_of(&index, kind, body).map_err(|r| format!("offset {place}: {r}"))?;
                 let change = Change::Moved { from, released: len, seq, answer };
                 let need = record::COPY_PREFIX + whole.len();
                 let b = out.last_mut().expect("at least one frame");
@@ -1146,6 +1152,18 @@ impl Writer {
 
 /// The records of the frame at `at` of a sealed segment, read through the readers' bounded set of
 /// descriptors (compaction opens none of its own); `None` at the end of its data.
+/// What finds a record's place in the index (see [`Change::Moved`]): the first seq of the events it
+/// holds and the hash of the command id of the answer it holds. A COPY record is read through to
+/// the record it carries.
+fn keys_of(index: &super::index::Index, kind: u8, body: &[u8]) -> Result<(Option<u64>, Option<u64>), String> {
+    Ok(match record::decode(kind, body)?.1 {
+        Body::Copy(cp) => return keys_of(index, cp.kind, cp.body),
+        Body::Events(e) => (Some(e.first_seq), e.answer.map(|(id, _)| index.hash(id))),
+        Body::Answer { command_id, .. } => (None, Some(index.hash(command_id))),
+        _ => (None, None),
+    })
+}
+
 fn read_frame_at(files: &segment::ReadFiles, seg: u32, at: u64) -> Result<Option<Vec<u8>>, String> {
     let place = |offset: u64| Pos { seg, offset: offset as u32 };
     let mut h = [0u8; frame::HEADER_LEN];
