@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 
-use crate::{Envelope, NewEvent, SessionId, StoreError};
+use crate::{Envelope, NewEvent, Payload, SessionId, StoreError};
 
 /// A stream of one session's envelopes, in seq order.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<Envelope, StoreError>> + Send + 'static>>;
@@ -75,7 +75,9 @@ pub struct Snapshot {
     /// Version of the *state's* schema; a snapshot of another version is ignored on read.
     pub schema_version: u32,
     pub time_ms: u64,
-    pub state: serde_json::Value,
+    /// The state as JSON text, written once by whoever took the snapshot and stored as it is (as
+    /// an event's payload is): no `serde_json::Value` tree on the way in or out.
+    pub state: Payload,
 }
 
 /// Where an append's events were stored: seqs `first_seq ..= last_seq`, that is

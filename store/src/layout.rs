@@ -22,7 +22,7 @@
 //! log stores; nothing outside the log should write with it.
 
 use crate::event_log::{AnswerRefusal, CommandAnswer, SessionStatus};
-use crate::{Envelope, NewEvent, SessionId, Snapshot, StoreError};
+use crate::{Envelope, NewEvent, Payload, SessionId, Snapshot, StoreError};
 
 /// The layout this code writes and reads.
 pub const LAYOUT_VERSION: u32 = 1;
@@ -344,7 +344,7 @@ pub fn encode_snapshot(snapshot: &Snapshot) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&snapshot.seq.to_be_bytes());
     out.extend_from_slice(&snapshot.schema_version.to_be_bytes());
     out.extend_from_slice(&snapshot.time_ms.to_be_bytes());
-    serde_json::to_writer(&mut out, &snapshot.state).map_err(|e| format!("state: {e}"))?;
+    out.extend_from_slice(snapshot.state.json().as_bytes());
     Ok(out)
 }
 
@@ -358,7 +358,8 @@ pub fn decode_snapshot(record: &[u8]) -> Result<Snapshot, String> {
     let seq = r.u64().ok_or("truncated")?;
     let schema_version = r.u32().ok_or("truncated")?;
     let time_ms = r.u64().ok_or("truncated")?;
-    let state = serde_json::from_slice(r.rest()).map_err(|e| format!("state: {e}"))?;
+    let text = std::str::from_utf8(r.rest()).map_err(|e| format!("state: {e}"))?;
+    let state = Payload::from_json(text.to_string()).map_err(|e| format!("state: {e}"))?;
     Ok(Snapshot { seq, schema_version, time_ms, state })
 }
 
@@ -535,7 +536,7 @@ mod tests {
         let m =
             MetaRecord { status: SessionStatus::Ended, created_ms: 42, project: "demo".into(), resume_token_hash: Some("ab".repeat(32)) };
         assert_eq!(decode_meta(s, &encode_meta(&m).unwrap()).unwrap(), m);
-        let snap = Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}) };
+        let snap = Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}).into() };
         assert_eq!(decode_snapshot(&encode_snapshot(&snap).unwrap()).unwrap(), snap);
         assert!(decode_snapshot(&[7]).is_err());
     }

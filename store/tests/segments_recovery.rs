@@ -213,7 +213,7 @@ async fn data_survives_reopen_with_many_sessions_answers_and_snapshots() {
                 }
                 let refusal = AnswerRefusal { code: "nope".into(), message: format!("session {i}") };
                 log.remember_answer(s, CommandAnswer { command_id: "refused".into(), seq: 1, refusal: Some(refusal) }).await.unwrap();
-                log.put_snapshot(s, Snapshot { seq: 1, schema_version: 3, time_ms: 9, state: json!({ "i": i }) }).await.unwrap();
+                log.put_snapshot(s, Snapshot { seq: 1, schema_version: 3, time_ms: 9, state: json!({ "i": i }).into() }).await.unwrap();
                 if i % 5 == 0 {
                     log.set_status(s, SessionStatus::Ended).await.unwrap();
                 }
@@ -245,7 +245,7 @@ async fn data_survives_reopen_with_many_sessions_answers_and_snapshots() {
             assert_eq!(log.answer(s, &format!("c{}", n - 1)).await.unwrap(), Some(answer(&format!("c{}", n - 1), n)));
             assert_eq!(log.answer(s, "refused").await.unwrap().unwrap().refusal.unwrap().message, format!("session {i}"));
             let snap = log.get_snapshot(s, 3).await.unwrap();
-            assert_eq!(snap.map(|s| s.state), if i == 1 { None } else { Some(json!({ "i": i })) }, "round {round}: session {i}");
+            assert_eq!(snap.map(|s| s.state.to_value()), if i == 1 { None } else { Some(json!({ "i": i })) }, "round {round}: session {i}");
         }
     }
 }

@@ -114,7 +114,7 @@ pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>)
     let snapshot = log.get_snapshot(session, STATE_SCHEMA_VERSION).await?;
     let snapshot = snapshot.filter(|s| upto.is_none_or(|u| s.seq <= u));
     let (mut state, mut seq) = match snapshot {
-        Some(s) => match serde_json::from_value::<SessionState>(s.state) {
+        Some(s) => match serde_json::from_str::<SessionState>(s.state.json()) {
             Ok(state) => (state, s.seq),
             // A snapshot is only a cache: an unreadable one is ignored and the log folded instead.
             Err(e) => {

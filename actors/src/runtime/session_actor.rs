@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use actix::prelude::*;
 use flume::TrySendError;
-use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, SessionId, Snapshot, StoreError};
+use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, Payload, SessionId, Snapshot, StoreError};
 
 use super::effects::ContractSignatureChecker;
 use super::frames::{DecidedEvents, DiffFrame, build_diff, decided_events, diffs_since, fold_log};
@@ -694,7 +694,8 @@ impl ModalSession {
     fn write_snapshot(&mut self, ctx: &mut Context<Self>) {
         let Some(awake) = self.awake.as_ref() else { return };
         self.last_snapshot_seq = self.seq;
-        let state = serde_json::from_slice(&awake.canonical.to_json()).expect("canonical JSON parses");
+        // The canonical JSON the session already keeps, as it is: the snapshot is the same text.
+        let state = Payload::from_serialized(String::from_utf8(awake.canonical.to_json()).expect("canonical JSON is UTF-8"));
         let snapshot = Snapshot { seq: self.seq, schema_version: STATE_SCHEMA_VERSION, time_ms: self.shell.clock.now_ms(), state };
         let (log, id) = (self.shell.log.clone(), self.id);
         ctx.spawn(async move { log.put_snapshot(id, snapshot).await }.into_actor(self).map(|result, act, _| match result {

@@ -258,7 +258,7 @@ pub async fn replay(
                         Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
                 }
                 if let Some(s) = snapshot.as_ref().filter(|s| s.seq == e.seq)
-                    && s.state != after
+                    && s.state.to_value() != after
                 {
                     divergence = Some(Divergence { seq: e.seq, reason: "the fold differs from the stored snapshot".into() });
                 }

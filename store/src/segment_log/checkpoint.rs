@@ -415,7 +415,8 @@ mod tests {
             }
             Step::PutSnapshot { s, version } => {
                 if let Some(seq) = latest(s).await {
-                    let snapshot = Snapshot { seq, schema_version: u32::from(version), time_ms: 7, state: json!({ "s": s, "seq": seq }) };
+                    let snapshot =
+                        Snapshot { seq, schema_version: u32::from(version), time_ms: 7, state: json!({ "s": s, "seq": seq }).into() };
                     log.put_snapshot(session(s), snapshot).await.unwrap();
                 }
             }

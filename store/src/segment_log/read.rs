@@ -404,7 +404,7 @@ mod tests {
     }
 
     fn snapshot() -> Snapshot {
-        Snapshot { seq: 3, schema_version: 1, time_ms: 103, state: json!({ "n": 3 }) }
+        Snapshot { seq: 3, schema_version: 1, time_ms: 103, state: json!({ "n": 3 }).into() }
     }
 
     fn log() -> Log {

@@ -474,7 +474,7 @@ impl Model {
             seq: session.events.len() as u64,
             schema_version: u32::from(c) % VERSIONS,
             time_ms: u64::from(c),
-            state: serde_json::json!({ "c": c }),
+            state: serde_json::json!({ "c": c }).into(),
         };
         let body = layout::encode_snapshot(&snapshot).expect("a snapshot record");
         session.snapshots.insert(snapshot.schema_version, snapshot);
