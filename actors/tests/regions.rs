@@ -119,7 +119,7 @@ fn check_run(seed: u64, steps: usize) -> Result<usize, String> {
         if patched != wire::to_value(&state) {
             return Err(format!("after {command:?}: the region patch does not lead to the state"));
         }
-        mirror.apply(&patch).map_err(|e| format!("the mirror refused the patch: {e}"))?;
+        mirror.apply(patch).map_err(|e| format!("the mirror refused the patch: {e}"))?;
         if mirror.hash() != hash {
             return Err(format!("after {command:?}: the mirror's hash differs"));
         }
@@ -195,7 +195,7 @@ fn a_mirror_that_moves_a_value_between_regions_hashes_both_again() {
     let key = mirror.state()["router"].as_object().unwrap().keys().next().unwrap().clone();
     let patch: json_patch::Patch =
         serde_json::from_value(serde_json::json!([{ "op": "move", "from": format!("/router/{key}"), "path": "/modal/moved" }])).unwrap();
-    mirror.apply(&patch).unwrap();
+    mirror.apply(patch).unwrap();
     // Then the hash covers both regions as they now are
     assert!(mirror.state()["router"].get(&key).is_none() && mirror.state()["modal"].get("moved").is_some());
     assert_eq!(mirror.hash(), wire::state_hash(mirror.state()));

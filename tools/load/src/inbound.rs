@@ -34,6 +34,7 @@ pub struct Inbound {
     pub seq: Option<u64>,
     pub prev_seq: Option<u64>,
     pub events: Option<Vec<EventHead>>,
+    #[serde(default, deserialize_with = "flat_patch")]
     pub patch: Option<json_patch::Patch>,
     pub state_hash: Option<String>,
     pub command_id: Option<String>,
@@ -43,6 +44,58 @@ pub struct Inbound {
     /// An error frame's code, and the close code it announces.
     pub code: Option<ProtocolErrorCode>,
     pub close: Option<u16>,
+}
+
+/// One JSON Patch operation read flat. json_patch's own type is internally tagged (`op`), so serde
+/// buffers each operation whole before reading it again as its variant; every diff carries
+/// operations, so they are read once into this and then converted.
+#[derive(Deserialize)]
+struct FlatOperation {
+    op: OperationName,
+    path: String,
+    from: Option<String>,
+    /// `Some(Null)` for `"value": null`, `None` when there is no `value`.
+    #[serde(default, deserialize_with = "present")]
+    value: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum OperationName {
+    Add,
+    Remove,
+    Replace,
+    Move,
+    Copy,
+    Test,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
+}
+
+fn flat_patch<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<json_patch::Patch>, D::Error> {
+    use json_patch::jsonptr::PointerBuf;
+    use json_patch::{AddOperation, CopyOperation, MoveOperation, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation};
+    use serde::de::Error;
+
+    let Some(operations) = Option::<Vec<FlatOperation>>::deserialize(deserializer)? else { return Ok(None) };
+    let pointer = |text: String| PointerBuf::parse(text).map_err(D::Error::custom);
+    let mut patch = Vec::with_capacity(operations.len());
+    for FlatOperation { op, path, from, value } in operations {
+        let path = pointer(path)?;
+        let value = || value.ok_or_else(|| D::Error::missing_field("value"));
+        let from = || from.ok_or_else(|| D::Error::missing_field("from")).and_then(pointer);
+        patch.push(match op {
+            OperationName::Add => PatchOperation::Add(AddOperation { path, value: value()? }),
+            OperationName::Remove => PatchOperation::Remove(RemoveOperation { path }),
+            OperationName::Replace => PatchOperation::Replace(ReplaceOperation { path, value: value()? }),
+            OperationName::Move => PatchOperation::Move(MoveOperation { from: from()?, path }),
+            OperationName::Copy => PatchOperation::Copy(CopyOperation { from: from()?, path }),
+            OperationName::Test => PatchOperation::Test(TestOperation { path, value: value()? }),
+        });
+    }
+    Ok(Some(json_patch::Patch(patch)))
 }
 
 /// Of a diff's event, what the visitor reads: which command caused it.
@@ -124,6 +177,25 @@ mod tests {
         assert_eq!((diff.event_count(), diff.first_correlation()), (2, Some("v0c9")));
         assert_eq!(diff.patch.unwrap().0.len(), 1);
         assert_eq!(diff.state_hash.as_deref(), Some("abc"));
+    }
+
+    /// Every kind of operation, `null` values included, reads as json_patch reads it.
+    #[test]
+    fn a_patch_reads_as_json_patch_reads_it() {
+        let operations = serde_json::json!([
+            {"op": "add", "path": "/modal/a~1b", "value": null},
+            {"op": "remove", "path": "/toasts/x"},
+            {"op": "replace", "path": "/router/current", "value": {"view": "Connect"}},
+            {"op": "move", "from": "/a", "path": "/b"},
+            {"op": "copy", "from": "/a", "path": "/c"},
+            {"op": "test", "path": "/a", "value": [1]},
+        ]);
+        let diff = Inbound::parse(&format!(r#"{{"type":"diff","patch":{operations}}}"#)).unwrap();
+        assert_eq!(diff.patch.unwrap(), serde_json::from_value::<json_patch::Patch>(operations).unwrap());
+        for broken in [r#"[{"op":"add","path":"/a"}]"#, r#"[{"op":"move","path":"/a"}]"#, r#"[{"op":"add","path":"a","value":1}]"#] {
+            assert!(Inbound::parse(&format!(r#"{{"type":"diff","patch":{broken}}}"#)).is_err(), "{broken}");
+        }
+        assert!(Inbound::parse(r#"{"type":"result"}"#).unwrap().patch.is_none());
     }
 
     #[test]

@@ -131,7 +131,8 @@ impl Scenario {
     pub fn step(&self, n: usize, state: &Value) -> Step {
         let cmd = |command: Value, always_writes: bool| Step::Command { command, always_writes, class: Class::NonChain };
         let chain = |command: Value, always_writes: bool| Step::Command { command, always_writes, class: Class::Chain };
-        let wallets = json!({ "type": "ReportWallets", "wallets": [{ "name": "Load Wallet", "rdns": WALLET, "kind": "ANNOUNCED" }] });
+        // Built only for the step that sends it (a step builds one command).
+        let wallets = || json!({ "type": "ReportWallets", "wallets": [{ "name": "Load Wallet", "rdns": WALLET, "kind": "ANNOUNCED" }] });
         let connected = state["connection"]["namespaces"]["eip155"]["status"] == "connected";
         match self.kind {
             ScenarioKind::Connect | ScenarioKind::ReconnectStorm => {
@@ -140,7 +141,7 @@ impl Scenario {
                     return Step::Reconnect;
                 }
                 match n % 4 {
-                    0 => cmd(wallets, false),
+                    0 => cmd(wallets(), false),
                     1 if connected => cmd(json!({ "type": "Disconnect" }), true),
                     1 => cmd(json!({ "type": "SelectConnector", "connectorId": WALLET }), true),
                     2 => Step::AnswerConnect,
@@ -149,7 +150,7 @@ impl Scenario {
                 }
             }
             ScenarioKind::ConnectSiwx => match n % 6 {
-                0 => cmd(wallets, false),
+                0 => cmd(wallets(), false),
                 1 if connected => cmd(json!({ "type": "Disconnect" }), true),
                 1 => cmd(json!({ "type": "SelectConnector", "connectorId": WALLET }), true),
                 2 => Step::AnswerConnect,
@@ -167,7 +168,7 @@ impl Scenario {
                 _ => cmd(json!({ "type": "SetPageVisibility", "hidden": false }), false),
             },
             ScenarioKind::Account => match n {
-                0 => cmd(wallets, false),
+                0 => cmd(wallets(), false),
                 1 => cmd(json!({ "type": "SelectConnector", "connectorId": WALLET }), true),
                 // The connect answer starts the first balance fetch.
                 2 => Step::AnswerConnect,

@@ -233,7 +233,7 @@ impl Visitor {
 
     /// Applies one diff to the mirror; `false` if it does not follow on (a gap or a repeat) or
     /// the hash disagrees, in which case the mirror must be rebuilt.
-    fn apply_diff(&mut self, diff: &Inbound) -> bool {
+    fn apply_diff(&mut self, diff: &mut Inbound) -> bool {
         if diff.prev_seq != Some(self.seq) {
             eprintln!(
                 "GAP: visitor {} session {} mirrors seq {}, got a diff with prevSeq {:?} seq {:?} (events {})",
@@ -247,7 +247,7 @@ impl Visitor {
             self.metrics.gap();
             return false;
         }
-        let Some(patch) = &diff.patch else {
+        let Some(patch) = diff.patch.take() else {
             self.metrics.error("bad_patch");
             return false;
         };
@@ -340,13 +340,13 @@ impl Visitor {
                 return Ok(());
             }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let frame = match read_frame(ws, left).await {
+            let mut frame = match read_frame(ws, left).await {
                 Ok(f) => f,
                 Err(e) if e == "timed out" => return Ok(()),
                 Err(e) => return Err(Broken::Connection(e)),
             };
             if frame.kind == Kind::Diff {
-                if !self.apply_diff(&frame) {
+                if !self.apply_diff(&mut frame) {
                     return Err(Broken::Resync);
                 }
                 self.observe_effects(Instant::now());
@@ -375,8 +375,8 @@ impl Visitor {
                         frame = read_frame(ws, Duration::from_secs(3600)) => frame,
                     };
                     match frame {
-                        Ok(frame) if frame.kind == Kind::Diff => {
-                            if self.apply_diff(&frame) {
+                        Ok(mut frame) if frame.kind == Kind::Diff => {
+                            if self.apply_diff(&mut frame) {
                                 self.observe_effects(Instant::now());
                                 self.ack().await.err()
                             } else {
@@ -430,7 +430,8 @@ impl Visitor {
     async fn execute(&mut self, command: Value, always_writes: bool, class: Class) -> Result<(), Broken> {
         self.next_command += 1;
         let id = format!("v{}c{}", self.index, self.next_command);
-        let text = json!({ "type": "command", "id": id, "command": command }).to_string();
+        // Written as it reads (a `Value` displays as compact JSON): no map built to serialize.
+        let text = format!(r#"{{"type":"command","id":"{id}","command":{command}}}"#);
         // The acks of the diffs before it go out in the same write (`ack`).
         self.acks_unsent = false;
         let effects_before = self.effects_in_flight();
@@ -456,7 +457,7 @@ impl Visitor {
                 return Err(Broken::Connection("no answer within 10 s".into()));
             }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let frame = match read_frame(ws, left).await {
+            let mut frame = match read_frame(ws, left).await {
                 Ok(f) => f,
                 Err(e) if e == "timed out" => {
                     self.metrics.error(if result_seq.is_some() { "diff_timeout" } else { "result_timeout" });
@@ -466,7 +467,7 @@ impl Visitor {
             };
             match frame.kind {
                 Kind::Diff => {
-                    if !self.apply_diff(&frame) {
+                    if !self.apply_diff(&mut frame) {
                         return Err(Broken::Resync);
                     }
                     let ours = frame.first_correlation() == Some(id.as_str());

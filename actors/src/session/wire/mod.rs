@@ -170,7 +170,13 @@ impl CanonicalState {
     /// Sets one region from a mirror's member for it (`None`: the state has no such member).
     fn set_region_of(&mut self, region: Region, value: Option<&serde_json::Value>) {
         match value {
-            Some(value) => self.set_region(region, value_json(value)),
+            Some(value) => {
+                // Sized from the region's bytes before: a patched region is about as long, and
+                // growing the buffer from serde_json's default copies it several times.
+                let mut bytes = Vec::with_capacity(self.regions[region.index()].len() + 64);
+                serde_json::to_writer(&mut bytes, value).expect("a JSON value serializes");
+                self.set_region(region, bytes.into())
+            }
             None => self.absent = self.absent.union(Regions::of(&[region])),
         }
     }
@@ -300,28 +306,15 @@ impl StateMirror {
         self.canonical.legacy_hash()
     }
 
-    /// Applies `patch`; on an error the mirror is unusable and must be rebuilt from a welcome.
-    pub fn apply(&mut self, patch: &json_patch::Patch) -> Result<(), json_patch::PatchError> {
-        for operation in &patch.0 {
-            if !apply_in_objects(&mut self.state, operation) {
-                // Without `patch`'s undo log: on an error the mirror is rebuilt anyway.
-                json_patch::patch_unsafe(&mut self.state, std::slice::from_ref(operation))?;
-            }
-        }
+    /// Applies `patch`, taking its values (no copy of them); on an error the mirror is unusable and
+    /// must be rebuilt from a welcome.
+    pub fn apply(&mut self, patch: json_patch::Patch) -> Result<(), json_patch::PatchError> {
         let mut touched = Regions::NONE;
-        for operation in &patch.0 {
-            // A move also changes the region it takes its value from.
-            let from = match operation {
-                json_patch::PatchOperation::Move(m) => Some(&*m.from),
-                _ => None,
-            };
-            for path in std::iter::once(operation.path()).chain(from) {
-                let first = path.tokens().next().map(|t| t.decoded().into_owned());
-                match first.as_deref().and_then(Region::from_key) {
-                    Some(region) => touched = touched.union(Regions::of(&[region])),
-                    // An operation on the root (or an unknown key): serialize everything again.
-                    None => touched = Regions::ALL,
-                }
+        for operation in patch.0 {
+            touched = touched.union(regions_of(&operation));
+            if let Err(operation) = apply_in_objects(&mut self.state, operation) {
+                // Without `patch`'s undo log: on an error the mirror is rebuilt anyway.
+                json_patch::patch_unsafe(&mut self.state, std::slice::from_ref(&operation))?;
             }
         }
         for region in touched.iter() {
@@ -331,12 +324,30 @@ impl StateMirror {
     }
 }
 
+/// The regions an operation changes: its path's, and a `move`'s source too; every region for an
+/// operation on the root (or on a key that is no region).
+fn regions_of(operation: &json_patch::PatchOperation) -> Regions {
+    let from = match operation {
+        json_patch::PatchOperation::Move(m) => Some(&*m.from),
+        _ => None,
+    };
+    let mut touched = Regions::NONE;
+    for path in std::iter::once(operation.path()).chain(from) {
+        let first = path.tokens().next();
+        match first.as_ref().map(|t| t.decoded()).as_deref().and_then(Region::from_key) {
+            Some(region) => touched = touched.union(Regions::of(&[region])),
+            None => return Regions::ALL,
+        }
+    }
+    touched
+}
+
 /// Applies an `add`, `remove` or `replace` whose path runs through objects only (every operation
 /// the gateway writes: it replaces arrays whole), walking the path without allocating (json_patch's
-/// walk decodes each token into two new strings). `false`, with `doc` untouched, for anything else
-/// (arrays, the root, `move`, `copy`, `test`, a missing member), which json_patch then applies or
-/// refuses with its own error.
-fn apply_in_objects(doc: &mut serde_json::Value, operation: &json_patch::PatchOperation) -> bool {
+/// walk decodes each token into two new strings) and moving the operation's value into place. For
+/// anything else (arrays, the root, `move`, `copy`, `test`, a missing member) it gives the operation
+/// back with `doc` untouched, for json_patch to apply or refuse with its own error.
+fn apply_in_objects(doc: &mut serde_json::Value, operation: json_patch::PatchOperation) -> Result<(), json_patch::PatchOperation> {
     use json_patch::PatchOperation::{Add, Remove, Replace};
     use serde_json::Value;
 
@@ -359,23 +370,23 @@ fn apply_in_objects(doc: &mut serde_json::Value, operation: &json_patch::PatchOp
     match operation {
         Replace(op) if !op.path.is_root() => match member(doc, &op.path) {
             Some(target) => {
-                *target = op.value.clone();
-                true
+                *target = op.value;
+                Ok(())
             }
-            None => false,
+            None => Err(Replace(op)),
         },
         Add(op) => match parent_object(doc, &op.path) {
             Some((map, key)) => {
-                map.insert(key, op.value.clone());
-                true
+                map.insert(key, op.value);
+                Ok(())
             }
-            None => false,
+            None => Err(Add(op)),
         },
-        Remove(op) => match parent_object(doc, &op.path) {
-            Some((map, key)) => map.remove(&key).is_some(),
-            None => false,
+        Remove(op) => match parent_object(doc, &op.path).map(|(map, key)| map.remove(&key)) {
+            Some(Some(_)) => Ok(()),
+            _ => Err(Remove(op)),
         },
-        _ => false,
+        other => Err(other),
     }
 }
 
@@ -445,7 +456,7 @@ mod mirror_tests {
         for ops in cases {
             let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
             let mut mirror = StateMirror::new(doc.clone());
-            let applied = mirror.apply(&patch).ok().map(|()| mirror.state().clone());
+            let applied = mirror.apply(patch).ok().map(|()| mirror.state().clone());
             assert_eq!(applied, reference(&doc, &ops), "{ops}");
             if let Some(state) = applied {
                 assert_eq!(mirror.hash(), StateMirror::new(state.clone()).hash(), "{ops}");
@@ -475,7 +486,7 @@ mod mirror_tests {
             { "op": "remove", "path": "/toasts" },
         ]);
         let patch: json_patch::Patch = serde_json::from_value(ops.clone()).unwrap();
-        mirror.apply(&patch).unwrap();
+        mirror.apply(patch).unwrap();
         let expected = reference(&older, &ops).unwrap();
         assert_eq!(mirror.state(), &expected);
         assert_eq!(mirror.hash(), super::state_hash(&expected));
@@ -492,7 +503,7 @@ mod mirror_tests {
         assert_eq!(mirror.legacy_hash(), super::legacy_state_hash(&older));
 
         let ops = json!([{ "op": "replace", "path": "/modal/status", "value": "open" }, { "op": "remove", "path": "/toasts" }]);
-        mirror.apply(&serde_json::from_value(ops.clone()).unwrap()).unwrap();
+        mirror.apply(serde_json::from_value(ops.clone()).unwrap()).unwrap();
         let expected = reference(&older, &ops).unwrap();
         assert_eq!(mirror.legacy_hash(), super::legacy_state_hash(&expected));
         assert_ne!(mirror.legacy_hash(), mirror.hash(), "the two protocols' hashes differ");
