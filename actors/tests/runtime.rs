@@ -13,8 +13,9 @@ use std::time::Duration;
 use actix::System;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
-use support::{T0, TestConnection, advance_timers, execute, open_log, quiet_config, registry, registry_with_metrics, toast, until};
+use support::{T0, TestConnection, advance_timers, execute, open_log, quiet_config, registry, registry_with_metrics, settle, toast, until};
 use vestibule_actors::model::options::SessionOptions;
+use vestibule_actors::protocol::CommandStatus;
 use vestibule_actors::runtime::{Attach, Detach, Execute, HibernateNow, Inspect, ManualClock, RuntimeConfig, fold_log};
 use vestibule_actors::session::{ClientCommand, Event, STATE_SCHEMA_VERSION, SessionState, wire};
 use vestibule_actors::testing::random_command;
@@ -270,6 +271,7 @@ fn an_idle_session_hibernates_by_itself_and_a_detached_one_then_passivates() {
         let mut connection = TestConnection::new(1);
         session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
         advance_timers(Duration::from_secs(5)).await;
+        settle().await;
         assert_eq!(metrics.hibernated_sessions.get(), 0, "not idle long enough yet");
         advance_timers(Duration::from_secs(6)).await;
         until(|| metrics.hibernated_sessions.get() == 1, "the idle session hibernated").await;
@@ -278,6 +280,36 @@ fn an_idle_session_hibernates_by_itself_and_a_detached_one_then_passivates() {
         advance_timers(Duration::from_secs(61)).await;
         until(|| registry.live() == 0, "the detached session passivated").await;
         assert_eq!(metrics.hibernated_sessions.get(), 0, "a stopped session is not counted as hibernated");
+        drop(connection);
+    });
+}
+
+/// Given a session that hibernates after 10 s idle, when commands come 5 s and 9 s in, then the
+/// countdown starts again from the last one: still awake 18 s in, asleep once 10 s have passed
+/// since it (the one timer, firing early, waits out the rest instead of being re-armed per command).
+#[test]
+fn activity_moves_the_hibernation_countdown_on() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let log = open_log(dir.path());
+        let clock = Arc::new(ManualClock::at(T0));
+        let config = RuntimeConfig { hibernate_after: Duration::from_secs(10), ..quiet_config() };
+        let (registry, metrics) = registry_with_metrics(log.clone(), clock.clone(), config);
+        let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
+        let session = registry.session(id);
+        let mut connection = TestConnection::new(1);
+        session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
+        for (at, id, command) in [(5, "c1", ClientCommand::OpenModal { view: None }), (4, "c2", ClientCommand::CloseModal {})] {
+            advance_timers(Duration::from_secs(at)).await;
+            let reply = session.send(execute(id, command)).await.unwrap();
+            assert_eq!(reply.status, CommandStatus::Accepted, "the command ran: {reply:?}");
+        }
+        advance_timers(Duration::from_secs(9)).await;
+        // A timer due by now has had its turns to fire (the positive check below proves one does).
+        settle().await;
+        assert_eq!(metrics.hibernated_sessions.get(), 0, "18 s after attaching but 9 s after the last command: awake");
+        advance_timers(Duration::from_secs(2)).await;
+        until(|| metrics.hibernated_sessions.get() == 1, "10 s after the last command, the session hibernated").await;
         drop(connection);
     });
 }

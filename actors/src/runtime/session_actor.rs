@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use flume::TrySendError;
@@ -279,6 +279,8 @@ pub struct ModalSession {
     timer: Option<(u64, SpawnHandle)>,
     passivation: Option<SpawnHandle>,
     hibernation: Option<SpawnHandle>,
+    /// When the session last did anything (tokio's clock, as its timers use).
+    last_activity: tokio::time::Instant,
     /// The nonce the next sign-in message will carry (see `Ctx::nonce`); replaced once used.
     nonce: String,
     /// The nonce of the contract check in flight, so a check is asked once.
@@ -311,6 +313,7 @@ impl ModalSession {
             timer: None,
             passivation: None,
             hibernation: None,
+            last_activity: tokio::time::Instant::now(),
             nonce: crate::siwx::generate_nonce().as_str().to_string(),
             checking: None,
             chain_in_flight: Default::default(),
@@ -459,14 +462,24 @@ impl ModalSession {
         tracing::trace!(session = %self.id, seq = self.seq, "hibernated");
     }
 
-    /// (Re)starts the countdown to hibernation; any activity calls it.
+    /// (Re)starts the countdown to hibernation; any activity calls it. Activity only moves
+    /// `last_activity` on: the one timer, when it fires, waits out what is left of the countdown
+    /// from there, so a busy session does not cancel and arm a timer per command.
     fn schedule_hibernation(&mut self, ctx: &mut Context<Self>) {
-        if let Some(handle) = self.hibernation.take() {
-            ctx.cancel_future(handle);
+        self.last_activity = tokio::time::Instant::now();
+        if self.hibernation.is_none() {
+            self.arm_hibernation(self.config().hibernate_after, ctx);
         }
-        self.hibernation = Some(ctx.run_later(self.config().hibernate_after, |act, ctx| {
+    }
+
+    fn arm_hibernation(&mut self, after: Duration, ctx: &mut Context<Self>) {
+        self.hibernation = Some(ctx.run_later(after, |act, ctx| {
             act.hibernation = None;
-            act.hibernate(ctx);
+            let idle = act.last_activity.elapsed();
+            match act.config().hibernate_after.checked_sub(idle) {
+                Some(left) if !left.is_zero() => act.arm_hibernation(left, ctx),
+                _ => act.hibernate(ctx),
+            }
         }));
     }
 

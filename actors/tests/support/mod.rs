@@ -49,6 +49,14 @@ pub async fn until(mut condition: impl FnMut() -> bool, what: &str) {
     panic!("never happened: {what}");
 }
 
+/// Gives every task woken so far (a fired timer's actor, say) a bounded number of turns to run:
+/// the fence before a check that something did *not* happen. A count of turns, not a wait.
+pub async fn settle() {
+    for _ in 0..1_000 {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Fires every timer due within `by`, on the runtime's clock, without waiting for real time: the
 /// clock is paused, moved forward, and resumed (the log's writer is another thread, whose replies
 /// must not make a paused clock jump ahead, so it runs paused only here).
