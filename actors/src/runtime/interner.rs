@@ -9,7 +9,6 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::session::wire::CanonicalState;
@@ -38,7 +37,6 @@ struct Table {
 #[derive(Default)]
 pub(crate) struct Interner {
     table: Mutex<Table>,
-    hasher: std::collections::hash_map::RandomState,
 }
 
 /// The first entry size at which the table is swept.
@@ -86,7 +84,7 @@ impl Interner {
     /// themselves), and the sweep in `share` never comes once every session is asleep: without
     /// this, a hibernated session's unique regions stayed resident.
     pub(crate) fn release(&self, state: SessionState, canonical: CanonicalState) {
-        let keys = Region::ALL.map(|region| self.key(region, canonical.region(region)));
+        let keys = Region::ALL.map(|region| key(region, &canonical));
         drop(state);
         drop(canonical);
         let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
@@ -102,12 +100,6 @@ impl Interner {
         }
     }
 
-    fn key(&self, region: Region, bytes: &[u8]) -> (Region, u64) {
-        let mut h = self.hasher.build_hasher();
-        bytes.hash(&mut h);
-        (region, h.finish())
-    }
-
     fn share_typed<T: PartialEq + Send + Sync + 'static>(
         &self,
         table: &mut Table,
@@ -116,7 +108,7 @@ impl Interner {
         canonical: &mut CanonicalState,
     ) {
         let bytes = canonical.region(region).clone();
-        let list = table.entries.entry(self.key(region, &bytes)).or_default();
+        let list = table.entries.entry(key(region, canonical)).or_default();
         for entry in list.iter() {
             let (Some(shared_bytes), Some(shared_value)) = (entry.bytes.upgrade(), entry.value.as_ref().and_then(Weak::upgrade)) else {
                 continue;
@@ -138,7 +130,7 @@ impl Interner {
 
     fn share_bytes(&self, table: &mut Table, region: Region, canonical: &mut CanonicalState) {
         let bytes = canonical.region(region).clone();
-        let list = table.entries.entry(self.key(region, &bytes)).or_default();
+        let list = table.entries.entry(key(region, canonical)).or_default();
         for entry in list.iter() {
             if let Some(shared) = entry.bytes.upgrade().filter(|b| **b == *bytes) {
                 canonical.set_region(region, shared);
@@ -155,6 +147,14 @@ impl Interner {
         let table = self.table.lock().unwrap();
         table.entries.values().flatten().filter(|e| !e.is_dead()).count()
     }
+}
+
+/// A region's entry key: the first 8 bytes of the SHA-256 the canonical state already keeps of
+/// its bytes (no second pass over them). Entries are told apart by comparing bytes and values, so
+/// the key only has to spread them.
+fn key(region: Region, canonical: &CanonicalState) -> (Region, u64) {
+    let digest = canonical.region_digest(region);
+    (region, u64::from_le_bytes(digest[..8].try_into().expect("a SHA-256 has 32 bytes")))
 }
 
 #[cfg(test)]

@@ -157,6 +157,11 @@ impl CanonicalState {
         &self.regions[region.index()]
     }
 
+    /// The SHA-256 of one region's canonical bytes, as the state hash uses it.
+    pub fn region_digest(&self, region: Region) -> &[u8; 32] {
+        &self.digests[region.index()]
+    }
+
     /// Replaces one region's bytes (with bytes shared with another session, say). The caller
     /// promises they are that region's canonical JSON.
     pub fn set_region(&mut self, region: Region, bytes: Arc<[u8]>) {
