@@ -379,6 +379,13 @@ impl Connection {
         let mut heartbeat = tokio::time::interval(limits.heartbeat_interval);
         heartbeat.tick().await;
         let mut shutdown = self.state.shutdown_signal();
+        // Made once, not once per turn of the loop: each of these registers a waiter when it is
+        // made (or first polled) and takes it off again when dropped, which `select!` did to the
+        // ones that did not fire on every frame in or out.
+        let shutting_down = shutdown.changed();
+        let dropped = attached.dropped.dropped();
+        let mut outbound = attached.outbound.stream();
+        tokio::pin!(shutting_down, dropped);
         loop {
             if window.has_room()
                 && let Some((seq, text)) = held.take()
@@ -407,9 +414,9 @@ impl Connection {
                         refused => return Box::pin(self.refuse_frame(ws, refused)).await,
                     }
                 }
-                code = attached.dropped.dropped() => return Box::pin(self.dropped_by_session(ws, code)).await,
-                frame = attached.outbound.recv_async(), if held.is_none() => {
-                    let Ok(frame) = frame else {
+                code = &mut dropped => return Box::pin(self.dropped_by_session(ws, code)).await,
+                frame = outbound.next(), if held.is_none() => {
+                    let Some(frame) = frame else {
                         let code = attached.dropped.code().unwrap_or(close::INTERNAL);
                         return Box::pin(self.dropped_by_session(ws, code)).await;
                     };
@@ -456,7 +463,7 @@ impl Connection {
                         return Ending::ClientGone;
                     }
                 }
-                _ = shutdown.changed() => {
+                _ = &mut shutting_down => {
                     return Box::pin(self.fail(ws, ProtocolErrorCode::ShuttingDown, "the server is restarting; resume shortly", close::GOING_AWAY)).await;
                 }
             }
