@@ -165,27 +165,39 @@ async fn pages_are_shared_across_sessions_until_the_account_transacts() {
         a
     });
     assert_eq!(metrics.activity_pages_dropped_of("invalidated"), 3, "the dev wallet's two pages and ANVIL_1's");
-    let after = s.service.activity(NET, Some(dev), None).await.unwrap();
-    assert_eq!(s.pages(), 5, "the next load went upstream");
+    // The next load goes upstream. anvil's search can lag its receipts for a moment (CI saw an
+    // empty page here once); a page that does not reach the receipt's block is served but not
+    // kept (`a_newest_page_that_lags_the_receipt_is_not_kept`), so each ask goes upstream again
+    // until the page lists the send. Counted, not timed.
+    let mut lagging = 0;
+    let after = loop {
+        let page = s.service.activity(NET, Some(dev), None).await.unwrap();
+        if page.transactions.first().map(|t| t.hash) == Some(sent) {
+            break page;
+        }
+        lagging += 1;
+        assert!(lagging < 1_000, "the node's search never listed the send: {page:?}");
+    };
+    assert_eq!(s.pages(), 5 + lagging, "each load went upstream until the page listed the send");
     assert_eq!(after.transactions[0].hash, sent);
     s.service.activity(NET, Some(ANVIL_1), None).await.unwrap();
-    assert_eq!(s.pages(), 6);
+    assert_eq!(s.pages(), 6 + lagging);
     s.service.activity(NET, Some(ANVIL_2), None).await.unwrap();
-    assert_eq!(s.pages(), 6, "the bystander's page was not dropped");
+    assert_eq!(s.pages(), 6 + lagging, "the bystander's page was not dropped");
 
     // The TTL: kept just under 30 s, read anew at 30 s.
     s.clock.advance(Duration::from_millis(29_999));
     s.service.activity(NET, Some(dev), None).await.unwrap();
-    assert_eq!(s.pages(), 6);
+    assert_eq!(s.pages(), 6 + lagging);
     s.clock.advance(Duration::from_millis(1));
     s.service.activity(NET, Some(dev), None).await.unwrap();
-    assert_eq!(s.pages(), 7);
+    assert_eq!(s.pages(), 7 + lagging);
 
     // Failures are not kept: a foreign cursor fails each time it is asked.
     let foreign = ActivityCursor("page=2".into());
     assert!(s.service.activity(NET, Some(dev), Some(&foreign)).await.is_err());
     assert!(s.service.activity(NET, Some(dev), Some(&foreign)).await.is_err());
-    assert_eq!(s.pages(), 9);
+    assert_eq!(s.pages(), 9 + lagging);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
