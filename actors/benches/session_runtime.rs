@@ -5,28 +5,33 @@
 //!    snapshot and tail, as a hibernated or passivated session does on its next command:
 //!    `fold_log` + the canonical JSON and hash of every region. Three shapes: the snapshot at the
 //!    last seq, the worst case of `snapshot_every = 100` (snapshot 99 events back), and no snapshot.
-//! 2. Cost per decision of turning a new state into what is sent: the whole-state way (JSON value,
-//!    canonical JSON, SHA-256, JSON Patch of the whole tree: what the runtime did before) against
-//!    the region way (serialize, hash and diff only the touched regions; design (b), the one
-//!    shipped) and a hash over per-region hashes (design (a), evaluated, not shipped).
+//! 2. Cost per decision of turning a new state into what is sent: the whole-state way of `2c8fb34`
+//!    (JSON value, canonical JSON, SHA-256 of it all, JSON Patch of the whole tree) against the
+//!    region way that ships (only the touched regions serialized, hashed and diffed; the two-level
+//!    state hash of decision 0311), and the region way with protocol 1's hash (SHA-256 over the
+//!    whole canonical JSON, which the gateway still computes for a `--protocol 1` client).
 //!
-//! Knobs: `VESTIBULE_BENCH_ITERS` (iterations per measurement, default 2000).
+//! Knobs: `VESTIBULE_BENCH_ITERS` (iterations per measurement, default 2000). Run by `cargo test`
+//! (no `--bench` argument) it makes 3 iterations of each, a check that every measurement still
+//! runs, not a measurement.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
-use sha2::{Digest, Sha256};
 use vestibule_actors::decider::Ctx;
 use vestibule_actors::runtime::fold_log;
 use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::session::wire::{self, CanonicalState};
-use vestibule_actors::session::{self, Command, Event, Region, Regions, STATE_SCHEMA_VERSION, SessionState};
+use vestibule_actors::session::{self, Command, Event, Regions, STATE_SCHEMA_VERSION, SessionState};
 use vestibule_actors::testing::{T0, random_step, started};
 use vestibule_store::{EventLog, NewEvent, NewSession, SessionId, SledEventLog, Snapshot, StoreConfig};
 
 fn iterations() -> usize {
-    std::env::var("VESTIBULE_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000)
+    // `cargo bench` passes `--bench` to a bench without libtest's harness; `cargo test` does not.
+    let measuring = std::env::args().any(|arg| arg == "--bench");
+    let default = if measuring { 2000 } else { 3 };
+    std::env::var("VESTIBULE_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
 /// p50, p99 and mean of `samples`, in µs.
@@ -123,32 +128,46 @@ async fn rehydration() {
     }
 }
 
-/// The whole-state way, as the runtime did it before: the JSON value of the new state, its
-/// canonical JSON and SHA-256, and the JSON Patch against the previous value.
+/// The whole-state way, as the runtime did it at `2c8fb34`: the JSON value of the new state, the
+/// SHA-256 of its whole canonical JSON, and the JSON Patch against the previous value.
 fn whole_state(before: &serde_json::Value, after: &SessionState) -> (serde_json::Value, String, json_patch::Patch) {
     let value = wire::to_value(after);
-    let hash = wire::state_hash(&value);
+    let hash = wire::legacy_state_hash(&value);
     let patch = json_patch::diff(before, &value);
     (value, hash, patch)
 }
 
-/// Design (a), evaluated: the hash over per-region hashes (SHA-256 of each touched region's
-/// canonical JSON, then SHA-256 over the twelve region digests).
-fn region_digest_hash(digests: &mut [[u8; 32]; 12], canonical: &CanonicalState, changed: Regions) -> String {
-    for region in changed.iter() {
-        digests[region.index()] = Sha256::digest(&canonical.region(region)[..]).into();
+/// The region way over `decisions`, with `hash` for the state hash; p50, p99 and mean in µs.
+fn regions_way(decisions: &[(Vec<Event>, SessionState, String)], hash: fn(&CanonicalState) -> String) -> (f64, f64, f64) {
+    let mut samples = Vec::with_capacity(decisions.len());
+    let mut canonical = CanonicalState::of(&decisions[0].1);
+    for (events, state, _) in &decisions[1..] {
+        let started = Instant::now();
+        let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
+        let changed = canonical.update(state, touched);
+        let state_hash = hash(&canonical);
+        let patch = wire::patch_regions(&changed, &canonical);
+        samples.push(started.elapsed());
+        std::hint::black_box((state_hash, patch));
     }
-    let mut outer = Sha256::new();
-    for (region, digest) in Region::ALL.iter().zip(digests.iter()) {
-        outer.update(region.key().as_bytes());
-        outer.update(digest);
-    }
-    hex::encode(&outer.finalize()[..8])
+    summary(samples)
+}
+
+/// The cost of `hash` alone on `canonical`, `runs` times; p50, p99 and mean in µs.
+fn hash_alone(canonical: &CanonicalState, runs: usize, hash: fn(&CanonicalState) -> String) -> (f64, f64, f64) {
+    let samples = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(hash(canonical));
+            started.elapsed()
+        })
+        .collect();
+    summary(samples)
 }
 
 fn cost_per_decision() {
     let decisions = random_decisions(11, 20_000);
-    let runs = decisions.len().min(iterations() * 5);
+    let runs = decisions.len().min(iterations() * 5).max(2);
     let decisions = &decisions[..runs];
     let sizes: Vec<usize> = decisions.iter().map(|(_, s, _)| CanonicalState::of(s).len()).collect();
     println!();
@@ -157,9 +176,9 @@ fn cost_per_decision() {
         sizes.iter().min().unwrap(),
         sizes.iter().max().unwrap()
     );
-    println!("{:<58} {:>8} {:>8} {:>8}", "way", "p50 µs", "p99 µs", "mean µs");
+    println!("{:<66} {:>8} {:>8} {:>8}", "way", "p50 µs", "p99 µs", "mean µs");
+    let row = |name: &str, (p50, p99, mean): (f64, f64, f64)| println!("{name:<66} {p50:>8.1} {p99:>8.1} {mean:>8.1}");
 
-    // Before: whole state, each decision.
     let mut samples = Vec::with_capacity(runs);
     let mut before_value = wire::to_value(&decisions[0].1);
     for (_, state, _) in &decisions[1..] {
@@ -169,52 +188,13 @@ fn cost_per_decision() {
         std::hint::black_box((hash, patch));
         before_value = value;
     }
-    let (p50, p99, mean) = summary(samples);
-    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", "whole state: value, canonical JSON, SHA-256, diff (before)");
+    row("whole state (2c8fb34): value, canonical JSON, SHA-256, tree diff", summary(samples));
+    row("touched regions, two-level hash (shipped, decision 0311)", regions_way(decisions, CanonicalState::hash));
+    row("touched regions, SHA-256 over the whole canonical JSON (protocol 1)", regions_way(decisions, CanonicalState::legacy_hash));
 
-    // After: touched regions only; the hash over the same bytes (design b).
-    let mut samples = Vec::with_capacity(runs);
-    let mut canonical = CanonicalState::of(&decisions[0].1);
-    for (events, state, _) in &decisions[1..] {
-        let started = Instant::now();
-        let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
-        let changed = canonical.update(state, touched);
-        let hash = canonical.hash();
-        let patch = wire::patch_regions(&changed, &canonical);
-        samples.push(started.elapsed());
-        std::hint::black_box((hash, patch));
-    }
-    let (p50, p99, mean) = summary(samples);
-    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", "regions, SHA-256 over the whole canonical JSON (b, shipped)");
-
-    // Design (a): the same, with the hash over per-region digests instead.
-    let mut samples = Vec::with_capacity(runs);
-    let mut canonical = CanonicalState::of(&decisions[0].1);
-    let mut digests = [[0u8; 32]; 12];
-    region_digest_hash(&mut digests, &canonical, Regions::ALL);
-    for (events, state, _) in &decisions[1..] {
-        let started = Instant::now();
-        let touched = events.iter().fold(Regions::NONE, |set, e| set.union(e.regions()));
-        let changed = canonical.update(state, touched);
-        let changed_set: Regions = changed.iter().map(|(r, _)| *r).collect();
-        let hash = region_digest_hash(&mut digests, &canonical, changed_set);
-        let patch = wire::patch_regions(&changed, &canonical);
-        samples.push(started.elapsed());
-        std::hint::black_box((hash, patch));
-    }
-    let (p50, p99, mean) = summary(samples);
-    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", "regions, SHA-256 over per-region SHA-256s (a, evaluated)");
-
-    // The hash alone, for scale: SHA-256 over the whole canonical JSON from cached pieces.
     let canonical = CanonicalState::of(&decisions[runs - 1].1);
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let started = Instant::now();
-        std::hint::black_box(canonical.hash());
-        samples.push(started.elapsed());
-    }
-    let (p50, p99, mean) = summary(samples);
-    println!("{:<58} {p50:>8.1} {p99:>8.1} {mean:>8.1}", format!("of which SHA-256 of the whole {} bytes (b)", canonical.len()));
+    row(&format!("of which the two-level hash of a {}-byte state", canonical.len()), hash_alone(&canonical, runs, CanonicalState::hash));
+    row(&format!("protocol 1's hash of the same {} bytes", canonical.len()), hash_alone(&canonical, runs, CanonicalState::legacy_hash));
 }
 
 fn main() {

@@ -105,7 +105,6 @@ use crate::machines::send::SolanaSendStep;
 
 /// What every session of a registry shares: the log, the clock, the configuration, the metrics,
 /// the contract checker and the interner of equal regions.
-
 pub(crate) struct SessionShell {
     pub log: Arc<dyn EventLog>,
     pub clock: Arc<dyn Clock>,
