@@ -114,6 +114,9 @@ pub struct RuntimeConfig {
     pub remembered_commands: usize,
     /// The secure frame's origin (`[embedded] frame_origin`): sessions started with one offer email
     /// and social login through the embedded wallet; `None`, they answer with the catalogue's errors.
+    /// Not a configuration key (the gateway sets it from `[embedded]`), so `[runtime]` refuses it
+    /// as unknown rather than accepting a value that would be ignored.
+    #[serde(skip)]
     pub embedded_frame_origin: Option<String>,
 }
 
