@@ -644,6 +644,9 @@ mod tests {
         assert!(e.contains("projects[0].allowed_origins[0]"), "{e}");
         let e = load_toml("[runtime]\npassivate_after = \"soon\"\n").unwrap_err().to_string();
         assert!(e.contains("passivate_after"), "{e}");
+        // Set from `[embedded] frame_origin`, never from `[runtime]`: refused, not silently ignored.
+        let e = load_toml("[runtime]\nembedded_frame_origin = \"https://frame.example\"\n").unwrap_err().to_string();
+        assert!(e.contains("embedded_frame_origin"), "{e}");
     }
 
     #[test]
@@ -680,6 +683,16 @@ mod tests {
         assert_eq!(networks[1].spl_tokens[0].symbol, "USDC");
         assert_eq!(c.rpc, vestibule_chain::rpc::RpcPolicy::default(), "the example states the spec's defaults");
         assert_eq!(c.siwx, SiwxSettings::default(), "the example's [siwx] states the defaults");
+        assert_eq!(c.store, StoreSettings::default(), "the example's [store] and [store.segments] state the defaults");
+        assert_eq!(c.limits, Limits::default(), "the example's [limits] states the defaults");
+        assert_eq!(c.runtime, RuntimeConfig::default(), "the example's [runtime] states the defaults");
+        assert_eq!(c.retention, RetentionSettings::default(), "the example's [retention] states the defaults");
+        let defaults = GatewayConfig::default();
+        assert_eq!(
+            (c.workers, c.log_format, &c.static_dir, c.admin_token.as_deref()),
+            (defaults.workers, defaults.log_format, &defaults.static_dir, None),
+            "the example's top-level keys state the defaults"
+        );
     }
 
     #[test]

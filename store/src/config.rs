@@ -4,16 +4,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::Durability;
 
-/// Configuration of [`crate::SledEventLog`] and [`crate::SegmentEventLog`]; deserializable so the gateway can read it from its
-/// config file, e.g. (TOML):
+/// Configuration of [`crate::SledEventLog`] and [`crate::SegmentEventLog`] for a program that uses
+/// this crate as a library; deserializable, e.g. (JSON):
 ///
-/// ```toml
-/// [store]
-/// path = "data/events"
-/// durability = { mode = "durable" }            # or { mode = "buffered", interval_ms = 100 }
+/// ```json
+/// { "path": "data/events", "durability": { "mode": "buffered", "interval_ms": 100 } }
 /// ```
 ///
-/// Every field but `path` has a default.
+/// Every field but `path` has a default. The gateway's `[store]` section is not this type: it has
+/// its own keys (`durability = "buffered"`, `flush_interval = "100ms"`, `[store.segments]`), shown in
+/// `gateway/vestibule.example.toml`, and builds this from them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
