@@ -7,6 +7,7 @@ pub mod devnet;
 pub mod failover;
 pub mod fleet;
 pub mod gateway_process;
+pub mod hiccups;
 pub mod hold;
 pub mod inbound;
 pub mod metrics;
@@ -172,6 +173,10 @@ pub struct Report {
     pub hibernated_sessions: Option<u64>,
     pub open_files_limit: u64,
     pub latency: Latency,
+    /// The machine's hiccups over the run: how much later than asked the generator's threads (one
+    /// pinned to each CPU) woke from each 1 ms sleep (`hiccups.rs`). A command→diff tail no longer
+    /// than this one may be the machine's rather than the gateway's.
+    pub hiccups: metrics::Percentiles,
     /// Scenario counters: `sends` (answered with the node's hash), `receipt:<status>`,
     /// `balances:<status>`, `activity:<status>` (the outcomes the visitors saw).
     pub counts: BTreeMap<String, u64>,
@@ -424,6 +429,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let gateway_pid = gateway.as_ref().map(|g| g.pid()).or(args.gateway_pid);
     let baseline_rss = gateway_pid.and_then(rss_bytes);
     let metrics = Arc::new(Metrics::new());
+    let hiccup_meter = hiccups::HiccupMeter::start(metrics.clone())?;
     let ramp = Duration::from_secs_f64(args.ramp.max(0.0));
     let counting_kills = args.kills.is_some();
     // When kills or cycles end the traffic, there is no end time to give up at.
@@ -671,6 +677,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     };
     // Rates are over the traffic window (commands finishing in the drain are few).
     let elapsed = traffic_elapsed.as_secs_f64().max(0.001);
+    drop(hiccup_meter);
     let totals = metrics.totals();
 
     // Every accepted command that wrote must be in its session's log.
@@ -880,6 +887,7 @@ fn build_report(
             command_to_diff_by_class: t.command_to_diff_by_class,
             effects: t.effects,
         },
+        hiccups: t.hiccups,
         counts: t.counts,
         final_state_bytes: t.final_state_bytes,
         chain: None,
@@ -910,6 +918,7 @@ impl std::fmt::Display for Report {
             rows.extend(self.latency.command_to_diff_by_class.iter().map(|(class, p)| (format!("  {class}"), p)));
             rows.extend(self.latency.effects.iter().map(|(effect, p)| (format!("effect {effect}"), p)));
         }
+        rows.push(("hiccup (1 ms sleep)".to_string(), &self.hiccups));
         let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(18);
         writeln!(f, "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
         for (name, p) in rows {

@@ -26,8 +26,12 @@ struct Inner {
     hash_mismatches: u64,
     connections: u64,
     reconnects: u64,
-    /// One entry per elapsed second: commands answered and their command-to-diff histogram.
-    timeline: Vec<(u64, Histogram<u64>)>,
+    /// One entry per elapsed second: commands answered, their command-to-diff histogram, and the
+    /// longest hiccup.
+    timeline: Vec<SecondRecord>,
+    /// The machine's hiccups: how much later than asked the hiccup meter's thread woke (see
+    /// `hiccups.rs`).
+    hiccups: Histogram<u64>,
     /// Command-to-diff by the scenario's class of command (`non-chain`, `chain`).
     by_class: BTreeMap<&'static str, Histogram<u64>>,
     /// From the command that started a chain effect to the diff carrying its outcome, by effect.
@@ -36,6 +40,21 @@ struct Inner {
     counts: BTreeMap<String, u64>,
     /// Each visitor's mirrored state, in bytes of JSON, when it stopped.
     final_state_bytes: Histogram<u64>,
+}
+
+struct SecondRecord {
+    diffs: Histogram<u64>,
+    longest_hiccup_us: u64,
+}
+
+impl Inner {
+    /// The record of second `second` of the run, with the seconds before it.
+    fn second(&mut self, second: u64) -> &mut SecondRecord {
+        while self.timeline.len() as u64 <= second {
+            self.timeline.push(SecondRecord { diffs: histogram(), longest_hiccup_us: 0 });
+        }
+        &mut self.timeline[second as usize]
+    }
 }
 
 fn histogram() -> Histogram<u64> {
@@ -65,6 +84,8 @@ pub struct Second {
     pub t: u64,
     pub commands: u64,
     pub p99_us: u64,
+    /// The longest hiccup in this second: how late the hiccup meter's thread woke, at worst.
+    pub hiccup_max_us: u64,
 }
 
 /// Counters at a moment, for the progress line and the report.
@@ -81,6 +102,7 @@ pub struct Totals {
     pub reconnects: u64,
     pub command_to_result: Percentiles,
     pub command_to_diff: Percentiles,
+    pub hiccups: Percentiles,
     pub timeline: Vec<Second>,
     pub command_to_diff_by_class: BTreeMap<String, Percentiles>,
     pub effects: BTreeMap<String, Percentiles>,
@@ -102,6 +124,7 @@ impl Metrics {
             inner: Mutex::new(Inner {
                 command_to_result: histogram(),
                 command_to_diff: histogram(),
+                hiccups: histogram(),
                 commands: 0,
                 accepted: 0,
                 refused: 0,
@@ -141,11 +164,21 @@ impl Metrics {
         self.with(|m| {
             let us = latency.as_micros().max(1) as u64;
             let _ = m.command_to_diff.record(us);
-            while m.timeline.len() as u64 <= second {
-                let t = m.timeline.len() as u64;
-                m.timeline.push((t, histogram()));
-            }
-            let _ = m.timeline[second as usize].1.record(us);
+            let _ = m.second(second).diffs.record(us);
+        });
+    }
+
+    /// The hiccup meter woke `late` after the time it asked for.
+    pub fn hiccup(&self, late: Duration) {
+        self.hiccup_in_second(self.started.elapsed().as_secs(), late);
+    }
+
+    pub(crate) fn hiccup_in_second(&self, second: u64, late: Duration) {
+        self.with(|m| {
+            let us = late.as_micros().max(1) as u64;
+            let _ = m.hiccups.record(us);
+            let record = m.second(second);
+            record.longest_hiccup_us = record.longest_hiccup_us.max(us);
         });
     }
 
@@ -216,7 +249,18 @@ impl Metrics {
             reconnects: m.reconnects,
             command_to_result: Percentiles::of(&m.command_to_result),
             command_to_diff: Percentiles::of(&m.command_to_diff),
-            timeline: m.timeline.iter().map(|(t, h)| Second { t: *t, commands: h.len(), p99_us: Percentiles::of(h).p99_us }).collect(),
+            hiccups: Percentiles::of(&m.hiccups),
+            timeline: m
+                .timeline
+                .iter()
+                .zip(0..)
+                .map(|(s, t)| Second {
+                    t,
+                    commands: s.diffs.len(),
+                    p99_us: Percentiles::of(&s.diffs).p99_us,
+                    hiccup_max_us: s.longest_hiccup_us,
+                })
+                .collect(),
             command_to_diff_by_class: m.by_class.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
             effects: m.effects.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
             counts: m.counts.clone(),
@@ -225,8 +269,8 @@ impl Metrics {
     }
 }
 
-/// A self-contained HTML page (inline SVG, no scripts or network) with throughput and p99
-/// command-to-diff latency per second.
+/// A self-contained HTML page (inline SVG, no scripts or network) with throughput, p99
+/// command-to-diff latency and the longest hiccup per second.
 pub fn chart_html(title: &str, timeline: &[Second]) -> String {
     let (w, h, pad) = (900.0, 260.0, 40.0);
     let n = timeline.len().max(2) as f64;
@@ -241,6 +285,7 @@ pub fn chart_html(title: &str, timeline: &[Second]) -> String {
     };
     let (throughput, max_rate) = line(timeline.iter().map(|s| s.commands as f64).collect(), "#2b6cb0");
     let (latency, max_p99) = line(timeline.iter().map(|s| s.p99_us as f64 / 1000.0).collect(), "#c53030");
+    let (hiccups, max_hiccup) = line(timeline.iter().map(|s| s.hiccup_max_us as f64 / 1000.0).collect(), "#6b46c1");
     let axis = format!(
         "<line x1=\"{pad}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{y}\" stroke=\"#999\"/>",
         y = h - pad,
@@ -258,8 +303,10 @@ pub fn chart_html(title: &str, timeline: &[Second]) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{title}</title>\
          <style>body{{font:14px system-ui,sans-serif;margin:2em}}</style><h1>{title}</h1>\
-         {}<p>Peak {max_rate:.0} diffs/s.</p>{}<p>Peak p99 {max_p99:.2} ms.</p></html>",
+         {}<p>Peak {max_rate:.0} diffs/s.</p>{}<p>Peak p99 {max_p99:.2} ms.</p>{}<p>Longest {max_hiccup:.2} ms: \
+         for that long a thread of the load generator could not run, whatever the gateway did.</p></html>",
         svg(&throughput, "Commands answered with a diff, per second"),
         svg(&latency, "p99 command-to-diff latency per second (ms)"),
+        svg(&hiccups, "Longest hiccup of the machine per second (ms)"),
     )
 }

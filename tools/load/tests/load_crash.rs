@@ -47,6 +47,11 @@ fn a_mixed_run_reports_every_figure_with_no_gap_and_no_hash_mismatch() {
     assert!(report["commands"].as_u64().unwrap() > 100, "{report}");
     assert_eq!((report["gaps"].as_u64(), report["hash_mismatches"].as_u64()), (Some(0), Some(0)));
     assert!(report["events_per_s"].as_f64().unwrap() > 0.0);
+    // The machine's hiccups were measured through the run, and each second carries its longest.
+    assert!(report["hiccups"]["count"].as_u64().unwrap_or(0) > 0, "no hiccup measured: {}", report["hiccups"]);
+    let timeline = report["timeline"].as_array().expect("a timeline");
+    assert!(!timeline.is_empty() && timeline.iter().all(|s| s["hiccup_max_us"].as_u64().is_some()), "{timeline:?}");
+    assert!(stdout.contains("hiccup (1 ms sleep)"), "{stdout}");
 }
 
 /// Counts kills, not seconds: the run ends after two kills, each made only once every visitor has
