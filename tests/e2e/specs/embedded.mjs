@@ -295,6 +295,7 @@ export async function startEmbeddedWorld({ otpTtl = "10m", farcaster: withFarcas
         page.setDefaultTimeout(WAIT.ui);
         const errors = [];
         page.on("pageerror", (e) => errors.push(e));
+        recordApiRefusals(page, gw);
         await page.goto(siwx ? gw.siwxHostUrl : gw.hostUrl);
         await page.waitForFunction(() => window.v?.state()?.started === true, null, { timeout: WAIT.ui });
         return { context, page, errors, gw };
@@ -421,12 +422,40 @@ export async function submitEmail(page, gw, email) {
 /** The session's eip155 connection: `{ status, address }`. */
 export const eip155 = (page) => page.evaluate(() => window.v.state()?.connection.namespaces.eip155 ?? null);
 
-/** Waits until the session says eip155 connected; answers the address. */
+/** By page opened by `world.open`: its gateway, and the frame's API calls that gateway refused
+ * (status ≥ 400). A failed login's message gives both, since the gateway does not log a refusal. */
+const diagnostics = new WeakMap();
+
+function recordApiRefusals(page, gw) {
+  const refused = [];
+  diagnostics.set(page, { gw, refused });
+  page.on("response", (r) => {
+    if (r.status() < 400 || !r.url().startsWith(`${gw.frameOrigin}/api/`)) return;
+    r.text().then(
+      (body) => refused.push(`${r.status()} ${new URL(r.url()).pathname}: ${body.slice(0, 300)}`),
+      () => refused.push(`${r.status()} ${new URL(r.url()).pathname}`),
+    );
+  });
+}
+
+/** The last warnings and errors a logged gateway printed (colour codes stripped), for a failure's message. */
+function gatewayWarnings(gw, last = 20) {
+  const lines = (gw?.output?.().stderr ?? "").replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split("\n");
+  return lines.filter((l) => /\b(WARN|ERROR)\b/.test(l)).slice(-last).join("\n");
+}
+
+/** Waits until the session says eip155 connected; answers the address. A failure also gives the
+ * page's gateway's last warnings and errors, and the frame's API calls it refused. */
 export async function waitConnected(page, what = "the session did not connect") {
   const ok = await page
     .waitForFunction(() => window.v.state()?.connection.namespaces.eip155?.status === "connected", null, { timeout: WAIT.connect })
     .then(() => true, () => false);
-  if (!ok) throw new Error(`${what} within ${WAIT.connect / 1000} s (eip155: ${JSON.stringify(await eip155(page))})`);
+  if (!ok) {
+    const known = diagnostics.get(page);
+    const warnings = known ? `\nthe gateway's last warnings and errors:\n${gatewayWarnings(known.gw) || "(none)"}` : "";
+    const refused = known ? `\nthe frame's API calls refused: ${JSON.stringify(known.refused)}` : "";
+    throw new Error(`${what} within ${WAIT.connect / 1000} s (eip155: ${JSON.stringify(await eip155(page))})${warnings}${refused}`);
+  }
   const { address } = await eip155(page);
   assert.match(address, /^0x[0-9a-fA-F]{40}$/);
   return address;

@@ -130,7 +130,9 @@ test("messages posted from a foreign origin to the host page and the frame are i
 
     held.release();
     await popupClosed(popup);
-    await waitConnected(page, "the real result after the forged ones did not connect");
+    await waitConnected(page, "the real result after the forged ones did not connect").catch((e) => {
+      throw new Error(`${e.message}\nsocial completions posted: ${JSON.stringify(completes)}`);
+    });
     assert.equal(completes.length, 1, JSON.stringify(completes));
     assert.doesNotMatch(completes[0], /forged/);
     await selectors.account(await openModal(page)).getByText("hank@example.test").first().waitFor({ timeout: WAIT.ui });
