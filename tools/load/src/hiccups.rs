@@ -107,6 +107,8 @@ mod tests {
         let longest: Vec<u64> = t.timeline.iter().map(|s| s.hiccup_max_us / 1000).collect();
         assert_eq!(longest, [0, 5, 0, 20]);
         assert_eq!(t.timeline.iter().map(|s| s.t).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        // And with no diff in them, those seconds answered no command
+        assert!(t.timeline.iter().all(|s| s.commands == 0 && s.p99_us == 0));
     }
 
     #[test]

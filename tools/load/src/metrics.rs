@@ -43,7 +43,9 @@ struct Inner {
 }
 
 struct SecondRecord {
-    diffs: Histogram<u64>,
+    /// Made at the second's first diff: a histogram is about 140 KB, and the hiccup meter makes an
+    /// entry for every second of a run, idle holds included.
+    diffs: Option<Histogram<u64>>,
     longest_hiccup_us: u64,
 }
 
@@ -51,7 +53,7 @@ impl Inner {
     /// The record of second `second` of the run, with the seconds before it.
     fn second(&mut self, second: u64) -> &mut SecondRecord {
         while self.timeline.len() as u64 <= second {
-            self.timeline.push(SecondRecord { diffs: histogram(), longest_hiccup_us: 0 });
+            self.timeline.push(SecondRecord { diffs: None, longest_hiccup_us: 0 });
         }
         &mut self.timeline[second as usize]
     }
@@ -164,7 +166,7 @@ impl Metrics {
         self.with(|m| {
             let us = latency.as_micros().max(1) as u64;
             let _ = m.command_to_diff.record(us);
-            let _ = m.second(second).diffs.record(us);
+            let _ = m.second(second).diffs.get_or_insert_with(histogram).record(us);
         });
     }
 
@@ -256,8 +258,8 @@ impl Metrics {
                 .zip(0..)
                 .map(|(s, t)| Second {
                     t,
-                    commands: s.diffs.len(),
-                    p99_us: Percentiles::of(&s.diffs).p99_us,
+                    commands: s.diffs.as_ref().map_or(0, |h| h.len()),
+                    p99_us: s.diffs.as_ref().map_or(0, |h| Percentiles::of(h).p99_us),
                     hiccup_max_us: s.longest_hiccup_us,
                 })
                 .collect(),
