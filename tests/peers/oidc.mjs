@@ -60,7 +60,6 @@ export async function startOidcProvider({ clientId } = {}) {
   service.on("beforeAuthorizeRedirect", ({ url }, req) => {
     const q = new URL(req.url, "http://localhost").searchParams;
     const code = url.searchParams.get("code");
-    authorizations.push(Object.fromEntries(q));
     const refuse = (error, description) => {
       url.searchParams.delete("code");
       url.searchParams.set("error", error);
@@ -138,7 +137,10 @@ export async function startOidcProvider({ clientId } = {}) {
   // /authorize can be held (a popup left waiting on the provider, as a visitor reading its page).
   let hold = null;
   const handler = (req, res) => {
-    if (hold && new URL(req.url, "http://localhost").pathname === "/authorize") {
+    const asked = new URL(req.url, "http://localhost");
+    // Recorded on arrival, so a test holding /authorize already knows the request's state.
+    if (asked.pathname === "/authorize") authorizations.push(Object.fromEntries(asked.searchParams));
+    if (hold && asked.pathname === "/authorize") {
       const h = hold;
       h.reached();
       h.released.then(() => service.requestHandler(req, res));
@@ -160,7 +162,7 @@ export async function startOidcProvider({ clientId } = {}) {
     url,
     issuer: url,
     port,
-    /** What every /authorize request asked (its query), in order. */
+    /** What every /authorize request asked (its query), in order of arrival (held ones included). */
     authorizations,
     /** The user of the logins that follow (until set again); merged over DEFAULT_USER. */
     setNextUser(claims) {

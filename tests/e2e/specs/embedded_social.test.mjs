@@ -88,7 +88,8 @@ test("messages posted from a foreign origin to the host page and the frame are i
     const { popup } = await openSocialPopup(page, world.gateway, "Google");
     await within(held.reached, WAIT.popup, "the popup reaching the provider's /authorize");
     // The real pending state: only the origin check can stop the forged result.
-    const state = world.oidc.authorizations[before]?.state ?? "unknown";
+    const state = world.oidc.authorizations[before]?.state;
+    assert.ok(state, "the held /authorize request's state");
     const id = () => randomBytes(16).toString("hex");
     const forged = [
       { type: "VESTIBULE_SOCIAL_RESULT", resultUri: `${gw.frameOrigin}/oauth/callback?code=forged&state=${encodeURIComponent(state)}` },

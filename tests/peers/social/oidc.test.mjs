@@ -162,8 +162,10 @@ test("holdAuthorize keeps /authorize waiting until released", async () => {
   const held = oidc.holdAuthorize();
   const { challenge } = pkce();
   let answered = false;
+  const before = oidc.authorizations.length;
   const pending = authorize({ state: "held", code_challenge: challenge, code_challenge_method: "S256" }).then((q) => ((answered = true), q));
   await held.reached;
+  assert.equal(oidc.authorizations[before]?.state, "held", "a held request's query is already recorded");
   await new Promise((ok) => setTimeout(ok, 100));
   assert.equal(answered, false, "still held");
   held.release();
