@@ -172,15 +172,16 @@ impl ProtocolErrorCode {
 
 /// WebSocket close codes the server uses (1000-1011 from RFC 6455; 4000-4999 application codes).
 pub mod close {
-    pub const NORMAL: u16 = 1000;
     pub const GOING_AWAY: u16 = 1001;
-    pub const POLICY: u16 = 1008;
+    /// A frame that breaks the WebSocket protocol itself (RFC 6455 7.4.1).
+    pub const PROTOCOL_ERROR: u16 = 1002;
+    /// A text frame that is not UTF-8 (RFC 6455 8.1).
+    pub const INVALID_PAYLOAD: u16 = 1007;
     pub const TOO_BIG: u16 = 1009;
     pub const INTERNAL: u16 = 1011;
     pub const BAD_HELLO: u16 = 4000;
     pub const UNAUTHORIZED: u16 = 4001;
     pub const UNSUPPORTED_PROTOCOL: u16 = 4002;
-    pub const RATE_LIMITED: u16 = 4003;
     pub const TOO_SLOW: u16 = 4004;
     pub const HEARTBEAT_TIMEOUT: u16 = 4005;
     pub const SESSION_ENDED: u16 = 4006;

@@ -37,10 +37,6 @@ use crate::state::AppState;
 const LINGER: std::time::Duration = std::time::Duration::from_secs(1);
 const LINGER_BYTES: usize = 256 * 1024;
 
-/// RFC 6455 7.4.1 close codes for frames that break the WebSocket protocol itself.
-const PROTOCOL_ERROR: u16 = 1002;
-const INVALID_PAYLOAD: u16 = 1007;
-
 pub struct Connection {
     state: Arc<AppState>,
     id: u64,
@@ -239,13 +235,13 @@ impl Connection {
             }
             Incoming::InvalidUtf8 => {
                 self.state.metrics.refusal("invalid_utf8");
-                self.fail(ws, ProtocolErrorCode::MalformedMessage, "text frames must be UTF-8", INVALID_PAYLOAD).await
+                self.fail(ws, ProtocolErrorCode::MalformedMessage, "text frames must be UTF-8", close::INVALID_PAYLOAD).await
             }
             Incoming::Violation(violation) => {
                 self.state.metrics.refusal("protocol_violation");
                 tracing::info!(%violation, "WebSocket protocol violation");
                 let message = format!("WebSocket protocol violation: {violation}");
-                self.fail(ws, ProtocolErrorCode::MalformedMessage, &message, PROTOCOL_ERROR).await
+                self.fail(ws, ProtocolErrorCode::MalformedMessage, &message, close::PROTOCOL_ERROR).await
             }
             Incoming::Gone => Ending::ClientGone,
             Incoming::Text(_) | Incoming::Binary | Incoming::Control => unreachable!("not a refusal"),

@@ -49,15 +49,14 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
 
     let event_types = serde_json::to_string(Event::type_names()).expect("names serialize");
     let codes = [
-        ("NORMAL", close::NORMAL),
         ("GOING_AWAY", close::GOING_AWAY),
-        ("POLICY", close::POLICY),
+        ("PROTOCOL_ERROR", close::PROTOCOL_ERROR),
+        ("INVALID_PAYLOAD", close::INVALID_PAYLOAD),
         ("TOO_BIG", close::TOO_BIG),
         ("INTERNAL", close::INTERNAL),
         ("BAD_HELLO", close::BAD_HELLO),
         ("UNAUTHORIZED", close::UNAUTHORIZED),
         ("UNSUPPORTED_PROTOCOL", close::UNSUPPORTED_PROTOCOL),
-        ("RATE_LIMITED", close::RATE_LIMITED),
         ("TOO_SLOW", close::TOO_SLOW),
         ("HEARTBEAT_TIMEOUT", close::HEARTBEAT_TIMEOUT),
         ("SESSION_ENDED", close::SESSION_ENDED),

@@ -311,11 +311,15 @@ describe("transport machine: drops, close codes and backoff", () => {
     expect(t.emitted).toContainEqual(expect.objectContaining({ type: "dropped", id: "after" }));
   });
 
-  it("given a command in flight, when the gateway closes with 1009 (frame too large), then that command is dropped and the session resumes", () => {
+  it.each([
+    ["1009 frame too large", CLOSE_CODES.TOO_BIG],
+    ["1002 protocol error", CLOSE_CODES.PROTOCOL_ERROR],
+    ["1007 invalid payload", CLOSE_CODES.INVALID_PAYLOAD],
+  ])("given a command in flight, when the gateway closes with %s, then that command is dropped and the session resumes", (_name, code) => {
     const t = given();
     t.welcome();
     t.command("huge");
-    t.drop(CLOSE_CODES.TOO_BIG);
+    t.drop(code);
     expect(t.emitted).toContainEqual(expect.objectContaining({ type: "dropped", id: "huge" }));
     t.clock.increment(backoffDelay(1));
     t.welcome(resumedWelcome(welcome.seq));

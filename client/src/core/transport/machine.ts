@@ -14,8 +14,8 @@
 //   stopped        destroyed
 //
 // Close codes (docs/protocol.md): 4001 and 4006 start a new session; 4000 and 4002 are refusals
-// (this page's hello cannot succeed); 1008 and 1009 drop the commands in flight (one of them broke
-// the connection) and resume; every other code resumes from the mirror's seq after a backoff.
+// (this page's hello cannot succeed); 1002, 1007 and 1009 drop the commands in flight (one of them
+// broke the connection) and resume; every other code resumes from the mirror's seq after a backoff.
 // Commands unanswered when a socket drops are sent again after the next welcome under the same id
 // (the server answers a repeated id with its first result).
 
@@ -148,7 +148,7 @@ const bump = (stats: TransportStats, key: keyof TransportStats): TransportStats 
 
 const NEW_SESSION_CODES: readonly number[] = [CLOSE_CODES.UNAUTHORIZED, CLOSE_CODES.SESSION_ENDED];
 const REFUSED_CODES: readonly number[] = [CLOSE_CODES.BAD_HELLO, CLOSE_CODES.UNSUPPORTED_PROTOCOL];
-const BROKEN_FRAME_CODES: readonly number[] = [CLOSE_CODES.POLICY, CLOSE_CODES.TOO_BIG];
+const BROKEN_FRAME_CODES: readonly number[] = [CLOSE_CODES.PROTOCOL_ERROR, CLOSE_CODES.INVALID_PAYLOAD, CLOSE_CODES.TOO_BIG];
 
 export const transportMachine = setup({
   types: {
