@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
-use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpResponse, web};
 use futures_util::StreamExt;
 use prometheus_client::encoding::text::encode;
 
 use crate::limits::SocketKind;
+use crate::server::CloseAfterAnswer;
 use crate::state::AppState;
 
 pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
@@ -84,9 +85,11 @@ pub fn head_bytes(method: &str, uri: &str, headers: &HeaderMap) -> usize {
 }
 
 /// A refusal that also closes the connection: the client is misbehaving or too slow, and what it
-/// has not sent yet must not be read as a next request.
+/// has not sent yet must not be read as a next request. The connection type is set on the head, not
+/// as a header: actix-http writes its own `Connection` header, and it would keep a connection whose
+/// chunked body is unread open to drain it, for as long as the client cares to stay silent.
 pub fn refusal(status: StatusCode, code: &str, message: &str) -> HttpResponse {
-    HttpResponse::build(status).insert_header((header::CONNECTION, "close")).json(serde_json::json!({ "code": code, "message": message }))
+    HttpResponse::build(status).force_close().json(serde_json::json!({ "code": code, "message": message }))
 }
 
 /// Why a request body was refused.
@@ -138,7 +141,7 @@ pub async fn bounded_request(
         state.metrics.refusal("header_too_large");
         let message = format!("request headers are limited to {} bytes", limits.max_header_bytes);
         let response = refusal(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "header_too_large", &message);
-        return Ok(req.into_response(response));
+        return Ok(closing(req.into_response(response)));
     }
     if announces_body(req.headers()) {
         let mut payload = req.take_payload();
@@ -159,11 +162,22 @@ pub async fn bounded_request(
                     BodyRefusal::Broken => (StatusCode::BAD_REQUEST, "body_broken", "the request body could not be read".to_string()),
                 };
                 state.metrics.refusal(kind);
-                return Ok(req.into_response(refusal(status, kind, &message)));
+                return Ok(closing(req.into_response(refusal(status, kind, &message))));
             }
         }
     }
-    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+    next.call(req).await.map(|response| closing(response.map_into_boxed_body()))
+}
+
+/// An answer that says `Connection: close` has its connection closed once it is written, whatever
+/// is left of the request's body ([`CloseAfterAnswer`]).
+fn closing(response: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBody> {
+    if response.response().head().connection_type() == ConnectionType::Close
+        && let Some(close) = response.request().conn_data::<CloseAfterAnswer>()
+    {
+        close.request();
+    }
+    response
 }
 
 #[cfg(test)]

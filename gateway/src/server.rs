@@ -12,6 +12,7 @@ use std::io;
 use std::net::TcpListener;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -90,6 +91,29 @@ pub struct AdmittedSocket {
     request_time: Duration,
     /// Armed by the first byte of a request, disarmed by the first byte of the answer.
     request_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Set by a refusal that closes the connection ([`CloseAfterAnswer`]).
+    close_requested: Arc<AtomicBool>,
+    /// Armed by the first byte written once a close was requested: when it passes, reads end.
+    closing: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// After a refusal's answer has begun, how long the client's remaining bytes are still read (and
+/// dropped) before the connection is closed: closing with unread data sends a TCP reset, which may
+/// destroy the answer in the client's receive buffer before it has read it.
+const CLOSE_LINGER: Duration = Duration::from_secs(1);
+
+/// In each request's connection data: a refusal asks through it that the connection close once
+/// answered. actix-http closes a connection whose answer says `Connection: close` only once the
+/// request's body has been read to its end, and it keeps reading a chunked body the handler dropped
+/// for as long as the client sends it, or stays silent: without this, a client that sends a chunk
+/// header and nothing more would hold its socket, and its plain-HTTP slot, for ever.
+#[derive(Clone)]
+pub struct CloseAfterAnswer(Arc<AtomicBool>);
+
+impl CloseAfterAnswer {
+    pub fn request(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 impl AdmittedSocket {
@@ -97,9 +121,16 @@ impl AdmittedSocket {
         &mut self.slot
     }
 
-    fn answering(&mut self, written: &Poll<io::Result<usize>>) {
+    fn answering(&mut self, cx: &mut Context<'_>, written: &Poll<io::Result<usize>>) {
         if matches!(written, Poll::Ready(Ok(n)) if *n > 0) {
             self.request_deadline = None;
+            if self.closing.is_none() && self.close_requested.load(Ordering::Relaxed) {
+                let mut closing = Box::pin(tokio::time::sleep(CLOSE_LINGER));
+                // Polled once here so that it wakes the connection's task: actix-http may not read
+                // again on its own (a client that sends nothing gives it no reason to).
+                let _ = closing.as_mut().poll(cx);
+                self.closing = Some(closing);
+            }
         }
     }
 }
@@ -107,6 +138,13 @@ impl AdmittedSocket {
 impl AsyncRead for AdmittedSocket {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if let Some(closing) = this.closing.as_mut()
+            && closing.as_mut().poll(cx).is_ready()
+        {
+            // The end of the stream, as if the client had closed: actix-http gives up the body it
+            // was reading and closes the connection.
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         let read = Pin::new(&mut this.io).poll_read(cx, buf);
         // A WebSocket has its own deadlines (hello, heartbeat, acknowledgements).
@@ -129,13 +167,13 @@ impl AsyncRead for AdmittedSocket {
 impl AsyncWrite for AdmittedSocket {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write(cx, buf);
-        self.answering(&written);
+        self.answering(cx, &written);
         written
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        self.answering(&written);
+        self.answering(cx, &written);
         written
     }
 
@@ -271,6 +309,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                     .client_request_timeout(limits.header_timeout)
                     .client_disconnect_timeout(Duration::from_secs(1))
                     .keep_alive(limits.keep_alive)
+                    .on_connect_ext(close_after_answer)
                     .upgrade(upgrade)
                     .finish(map_config(app, |_| AppConfig::default())),
             )
@@ -299,6 +338,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                         .client_request_timeout(limits.header_timeout)
                         .client_disconnect_timeout(Duration::from_secs(1))
                         .keep_alive(limits.keep_alive)
+                        .on_connect_ext(close_after_answer)
                         .finish(map_config(app, |_| AppConfig::default())),
                 )
             })?
@@ -386,6 +426,11 @@ fn start_embedded(
     Ok(EmbeddedParts { service: web::Data::new(service), notices, listener, addr })
 }
 
+/// Puts the socket's [`CloseAfterAnswer`] in its requests' connection data.
+fn close_after_answer(socket: &AdmittedSocket, data: &mut actix_http::Extensions) {
+    data.insert(CloseAfterAnswer(socket.close_requested.clone()));
+}
+
 /// The socket, with its slot, or `None` when it was refused (and closed, by dropping it).
 fn admit_socket(sockets: &Sockets, state: &AppState, io: TcpStream) -> Option<(AdmittedSocket, Protocol, Option<std::net::SocketAddr>)> {
     let limits = &state.config.limits;
@@ -396,7 +441,8 @@ fn admit_socket(sockets: &Sockets, state: &AppState, io: TcpStream) -> Option<(A
             // Results and diffs are small frames written back to back; without this the second
             // waits for the client's delayed ACK (tens of milliseconds).
             let _ = io.set_nodelay(true);
-            Some((AdmittedSocket { io, slot, request_time, request_deadline: None }, Protocol::Http1, Some(peer)))
+            let socket = AdmittedSocket { io, slot, request_time, request_deadline: None, close_requested: Arc::default(), closing: None };
+            Some((socket, Protocol::Http1, Some(peer)))
         }
         Err(refusal) => {
             state.metrics.refusal(match refusal {

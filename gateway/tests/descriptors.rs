@@ -165,6 +165,32 @@ async fn a_slow_body_is_refused_with_408_and_a_slow_head_is_dropped() {
     assert!(closed, "the slow second head was still open after {sent} bytes");
 }
 
+#[tokio::test]
+async fn a_refused_chunked_body_closes_its_connection() {
+    // A chunked body is refused like one with a length (408 when it stalls, 413 when it is too
+    // large), and the connection must close after the answer: left open, a client that sends a
+    // chunk header and goes silent would hold a plain-HTTP slot for ever, and a few addresses would
+    // hold them all. Each read is bounded only to turn a connection that never closes into a failure.
+    let config = format!("{CONFIG}\n[limits]\nbody_timeout = \"500ms\"\n");
+    let gateway = Gateway::start(&config);
+    let head = format!("POST /siwx/token HTTP/1.1\r\nHost: {}\r\nTransfer-Encoding: chunked\r\n\r\n", gateway.addr);
+
+    let mut stalled = raw::connect_from(loopback(1), &gateway.addr).await.unwrap();
+    stalled.write_all(format!("{head}5\r\nab").as_bytes()).await.unwrap();
+    let mut response = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(60), stalled.read_to_string(&mut response)).await;
+    assert!(read.is_ok(), "the connection stayed open (an answer read whole only once it closes)");
+    assert_eq!(raw::status_of(&response), 408, "{response}");
+
+    let mut oversized = raw::connect_from(loopback(1), &gateway.addr).await.unwrap();
+    let chunk = "x".repeat(70_000);
+    oversized.write_all(format!("{head}{:x}\r\n{chunk}", chunk.len()).as_bytes()).await.unwrap();
+    let mut response = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(60), oversized.read_to_string(&mut response)).await;
+    assert!(read.is_ok(), "the connection stayed open (an answer read whole only once it closes)");
+    assert_eq!(raw::status_of(&response), 413, "{response}");
+}
+
 /// Like [`closed_by_server`], skipping the body of the response already read by its head.
 async fn closed_by_server_after_body(stream: &mut TcpStream) -> bool {
     let mut buf = [0u8; 512];
