@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use vestibule_store::SessionId;
@@ -46,16 +46,21 @@ impl TokenBucket {
     pub fn try_take(&mut self) -> bool {
         self.try_take_at(Instant::now())
     }
+
+    /// Whether it has refilled to its burst by `now`: it is then the same as a new bucket.
+    fn is_full_at(&self, now: Instant) -> bool {
+        self.tokens + now.saturating_duration_since(self.last).as_secs_f64() * self.rate >= self.burst
+    }
 }
 
 /// One command bucket per session, shared by all of the session's connections, so that opening
-/// more sockets on a session does not multiply its rate. A bucket lives as long as a connection of
-/// its session holds it.
+/// more sockets on a session does not multiply its rate, and kept after they close until it has
+/// refilled, so that closing and reopening them does not reset it either.
 #[derive(Debug)]
 pub struct SessionRateLimits {
     rate: u32,
     burst: u32,
-    buckets: Mutex<HashMap<SessionId, Weak<Mutex<TokenBucket>>>>,
+    buckets: Mutex<HashMap<SessionId, Arc<Mutex<TokenBucket>>>>,
 }
 
 impl SessionRateLimits {
@@ -63,19 +68,24 @@ impl SessionRateLimits {
         Self { rate, burst, buckets: Mutex::default() }
     }
 
-    /// The session's bucket, created full if no connection of the session holds one.
+    /// The session's bucket: the one its connections hold or held, or a full one.
     pub fn bucket(&self, session: SessionId) -> Arc<Mutex<TokenBucket>> {
+        self.bucket_at(session, Instant::now())
+    }
+
+    fn bucket_at(&self, session: SessionId, now: Instant) -> Arc<Mutex<TokenBucket>> {
         let mut buckets = self.buckets.lock().expect("bucket lock");
-        if let Some(bucket) = buckets.get(&session).and_then(Weak::upgrade) {
-            return bucket;
+        if let Some(bucket) = buckets.get(&session) {
+            return bucket.clone();
         }
-        // Forget the buckets nobody holds any more, now and then (amortized: the map at most
-        // doubles between sweeps).
+        // Now and then (amortized: the map at most doubles between sweeps), forget the buckets no
+        // connection holds that have refilled: a new one would be the same. Those kept are the
+        // sessions that sent commands within the last `burst / rate` seconds.
         if buckets.len() >= 64 && buckets.len().is_power_of_two() {
-            buckets.retain(|_, b| b.strong_count() > 0);
+            buckets.retain(|_, b| Arc::strong_count(b) > 1 || !b.lock().expect("bucket lock").is_full_at(now));
         }
-        let bucket = Arc::new(Mutex::new(TokenBucket::new(self.rate, self.burst)));
-        buckets.insert(session, Arc::downgrade(&bucket));
+        let bucket = Arc::new(Mutex::new(TokenBucket::new_at(self.rate, self.burst, now)));
+        buckets.insert(session, bucket.clone());
         bucket
     }
 
@@ -368,12 +378,39 @@ mod tests {
     }
 
     #[test]
-    fn buckets_nobody_holds_are_swept() {
+    fn buckets_nobody_holds_are_swept_once_refilled() {
         let limits = SessionRateLimits::new(1, 1);
+        let start = Instant::now();
         for _ in 0..1000 {
-            drop(limits.bucket(SessionId::random()));
+            drop(limits.bucket_at(SessionId::random(), start));
         }
         assert!(limits.tracked() <= 128, "{} entries kept", limits.tracked());
+    }
+
+    #[test]
+    fn given_a_session_that_spent_its_burst_when_its_connections_close_and_a_new_one_opens_then_the_bucket_is_still_spent() {
+        let limits = SessionRateLimits::new(1, 2);
+        let start = Instant::now();
+        let session = SessionId::random();
+        let first = limits.bucket_at(session, start);
+        assert!(first.lock().unwrap().try_take_at(start));
+        assert!(first.lock().unwrap().try_take_at(start));
+        drop(first);
+        // Many other sessions come and go meanwhile, so that sweeps run.
+        for _ in 0..300 {
+            drop(limits.bucket_at(SessionId::random(), start));
+        }
+        let again = limits.bucket_at(session, start);
+        assert!(!again.lock().unwrap().try_take_at(start), "reconnecting refilled the burst");
+        assert!(again.lock().unwrap().try_take_at(start + std::time::Duration::from_secs(1)), "it refills at its rate");
+        drop(again);
+
+        // Once refilled, it is forgotten at the next sweep.
+        let later = start + std::time::Duration::from_secs(10);
+        for _ in 0..300 {
+            drop(limits.bucket_at(SessionId::random(), later));
+        }
+        assert!(limits.tracked() < 300, "{} entries kept", limits.tracked());
     }
 
     fn limits() -> SocketLimits {
