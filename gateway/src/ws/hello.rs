@@ -40,12 +40,29 @@ pub fn parse_hello(text: &str) -> Result<Hello, HelloError> {
     };
     let options = match options {
         None | Some(Value::Null) => None,
+        // serde reads a struct from an array too, field by field in order: `[["eip155:1"]]` would
+        // be read as `{"networks": ["eip155:1"]}`.
+        Some(options) if !options.is_object() => {
+            let message = format!("expected an object, found {}", json_type(&options));
+            return Err(HelloError::Options(OptionsError { field: "options".into(), message }));
+        }
         Some(options) => Some(serde_path_to_error::deserialize::<_, SessionOptions>(options).map_err(|e| {
             let field = field_name(e.path());
             HelloError::Options(OptionsError { field, message: e.into_inner().to_string() })
         })?),
     };
     Ok(Hello { protocol, project_id, session_id, resume_token, last_seq: last_seq.filter(|&seq| seq > 0), options })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The field an options refusal names, written as `siwx.required` or `networks[0]`: the whole
@@ -68,7 +85,9 @@ fn field_name(path: &serde_path_to_error::Path) -> String {
                     field.push_str(key);
                 }
             }
-            Segment::Unknown => field.push_str(if field.is_empty() { "?" } else { ".?" }),
+            // A map's key that is not one of its keys' values (`defaultAccountTypes.nope`): the
+            // message names the key, the field is the map.
+            Segment::Unknown => {}
         }
     }
     if field.is_empty() { "options".to_string() } else { field }
@@ -96,6 +115,11 @@ mod tests {
         assert!(matches!(&e, HelloError::Options(o) if o.field == "netwroks" && o.message.contains("unknown field")), "{e:?}");
         let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":7}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(o) if o.field == "options"), "{e:?}");
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":[["eip155:1"]]}"#).unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == "options" && o.message.contains("an array")), "{e:?}");
+        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"defaultAccountTypes":{"nope":"eoa"}}}"#)
+            .unwrap_err();
+        assert!(matches!(&e, HelloError::Options(o) if o.field == "defaultAccountTypes" && o.message.contains("nope")), "{e:?}");
     }
 
     #[test]
