@@ -117,8 +117,8 @@ mod tests {
         assert!(matches!(&e, HelloError::Options(o) if o.field == "options"), "{e:?}");
         let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":[["eip155:1"]]}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(o) if o.field == "options" && o.message.contains("an array")), "{e:?}");
-        let e = parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"defaultAccountTypes":{"nope":"eoa"}}}"#)
-            .unwrap_err();
+        let e =
+            parse_hello(r#"{"type":"hello","protocol":2,"projectId":"p","options":{"defaultAccountTypes":{"nope":"eoa"}}}"#).unwrap_err();
         assert!(matches!(&e, HelloError::Options(o) if o.field == "defaultAccountTypes" && o.message.contains("nope")), "{e:?}");
     }
 
