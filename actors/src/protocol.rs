@@ -59,7 +59,8 @@ pub struct WireEvent {
     pub seq: u64,
     #[ts(type = "number")]
     pub time_ms: u64,
-    /// The command that caused the event: a client's command id, `timer:<seq>` or `session:start`.
+    /// The command that caused the event: a client's command id, `timer:<seq>`, `effect:<seq>` or
+    /// `session:start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub correlation_id: Option<String>,

@@ -92,16 +92,17 @@ pub enum Command {
     },
 }
 
-/// Which event log a tool reads: a sled data directory, or the log a gateway's configuration names
-/// (`[store] backend`, sled's `data` or `[store.jetstream]`; `VESTIBULE_*` variables apply as for
-/// `serve`). One of the two.
+/// Which event log a tool reads: a local data directory (sled or segments), or the log a gateway's
+/// configuration names (`[store] backend`: a local backend's `data`, or `[store.jetstream]`;
+/// `VESTIBULE_*` variables apply as for `serve`). One of the two.
 #[derive(Debug, Clone, Args)]
 #[group(required = true, multiple = false)]
 pub struct StoreArgs {
-    /// The gateway's sled data directory.
+    /// The gateway's data directory, opened with the local backend that wrote it (sled or
+    /// segments; a new one, for import, is sled's).
     #[arg(long)]
     pub data: Option<PathBuf>,
-    /// The gateway's TOML configuration file: opens the store it configures (sled or JetStream).
+    /// The gateway's TOML configuration file: opens the store it configures (sled, segments or JetStream).
     #[arg(long)]
     pub config: Option<PathBuf>,
 }

@@ -119,7 +119,8 @@ fn retention_policy(config: &GatewayConfig) -> RetentionPolicy {
 
 /// One retention pass at `now_ms`: expires what is due and stops the live actors of the expired
 /// sessions, which closes their connections with 4006. In cluster mode it also forgets the expired
-/// sessions' owners (every gateway runs retention; forgetting twice is harmless).
+/// sessions' owners (only the gateway that leads the chores runs retention, decision 0113; while
+/// the lead changes two may run a pass at once, and forgetting twice is harmless).
 pub async fn expire_sessions(registry: &Registry, config: &GatewayConfig, cluster: Option<&Cluster>, now_ms: u64) -> ExpireReport {
     let report = run_retention_once(registry.log().as_ref(), &retention_policy(config), now_ms).await;
     if !report.expired.is_empty() {

