@@ -180,6 +180,8 @@ pub mod close {
     pub const INVALID_PAYLOAD: u16 = 1007;
     pub const TOO_BIG: u16 = 1009;
     pub const INTERNAL: u16 = 1011;
+    /// Too many new sessions from the client's address: the client may try again later.
+    pub const TRY_AGAIN_LATER: u16 = 1013;
     pub const BAD_HELLO: u16 = 4000;
     pub const UNAUTHORIZED: u16 = 4001;
     pub const UNSUPPORTED_PROTOCOL: u16 = 4002;

@@ -274,6 +274,11 @@ pub struct Limits {
     /// Commands per second per session (all its connections together), and the burst allowed.
     pub commands_per_second: u32,
     pub command_burst: u32,
+    /// New sessions per minute per client address (an IPv4 address, or an IPv6 /64), on this
+    /// gateway; a hello that would create one more is refused with `rate_limited` (close 1013).
+    pub sessions_per_minute: u32,
+    /// New sessions an address may create at once, above that rate.
+    pub session_burst: u32,
     /// WebSocket connections per client address (IPv6: per /64).
     pub connections_per_ip: usize,
     /// WebSocket connections in total; lowered at start to what the open-file limit allows.
@@ -325,6 +330,8 @@ impl Default for Limits {
             max_frame_bytes: 64 * 1024,
             commands_per_second: 20,
             command_burst: 40,
+            sessions_per_minute: 60,
+            session_burst: 120,
             connections_per_ip: 256,
             max_connections: 50_000,
             http_connections_per_ip: 128,
@@ -528,6 +535,9 @@ impl GatewayConfig {
         }
         if l.commands_per_second == 0 || l.command_burst == 0 {
             return err("limits.commands_per_second", "must be at least 1 (and command_burst too)".into());
+        }
+        if l.sessions_per_minute == 0 || l.session_burst == 0 {
+            return err("limits.sessions_per_minute", "must be at least 1 (and session_burst too)".into());
         }
         if l.unacked_diffs == 0 || l.outbound_queue <= l.unacked_diffs {
             return err("limits.outbound_queue", format!("must be larger than limits.unacked_diffs ({})", l.unacked_diffs));

@@ -1,11 +1,13 @@
 //! What one client may hold: sockets per address and in total (bounded by the process's open-file
-//! limit), WebSocket connections per address and in total, and commands per second per session.
+//! limit), WebSocket connections per address and in total, commands per second per session, and new
+//! sessions per minute per address.
 //!
 //! The counting is a plain data structure ([`SocketTable`], [`SocketLimits::from_budget`]); the
 //! shell around it ([`Sockets`], [`SocketSlot`], [`raise_open_file_limit`]) locks, frees slots on
 //! drop and reads the process's limits.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -22,12 +24,12 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
-    pub fn new(rate_per_second: u32, burst: u32) -> Self {
+    pub fn new(rate_per_second: f64, burst: u32) -> Self {
         Self::new_at(rate_per_second, burst, Instant::now())
     }
 
-    fn new_at(rate_per_second: u32, burst: u32, now: Instant) -> Self {
-        Self { rate: rate_per_second as f64, burst: burst.max(1) as f64, tokens: burst.max(1) as f64, last: now }
+    fn new_at(rate_per_second: f64, burst: u32, now: Instant) -> Self {
+        Self { rate: rate_per_second, burst: burst.max(1) as f64, tokens: burst.max(1) as f64, last: now }
     }
 
     /// Takes a token if one is available at `now`.
@@ -53,39 +55,54 @@ impl TokenBucket {
     }
 }
 
+/// One token bucket per key, kept while anyone holds it and after that until it has refilled (a new
+/// one would then be the same).
+#[derive(Debug)]
+pub struct KeyedBuckets<K> {
+    rate_per_second: f64,
+    burst: u32,
+    buckets: Mutex<HashMap<K, Arc<Mutex<TokenBucket>>>>,
+}
+
 /// One command bucket per session, shared by all of the session's connections, so that opening
 /// more sockets on a session does not multiply its rate, and kept after they close until it has
 /// refilled, so that closing and reopening them does not reset it either.
-#[derive(Debug)]
-pub struct SessionRateLimits {
-    rate: u32,
-    burst: u32,
-    buckets: Mutex<HashMap<SessionId, Arc<Mutex<TokenBucket>>>>,
-}
+pub type SessionRateLimits = KeyedBuckets<SessionId>;
 
-impl SessionRateLimits {
-    pub fn new(rate: u32, burst: u32) -> Self {
-        Self { rate, burst, buckets: Mutex::default() }
+/// One bucket of new sessions per client address ([`client_key`]): creating sessions costs the
+/// event log a write and keeps data until retention expires them, so one client must not create
+/// them as fast as it can open sockets.
+pub type AddressRateLimits = KeyedBuckets<IpAddr>;
+
+impl<K: Hash + Eq + Copy> KeyedBuckets<K> {
+    pub fn new(rate_per_second: f64, burst: u32) -> Self {
+        Self { rate_per_second, burst, buckets: Mutex::default() }
     }
 
-    /// The session's bucket: the one its connections hold or held, or a full one.
-    pub fn bucket(&self, session: SessionId) -> Arc<Mutex<TokenBucket>> {
-        self.bucket_at(session, Instant::now())
+    /// The key's bucket: the one held or last held for it, or a full one.
+    pub fn bucket(&self, key: K) -> Arc<Mutex<TokenBucket>> {
+        self.bucket_at(key, Instant::now())
     }
 
-    fn bucket_at(&self, session: SessionId, now: Instant) -> Arc<Mutex<TokenBucket>> {
+    /// Takes a token from the key's bucket if one is available now.
+    pub fn try_take(&self, key: K) -> bool {
+        let now = Instant::now();
+        self.bucket_at(key, now).lock().expect("bucket lock").try_take_at(now)
+    }
+
+    fn bucket_at(&self, key: K, now: Instant) -> Arc<Mutex<TokenBucket>> {
         let mut buckets = self.buckets.lock().expect("bucket lock");
-        if let Some(bucket) = buckets.get(&session) {
+        if let Some(bucket) = buckets.get(&key) {
             return bucket.clone();
         }
-        // Now and then (amortized: the map at most doubles between sweeps), forget the buckets no
-        // connection holds that have refilled: a new one would be the same. Those kept are the
-        // sessions that sent commands within the last `burst / rate` seconds.
+        // Now and then (amortized: the map at most doubles between sweeps), forget the buckets
+        // nobody holds that have refilled. Those kept are the keys that took a token within the
+        // last `burst / rate` seconds.
         if buckets.len() >= 64 && buckets.len().is_power_of_two() {
             buckets.retain(|_, b| Arc::strong_count(b) > 1 || !b.lock().expect("bucket lock").is_full_at(now));
         }
-        let bucket = Arc::new(Mutex::new(TokenBucket::new_at(self.rate, self.burst, now)));
-        buckets.insert(session, bucket.clone());
+        let bucket = Arc::new(Mutex::new(TokenBucket::new_at(self.rate_per_second, self.burst, now)));
+        buckets.insert(key, bucket.clone());
         bucket
     }
 
@@ -357,7 +374,7 @@ mod tests {
     #[test]
     fn the_bucket_allows_a_burst_then_the_rate() {
         let start = Instant::now();
-        let mut bucket = TokenBucket::new_at(10, 3, start);
+        let mut bucket = TokenBucket::new_at(10.0, 3, start);
         assert!((0..3).all(|_| bucket.try_take_at(start)));
         assert!(!bucket.try_take_at(start));
         assert!(bucket.try_take_at(start + Duration::from_millis(100)));
@@ -366,7 +383,7 @@ mod tests {
 
     #[test]
     fn connections_of_one_session_share_its_bucket() {
-        let limits = SessionRateLimits::new(1, 2);
+        let limits = SessionRateLimits::new(1.0, 2);
         let session = SessionId::random();
         let a = limits.bucket(session);
         let b = limits.bucket(session);
@@ -379,7 +396,7 @@ mod tests {
 
     #[test]
     fn buckets_nobody_holds_are_swept_once_refilled() {
-        let limits = SessionRateLimits::new(1, 1);
+        let limits = SessionRateLimits::new(1.0, 1);
         let start = Instant::now();
         for _ in 0..1000 {
             drop(limits.bucket_at(SessionId::random(), start));
@@ -389,7 +406,7 @@ mod tests {
 
     #[test]
     fn given_a_session_that_spent_its_burst_when_its_connections_close_and_a_new_one_opens_then_the_bucket_is_still_spent() {
-        let limits = SessionRateLimits::new(1, 2);
+        let limits = SessionRateLimits::new(1.0, 2);
         let start = Instant::now();
         let session = SessionId::random();
         let first = limits.bucket_at(session, start);

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use vestibule_actors::runtime::Registry;
 
 use crate::config::{GatewayConfig, Project};
-use crate::limits::{SessionRateLimits, Sockets};
+use crate::limits::{AddressRateLimits, SessionRateLimits, Sockets};
 use crate::metrics::GatewayMetrics;
 use crate::siwx::token::TokenKeys;
 
@@ -20,6 +20,7 @@ pub struct AppState {
     pub sockets: Sockets,
     /// Command rate limits, one bucket per session.
     pub command_limits: SessionRateLimits,
+    pub new_session_limits: AddressRateLimits,
     /// Signs the sign-in tokens the host app's backend verifies.
     pub token_keys: TokenKeys,
     /// Leases and routing between gateways, when `[cluster] enabled` (docs/scale-out.md).
@@ -39,7 +40,9 @@ impl AppState {
         sockets: Sockets,
         cluster: Option<Arc<crate::cluster::Cluster>>,
     ) -> Self {
-        let command_limits = SessionRateLimits::new(config.limits.commands_per_second, config.limits.command_burst);
+        let l = &config.limits;
+        let command_limits = SessionRateLimits::new(l.commands_per_second as f64, l.command_burst);
+        let new_session_limits = AddressRateLimits::new(l.sessions_per_minute as f64 / 60.0, l.session_burst);
         Self {
             projects: projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
             config,
@@ -47,6 +50,7 @@ impl AppState {
             metrics,
             sockets,
             command_limits,
+            new_session_limits,
             token_keys,
             cluster,
             next_connection: AtomicU64::new(1),

@@ -33,6 +33,8 @@ allowed_origins = ["http://localhost:*"]
 [limits]
 connections_per_ip = 1000000
 max_connections = 1000000
+sessions_per_minute = 1000000
+session_burst = 1000000
 hello_timeout = "1h"
 
 [runtime]

@@ -176,3 +176,55 @@ async fn a_100_kb_header_is_refused_with_431_on_plain_requests_and_upgrades() {
     let (status, _) = gateway.http_get_with("/healthz", &format!("X-Small: {}\r\n", "s".repeat(1024))).await;
     assert_eq!(status, 200);
 }
+
+/// A WebSocket to the `test` project opened from `source` (a loopback address of its own).
+async fn connect_from(
+    gateway: &Gateway,
+    source: std::net::IpAddr,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let stream = raw::connect_from(source, &gateway.addr).await.expect("connected");
+    let mut request = gateway.ws_url("test").into_client_request().unwrap();
+    request.headers_mut().insert("Origin", ORIGIN.parse().unwrap());
+    tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(stream)).await.expect("upgraded").0
+}
+
+/// The first frame after a hello from `source` (with `session`: a resume).
+async fn hello_from(gateway: &Gateway, source: std::net::IpAddr, session: Option<(&str, &str)>) -> (Value, Option<u16>) {
+    let mut ws = connect_from(gateway, source).await;
+    let mut hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" });
+    if let Some((id, token)) = session {
+        hello["sessionId"] = json!(id);
+        hello["resumeToken"] = json!(token);
+    }
+    send(&mut ws, hello).await;
+    let first = recv_json(&mut ws).await;
+    if first["type"] == "welcome" {
+        return (first, None);
+    }
+    let (code, _) = read_until_close(&mut ws).await;
+    (first, code)
+}
+
+#[tokio::test]
+async fn an_address_creates_new_sessions_at_its_rate_and_resumes_are_not_counted() {
+    // One a minute after a burst of 3: the refill cannot matter within the test, however slow.
+    let config = format!("{CONFIG}\n[limits]\nsessions_per_minute = 1\nsession_burst = 3\n");
+    let gateway = Gateway::start(&config);
+    let (a, b): (std::net::IpAddr, std::net::IpAddr) = ("127.0.0.2".parse().unwrap(), "127.0.0.3".parse().unwrap());
+    let mut created = vec![];
+    for _ in 0..3 {
+        let (welcome, _) = hello_from(&gateway, a, None).await;
+        assert_eq!(welcome["type"], "welcome", "within the burst: {welcome}");
+        created.push(welcome);
+    }
+    let (refusal, code) = hello_from(&gateway, a, None).await;
+    assert_eq!((refusal["type"].as_str(), refusal["code"].as_str(), code), (Some("error"), Some("rate_limited"), Some(1013)), "{refusal}");
+    // The address may still resume its sessions, and another address may still create one.
+    let (id, token) = (created[0]["sessionId"].as_str().unwrap(), created[0]["resumeToken"].as_str().unwrap());
+    let (resumed, _) = hello_from(&gateway, a, Some((id, token))).await;
+    assert_eq!((resumed["type"].as_str(), resumed["sessionId"].as_str()), (Some("welcome"), Some(id)), "{resumed}");
+    let (other, _) = hello_from(&gateway, b, None).await;
+    assert_eq!(other["type"], "welcome", "{other}");
+    assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"new_sessions_rate_limited\"}").await, 1.0);
+}

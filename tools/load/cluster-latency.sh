@@ -39,6 +39,8 @@ connections_per_ip = 1000000
 max_connections = 1000000
 commands_per_second = 1000
 command_burst = 1000
+sessions_per_minute = 1000000
+session_burst = 1000000
 
 [store]
 backend = "jetstream"

@@ -42,6 +42,8 @@ pub struct Connection {
     id: u64,
     project: String,
     origin: String,
+    /// The client's address, which new sessions are counted under.
+    peer: Option<std::net::IpAddr>,
 }
 
 /// How the connection ends.
@@ -116,9 +118,9 @@ struct Attached {
 }
 
 impl Connection {
-    pub fn new(state: Arc<AppState>, project: String, origin: String) -> Self {
+    pub fn new(state: Arc<AppState>, project: String, origin: String, peer: Option<std::net::IpAddr>) -> Self {
         let id = state.next_connection_id();
-        Self { state, id, project, origin }
+        Self { state, id, project, origin, peer }
     }
 
     pub async fn run(self, mut ws: Socket) {
@@ -290,6 +292,17 @@ impl Connection {
                 .await);
         }
         let registry = &self.state.registry;
+        if hello.session_id.is_none()
+            && let Some(peer) = self.peer
+            && !self.state.new_session_limits.try_take(crate::limits::client_key(peer))
+        {
+            self.state.metrics.refusal("new_sessions_rate_limited");
+            tracing::info!("new session refused: too many from this address");
+            let limits = &self.state.config.limits;
+            let message =
+                format!("too many new sessions from this address (at most {} a minute); try again later", limits.sessions_per_minute);
+            return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
+        }
         let (session_id, new_token, last_seq) = match hello.session_id {
             None => match registry.create(&self.project, &self.origin, hello.options.unwrap_or_default()).await {
                 Ok((id, token)) => {

@@ -240,7 +240,7 @@ async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Op
         (parts.io, parts.read_buf.to_vec())
     };
     let socket = WebSocketStream::from_partially_read(io, early, Role::Server, Some(websocket_config(limits))).await;
-    Some((socket, Connection::new(state, project, origin)))
+    Some((socket, Connection::new(state, project, origin, peer)))
 }
 
 /// `GET /ws` without a WebSocket upgrade: the same refusals as an upgrade, else 400.

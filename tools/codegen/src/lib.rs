@@ -54,6 +54,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
         ("INVALID_PAYLOAD", close::INVALID_PAYLOAD),
         ("TOO_BIG", close::TOO_BIG),
         ("INTERNAL", close::INTERNAL),
+        ("TRY_AGAIN_LATER", close::TRY_AGAIN_LATER),
         ("BAD_HELLO", close::BAD_HELLO),
         ("UNAUTHORIZED", close::UNAUTHORIZED),
         ("UNSUPPORTED_PROTOCOL", close::UNSUPPORTED_PROTOCOL),
