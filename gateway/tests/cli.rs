@@ -97,7 +97,7 @@ fn a_data_directory_held_by_a_running_gateway_is_named_in_the_error() {
 #[tokio::test]
 async fn store_migrate_moves_a_sled_directory_that_a_segments_gateway_then_serves() {
     use serde_json::json;
-    use support::{CONFIG, Client, Gateway, connect_wallet, show_toast};
+    use support::{CONFIG, Client, Gateway, connect_wallet, show_persistent_toast, show_toast};
 
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -105,7 +105,9 @@ async fn store_migrate_moves_a_sled_directory_that_a_segments_gateway_then_serve
     let mut gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
     let mut client = Client::create(&gateway, json!({})).await;
     connect_wallet(&mut client, "0x52908400098527886E0F7030069857D2E4169EE7", "0x1").await;
-    let toast = client.command(show_toast("before the move")).await;
+    // Persistent: the session's event count (`seq`, compared with what the migration moved) stays
+    // put while the gateway runs (no auto-dismiss).
+    let toast = client.command(show_persistent_toast("before the move")).await;
     let toast_id = toast["commandId"].as_str().unwrap().to_string();
     let (session, token, seq, state) = (client.session_id.clone(), client.resume_token.clone(), client.seq, client.state.clone());
 
@@ -135,7 +137,7 @@ async fn store_migrate_moves_a_sled_directory_that_a_segments_gateway_then_serve
     let gateway = Gateway::start_at(&data, &format!("[store]\nbackend = \"segments\"\n{CONFIG}"), "127.0.0.1:0");
     let (mut client, welcome) = Client::resume(&gateway, &session, &token, Some(seq), state).await;
     assert_eq!(welcome["resumed"], json!(true), "{welcome}");
-    support::send(&mut client.ws, json!({ "type": "command", "id": toast_id, "command": show_toast("before the move") })).await;
+    support::send(&mut client.ws, json!({ "type": "command", "id": toast_id, "command": show_persistent_toast("before the move") })).await;
     let again = client.recv_non_diff().await;
     assert_eq!((&again["status"], &again["seq"]), (&toast["status"], &toast["seq"]), "{again}");
     assert_eq!(client.command(show_toast("after the move")).await["status"], "accepted");

@@ -27,7 +27,8 @@ async fn sessions_made_through_the_gateway_replay_verify_and_move_between_direct
     let mut gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
     let mut client = Client::create(&gateway, json!({})).await;
     connect_wallet(&mut client, "0x52908400098527886E0F7030069857D2E4169EE7", "0x1").await;
-    client.command(show_toast("hello from ada@example.com")).await;
+    // Persistent: the session's events and state stay put while they are compared (no auto-dismiss).
+    client.command(show_persistent_toast("hello from ada@example.com")).await;
     let session = client.session_id.clone();
     let live_state = client.state.clone();
     let live_seq = client.seq;
@@ -129,7 +130,8 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
     assert_eq!(gateway.http_get("/debug/sessions", None).await.0, 401);
     assert_eq!(gateway.http_get_with("/debug/sessions", "Authorization: Bearer wrong-token-0123456789\r\n").await.0, 401);
     let mut client = Client::create(&gateway, json!({})).await;
-    client.command(show_toast("first")).await;
+    // Persistent: the event count and the state hash compared below stay put (no auto-dismiss).
+    client.command(show_persistent_toast("first")).await;
     let (status, body) = gateway.http_get_with("/debug/sessions", &auth).await;
     assert_eq!(status, 200, "{body}");
     let listed: Value = serde_json::from_str(&body).unwrap();
@@ -155,7 +157,7 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
     let request = format!("GET /debug/sessions/{}/follow?from={from} HTTP/1.1\r\nHost: {}\r\n{auth}\r\n", client.session_id, gateway.addr);
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     // The response head first: the follower is attached (it would catch up from `from` anyway).
     while !seen.contains("\r\n\r\n") && tokio::time::Instant::now() < deadline {
         let mut buf = [0u8; 4096];
@@ -165,7 +167,7 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
         }
     }
     assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
-    client.command(show_toast("followed")).await;
+    client.command(show_persistent_toast("followed")).await;
     while !seen.contains("followed") && tokio::time::Instant::now() < deadline {
         let mut buf = [0u8; 4096];
         match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {

@@ -33,7 +33,8 @@ async fn sessions_list_replay_verify_export_and_import_work_on_the_configured_je
     let mut gateway = Gateway::start_at(&data, &jetstream_config(&server, "VESTIBULE"), "127.0.0.1:0");
     let mut client = Client::create(&gateway, json!({})).await;
     connect_wallet(&mut client, "0x52908400098527886E0F7030069857D2E4169EE7", "0x1").await;
-    client.command(show_toast("hello from ada@example.com")).await;
+    // Persistent: the session's events stay put while they are counted (no auto-dismiss).
+    client.command(show_persistent_toast("hello from ada@example.com")).await;
     let session = client.session_id.clone();
     let live_seq = client.seq;
     let config = gateway.config.clone();

@@ -11,6 +11,20 @@ use support::*;
 use tokio::io::AsyncWriteExt;
 use vestibule_actors::protocol::PROTOCOL_VERSION;
 
+/// A negative check fenced by a positive probe: sends a command that changes nothing (dismissing a
+/// toast that does not exist) and asserts that the very next frame is its result. A session's frames
+/// reach a connection in order, so anything owed before the probe (a diff, a second result) would
+/// come first and fail this; nothing depends on how long the gateway takes.
+async fn assert_nothing_pending(client: &mut Client, what: &str) {
+    let id = client.send_command(json!({ "type": "DismissToast", "id": "t-probe" })).await;
+    let next = recv_json_within(&mut client.ws, Duration::from_secs(30)).await.expect("the probe's result");
+    assert_eq!(
+        (next["type"].as_str(), next["commandId"].as_str(), next["error"]["code"].as_str()),
+        (Some("result"), Some(id.as_str()), Some("unknown_toast")),
+        "{what}: the next frame is the probe's result, not {next}"
+    );
+}
+
 #[tokio::test]
 async fn a_command_gets_its_result_then_its_diff_and_the_mirror_matches() {
     let gateway = Gateway::start(CONFIG);
@@ -40,7 +54,7 @@ async fn a_refused_command_gets_a_typed_error_and_no_diff() {
     assert_eq!(result["status"], "refused");
     assert_eq!(result["error"]["code"], "unknown_toast");
     assert_eq!(client.seq, seq);
-    assert!(recv_json_within(&mut client.ws, Duration::from_millis(300)).await.is_none(), "no diff follows a refusal");
+    assert_nothing_pending(&mut client, "no diff follows a refusal").await;
 }
 
 #[tokio::test]
@@ -48,8 +62,9 @@ async fn two_connections_to_one_session_see_the_same_diffs_in_the_same_order() {
     let gateway = Gateway::start(CONFIG);
     let mut a = Client::create(&gateway, json!({})).await;
     let (mut b, _) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(a.seq), a.state.clone()).await;
+    // Persistent: no auto-dismiss adds diffs while the two connections are compared.
     for i in 0..5 {
-        a.command(show_toast(&format!("toast {i}"))).await;
+        a.command(show_persistent_toast(&format!("toast {i}"))).await;
     }
     b.catch_up(a.seq).await;
     assert_eq!(a.diffs, b.diffs);
@@ -64,8 +79,9 @@ async fn a_client_that_missed_n_diffs_gets_exactly_those_n_on_resume() {
     let (b_seq, b_state) = (b.seq, b.state.clone());
     b.close().await;
     let before = a.diffs.len();
+    // Persistent: no auto-dismiss adds diffs to those counted as missed.
     for i in 0..7 {
-        a.command(show_toast(&format!("missed {i}"))).await;
+        a.command(show_persistent_toast(&format!("missed {i}"))).await;
     }
     let missed = &a.diffs[before..];
     let (mut b, welcome) = Client::resume(&gateway, &a.session_id, &a.resume_token.clone(), Some(b_seq), b_state).await;
@@ -73,7 +89,7 @@ async fn a_client_that_missed_n_diffs_gets_exactly_those_n_on_resume() {
     assert!(welcome.get("state").is_none());
     b.catch_up(a.seq).await;
     assert_eq!(b.diffs, missed, "exactly the missed diffs, in order");
-    assert!(recv_json_within(&mut b.ws, Duration::from_millis(300)).await.is_none(), "and nothing more");
+    assert_nothing_pending(&mut b, "and nothing more").await;
     assert_eq!(b.state, a.state);
 }
 
@@ -120,14 +136,15 @@ async fn a_client_without_a_usable_last_seq_gets_the_whole_state() {
 async fn a_retried_command_id_gets_its_first_result_and_no_second_diff() {
     let gateway = Gateway::start(CONFIG);
     let mut client = Client::create(&gateway, json!({})).await;
-    send(&mut client.ws, json!({ "type": "command", "id": "same-1", "command": show_toast("once") })).await;
+    // Persistent: no auto-dismiss diff comes while the test checks that no second diff does.
+    send(&mut client.ws, json!({ "type": "command", "id": "same-1", "command": show_persistent_toast("once") })).await;
     let first = recv_json(&mut client.ws).await;
     let diff = recv_json(&mut client.ws).await;
     client.apply_diff(&diff);
-    send(&mut client.ws, json!({ "type": "command", "id": "same-1", "command": show_toast("once") })).await;
+    send(&mut client.ws, json!({ "type": "command", "id": "same-1", "command": show_persistent_toast("once") })).await;
     let second = recv_json(&mut client.ws).await;
     assert_eq!(first, second);
-    assert!(recv_json_within(&mut client.ws, Duration::from_millis(300)).await.is_none(), "no second diff");
+    assert_nothing_pending(&mut client, "no second diff").await;
     assert_eq!(client.state["toasts"]["order"].as_array().unwrap().len(), 1);
 }
 

@@ -6,6 +6,9 @@ import { networkOf } from "./inject";
 import { rpcCall } from "./transaction";
 import { ANVIL_KEY_0, startAnvil, waitForReceipt, type Anvil } from "../../../tests/peers/anvil.mjs";
 
+// Tests that talk to a real anvil: a generous bound for a loaded machine (vitest's default is 5 s).
+const ANVIL_TEST_TIMEOUT_MS = 30_000;
+
 const RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
 const key = (n: number) => {
@@ -81,7 +84,7 @@ describe("DevWallet chains (EIP-3326 switch, EIP-3085 add)", () => {
     await wallet.request(switchTo("0x7a69"));
     expect(changes).toEqual(["0x7a6a", "0x7a69"]);
     expect(wallet.prompts).toBe(3);
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("answers 4902 for a chain it does not know, then adds it (checking the node's chain id) and switches", async () => {
     const wallet = new DevWallet(hexToBytes(ANVIL_KEY_0), { chains: { 31337: first.url } });
@@ -99,7 +102,7 @@ describe("DevWallet chains (EIP-3326 switch, EIP-3085 add)", () => {
     expect(await wallet.request({ method: "eth_chainId" })).toBe("0x7a6a");
     expect(changes).toEqual(["0x7a6a"]);
     expect(wallet.chains).toEqual([31337, 31338]);
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("refuses malformed switch and add parameters with -32602 (EIP-3085, EIP-3326)", async () => {
     const wallet = new DevWallet(hexToBytes(ANVIL_KEY_0), { chains: { 31337: first.url } });
@@ -128,7 +131,7 @@ describe("DevWallet chains (EIP-3326 switch, EIP-3085 add)", () => {
     // A node that does not answer.
     await expect(wallet.request(add("http://127.0.0.1:9/"))).rejects.toMatchObject({ code: -32602 });
     expect(wallet.chains).toEqual([31337]);
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("rejects switching and adding with 4001 when told to", async () => {
     const wallet = new DevWallet(hexToBytes(ANVIL_KEY_0), { chains: { 31337: first.url, 31338: second.url } });
@@ -136,7 +139,7 @@ describe("DevWallet chains (EIP-3326 switch, EIP-3085 add)", () => {
     await expect(wallet.request(switchTo("0x7a6a"))).rejects.toMatchObject({ code: 4001 });
     await expect(wallet.request(add(second.url))).rejects.toMatchObject({ code: 4001 });
     expect(await wallet.request({ method: "eth_chainId" })).toBe("0x7a69");
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("sends and reads on the current chain's node", async () => {
     const wallet = new DevWallet(hexToBytes(ANVIL_KEY_0), { chains: { 31337: first.url } });
@@ -153,7 +156,7 @@ describe("DevWallet chains (EIP-3326 switch, EIP-3085 add)", () => {
     expect(await wallet.request({ method: "eth_getTransactionByHash", params: [onSecond] })).toMatchObject({ chainId: "0x7a6a" });
     await wallet.request(switchTo("0x7a69"));
     expect(await wallet.request({ method: "eth_getTransactionByHash", params: [onFirst] })).toMatchObject({ chainId: "0x7a69" });
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("keeps the one-node form: a URL alone is chain 1's node; no node at all means chain 1 without one", () => {
     expect(new DevWallet(key(3), "http://127.0.0.1:1").chainId).toBe("0x1");

@@ -5,6 +5,9 @@ import { DevWallet, recoverDigest } from "./devWallet";
 import { rpcCall, signingHash, signTransaction, type Eip1559Transaction } from "./transaction";
 import { ANVIL_KEY_0, startAnvil, waitForReceipt, type Anvil } from "../../../tests/peers/anvil.mjs";
 
+// Tests that talk to a real anvil: a generous bound for a loaded machine (vitest's default is 5 s).
+const ANVIL_TEST_TIMEOUT_MS = 30_000;
+
 const RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
 describe("EIP-1559 signing", () => {
@@ -48,7 +51,7 @@ describe("DevWallet eth_sendTransaction against anvil", () => {
     const tx = (await rpcCall(anvil.url, "eth_getTransactionByHash", [second])) as { nonce: string; type: string };
     expect(tx.nonce).toBe("0x1");
     expect(tx.type).toBe("0x2");
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("rejects with 4001 when told to, and refuses another sender or a node on another chain", async () => {
     const wallet = new DevWallet(hexToBytes(ANVIL_KEY_0), anvil.url);
@@ -59,12 +62,12 @@ describe("DevWallet eth_sendTransaction against anvil", () => {
     // A wallet that believes its node serves chain 137 while it serves chain 1.
     const misconfigured = new DevWallet(hexToBytes(ANVIL_KEY_0), { chains: { 137: anvil.url } });
     await expect(misconfigured.request({ method: "eth_sendTransaction", params: [{ from: misconfigured.address, to: RECIPIENT }] })).rejects.toMatchObject({ code: 4901 });
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("passes the node's error on with its code (insufficient funds)", async () => {
     const wallet = new DevWallet(hexToBytes("11".repeat(32)), anvil.url);
     await expect(wallet.request({ method: "eth_sendTransaction", params: [{ from: wallet.address, to: RECIPIENT, value: "0xde0b6b3a7640000" }] })).rejects.toHaveProperty("code");
-  });
+  }, ANVIL_TEST_TIMEOUT_MS);
 
   it("without a node, says it has none", async () => {
     const wallet = new DevWallet(hexToBytes(ANVIL_KEY_0));

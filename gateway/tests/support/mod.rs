@@ -268,9 +268,11 @@ pub async fn recv_json_within(ws: &mut Ws, timeout: Duration) -> Option<Value> {
 }
 
 /// Reads until the connection closes; returns the close code and every JSON frame before it.
+/// The bound (30 s) is above twice the cluster tests' `lease_ttl`: a proxied connection is closed
+/// once its owner's lease has lapsed.
 pub async fn read_until_close(ws: &mut Ws) -> (Option<u16>, Vec<Value>) {
     let mut frames = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         match tokio::time::timeout_at(deadline, ws.next()).await {
             Err(_) => panic!("the connection did not close in time (frames: {frames:?})"),
@@ -306,7 +308,9 @@ impl Client {
         client
     }
 
-    /// Re-attaches to `session_id` with `last_seq`; returns the welcome.
+    /// Re-attaches to `session_id` with `last_seq`; returns the welcome. The welcome is waited for
+    /// up to 30 s, above twice the cluster tests' `lease_ttl`: a resume of a dead owner's session
+    /// waits (up to 2 × TTL) for its lease to lapse.
     pub async fn resume(gateway: &Gateway, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
         let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
         let mut hello =
@@ -315,7 +319,7 @@ impl Client {
             hello["lastSeq"] = json!(last);
         }
         send(&mut ws, hello).await;
-        let welcome = recv_json(&mut ws).await;
+        let welcome = recv_json_within(&mut ws, Duration::from_secs(30)).await.expect("a welcome in time");
         assert_eq!(welcome["type"], "welcome", "{welcome}");
         let mut client = Client {
             ws,
@@ -425,6 +429,13 @@ pub async fn send(ws: &mut Ws, value: Value) {
 
 pub fn show_toast(message: &str) -> Value {
     json!({ "type": "ShowToast", "message": message, "variant": "success" })
+}
+
+/// A toast that never closes by itself: for tests that count a session's events or compare its
+/// hashes while the gateway runs, where a default toast's auto-dismiss (4 s) would add an event
+/// whenever the machine is slow enough.
+pub fn show_persistent_toast(message: &str) -> Value {
+    json!({ "type": "ShowToast", "message": message, "variant": "success", "persistent": true })
 }
 
 /// Folds the session's log from scratch, ignoring snapshots, with the gateway stopped.
