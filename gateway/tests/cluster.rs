@@ -15,9 +15,18 @@ use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_store::EventLog as _;
 use vestibule_store_jetstream::test_server::NatsServer;
 
-fn cluster_config(server: &NatsServer) -> String {
+/// `lease_ttl` of the tests that wait for a dead (killed, or cut-off) owner's lease to lapse: short
+/// enough for a quick takeover, long enough that a busy machine does not cost a live gateway its
+/// lease (it declares it lost after TTL/2 without a renewal). The waits for a takeover (a resume's
+/// welcome, 30 s in `Client::resume`; a proxied connection's close, 30 s in `read_until_close`) stay
+/// above twice this: a resume waits up to 2 × TTL for the lapse.
+const TAKEOVER_TTL: &str = "8s";
+/// `lease_ttl` where no lease is meant to lapse: no stall of a loaded machine comes near it.
+const LONG_TTL: &str = "60s";
+
+fn cluster_config(server: &NatsServer, lease_ttl: &str) -> String {
     format!(
-        "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n\n[cluster]\nenabled = true\nlease_ttl = \"2s\"\n\n\
+        "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n\n[cluster]\nenabled = true\nlease_ttl = \"{lease_ttl}\"\n\n\
          [limits]\ncommands_per_second = 10000\ncommand_burst = 10000\n",
         server.url
     )
@@ -117,7 +126,7 @@ async fn check_log_on(servers: &[String], session: &str, accepted: &BTreeMap<Str
 async fn a_resume_through_another_gateway_is_proxied_to_the_owner() {
     let server = start_server().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = cluster_config(&server);
+    let config = cluster_config(&server, LONG_TTL);
     let a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
     let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
     assert_eq!(a.metric("vestibule_cluster_lease_held").await, 1.0);
@@ -157,7 +166,7 @@ async fn a_resume_through_another_gateway_is_proxied_to_the_owner() {
 async fn a_killed_owners_session_is_taken_over_through_another_gateway() {
     let server = start_server().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = cluster_config(&server);
+    let config = cluster_config(&server, TAKEOVER_TTL);
     let mut a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
     let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
     let mut accepted = BTreeMap::new();
@@ -194,7 +203,7 @@ async fn a_killed_owners_session_is_taken_over_through_another_gateway() {
 async fn two_gateways_racing_to_take_over_give_the_session_one_owner() {
     let server = start_server().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = cluster_config(&server);
+    let config = cluster_config(&server, TAKEOVER_TTL);
     let mut a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
     let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
     let c = Gateway::start_at(&dir.path().join("c"), &config, "127.0.0.1:0");
@@ -323,7 +332,7 @@ async fn failover_of_a_gateway_then_of_a_nats_node_on_a_three_node_cluster() {
     let servers = nats.urls.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", ");
     let config = format!(
         "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [{servers}]\nreplicas = 3\n\n\
-         [cluster]\nenabled = true\nlease_ttl = \"4s\"\n\n[limits]\ncommands_per_second = 10000\ncommand_burst = 10000\n"
+         [cluster]\nenabled = true\nlease_ttl = \"{TAKEOVER_TTL}\"\n\n[limits]\ncommands_per_second = 10000\ncommand_burst = 10000\n"
     );
     let dir = tempfile::tempdir().unwrap();
     let mut gateways: Vec<Option<Gateway>> =
@@ -399,7 +408,7 @@ async fn failover_of_a_gateway_then_of_a_nats_node_on_a_three_node_cluster() {
 async fn a_cleanly_stopped_owners_sessions_are_taken_over_without_waiting_for_the_lease() {
     let server = start_server().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = |id: &str| cluster_config(&server).replace("lease_ttl = \"2s\"", &format!("lease_ttl = \"60s\"\ngateway_id = \"{id}\""));
+    let config = |id: &str| cluster_config(&server, LONG_TTL).replace("[cluster]\n", &format!("[cluster]\ngateway_id = \"{id}\"\n"));
     let mut a = Gateway::start_at(&dir.path().join("a"), &config("gw-a"), "127.0.0.1:0");
     let b = Gateway::start_at(&dir.path().join("b"), &config("gw-b"), "127.0.0.1:0");
     let mut accepted = BTreeMap::new();
@@ -512,7 +521,7 @@ async fn a_gateway_cut_off_from_nats_gives_its_sessions_up_and_rejoins_when_the_
     let server = start_server().await;
     let partition = Partition::to(&server).await;
     let dir = tempfile::tempdir().unwrap();
-    let config = cluster_config(&server);
+    let config = cluster_config(&server, TAKEOVER_TTL);
     let a = Gateway::start_at(&dir.path().join("a"), &config.replace(&server.url, &partition.url), "127.0.0.1:0");
     let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
     wait_for_health(&a, 200).await;

@@ -15,9 +15,11 @@ use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_store_jetstream::async_nats;
 use vestibule_store_jetstream::test_server::NatsServer;
 
+/// No test here waits for a lease to lapse: a long `lease_ttl`, so that no stall of a busy machine
+/// costs a live gateway its lease (it declares it lost after TTL/2 without a renewal) and its sessions.
 fn cluster_config(server: &NatsServer, extra: &str) -> String {
     format!(
-        "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n\n[cluster]\nenabled = true\nlease_ttl = \"2s\"\n\n{extra}",
+        "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n\n[cluster]\nenabled = true\nlease_ttl = \"60s\"\n\n{extra}",
         server.url
     )
 }

@@ -26,6 +26,22 @@ struct Visitor {
     accepted: BTreeMap<String, u64>,
 }
 
+/// The next JSON frame, `None` once the connection is closed (the gateway died). An open connection
+/// on which nothing comes for 30 s (a generous bound for a loaded machine) fails the test: only a
+/// closed socket counts as broken, never a slow answer.
+async fn next_frame(client: &mut Client) -> Option<Value> {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), client.ws.next()).await {
+            Err(_) => panic!("session {}: nothing within 30 s on an open connection", client.session_id),
+            Ok(None) | Ok(Some(Err(_))) | Ok(Some(Ok(Message::Close(_)))) => return None,
+            Ok(Some(Ok(Message::Text(text)))) => return Some(serde_json::from_str(&text).expect("server frames are JSON")),
+            Ok(Some(Ok(_))) => continue,
+        }
+    }
+}
+
 /// Sends commands until the connection breaks; results and diffs are checked as they come. Every
 /// accepted command is counted in `accepted_so_far`.
 async fn drive(visitor: &mut Visitor, n: usize, round: usize, accepted_so_far: &AtomicUsize) {
@@ -46,7 +62,7 @@ async fn drive(visitor: &mut Visitor, n: usize, round: usize, accepted_so_far: &
         };
         // Read the result (diffs before it are applied and checked); a dead connection ends the round.
         let result = loop {
-            match recv_json_within(&mut client.ws, Duration::from_secs(5)).await {
+            match next_frame(client).await {
                 None => {
                     visitor.seq = client.seq;
                     visitor.state = client.state.clone();
@@ -183,7 +199,7 @@ async fn sigkill_mid_stream_then_resume(backend: Backend) {
     for v in &mut visitors {
         drive(v, 5, 99, &after).await;
         // The last command's diff follows its result: read it before leaving.
-        let mut client = v.client.take().unwrap();
+        let mut client = v.client.take().expect("the connection stays open after the last restart");
         if let Some(&last_accepted) = v.accepted.values().max() {
             client.catch_up(last_accepted).await;
         }

@@ -10,7 +10,10 @@ use vestibule_store_jetstream::JetStreamConfig;
 use vestibule_store_jetstream::lease::{Leases, Owner};
 use vestibule_store_jetstream::test_server::NatsServer;
 
-const TTL: Duration = Duration::from_secs(2);
+/// Long enough that a busy machine cannot cost a live gateway its lease: a gateway declares it lost
+/// when it could not renew for TTL/2 (4 s of the lease runtime not being scheduled, here). Only the
+/// takeover test waits for a lapse, so the TTL costs that one test its length, not the others.
+const TTL: Duration = Duration::from_secs(8);
 
 async fn join(server: &NatsServer, id: &str) -> Leases {
     Leases::join(&JetStreamConfig::at([server.url.clone()]), id, TTL).await.unwrap()
@@ -81,11 +84,17 @@ async fn a_dead_gateways_sessions_are_taken_over_once_its_lease_lapses() {
     let s = SessionId::random();
     assert_eq!(a.acquire(s).await.unwrap(), Owner::Me);
     let a_epoch = a.epoch().unwrap();
-    // While `a` lives (and renews, over several TTLs), `b` is refused.
-    for _ in 0..3 {
-        assert_eq!(b.acquire(s).await.unwrap(), Owner::Other { gateway: "a".into(), epoch: a_epoch });
-        tokio::time::sleep(TTL).await;
+    let held_since = Instant::now();
+    // While `a` lives (and renews, well past one TTL: its first write alone would have lapsed), `b`
+    // is refused, at every ask. At least 1.5 TTL pass (a lower bound only: a slower machine asks
+    // later, which proves as much).
+    let mut asks = 0;
+    while asks < 4 || held_since.elapsed() < TTL + TTL / 2 {
+        assert_eq!(b.acquire(s).await.unwrap(), Owner::Other { gateway: "a".into(), epoch: a_epoch }, "ask {asks}");
+        asks += 1;
+        tokio::time::sleep(TTL / 4).await;
     }
+    assert_eq!(a.epoch(), Some(a_epoch), "`a` kept its registration throughout");
     // `a` dies without a word: its runtime and connection go, renewals stop.
     drop(a);
     // Positive probe first: right after the death the lease still holds.
