@@ -87,9 +87,24 @@ test("a page that gives no project id gets the Project ID Not Configured alert",
 });
 
 test("by default the modal chunk loads when the page is idle, before any open", async () => {
-  const { context, page } = await hostPage(`window.v = Vestibule.create({ projectId: "demo" });`);
-  await page.waitForRequest(/\/vestibule\/modal-[\w-]+\.js$/, { timeout: 10_000 });
+  const { context, page, log } = await hostPage(`window.v = Vestibule.create({ projectId: "demo" });`);
+  // The chunk arrived (from the page's log: it may have been fetched before this line runs)...
+  const modalFinished = (l) => /^finished \/vestibule\/modal-[\w-]+\.js$/.test(l);
+  const end = Date.now() + 15_000;
+  while (!log.some(modalFinished)) {
+    assert.ok(Date.now() < end, `the modal chunk loaded while the page was idle: ${log.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // ...and ran: its React root is drawn in the widget's element, for a started session (the drawing
+  // would hold the dialog now if the modal were open).
+  await page.waitForFunction(() => window.v.state()?.started === true && document.querySelector("[data-vestibule] [data-vestibule-root]") !== null, null, {
+    timeout: 15_000,
+  });
   assert.equal(await page.getByRole("dialog").count(), 0, "loaded, not opened");
+  // The positive probe: an open draws the dialog at once from the chunk already there.
+  await page.evaluate(() => window.v.open());
+  await page.getByRole("dialog").getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 15_000 });
+  assert.equal(log.filter((l) => /^request \/vestibule\/modal-[\w-]+\.js$/.test(l)).length, 1, "the chunk was fetched once, before the open");
   await context.close();
 });
 

@@ -80,6 +80,9 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   await form(dialog).getByLabel("Token", { exact: true }).selectOption(`eip155:${CHAIN_A}/native`);
   await form(dialog).getByLabel("Amount", { exact: true }).fill("1.5");
   await form(dialog).getByLabel("To", { exact: true }).fill(RECEIVER);
+  // The success toast closes by itself (4 s): watched for from the click on, not after the node's
+  // checks below, which a loaded machine may take longer than that for.
+  const sentToast = page.getByRole("status").filter({ hasText: "Transaction sent" }).first().waitFor({ timeout: 60_000 }).then(() => true, (e) => e);
   await form(dialog).getByRole("button", { name: "Send", exact: true }).click();
   const nativeHash = await sentHash(page);
   const nativeReceipt = await waitForReceipt(url, nativeHash);
@@ -89,7 +92,7 @@ test("the Send view's validation messages, a native send and an ERC-20 send conf
   const nativeTx = await rpc(url, "eth_getTransactionByHash", [nativeHash]);
   assert.equal(BigInt(nativeTx.value), 15n * ETHER / 10n);
   assert.equal(await nativeBalance(url, RECEIVER), receiverEth0 + 15n * ETHER / 10n);
-  await page.getByRole("status").filter({ hasText: "Transaction sent" }).first().waitFor({ timeout: 15_000 });
+  assert.equal(await sentToast, true, "the Transaction sent toast showed");
   // After a native send the form is reset (the view stays on Send).
   await page.waitForFunction(() => window.v.state().send.form.amount === "" && window.v.state().send.form.receiver === "", null, { timeout: 15_000 });
   await form(dialog).getByLabel("Amount", { exact: true }).and(page.locator('[value=""]')).waitFor({ timeout: 15_000 });

@@ -209,18 +209,21 @@ test("keyboard and pointer: the open modal takes focus, Tab stays inside, every 
   await page.getByRole("dialog").waitFor({ state: "detached", timeout: 10_000 });
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-testid")), "connect", "focus returns to the opener");
 
-  await page.evaluate(() => window.__vestibule.send({ type: "ShowToast", message: "Hover me", variant: "success", durationMs: 1000 }));
+  // Longer than the hover's own bound (10 s): the toast cannot close before the hover reaches the
+  // server, however slow the machine (the time it had left is then kept, and runs after unhovering).
+  const HOVER_ME_MS = 15_000;
+  await page.evaluate((durationMs) => window.__vestibule.send({ type: "ShowToast", message: "Hover me", variant: "success", durationMs }), HOVER_ME_MS);
   const toast = page.getByRole("status").filter({ hasText: "Hover me" });
   await toast.hover({ timeout: 10_000 });
   // Hovered: the server pauses the timers; the toast keeps the time it had left and no deadline.
   await page.waitForFunction(() => window.__vestibule.state().toasts.timers === "paused", null, { timeout: 10_000 });
   const paused = await page.evaluate(() => Object.values(window.__vestibule.state().toasts.items).find((t) => t.message === "Hover me"));
   assert.equal(paused.deadlineMs, null, "no deadline while hovered");
-  assert.ok(paused.remainingMs > 0 && paused.remainingMs <= 1000, `time left kept: ${paused.remainingMs}`);
+  assert.ok(paused.remainingMs > 0 && paused.remainingMs <= HOVER_ME_MS, `time left kept: ${paused.remainingMs}`);
   assert.equal(await toast.count(), 1);
-  // Unhovered, the timer runs again and the toast goes.
+  // Unhovered, the timer runs again (for the time that was left) and the toast goes.
   await page.mouse.move(5, 5);
-  await toast.waitFor({ state: "detached", timeout: 10_000 });
+  await toast.waitFor({ state: "detached", timeout: paused.remainingMs + 10_000 });
 
   await page.evaluate(() => window.__vestibule.send({ type: "ShowToast", message: "Reach me", variant: "loading", persistent: true }));
   await page.getByRole("status").filter({ hasText: "Reach me" }).waitFor({ timeout: 10_000 });

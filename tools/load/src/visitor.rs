@@ -681,8 +681,17 @@ mod tests {
     use crate::scenario::ScenarioKind;
     use vestibule_actors::protocol::PROTOCOL_VERSION;
 
-    /// A gateway's heartbeat in miniature: welcome, then a ping every 100 ms; a client silent for
-    /// 400 ms (no pong, nothing) is closed. Counts the pongs it got.
+    /// A gateway's heartbeat in miniature: welcome, then a ping every 100 ms; a client that has let
+    /// `UNANSWERED_ALLOWED` pings in a row go by without a frame (no pong, nothing) is closed. Counts
+    /// the pongs it got.
+    ///
+    /// Counted in pings, not timed: the test's single-threaded runtime (or the whole process) may be
+    /// descheduled for a while on a busy machine, and a pause must not look like a visitor that
+    /// stopped answering. After a pause the ticks resume at their pace (no burst), and frames already
+    /// received are read before the next ping is counted. A visitor that never answers is closed
+    /// after `UNANSWERED_ALLOWED` pings, and the test fails: the pongs it waits for never come.
+    const UNANSWERED_ALLOWED: u32 = 30;
+
     async fn strict_gateway(pongs: Arc<AtomicUsize>) -> SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -694,22 +703,25 @@ mod tests {
             let welcome = json!({ "type": "welcome", "sessionId": "s1", "resumeToken": "t", "seq": 0, "state": state,
                 "stateHash": wire::state_hash(&state) });
             ws.send(Message::text(welcome.to_string())).await.unwrap();
-            let mut heard = Instant::now();
+            let mut unanswered = 0;
             let mut tick = tokio::time::interval(Duration::from_millis(100));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
+                    biased;
+                    frame = ws.next() => match frame {
+                        Some(Ok(Message::Pong(_))) => { unanswered = 0; pongs.fetch_add(1, Ordering::SeqCst); }
+                        Some(Ok(_)) => unanswered = 0,
+                        _ => return,
+                    },
                     _ = tick.tick() => {
-                        if heard.elapsed() > Duration::from_millis(400) {
+                        if unanswered >= UNANSWERED_ALLOWED {
                             let _ = ws.close(None).await;
                             return;
                         }
                         if ws.send(Message::Ping(Default::default())).await.is_err() { return; }
+                        unanswered += 1;
                     }
-                    frame = ws.next() => match frame {
-                        Some(Ok(Message::Pong(_))) => { heard = Instant::now(); pongs.fetch_add(1, Ordering::SeqCst); }
-                        Some(Ok(_)) => heard = Instant::now(),
-                        _ => return,
-                    },
                 }
             }
         });
@@ -730,15 +742,21 @@ mod tests {
         });
         let metrics = Arc::new(Metrics::new());
         let mut visitor = Visitor::new(0, target, metrics.clone(), Scenario::for_visitor(ScenarioKind::Connect, 0));
-        visitor.connect(Instant::now() + Duration::from_secs(5)).await.unwrap();
+        visitor.connect(Instant::now() + Duration::from_secs(30)).await.unwrap();
         let (go, mut go_rx) = tokio::sync::watch::channel(false);
+        let counted = pongs.clone();
         tokio::spawn(async move {
-            // Well past the fake gateway's 400 ms of silence allowed.
-            tokio::time::sleep(Duration::from_millis(1500)).await;
+            // Counted, not timed: idling ends once the gateway has had ten pongs, which only a visitor
+            // that keeps reading its socket while idle sends (tungstenite answers pings as it reads).
+            while counted.load(Ordering::SeqCst) < 10 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             let _ = go.send(true);
         });
-        // A resume would fail (the fake serves one connection): any drop shows as an error.
-        tokio::time::timeout(Duration::from_secs(5), visitor.idle_until(&mut go_rx, || Instant::now())).await.expect("go ends the idling");
+        // A resume would fail (the fake serves one connection): any drop shows as an error. A visitor
+        // that does not answer never reaches ten pongs, is closed after `UNANSWERED_ALLOWED` pings,
+        // and ends here by the timeout (a bound, ten times as long) or by the error check below.
+        tokio::time::timeout(Duration::from_secs(30), visitor.idle_until(&mut go_rx, || Instant::now())).await.expect("go ends the idling");
         let t = metrics.totals();
         assert!(t.errors.is_empty(), "the idle connection was kept: {:?}", t.errors);
         assert!(pongs.load(Ordering::SeqCst) >= 10, "pings answered while idle: {}", pongs.load(Ordering::SeqCst));
