@@ -219,6 +219,17 @@ async fn garbage_unknown_types_and_oversized_frames_get_their_error_or_close_whi
     assert_eq!(recv_json(&mut client.ws).await["code"], "unknown_message_type");
     send(&mut client.ws, json!({ "type": "command", "id": "bad id!", "command": { "type": "OpenModal" } })).await;
     assert_eq!(recv_json(&mut client.ws).await["code"], "malformed_message");
+    // A command that does not read as one, under a good id: refused under that id, not remembered.
+    send(&mut client.ws, json!({ "type": "command", "id": "c-typo", "command": { "type": "OpenModall" } })).await;
+    let refused = recv_json(&mut client.ws).await;
+    assert_eq!(
+        (refused["type"].as_str(), refused["commandId"].as_str(), refused["status"].as_str(), refused["error"]["code"].as_str()),
+        (Some("result"), Some("c-typo"), Some("refused"), Some("invalid_input")),
+        "{refused}"
+    );
+    send(&mut client.ws, json!({ "type": "command", "id": "c-typo", "command": show_persistent_toast("corrected") })).await;
+    let corrected = client.recv_non_diff().await;
+    assert_eq!(corrected["status"], "accepted", "the corrected command runs under the same id: {corrected}");
     // Still usable after all that.
     assert_eq!(client.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
 

@@ -67,6 +67,26 @@ async fn next_incoming(ws: &mut Socket) -> Incoming {
 /// At most this many queued frames go out in one write.
 const OUTBOUND_BATCH: usize = 8;
 
+/// A refusal of the command `id` decided by the gateway, not the session: it is not remembered, so
+/// the same id sent again (corrected, or once the rate allows) runs.
+fn refused_result(id: &str, code: RefusalCode, message: &str) -> String {
+    let result = ServerMessage::Result {
+        command_id: id.into(),
+        status: CommandStatus::Refused,
+        seq: None,
+        error: Some(CommandError::new(code, message)),
+    };
+    serde_json::to_string(&result).expect("a result serializes")
+}
+
+/// The id of a `command` frame that does not read as one, if it has a valid id: its refusal can then
+/// be a result the client can match to what it sent.
+fn unreadable_command_id(value: Option<&serde_json::Value>) -> Option<&str> {
+    let value = value?;
+    let id = value.get("id")?.as_str()?;
+    (value.get("type")?.as_str()? == "command" && valid_command_id(id)).then_some(id)
+}
+
 fn error_frame(code: ProtocolErrorCode, message: &str, close: Option<u16>) -> String {
     serde_json::to_string(&ServerMessage::Error { code, message: message.into(), close }).expect("an error serializes")
 }
@@ -507,6 +527,11 @@ impl Connection {
             Err(e) => {
                 // Tell apart an unknown message type from malformed JSON, for the client's sake.
                 let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
+                if let Some(id) = unreadable_command_id(value.as_ref()) {
+                    self.state.metrics.refusal(RefusalCode::InvalidInput.as_str());
+                    let message = format!("the command does not read as one: {e}");
+                    return self.send_text(ws, refused_result(id, RefusalCode::InvalidInput, &message).into()).await;
+                }
                 let known = ["hello", "command", "ack", "ping"];
                 let code = match value.as_ref().and_then(|v| v.get("type")).and_then(|t| t.as_str()) {
                     Some(t) if !known.contains(&t) => ProtocolErrorCode::UnknownMessageType,
@@ -529,15 +554,7 @@ impl Connection {
                 Ok(())
             }
             ClientMessage::Command { id, command } => {
-                let refuse = |code: RefusalCode, message: &str| {
-                    serde_json::to_string(&ServerMessage::Result {
-                        command_id: id.clone(),
-                        status: CommandStatus::Refused,
-                        seq: None,
-                        error: Some(CommandError::new(code, message)),
-                    })
-                    .expect("a result serializes")
-                };
+                let refuse = |code: RefusalCode, message: &str| refused_result(&id, code, message);
                 if !valid_command_id(&id) {
                     self.state.metrics.refusal(ProtocolErrorCode::MalformedMessage.as_str());
                     let frame = error_frame(ProtocolErrorCode::MalformedMessage, "a command id is 1 to 64 of A-Z a-z 0-9 - _", None);
