@@ -193,6 +193,30 @@ async fn a_message_in_fragments_is_one_message_and_its_size_is_the_sum_of_its_fr
 }
 
 #[tokio::test]
+async fn fragments_over_the_limit_are_refused_at_the_header_of_the_fragment_that_crosses_it() {
+    let gateway = Gateway::start(CONFIG);
+    // Under the limit in fragments, near it: read as one message (answered, not closed).
+    let mut stream = attached(&gateway).await;
+    let ping = json!({ "type": "ping", "nonce": "n".repeat(60 * 1024) }).to_string();
+    let (first, second) = ping.as_bytes().split_at(30 * 1024);
+    stream.write_all(&raw::client_frame(false, TEXT, first)).await.unwrap();
+    stream.write_all(&raw::client_frame(true, CONTINUATION, second)).await.unwrap();
+    let (opcode, _) = raw::read_frame(&mut stream).await.unwrap();
+    assert_eq!(opcode, TEXT, "a message under the limit in fragments is answered");
+
+    // Over it: the continuation's header announces what takes the message past 64 KiB, and its
+    // payload never comes. The answer cannot wait for it (or for the heartbeat, 45 s).
+    let part = "x".repeat(40 * 1024);
+    for before_the_hello in [false, true] {
+        let mut stream = if before_the_hello { raw::upgrade(&gateway.addr, "test", ORIGIN).await } else { attached(&gateway).await };
+        stream.write_all(&raw::client_frame(false, TEXT, part.as_bytes())).await.unwrap();
+        stream.write_all(&raw::frame_header(true, 0, CONTINUATION, part.len() as u64, Some(MASK))).await.unwrap();
+        let (code, frames) = raw::read_until_close(&mut stream).await;
+        assert_eq!(ending(code, &frames), (Some(1009), Some("frame_too_large")), "before the hello: {before_the_hello}: {frames:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_client_close_is_answered_with_the_same_code() {
     let gateway = Gateway::start(CONFIG);
     let mut stream = attached(&gateway).await;

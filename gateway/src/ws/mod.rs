@@ -7,6 +7,7 @@
 //! and then speaks WebSocket with tungstenite (`docs/decisions/0310-websocket-on-the-raw-socket.md`):
 //! frame sizes are checked at the frame header, and nothing is buffered beyond one frame.
 
+mod budgeted;
 pub mod codec;
 mod connection;
 mod hello;
@@ -40,7 +41,7 @@ pub use window::AckWindow;
 pub type Upgrading = Framed<AdmittedSocket, h1::Codec>;
 
 /// The WebSocket a connection speaks over.
-pub type Socket = WebSocketStream<AdmittedSocket>;
+pub type Socket = WebSocketStream<budgeted::BudgetedSocket>;
 
 #[derive(Debug, Deserialize)]
 pub struct WsQuery {
@@ -235,10 +236,11 @@ async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Op
     // WebSocket stream; there can be no more of them than the request head's buffer holds.
     // The dispatcher's read and write buffers (8 KiB each) are freed here, not kept for the
     // connection's life: tungstenite has buffers of its own.
-    let (io, early) = {
+    let (io, mut early) = {
         let parts = framed.into_parts();
         (parts.io, parts.read_buf.to_vec())
     };
+    let io = budgeted::BudgetedSocket::new(io, limits.max_frame_bytes, &mut early);
     let socket = WebSocketStream::from_partially_read(io, early, Role::Server, Some(websocket_config(limits))).await;
     Some((socket, Connection::new(state, project, origin, peer)))
 }
