@@ -143,7 +143,10 @@ impl Connection {
         Self { state, id, project, origin, peer }
     }
 
-    pub async fn run(self, mut ws: Socket) {
+    /// Serves the connection until it ends. Not an `async fn`: one keeps its arguments in the
+    /// future's prefix besides the copies its body moves them into, so the socket and the
+    /// connection would be resident twice for the connection's life (`future_sizes`).
+    pub fn run(self, mut ws: Socket) -> impl std::future::Future<Output = ()> {
         let span = tracing::info_span!("connection", connection = self.id, project = %self.project, session = tracing::field::Empty);
         async move {
             self.state.metrics.connections.inc();
@@ -174,7 +177,6 @@ impl Connection {
             Box::pin(self.finish(&mut ws, ending)).await;
         }
         .instrument(span)
-        .await
     }
 
     /// Sends the close frame (or answers the client's), then lets the socket go.

@@ -279,6 +279,9 @@ mod tests {
         let (upgrade, run) = super::future_sizes();
         println!("upgrade {upgrade} B, connection {run} B");
         assert!(upgrade <= 512, "the upgrade future is {upgrade} B");
-        assert!(run <= 3072, "the connection future is {run} B");
+        // 2,048 B is an allocator size class: one byte over and each connection's box takes the
+        // next class, 2,560 B (the budgeted socket's 48 B, stored twice by an `async fn run`, once
+        // made it 2,616 B, a 3,072 B box, and an idle session 1.7 KiB larger).
+        assert!(run <= 2048, "the connection future is {run} B");
     }
 }
