@@ -179,6 +179,9 @@ async fn upgrades_are_refused_for_bad_origins_and_projects_and_the_check_endpoin
     let refused = |r: Result<_, tokio_tungstenite::tungstenite::Error>| match r {
         Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
             let body = String::from_utf8(response.body().clone().unwrap_or_default()).unwrap();
+            // The refusal ends the connection, and says so (not `connection: upgrade`).
+            let connection = response.headers().get("connection").map(|v| v.to_str().unwrap().to_ascii_lowercase());
+            assert_eq!(connection.as_deref(), Some("close"), "{:?}", response.headers());
             (response.status().as_u16(), body)
         }
         Err(e) => panic!("unexpected error {e}"),

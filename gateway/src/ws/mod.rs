@@ -143,10 +143,12 @@ pub fn websocket_config(limits: &Limits) -> WebSocketConfig {
 /// Writes an HTTP response on a socket that is not going to be upgraded, then closes it.
 async fn respond(mut framed: Upgrading, status: StatusCode, body: String) {
     let mut response = Response::build(status);
+    // The connection type, not a `Connection` header: actix-http's encoder drops that header and
+    // writes the codec's type, which for an upgrade request is `connection: upgrade`.
     response
         .insert_header((header::CONTENT_TYPE, "application/json"))
         .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
-        .insert_header((header::CONNECTION, "close"));
+        .force_close();
     let head = response.finish().drop_body();
     let body = web::Bytes::from(body);
     // Head and body in one write: a client that reads the head may take only the bytes that came
