@@ -74,10 +74,16 @@ impl Running {
 
 async fn stop_gracefully(state: &AppState, server: &actix_server::ServerHandle) {
     state.begin_shutdown();
-    // Let the connections send their 1001 before the workers stop polling them.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Let the WebSockets send their 1001 and close before the workers stop polling them: they run
+    // in tasks of their own, which actix-server's graceful stop does not wait for. Bounded as the
+    // server's own wait is (`shutdown_timeout`).
+    state.connections.close();
+    let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, state.connections.wait()).await;
     server.stop(true).await;
 }
+
+/// How long a graceful stop waits for the WebSockets, then for the other connections.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A socket that holds a slot in the socket table; the slot is freed when the socket is dropped.
 ///
@@ -285,8 +291,10 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     }
     let app_state = state.clone();
     let frame_sockets = sockets.clone();
-    let server =
-        actix_server::Server::build().workers(workers).disable_signals().shutdown_timeout(5).listen("vestibule", listener, move || {
+    let server = actix_server::Server::build().workers(workers).disable_signals().shutdown_timeout(SHUTDOWN_TIMEOUT.as_secs()).listen(
+        "vestibule",
+        listener,
+        move || {
             let state = app_state.clone();
             let upgrade_state = app_state.clone();
             let sockets = sockets.clone();
@@ -313,7 +321,8 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                     .upgrade(upgrade)
                     .finish(map_config(app, |_| AppConfig::default())),
             )
-        })?;
+        },
+    )?;
     let server = match embedded {
         Some(embedded) => {
             let frame_state = state.clone();

@@ -25,6 +25,10 @@ pub struct AppState {
     pub token_keys: TokenKeys,
     /// Leases and routing between gateways, when `[cluster] enabled` (docs/scale-out.md).
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// Every WebSocket connection's task, so that a graceful stop can wait for them to close: they
+    /// run in tasks of their own, not in actix-server's, which would keep its connection task (its
+    /// HTTP dispatcher, about 2 KiB) for the WebSocket's life.
+    pub connections: tokio_util::task::TaskTracker,
     next_connection: AtomicU64,
     shutting_down: AtomicBool,
     shutdown: tokio::sync::watch::Sender<bool>,
@@ -53,6 +57,7 @@ impl AppState {
             new_session_limits,
             token_keys,
             cluster,
+            connections: tokio_util::task::TaskTracker::new(),
             next_connection: AtomicU64::new(1),
             shutting_down: AtomicBool::new(false),
             shutdown: tokio::sync::watch::channel(false).0,

@@ -145,7 +145,7 @@ impl Connection {
 
     /// Serves the connection until it ends. Not an `async fn`: one keeps its arguments in the
     /// future's prefix besides the copies its body moves them into, so the socket and the
-    /// connection would be resident twice for the connection's life (`future_sizes`).
+    /// connection would be resident twice for the connection's life (`connection_future_size`).
     pub fn run(self, mut ws: Socket) -> impl std::future::Future<Output = ()> {
         let span = tracing::info_span!("connection", connection = self.id, project = %self.project, session = tracing::field::Empty);
         async move {
@@ -156,12 +156,8 @@ impl Connection {
             let ending = match Box::pin(self.handshake(&mut ws)).await {
                 Ok(attached) => {
                     tracing::Span::current().record("session", tracing::field::display(attached.session_id));
-                    let target = match &attached.target {
-                        Target::Local(addr) => Target::Local(addr.clone()),
-                        Target::Remote { owner, link } => Target::Remote { owner: owner.clone(), link: *link },
-                    };
-                    let ending = self.serve(&mut ws, attached).await;
-                    match target {
+                    let ending = self.serve(&mut ws, &attached).await;
+                    match attached.target {
                         Target::Local(addr) => addr.do_send(Detach { connection: self.id }),
                         Target::Remote { owner, link } => {
                             if let Some(cluster) = &self.state.cluster {
@@ -399,7 +395,9 @@ impl Connection {
         }
     }
 
-    async fn serve(&self, ws: &mut Socket, attached: Attached) -> Ending {
+    /// `attached` by reference: an `async fn` keeps its arguments in its future's prefix, and this
+    /// future lives as long as the connection.
+    async fn serve(&self, ws: &mut Socket, attached: &Attached) -> Ending {
         let limits = &self.state.config.limits;
         let mut window = AckWindow::new(limits.unacked_diffs, limits.ack_timeout);
         // A diff that came while the window was full, waiting for an acknowledgement.
@@ -432,7 +430,7 @@ impl Connection {
                     self.state.metrics.frames_received.inc();
                     match incoming {
                         Incoming::Text(text) => {
-                            if let Err(ending) = Box::pin(self.on_text(ws, text.as_str(), &attached, &mut window, &mut rate_limit_logged)).await {
+                            if let Err(ending) = Box::pin(self.on_text(ws, text.as_str(), attached, &mut window, &mut rate_limit_logged)).await {
                                 return ending;
                             }
                         }
