@@ -166,7 +166,11 @@ test("holdAuthorize keeps /authorize waiting until released", async () => {
   const pending = authorize({ state: "held", code_challenge: challenge, code_challenge_method: "S256" }).then((q) => ((answered = true), q));
   await held.reached;
   assert.equal(oidc.authorizations[before]?.state, "held", "a held request's query is already recorded");
-  await new Promise((ok) => setTimeout(ok, 100));
+  // The probe, instead of a sleep: a request that arrived after the held one is answered, so an
+  // /authorize that was not held would have been answered by now too.
+  const discovery = await fetch(`${oidc.url}/.well-known/openid-configuration`);
+  assert.equal(discovery.status, 200);
+  await discovery.json();
   assert.equal(answered, false, "still held");
   held.release();
   assert.ok((await pending).get("code"));

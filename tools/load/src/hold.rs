@@ -148,13 +148,16 @@ mod tests {
         let wait_for = |phase: Phase| {
             let path = status_path.clone();
             async move {
-                for _ in 0..50 {
+                // The writer writes once a second: polled, with a bound that only turns a status
+                // that never comes into a failure (not a speed requirement).
+                let deadline = std::time::Instant::now() + Duration::from_secs(60);
+                loop {
                     if let Some(s) = Status::read(&path).filter(|s| s.phase == phase && s.connected == 3) {
                         return s;
                     }
+                    assert!(std::time::Instant::now() < deadline, "no status in phase {phase:?} within 60 s");
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                panic!("no status in phase {phase:?}");
             }
         };
         let holding = tokio::spawn({
@@ -170,7 +173,7 @@ mod tests {
         assert_eq!(s.counts.get("connect_retry:refused: busy"), Some(&1));
         assert!(!holding.is_finished(), "held until the release file exists");
         std::fs::write(args.hold_until.as_ref().unwrap(), b"").unwrap();
-        let writer = tokio::time::timeout(Duration::from_secs(5), holding).await.expect("released").unwrap();
+        let writer = tokio::time::timeout(Duration::from_secs(60), holding).await.expect("released").unwrap();
         wait_for(Phase::Released).await;
         drop(writer);
     }
@@ -179,6 +182,6 @@ mod tests {
     async fn without_a_release_file_there_is_no_hold() {
         let args = HoldArgs::default();
         let writer = StatusWriter::spawn(&args, 1, Arc::default(), Arc::new(Metrics::new()));
-        tokio::time::timeout(Duration::from_secs(1), hold(&args, &writer)).await.expect("no hold");
+        tokio::time::timeout(Duration::from_secs(60), hold(&args, &writer)).await.expect("no hold");
     }
 }

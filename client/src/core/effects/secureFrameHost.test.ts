@@ -28,19 +28,24 @@ beforeAll(async () => {
 });
 afterEach(() => void requests.splice(0));
 
+// No sleeps: every SIGN_OUT goes through the same promise (the bridge's import), in the order the
+// states were followed, so a later, expected SIGN_OUT arriving proves that none came before it.
+const SIGN_OUT = { type: "SIGN_OUT", payload: {} };
+
 it("sends SIGN_OUT to the frame when the embedded user disappears, once", async () => {
   const abort = new AbortController();
   const shell = createEmbeddedShell(window, () => undefined, abort.signal, "demo");
   shell.follow(withEmbedded(base), "s1");
   shell.follow(withEmbedded(base, { user: USER }), "s1");
   shell.follow(withEmbedded(base, { user: USER }), "s1");
-  await new Promise((r) => setTimeout(r, 10));
-  expect(requests).toEqual([]);
   shell.follow(withEmbedded(base), "s1");
   shell.follow(withEmbedded(base), "s1");
-  await vi.waitFor(() => expect(requests).toEqual([{ type: "SIGN_OUT", payload: {} }]));
-  await new Promise((r) => setTimeout(r, 10));
-  expect(requests).toHaveLength(1);
+  // The probe: signed in and out again, a second SIGN_OUT. Seeing exactly two means the user's
+  // arrival sent nothing and the repeated signed-out state did not send again.
+  shell.follow(withEmbedded(base, { user: USER }), "s1");
+  shell.follow(withEmbedded(base), "s1");
+  await vi.waitFor(() => expect(requests).toHaveLength(2));
+  expect(requests).toEqual([SIGN_OUT, SIGN_OUT]);
   abort.abort();
 });
 
@@ -48,6 +53,9 @@ it("sends nothing when no user was signed in", async () => {
   const shell = createEmbeddedShell(window, () => undefined, new AbortController().signal, "demo");
   shell.follow(withEmbedded(base), "s1");
   shell.follow(withEmbedded(base), "s1");
-  await new Promise((r) => setTimeout(r, 10));
-  expect(requests).toEqual([]);
+  // The probe: a user who signs in and out afterwards is told SIGN_OUT, and that is all there is.
+  shell.follow(withEmbedded(base, { user: USER }), "s1");
+  shell.follow(withEmbedded(base), "s1");
+  await vi.waitFor(() => expect(requests).toHaveLength(1));
+  expect(requests).toEqual([SIGN_OUT]);
 });
