@@ -48,8 +48,10 @@ pub struct LoadArgs {
     pub duration: f64,
     #[arg(long, value_enum, default_value = "connect")]
     pub scenario: ScenarioKind,
-    /// Pause between a visitor's commands, in milliseconds (the offered rate is about
-    /// sessions * 1000 / think commands per second). 0: as fast as results come back.
+    /// Mean pause between a visitor's steps, in milliseconds: each pause (and the wait before
+    /// the first step) is drawn from an exponential distribution, so that the offered load is a
+    /// Poisson stream of about sessions * 1000 / think steps per second. 0: as fast as results
+    /// come back.
     #[arg(long, default_value_t = 1000)]
     pub think_ms: u64,
     /// Write the JSON report here.
@@ -473,9 +475,9 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
             // Idle until everyone is connected and the idle memory figure is taken (`go` comes at the
             // latest at the ramp's end plus 30 s, plus `--idle-secs` and a hold), reading meanwhile.
             visitor.idle_until(&mut go, connect_deadline).await;
-            // Spread first commands over one think period: all visitors starting in the same
+            // A memoryless start (`Scenario::start_factor`): all visitors starting in the same
             // millisecond would measure the harness's burst, not the gateway's steady state.
-            tokio::time::sleep(think.mul_f64((visitor.index.wrapping_mul(7919) % 1000) as f64 / 1000.0)).await;
+            tokio::time::sleep(think.mul_f64(scenario.start_factor())).await;
             while !*stopped.borrow() {
                 if last_step.is_some_and(|last| visitor.steps_done() >= last) {
                     // Bounds a broken run; a healthy one's effects end within the RPC policy's 30 s
@@ -513,8 +515,8 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
                     }
                 }
                 if !think.is_zero() {
-                    // Jitter keeps visitors from marching in step.
-                    let jitter = think.mul_f64(0.5 + (visitor.index % 97) as f64 / 97.0);
+                    // Drawn afresh each step (`Scenario::think_factor`): visitors never march in step.
+                    let jitter = think.mul_f64(scenario.think_factor(visitor.steps_done()));
                     if scenario.reads_while_thinking() {
                         let thought = tokio::select! {
                             thought = visitor.think(jitter) => thought,

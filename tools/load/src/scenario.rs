@@ -120,6 +120,31 @@ impl Scenario {
         self.kind == ScenarioKind::Account
     }
 
+    /// How much of `--think-ms` the visitor waits after step `step`: exponentially distributed
+    /// with mean 1, drawn afresh for every step (deterministically from the visitor and the step).
+    /// A factor fixed per visitor (0.5 to 1.5) made 10,000 visitors periodic with related periods:
+    /// their commands bunched into bursts of twice the mean rate in 10 ms windows, which the
+    /// latency figures then measured. With memoryless pauses (and a memoryless start,
+    /// [`Self::start_factor`]) every visitor is a Poisson stream and so is their sum, at a steady
+    /// rate of `sessions * 1000 / think-ms` steps per second from the first second on.
+    pub fn think_factor(&self, step: usize) -> f64 {
+        // Its own stream: `random(step)` already decides the steps themselves.
+        self.exponential(usize::MAX - step)
+    }
+
+    /// How much of `--think-ms` the visitor waits before its first step (exponential, mean 1): a
+    /// start spread evenly over one think period would add to the arrivals of those already
+    /// started and offer up to twice the rate at the end of that period.
+    pub fn start_factor(&self) -> f64 {
+        self.exponential(usize::MAX / 2)
+    }
+
+    fn exponential(&self, stream: usize) -> f64 {
+        // A uniform draw in (0, 1] from the top 53 bits, then the inverse of the CDF.
+        let uniform = ((self.random(stream) >> 11) + 1) as f64 / (1u64 << 53) as f64;
+        -uniform.ln()
+    }
+
     fn random(&self, step: usize) -> u64 {
         // splitmix64: a cheap deterministic stream per visitor.
         let mut z = self.seed.wrapping_add((step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -200,5 +225,35 @@ impl Scenario {
             },
             ScenarioKind::Mixed => unreachable!("mixed picks a scenario per visitor"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn think_factors_are_drawn_per_step_from_an_exponential_of_mean_one() {
+        // Given two visitors
+        let (a, b) = (Scenario::for_visitor(ScenarioKind::Connect, 0), Scenario::for_visitor(ScenarioKind::Connect, 1));
+        // When each draws the factors of 20,000 steps
+        let fa: Vec<f64> = (0..20_000).map(|n| a.think_factor(n)).collect();
+        let fb: Vec<f64> = (0..20_000).map(|n| b.think_factor(n)).collect();
+        // Then every factor is finite and not negative, mean and variance are about 1 (an
+        // exponential's; the offered rate is `sessions * 1000 / think-ms`), about e^-1 of them
+        // exceed 1, a visitor's factors differ from step to step, the two visitors' streams
+        // differ, and the same visitor draws the same factor for the same step (a run repeats).
+        assert!(fa.iter().chain(&fb).all(|f| f.is_finite() && *f >= 0.0));
+        let mean = fa.iter().sum::<f64>() / fa.len() as f64;
+        let variance = fa.iter().map(|f| (f - mean).powi(2)).sum::<f64>() / fa.len() as f64;
+        assert!((mean - 1.0).abs() < 0.05, "mean {mean}");
+        assert!((variance - 1.0).abs() < 0.15, "variance {variance}");
+        let above_one = fa.iter().filter(|f| **f > 1.0).count() as f64 / fa.len() as f64;
+        assert!((above_one - (-1f64).exp()).abs() < 0.02, "share above 1: {above_one}");
+        assert_eq!(fa.windows(2).filter(|w| w[0] == w[1]).count(), 0);
+        assert_ne!(fa, fb);
+        assert_eq!(a.think_factor(7), fa[7]);
+        // and the start's factor is a draw of its own, not one of the steps'.
+        assert!(a.start_factor().is_finite() && !fa.contains(&a.start_factor()));
     }
 }
