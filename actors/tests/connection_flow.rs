@@ -275,3 +275,21 @@ fn given_google_enabled_when_a_social_login_starts_then_failed_to_initiate_and_o
     let then = with_email_and_google().when(C::ConnectSocial { provider: SocialProvider::Github });
     assert_eq!(then.error(), &DomainError::FeatureDisabled("socials"));
 }
+
+#[test]
+fn given_a_recent_wallet_when_used_again_then_the_list_is_kept_and_another_wallet_goes_first() {
+    use std::sync::Arc;
+    use vestibule_actors::model::connector::RecentWallet;
+    use vestibule_actors::session::evolve;
+    let wallet = |id: &str| RecentWallet { id: id.into(), rdns: Some(id.into()), name: id.into() };
+    let state = evolve(connected().state, &Event::RecentWalletUsed { wallet: wallet("io.a") });
+    let recent = state.connection.recent_wallets.clone();
+
+    let again = evolve(state.clone(), &Event::RecentWalletUsed { wallet: wallet("io.a") });
+    // The same list, not an equal copy: the Connect view, derived from it, is not derived again.
+    assert!(Arc::ptr_eq(&again.connection.recent_wallets, &recent));
+
+    let other = evolve(state, &Event::RecentWalletUsed { wallet: wallet("io.b") });
+    let ids: Vec<&str> = other.connection.recent_wallets.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(ids[..2], ["io.b", "io.a"]);
+}

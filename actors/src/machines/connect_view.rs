@@ -43,6 +43,9 @@ pub struct ConnectView {
     pub groups: Vec<ConnectorGroupView>,
 }
 
+/// WalletConnect's connector id: while it holds a namespace, the WalletConnect group is hidden.
+pub const WALLETCONNECT_CONNECTOR_ID: &str = "walletConnect";
+
 fn excluded(options: &SessionOptions, id: &str, rdns: Option<&str>, name: &str) -> bool {
     options.exclude_wallet_ids.iter().any(|x| x == id || Some(x.as_str()) == rdns || x.eq_ignore_ascii_case(name))
 }
@@ -121,8 +124,8 @@ pub fn derive(options: &SessionOptions, connectors: &[Connector], recent: &[Rece
     let external: Vec<ConnectorEntry> = visible.iter().filter(|c| c.kind == ConnectorType::External).map(|c| entry_of(c)).collect();
     let wallet_connect: Vec<ConnectorEntry> = if options.enable_wallet_connect && !walletconnect_connected {
         vec![ConnectorEntry {
-            connector_id: Some("walletConnect".into()),
-            wallet_id: "walletConnect".into(),
+            connector_id: Some(WALLETCONNECT_CONNECTOR_ID.into()),
+            wallet_id: WALLETCONNECT_CONNECTOR_ID.into(),
             name: "WalletConnect".into(),
             icon: None,
             installed: true,

@@ -3,6 +3,7 @@
 //! the wallets the browser discovered; and the recent wallets (at most two).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -74,11 +75,14 @@ pub enum ConnectorStatus {
 pub struct ConnectionState {
     pub namespaces: BTreeMap<Namespace, NamespaceConnection>,
     pub active_namespace: Option<Namespace>,
-    pub connectors: Vec<Connector>,
+    // Shared, not copied, when a decision copies the region to change the namespaces (most of its
+    // events), and compared by pointer to tell whether the Connect view must be derived again.
+    pub connectors: Arc<[Connector]>,
     /// Derived from `namespaces` and `connectors`.
     pub connector_status: BTreeMap<String, ConnectorStatus>,
     /// Newest first.
-    pub recent_wallets: Vec<RecentWallet>,
+    // Shared like `connectors`.
+    pub recent_wallets: Arc<[RecentWallet]>,
     /// Derived: true while any stored connection is being synced.
     pub loading: bool,
     /// Derived: what the active namespace supports (spec section 9); nothing without one.
@@ -90,9 +94,9 @@ impl Default for ConnectionState {
         Self {
             namespaces: Namespace::ALL.into_iter().map(|n| (n, NamespaceConnection::default())).collect(),
             active_namespace: None,
-            connectors: vec![],
+            connectors: Arc::from([]),
             connector_status: BTreeMap::new(),
-            recent_wallets: vec![],
+            recent_wallets: Arc::from([]),
             loading: false,
             active_features: NamespaceFeatures::default(),
         }
@@ -119,6 +123,11 @@ impl ConnectionState {
     }
 
     /// Namespaces whose connection belongs to `connector_id` (connected or connecting).
+    /// Whether `connector_id` holds (or is connecting) a namespace: `namespaces_of` is not empty.
+    pub fn holds_a_namespace(&self, connector_id: &str) -> bool {
+        self.namespaces.values().any(|n| n.status != ConnectionStatus::Disconnected && n.connector_id.as_deref() == Some(connector_id))
+    }
+
     pub fn namespaces_of(&self, connector_id: &str) -> Vec<Namespace> {
         self.namespaces
             .iter()
@@ -285,7 +294,7 @@ fn disconnected() -> NamespaceConnection {
 
 pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
     match event {
-        Event::ConnectorsUpdated { connectors } => state.connectors = connectors.clone(),
+        Event::ConnectorsUpdated { connectors } => state.connectors = Arc::from(connectors.as_slice()),
         Event::ConnectStarted { namespace, connector_id, request_id } => {
             let ns = state.namespaces.entry(*namespace).or_default();
             *ns = NamespaceConnection {
@@ -357,9 +366,12 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
         }
         Event::ActiveNamespaceChanged { namespace } => state.active_namespace = Some(*namespace),
         Event::RecentWalletUsed { wallet } => {
-            state.recent_wallets.retain(|w| w.id != wallet.id);
-            state.recent_wallets.insert(0, wallet.clone());
-            state.recent_wallets.truncate(MAX_RECENT_WALLETS);
+            let others = state.recent_wallets.iter().filter(|w| w.id != wallet.id).cloned();
+            let recent: Vec<RecentWallet> = std::iter::once(wallet.clone()).chain(others).take(MAX_RECENT_WALLETS).collect();
+            // The same wallet again keeps the list (and its pointer): the Connect view stays.
+            if *recent != *state.recent_wallets {
+                state.recent_wallets = recent.into();
+            }
         }
         _ => {}
     }
@@ -374,7 +386,7 @@ pub fn derive(state: &mut ConnectionState) {
         .filter(|n| n.status == ConnectionStatus::Connected)
         .and_then(|n| n.connector_id.clone());
     let mut status = BTreeMap::new();
-    for connector in &state.connectors {
+    for connector in state.connectors.iter() {
         status.insert(connector.id.clone(), ConnectorStatus::Disconnected);
     }
     for n in state.namespaces.values() {

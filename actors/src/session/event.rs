@@ -478,11 +478,16 @@ impl Event {
     /// order the event declares them.
     pub fn payload_json(&self) -> vestibule_store::Payload {
         let mut text = serde_json::to_string(self).expect("an event serializes");
-        let name = self.type_name();
-        let head = [r#"{"type":""#, name, r#"","payload":"#].concat();
-        assert!(text.starts_with(&head) && text.ends_with('}'), "an event serializes as its type, then its payload: {text}");
+        // Checked piece by piece: building the expected head would allocate once per event.
+        let payload_start = text
+            .strip_prefix(r#"{"type":""#)
+            .and_then(|rest| rest.strip_prefix(self.type_name()))
+            .and_then(|rest| rest.strip_prefix(r#"","payload":"#))
+            .filter(|_| text.ends_with('}'))
+            .map(|payload| text.len() - payload.len());
+        let Some(payload_start) = payload_start else { panic!("an event serializes as its type, then its payload: {text}") };
         text.truncate(text.len() - 1);
-        text.drain(..head.len());
+        text.drain(..payload_start);
         vestibule_store::Payload::from_serialized(text)
     }
 

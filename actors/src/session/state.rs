@@ -17,6 +17,7 @@ use crate::machines::send::{self, SendState};
 use crate::machines::siwx::{self, SiwxState};
 use crate::machines::toasts::{self, ToastQueue};
 use crate::model::caip::CaipNetworkId;
+use crate::model::connector::{Connector, RecentWallet};
 use crate::model::networks::ChainDefinition;
 use crate::model::options::SessionOptions;
 use crate::session::Event;
@@ -331,6 +332,7 @@ pub fn evolve(mut state: SessionState, event: &Event) -> SessionState {
 /// evolves its working state once per event it pushes).
 pub fn evolve_in_place(state: &mut SessionState, event: &Event) {
     let touched = regions_touched_by(event);
+    let connect_view_inputs = touched.intersects(CONNECT_VIEW_INPUTS).then(|| ConnectViewInputs::of(state));
     if let Event::SessionStarted { project, origin, options, networks, served_networks, .. } = event {
         state.started = true;
         state.project = project.clone();
@@ -376,7 +378,7 @@ pub fn evolve_in_place(state: &mut SessionState, event: &Event) {
     if touched.contains(Region::Embedded) {
         evolve_region(&mut state.embedded, event, embedded_wallet::evolve);
     }
-    derive(state, touched);
+    derive(state, touched, connect_view_inputs);
 }
 
 /// Runs a machine's `evolve` on the session's own copy of its region.
@@ -385,18 +387,50 @@ fn evolve_region<T: Clone + Default>(region: &mut Arc<T>, event: &Event, evolve:
     *own = evolve(std::mem::take(own), event);
 }
 
+/// What the Connect view is derived from, taken before an event so that the view is derived again
+/// only when one of them changed: the shared values by pointer (an event that changes one replaces
+/// it, never writes into it), the flag by value. Most connection events (a connect, a disconnect)
+/// change none of them.
+struct ConnectViewInputs {
+    options: Arc<SessionOptions>,
+    connectors: Arc<[Connector]>,
+    recent_wallets: Arc<[RecentWallet]>,
+    walletconnect_connected: bool,
+}
+
+impl ConnectViewInputs {
+    fn of(state: &SessionState) -> Self {
+        Self {
+            options: state.options.clone(),
+            connectors: state.connection.connectors.clone(),
+            recent_wallets: state.connection.recent_wallets.clone(),
+            walletconnect_connected: state.connection.holds_a_namespace(connect_view::WALLETCONNECT_CONNECTOR_ID),
+        }
+    }
+
+    fn same_as(&self, now: &ConnectViewInputs) -> bool {
+        Arc::ptr_eq(&self.options, &now.options)
+            && Arc::ptr_eq(&self.connectors, &now.connectors)
+            && Arc::ptr_eq(&self.recent_wallets, &now.recent_wallets)
+            && self.walletconnect_connected == now.walletconnect_connected
+    }
+
+    fn connect_view(&self) -> ConnectView {
+        connect_view::derive(&self.options, &self.connectors, &self.recent_wallets, self.walletconnect_connected)
+    }
+}
+
 /// Recomputes the fields that are functions of the rest of the state, from the regions that
-/// changed; a derived region is written (and so copied) only when its value changes.
-fn derive(state: &mut SessionState, changed: Regions) {
-    if changed.intersects(CONNECT_VIEW_INPUTS) {
-        let view = connect_view::derive(
-            &state.options,
-            &state.connection.connectors,
-            &state.connection.recent_wallets,
-            state.connection.namespaces_of("walletConnect").iter().any(|_| true),
-        );
-        if *state.connect_view != view {
-            state.connect_view = Arc::new(view);
+/// changed (`connect_view_before`: the Connect view's inputs before the event, when it touched
+/// them); a derived region is written (and so copied) only when its value changes.
+fn derive(state: &mut SessionState, changed: Regions, connect_view_before: Option<ConnectViewInputs>) {
+    if let Some(before) = connect_view_before {
+        let now = ConnectViewInputs::of(state);
+        if !before.same_as(&now) {
+            let view = now.connect_view();
+            if *state.connect_view != view {
+                state.connect_view = Arc::new(view);
+            }
         }
     }
     if changed.intersects(CLOSABLE_INPUTS) {
@@ -432,12 +466,7 @@ pub fn evolve_every_machine(mut state: SessionState, event: &Event) -> SessionSt
     evolve_region(&mut state.host_requests, event, host_requests::evolve);
     evolve_region(&mut state.embedded, event, embedded_wallet::evolve);
     connection::derive(Arc::make_mut(&mut state.connection));
-    state.connect_view = Arc::new(connect_view::derive(
-        &state.options,
-        &state.connection.connectors,
-        &state.connection.recent_wallets,
-        state.connection.namespaces_of("walletConnect").iter().any(|_| true),
-    ));
+    state.connect_view = Arc::new(ConnectViewInputs::of(&state).connect_view());
     let closable = closable(&state);
     Arc::make_mut(&mut state.modal).closable = closable;
     state

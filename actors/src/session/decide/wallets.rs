@@ -14,7 +14,7 @@ use crate::session::{DomainError, Event};
 pub(super) fn report(d: &mut Decision, wallets: &[DiscoveredWallet]) -> Result<(), DomainError> {
     let connectors = connection::connectors_from(wallets, &d.state.options, &d.state.networks)?;
     let connectors = super::embedded::keep_auth_connector(d, connectors);
-    if connectors != d.state.connection.connectors {
+    if *connectors != *d.state.connection.connectors {
         d.push(Event::ConnectorsUpdated { connectors });
     }
     Ok(())
