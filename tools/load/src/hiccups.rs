@@ -31,6 +31,7 @@ impl HiccupMeter {
     /// where the CPUs cannot be read).
     pub fn start(metrics: Arc<Metrics>) -> std::io::Result<Self> {
         let mut meter = Self { stop: Arc::new(AtomicBool::new(false)), threads: Vec::new() };
+        metrics.metering_hiccups();
         let cpus = allowed_cpus();
         for cpu in cpus.iter().map(|&c| Some(c)).chain(cpus.is_empty().then_some(None)) {
             let (metrics, stop) = (metrics.clone(), meter.stop.clone());

@@ -54,6 +54,11 @@ pub struct LoadArgs {
     /// come back.
     #[arg(long, default_value_t = 1000)]
     pub think_ms: u64,
+    /// Leave the hiccup meter off (`hiccups.rs`): its threads wake about 1,000 times a second on
+    /// each CPU, and on a small machine those wake-ups lengthen the latencies it sits beside
+    /// (docs/performance.md measures by how much). The report then has no hiccup figures.
+    #[arg(long)]
+    pub no_hiccups: bool,
     /// Write the JSON report here.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -177,8 +182,8 @@ pub struct Report {
     pub latency: Latency,
     /// The machine's hiccups over the run: how much later than asked the generator's threads (one
     /// pinned to each CPU) woke from each 1 ms sleep (`hiccups.rs`). A command→diff tail no longer
-    /// than this one may be the machine's rather than the gateway's.
-    pub hiccups: metrics::Percentiles,
+    /// than this one may be the machine's rather than the gateway's. `None` with `--no-hiccups`.
+    pub hiccups: Option<metrics::Percentiles>,
     /// Scenario counters: `sends` (answered with the node's hash), `receipt:<status>`,
     /// `balances:<status>`, `activity:<status>` (the outcomes the visitors saw).
     pub counts: BTreeMap<String, u64>,
@@ -431,7 +436,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let gateway_pid = gateway.as_ref().map(|g| g.pid()).or(args.gateway_pid);
     let baseline_rss = gateway_pid.and_then(rss_bytes);
     let metrics = Arc::new(Metrics::new());
-    let hiccup_meter = hiccups::HiccupMeter::start(metrics.clone())?;
+    let hiccup_meter = (!args.no_hiccups).then(|| hiccups::HiccupMeter::start(metrics.clone())).transpose()?;
     let ramp = Duration::from_secs_f64(args.ramp.max(0.0));
     let counting_kills = args.kills.is_some();
     // When kills or cycles end the traffic, there is no end time to give up at.
@@ -920,7 +925,9 @@ impl std::fmt::Display for Report {
             rows.extend(self.latency.command_to_diff_by_class.iter().map(|(class, p)| (format!("  {class}"), p)));
             rows.extend(self.latency.effects.iter().map(|(effect, p)| (format!("effect {effect}"), p)));
         }
-        rows.push(("hiccup (1 ms sleep)".to_string(), &self.hiccups));
+        if let Some(hiccups) = &self.hiccups {
+            rows.push(("hiccup (1 ms sleep)".to_string(), hiccups));
+        }
         let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(18);
         writeln!(f, "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")?;
         for (name, p) in rows {
@@ -934,6 +941,9 @@ impl std::fmt::Display for Report {
                 ms(p.p999_us),
                 ms(p.max_us)
             )?;
+        }
+        if self.hiccups.is_none() {
+            writeln!(f, "hiccup meter off (--no-hiccups)")?;
         }
         if !self.counts.is_empty() {
             writeln!(f, "counts {:?}", self.counts)?;

@@ -32,6 +32,9 @@ struct Inner {
     /// The machine's hiccups: how much later than asked the hiccup meter's thread woke (see
     /// `hiccups.rs`).
     hiccups: Histogram<u64>,
+    /// Whether a hiccup meter ran (`--no-hiccups` leaves it off): without one, the report has no
+    /// hiccup figures rather than zeros.
+    hiccups_metered: bool,
     /// Command-to-diff by the scenario's class of command (`non-chain`, `chain`).
     by_class: BTreeMap<&'static str, Histogram<u64>>,
     /// From the command that started a chain effect to the diff carrying its outcome, by effect.
@@ -86,8 +89,9 @@ pub struct Second {
     pub t: u64,
     pub commands: u64,
     pub p99_us: u64,
-    /// The longest hiccup in this second: how late the hiccup meter's thread woke, at worst.
-    pub hiccup_max_us: u64,
+    /// The longest hiccup in this second: how late the hiccup meter's thread woke, at worst
+    /// (`None`: the meter was off).
+    pub hiccup_max_us: Option<u64>,
 }
 
 /// Counters at a moment, for the progress line and the report.
@@ -104,7 +108,8 @@ pub struct Totals {
     pub reconnects: u64,
     pub command_to_result: Percentiles,
     pub command_to_diff: Percentiles,
-    pub hiccups: Percentiles,
+    /// `None` when no hiccup meter ran.
+    pub hiccups: Option<Percentiles>,
     pub timeline: Vec<Second>,
     pub command_to_diff_by_class: BTreeMap<String, Percentiles>,
     pub effects: BTreeMap<String, Percentiles>,
@@ -127,6 +132,7 @@ impl Metrics {
                 command_to_result: histogram(),
                 command_to_diff: histogram(),
                 hiccups: histogram(),
+                hiccups_metered: false,
                 commands: 0,
                 accepted: 0,
                 refused: 0,
@@ -168,6 +174,11 @@ impl Metrics {
             let _ = m.command_to_diff.record(us);
             let _ = m.second(second).diffs.get_or_insert_with(histogram).record(us);
         });
+    }
+
+    /// A hiccup meter records into these metrics from now on.
+    pub fn metering_hiccups(&self) {
+        self.with(|m| m.hiccups_metered = true);
     }
 
     /// The hiccup meter woke `late` after the time it asked for.
@@ -251,7 +262,7 @@ impl Metrics {
             reconnects: m.reconnects,
             command_to_result: Percentiles::of(&m.command_to_result),
             command_to_diff: Percentiles::of(&m.command_to_diff),
-            hiccups: Percentiles::of(&m.hiccups),
+            hiccups: m.hiccups_metered.then(|| Percentiles::of(&m.hiccups)),
             timeline: m
                 .timeline
                 .iter()
@@ -260,7 +271,7 @@ impl Metrics {
                     t,
                     commands: s.diffs.as_ref().map_or(0, |h| h.len()),
                     p99_us: s.diffs.as_ref().map_or(0, |h| Percentiles::of(h).p99_us),
-                    hiccup_max_us: s.longest_hiccup_us,
+                    hiccup_max_us: m.hiccups_metered.then_some(s.longest_hiccup_us),
                 })
                 .collect(),
             command_to_diff_by_class: m.by_class.iter().map(|(k, h)| (k.to_string(), Percentiles::of(h))).collect(),
@@ -287,7 +298,8 @@ pub fn chart_html(title: &str, timeline: &[Second]) -> String {
     };
     let (throughput, max_rate) = line(timeline.iter().map(|s| s.commands as f64).collect(), "#2b6cb0");
     let (latency, max_p99) = line(timeline.iter().map(|s| s.p99_us as f64 / 1000.0).collect(), "#c53030");
-    let (hiccups, max_hiccup) = line(timeline.iter().map(|s| s.hiccup_max_us as f64 / 1000.0).collect(), "#6b46c1");
+    let metered = timeline.iter().any(|s| s.hiccup_max_us.is_some());
+    let (hiccups, max_hiccup) = line(timeline.iter().map(|s| s.hiccup_max_us.unwrap_or(0) as f64 / 1000.0).collect(), "#6b46c1");
     let axis = format!(
         "<line x1=\"{pad}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{y}\" stroke=\"#999\"/>",
         y = h - pad,
@@ -302,13 +314,20 @@ pub fn chart_html(title: &str, timeline: &[Second]) -> String {
             timeline.len()
         )
     };
+    let hiccup_panel = if metered {
+        format!(
+            "{}<p>Longest {max_hiccup:.2} ms: for that long a thread of the load generator could not run, whatever the \
+             gateway did.</p>",
+            svg(&hiccups, "Longest hiccup of the machine per second (ms)")
+        )
+    } else {
+        "<p>The hiccup meter was off (<code>--no-hiccups</code>).</p>".to_string()
+    };
     format!(
         "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{title}</title>\
          <style>body{{font:14px system-ui,sans-serif;margin:2em}}</style><h1>{title}</h1>\
-         {}<p>Peak {max_rate:.0} diffs/s.</p>{}<p>Peak p99 {max_p99:.2} ms.</p>{}<p>Longest {max_hiccup:.2} ms: \
-         for that long a thread of the load generator could not run, whatever the gateway did.</p></html>",
+         {}<p>Peak {max_rate:.0} diffs/s.</p>{}<p>Peak p99 {max_p99:.2} ms.</p>{hiccup_panel}</html>",
         svg(&throughput, "Commands answered with a diff, per second"),
         svg(&latency, "p99 command-to-diff latency per second (ms)"),
-        svg(&hiccups, "Longest hiccup of the machine per second (ms)"),
     )
 }

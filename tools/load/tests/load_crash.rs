@@ -7,6 +7,11 @@ use std::process::Command;
 use serde_json::Value;
 
 fn load(args: &[&str]) -> (i32, Value, String) {
+    let (code, report, stdout, _chart) = load_with_chart(args);
+    (code, report, stdout)
+}
+
+fn load_with_chart(args: &[&str]) -> (i32, Value, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let chart = dir.path().join("chart.html");
@@ -27,7 +32,7 @@ fn load(args: &[&str]) -> (i32, Value, String) {
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
     let html = std::fs::read_to_string(&chart).unwrap_or_default();
     assert!(html.starts_with("<!doctype html>") && html.contains("<svg") && !html.contains("<script"), "a self-contained chart");
-    (output.status.code().unwrap_or(-1), report, stdout)
+    (output.status.code().unwrap_or(-1), report, stdout, html)
 }
 
 #[test]
@@ -52,6 +57,35 @@ fn a_mixed_run_reports_every_figure_with_no_gap_and_no_hash_mismatch() {
     let timeline = report["timeline"].as_array().expect("a timeline");
     assert!(!timeline.is_empty() && timeline.iter().all(|s| s["hiccup_max_us"].as_u64().is_some()), "{timeline:?}");
     assert!(stdout.contains("hiccup (1 ms sleep)"), "{stdout}");
+}
+
+/// `--no-hiccups` leaves the meter's threads off: the run still measures every command, and the
+/// report says the hiccups were not measured (null, not zeros).
+#[test]
+fn without_the_hiccup_meter_the_report_has_latencies_and_no_hiccup_figures() {
+    let (code, report, stdout, chart) = load_with_chart(&[
+        "--sessions",
+        "8",
+        "--ramp",
+        "1",
+        "--duration",
+        "2",
+        "--scenario",
+        "connect",
+        "--think-ms",
+        "50",
+        "--no-hiccups",
+    ]);
+    assert_eq!(code, 0, "{stdout}");
+    // The positive side: the run measured its commands, second by second.
+    assert!(report["latency"]["command_to_diff"]["count"].as_u64().unwrap_or(0) > 0, "{report}");
+    let timeline = report["timeline"].as_array().expect("a timeline");
+    assert!(timeline.iter().any(|s| s["commands"].as_u64().unwrap_or(0) > 0), "{timeline:?}");
+    // And no hiccup figure, anywhere.
+    assert!(report["hiccups"].is_null(), "{}", report["hiccups"]);
+    assert!(timeline.iter().all(|s| s["hiccup_max_us"].is_null()), "{timeline:?}");
+    assert!(!stdout.contains("hiccup (1 ms sleep)") && stdout.contains("hiccup meter off"), "{stdout}");
+    assert!(chart.contains("hiccup meter was off") && !chart.contains("Longest hiccup"), "{chart}");
 }
 
 /// Counts kills, not seconds: the run ends after two kills, each made only once every visitor has
