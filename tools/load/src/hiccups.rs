@@ -90,8 +90,9 @@ mod tests {
 
     #[test]
     fn hiccups_are_summed_up_over_the_run_and_kept_per_second() {
-        // Given a run's metrics
+        // Given a run's metrics, with a meter
         let metrics = Metrics::new();
+        metrics.metering_hiccups();
         // When the meter wakes 98 times about on time, then once 5 ms late in second 1 and once
         // 20 ms late in second 3
         for _ in 0..98 {
@@ -101,12 +102,13 @@ mod tests {
         metrics.hiccup_in_second(3, Duration::from_millis(20));
         // Then the run's hiccups count all 100, the median is the usual wake-up, the worst is 20 ms
         let t = metrics.totals();
-        assert_eq!(t.hiccups.count, 100);
-        assert_eq!(t.hiccups.p50_us, 60);
-        assert!((19_900..=20_100).contains(&t.hiccups.max_us), "max {}", t.hiccups.max_us);
+        let hiccups = t.hiccups.expect("metered");
+        assert_eq!(hiccups.count, 100);
+        assert_eq!(hiccups.p50_us, 60);
+        assert!((19_900..=20_100).contains(&hiccups.max_us), "max {}", hiccups.max_us);
         // And each second has its own longest, 0 in a second without a late wake-up
-        let longest: Vec<u64> = t.timeline.iter().map(|s| s.hiccup_max_us / 1000).collect();
-        assert_eq!(longest, [0, 5, 0, 20]);
+        let longest: Vec<Option<u64>> = t.timeline.iter().map(|s| s.hiccup_max_us.map(|us| us / 1000)).collect();
+        assert_eq!(longest, [Some(0), Some(5), Some(0), Some(20)]);
         assert_eq!(t.timeline.iter().map(|s| s.t).collect::<Vec<_>>(), [0, 1, 2, 3]);
         // And with no diff in them, those seconds answered no command
         assert!(t.timeline.iter().all(|s| s.commands == 0 && s.p99_us == 0));
@@ -114,8 +116,9 @@ mod tests {
 
     #[test]
     fn a_hiccup_and_a_diff_in_the_same_second_share_its_entry() {
-        // Given a run's metrics with a diff recorded now
+        // Given a run's metrics, with a meter, and a diff recorded now
         let metrics = Metrics::new();
+        metrics.metering_hiccups();
         metrics.diff(Duration::from_millis(2));
         let second = metrics.elapsed().as_secs();
         // When the meter records a hiccup in the same second
@@ -124,7 +127,20 @@ mod tests {
         let t = metrics.totals();
         let entry = &t.timeline[second as usize];
         assert_eq!(entry.commands, 1);
-        assert_eq!(entry.hiccup_max_us / 1000, 7);
+        assert_eq!(entry.hiccup_max_us.map(|us| us / 1000), Some(7));
+    }
+
+    #[test]
+    fn without_a_meter_there_are_no_hiccup_figures_not_zeros() {
+        // Given a run's metrics with no meter (`--no-hiccups`)
+        let metrics = Metrics::new();
+        // When a diff is recorded
+        metrics.diff(Duration::from_millis(2));
+        // Then the diff is in the totals, and no hiccup figure is: none for the run, none per second
+        let t = metrics.totals();
+        assert_eq!(t.command_to_diff.count, 1);
+        assert!(t.hiccups.is_none());
+        assert!(!t.timeline.is_empty() && t.timeline.iter().all(|s| s.hiccup_max_us.is_none()));
     }
 
     #[test]
@@ -136,20 +152,21 @@ mod tests {
         assert!(!allowed_cpus().is_empty());
         assert_eq!(meter.threads.len(), allowed_cpus().len());
         // When it has woken twenty times (counted, however slow the machine)
-        while metrics.totals().hiccups.count < 20 {
+        let count = |m: &Metrics| m.totals().hiccups.expect("a meter ran").count;
+        while count(&metrics) < 20 {
             std::thread::sleep(Duration::from_millis(5));
         }
         // Then dropping it stops and joins its threads, and nothing records after that
         drop(meter);
-        let after_drop = metrics.totals().hiccups.count;
+        let after_drop = count(&metrics);
         assert!(after_drop >= 20);
         let probe = Arc::new(Metrics::new());
         let probe_meter = HiccupMeter::start(probe.clone()).expect("start the probe meter");
         // (a second meter proves time passed for a wake-up while the first stayed silent)
-        while probe.totals().hiccups.count < 3 {
+        while count(&probe) < 3 {
             std::thread::sleep(Duration::from_millis(5));
         }
         drop(probe_meter);
-        assert_eq!(metrics.totals().hiccups.count, after_drop);
+        assert_eq!(count(&metrics), after_drop);
     }
 }
