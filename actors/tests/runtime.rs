@@ -237,8 +237,7 @@ fn a_hibernated_session_keeps_its_connection_and_wakes_with_the_same_state() {
         assert!(connection.received().is_empty());
 
         // A command wakes it: rebuilt from the log, the same state and hash, and the diff follows on.
-        let reply =
-            session.send(Execute { command_id: "c3".into(), command: ClientCommand::CloseModal {}, reply_to: Some(7) }).await.unwrap();
+        let reply = session.send(Execute::new("c3", ClientCommand::CloseModal {}, Some(7))).await.unwrap();
         assert!(reply.error.is_none());
         assert_eq!(metrics.hibernated_sessions.get(), 0);
         let frames = connection.received();

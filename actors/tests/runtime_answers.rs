@@ -227,11 +227,7 @@ fn a_refusal_that_cannot_be_made_durable_is_not_sent_and_a_retry_decides_again()
         let mut connection = TestConnection::new(3);
         session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
         connection.received();
-        let dismiss = || vestibule_actors::runtime::Execute {
-            command_id: "d".into(),
-            command: ClientCommand::DismissToast { id: "t1".into() },
-            reply_to: Some(3),
-        };
+        let dismiss = || vestibule_actors::runtime::Execute::new("d", ClientCommand::DismissToast { id: "t1".into() }, Some(3));
         let first = session.send(dismiss()).await.unwrap();
         assert_eq!(first.error.map(|e| e.code), Some(RefusalCode::StorageUnavailable), "told to retry, not refused");
         let frames = connection.received();
@@ -264,8 +260,7 @@ fn a_retry_of_a_command_stored_by_an_append_reported_failed_gets_its_diff_and_it
         session.send(Attach { link: connection.link.take().unwrap(), last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
         connection.received();
         let seq = session.send(Inspect).await.unwrap().unwrap().seq;
-        let show =
-            |id: &str| vestibule_actors::runtime::Execute { command_id: id.into(), command: toast("hi", None, true), reply_to: Some(3) };
+        let show = |id: &str| vestibule_actors::runtime::Execute::new(id, toast("hi", None, true), Some(3));
         let first = session.send(show("s")).await.unwrap();
         assert_eq!(first.error.map(|e| e.code), Some(RefusalCode::StorageUnavailable), "told to retry");
         let frames = connection.received();

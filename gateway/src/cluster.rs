@@ -224,12 +224,7 @@ impl Cluster {
         if !matches!(self.leases.acquire(session).await, Ok(Owner::Me)) {
             return ExecReply::Moved;
         }
-        match state
-            .registry
-            .session(session)
-            .send(Execute { command_id: request.command_id, command: request.command, reply_to: None })
-            .await
-        {
+        match state.registry.session(session).send(Execute::new(request.command_id, request.command, None)).await {
             Ok(reply) => ExecReply::Done { error: reply.error },
             Err(_) => ExecReply::Moved,
         }
@@ -443,7 +438,7 @@ impl Cluster {
         if !commands.lock().expect("bucket lock").try_take() {
             return CommandOutcome::RateLimited;
         }
-        match addr.try_send(Execute { command_id: id, command, reply_to: Some(request.link) }) {
+        match addr.try_send(Execute::new(id, command, Some(request.link))) {
             Ok(()) => CommandOutcome::Queued,
             Err(_) => CommandOutcome::Busy,
         }

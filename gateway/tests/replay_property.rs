@@ -33,7 +33,7 @@ fn run(seed: u64, commands: usize) {
             let live = session.send(Inspect).await.unwrap().unwrap();
             seen.push((live.seq, live.state.clone()));
             let command = random_command(&mut rng, &live.state);
-            session.send(Execute { command_id: format!("c{i}"), command, reply_to: None }).await.unwrap();
+            session.send(Execute::new(format!("c{i}"), command, None)).await.unwrap();
         }
         let live = session.send(Inspect).await.unwrap().unwrap();
         seen.push((live.seq, live.state.clone()));

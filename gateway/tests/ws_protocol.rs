@@ -444,6 +444,7 @@ async fn health_and_metrics_are_served() {
         "vestibule_connections",
         "vestibule_commands_total",
         "vestibule_append_seconds_bucket",
+        "vestibule_command_seconds_bucket",
         "vestibule_refusals",
         "vestibule_store_flush_seconds_bucket",
         "vestibule_store_batch_appends_bucket",
@@ -451,6 +452,9 @@ async fn health_and_metrics_are_served() {
         assert!(metrics.contains(family), "{family} missing from:\n{metrics}");
     }
     assert!(gateway.metric("vestibule_commands_total{outcome=\"accepted\"}").await >= 1.0);
+    // The accepted command's time in the gateway, with a bucket bound at the 2 ms of the latency target.
+    assert!(gateway.metric("vestibule_command_seconds_count").await >= 1.0);
+    assert!(metrics.contains("vestibule_command_seconds_bucket{le=\"0.002\"}"), "{metrics}");
     // Durable by default: the accepted command's events were flushed, in a batch of at least one.
     assert!(gateway.metric("vestibule_store_flush_seconds_count").await >= 1.0);
     assert!(gateway.metric("vestibule_store_batch_appends_bucket{le=\"+Inf\"}").await >= 1.0);
@@ -461,7 +465,9 @@ async fn health_and_metrics_are_served() {
         let line = metrics.lines().find(|l| l.starts_with(line_start)).unwrap_or_else(|| panic!("{line_start} missing"));
         line.rsplit(' ').next().unwrap().parse().unwrap()
     };
-    for histogram in ["vestibule_store_flush_seconds", "vestibule_store_batch_appends", "vestibule_append_seconds"] {
+    for histogram in
+        ["vestibule_store_flush_seconds", "vestibule_store_batch_appends", "vestibule_append_seconds", "vestibule_command_seconds"]
+    {
         let count = value(&format!("{histogram}_count "));
         assert!(count >= 1.0, "{histogram}");
         assert_eq!(value(&format!("{histogram}_bucket{{le=\"+Inf\"}} ")), count, "{histogram}");

@@ -124,6 +124,15 @@ pub struct Execute {
     pub command_id: String,
     pub command: ClientCommand,
     pub reply_to: Option<u64>,
+    /// When the gateway read the command's frame (`vestibule_command_seconds` runs from here).
+    pub received_at: Instant,
+}
+
+impl Execute {
+    /// A command received now.
+    pub fn new(command_id: impl Into<String>, command: ClientCommand, reply_to: Option<u64>) -> Self {
+        Self { command_id: command_id.into(), command, reply_to, received_at: Instant::now() }
+    }
 }
 
 /// Creates the session's first event (runtime only).
@@ -186,7 +195,7 @@ pub(crate) struct Deliver {
 #[derive(Debug, Clone)]
 enum Source {
     /// A client's command: answered to the connection `reply_to`, remembered under its id.
-    Client { command_id: String, reply_to: Option<u64> },
+    Client { command_id: String, reply_to: Option<u64>, received_at: Instant },
     /// A deadline that fell due: `timer:<seq>`.
     Timer,
     /// An effect's outcome: `effect:<seq>`.
@@ -356,7 +365,7 @@ impl ModalSession {
     /// even after a restart, gets it again), unless it is a transient refusal, which a retry must not
     /// get again. If the answer cannot be made durable, the client is told to retry instead.
     fn remember(&mut self, source: Source, reply: CommandReply) -> ResponseActFuture<Self, CommandReply> {
-        let Source::Client { command_id, reply_to } = source else { return ready(reply) };
+        let Source::Client { command_id, reply_to, .. } = source else { return ready(reply) };
         if reply.is_transient() {
             self.send_to(reply_to, Outbound::Message(reply.to_frame(&command_id)));
             return ready(reply);
@@ -380,7 +389,7 @@ impl ModalSession {
 
     /// Answers without remembering (the session failed, or the refusal is transient).
     fn answer_unremembered(&mut self, source: &Source, reply: CommandReply) -> CommandReply {
-        if let Source::Client { command_id, reply_to } = source {
+        if let Source::Client { command_id, reply_to, .. } = source {
             self.send_to(*reply_to, Outbound::Message(reply.to_frame(command_id)));
         }
         reply
@@ -623,12 +632,15 @@ impl ModalSession {
         self.metrics().command("accepted");
         let frame = build_diff(prev_seq, self.seq, &wire_events, &patch, self.hash.clone());
         let reply = CommandReply::accepted(self.seq);
-        if let Source::Client { command_id, reply_to } = source {
+        if let Source::Client { command_id, reply_to, .. } = source {
             // Already durable: written with the events.
             self.answers.insert(command_id, reply.clone(), self.shell.config.remembered_commands);
             self.send_to(*reply_to, Outbound::Message(reply.to_frame(command_id)));
         }
         self.broadcast(&frame);
+        if let Source::Client { received_at, .. } = source {
+            self.metrics().command_seconds.observe(received_at.elapsed().as_secs_f64());
+        }
         self.remember_diff(frame);
         self.maybe_snapshot(ctx);
         reply
@@ -1048,8 +1060,8 @@ impl Handler<Execute> for ModalSession {
     type Result = AtomicResponse<Self, CommandReply>;
 
     fn handle(&mut self, msg: Execute, _: &mut Context<Self>) -> Self::Result {
-        let Execute { command_id, command, reply_to } = msg;
-        let source = Source::Client { command_id: command_id.clone(), reply_to };
+        let Execute { command_id, command, reply_to, received_at } = msg;
+        let source = Source::Client { command_id: command_id.clone(), reply_to, received_at };
         if let Some(reason) = self.failed.clone() {
             let reply = self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error(&reason)));
             return AtomicResponse::new(ready(reply));

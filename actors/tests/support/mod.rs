@@ -30,7 +30,7 @@ pub fn registry(log: Arc<dyn EventLog>, clock: Arc<ManualClock>, config: Runtime
 }
 
 pub fn execute(id: &str, command: ClientCommand) -> Execute {
-    Execute { command_id: id.into(), command, reply_to: None }
+    Execute::new(id, command, None)
 }
 
 pub fn toast(message: &str, duration_ms: Option<u64>, persistent: bool) -> ClientCommand {

@@ -71,7 +71,7 @@ async fn execute(state: &AppState, id: SessionId, command_id: String, command: C
             Placement::Owner(owner) => return cluster.execute_on(&owner, id, command_id, command).await.map_err(|_| ()),
         }
     }
-    state.registry.session(id).send(Execute { command_id, command, reply_to: None }).await.map(|reply| reply.error).map_err(|_| ())
+    state.registry.session(id).send(Execute::new(command_id, command, None)).await.map(|reply| reply.error).map_err(|_| ())
 }
 
 fn unavailable() -> HttpResponse {

@@ -574,7 +574,7 @@ impl Connection {
                 }
                 tracing::debug!(command_id = %id, command = command.type_name(), "command");
                 let queued = match &attached.target {
-                    Target::Local(addr) => addr.try_send(Execute { command_id: id.clone(), command, reply_to: Some(self.id) }).is_ok(),
+                    Target::Local(addr) => addr.try_send(Execute::new(id.clone(), command, Some(self.id))).is_ok(),
                     Target::Remote { owner, link } => {
                         let cluster = self.state.cluster.as_ref().expect("a proxied connection has a cluster");
                         match cluster.command(owner, *link, text).await {
