@@ -9,25 +9,42 @@
 
 use std::str::FromStr;
 
-use actix_web::{HttpRequest, HttpResponse, http::header, web};
+use std::future::{Ready, ready};
+
+use actix_web::error::InternalError;
+use actix_web::http::{StatusCode, header};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
 use vestibule_store::{Envelope, SessionFilter, SessionId};
 
+use crate::http::api_error;
 use crate::state::AppState;
 
-fn authorized(state: &AppState, req: &HttpRequest) -> Result<(), HttpResponse> {
-    let Some(expected) = state.config.admin_token.as_deref() else {
-        return Err(HttpResponse::NotFound()
-            .json(serde_json::json!({ "code": "disabled", "message": "the debug API is off (no admin_token configured)" })));
-    };
-    let given =
-        req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
-    if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
-        Ok(())
-    } else {
-        Err(HttpResponse::Unauthorized().json(serde_json::json!({ "code": "unauthorized", "message": "a valid admin token is required" })))
+/// Present in every debug handler's arguments, first: a request without the admin token is refused
+/// (404 while the API is off, 401 otherwise) before its path or query is looked at, so that an
+/// outsider learns nothing from how those are parsed.
+pub struct Admin;
+
+impl FromRequest for Admin {
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let expected = req.app_data::<web::Data<AppState>>().and_then(|state| state.config.admin_token.clone());
+        let Some(expected) = expected else {
+            let response = api_error(StatusCode::NOT_FOUND, "disabled", "the debug API is off (no admin_token configured)");
+            return ready(Err(InternalError::from_response("the debug API is off", response).into()));
+        };
+        let given =
+            req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
+        if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
+            ready(Ok(Admin))
+        } else {
+            let response = api_error(StatusCode::UNAUTHORIZED, "unauthorized", "a valid admin token is required");
+            ready(Err(InternalError::from_response("no valid admin token", response).into()))
+        }
     }
 }
 
@@ -36,7 +53,15 @@ fn wire(e: &Envelope) -> serde_json::Value {
 }
 
 fn bad_request(message: String) -> HttpResponse {
-    HttpResponse::BadRequest().json(serde_json::json!({ "code": "bad_request", "message": message }))
+    api_error(StatusCode::BAD_REQUEST, "bad_request", &message)
+}
+
+fn store_failed(error: impl std::fmt::Display) -> HttpResponse {
+    api_error(StatusCode::INTERNAL_SERVER_ERROR, "store", &error.to_string())
+}
+
+fn no_such_session() -> HttpResponse {
+    api_error(StatusCode::NOT_FOUND, "not_found", "no such session")
 }
 
 #[derive(Debug, Deserialize)]
@@ -48,10 +73,7 @@ pub struct ListQuery {
     limit: Option<usize>,
 }
 
-pub async fn sessions(state: web::Data<AppState>, req: HttpRequest, q: web::Query<ListQuery>) -> HttpResponse {
-    if let Err(r) = authorized(&state, &req) {
-        return r;
-    }
+pub async fn sessions(_: Admin, state: web::Data<AppState>, q: web::Query<ListQuery>) -> HttpResponse {
     let status = match q.status.as_deref().map(crate::replay::parse_status).transpose() {
         Ok(s) => s,
         Err(e) => return bad_request(e.to_string()),
@@ -73,7 +95,7 @@ pub async fn sessions(state: web::Data<AppState>, req: HttpRequest, q: web::Quer
             })).collect::<Vec<_>>(),
             "next": page.next.map(|n| n.to_string()),
         })),
-        Err(e) => HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+        Err(e) => store_failed(e),
     }
 }
 
@@ -83,21 +105,18 @@ pub struct RangeQuery {
     to: Option<u64>,
 }
 
-pub async fn events(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>, q: web::Query<RangeQuery>) -> HttpResponse {
-    if let Err(r) = authorized(&state, &req) {
-        return r;
-    }
+pub async fn events(_: Admin, state: web::Data<AppState>, id: web::Path<String>, q: web::Query<RangeQuery>) -> HttpResponse {
     let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
     let from = q.from.unwrap_or(1).max(1);
     let to = Some(q.to.unwrap_or(u64::MAX).min(from.saturating_add(9_999)));
     match state.registry.log().session_meta(id).await {
         Ok(Some(_)) => {}
-        Ok(None) => return HttpResponse::NotFound().json(serde_json::json!({ "code": "not_found", "message": "no such session" })),
-        Err(e) => return HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+        Ok(None) => return no_such_session(),
+        Err(e) => return store_failed(e),
     }
     match state.registry.log().read(id, from, to).await {
         Ok(events) => HttpResponse::Ok().json(events.iter().map(wire).collect::<Vec<_>>()),
-        Err(e) => HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+        Err(e) => store_failed(e),
     }
 }
 
@@ -108,15 +127,12 @@ pub struct StateQuery {
 
 /// `GET /debug/sessions/{id}/state?seq=N`: the state as the visitor had it after seq N (the fold of
 /// the log up to N), with its hash, for the replay timeline.
-pub async fn state_at(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>, q: web::Query<StateQuery>) -> HttpResponse {
-    if let Err(r) = authorized(&state, &req) {
-        return r;
-    }
+pub async fn state_at(_: Admin, state: web::Data<AppState>, id: web::Path<String>, q: web::Query<StateQuery>) -> HttpResponse {
     let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
     match state.registry.log().session_meta(id).await {
         Ok(Some(_)) => {}
-        Ok(None) => return HttpResponse::NotFound().json(serde_json::json!({ "code": "not_found", "message": "no such session" })),
-        Err(e) => return HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+        Ok(None) => return no_such_session(),
+        Err(e) => return store_failed(e),
     }
     match vestibule_actors::runtime::fold_log(state.registry.log().as_ref(), id, q.seq).await {
         Ok((folded, seq)) => {
@@ -124,14 +140,11 @@ pub async fn state_at(state: web::Data<AppState>, req: HttpRequest, id: web::Pat
             let hash = vestibule_actors::session::wire::state_hash(&json);
             HttpResponse::Ok().json(serde_json::json!({ "seq": seq, "state": json, "stateHash": hash }))
         }
-        Err(e) => HttpResponse::InternalServerError().json(serde_json::json!({ "code": "store", "message": e.to_string() })),
+        Err(e) => store_failed(e),
     }
 }
 
-pub async fn follow(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>, q: web::Query<RangeQuery>) -> HttpResponse {
-    if let Err(r) = authorized(&state, &req) {
-        return r;
-    }
+pub async fn follow(_: Admin, state: web::Data<AppState>, id: web::Path<String>, q: web::Query<RangeQuery>) -> HttpResponse {
     let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
     let stream = state.registry.log().follow(id, q.from.unwrap_or(1).max(1)).map(|item| {
         let line = match item {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::error::{InternalError, JsonPayloadError, QueryPayloadError};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::middleware::Next;
@@ -66,13 +67,13 @@ pub async fn not_built() -> HttpResponse {
 /// run has new ports and contract addresses.
 pub async fn devnet(state: web::Data<AppState>) -> HttpResponse {
     let Some(path) = state.config.devnet.clone() else {
-        return HttpResponse::NotFound().json(serde_json::json!({ "error": "this gateway runs without a devnet" }));
+        return api_error(StatusCode::NOT_FOUND, "no_devnet", "this gateway runs without a devnet");
     };
     match web::block(move || std::fs::read(path)).await {
         Ok(Ok(bytes)) => HttpResponse::Ok().content_type("application/json").insert_header((header::CACHE_CONTROL, "no-store")).body(bytes),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "cannot read the devnet file");
-            HttpResponse::ServiceUnavailable().json(serde_json::json!({ "error": "the devnet file cannot be read" }))
+            api_error(StatusCode::SERVICE_UNAVAILABLE, "devnet_unreadable", "the devnet file cannot be read")
         }
         Err(_) => HttpResponse::ServiceUnavailable().finish(),
     }
@@ -84,12 +85,51 @@ pub fn head_bytes(method: &str, uri: &str, headers: &HeaderMap) -> usize {
     request_line + headers.iter().map(|(name, value)| name.as_str().len() + 2 + value.len() + 2).sum::<usize>() + 2
 }
 
+/// An answer of the HTTP API that is not a success: `{"code", "message"}`, the shape of every
+/// refusal this listener gives (`code` for programs, `message` for people).
+pub fn api_error(status: StatusCode, code: &str, message: &str) -> HttpResponse {
+    HttpResponse::build(status).json(serde_json::json!({ "code": code, "message": message }))
+}
+
+/// How a JSON body that is not what a route takes is refused: in the API's shape (not actix's plain
+/// text), naming what is wrong: 415 for another content type, 413 over the size limit, 400
+/// `bad_request` with the parser's words (line and column, or the unknown or missing field).
+pub fn json_config() -> web::JsonConfig {
+    web::JsonConfig::default().error_handler(|error, _| {
+        let response = match &error {
+            JsonPayloadError::ContentType => {
+                api_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "the body must be application/json")
+            }
+            JsonPayloadError::Overflow { limit } | JsonPayloadError::OverflowKnownLength { limit, .. } => {
+                refusal(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", &format!("request bodies are limited to {limit} bytes"))
+            }
+            JsonPayloadError::Deserialize(e) => api_error(StatusCode::BAD_REQUEST, "bad_request", &format!("the JSON body: {e}")),
+            other => api_error(StatusCode::BAD_REQUEST, "bad_request", &format!("the JSON body: {other}")),
+        };
+        InternalError::from_response(error, response).into()
+    })
+}
+
+/// How a query string that does not fit a route is refused: 400 `bad_request` in the API's shape.
+pub fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|error, _| {
+        let message = match &error {
+            QueryPayloadError::Deserialize(e) => format!("the query string: {e}"),
+            other => format!("the query string: {other}"),
+        };
+        let response = api_error(StatusCode::BAD_REQUEST, "bad_request", &message);
+        InternalError::from_response(error, response).into()
+    })
+}
+
 /// A refusal that also closes the connection: the client is misbehaving or too slow, and what it
 /// has not sent yet must not be read as a next request. The connection type is set on the head, not
 /// as a header: actix-http writes its own `Connection` header, and it would keep a connection whose
 /// chunked body is unread open to drain it, for as long as the client cares to stay silent.
 pub fn refusal(status: StatusCode, code: &str, message: &str) -> HttpResponse {
-    HttpResponse::build(status).force_close().json(serde_json::json!({ "code": code, "message": message }))
+    let mut response = api_error(status, code, message);
+    response.head_mut().set_connection_type(ConnectionType::Close);
+    response
 }
 
 /// Why a request body was refused.

@@ -480,6 +480,8 @@ fn app(
 > {
     let app = App::new()
         .app_data(state)
+        .app_data(http::json_config())
+        .app_data(http::query_config())
         .wrap(actix_web::middleware::from_fn(http::bounded_request))
         .route("/ws", web::get().to(ws::not_an_upgrade))
         .route("/ws/check", web::get().to(ws::check))

@@ -129,6 +129,13 @@ async fn the_debug_api_reads_and_follows_a_live_session_only_with_the_admin_toke
     let auth = format!("Authorization: Bearer {TOKEN}\r\n");
     assert_eq!(gateway.http_get("/debug/sessions", None).await.0, 401);
     assert_eq!(gateway.http_get_with("/debug/sessions", "Authorization: Bearer wrong-token-0123456789\r\n").await.0, 401);
+    // The token is checked before the query is parsed: an outsider learns nothing from a bad one.
+    assert_eq!(gateway.http_get("/debug/sessions?limit=many", None).await.0, 401);
+    assert_eq!(off.http_get_with("/debug/sessions?limit=many", &format!("Authorization: Bearer {TOKEN}\r\n")).await.0, 404);
+    let (status, body) = gateway.http_get_with("/debug/sessions?limit=many", &format!("Authorization: Bearer {TOKEN}\r\n")).await;
+    let refused: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    assert_eq!((status, refused["code"].as_str()), (400, Some("bad_request")), "{body}");
+    assert!(refused["message"].as_str().unwrap().contains("invalid digit"), "{body}");
     let mut client = Client::create(&gateway, json!({})).await;
     // Persistent: the event count and the state hash compared below stay put (no auto-dismiss).
     client.command(show_persistent_toast("first")).await;

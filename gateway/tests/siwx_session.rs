@@ -100,3 +100,27 @@ async fn a_signature_by_another_key_is_refused_and_its_nonce_never_works_again()
     assert_eq!(client.state["connection"]["namespaces"]["eip155"]["status"], "disconnected");
     assert_eq!(client.state["router"]["current"], "Connect");
 }
+
+#[tokio::test]
+async fn a_body_that_is_not_what_the_endpoint_takes_is_refused_in_the_api_shape_naming_the_fault() {
+    let gateway = Gateway::start(CONFIG);
+    let refused = |(status, body): (u16, String)| {
+        let body: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+        (status, body["code"].as_str().unwrap_or_default().to_string(), body["message"].as_str().unwrap_or_default().to_string())
+    };
+    // A well-formed body with unknown credentials is the positive probe: the endpoint reads JSON.
+    let creds = json!({ "sessionId": "00000000000000000000000000000000", "resumeToken": "x" });
+    assert_eq!(refused(gateway.http_post("/siwx/token", &creds).await).0, 401);
+
+    let (status, code, message) = refused(gateway.http_post_raw("/siwx/token", "application/json", "{x").await);
+    assert_eq!((status, code.as_str()), (400, "bad_request"), "{message}");
+    assert!(message.contains("line 1 column 2"), "where the JSON breaks: {message}");
+    let (status, code, message) =
+        refused(gateway.http_post_raw("/siwx/sessions", "application/json", r#"{"sessionId":"a","token":"b"}"#).await);
+    assert_eq!((status, code.as_str()), (400, "bad_request"), "{message}");
+    assert!(message.contains("unknown field `token`"), "names the field: {message}");
+    let (status, code, message) = refused(gateway.http_post_raw("/siwx/introspect", "text/plain", r#"{"token":"t"}"#).await);
+    assert_eq!((status, code.as_str()), (415, "unsupported_media_type"), "{message}");
+    let (status, code, _) = refused(gateway.http_post_raw("/siwx/signout", "application/json", "").await);
+    assert_eq!((status, code.as_str()), (400, "bad_request"));
+}

@@ -3,7 +3,8 @@
 
 use std::str::FromStr;
 
-use actix_web::{HttpResponse, http::header, web};
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use vestibule_actors::runtime::{Execute, Inspect, fold_log};
 use vestibule_actors::session::{ClientCommand, CommandError, SessionState};
@@ -11,6 +12,7 @@ use vestibule_store::SessionId;
 
 use super::token::{SignInClaims, TokenError};
 use crate::cluster::Placement;
+use crate::http::api_error;
 use crate::state::AppState;
 
 /// Proof that the caller is the page holding the modal session (the resume token is what the widget
@@ -35,12 +37,8 @@ fn now_s() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-fn error(status: actix_web::http::StatusCode, code: &str, message: &str) -> HttpResponse {
-    HttpResponse::build(status).json(serde_json::json!({ "code": code, "message": message }))
-}
-
 fn unauthorized() -> HttpResponse {
-    error(actix_web::http::StatusCode::UNAUTHORIZED, "unauthorized", "unknown session or wrong resume token")
+    api_error(StatusCode::UNAUTHORIZED, "unauthorized", "unknown session or wrong resume token")
 }
 
 pub async fn jwks(state: web::Data<AppState>) -> HttpResponse {
@@ -75,7 +73,7 @@ async fn execute(state: &AppState, id: SessionId, command_id: String, command: C
 }
 
 fn unavailable() -> HttpResponse {
-    error(actix_web::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry")
+    api_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the session is unavailable; retry")
 }
 
 async fn authorized(state: &AppState, creds: &SessionCredentials) -> Option<SessionId> {
@@ -90,7 +88,7 @@ pub async fn token(state: web::Data<AppState>, body: web::Json<SessionCredential
     let Some(s) = session_state(&state, id).await else { return unavailable() };
     let s = &s;
     let Some(sign_in) = s.active_caip_address().and_then(|a| s.siwx.session_for(&a).cloned()) else {
-        return error(actix_web::http::StatusCode::NOT_FOUND, "no_sign_in_session", "the active account has not signed in");
+        return api_error(StatusCode::NOT_FOUND, "no_sign_in_session", "the active account has not signed in");
     };
     let now = now_s();
     let exp = (sign_in.expires_ms / 1000).min(now + state.config.siwx.token_ttl.as_secs());

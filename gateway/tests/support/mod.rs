@@ -150,26 +150,26 @@ impl Gateway {
 
     /// GET with extra header lines (each ending in CRLF).
     pub async fn http_get_with(&self, path: &str, headers: &str) -> (u16, String) {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = TcpStream::connect(&self.addr).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{headers}Connection: close\r\n\r\n", self.addr);
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-        (status, body)
+        self.http_exchange(format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{headers}Connection: close\r\n\r\n", self.addr)).await
     }
 
     pub async fn http_post(&self, path: &str, body: &Value) -> (u16, String) {
+        self.http_post_raw(path, "application/json", &body.to_string()).await
+    }
+
+    /// POST of any body with any content type, as a client that gets it wrong would send it.
+    pub async fn http_post_raw(&self, path: &str, content_type: &str, body: &str) -> (u16, String) {
+        let (addr, length) = (&self.addr, body.len());
+        self.http_exchange(format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}"
+        ))
+        .await
+    }
+
+    /// Sends one request (which asks to close) and reads the answer to the end: its status and body.
+    async fn http_exchange(&self, request: String) -> (u16, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = TcpStream::connect(&self.addr).await.unwrap();
-        let body = body.to_string();
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        );
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).await.unwrap();
