@@ -87,7 +87,7 @@ impl PatchText {
         loop {
             let order = match (&a, &b) {
                 (None, None) => return Some(()),
-                (Some(a), Some(b)) => a.0.as_bytes().cmp(b.0.as_bytes()),
+                (Some(a), Some(b)) => compare_keys(a.0, b.0)?,
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
             };
@@ -97,7 +97,7 @@ impl PatchText {
             match order {
                 Ordering::Less => {
                     let (key, start) = a.take()?;
-                    push_token(&mut child, &key);
+                    push_token(&mut child, &decode_key(key)?);
                     self.operation("remove", &child, None);
                     old.finish(skip_value(before, start)?)?;
                     a = old.key()?;
@@ -105,7 +105,7 @@ impl PatchText {
                 Ordering::Greater => {
                     let (key, start) = b.take()?;
                     let end = skip_value(after, start)?;
-                    push_token(&mut child, &key);
+                    push_token(&mut child, &decode_key(key)?);
                     self.operation("add", &child, Some(&after[start..end]));
                     new.finish(end)?;
                     b = new.key()?;
@@ -120,7 +120,7 @@ impl PatchText {
                     let same = after[new_start..].starts_with(value) && matches!(after.get(new_start + value.len()), Some(b',' | b'}'));
                     let new_end = if same { new_start + value.len() } else { skip_value(after, new_start)? };
                     if !same {
-                        push_token(&mut child, &key);
+                        push_token(&mut child, &decode_key(key)?);
                         self.diff(&child, value, &after[new_start..new_end]);
                     }
                     old.finish(old_end)?;
@@ -146,14 +146,15 @@ impl<'a> Cursor<'a> {
         (json.first() == Some(&b'{')).then_some(Self { json, at: 1 })
     }
 
-    /// The next member's key and where its value starts; `Some(None)` at the closing brace, `None`
-    /// if the text is not an object's.
-    fn key(&mut self) -> Option<Option<(Cow<'a, str>, usize)>> {
+    /// The next member's key (quoted, as written: most keys are only compared, and decoded only
+    /// for the path of an operation) and where its value starts; `Some(None)` at the closing
+    /// brace, `None` if the text is not an object's.
+    fn key(&mut self) -> Option<Option<(&'a [u8], usize)>> {
         if self.json.get(self.at) == Some(&b'}') {
             return Some(None);
         }
         let key_end = skip_string(self.json, self.at)?;
-        let key = decode_key(&self.json[self.at..key_end])?;
+        let key = &self.json[self.at..key_end];
         if self.json.get(key_end) != Some(&b':') {
             return None;
         }
@@ -180,6 +181,15 @@ fn push_token(path: &mut String, key: &str) {
             c => path.push(c),
         }
     }
+}
+
+/// The order of two quoted keys: that of their bytes, decoded first only when one has an escape
+/// (canonical JSON sorts keys by their decoded text).
+fn compare_keys(a: &[u8], b: &[u8]) -> Option<Ordering> {
+    if a.contains(&b'\\') || b.contains(&b'\\') {
+        return Some(decode_key(a)?.as_bytes().cmp(decode_key(b)?.as_bytes()));
+    }
+    Some(a[1..a.len() - 1].cmp(&b[1..b.len() - 1]))
 }
 
 fn decode_key(quoted: &[u8]) -> Option<Cow<'_, str>> {
