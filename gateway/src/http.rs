@@ -8,9 +8,9 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::error::{InternalError, JsonPayloadError, QueryPayloadError};
 use actix_web::http::header::{self, HeaderMap};
-use actix_web::http::{ConnectionType, StatusCode};
+use actix_web::http::{ConnectionType, Method, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::{HttpMessage, HttpResponse, web};
+use actix_web::{FromRequest, Handler, HttpMessage, HttpResponse, Resource, Responder, web};
 use futures_util::StreamExt;
 use prometheus_client::encoding::text::encode;
 
@@ -89,6 +89,32 @@ pub fn head_bytes(method: &str, uri: &str, headers: &HeaderMap) -> usize {
 /// refusal this listener gives (`code` for programs, `message` for people).
 pub fn api_error(status: StatusCode, code: &str, message: &str) -> HttpResponse {
     HttpResponse::build(status).json(serde_json::json!({ "code": code, "message": message }))
+}
+
+/// A route of the API: `method` runs `handler` (and so does HEAD, for a GET: its answer without the
+/// body); another method is answered 405 `method_not_allowed` in the API's shape, with `Allow`,
+/// rather than falling through to the static files.
+pub fn endpoint<F, Args>(path: &str, method: Method, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    let mut resource = web::resource(path).route(web::method(method.clone()).to(handler.clone()));
+    let mut allowed = method.to_string();
+    if method == Method::GET {
+        resource = resource.route(web::head().to(handler));
+        allowed.push_str(", HEAD");
+    }
+    resource.default_service(web::to(move || {
+        let allowed = allowed.clone();
+        async move {
+            let message = format!("this endpoint takes {allowed}");
+            let mut response = api_error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", &message);
+            response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_str(&allowed).expect("methods are a header value"));
+            response
+        }
+    }))
 }
 
 /// How a JSON body that is not what a route takes is refused: in the API's shape (not actix's plain

@@ -19,6 +19,7 @@ use std::time::Duration;
 use actix_http::{HttpService, Protocol, Request};
 use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_config};
 use actix_web::dev::AppConfig;
+use actix_web::http::Method;
 use actix_web::{App, web};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -483,20 +484,20 @@ fn app(
         .app_data(http::json_config())
         .app_data(http::query_config())
         .wrap(actix_web::middleware::from_fn(http::bounded_request))
-        .route("/ws", web::get().to(ws::not_an_upgrade))
-        .route("/ws/check", web::get().to(ws::check))
-        .route("/healthz", web::get().to(http::healthz))
-        .route("/metrics", web::get().to(http::metrics))
-        .route("/devnet.json", web::get().to(http::devnet))
-        .route("/.well-known/jwks.json", web::get().to(crate::siwx::http::jwks))
-        .route("/siwx/token", web::post().to(crate::siwx::http::token))
-        .route("/siwx/introspect", web::post().to(crate::siwx::http::introspect))
-        .route("/siwx/signout", web::post().to(crate::siwx::http::sign_out))
-        .route("/siwx/sessions", web::post().to(crate::siwx::http::sessions))
-        .route("/debug/sessions", web::get().to(crate::debug_api::sessions))
-        .route("/debug/sessions/{id}/events", web::get().to(crate::debug_api::events))
-        .route("/debug/sessions/{id}/state", web::get().to(crate::debug_api::state_at))
-        .route("/debug/sessions/{id}/follow", web::get().to(crate::debug_api::follow));
+        .service(http::endpoint("/ws", Method::GET, ws::not_an_upgrade))
+        .service(http::endpoint("/ws/check", Method::GET, ws::check))
+        .service(http::endpoint("/healthz", Method::GET, http::healthz))
+        .service(http::endpoint("/metrics", Method::GET, http::metrics))
+        .service(http::endpoint("/devnet.json", Method::GET, http::devnet))
+        .service(http::endpoint("/.well-known/jwks.json", Method::GET, crate::siwx::http::jwks))
+        .service(http::endpoint("/siwx/token", Method::POST, crate::siwx::http::token))
+        .service(http::endpoint("/siwx/introspect", Method::POST, crate::siwx::http::introspect))
+        .service(http::endpoint("/siwx/signout", Method::POST, crate::siwx::http::sign_out))
+        .service(http::endpoint("/siwx/sessions", Method::POST, crate::siwx::http::sessions))
+        .service(http::endpoint("/debug/sessions", Method::GET, crate::debug_api::sessions))
+        .service(http::endpoint("/debug/sessions/{id}/events", Method::GET, crate::debug_api::events))
+        .service(http::endpoint("/debug/sessions/{id}/state", Method::GET, crate::debug_api::state_at))
+        .service(http::endpoint("/debug/sessions/{id}/follow", Method::GET, crate::debug_api::follow));
     if has_static {
         app.service(actix_files::Files::new("/", static_dir).index_file("index.html"))
     } else {

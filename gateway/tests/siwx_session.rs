@@ -102,7 +102,7 @@ async fn a_signature_by_another_key_is_refused_and_its_nonce_never_works_again()
 }
 
 #[tokio::test]
-async fn a_body_that_is_not_what_the_endpoint_takes_is_refused_in_the_api_shape_naming_the_fault() {
+async fn a_request_the_api_cannot_take_is_refused_in_the_api_shape_naming_the_fault() {
     let gateway = Gateway::start(CONFIG);
     let refused = |(status, body): (u16, String)| {
         let body: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
@@ -123,4 +123,9 @@ async fn a_body_that_is_not_what_the_endpoint_takes_is_refused_in_the_api_shape_
     assert_eq!((status, code.as_str()), (415, "unsupported_media_type"), "{message}");
     let (status, code, _) = refused(gateway.http_post_raw("/siwx/signout", "application/json", "").await);
     assert_eq!((status, code.as_str()), (400, "bad_request"));
+    // Another method than the endpoint's: 405 in the same shape, not the static files' answer.
+    let (status, code, message) = refused(gateway.http_get("/siwx/token", None).await);
+    assert_eq!((status, code.as_str(), message.as_str()), (405, "method_not_allowed", "this endpoint takes POST"));
+    let (status, code, message) = refused(gateway.http_post_raw("/healthz", "application/json", "{}").await);
+    assert_eq!((status, code.as_str(), message.as_str()), (405, "method_not_allowed", "this endpoint takes GET, HEAD"));
 }
