@@ -457,7 +457,7 @@ impl Visitor {
                 return Err(Broken::Connection("no answer within 10 s".into()));
             }
             let ws = self.ws.as_mut().ok_or_else(|| Broken::Connection("not connected".into()))?;
-            let mut frame = match read_frame(ws, left).await {
+            let (mut frame, arrived) = match read_frame_timed(ws, left).await {
                 Ok(f) => f,
                 Err(e) if e == "timed out" => {
                     self.metrics.error(if result_seq.is_some() { "diff_timeout" } else { "result_timeout" });
@@ -473,7 +473,7 @@ impl Visitor {
                     let ours = frame.first_correlation() == Some(id.as_str());
                     if ours {
                         diff_seen = true;
-                        let latency = sent.elapsed();
+                        let latency = arrived.duration_since(sent);
                         self.metrics.diff(latency);
                         self.metrics.class_diff(class.name(), latency);
                         if self.target.addrs.len() > 1 {
@@ -508,7 +508,7 @@ impl Visitor {
                         continue;
                     }
                     self.answered += 1;
-                    self.metrics.result(sent.elapsed(), accepted);
+                    self.metrics.result(arrived.duration_since(sent), accepted);
                     if !accepted {
                         self.metrics.error(&format!("refused:{code}"));
                         return Ok(());
@@ -652,7 +652,16 @@ async fn read_value(ws: &mut Ws, timeout: Duration) -> Result<Value, String> {
 
 /// The next text frame after the welcome, read into what a visitor uses of it.
 async fn read_frame(ws: &mut Ws, timeout: Duration) -> Result<Inbound, String> {
-    Inbound::parse(&read_text(ws, timeout).await?)
+    read_frame_timed(ws, timeout).await.map(|(frame, _)| frame)
+}
+
+/// [`read_frame`], with when the frame was read off the socket: a diff's latency ends when the diff
+/// arrives, before the visitor parses, applies and checks it (the harness's own work, which would
+/// otherwise be counted as the gateway's).
+async fn read_frame_timed(ws: &mut Ws, timeout: Duration) -> Result<(Inbound, Instant), String> {
+    let text = read_text(ws, timeout).await?;
+    let arrived = Instant::now();
+    Ok((Inbound::parse(&text)?, arrived))
 }
 
 async fn read_text(ws: &mut Ws, timeout: Duration) -> Result<tokio_tungstenite::tungstenite::Utf8Bytes, String> {
