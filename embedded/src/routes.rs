@@ -54,6 +54,8 @@ fn json_config() -> web::JsonConfig {
         let error = match error {
             JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => EmbeddedError::BodyTooLarge,
             JsonPayloadError::ContentType => EmbeddedError::BadRequest("Content-Type must be application/json".into()),
+            // The parser's own words (line and column, or the field), without actix's prefix.
+            JsonPayloadError::Deserialize(e) => EmbeddedError::BadRequest(format!("malformed request: {e}")),
             other => EmbeddedError::BadRequest(format!("malformed request: {other}")),
         };
         error.into()

@@ -220,6 +220,10 @@ async fn given_bad_requests_when_posted_then_origin_size_and_token_are_refused_w
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::FORBIDDEN, Some("method_not_allowed")));
     let (status, body) = post(&app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": "AAAA" })).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
+    let (status, body) = post(&app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": "AAAA", "extra": 1 })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("malformed request: unknown field `extra`"), "the parser's words, the field named: {message}");
     let (status, body) = post(&app, "/api/nothing", json!({})).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
 }
