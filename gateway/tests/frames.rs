@@ -180,7 +180,7 @@ async fn a_message_in_fragments_is_one_message_and_its_size_is_the_sum_of_its_fr
     stream.write_all(&raw::client_frame(true, PING, b"between")).await.unwrap();
     stream.write_all(&raw::client_frame(true, CONTINUATION, second.as_bytes())).await.unwrap();
     let (opcode, pong) = raw::read_frame(&mut stream).await.unwrap();
-    assert_eq!((opcode, pong.as_slice()), (0xA, b"between".as_slice()));
+    assert_eq!((opcode, pong.as_slice()), (raw::PONG, b"between".as_slice()));
     let (_, welcome) = raw::read_frame(&mut stream).await.unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&welcome).unwrap()["type"], "welcome");
 

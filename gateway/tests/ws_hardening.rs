@@ -228,3 +228,68 @@ async fn an_address_creates_new_sessions_at_its_rate_and_resumes_are_not_counted
     assert_eq!(other["type"], "welcome", "{other}");
     assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"new_sessions_rate_limited\"}").await, 1.0);
 }
+
+/// A WebSocket to the `test` project whose receive buffer is small, so that what the client does
+/// not read stays on the gateway's side; returns it after the welcome.
+async fn small_window_session(gateway: &Gateway) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(gateway.addr.parse().unwrap()).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream.write_all(raw::upgrade_request(&gateway.addr, "test", ORIGIN, "").as_bytes()).await.unwrap();
+    let head = raw::read_head(&mut stream).await.unwrap();
+    assert_eq!(raw::status_of(&head), 101, "{head}");
+    let hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" });
+    stream.write_all(&raw::text_frame(&hello.to_string())).await.unwrap();
+    let (opcode, welcome) = raw::read_frame(&mut stream).await.unwrap();
+    assert_eq!((opcode, serde_json::from_slice::<Value>(&welcome).unwrap()["type"].clone()), (raw::TEXT, json!("welcome")));
+    stream
+}
+
+#[tokio::test]
+async fn a_client_that_pings_without_reading_does_not_pile_up_pongs_on_the_gateway() {
+    use tokio::io::AsyncWriteExt;
+    // The heartbeat stays out of the way: the test is about the pongs alone.
+    let config = format!("{CONFIG}\n[limits]\nheartbeat_interval = \"10m\"\nheartbeat_timeout = \"20m\"\n");
+    let gateway = Gateway::start(&config);
+    let mut stream = small_window_session(&gateway).await;
+    // 200,000 pings of 125 bytes (26 MB), none of whose pongs is read while they are sent.
+    const PINGS: u64 = 200_000;
+    let received_before = gateway.metric("vestibule_frames_received_total").await;
+    let ping = raw::client_frame(true, raw::PING, &[b'p'; 125]);
+    let burst: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * 10_000).collect();
+    for _ in 0..PINGS / 10_000 {
+        stream.write_all(&burst).await.unwrap();
+    }
+    // Every ping has been read by the gateway before the client reads anything (counted, not timed:
+    // it fails only if the gateway reads none of them for a thousand polls in a row).
+    let (mut read, mut polls_without_progress) = (received_before, 0);
+    while read < received_before + PINGS as f64 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let now = gateway.metric("vestibule_frames_received_total").await;
+        polls_without_progress = if now > read { 0 } else { polls_without_progress + 1 };
+        assert!(polls_without_progress < 1000, "the gateway stopped reading the pings at {now}");
+        read = now;
+    }
+    // The connection still answers, and everything the gateway kept for the client comes before
+    // that answer.
+    stream.write_all(&raw::text_frame(&json!({ "type": "ping", "nonce": "fence" }).to_string())).await.unwrap();
+    let mut reader = tokio::io::BufReader::new(stream);
+    let mut pongs = 0u64;
+    loop {
+        let (opcode, payload) = raw::read_frame(&mut reader).await.expect("the connection stays open");
+        match opcode {
+            raw::PONG => pongs += 1,
+            raw::TEXT => {
+                assert_eq!(serde_json::from_slice::<Value>(&payload).unwrap(), json!({ "type": "pong", "nonce": "fence" }));
+                break;
+            }
+            other => panic!("unexpected opcode {other}"),
+        }
+    }
+    // The kernel's socket buffers hold a few MB of pongs (at most 33,000 of them on Linux's default
+    // 4 MB send buffer); the gateway itself keeps only the latest one. Before, it buffered one pong
+    // per ping without bound: 26 MB here, a gigabyte in 8 s of a loopback flood.
+    assert!(pongs < PINGS / 2, "{pongs} pongs for {PINGS} pings: the gateway kept a pong for every ping the client did not read");
+}

@@ -13,15 +13,24 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 /// reserved for that frame alone.
 pub const READ_CHUNK: usize = 512;
 
+/// Bytes of control frames (pongs, our pings, the close frame: at most 127 bytes each) tungstenite
+/// may hold unwritten. It answers every ping with a pong queued behind the ones not written yet, so
+/// a client that sends pings and does not read made the gateway keep one pong per ping without
+/// bound (a gigabyte in 8 s on loopback). Past this, it keeps only the pong to the latest ping
+/// (RFC 6455 5.5.3 allows that) and the heartbeat's ping fails, which ends the connection.
+pub const CONTROL_BACKLOG: usize = 1024;
+
 /// The configuration of every WebSocket: messages are limited at the frame header (tungstenite
 /// refuses a frame whose header announces more than `max_frame_size` before it reads the payload;
 /// fragments adding up to more than `max_message_size` it refuses only once it has read the one
 /// that crosses the limit, which [`MessageBudget`] refuses at its header first), the read buffer is
-/// small (it is allocated per connection), and frames are written as they are sent.
+/// small (it is allocated per connection), frames are written as they are sent, and what a client
+/// that does not read leaves unwritten is bounded ([`CONTROL_BACKLOG`]).
 pub fn websocket_config(max_frame_bytes: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(READ_CHUNK)
         .write_buffer_size(0)
+        .max_write_buffer_size(CONTROL_BACKLOG)
         .max_frame_size(Some(max_frame_bytes))
         .max_message_size(Some(max_frame_bytes))
 }

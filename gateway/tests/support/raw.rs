@@ -13,6 +13,7 @@ pub const BINARY: u8 = 0x2;
 pub const CONTINUATION: u8 = 0x0;
 pub const CLOSE: u8 = 0x8;
 pub const PING: u8 = 0x9;
+pub const PONG: u8 = 0xA;
 
 /// A TCP connection to `addr` from the loopback address `source` (127.0.0.x), so that one test can
 /// act as several clients.
