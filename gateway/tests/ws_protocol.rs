@@ -119,6 +119,47 @@ async fn resuming_after_a_restart_rebuilds_the_missed_diffs_from_the_log() {
     assert_eq!(b.diffs.last().unwrap()["stateHash"], missed.last().unwrap()["stateHash"]);
 }
 
+/// A `lastSeq` inside one decision's events (after its first event, before its last) is a state no
+/// client was sent: it gets the whole state, from the ring of recent diffs and from the log alike,
+/// not a diff that starts before it (repeating events) or one from a state nobody had.
+#[tokio::test]
+async fn a_last_seq_inside_a_decision_gets_the_whole_state_from_the_ring_and_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+    let mut a = Client::create(&gateway, json!({})).await;
+    // Opened on another view than the router's: the modal opens and the router moves, two events.
+    a.command(json!({ "type": "OpenModal", "view": "AllWallets" })).await;
+    let opened = a.diffs.last().unwrap().clone();
+    let events = opened["events"].as_array().unwrap().len() as u64;
+    assert!(events >= 2, "opening the modal is one decision of several events: {opened}");
+    let (boundary, inside) = (opened["prevSeq"].as_u64().unwrap(), opened["prevSeq"].as_u64().unwrap() + 1);
+    // One more decision, so that both seqs are behind the session's.
+    a.command(show_persistent_toast("after")).await;
+    let (session, token) = (a.session_id.clone(), a.resume_token.clone());
+    let resumes = |gateway: &Gateway, expected_state: Value| {
+        let (session, token) = (session.clone(), token.clone());
+        let url = gateway.ws_url("test");
+        async move {
+            // The positive probe: from where the decision began, the diffs follow.
+            let (mut from_boundary, welcome) = Client::resume_at(&url, &session, &token, Some(boundary), Value::Null).await;
+            assert_eq!(welcome["resumed"], true, "from a diff's end: {welcome}");
+            let first = recv_json_within(&mut from_boundary.ws, Duration::from_secs(30)).await.expect("the first missed diff");
+            assert_eq!((first["type"].as_str(), first["prevSeq"].as_u64()), (Some("diff"), Some(boundary)), "{first}");
+            let (inside_client, welcome) = Client::resume_at(&url, &session, &token, Some(inside), Value::Null).await;
+            assert_eq!(welcome["resumed"], false, "from inside a decision: {welcome}");
+            assert_eq!(inside_client.state, expected_state);
+        }
+    };
+    resumes(&gateway, a.state.clone()).await;
+    let state = a.state.clone();
+    drop(a);
+    // After a restart the ring is empty: the diffs would be rebuilt from the log.
+    gateway.terminate();
+    let gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+    resumes(&gateway, state).await;
+}
+
 #[tokio::test]
 async fn a_client_without_a_usable_last_seq_gets_the_whole_state() {
     let gateway = Gateway::start(CONFIG);

@@ -137,12 +137,28 @@ pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>)
 
 /// The diffs after `from_seq`, one per decision (consecutive events sharing a correlation id), as
 /// they were published: each serializes, hashes and diffs only the regions its events touch.
-pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq: u64) -> Result<Vec<DiffFrame>, StoreError> {
+///
+/// `None` when `from_seq` is inside a decision's events (the event after it has the same
+/// correlation id): no diff ended there, so no client holds that state, and diffs from it would
+/// start from a state nobody was sent.
+pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq: u64) -> Result<Option<Vec<DiffFrame>>, StoreError> {
     let (mut state, at) = fold_log(log, session, Some(from_seq)).await?;
     if at != from_seq {
         return Err(StoreError::Corrupt { session, seq: from_seq, reason: format!("the log ends at {at}") });
     }
-    let tail = log.read(session, from_seq + 1, None).await?;
+    // From the event at `from_seq` itself (if any), to tell whether a decision ended there.
+    let mut tail = log.read(session, from_seq.max(1), None).await?;
+    if from_seq > 0 {
+        match tail.first() {
+            Some(last_held) if last_held.seq == from_seq => {
+                if tail.get(1).is_some_and(|next| next.correlation_id == last_held.correlation_id) {
+                    return Ok(None);
+                }
+                tail.remove(0);
+            }
+            _ => return Err(StoreError::Corrupt { session, seq: from_seq, reason: "the event folded to is not in the log".into() }),
+        }
+    }
     let mut frames = Vec::new();
     let mut canonical = CanonicalState::of(&state);
     let mut i = 0;
@@ -163,7 +179,7 @@ pub(crate) async fn diffs_since(log: &dyn EventLog, session: SessionId, from_seq
         let events_json = serde_json::to_vec(&events).expect("events serialize");
         frames.push(build_diff(prev, seq, &events_json, &wire::patch_regions(&changed, &canonical), canonical.hash()));
     }
-    Ok(frames)
+    Ok(Some(frames))
 }
 
 #[cfg(test)]

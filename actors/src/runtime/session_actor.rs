@@ -666,7 +666,7 @@ impl ModalSession {
             .into_actor(act)
             .map(move |rebuilt, act, _| match rebuilt {
                 None => {}
-                Some(Ok(diffs)) if diffs.last().map(|d| d.seq) == Some(to) && act.seq == to => {
+                Some(Ok(Some(diffs))) if diffs.last().map(|d| d.seq) == Some(to) && act.seq == to => {
                     for frame in diffs {
                         act.broadcast(&frame);
                         act.remember_diff(frame);
@@ -1015,10 +1015,11 @@ impl ModalSession {
     ) -> ResponseActFuture<Self, Result<(), CommandError>> {
         let (log, id) = (self.shell.log.clone(), self.id);
         Box::pin(async move { diffs_since(log.as_ref(), id, last).await }.into_actor(self).then(move |rebuilt, act, ctx| match rebuilt {
-            Ok(diffs) if diffs.last().map_or(last, |d| d.seq) == act.seq => {
+            Ok(Some(diffs)) if diffs.last().map_or(last, |d| d.seq) == act.seq => {
                 act.admit(link, Some(diffs), token, ctx);
                 ready(Ok(()))
             }
+            // Not where a diff ended (or the log moved on meanwhile): the whole state.
             Ok(_) => act.admit_with_state(link, token),
             Err(error) => {
                 tracing::warn!(session = %act.id, %error, last, "could not rebuild diffs; sending the whole state");
@@ -1127,7 +1128,9 @@ impl Handler<Attach> for ModalSession {
                 self.admit(link, Some(vec![]), new_resume_token, ctx);
                 ready(Ok(()))
             }
-            Some(last) if resumable(last) && self.recent.front().is_some_and(|f| f.prev_seq <= last) => {
+            // Only from where a diff ended: a `lastSeq` inside a decision's events is a state no
+            // client was sent (the first diff after it would repeat events the client claims).
+            Some(last) if resumable(last) && self.recent.iter().any(|f| f.prev_seq == last) => {
                 let diffs: Vec<DiffFrame> = self.recent.iter().filter(|f| f.seq > last).cloned().collect();
                 self.admit(link, Some(diffs), new_resume_token, ctx);
                 ready(Ok(()))

@@ -312,7 +312,12 @@ impl Client {
     /// up to 30 s, above twice the cluster tests' `lease_ttl`: a resume of a dead owner's session
     /// waits (up to 2 × TTL) for its lease to lapse.
     pub async fn resume(gateway: &Gateway, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
-        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
+        Self::resume_at(&gateway.ws_url("test"), session_id, token, last_seq, state).await
+    }
+
+    /// [`Client::resume`] through the gateway at `url` (`Gateway::ws_url`).
+    pub async fn resume_at(url: &str, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
+        let mut ws = connect(url, ORIGIN).await.expect("upgrade accepted");
         let mut hello =
             json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session_id, "resumeToken": token });
         if let Some(last) = last_seq {
