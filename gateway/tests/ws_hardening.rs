@@ -293,3 +293,22 @@ async fn a_client_that_pings_without_reading_does_not_pile_up_pongs_on_the_gatew
     // per ping without bound: 26 MB here, a gigabyte in 8 s of a loopback flood.
     assert!(pongs < PINGS / 2, "{pongs} pongs for {PINGS} pings: the gateway kept a pong for every ping the client did not read");
 }
+
+#[tokio::test]
+async fn an_upgrade_with_two_origins_is_refused_whichever_comes_first() {
+    use tokio::io::AsyncWriteExt;
+    let gateway = Gateway::start(CONFIG);
+    let upgrade = |origin: &'static str, extra: &'static str| {
+        let addr = gateway.addr.clone();
+        async move {
+            let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            stream.write_all(raw::upgrade_request(&addr, "test", origin, extra).as_bytes()).await.unwrap();
+            raw::status_of(&raw::read_head(&mut stream).await.unwrap())
+        }
+    };
+    // The positive probe: the allowed origin alone is upgraded.
+    assert_eq!(upgrade(ORIGIN, "").await, 101);
+    assert_eq!(upgrade(ORIGIN, "Origin: https://evil.example\r\n").await, 403, "allowed, then another");
+    assert_eq!(upgrade("https://evil.example", "Origin: http://localhost:3000\r\n").await, 403, "another, then allowed");
+    assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"invalid_app_configuration\"}").await, 2.0);
+}

@@ -101,8 +101,14 @@ impl Refusal {
     }
 }
 
+/// The request's `Origin`, if it has exactly one: a request is sent from one page (RFC 6454 7.3),
+/// and with two, which one to check would be a guess that a proxy or a client could pick for us.
 fn origin_of(headers: &HeaderMap) -> Option<&str> {
-    headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
+    let mut origins = headers.get_all(header::ORIGIN);
+    match (origins.next(), origins.next()) {
+        (Some(origin), None) => origin.to_str().ok(),
+        _ => None,
+    }
 }
 
 /// The checks an upgrade must pass, in order, before its socket is counted: the server is up, the
