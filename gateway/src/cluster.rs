@@ -8,7 +8,7 @@
 //! | subject | from → to | content |
 //! |---|---|---|
 //! | `R.<owner>.attach` | proxy → owner, request | session, the owner epoch the proxy saw, its own id and epoch, the subject for frames, `lastSeq` → `attached {link}` / `moved` / `failed` |
-//! | `R.<proxy>.c.<connection>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body) |
+//! | `R.<proxy>.c.<connection>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body); a frame over the server's `max_payload` in parts, each numbered, all but the last marked `c` |
 //! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` / `rateLimited` |
 //! | `R.<owner>.detach` | proxy → owner | link: the client left |
 //! | `R.<owner>.exec` | any gateway → owner, request | session, command id, a command from the HTTP API (`/siwx/signout`) → `done {error}` / `moved` |
@@ -296,6 +296,8 @@ impl Cluster {
         let (leases, owner_name) = (self.leases.clone(), owner.to_string());
         actix_web::rt::spawn(async move {
             let mut expected = 0u64;
+            // The parts of a frame received so far (see `split_frame`).
+            let mut partial = bytes::BytesMut::new();
             let mut check = tokio::time::interval(leases.ttl() / 5);
             loop {
                 tokio::select! {
@@ -311,7 +313,18 @@ impl Cluster {
                             return;
                         }
                         expected += 1;
-                        let text: Arc<str> = match std::str::from_utf8(&message.payload) {
+                        // A part of a frame too large for one NATS message: the rest follows.
+                        if header("c").is_some() {
+                            partial.extend_from_slice(&message.payload);
+                            continue;
+                        }
+                        let payload = if partial.is_empty() {
+                            message.payload.clone()
+                        } else {
+                            partial.extend_from_slice(&message.payload);
+                            std::mem::take(&mut partial).freeze()
+                        };
+                        let text: Arc<str> = match std::str::from_utf8(&payload) {
                             Ok(text) => text.into(),
                             Err(_) => {
                                 link_to_client.drop_with(close::INTERNAL);
@@ -500,17 +513,34 @@ impl Cluster {
         let mut n = 0u64;
         let mut check = tokio::time::interval(self.leases.ttl() / 5);
         let client = self.client().clone();
+        // A frame larger than a NATS message may be (the server's `max_payload`, 1 MiB by default:
+        // a welcome with a large state) goes in parts, each numbered, all but the last marked `c`.
+        let part_size = client.max_payload().saturating_sub(PART_HEADROOM).max(MIN_PART);
         let publish = |n: &mut u64, kind: &str, seq: Option<u64>, body: bytes::Bytes| {
-            let mut headers = HeaderMap::new();
-            headers.insert("n", n.to_string().as_str());
-            headers.insert("k", kind);
-            if let Some(seq) = seq {
-                headers.insert("s", seq.to_string().as_str());
-            }
-            *n += 1;
+            let parts = split_frame(body, part_size);
+            let last = parts.len() - 1;
+            let messages: Vec<(HeaderMap, bytes::Bytes)> = parts
+                .into_iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    let mut headers = HeaderMap::new();
+                    headers.insert("n", n.to_string().as_str());
+                    headers.insert("k", kind);
+                    if let Some(seq) = seq {
+                        headers.insert("s", seq.to_string().as_str());
+                    }
+                    if i < last {
+                        headers.insert("c", "1");
+                    }
+                    *n += 1;
+                    (headers, part)
+                })
+                .collect();
             let (client, subject) = (client.clone(), f.frames.clone());
             async move {
-                let _ = client.publish_with_headers(subject, headers, body).await;
+                for (headers, part) in messages {
+                    let _ = client.publish_with_headers(subject.clone(), headers, part).await;
+                }
             }
         };
         let frame_body = |frame: Outbound| match frame {
@@ -550,6 +580,20 @@ impl Cluster {
         self.served.lock().expect("served lock").remove(&f.link);
         f.addr.do_send(Detach { connection: f.link });
     }
+}
+
+/// Room left in a NATS message for a frame part's headers (`n`, `k`, `s`, `c`).
+const PART_HEADROOM: usize = 1024;
+/// The smallest part a frame is split into, whatever the server's `max_payload`.
+const MIN_PART: usize = 1024;
+
+/// A link's frame as the NATS messages it is published in: one, or parts of at most `part_size`
+/// bytes (split anywhere: the proxy joins the bytes before reading them as UTF-8).
+fn split_frame(body: bytes::Bytes, part_size: usize) -> Vec<bytes::Bytes> {
+    if body.len() <= part_size {
+        return vec![body];
+    }
+    (0..body.len()).step_by(part_size).map(|start| body.slice(start..(start + part_size).min(body.len()))).collect()
 }
 
 struct Forward {

@@ -162,6 +162,46 @@ async fn a_resume_through_another_gateway_is_proxied_to_the_owner() {
     check_log(&server, welcome["sessionId"].as_str().unwrap(), &accepted, &state, seq).await;
 }
 
+/// A frame larger than a NATS message may be (nats-server's `max_payload`, 1 MiB by default) still
+/// reaches a proxied connection: here the welcome of a session whose state holds 16 pending host
+/// requests of ~62 KB each. It once never came (the owner's publish was refused and dropped; the
+/// next frame was a gap, 4004, and every resume through a proxy ended the same way), while a direct
+/// connection got it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_larger_than_a_nats_message_reaches_a_proxied_connection() {
+    let server = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = cluster_config(&server, LONG_TTL);
+    let a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
+    let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
+    let mut on_a = Client::create(&a, json!({})).await;
+    let address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    connect_wallet(&mut on_a, address, "0x1").await;
+    // Signing requests wait on the transaction stack with their params in the state.
+    let message = format!("0x{}", "ab".repeat(31_000));
+    for i in 0..16 {
+        let request =
+            json!({ "type": "HostRequest", "requestId": format!("r{i}"), "method": "personal_sign", "params": [message, address] });
+        assert_eq!(on_a.command(request).await["status"], "accepted");
+    }
+    let state_bytes = on_a.state.to_string().len();
+    assert!(state_bytes > 1024 * 1024, "the state ({state_bytes} bytes) is over nats-server's default max_payload");
+
+    // The whole state through B, proxied to A.
+    let (mut on_b, welcome) = Client::resume(&b, &on_a.session_id, &on_a.resume_token, None, Value::Null).await;
+    assert_eq!(welcome["resumed"], false, "{}", welcome["type"]);
+    assert_eq!(on_b.state, on_a.state);
+    assert_eq!(b.metric("vestibule_cluster_proxied_total").await, 1.0);
+    assert_eq!(b.metric("vestibule_cluster_acquisitions_total").await, 0.0);
+    // The link goes on after it: a command through B is answered and its diff follows, no gap.
+    let result = on_b.command(show_persistent_toast("after the large frame")).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    on_a.catch_up(on_b.seq).await;
+    assert_eq!(on_a.state, on_b.state);
+    on_a.close().await;
+    on_b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_owners_session_is_taken_over_through_another_gateway() {
     let server = start_server().await;
