@@ -8,9 +8,9 @@
 //! | subject | from → to | content |
 //! |---|---|---|
 //! | `R.<owner>.attach` | proxy → owner, request | session, the owner epoch the proxy saw, its own id and epoch, the subject for frames, `lastSeq` → `attached {link}` / `moved` / `failed` |
-//! | `R.<proxy>.c.<connection>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body); a frame over the server's `max_payload` in parts, each numbered, all but the last marked `c` |
+//! | `R.<proxy>.c.<connection>.<attempt>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body); a frame over the server's `max_payload` in parts, each numbered, all but the last marked `c` |
 //! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` / `rateLimited` |
-//! | `R.<owner>.detach` | proxy → owner | link: the client left |
+//! | `R.<owner>.detach` | proxy → owner | link: the client left; or the subject for frames of an attach the proxy gave up on (no answer in time) |
 //! | `R.<owner>.exec` | any gateway → owner, request | session, command id, a command from the HTTP API (`/siwx/signout`) → `done {error}` / `moved` |
 //!
 //! A numbering gap (NATS dropped frames of a slow subscriber) closes the client with 4004: it
@@ -38,15 +38,52 @@ use crate::state::AppState;
 pub struct Cluster {
     pub leases: Leases,
     prefix: String,
-    /// Links this gateway serves for other gateways' connections, by link id.
-    served: Mutex<HashMap<u64, Served>>,
+    /// Links this gateway serves for other gateways' connections.
+    served: Mutex<ServedLinks>,
     /// Connections this gateway proxied to another owner, since it started.
     proxied: std::sync::atomic::AtomicU64,
+    /// Numbers this gateway's attach attempts, so that each subscribes to a subject of its own.
+    attempts: std::sync::atomic::AtomicU64,
+}
+
+/// How many attaches given up on (by their subject for frames) an owner remembers before it has
+/// attached them: a proxy's detach can overtake the attach it cancels.
+const ABANDONED_ATTACHES: usize = 1024;
+
+#[derive(Default)]
+struct ServedLinks {
+    by_link: HashMap<u64, Served>,
+    /// Subjects for frames whose attach the proxy gave up on and this gateway has not attached
+    /// (yet), oldest first; at most [`ABANDONED_ATTACHES`].
+    abandoned: std::collections::VecDeque<String>,
+}
+
+impl ServedLinks {
+    /// The proxy gave up on the attach that named `frames`: its link, if attached, is removed;
+    /// otherwise the subject is remembered, for the attach to be refused when it comes.
+    fn abandon(&mut self, frames: &str) -> Option<Served> {
+        if let Some(link) = self.by_link.iter().find(|(_, s)| s.frames == frames).map(|(link, _)| *link) {
+            return self.by_link.remove(&link);
+        }
+        if self.abandoned.len() == ABANDONED_ATTACHES {
+            self.abandoned.pop_front();
+        }
+        self.abandoned.push_back(frames.to_string());
+        None
+    }
+
+    /// Whether the attach that named `frames` was given up on (forgetting it: subjects are not reused).
+    fn was_abandoned(&mut self, frames: &str) -> bool {
+        let found = self.abandoned.iter().position(|f| f == frames);
+        found.map(|i| self.abandoned.remove(i)).is_some()
+    }
 }
 
 struct Served {
     addr: actix::Addr<ModalSession>,
     detached: CancellationToken,
+    /// The subject the proxy named for the link's frames (unique per attach attempt).
+    frames: String,
     /// The session's command rate limit on this gateway, its owner: shared with the session's local
     /// connections and every proxied one, so the limit is per session across the cluster, not per
     /// gateway.
@@ -140,7 +177,13 @@ enum Attempt {
 
 impl Cluster {
     pub fn new(leases: Leases, stream: &str) -> Arc<Self> {
-        Arc::new(Self { leases, prefix: format!("{stream}_route"), served: Mutex::new(HashMap::new()), proxied: Default::default() })
+        Arc::new(Self {
+            leases,
+            prefix: format!("{stream}_route"),
+            served: Mutex::default(),
+            proxied: Default::default(),
+            attempts: Default::default(),
+        })
     }
 
     /// `vestibule_cluster_*` on `/metrics`.
@@ -167,7 +210,7 @@ impl Cluster {
             counter(self.proxied.load(std::sync::atomic::Ordering::Relaxed)),
         );
         let served: Gauge = Gauge::default();
-        served.set(self.served.lock().expect("served lock").len() as i64);
+        served.set(self.served.lock().expect("served lock").by_link.len() as i64);
         registry.register("vestibule_cluster_served_links", "Links this gateway serves for other gateways' connections", served);
         let held: Gauge = Gauge::default();
         held.set(i64::from(self.leases.epoch().is_some()));
@@ -268,7 +311,10 @@ impl Cluster {
         connection: u64,
     ) -> Result<RemoteAttachment, Attempt> {
         let Some(my_epoch) = self.leases.epoch() else { return Err(Attempt::Retry) };
-        let frames = format!("{}.{}.c.{connection}", self.prefix, self.leases.gateway_id());
+        // A subject per attempt: an owner that attached an earlier attempt after the proxy gave up
+        // on it publishes where nobody listens, not into this attempt's numbering.
+        let attempt = self.attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let frames = format!("{}.{}.c.{connection}.{attempt}", self.prefix, self.leases.gateway_id());
         let mut subscription = self.client().subscribe(frames.clone()).await.map_err(|_| Attempt::Retry)?;
         let request = AttachRequest {
             session: session.to_string(),
@@ -283,6 +329,9 @@ impl Cluster {
             Ok(reply) => reply,
             Err(e) => {
                 tracing::info!(session = %session, owner, error = %e, "the owner did not answer an attach; retrying");
+                // The owner may still attach it (an answer that came too late): tell it to drop
+                // that link, which nobody would ever detach otherwise.
+                let _ = self.client().publish(self.subject(owner, "detach"), request.frames.into()).await;
                 return Err(Attempt::Retry);
             }
         };
@@ -422,9 +471,16 @@ impl Cluster {
         let cluster = self.clone();
         actix_web::rt::spawn(async move {
             while let Some(message) = detaches.next().await {
-                let link = std::str::from_utf8(&message.payload).ok().and_then(|s| s.parse::<u64>().ok());
-                if let Some(served) = link.and_then(|l| cluster.served.lock().expect("served lock").remove(&l)) {
-                    served.detached.cancel();
+                let Ok(payload) = std::str::from_utf8(&message.payload) else { continue };
+                // A link id (the client left), or the subject for frames of an attach given up on.
+                let mut served = cluster.served.lock().expect("served lock");
+                let removed = match payload.parse::<u64>() {
+                    Ok(link) => served.by_link.remove(&link),
+                    Err(_) => served.abandon(payload),
+                };
+                drop(served);
+                if let Some(removed) = removed {
+                    removed.detached.cancel();
                 }
             }
         });
@@ -441,7 +497,7 @@ impl Cluster {
     fn serve_command(&self, payload: &[u8]) -> CommandOutcome {
         let Ok(request) = serde_json::from_slice::<CommandRequest>(payload) else { return CommandOutcome::Gone };
         let Some((addr, commands)) =
-            self.served.lock().expect("served lock").get(&request.link).map(|s| (s.addr.clone(), s.commands.clone()))
+            self.served.lock().expect("served lock").by_link.get(&request.link).map(|s| (s.addr.clone(), s.commands.clone()))
         else {
             return CommandOutcome::Gone;
         };
@@ -490,7 +546,17 @@ impl Cluster {
         }
         let detached = CancellationToken::new();
         let commands = state.command_limits.bucket(session);
-        self.served.lock().expect("served lock").insert(link, Served { addr: addr.clone(), detached: detached.clone(), commands });
+        {
+            let mut served = self.served.lock().expect("served lock");
+            if served.was_abandoned(&request.frames) {
+                drop(served);
+                tracing::debug!(session = %session, link, proxy = %request.from, "the proxy gave up on this attach; detaching it");
+                addr.do_send(Detach { connection: link });
+                return Err(AttachReply::Failed { message: "the proxy gave up on this attach".into() });
+            }
+            let frames = request.frames.clone();
+            served.by_link.insert(link, Served { addr: addr.clone(), detached: detached.clone(), commands, frames });
+        }
         tracing::debug!(session = %session, link, proxy = %request.from, "serving a proxied connection");
         Ok(Forward {
             link,
@@ -577,7 +643,7 @@ impl Cluster {
                 }
             }
         }
-        self.served.lock().expect("served lock").remove(&f.link);
+        self.served.lock().expect("served lock").by_link.remove(&f.link);
         f.addr.do_send(Detach { connection: f.link });
     }
 }

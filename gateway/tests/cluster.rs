@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use support::*;
 use vestibule_actors::protocol::PROTOCOL_VERSION;
 use vestibule_store::EventLog as _;
+use vestibule_store_jetstream::async_nats;
 use vestibule_store_jetstream::test_server::NatsServer;
 
 /// `lease_ttl` of the tests that wait for a dead (killed, or cut-off) owner's lease to lapse: short
@@ -200,6 +201,71 @@ async fn a_frame_larger_than_a_nats_message_reaches_a_proxied_connection() {
     assert_eq!(on_a.state, on_b.state);
     on_a.close().await;
     on_b.close().await;
+}
+
+/// An attach the proxy gave up on (no answer within NATS's request timeout) is detached by the
+/// subject it named for frames, whether the owner attached it before that detach came or attaches
+/// it after: nothing else would ever detach it while the proxy lives (it never learnt the link's id).
+/// The test plays the proxy `b` (a registered gateway, so the owner keeps serving its links) over
+/// NATS itself, to order the attach and the detach as a slow owner would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attach_the_proxy_gave_up_on_is_detached_by_its_subject_for_frames() {
+    let server = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = |id: &str| cluster_config(&server, LONG_TTL).replace("[cluster]\n", &format!("[cluster]\ngateway_id = \"{id}\"\n"));
+    let owner = Gateway::start_at(&dir.path().join("owner"), &config("owner"), "127.0.0.1:0");
+    let _b = Gateway::start_at(&dir.path().join("b"), &config("b"), "127.0.0.1:0");
+    let client = Client::create(&owner, json!({})).await;
+    let nats = async_nats::connect(&server.url).await.unwrap();
+    let gateways = async_nats::jetstream::new(nats.clone()).get_key_value("VESTIBULE_gateways").await.unwrap();
+    let epoch =
+        |entry: Option<bytes::Bytes>| serde_json::from_slice::<Value>(&entry.expect("registered")).unwrap()["epoch"].as_u64().unwrap();
+    let (owner_epoch, b_epoch) = (epoch(gateways.get("owner").await.unwrap()), epoch(gateways.get("b").await.unwrap()));
+    let attach = |frames: &str| {
+        let request = json!({ "session": client.session_id, "owner_epoch": owner_epoch, "from": "b", "from_epoch": b_epoch, "frames": frames, "last_seq": null });
+        let nats = nats.clone();
+        async move {
+            let reply = nats.request("VESTIBULE_route.owner.attach", request.to_string().into()).await.unwrap();
+            serde_json::from_slice::<Value>(&reply.payload).unwrap()
+        }
+    };
+    let detach = |payload: String| {
+        let nats = nats.clone();
+        async move {
+            nats.publish("VESTIBULE_route.owner.detach", payload.into()).await.unwrap();
+            nats.flush().await.unwrap();
+        }
+    };
+    let served = || owner.metric("vestibule_cluster_served_links");
+    // Detaches are handled in the order they are published: once the second took effect, so did the first.
+    let until_served_below = |n: f64| async move {
+        for _ in 0..3000 {
+            if served().await < n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the owner never handled the probe's detach");
+    };
+
+    // Attached, then given up on: the detach by subject removes the link.
+    let given_up = attach("test-proxy.c.1.0").await;
+    let probe = attach("test-proxy.c.2.0").await;
+    assert_eq!((given_up["status"].as_str(), probe["status"].as_str()), (Some("attached"), Some("attached")), "{given_up} {probe}");
+    assert_eq!(served().await, 2.0);
+    detach("test-proxy.c.1.0".into()).await;
+    detach(probe["link"].to_string()).await;
+    until_served_below(2.0).await;
+    assert_eq!(served().await, 0.0, "the link given up on is detached too");
+
+    // Given up on before the owner attached it: the attach, when it comes, is refused and detached.
+    detach("test-proxy.c.3.0".into()).await;
+    let late = attach("test-proxy.c.3.0").await;
+    assert_eq!(late["status"], "failed", "{late}");
+    // The positive probe: an attach nobody gave up on is served.
+    let probe = attach("test-proxy.c.4.0").await;
+    assert_eq!(probe["status"], "attached", "{probe}");
+    assert_eq!(served().await, 1.0, "only the probe's link is served");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
