@@ -10,7 +10,7 @@
 //! | `S.ev.<session>.<seq>`                | event `seq` of the session (event record, as sled's) |
 //! | `S.ans.<session>.<sha256(id)[..16]>`  | the answer to a command (id + answer record)         |
 //! | KV `S_status`, key `<session>`        | `ended` / `active` (absent: as created, active)      |
-//! | KV `S_snapshots`, key `<session>.<v>` | snapshot of state schema `v` (snapshot record)       |
+//! | KV `S_snapshots`, key `<session>.<v>` | snapshot of state schema `v` (snapshot record), or the manifest of its parts (`<session>.<v>.p.<generation>.<i>`) when it is larger than a NATS message ([`snapshot_parts`]) |
 //!
 //! Record encodings are the sled backend's ([`vestibule_store::layout`]), so tools read both alike.
 //! Every append is one JetStream publish or one atomic batch publish whose first message carries
@@ -20,6 +20,7 @@
 pub mod bench;
 mod config;
 pub mod lease;
+mod snapshot_parts;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 
@@ -39,6 +40,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use sha2::Digest as _;
+use snapshot_parts::Manifest;
 use vestibule_store::layout::{self, MetaRecord};
 use vestibule_store::{
     AppendOutcome, CommandAnswer, Envelope, EventLog, EventStream, ExpireReport, NewEvent, NewSession, NoUpcasting, RetentionPolicy,
@@ -675,6 +677,29 @@ impl Inner {
         Ok(())
     }
 
+    /// The record a snapshot manifest names, joined from its parts; `None` if a part is missing or
+    /// the parts are not the record the manifest names.
+    async fn snapshot_parts(&self, key: &str, manifest: &Manifest) -> Result<Option<Vec<u8>>, StoreError> {
+        // The manifest's length, believed only up to what a session's state can be.
+        let mut record = Vec::with_capacity(usize::try_from(manifest.len).unwrap_or(0).min(64 << 20));
+        for i in 0..manifest.parts {
+            let part_key = snapshot_parts::part_key(key, manifest.generation, i);
+            match self.snapshots.get(part_key).await.map_err(|e| engine("snapshot part", e))? {
+                Some(part) if record.len() + part.len() <= usize::try_from(manifest.len).unwrap_or(usize::MAX) => {
+                    record.extend_from_slice(&part)
+                }
+                _ => return Ok(None),
+            }
+        }
+        Ok(manifest.matches(&record).then_some(record))
+    }
+
+    async fn purge_snapshot_subjects(&self, subjects: String) -> Result<(), StoreError> {
+        let kv_stream = self.js.get_stream(format!("KV_{}", self.names.snapshot_bucket)).await.map_err(|e| engine("snapshot bucket", e))?;
+        kv_stream.purge().filter(subjects).await.map_err(|e| engine("purge snapshot parts", e))?;
+        Ok(())
+    }
+
     async fn purge_snapshots(&self, s: Option<&SessionId>) -> Result<(), StoreError> {
         let kv_stream = self.js.get_stream(format!("KV_{}", self.names.snapshot_bucket)).await.map_err(|e| engine("snapshot bucket", e))?;
         let purge = kv_stream.purge();
@@ -978,17 +1003,48 @@ impl EventLog for JetStreamEventLog {
                 snapshot.seq
             )));
         }
-        inner
-            .snapshots
-            .put(Names::snapshot_key(&session, snapshot.schema_version), record.into())
-            .await
-            .map_err(|e| engine("snapshot", e))?;
+        let key = Names::snapshot_key(&session, snapshot.schema_version);
+        // The parts of the snapshot this one replaces, to purge once it is in place.
+        let replaced = match inner.snapshots.get(key.as_str()).await.map_err(|e| engine("snapshot", e))? {
+            Some(old) => Manifest::decode(&old).and_then(Result::ok).map(|m| m.generation),
+            None => None,
+        };
+        let part_size = snapshot_parts::part_size(inner.client.server_info().max_payload);
+        let value = if record.len() <= part_size {
+            record
+        } else {
+            let manifest = Manifest::of(&record, part_size, rand::random());
+            let record = Bytes::from(record);
+            for (i, start) in (0..record.len()).step_by(part_size).enumerate() {
+                let part_key = snapshot_parts::part_key(&key, manifest.generation, i as u32);
+                let part = record.slice(start..(start + part_size).min(record.len()));
+                inner.snapshots.put(part_key, part).await.map_err(|e| engine("snapshot part", e))?;
+            }
+            manifest.encode()
+        };
+        inner.snapshots.put(key.as_str(), value.into()).await.map_err(|e| engine("snapshot", e))?;
+        if let Some(generation) = replaced {
+            inner.purge_snapshot_subjects(snapshot_parts::parts_subjects(&inner.names.snapshot_bucket, &key, generation)).await?;
+        }
         Ok(())
     }
 
     async fn get_snapshot(&self, session: SessionId, schema_version: u32) -> Result<Option<Snapshot>, StoreError> {
-        let found = self.inner.snapshots.get(Names::snapshot_key(&session, schema_version)).await.map_err(|e| engine("snapshot", e))?;
-        let Some(record) = found else { return Ok(None) };
+        let key = Names::snapshot_key(&session, schema_version);
+        let found = self.inner.snapshots.get(key.as_str()).await.map_err(|e| engine("snapshot", e))?;
+        let Some(value) = found else { return Ok(None) };
+        let record = match Manifest::decode(&value) {
+            None => value,
+            Some(Ok(manifest)) => match self.inner.snapshot_parts(&key, &manifest).await? {
+                Some(record) => record.into(),
+                // Replaced while it was read: a miss, as for any snapshot it cannot use.
+                None => return Ok(None),
+            },
+            Some(Err(reason)) => {
+                tracing::warn!(%session, schema_version, %reason, "ignoring unreadable snapshot");
+                return Ok(None);
+            }
+        };
         match layout::decode_snapshot(&record) {
             Ok(s) if s.schema_version == schema_version => Ok(Some(s)),
             Ok(_) => Ok(None),
