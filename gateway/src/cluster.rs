@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use vestibule_actors::protocol::{ClientMessage, close};
 use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound, OutboundReceiver};
-use vestibule_actors::session::{ClientCommand, CommandError};
+use vestibule_actors::session::{ClientCommand, CommandError, RefusalCode};
 use vestibule_store::SessionId;
 use vestibule_store_jetstream::async_nats::{self, HeaderMap};
 use vestibule_store_jetstream::lease::{Leases, Owner};
@@ -103,9 +103,17 @@ struct AttachRequest {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "status")]
 enum AttachReply {
-    Attached { link: u64 },
+    Attached {
+        link: u64,
+    },
     Moved,
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
+    /// The session has as many connections attached as it may (`limits.connections_per_session`).
+    Full {
+        message: String,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -168,11 +176,15 @@ pub enum RouteError {
     Unavailable,
     #[error("{0}")]
     Failed(String),
+    /// The session has as many connections attached as it may; the client retries later.
+    #[error("{0}")]
+    Full(String),
 }
 
 enum Attempt {
     Retry,
     Failed(String),
+    Full(String),
 }
 
 impl Cluster {
@@ -289,6 +301,7 @@ impl Cluster {
                             return Ok(Route::Remote(attachment));
                         }
                         Err(Attempt::Failed(message)) => return Err(RouteError::Failed(message)),
+                        Err(Attempt::Full(message)) => return Err(RouteError::Full(message)),
                         Err(Attempt::Retry) => {}
                     }
                 }
@@ -339,6 +352,7 @@ impl Cluster {
             Ok(AttachReply::Attached { link }) => link,
             Ok(AttachReply::Moved) => return Err(Attempt::Retry),
             Ok(AttachReply::Failed { message }) => return Err(Attempt::Failed(message)),
+            Ok(AttachReply::Full { message }) => return Err(Attempt::Full(message)),
             Err(e) => return Err(Attempt::Failed(format!("unreadable attach reply: {e}"))),
         };
         let (link_to_client, outbound, dropped) = ConnectionLink::new(connection, state.config.limits.outbound_queue);
@@ -541,6 +555,7 @@ impl Cluster {
         let addr = state.registry.session(session);
         match addr.send(Attach { link: to_proxy, last_seq: request.last_seq, new_resume_token: None }).await {
             Ok(Ok(())) => {}
+            Ok(Err(e)) if e.code == RefusalCode::RateLimited => return Err(AttachReply::Full { message: e.message }),
             Ok(Err(e)) => return Err(AttachReply::Failed { message: e.message }),
             Err(_) => return Err(AttachReply::Moved),
         }

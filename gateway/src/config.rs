@@ -283,6 +283,9 @@ pub struct Limits {
     pub connections_per_ip: usize,
     /// WebSocket connections in total; lowered at start to what the open-file limit allows.
     pub max_connections: usize,
+    /// WebSocket connections attached to one session at once (each is sent every diff); a resume
+    /// beyond it is refused with `rate_limited` (close 1013) until one of them closes.
+    pub connections_per_session: usize,
     /// Plain HTTP connections (not upgraded) per client address.
     pub http_connections_per_ip: usize,
     /// Plain HTTP connections in total; lowered at start to a quarter of what the open-file limit
@@ -334,6 +337,7 @@ impl Default for Limits {
             session_burst: 120,
             connections_per_ip: 256,
             max_connections: 50_000,
+            connections_per_session: 16,
             http_connections_per_ip: 128,
             max_http_connections: 1024,
             reserved_fds: 128,
@@ -544,6 +548,9 @@ impl GatewayConfig {
         }
         if l.heartbeat_timeout <= l.heartbeat_interval {
             return err("limits.heartbeat_timeout", "must be longer than limits.heartbeat_interval".into());
+        }
+        if l.connections_per_session == 0 {
+            return err("limits.connections_per_session", "must be at least 1".into());
         }
         if l.connections_per_ip == 0 || l.max_connections == 0 {
             return err("limits.connections_per_ip", "must be at least 1 (and max_connections too)".into());

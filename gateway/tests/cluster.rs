@@ -163,6 +163,45 @@ async fn a_resume_through_another_gateway_is_proxied_to_the_owner() {
     check_log(&server, welcome["sessionId"].as_str().unwrap(), &accepted, &state, seq).await;
 }
 
+/// The owner counts the connections proxied to it with its own: a resume through another gateway
+/// beyond `limits.connections_per_session` is refused like one on the owner (1013, `rate_limited`),
+/// not as a failed route (1011), and is welcomed once the owner's connection has closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_resume_beyond_the_sessions_connections_is_rate_limited() {
+    let server = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    // `[limits]` is the last table of the cluster configuration.
+    let config = format!("{}connections_per_session = 1\n", cluster_config(&server, LONG_TTL));
+    let a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
+    let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
+    let on_a = Client::create(&a, json!({})).await;
+    let (session, token) = (on_a.session_id.clone(), on_a.resume_token.clone());
+    let hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session, "resumeToken": token });
+
+    let mut ws = connect(&b.ws_url("test"), ORIGIN).await.unwrap();
+    send(&mut ws, hello.clone()).await;
+    let (code, frames) = read_until_close(&mut ws).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(1013), Some("rate_limited")), "{frames:?}");
+    assert_eq!(a.metric("vestibule_connections_refused_by_session_total").await, 1.0);
+
+    on_a.close().await;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let mut ws = connect(&b.ws_url("test"), ORIGIN).await.unwrap();
+        send(&mut ws, hello.clone()).await;
+        let first = recv_json_within(&mut ws, Duration::from_secs(30)).await.expect("an answer");
+        if first["type"] == "welcome" {
+            assert_eq!(first["resumed"], false, "no lastSeq: the whole state");
+            break;
+        }
+        assert_eq!(first["code"], "rate_limited", "{first}");
+        assert!(attempts < 200, "the closed connection never made room");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(b.metric("vestibule_cluster_proxied_total").await, 1.0);
+}
+
 /// A frame larger than a NATS message may be (nats-server's `max_payload`, 1 MiB by default) still
 /// reaches a proxied connection: here the welcome of a session whose state holds 16 pending host
 /// requests of ~62 KB each. It once never came (the owner's publish was refused and dropped; the

@@ -312,3 +312,43 @@ async fn an_upgrade_with_two_origins_is_refused_whichever_comes_first() {
     assert_eq!(upgrade("https://evil.example", "Origin: http://localhost:3000\r\n").await, 403, "another, then allowed");
     assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"invalid_app_configuration\"}").await, 2.0);
 }
+
+#[tokio::test]
+async fn a_session_takes_at_most_connections_per_session_and_a_closed_one_makes_room() {
+    let gateway = Gateway::start(&format!("{CONFIG}\n[limits]\nconnections_per_session = 3\n"));
+    let mut first = Client::create(&gateway, json!({})).await;
+    let (session, token) = (first.session_id.clone(), first.resume_token.clone());
+    let mut others = vec![];
+    for _ in 0..2 {
+        others.push(Client::resume(&gateway, &session, &token, Some(first.seq), first.state.clone()).await.0);
+    }
+
+    // A fourth, with the same valid token: refused, to be retried later, like an address over its
+    // rate (the widget backs off and resumes again).
+    let (code, frames) = resume_through(&gateway, "test", ORIGIN, &session, &token).await;
+    assert_eq!((code, frames[0]["code"].as_str()), (Some(1013), Some("rate_limited")), "{frames:?}");
+    assert!(frames[0]["message"].as_str().unwrap().contains("3 connections"), "{frames:?}");
+    assert_eq!(gateway.metric("vestibule_connections_refused_by_session_total").await, 1.0);
+
+    // The three attached are untouched: each gets the next diff.
+    first.command(show_toast("still here")).await;
+    for other in others.iter_mut() {
+        other.catch_up(first.seq).await;
+    }
+
+    // One closes; once its socket is gone the session has room again (the detach is asynchronous,
+    // so resume until welcomed; every refusal on the way must be this one).
+    others.pop().unwrap().close().await;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let (code, frames) = resume_through(&gateway, "test", ORIGIN, &session, &token).await;
+        if frames[0]["type"] == "welcome" {
+            assert_eq!(code, None);
+            break;
+        }
+        assert_eq!((code, frames[0]["code"].as_str()), (Some(1013), Some("rate_limited")), "{frames:?}");
+        assert!(attempts < 200, "the closed connection never made room");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

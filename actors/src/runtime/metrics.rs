@@ -33,6 +33,8 @@ pub struct RuntimeMetrics {
     pub events_appended: Counter,
     pub diffs_published: Counter,
     pub connections_dropped: Family<ReasonLabel, Counter>,
+    /// Resumes refused because the session had `max_connections` attached already.
+    pub connections_refused: Counter,
     pub snapshots_written: Counter,
 }
 
@@ -53,6 +55,7 @@ impl Default for RuntimeMetrics {
             events_appended: Counter::default(),
             diffs_published: Counter::default(),
             connections_dropped: Family::default(),
+            connections_refused: Counter::default(),
             snapshots_written: Counter::default(),
         }
     }
@@ -80,6 +83,11 @@ impl RuntimeMetrics {
             "vestibule_connections_dropped_by_session",
             "Connections a session dropped, by reason",
             self.connections_dropped.clone(),
+        );
+        registry.register(
+            "vestibule_connections_refused_by_session",
+            "Connections refused because their session had as many attached as it may",
+            self.connections_refused.clone(),
         );
         registry.register("vestibule_snapshots_written", "Snapshots written", self.snapshots_written.clone());
     }

@@ -118,6 +118,11 @@ pub struct RuntimeConfig {
     /// as unknown rather than accepting a value that would be ignored.
     #[serde(skip)]
     pub embedded_frame_origin: Option<String>,
+    /// Connections attached at once (`[limits] connections_per_session`, which the gateway copies
+    /// here; not a `[runtime]` key): each is sent every diff, so without a bound one resume token
+    /// could fan one command out to every socket the per-address and total limits allow.
+    #[serde(skip)]
+    pub max_connections: usize,
 }
 
 impl Default for RuntimeConfig {
@@ -132,6 +137,7 @@ impl Default for RuntimeConfig {
             max_resume_events: 2000,
             remembered_commands: 16,
             embedded_frame_origin: None,
+            max_connections: 16,
         }
     }
 }

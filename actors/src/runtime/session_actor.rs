@@ -1121,6 +1121,17 @@ impl Handler<Attach> for ModalSession {
             return AtomicResponse::new(ready(Err(internal_error(reason))));
         }
         let Attach { link, last_seq, new_resume_token } = msg;
+        // A connection whose socket is gone but whose link is still here (its detach not handled
+        // yet) does not count: its channel is disconnected.
+        self.connections.retain(|c| !c.sender.is_disconnected());
+        let max = self.config().max_connections;
+        if self.connections.len() >= max {
+            self.metrics().connections_refused.inc();
+            return AtomicResponse::new(ready(Err(CommandError::new(
+                RefusalCode::RateLimited,
+                format!("the session already has {max} connections; retry when one has closed"),
+            ))));
+        }
         let (seq, max_resume_events) = (self.seq, self.config().max_resume_events);
         let resumable = |last: u64| last < seq && seq - last <= max_resume_events;
         let result = match last_seq {

@@ -27,7 +27,7 @@ use super::Socket;
 use super::codec::{Incoming, classify, text_frame_header};
 use super::hello::{HelloError, parse_hello};
 use super::window::AckWindow;
-use crate::cluster::{CommandOutcome, Route};
+use crate::cluster::{CommandOutcome, Route, RouteError};
 use crate::limits::TokenBucket;
 use crate::state::AppState;
 
@@ -372,6 +372,10 @@ impl Connection {
                     let target = Target::Remote { owner: remote.owner, link: remote.link };
                     return Ok(Attached { session_id, target, outbound: remote.outbound, dropped: remote.dropped, commands });
                 }
+                Err(RouteError::Full(message)) => {
+                    self.state.metrics.refusal(ProtocolErrorCode::RateLimited.as_str());
+                    return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
+                }
                 Err(e) => {
                     tracing::warn!(session = %session_id, error = %e, "routing a resume failed");
                     return Err(self
@@ -386,6 +390,11 @@ impl Connection {
             Ok(Ok(())) => {
                 let commands = self.state.command_limits.bucket(session_id);
                 Ok(Attached { session_id, target: Target::Local(addr), outbound, dropped, commands })
+            }
+            Ok(Err(CommandError { code: RefusalCode::RateLimited, message })) => {
+                self.state.metrics.refusal(ProtocolErrorCode::RateLimited.as_str());
+                tracing::info!(session = %session_id, "resume refused: the session has as many connections as it may");
+                Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await)
             }
             Ok(Err(CommandError { message, .. })) => {
                 tracing::error!(session = %session_id, %message, "attach refused");
