@@ -724,26 +724,29 @@ fn random_embedded_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: 
         _ => {}
     }
     let wallet = || EmbeddedWalletInfo { wallet_id: "w-1".into(), eip155_address: ALICE.into(), solana_address: solana_address() };
+    // The embedded service's notices name the frame they are about: the one the session announced.
+    let notice = || Some("frame-1".to_string());
     let verified = |rng: &mut dyn rand::RngCore, method: LoginMethod| Command::EmbeddedLoginVerified {
         method,
         user_id: "u-1".into(),
         email: Some("a@b.co".into()),
         username: (method == LoginMethod::Discord).then(|| "bob0".into()),
         wallet: (rng.next_u32() % 2 == 0).then(wallet),
+        from_frame: notice(),
     };
     match e.update.status {
         UpdateStatus::Sending if rng.random_bool(0.5) => {
             return match rng.random_range(0..3u32) {
                 0 => (Command::EmbeddedEmailUpdateFailed { message: "The code could not be mailed".into() }, soon),
-                _ => (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Primary }, soon),
+                _ => (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Primary, from_frame: None }, soon),
             };
         }
         UpdateStatus::PrimaryOtp if rng.random_bool(0.5) => {
-            return (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary }, soon);
+            return (Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary, from_frame: notice() }, soon);
         }
         UpdateStatus::SecondaryOtp if rng.random_bool(0.5) => {
             return if rng.random_bool(0.8) {
-                (Command::EmbeddedEmailUpdated { new_email: "new@b.co".into() }, soon)
+                (Command::EmbeddedEmailUpdated { new_email: "new@b.co".into(), from_frame: notice() }, soon)
             } else {
                 due(e.update.deadline_ms)
             };
@@ -765,9 +768,9 @@ fn random_embedded_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: 
             _ => ClientCommand::CancelEmbeddedLogin {}.into(),
         },
         LoginStatus::AwaitingOtp => match rng.random_range(0..9u32) {
-            0 => Command::EmbeddedOtpRejected { reason: OtpRejection::Wrong, attempts_left: Some(3) },
-            1 => Command::EmbeddedOtpRejected { reason: OtpRejection::Expired, attempts_left: None },
-            2 => Command::EmbeddedOtpRejected { reason: OtpRejection::Attempts, attempts_left: Some(0) },
+            0 => Command::EmbeddedOtpRejected { reason: OtpRejection::Wrong, attempts_left: Some(3), from_frame: notice() },
+            1 => Command::EmbeddedOtpRejected { reason: OtpRejection::Expired, attempts_left: None, from_frame: notice() },
+            2 => Command::EmbeddedOtpRejected { reason: OtpRejection::Attempts, attempts_left: Some(0), from_frame: notice() },
             3 => Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyOtp },
             4 => ClientCommand::EmbeddedRequestFailed { message: "The frame did not answer".into() }.into(),
             5 => return due(e.login.deadline_ms),
@@ -778,7 +781,7 @@ fn random_embedded_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: 
                 let provider = if e.login.method == Some(LoginMethod::Discord) { SocialProvider::Discord } else { SocialProvider::Google };
                 Command::EmbeddedSocialRedirect { provider, url: "https://provider.example/authorize?state=s".into() }
             }
-            2 => Command::EmbeddedSocialFailed { message: SOCIAL_INIT_FAILED.into() },
+            2 => Command::EmbeddedSocialFailed { message: SOCIAL_INIT_FAILED.into(), from_frame: None },
             _ => ClientCommand::SocialPopupClosed {}.into(),
         },
         LoginStatus::SocialPopup => match rng.random_range(0..3u32) {
@@ -789,7 +792,12 @@ fn random_embedded_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: 
             0 => return due(e.login.deadline_ms),
             _ => {
                 let w = wallet();
-                Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address }
+                Command::EmbeddedWalletBound {
+                    wallet_id: w.wallet_id,
+                    eip155_address: w.eip155_address,
+                    solana_address: w.solana_address,
+                    from_frame: notice(),
+                }
             }
         },
         LoginStatus::Connected => match rng.random_range(0..3u32) {

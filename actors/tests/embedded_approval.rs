@@ -48,6 +48,7 @@ fn logged_in(g: Given, address: &str) -> Given {
             email: Some(EMAIL.into()),
             username: None,
             wallet: Some(EmbeddedWalletInfo { wallet_id: "w-1".into(), eip155_address: address.into(), solana_address: solana_address() }),
+            from_frame: Some("frame-1".into()),
         })
 }
 

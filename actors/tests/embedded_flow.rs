@@ -40,8 +40,13 @@ fn wallet() -> EmbeddedWalletInfo {
     EmbeddedWalletInfo { wallet_id: "w-1".into(), eip155_address: ALICE.into(), solana_address: solana_address() }
 }
 
+/// The frame the notices of the embedded service name: the one the session announced.
+fn frame() -> Option<String> {
+    Some("frame-1".into())
+}
+
 fn verified(method: LoginMethod, wallet: Option<EmbeddedWalletInfo>) -> Command {
-    Command::EmbeddedLoginVerified { method, user_id: "u-1".into(), email: Some(EMAIL.into()), username: None, wallet }
+    Command::EmbeddedLoginVerified { method, user_id: "u-1".into(), email: Some(EMAIL.into()), username: None, wallet, from_frame: frame() }
 }
 
 // --- the frame ---------------------------------------------------------------------------------------
@@ -218,7 +223,8 @@ fn given_a_code_asked_for_when_mailing_fails_then_the_login_failed_with_the_mess
 
 #[test]
 fn given_a_wrong_code_then_invalid_code_and_the_attempts_left_show_and_the_challenge_stays() {
-    let g = otp_sent(ready()).and(Command::EmbeddedOtpRejected { reason: OtpRejection::Wrong, attempts_left: Some(4) });
+    let g =
+        otp_sent(ready()).and(Command::EmbeddedOtpRejected { reason: OtpRejection::Wrong, attempts_left: Some(4), from_frame: frame() });
     assert_eq!(g.state.embedded.login.status, LoginStatus::AwaitingOtp);
     assert_eq!(g.state.embedded.login.message.as_deref(), Some("Invalid code"));
     assert_eq!(g.state.embedded.login.attempts_left, Some(4));
@@ -228,7 +234,7 @@ fn given_a_wrong_code_then_invalid_code_and_the_attempts_left_show_and_the_chall
 fn given_an_expired_code_or_too_many_attempts_then_the_challenge_ends_back_on_connect_with_a_toast() {
     for (reason, message) in [(OtpRejection::Expired, "Code expired"), (OtpRejection::Attempts, "Too many attempts")] {
         let g = otp_sent(ready().and(ClientCommand::OpenModal { view: None }));
-        let g = g.and(Command::EmbeddedOtpRejected { reason, attempts_left: Some(0) });
+        let g = g.and(Command::EmbeddedOtpRejected { reason, attempts_left: Some(0), from_frame: frame() });
         assert_eq!(g.state.embedded.login.status, LoginStatus::Failed);
         assert_eq!(g.state.embedded.login.challenge_id, None);
         assert_eq!(g.state.router.current(), View::Connect);
@@ -312,8 +318,12 @@ fn given_a_new_user_when_verified_then_the_wallet_is_created_within_120_s_and_bo
     let timed_out = g.clone().at(T0 + 129_000).and(Command::Tick);
     assert_eq!(timed_out.state.embedded.login.message.as_deref(), Some(REQUEST_TIMED_OUT));
     let w = wallet();
-    let g =
-        g.and(Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address });
+    let g = g.and(Command::EmbeddedWalletBound {
+        wallet_id: w.wallet_id,
+        eip155_address: w.eip155_address,
+        solana_address: w.solana_address,
+        from_frame: frame(),
+    });
     assert_eq!(g.state.embedded.login.status, LoginStatus::Connected);
     assert_eq!(g.state.embedded.user.as_ref().and_then(|u| u.wallet_id.as_deref()), Some("w-1"));
     assert_eq!(g.state.connection.namespace(Namespace::Eip155).address.as_deref(), Some(ALICE));
@@ -411,7 +421,7 @@ fn given_a_farcaster_login_when_the_relay_gives_its_app_scheme_then_it_is_kept_a
 #[test]
 fn given_a_farcaster_login_when_the_service_or_the_frame_fails_then_failed_to_connect_to_farcaster() {
     let g = farcaster_ready().and(ClientCommand::ConnectSocial { provider: SocialProvider::Farcaster });
-    let then = g.when(Command::EmbeddedSocialFailed { message: FARCASTER_FAILED.into() });
+    let then = g.when(Command::EmbeddedSocialFailed { message: FARCASTER_FAILED.into(), from_frame: frame() });
     assert_eq!(then.state().embedded.login.status, LoginStatus::Failed);
     assert_eq!(toasts(&then.state()), [FARCASTER_FAILED]);
     let g = g.and(Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url: FARCASTER_URL.into() });
@@ -437,7 +447,7 @@ fn given_a_farcaster_login_when_cancelled_or_timed_out_then_it_ends() {
 #[test]
 fn given_a_social_login_when_the_service_fails_then_its_message_shows() {
     let g = ready().and(ClientCommand::ConnectSocial { provider: SocialProvider::Google });
-    let g = g.and(Command::EmbeddedSocialFailed { message: SOCIAL_INIT_FAILED.into() });
+    let g = g.and(Command::EmbeddedSocialFailed { message: SOCIAL_INIT_FAILED.into(), from_frame: None });
     assert_eq!(g.state.embedded.login.status, LoginStatus::Failed);
     assert_eq!(toasts(&g.state), [SOCIAL_INIT_FAILED]);
 }
@@ -452,6 +462,7 @@ fn given_a_discord_login_when_verified_then_a_username_ending_in_0_loses_it() {
         email: None,
         username: Some("alice0".into()),
         wallet: Some(wallet()),
+        from_frame: frame(),
     });
     let user = g.state.embedded.user.as_ref().expect("user");
     assert_eq!(user.username.as_deref(), Some("alice"));
@@ -493,11 +504,11 @@ fn given_an_embedded_user_when_the_email_changes_then_both_codes_then_the_poll_c
     assert_eq!(g.state.embedded.update.deadline_ms, Some(T0 + 130_000));
     let effects: Vec<_> = g.state.embedded.pending_effects().into_iter().map(|(_, e)| e).collect();
     assert_eq!(effects, [EmbeddedEffect::StartEmailUpdate { frame_id: "frame-1".into(), new_email: "new@example.com".into() }]);
-    let g = g.and(Command::EmbeddedEmailUpdateStep { step: UpdateStep::Primary });
+    let g = g.and(Command::EmbeddedEmailUpdateStep { step: UpdateStep::Primary, from_frame: None });
     assert_eq!((g.state.embedded.update.status, g.state.router.current()), (UpdateStatus::PrimaryOtp, View::UpdateEmailPrimaryOtp));
-    let g = g.and(Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary });
+    let g = g.and(Command::EmbeddedEmailUpdateStep { step: UpdateStep::Secondary, from_frame: frame() });
     assert_eq!((g.state.embedded.update.status, g.state.router.current()), (UpdateStatus::SecondaryOtp, View::UpdateEmailSecondaryOtp));
-    let g = g.at(T0 + 20_000).and(Command::EmbeddedEmailUpdated { new_email: "new@example.com".into() });
+    let g = g.at(T0 + 20_000).and(Command::EmbeddedEmailUpdated { new_email: "new@example.com".into(), from_frame: frame() });
     assert_eq!(g.state.embedded.update.status, UpdateStatus::Polling);
     assert_eq!(g.state.embedded.update.deadline_ms, Some(T0 + 21_000));
     assert_eq!(g.state.embedded.user.as_ref().and_then(|u| u.email.as_deref()), Some("new@example.com"));

@@ -29,10 +29,10 @@ impl EmbeddedEffects for CountingService {
         Box::pin(std::future::ready(Command::EmbeddedOtpSent { challenge_id: "c-1".into(), step: OtpStep::VerifyOtp }))
     }
     fn start_social(&self, _: SessionId, _: String, _: SocialProvider, _: String) -> ChainFuture<Command> {
-        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: "not in this test".into() }))
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: "not in this test".into(), from_frame: None }))
     }
     fn start_farcaster(&self, _: SessionId, _: String) -> ChainFuture<Command> {
-        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: "not in this test".into() }))
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: "not in this test".into(), from_frame: None }))
     }
     fn start_email_update(&self, _: SessionId, _: String, _: String) -> ChainFuture<Command> {
         Box::pin(std::future::ready(Command::EmbeddedEmailUpdateFailed { message: "not in this test".into() }))
@@ -67,14 +67,22 @@ fn an_email_login_runs_through_the_actor_and_the_service_notices_are_delivered()
         let unknown = registry.deliver(SessionId::random(), Command::EmbeddedSignOutDone).await;
         assert!(matches!(unknown, Err(DeliverError::UnknownSession)), "{unknown:?}");
         let wallet = EmbeddedWalletInfo { wallet_id: "w-1".into(), eip155_address: ALICE.into(), solana_address: solana_address() };
-        let verified = Command::EmbeddedLoginVerified {
+        let verified = |from_frame: &str| Command::EmbeddedLoginVerified {
             method: LoginMethod::Email,
             user_id: "u-1".into(),
             email: Some("visitor@example.com".into()),
             username: None,
-            wallet: Some(wallet),
+            wallet: Some(wallet.clone()),
+            from_frame: Some(from_frame.into()),
         };
-        registry.deliver(id, verified).await.unwrap();
+        // About another frame of this session (anyone who learnt the session id could register
+        // one): refused, and nothing changes.
+        let from_elsewhere = registry.deliver(id, verified("frame-2")).await;
+        assert!(matches!(&from_elsewhere, Err(DeliverError::Refused { message, .. }) if message.contains("frameId")), "{from_elsewhere:?}");
+        let state = session.send(Inspect).await.unwrap().unwrap().state;
+        assert_eq!(state.embedded.login.status, LoginStatus::AwaitingOtp);
+        // About the frame the session announced: taken.
+        registry.deliver(id, verified("frame-1")).await.unwrap();
         let state = session.send(Inspect).await.unwrap().unwrap().state;
         assert_eq!(state.connection.namespace(Namespace::Eip155).connector_id.as_deref(), Some("auth"));
         assert_eq!(state.embedded.login.status, LoginStatus::Connected);

@@ -30,8 +30,19 @@ pub struct EmbeddedConfig {
     pub otp_ttl: Duration,
     #[serde(default = "default_otp_attempts")]
     pub otp_attempts: u32,
+    /// The least time between two codes mailed to one address. Kept in the vault's database with
+    /// the lockout below, so a restart does not clear it.
     #[serde(default = "default_email_cooldown", with = "humantime_serde")]
     pub email_cooldown: Duration,
+    /// Wrong codes one address may take, across all its challenges, sessions and restarts, within
+    /// `otp_lockout_window` (a rolling window); once spent, no code is mailed to that address and
+    /// no outstanding code of it is checked until the oldest of those failures is older than the
+    /// window. A successful login clears the count. 1 to 100; default 10.
+    #[serde(default = "default_otp_lockout_failures")]
+    pub otp_lockout_failures: u32,
+    /// The rolling window of `otp_lockout_failures`: 1 minute to 30 days; default 24 hours.
+    #[serde(default = "default_otp_lockout_window", with = "humantime_serde")]
+    pub otp_lockout_window: Duration,
     #[serde(default)]
     pub smtp: Option<SmtpConfig>,
     /// Keyed by provider name: google, x, discord, github, apple, facebook.
@@ -125,6 +136,17 @@ fn default_otp_attempts() -> u32 {
 fn default_email_cooldown() -> Duration {
     Duration::from_secs(30)
 }
+fn default_otp_lockout_failures() -> u32 {
+    10
+}
+fn default_otp_lockout_window() -> Duration {
+    Duration::from_secs(24 * 3600)
+}
+
+/// The bounds `validate` holds `otp_lockout_failures` and `otp_lockout_window` to.
+pub const OTP_LOCKOUT_FAILURES_MAX: u32 = 100;
+pub const OTP_LOCKOUT_WINDOW_MIN: Duration = Duration::from_secs(60);
+pub const OTP_LOCKOUT_WINDOW_MAX: Duration = Duration::from_secs(30 * 24 * 3600);
 
 impl EmbeddedConfig {
     /// The frame origin without a trailing slash, as compared with `Origin` headers.
@@ -135,6 +157,24 @@ impl EmbeddedConfig {
     /// The provider's redirect target: `{frame_origin}/oauth/callback`.
     pub fn oauth_redirect_uri(&self) -> String {
         format!("{}/oauth/callback", self.frame_origin())
+    }
+
+    /// Refuses values that would switch the per-address lockout off or make its records
+    /// unbounded; the message names the field (the service's builder calls it).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=OTP_LOCKOUT_FAILURES_MAX).contains(&self.otp_lockout_failures) {
+            return Err(format!(
+                "otp_lockout_failures must be between 1 and {OTP_LOCKOUT_FAILURES_MAX}, not {}",
+                self.otp_lockout_failures
+            ));
+        }
+        if !(OTP_LOCKOUT_WINDOW_MIN..=OTP_LOCKOUT_WINDOW_MAX).contains(&self.otp_lockout_window) {
+            return Err(format!(
+                "otp_lockout_window must be between 1m and 30days, not {}",
+                humantime_serde::re::humantime::format_duration(self.otp_lockout_window)
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -310,10 +350,31 @@ mod tests {
         assert_eq!(config.otp_ttl, Duration::from_secs(300));
         assert_eq!(config.otp_attempts, 5);
         assert_eq!(config.email_cooldown, Duration::from_secs(30));
+        assert_eq!(config.otp_lockout_failures, 10);
+        assert_eq!(config.otp_lockout_window, Duration::from_secs(24 * 3600));
+        assert_eq!(config.validate(), Ok(()));
         assert_eq!(config.frame_assets_dir, PathBuf::from("client/dist-frame"));
         assert_eq!(config.smtp.as_ref().unwrap().tls, SmtpTls::None);
         assert_eq!(config.social["google"].scopes, vec!["openid", "email"]);
         assert_eq!(config.oauth_redirect_uri(), "http://127.0.0.1:8090/oauth/callback");
+    }
+
+    #[test]
+    fn given_lockout_settings_when_validated_then_values_that_switch_it_off_or_unbound_it_are_refused_naming_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let with = |line: &str| parse(&config_toml(dir.path()).replace("otp_ttl = \"5m\"", &format!("otp_ttl = \"5m\"\n{line}"))).unwrap();
+        let config = with("otp_lockout_failures = 20\notp_lockout_window = \"1h\"");
+        assert_eq!((config.otp_lockout_failures, config.otp_lockout_window), (20, Duration::from_secs(3600)));
+        assert_eq!(config.validate(), Ok(()));
+        for (line, field) in [
+            ("otp_lockout_failures = 0", "otp_lockout_failures"),
+            ("otp_lockout_failures = 101", "otp_lockout_failures"),
+            ("otp_lockout_window = \"59s\"", "otp_lockout_window"),
+            ("otp_lockout_window = \"31days\"", "otp_lockout_window"),
+        ] {
+            let error = with(line).validate().unwrap_err();
+            assert!(error.starts_with(field), "{line}: {error}");
+        }
     }
 
     #[test]

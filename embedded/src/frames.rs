@@ -12,6 +12,10 @@ use crate::seal::FramePublicKey;
 pub const FRAME_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// Device wallets a frame may claim (one per account it ever logged into on that browser).
 pub const MAX_DEVICE_WALLETS: usize = 32;
+/// Frames one session may have at once. A visitor's page has one; a reload registers the next
+/// before the old one is dropped, and a reload that lost its token leaves the old one behind.
+/// Beyond this the session's oldest frame goes, so nobody can fill the registry through one session.
+pub const MAX_FRAMES_PER_SESSION: usize = 4;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameLogin {
@@ -66,6 +70,39 @@ impl FrameRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+
+    /// Makes room for one more frame of `session_id`: drops expired frames, the session's oldest
+    /// ones beyond [`MAX_FRAMES_PER_SESSION`] − 1 and, when the registry is full, the frames of
+    /// sessions that are no longer live (`is_live`). Returns the ids of the frames dropped.
+    pub fn make_room(&mut self, session_id: &str, now_ms: u64, is_live: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut dropped: Vec<String> = Vec::new();
+        let mut drop_where = |frames: &mut HashMap<String, Frame>, gone: &dyn Fn(&Frame) -> bool| {
+            frames.retain(|id, frame| {
+                let keep = !gone(frame);
+                if !keep {
+                    dropped.push(id.clone());
+                }
+                keep
+            })
+        };
+        drop_where(&mut self.frames, &|frame| frame.expires_ms <= now_ms);
+        let mut own: Vec<(u64, String)> =
+            self.frames.values().filter(|f| f.session_id == session_id).map(|f| (f.expires_ms, f.frame_id.clone())).collect();
+        if own.len() >= MAX_FRAMES_PER_SESSION {
+            own.sort();
+            let excess = own.len() + 1 - MAX_FRAMES_PER_SESSION;
+            let oldest: Vec<String> = own.into_iter().take(excess).map(|(_, id)| id).collect();
+            drop_where(&mut self.frames, &|frame| oldest.contains(&frame.frame_id));
+        }
+        if self.frames.len() >= self.capacity {
+            let mut live: HashMap<String, bool> = HashMap::new();
+            for frame in self.frames.values() {
+                live.entry(frame.session_id.clone()).or_insert_with(|| is_live(&frame.session_id));
+            }
+            drop_where(&mut self.frames, &|frame| !live[&frame.session_id]);
+        }
+        dropped
     }
 
     /// Registers a frame; gives (frameId, frameToken). The token is `{frameId}.{secret}`: the id
@@ -186,6 +223,39 @@ mod tests {
         registry.register("c", key(&entropy), vec![], 1, &entropy).unwrap();
         assert!(registry.register("d", key(&entropy), vec![], FRAME_TTL_MS + 1, &entropy).is_ok());
         assert_eq!(registry.len(), 1);
+    }
+
+    #[test]
+    fn given_a_session_with_its_most_frames_when_another_registers_then_its_oldest_goes() {
+        let entropy = SeededEntropy::new(5);
+        let mut registry = FrameRegistry::new(64);
+        let mut ids = vec![];
+        for at in 0..MAX_FRAMES_PER_SESSION as u64 {
+            assert!(registry.make_room("s", at, |_| true).is_empty());
+            ids.push(registry.register("s", key(&entropy), vec![], at, &entropy).unwrap().0);
+        }
+        registry.register("other", key(&entropy), vec![], 0, &entropy).unwrap();
+        assert_eq!(registry.make_room("s", 10, |_| true), vec![ids[0].clone()]);
+        let (newest, _) = registry.register("s", key(&entropy), vec![], 10, &entropy).unwrap();
+        assert!(registry.of_session("s", &ids[0], 11).is_err());
+        for id in ids[1..].iter().chain([&newest]) {
+            assert!(registry.of_session("s", id, 11).is_ok());
+        }
+        assert_eq!(registry.len(), MAX_FRAMES_PER_SESSION + 1, "the other session's frame stays");
+    }
+
+    #[test]
+    fn given_a_full_registry_when_making_room_then_only_frames_of_sessions_no_longer_live_go() {
+        let entropy = SeededEntropy::new(6);
+        let mut registry = FrameRegistry::new(2);
+        let (gone, _) = registry.register("ended", key(&entropy), vec![], 0, &entropy).unwrap();
+        let (kept, _) = registry.register("live", key(&entropy), vec![], 0, &entropy).unwrap();
+        assert_eq!(registry.make_room("new", 1, |s| s != "ended"), vec![gone]);
+        registry.register("new", key(&entropy), vec![], 1, &entropy).unwrap();
+        assert!(registry.of_session("live", &kept, 2).is_ok());
+        // Every session live: nothing goes, and the registry refuses.
+        assert!(registry.make_room("newer", 2, |_| true).is_empty());
+        assert_eq!(registry.register("newer", key(&entropy), vec![], 2, &entropy).unwrap_err(), FrameError::Full);
     }
 
     #[test]

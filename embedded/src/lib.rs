@@ -17,6 +17,7 @@ pub mod routes;
 pub mod seal;
 pub mod service;
 pub mod social;
+pub mod throttle;
 pub mod vault;
 
 use std::sync::Mutex;

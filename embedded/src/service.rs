@@ -3,7 +3,7 @@
 //! [`NoticeSink`]. The gateway calls the session-side methods (`send_login_otp`, `start_social`,
 //! `start_email_update`, `sign_out`, `forget_session`); the frame routes call the rest.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
@@ -16,6 +16,7 @@ use crate::mail::{MailPurpose, Mailer};
 use crate::otp::{OtpCode, OtpPurpose, OtpRejected, OtpRejection, OtpStore};
 use crate::seal::{FramePublicKey, Sealed, seal_to_frame};
 use crate::social::{PendingLogins, SocialError};
+use crate::throttle::{Throttle, ThrottleRules};
 use crate::vault::{User, Vault, VaultError};
 use crate::{Clock, Entropy, OsEntropy, SystemClock, b64url_decode, normalize_email};
 
@@ -33,7 +34,6 @@ pub const FRAME_RPC_METHODS: &[&str] = &[
 const OTP_CAPACITY: usize = 10_000;
 const FRAME_CAPACITY: usize = 10_000;
 const SOCIAL_CAPACITY: usize = 10_000;
-const COOLDOWN_CAPACITY: usize = 10_000;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -85,11 +85,12 @@ pub enum Notice {
 
 /// Implemented by the gateway: turns notices into runtime commands of the session.
 pub trait NoticeSink: Send + Sync + 'static {
-    fn notify(&self, session_id: &str, notice: Notice);
-    /// Whether a session exists (frames register only for live sessions). The default trusts.
-    fn session_is_live(&self, _session_id: &str) -> bool {
-        true
-    }
+    /// `frame_id` is the frame the notice is about: the session takes it only from the frame it
+    /// announced itself, since anyone who learnt a session id could register another frame for it.
+    fn notify(&self, session_id: &str, frame_id: &str, notice: Notice);
+    /// Whether a session is live (frames register only for live sessions, and the frames of
+    /// sessions no longer live are the first to go when the registry is full).
+    fn session_is_live(&self, session_id: &str) -> bool;
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -140,6 +141,9 @@ pub enum EmbeddedError {
     Otp(OtpRejected),
     #[error("a code was sent to this address moments ago; wait {retry_after_secs} s")]
     Cooldown { retry_after_secs: u64 },
+    /// The address took `otp_lockout_failures` wrong codes within `otp_lockout_window`.
+    #[error("Too many wrong codes were entered for this email address; try again in {}", crate::throttle::wait_in_words(*.retry_after_secs))]
+    Locked { retry_after_secs: u64 },
     #[error("that is not a valid email address")]
     BadEmail,
     #[error("the code could not be mailed")]
@@ -162,7 +166,7 @@ pub enum EmbeddedError {
     BadRequest(String),
     #[error("{0}")]
     Binding(#[from] BindingError),
-    #[error("that email belongs to another account")]
+    #[error("That email belongs to another account")]
     EmailTaken,
     #[error("{0}")]
     Busy(String),
@@ -188,6 +192,7 @@ impl EmbeddedError {
         match self {
             Self::Otp(rejected) => rejected.reason.code(),
             Self::Cooldown { .. } => "email_cooldown",
+            Self::Locked { .. } => "otp_locked",
             Self::BadEmail => "bad_email",
             Self::Mail => "mail_failed",
             Self::SocialStart => "social_start_failed",
@@ -225,7 +230,7 @@ impl EmbeddedError {
             Self::NoWallet | Self::UnknownSession | Self::NotFound => 404,
             Self::WalletExists | Self::EmailTaken => 409,
             Self::BodyTooLarge => 413,
-            Self::Cooldown { .. } => 429,
+            Self::Cooldown { .. } | Self::Locked { .. } => 429,
             Self::Mail => 502,
             Self::Busy(_) | Self::RpcUnavailable => 503,
             Self::Internal => 500,
@@ -265,8 +270,6 @@ struct State {
     frames: FrameRegistry,
     social: PendingLogins,
     farcaster: PendingChannels,
-    /// Last code mailed per address, for the send cooldown.
-    last_mailed: HashMap<String, u64>,
 }
 
 pub struct EmbeddedService {
@@ -283,6 +286,8 @@ pub struct EmbeddedService {
     relay: Option<Arc<dyn RelayClient>>,
     custody: Option<Arc<dyn CustodyLookup>>,
     state: Mutex<State>,
+    /// Per address, durable: wrong codes (the lockout) and the last mail (the cooldown).
+    throttle: Throttle,
 }
 
 pub struct EmbeddedServiceBuilder {
@@ -333,6 +338,7 @@ impl EmbeddedServiceBuilder {
     }
 
     pub fn build(self) -> Result<EmbeddedService, String> {
+        self.config.validate()?;
         let db = match (self.db, &self.config.data_dir) {
             (Some(db), _) => db,
             (None, Some(dir)) => {
@@ -343,6 +349,7 @@ impl EmbeddedServiceBuilder {
                 sled::Config::new().temporary(true).open().map_err(|error| error.to_string())?
             }
         };
+        let throttle = Throttle::open(&db, ThrottleRules::from_config(&self.config)).map_err(|error| error.to_string())?;
         let vault = Vault::open(db, self.keys).map_err(|error| error.to_string())?;
         let ttl_ms = self.config.otp_ttl.as_millis() as u64;
         let state = State {
@@ -350,7 +357,6 @@ impl EmbeddedServiceBuilder {
             frames: FrameRegistry::new(FRAME_CAPACITY),
             social: PendingLogins::new(SOCIAL_CAPACITY),
             farcaster: PendingChannels::new(SOCIAL_CAPACITY),
-            last_mailed: HashMap::new(),
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
@@ -389,6 +395,7 @@ impl EmbeddedServiceBuilder {
             entropy: self.entropy,
             http,
             state: Mutex::new(state),
+            throttle,
         })
     }
 }
@@ -480,32 +487,57 @@ impl EmbeddedService {
                 .otp
                 .issue(OtpPurpose::Login { email: email.clone() }, frame_id, now, &*self.entropy)
                 .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
-            state.last_mailed.insert(email.clone(), now);
+            self.throttle.record_mail(&email, now)?;
             (challenge_id, code, step)
         };
         if let Err(error) = self.mail(&email, &code, MailPurpose::Login).await {
             // Nothing was sent: the code is void and the visitor may retry at once.
             let mut state = self.state();
             state.otp.forget_owner(frame_id);
-            state.last_mailed.remove(&email);
+            if let Err(forget) = self.throttle.forget_mail(&email, self.now()) {
+                tracing::warn!(error = %forget, "the cooldown of a mail that failed stays");
+            }
             return Err(error);
         }
         Ok(OtpSent { challenge_id, step })
     }
 
-    fn check_cooldown(&self, state: &mut State, email: &str, now: u64) -> Result<(), EmbeddedError> {
-        let cooldown = self.config.email_cooldown.as_millis() as u64;
-        if let Some(&last) = state.last_mailed.get(email) {
-            let ready_at = last.saturating_add(cooldown);
-            if now < ready_at {
-                return Err(EmbeddedError::Cooldown { retry_after_secs: (ready_at - now).div_ceil(1000) });
-            }
+    /// Whether a code may be mailed to `email`: not while the address is locked out for wrong
+    /// codes, nor within the cooldown of its last mail (both durable, throttle.rs). Takes the
+    /// state's guard so that the check and the record of the mail happen under the one lock.
+    fn check_cooldown(&self, _state: &mut State, email: &str, now: u64) -> Result<(), EmbeddedError> {
+        Ok(self.throttle.check_mail(email, now)?)
+    }
+
+    /// A code of `email` (the challenge of `frame_id`) was refused: a wrong one counts against the
+    /// address. Gives the rejection to report (no more attempts left than the address has), or
+    /// `Locked` when this one spent the address's budget (its challenge dies then).
+    fn count_failure(
+        &self,
+        state: &mut State,
+        frame_id: &str,
+        email: Option<&str>,
+        rejected: OtpRejected,
+        now: u64,
+    ) -> Result<OtpRejected, EmbeddedError> {
+        let Some(email) = email.filter(|_| rejected.reason != OtpRejection::Expired) else {
+            return Ok(rejected);
+        };
+        let budget = self.throttle.record_failure(email, now)?;
+        if let Some(retry_after_secs) = budget.locked_for_secs {
+            state.otp.forget_owner(frame_id);
+            return Err(EmbeddedError::Locked { retry_after_secs });
         }
-        state.last_mailed.retain(|_, last| last.saturating_add(cooldown) > now);
-        if state.last_mailed.len() >= COOLDOWN_CAPACITY {
-            return Err(EmbeddedError::Busy("too many codes are being mailed; try again shortly".into()));
+        Ok(OtpRejected { attempts_left: rejected.attempts_left.min(budget.left), ..rejected })
+    }
+
+    /// A code was refused because its address is locked out: the session hears "too many
+    /// attempts" (the challenge is over; a new code is refused with the wait).
+    fn refuse_locked(&self, session_id: &str, frame_id: &str, error: EmbeddedError) -> EmbeddedError {
+        if matches!(error, EmbeddedError::Locked { .. }) {
+            self.notices.notify(session_id, frame_id, Notice::OtpRejected { reason: OtpRejection::Attempts, attempts_left: 0 });
         }
-        Ok(())
+        error
     }
 
     async fn mail(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), EmbeddedError> {
@@ -521,10 +553,10 @@ impl EmbeddedService {
         if !valid_email(new_email) {
             return Err(EmbeddedError::BadEmail);
         }
+        // Whether another account has the new address is told only once its owner has typed the
+        // code mailed to it (`verify_email_update`): refused here, at once and without a mail,
+        // the change would tell anyone logged in which addresses have an account.
         let new_email = normalize_email(new_email);
-        if self.vault.user_by_email(&new_email)?.is_some() {
-            return Err(EmbeddedError::EmailTaken);
-        }
         let (current, code) = {
             let now = self.now();
             let mut state = self.state();
@@ -538,7 +570,7 @@ impl EmbeddedService {
                 state.otp.issue(purpose, frame_id, now, &*self.entropy).map_err(|error| EmbeddedError::Busy(error.to_string()))?;
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             frame.email_update = Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Primary, new_email });
-            state.last_mailed.insert(current.clone(), now);
+            self.throttle.record_mail(&current, now)?;
             (current, code)
         };
         self.mail(&current, &code, MailPurpose::UpdatePrimary).await?;
@@ -595,7 +627,12 @@ impl EmbeddedService {
         }
         let public_key = FramePublicKey::from_b64url(hpke_public_key).map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
         let now = self.now();
-        Ok(self.state().frames.register(session_id, public_key, device_wallets, now, &*self.entropy)?)
+        let mut state = self.state();
+        for dropped in state.frames.make_room(session_id, now, |session| self.notices.session_is_live(session)) {
+            state.otp.forget_owner(&dropped);
+            state.farcaster.forget(&dropped);
+        }
+        Ok(state.frames.register(session_id, public_key, device_wallets, now, &*self.entropy)?)
     }
 
     /// Registers the frame a page reload brought, carrying over the login of the frame it
@@ -639,16 +676,40 @@ impl EmbeddedService {
         if !matches!(state.otp.purpose_of(challenge_id, &frame_id), None | Some(OtpPurpose::Login { .. })) {
             return Err(EmbeddedError::BadRequest("that challenge is not a login".into()));
         }
+        // The address the code went to: none of its codes is checked while it is locked out.
+        let address = match state.otp.purpose_of(challenge_id, &frame_id) {
+            Some(OtpPurpose::Login { email }) => Some(email.clone()),
+            _ => None,
+        };
+        if let Some(address) = &address
+            && let Err(locked) = self.throttle.check_locked(address, now)
+        {
+            state.otp.forget_owner(&frame_id);
+            drop(state);
+            return Err(self.refuse_locked(&session_id, &frame_id, locked.into()));
+        }
         match state.otp.verify(challenge_id, &frame_id, otp, now) {
             Ok(OtpPurpose::Login { email }) => {
                 let user = self.vault.login_email_user(&email, now, &*self.entropy)?;
+                self.throttle.reset_failures(&email, now)?;
                 let frame = state.frames.authenticate(frame_token, now)?;
                 self.complete_login(frame, user, LoginMethod::Email, None)
             }
             Ok(_) => Err(EmbeddedError::Internal),
             Err(rejected) => {
+                let rejected = match self.count_failure(&mut state, &frame_id, address.as_deref(), rejected, now) {
+                    Ok(rejected) => rejected,
+                    Err(error) => {
+                        drop(state);
+                        return Err(self.refuse_locked(&session_id, &frame_id, error));
+                    }
+                };
                 drop(state);
-                self.notices.notify(&session_id, Notice::OtpRejected { reason: rejected.reason, attempts_left: rejected.attempts_left });
+                self.notices.notify(
+                    &session_id,
+                    &frame_id,
+                    Notice::OtpRejected { reason: rejected.reason, attempts_left: rejected.attempts_left },
+                );
                 Err(EmbeddedError::Otp(rejected))
             }
         }
@@ -670,6 +731,7 @@ impl EmbeddedService {
         });
         self.notices.notify(
             &frame.session_id,
+            &frame.frame_id,
             Notice::LoginVerified {
                 method,
                 user_id: result.user_id.clone(),
@@ -754,7 +816,7 @@ impl EmbeddedService {
             eip155_address: wallet.eip155_address,
             solana_address: wallet.solana_address,
         };
-        self.notices.notify(&frame.session_id, Notice::WalletBound(addresses));
+        self.notices.notify(&frame.session_id, &frame.frame_id, Notice::WalletBound(addresses));
         Ok(wallet.wallet_id)
     }
 
@@ -778,44 +840,83 @@ impl EmbeddedService {
             if pending.step != step {
                 return Err(EmbeddedError::BadRequest("that is not the pending step of the email change".into()));
             }
+            // The address the code went to (the current one, then the new one): none of its codes
+            // is checked while it is locked out.
+            let address = match state.otp.purpose_of(&pending.challenge_id, &frame_id) {
+                Some(OtpPurpose::UpdatePrimary { user_id, .. }) => self.vault.user(user_id)?.and_then(|user| user.email),
+                Some(OtpPurpose::UpdateSecondary { new_email, .. }) => Some(new_email.clone()),
+                _ => None,
+            };
+            if let Some(address) = &address
+                && let Err(locked) = self.throttle.check_locked(address, now)
+            {
+                state.otp.forget_owner(&frame_id);
+                if let Ok(frame) = state.frames.authenticate(frame_token, now) {
+                    frame.email_update = None;
+                }
+                drop(state);
+                return Err(self.refuse_locked(&session_id, &frame_id, locked.into()));
+            }
             match state.otp.verify(&pending.challenge_id, &frame_id, otp, now) {
                 Ok(OtpPurpose::UpdatePrimary { user_id, new_email }) => {
+                    // No code goes to a new address that is locked out.
+                    if let Err(locked) = self.throttle.check_locked(&new_email, now) {
+                        if let Ok(frame) = state.frames.authenticate(frame_token, now) {
+                            frame.email_update = None;
+                        }
+                        return Err(locked.into());
+                    }
                     let purpose = OtpPurpose::UpdateSecondary { user_id, new_email: new_email.clone() };
                     let (challenge_id, code) =
                         state.otp.issue(purpose, &frame_id, now, &*self.entropy).map_err(|error| EmbeddedError::Busy(error.to_string()))?;
                     let frame = state.frames.authenticate(frame_token, now)?;
                     frame.email_update =
                         Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Secondary, new_email: new_email.clone() });
-                    Some((session_id, new_email, code))
+                    Some((session_id, frame_id, new_email, code))
                 }
                 Ok(OtpPurpose::UpdateSecondary { user_id, new_email }) => {
-                    let user = self.vault.update_email(&user_id, &new_email)?;
+                    // `EmailTaken` here goes to whoever proved they read the new address's mail.
+                    let updated = self.vault.update_email(&user_id, &new_email);
                     let frame = state.frames.authenticate(frame_token, now)?;
                     frame.email_update = None;
+                    let user = updated?;
                     if let Some(login) = frame.login.as_mut() {
                         login.email = user.email.clone();
                     }
                     drop(state);
-                    self.notices.notify(&session_id, Notice::EmailUpdated { new_email });
+                    self.notices.notify(&session_id, &frame_id, Notice::EmailUpdated { new_email });
                     None
                 }
                 Ok(OtpPurpose::Login { .. }) => return Err(EmbeddedError::Internal),
                 Err(rejected) => {
+                    let rejected = match self.count_failure(&mut state, &frame_id, address.as_deref(), rejected, now) {
+                        Ok(rejected) => rejected,
+                        Err(error) => {
+                            if let Ok(frame) = state.frames.authenticate(frame_token, now) {
+                                frame.email_update = None;
+                            }
+                            drop(state);
+                            return Err(self.refuse_locked(&session_id, &frame_id, error));
+                        }
+                    };
                     if rejected.reason != OtpRejection::Wrong
                         && let Ok(frame) = state.frames.authenticate(frame_token, now)
                     {
                         frame.email_update = None;
                     }
                     drop(state);
-                    self.notices
-                        .notify(&session_id, Notice::OtpRejected { reason: rejected.reason, attempts_left: rejected.attempts_left });
+                    self.notices.notify(
+                        &session_id,
+                        &frame_id,
+                        Notice::OtpRejected { reason: rejected.reason, attempts_left: rejected.attempts_left },
+                    );
                     return Err(EmbeddedError::Otp(rejected));
                 }
             }
         };
-        if let Some((session_id, new_email, code)) = next {
+        if let Some((session_id, frame_id, new_email, code)) = next {
             self.mail(&new_email, &code, MailPurpose::UpdateSecondary).await?;
-            self.notices.notify(&session_id, Notice::EmailUpdateStep { step: EmailUpdateStep::Secondary });
+            self.notices.notify(&session_id, &frame_id, Notice::EmailUpdateStep { step: EmailUpdateStep::Secondary });
         }
         Ok(())
     }
@@ -854,13 +955,13 @@ impl EmbeddedService {
 
     pub async fn complete_social(&self, frame_token: &str, result_uri: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
-        let (session_id, pending) = {
+        let (session_id, frame_id, pending) = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
-            let session_id = frame.session_id.clone();
+            let (session_id, frame_id) = (frame.session_id.clone(), frame.frame_id.clone());
             let taken = crate::social::parse_result_uri(self.config.frame_origin(), result_uri)
                 .and_then(|result| state.social.take(&result.state, &session_id, now).map(|pending| (result, pending)));
-            (session_id, taken)
+            (session_id, frame_id, taken)
         };
         let outcome = match pending {
             Ok((result, pending)) => self.finish_social(frame_token, result, pending).await,
@@ -868,7 +969,7 @@ impl EmbeddedService {
         };
         outcome.map_err(|error| {
             tracing::warn!(%error, "social login failed");
-            self.notices.notify(&session_id, Notice::SocialFailed { message: "Failed to connect".into() });
+            self.notices.notify(&session_id, &frame_id, Notice::SocialFailed { message: "Failed to connect".into() });
             match error {
                 SocialError::Frame(inner) => inner,
                 _ => EmbeddedError::SocialFailed,
@@ -954,12 +1055,12 @@ impl EmbeddedService {
     /// message and its signer against the fid's custody address, and logs the frame in.
     pub async fn complete_farcaster(&self, frame_token: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
-        let (session_id, pending) = {
+        let (session_id, frame_id, pending) = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
             let (session_id, frame_id) = (frame.session_id.clone(), frame.frame_id.clone());
             let pending = state.farcaster.take(&frame_id, &session_id, now);
-            (session_id, pending)
+            (session_id, frame_id, pending)
         };
         let outcome = match pending {
             Ok(pending) => self.finish_farcaster(frame_token, pending).await,
@@ -967,7 +1068,7 @@ impl EmbeddedService {
         };
         outcome.map_err(|error| {
             tracing::warn!(%error, "Farcaster login failed");
-            self.notices.notify(&session_id, Notice::SocialFailed { message: crate::farcaster::FARCASTER_FAILED.into() });
+            self.notices.notify(&session_id, &frame_id, Notice::SocialFailed { message: crate::farcaster::FARCASTER_FAILED.into() });
             match error {
                 SocialError::Frame(inner @ EmbeddedError::Unauthorized) => inner,
                 _ => EmbeddedError::FarcasterFailed,
@@ -1005,6 +1106,11 @@ impl EmbeddedService {
     /// The raw stored values of the vault (tests check no share is stored in the clear).
     pub fn vault_raw_values(&self) -> Vec<Vec<u8>> {
         self.vault.raw_values()
+    }
+
+    /// The id of the user whose login address is `email` (for tests).
+    pub fn vault_user_id_by_email(&self, email: &str) -> Option<String> {
+        self.vault.user_by_email(&normalize_email(email)).ok().flatten().map(|user| user.user_id)
     }
 }
 

@@ -62,6 +62,8 @@ async fn given_a_frame_when_the_visitor_logs_in_by_email_and_binds_a_wallet_then
         post(&app, "/api/email/verify", json!({ "frameToken": token, "challengeId": sent.challenge_id, "otp": wrong(&code) })).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["error"]["code"], "otp_wrong");
+    // Named with the frame it is about: the session takes notices only from the frame it announced.
+    assert_eq!(h.sink.frames(), vec![frame_id.clone()]);
     assert_eq!(h.sink.take(), vec![("s1".into(), Notice::OtpRejected { reason: OtpRejection::Wrong, attempts_left: 4 })]);
 
     // And the right code logs in, with no wallet yet
@@ -315,6 +317,35 @@ async fn given_a_logged_in_frame_when_the_email_is_updated_with_both_codes_then_
     assert!(matches!(&first_user[..], [(_, Notice::LoginVerified { email: Some(e), .. })] if e == "new@example.com"));
 }
 
+#[actix_web::test]
+async fn given_an_address_with_an_account_when_another_user_moves_to_it_then_nothing_tells_until_its_code_is_typed() {
+    let h = harness(vec![]);
+    let app = app!(h);
+    let (_, _, owner) = logged_in_frame(&h, &app, "s1", "taken@example.com", 1).await;
+    let (frame_id, token, prober) = logged_in_frame(&h, &app, "s2", "prober@example.com", 2).await;
+    h.clock.advance_ms(30_000);
+
+    // When the other user asks to move to the address that has an account: the change starts as
+    // for a free address (a code to the prober's own address), so its answer tells nothing
+    let step = h.service.start_email_update("s2", &frame_id, "Taken@Example.com").await.unwrap();
+    assert_eq!(step, vestibule_embedded::EmailUpdateStep::Primary);
+    let primary = h.mailer.last_code("prober@example.com");
+    let (status, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "primary", "otp": primary })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Then only whoever reads the address's own mail learns it is taken, and nothing moves
+    let secondary = h.mailer.last_code("taken@example.com");
+    let (status, body) =
+        post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("email_taken")), "{body}");
+    assert_eq!(body["error"]["message"], "That email belongs to another account");
+    let user_of = |email: &str| h.service.vault_user_id_by_email(email);
+    assert_eq!((user_of("taken@example.com"), user_of("prober@example.com")), (Some(owner), Some(prober)));
+    // The change is over: the used code does not count again.
+    let (status, _) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
 struct FakeChain(std::sync::Mutex<Vec<(String, String, String, String)>>);
 
 #[async_trait::async_trait]
@@ -425,4 +456,174 @@ async fn given_a_mail_server_that_fails_when_a_code_is_sent_then_the_error_is_ma
         let error = service.send_login_otp("s1", &frame_id, "a@example.com").await.unwrap_err();
         assert_eq!((error.code(), error.status()), ("mail_failed", 502));
     }
+}
+
+/// A service on `db` with the harness's mailer, sink and clock; building another on the same
+/// database is a gateway restart (frames and codes in memory are gone, the vault stays).
+fn lockout_service(h: &support::Harness, db: &sled::Db, seed: u64) -> actix_web::web::Data<vestibule_embedded::EmbeddedService> {
+    let service = vestibule_embedded::EmbeddedService::builder(
+        support::config(h.dir.path()),
+        vestibule_embedded::ShareKeys { server: [1; 32], recovery: [2; 32] },
+        h.mailer.clone(),
+        h.sink.clone(),
+    )
+    .clock(h.clock.clone())
+    .entropy(std::sync::Arc::new(SeededEntropy::new(seed)))
+    .db(db.clone())
+    .build()
+    .unwrap();
+    actix_web::web::Data::new(service)
+}
+
+/// Registers a frame of `session`; gives (frameId, frameToken).
+async fn lockout_frame(
+    app: &impl actix_web::dev::Service<actix_http::Request, Response = actix_web::dev::ServiceResponse, Error = actix_web::Error>,
+    session: &str,
+    seed: u64,
+) -> (String, String) {
+    let (_, public) = test_key_pair(&SeededEntropy::new(seed));
+    let (status, frame) = post(app, "/api/frames", json!({ "sessionId": session, "hpkePublicKey": public })).await;
+    assert_eq!(status, StatusCode::OK, "{frame}");
+    (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned())
+}
+
+#[actix_web::test]
+async fn given_wrong_codes_across_challenges_when_the_address_budget_is_spent_then_its_codes_are_refused_across_sessions_and_restarts_until_the_window_passes()
+ {
+    use vestibule_embedded::{Clock, EmbeddedError};
+    const VICTIM: &str = "victim@example.com";
+    const DAY_MS: u64 = 24 * 3600 * 1000;
+    let mut h = harness(vec![]);
+    let db = sled::Config::new().path(h.dir.path().join("lockout-db")).open().unwrap();
+    h.service = lockout_service(&h, &db, 11);
+    let app = app!(h);
+    let mails_to_victim = |h: &support::Harness| h.mailer.sent.lock().unwrap().iter().filter(|(to, _, _)| to == VICTIM).count();
+    let verify = |token: &str, challenge_id: &str, otp: &str| json!({ "frameToken": token, "challengeId": challenge_id, "otp": otp });
+    let first_failure = h.clock.now_ms();
+
+    // Given a code mailed to the address for a frame of session s1, and five wrong codes that kill it
+    let (frame_a, token_a) = lockout_frame(&app, "s1", 21).await;
+    let sent = h.service.send_login_otp("s1", &frame_a, VICTIM).await.unwrap();
+    let code = h.mailer.last_code(VICTIM);
+    for _ in 0..4 {
+        let (status, body) = post(&app, "/api/email/verify", verify(&token_a, &sent.challenge_id, &wrong(&code))).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("otp_wrong")));
+    }
+    let (_, body) = post(&app, "/api/email/verify", verify(&token_a, &sent.challenge_id, &wrong(&code))).await;
+    assert_eq!(body["error"]["code"], "otp_attempts");
+
+    // and, past the cooldown, a new code for a frame of another session (mailing still works) taking four more
+    h.clock.advance_ms(30_000);
+    let (frame_b, token_b) = lockout_frame(&app, "s2", 22).await;
+    let sent_b = h.service.send_login_otp("s2", &frame_b, VICTIM).await.unwrap();
+    let code_b = h.mailer.last_code(VICTIM);
+    for _ in 0..4 {
+        let (_, body) = post(&app, "/api/email/verify", verify(&token_b, &sent_b.challenge_id, &wrong(&code_b))).await;
+        assert_eq!(body["error"]["code"], "otp_wrong");
+    }
+    // (the session is told how many tries the address has left, not only the challenge)
+    assert_eq!(h.sink.take().pop().unwrap(), ("s2".into(), Notice::OtpRejected { reason: OtpRejection::Wrong, attempts_left: 1 }));
+    // and a third session's frame holding an outstanding code for the address
+    h.clock.advance_ms(30_000);
+    let (frame_c, token_c) = lockout_frame(&app, "s3", 23).await;
+    let sent_c = h.service.send_login_otp("s3", &frame_c, VICTIM).await.unwrap();
+    let code_c = h.mailer.last_code(VICTIM);
+    assert_eq!(mails_to_victim(&h), 3);
+
+    // When the tenth wrong code comes
+    let (status, body) = post(&app, "/api/email/verify", verify(&token_b, &sent_b.challenge_id, &wrong(&code_b))).await;
+
+    // Then it spends the address's budget: locked, and the session hears "too many attempts"
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("otp_locked")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("24 hours"), "{body}");
+    assert_eq!(h.sink.take(), vec![("s2".into(), Notice::OtpRejected { reason: OtpRejection::Attempts, attempts_left: 0 })]);
+    // A code for another address still verifies (positive probe) ...
+    let (frame_d, token_d) = lockout_frame(&app, "s4", 24).await;
+    let other = h.service.send_login_otp("s4", &frame_d, "other@example.com").await.unwrap();
+    let (status, _) =
+        post(&app, "/api/email/verify", verify(&token_d, &other.challenge_id, &h.mailer.last_code("other@example.com"))).await;
+    assert_eq!(status, StatusCode::OK);
+    h.sink.take();
+    // ... but the third frame's outstanding code for the address, right as it is, is refused
+    let (status, body) = post(&app, "/api/email/verify", verify(&token_c, &sent_c.challenge_id, &code_c)).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("otp_locked")), "{body}");
+    assert_eq!(h.sink.take(), vec![("s3".into(), Notice::OtpRejected { reason: OtpRejection::Attempts, attempts_left: 0 })]);
+
+    // And a new code for the address is refused, past the cooldown, to a new frame of a new
+    // session that is mailed a code for another address at once (positive probe)
+    h.clock.advance_ms(30_000);
+    let (frame_e, _) = lockout_frame(&app, "s5", 25).await;
+    h.service.send_login_otp("s5", &frame_e, "third@example.com").await.unwrap();
+    let error = h.service.send_login_otp("s5", &frame_e, VICTIM).await.unwrap_err();
+    let expected_wait = (first_failure + DAY_MS - h.clock.now_ms()).div_ceil(1000);
+    assert!(matches!(error, EmbeddedError::Locked { retry_after_secs } if retry_after_secs == expected_wait), "{error:?}");
+    assert_eq!((error.code(), error.status()), ("otp_locked", 429));
+    assert_eq!(mails_to_victim(&h), 3, "no code went out");
+
+    // When the gateway restarts on the same database, just after mailing a code to `cooled`
+    h.service.send_login_otp("s5", &frame_e, "cooled@example.com").await.unwrap();
+    drop(app);
+    h.service = lockout_service(&h, &db, 12);
+    let app = app!(h);
+
+    // Then a fresh address is mailed (positive probe), the lockout holds, and so does the cooldown
+    let (frame_f, _) = lockout_frame(&app, "s6", 26).await;
+    h.service.send_login_otp("s6", &frame_f, "fresh@example.com").await.unwrap();
+    let error = h.service.send_login_otp("s6", &frame_f, VICTIM).await.unwrap_err();
+    assert_eq!(error.code(), "otp_locked", "the lockout survives a restart");
+    let error = h.service.send_login_otp("s6", &frame_f, "cooled@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 30 }), "the cooldown survives a restart: {error:?}");
+    h.clock.advance_ms(30_000);
+    h.service.send_login_otp("s6", &frame_f, "cooled@example.com").await.unwrap();
+    assert_eq!(mails_to_victim(&h), 3);
+
+    // And a second before the window ends the address is still locked; once it has ended, it is
+    // mailed again and the right code logs in
+    h.clock.advance_ms(first_failure + DAY_MS - 1_000 - h.clock.now_ms());
+    let (frame_g, token_g) = lockout_frame(&app, "s7", 27).await;
+    let error = h.service.send_login_otp("s7", &frame_g, VICTIM).await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::Locked { retry_after_secs: 1 }), "{error:?}");
+    h.clock.advance_ms(1_000);
+    let sent = h.service.send_login_otp("s7", &frame_g, VICTIM).await.unwrap();
+    let (status, login) = post(&app, "/api/email/verify", verify(&token_g, &sent.challenge_id, &h.mailer.last_code(VICTIM))).await;
+    assert_eq!(status, StatusCode::OK, "{login}");
+    assert_eq!(login["email"], VICTIM);
+}
+
+#[actix_web::test]
+async fn given_a_locked_out_address_when_its_owner_changes_email_then_its_pending_code_is_not_checked_and_no_new_code_goes_to_it() {
+    const OLD: &str = "old@example.com";
+    let h = harness(vec![]);
+    let app = app!(h);
+    let (frame_id, token, _) = logged_in_frame(&h, &app, "s1", OLD, 1).await;
+    // Given an email change started (the code to the current address is mailed: positive probe)
+    h.clock.advance_ms(30_000);
+    h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap();
+    let primary = h.mailer.last_code(OLD);
+
+    // When another session spends the address's budget on login codes (two challenges, 30 s apart)
+    let (other_frame, other_token) = lockout_frame(&app, "s2", 31).await;
+    let mut last = Value::Null;
+    for _ in 0..2 {
+        h.clock.advance_ms(30_000);
+        let sent = h.service.send_login_otp("s2", &other_frame, OLD).await.unwrap();
+        let code = h.mailer.last_code(OLD);
+        for _ in 0..5 {
+            let request = json!({ "frameToken": other_token, "challengeId": sent.challenge_id, "otp": wrong(&code) });
+            last = post(&app, "/api/email/verify", request).await.1;
+        }
+    }
+    assert_eq!(last["error"]["code"], "otp_locked");
+    h.sink.take();
+
+    // Then the pending code of the change, right as it is, is refused and the change is over
+    let (status, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "primary", "otp": primary })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("otp_locked")), "{body}");
+    assert_eq!(h.sink.take(), vec![("s1".into(), Notice::OtpRejected { reason: OtpRejection::Attempts, attempts_left: 0 })]);
+    // And no new change mails the address, while the same frame may still ask for a login code
+    // for another address (positive probe)
+    h.clock.advance_ms(30_000);
+    let error = h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap_err();
+    assert_eq!((error.code(), error.status()), ("otp_locked", 429));
+    h.service.send_login_otp("s1", &frame_id, "else@example.com").await.unwrap();
 }

@@ -34,10 +34,10 @@ impl SessionNotices {
 }
 
 impl NoticeSink for SessionNotices {
-    fn notify(&self, session_id: &str, notice: Notice) {
+    fn notify(&self, session_id: &str, frame_id: &str, notice: Notice) {
         let Some(registry) = self.registry.get().cloned() else { return };
         let Ok(id) = session_id.parse::<SessionId>() else { return };
-        let command = notice_command(notice);
+        let command = notice_command(notice, frame_id);
         let name = command.type_name();
         actix_web::rt::spawn(async move {
             if let Err(error) = registry.deliver(id, command).await {
@@ -45,10 +45,19 @@ impl NoticeSink for SessionNotices {
             }
         });
     }
+
+    /// A session with a running actor here: a page is attached to it (or was, until
+    /// `passivate_after` ago). A frame can only be registered for such a session, so an id that
+    /// names no session, or one made up, registers nothing.
+    fn session_is_live(&self, session_id: &str) -> bool {
+        let (Some(registry), Ok(id)) = (self.registry.get(), session_id.parse::<SessionId>()) else { return false };
+        registry.is_running(id)
+    }
 }
 
-/// The session's runtime command for a notice of the embedded service.
-fn notice_command(notice: Notice) -> Command {
+/// The session's runtime command for a notice of the embedded service about frame `frame_id`.
+fn notice_command(notice: Notice, frame_id: &str) -> Command {
+    let from_frame = Some(frame_id.to_string());
     match notice {
         Notice::OtpRejected { reason, attempts_left } => Command::EmbeddedOtpRejected {
             reason: match reason {
@@ -57,16 +66,25 @@ fn notice_command(notice: Notice) -> Command {
                 otp::OtpRejection::Attempts => OtpRejection::Attempts,
             },
             attempts_left: Some(attempts_left),
+            from_frame,
         },
-        Notice::LoginVerified { method, user_id, email, username, wallet } => {
-            Command::EmbeddedLoginVerified { method: login_method(&method), user_id, email, username, wallet: wallet.map(wallet_info) }
-        }
-        Notice::WalletBound(w) => {
-            Command::EmbeddedWalletBound { wallet_id: w.wallet_id, eip155_address: w.eip155_address, solana_address: w.solana_address }
-        }
-        Notice::SocialFailed { message } => Command::EmbeddedSocialFailed { message },
-        Notice::EmailUpdateStep { step } => Command::EmbeddedEmailUpdateStep { step: update_step(step) },
-        Notice::EmailUpdated { new_email } => Command::EmbeddedEmailUpdated { new_email },
+        Notice::LoginVerified { method, user_id, email, username, wallet } => Command::EmbeddedLoginVerified {
+            method: login_method(&method),
+            user_id,
+            email,
+            username,
+            wallet: wallet.map(wallet_info),
+            from_frame,
+        },
+        Notice::WalletBound(w) => Command::EmbeddedWalletBound {
+            wallet_id: w.wallet_id,
+            eip155_address: w.eip155_address,
+            solana_address: w.solana_address,
+            from_frame,
+        },
+        Notice::SocialFailed { message } => Command::EmbeddedSocialFailed { message, from_frame },
+        Notice::EmailUpdateStep { step } => Command::EmbeddedEmailUpdateStep { step: update_step(step), from_frame },
+        Notice::EmailUpdated { new_email } => Command::EmbeddedEmailUpdated { new_email, from_frame },
     }
 }
 
@@ -104,6 +122,10 @@ fn provider_name(provider: SocialProvider) -> String {
 fn otp_send_failure(error: &EmbeddedError) -> String {
     match error {
         EmbeddedError::Cooldown { retry_after_secs } => format!("Please try again after {retry_after_secs} seconds"),
+        EmbeddedError::Locked { retry_after_secs } => format!(
+            "Too many wrong codes were entered for this email address. Please try again in {}",
+            vestibule_embedded::throttle::wait_in_words(*retry_after_secs)
+        ),
         EmbeddedError::BadEmail => "That is not a valid email address".to_string(),
         EmbeddedError::Mail => "The code could not be sent. Please try again later".to_string(),
         EmbeddedError::EmailTaken => "That email belongs to another account".to_string(),
@@ -143,7 +165,7 @@ impl EmbeddedEffects for ServiceEmbedded {
                 Ok(url) => Command::EmbeddedSocialRedirect { provider, url },
                 Err(error) => {
                     tracing::info!(%session, code = error.code(), "a social login did not start");
-                    Command::EmbeddedSocialFailed { message: "Failed to initiate social connection".to_string() }
+                    Command::EmbeddedSocialFailed { message: "Failed to initiate social connection".to_string(), from_frame: None }
                 }
             }
         })
@@ -156,7 +178,7 @@ impl EmbeddedEffects for ServiceEmbedded {
                 Ok(url) => Command::EmbeddedSocialRedirect { provider: SocialProvider::Farcaster, url },
                 Err(error) => {
                     tracing::info!(%session, code = error.code(), "a Farcaster login did not start");
-                    Command::EmbeddedSocialFailed { message: "Failed to connect to farcaster".to_string() }
+                    Command::EmbeddedSocialFailed { message: "Failed to connect to farcaster".to_string(), from_frame: None }
                 }
             }
         })
@@ -166,7 +188,7 @@ impl EmbeddedEffects for ServiceEmbedded {
         let service = self.service.clone();
         Box::pin(async move {
             match service.start_email_update(&session.to_string(), &frame_id, &new_email).await {
-                Ok(step) => Command::EmbeddedEmailUpdateStep { step: update_step(step) },
+                Ok(step) => Command::EmbeddedEmailUpdateStep { step: update_step(step), from_frame: None },
                 Err(error) => {
                     tracing::info!(%session, code = error.code(), "an email change did not start");
                     let message = match error {

@@ -132,10 +132,10 @@ impl EmbeddedEffects for NoEmbedded {
         Box::pin(std::future::ready(Command::EmbeddedOtpSendFailed { message: NO_EMBEDDED.into() }))
     }
     fn start_social(&self, _: SessionId, _: String, _: SocialProvider, _: String) -> ChainFuture<Command> {
-        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into() }))
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into(), from_frame: None }))
     }
     fn start_farcaster(&self, _: SessionId, _: String) -> ChainFuture<Command> {
-        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into() }))
+        Box::pin(std::future::ready(Command::EmbeddedSocialFailed { message: NO_EMBEDDED.into(), from_frame: None }))
     }
     fn start_email_update(&self, _: SessionId, _: String, _: String) -> ChainFuture<Command> {
         Box::pin(std::future::ready(Command::EmbeddedEmailUpdateFailed { message: NO_EMBEDDED.into() }))

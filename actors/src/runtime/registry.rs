@@ -168,6 +168,12 @@ impl Registry {
         self.inner.sessions.lock().expect("registry lock").len()
     }
 
+    /// Whether the session has a running actor on this node (hibernated or not): a session some
+    /// page is attached to, or was until `passivate_after` ago.
+    pub fn is_running(&self, id: SessionId) -> bool {
+        self.inner.sessions.lock().expect("registry lock").get(&id).is_some_and(|addr| addr.connected())
+    }
+
     /// The session's actor, started (on the current arbiter) if it is not running. Must be called
     /// from inside an actix system.
     pub fn session(&self, id: SessionId) -> Addr<ModalSession> {

@@ -258,6 +258,9 @@ pub enum Command {
     EmbeddedOtpRejected {
         reason: OtpRejection,
         attempts_left: Option<u32>,
+        /// The frame a notice of the embedded service is about (`None`: the outcome of the
+        /// session's own effect): refused unless it is the frame this session announced.
+        from_frame: Option<String>,
     },
     /// The social login's authorization URL, for the popup.
     EmbeddedSocialRedirect {
@@ -266,6 +269,9 @@ pub enum Command {
     },
     EmbeddedSocialFailed {
         message: String,
+        /// The frame a notice of the embedded service is about (`None`: the outcome of the
+        /// session's own effect): refused unless it is the frame this session announced.
+        from_frame: Option<String>,
     },
     /// The login was verified: the user and, if they have one, their wallet.
     EmbeddedLoginVerified {
@@ -274,22 +280,34 @@ pub enum Command {
         email: Option<String>,
         username: Option<String>,
         wallet: Option<EmbeddedWalletInfo>,
+        /// The frame a notice of the embedded service is about (`None`: the outcome of the
+        /// session's own effect): refused unless it is the frame this session announced.
+        from_frame: Option<String>,
     },
     /// The frame's new wallet was bound to the user.
     EmbeddedWalletBound {
         wallet_id: String,
         eip155_address: String,
         solana_address: String,
+        /// The frame a notice of the embedded service is about (`None`: the outcome of the
+        /// session's own effect): refused unless it is the frame this session announced.
+        from_frame: Option<String>,
     },
     /// An email change's code was mailed to the current (primary) or new (secondary) address.
     EmbeddedEmailUpdateStep {
         step: UpdateStep,
+        /// The frame a notice of the embedded service is about (`None`: the outcome of the
+        /// session's own effect): refused unless it is the frame this session announced.
+        from_frame: Option<String>,
     },
     EmbeddedEmailUpdateFailed {
         message: String,
     },
     EmbeddedEmailUpdated {
         new_email: String,
+        /// The frame a notice of the embedded service is about (`None`: the outcome of the
+        /// session's own effect): refused unless it is the frame this session announced.
+        from_frame: Option<String>,
     },
     /// The embedded service heard of a sign-out (the effect finished).
     EmbeddedSignOutDone,

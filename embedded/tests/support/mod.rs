@@ -38,17 +38,32 @@ impl Mailer for RecordingMailer {
 #[derive(Default)]
 pub struct RecordingSink {
     pub notices: Mutex<Vec<(String, Notice)>>,
+    /// The frame each notice was about, in the same order.
+    pub frames: Mutex<Vec<String>>,
+    /// Sessions that are no longer live (every other session id is).
+    pub ended: Mutex<Vec<String>>,
 }
 
 impl RecordingSink {
     pub fn take(&self) -> Vec<(String, Notice)> {
+        self.frames.lock().unwrap().clear();
         std::mem::take(&mut *self.notices.lock().unwrap())
+    }
+
+    /// The frames of the notices since the last `take`.
+    pub fn frames(&self) -> Vec<String> {
+        self.frames.lock().unwrap().clone()
     }
 }
 
 impl NoticeSink for RecordingSink {
-    fn notify(&self, session_id: &str, notice: Notice) {
+    fn notify(&self, session_id: &str, frame_id: &str, notice: Notice) {
+        self.frames.lock().unwrap().push(frame_id.to_owned());
         self.notices.lock().unwrap().push((session_id.to_owned(), notice));
+    }
+
+    fn session_is_live(&self, session_id: &str) -> bool {
+        !self.ended.lock().unwrap().iter().any(|ended| ended == session_id)
     }
 }
 
@@ -63,6 +78,8 @@ pub fn config(dir: &Path) -> EmbeddedConfig {
         otp_ttl: Duration::from_secs(600),
         otp_attempts: 5,
         email_cooldown: Duration::from_secs(30),
+        otp_lockout_failures: 10,
+        otp_lockout_window: Duration::from_secs(24 * 3600),
         smtp: None,
         social: Default::default(),
         farcaster: None,

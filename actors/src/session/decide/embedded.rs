@@ -62,6 +62,20 @@ pub(super) fn frame_ready(d: &mut Decision, frame_id: &str) -> Result<(), Domain
     Ok(())
 }
 
+/// A notice of the embedded service (`from_frame`: the frame whose request it answers) moves the
+/// session only when it is about the frame this session announced. The frame API registers a frame
+/// for any live session id, so whoever learnt the id could register another frame and, through
+/// it, post failures, or a login of their own, to this session. `None`: the outcome of one of the
+/// session's own effects, asked for its announced frame.
+pub(super) fn from_announced_frame(d: &Decision, from_frame: Option<&str>) -> Result<(), DomainError> {
+    match from_frame {
+        Some(frame) if d.state.embedded.frame.frame_id.as_deref() != Some(frame) => {
+            Err(DomainError::InvalidInput { field: "frameId".into(), message: "not the frame this session announced".into() })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `ConnectEmail`: the feature, the address, the 30 s cooldown, the frame; then the embedded
 /// service is asked to mail a code (a pending effect).
 pub(super) fn email(d: &mut Decision, email: &str) -> Result<(), DomainError> {

@@ -224,24 +224,34 @@ pub fn decide_evolved(state: &SessionState, command: Command, ctx: &Ctx) -> Resu
         }
         Command::EmbeddedOtpSent { challenge_id, step } => runtime(state, ctx, |d| embedded::otp_sent(d, &challenge_id, step)),
         Command::EmbeddedOtpSendFailed { message } => runtime(state, ctx, |d| embedded::otp_send_failed(d, &message)),
-        Command::EmbeddedOtpRejected { reason, attempts_left } => runtime(state, ctx, |d| {
+        Command::EmbeddedOtpRejected { reason, attempts_left, from_frame } => runtime(state, ctx, |d| {
+            embedded::from_announced_frame(d, from_frame.as_deref())?;
             embedded::otp_rejected(d, reason, attempts_left);
             Ok(())
         }),
         Command::EmbeddedSocialRedirect { provider, url } => runtime(state, ctx, |d| embedded::social_redirect(d, provider, &url)),
-        Command::EmbeddedSocialFailed { message } => runtime(state, ctx, |d| embedded::social_failed(d, &message)),
-        Command::EmbeddedLoginVerified { method, user_id, email, username, wallet } => {
-            runtime(state, ctx, |d| embedded::login_verified(d, method, &user_id, email, username, wallet))
-        }
-        Command::EmbeddedWalletBound { wallet_id, eip155_address, solana_address } => runtime(state, ctx, |d| {
+        Command::EmbeddedSocialFailed { message, from_frame } => runtime(state, ctx, |d| {
+            embedded::from_announced_frame(d, from_frame.as_deref())?;
+            embedded::social_failed(d, &message)
+        }),
+        Command::EmbeddedLoginVerified { method, user_id, email, username, wallet, from_frame } => runtime(state, ctx, |d| {
+            embedded::from_announced_frame(d, from_frame.as_deref())?;
+            embedded::login_verified(d, method, &user_id, email, username, wallet)
+        }),
+        Command::EmbeddedWalletBound { wallet_id, eip155_address, solana_address, from_frame } => runtime(state, ctx, |d| {
+            embedded::from_announced_frame(d, from_frame.as_deref())?;
             embedded::wallet_bound(d, crate::machines::embedded_wallet::EmbeddedWalletInfo { wallet_id, eip155_address, solana_address })
         }),
-        Command::EmbeddedEmailUpdateStep { step } => runtime(state, ctx, |d| {
+        Command::EmbeddedEmailUpdateStep { step, from_frame } => runtime(state, ctx, |d| {
+            embedded::from_announced_frame(d, from_frame.as_deref())?;
             embedded::email_update_step(d, step);
             Ok(())
         }),
         Command::EmbeddedEmailUpdateFailed { message } => runtime(state, ctx, |d| embedded::email_update_failed(d, &message)),
-        Command::EmbeddedEmailUpdated { new_email } => runtime(state, ctx, |d| embedded::email_updated(d, &new_email)),
+        Command::EmbeddedEmailUpdated { new_email, from_frame } => runtime(state, ctx, |d| {
+            embedded::from_announced_frame(d, from_frame.as_deref())?;
+            embedded::email_updated(d, &new_email)
+        }),
         Command::EmbeddedSignOutDone => runtime(state, ctx, |d| {
             embedded::sign_out_done(d);
             Ok(())

@@ -1,0 +1,121 @@
+//! The embedded wallet's frame API against the real gateway process, as an outsider would use it: a
+//! frame registers only for a session that is live on the gateway (made-up ids once filled the
+//! registry and locked every visitor out of email and social login for 24 hours), and a session
+//! takes the embedded service's notices only about the frame it announced (a frame registered by
+//! whoever learnt the session id once reset the visitor's login with a made-up code).
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use vestibule_embedded::SeededEntropy;
+use vestibule_embedded::seal::test_key_pair;
+
+fn embedded_config(dir: &Path) -> String {
+    std::fs::create_dir_all(dir.join("frame-assets")).unwrap();
+    std::fs::create_dir_all(dir.join("mail")).unwrap();
+    std::fs::write(dir.join("share.key"), "11".repeat(32)).unwrap();
+    std::fs::write(dir.join("recovery.key"), "22".repeat(32)).unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    format!(
+        "{CONFIG}\n[embedded]\nframe_listen = \"127.0.0.1:0\"\nframe_assets_dir = \"{}\"\nshare_key_file = \"{}\"\nrecovery_key_file = \"{}\"\n\n\
+         [embedded.smtp]\nhost = \"localhost\"\nport = 25\nfrom = \"Vestibule <login@localhost>\"\nfile_dir = \"{}\"\n",
+        path("frame-assets"),
+        path("share.key"),
+        path("recovery.key"),
+        path("mail"),
+    )
+}
+
+/// POSTs JSON to the frame origin's API from the frame origin: status and body.
+async fn post_frame_api(frame_origin: &str, path: &str, body: Value) -> (u16, Value) {
+    let addr = frame_origin.strip_prefix("http://").expect("an http frame origin");
+    let body = body.to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {frame_origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| serde_json::from_str(b).unwrap_or(Value::Null)).unwrap_or(Value::Null);
+    (status, body)
+}
+
+async fn register_frame(frame_origin: &str, session_id: &str, entropy: &SeededEntropy) -> (u16, Value) {
+    let (_, public_key) = test_key_pair(entropy);
+    post_frame_api(frame_origin, "/api/frames", json!({ "sessionId": session_id, "hpkePublicKey": public_key, "deviceWallets": [] })).await
+}
+
+fn code_in(dir: &Path) -> String {
+    let mail = std::fs::read_dir(dir).unwrap().next().expect("a mail was written").unwrap().path();
+    let text = std::fs::read_to_string(mail).unwrap();
+    text.lines().map(str::trim).find(|l| l.len() == 6 && l.bytes().all(|b| b.is_ascii_digit())).expect("a code in the mail").to_string()
+}
+
+fn wrong(code: &str) -> String {
+    let first = (code.as_bytes()[0] - b'0' + 1) % 10;
+    format!("{first}{}", &code[1..])
+}
+
+#[tokio::test]
+async fn frames_register_only_for_live_sessions_and_a_session_hears_only_its_own_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = Gateway::start(&embedded_config(dir.path()));
+    let entropy = SeededEntropy::new(7);
+    let mut host = Client::create(&gateway, json!({ "features": { "email": true } })).await;
+    let frame_origin = host.state["embedded"]["frameOrigin"].as_str().expect("the embedded wallet is on").to_string();
+
+    // Given made-up session ids, well formed or not: nothing registers.
+    for made_up in [vestibule_store::SessionId::random().to_string(), "s1".to_string()] {
+        let (status, body) = register_frame(&frame_origin, &made_up, &entropy).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_session")), "{made_up}: {body}");
+    }
+    // The visitor's own frame registers, and the page announces it.
+    let (status, frame) = register_frame(&frame_origin, &host.session_id, &entropy).await;
+    assert_eq!(status, 200, "{frame}");
+    let (frame_id, frame_token) = (frame["frameId"].as_str().unwrap().to_string(), frame["frameToken"].as_str().unwrap().to_string());
+    host.command(json!({ "type": "EmbeddedFrameReady", "frameId": frame_id })).await;
+    wait_for(&mut host, "the frame is ready", Duration::from_secs(30), |s| s["embedded"]["frame"]["status"] == "ready").await;
+    host.command(json!({ "type": "ConnectEmail", "email": "visitor@example.com" })).await;
+    wait_for(&mut host, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] == "awaitingOtp").await;
+    let challenge = host.state["embedded"]["login"]["challengeId"].as_str().expect("a challenge").to_string();
+
+    // When someone who learnt the session id registers a frame of their own for it (the session is
+    // live, so that registers) and posts a made-up code through it
+    let (status, intruder) = register_frame(&frame_origin, &host.session_id, &entropy).await;
+    assert_eq!(status, 200, "{intruder}");
+    let (status, body) = post_frame_api(
+        &frame_origin,
+        "/api/email/verify",
+        json!({ "frameToken": intruder["frameToken"], "challengeId": "c-0", "otp": "000000" }),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+
+    // Then the session is untouched, while a wrong code through the announced frame is heard: the
+    // intruder's notice ("Code expired", back to Connect) would have ended the challenge before it.
+    let code = code_in(&dir.path().join("mail"));
+    let (status, body) = post_frame_api(
+        &frame_origin,
+        "/api/email/verify",
+        json!({ "frameToken": frame_token, "challengeId": challenge, "otp": wrong(&code) }),
+    )
+    .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("otp_wrong")), "{body}");
+    wait_for(&mut host, "the wrong code is heard", Duration::from_secs(30), |s| s["embedded"]["login"]["attemptsLeft"] == 4).await;
+    assert_eq!(host.state["embedded"]["login"]["status"], "awaitingOtp", "{:#}", host.state["embedded"]);
+    assert!(!host.state["toasts"].to_string().contains("expired"), "{:#}", host.state["toasts"]);
+    // And the right code logs the visitor in.
+    let (status, body) =
+        post_frame_api(&frame_origin, "/api/email/verify", json!({ "frameToken": frame_token, "challengeId": challenge, "otp": code }))
+            .await;
+    assert_eq!(status, 200, "{body}");
+    wait_for(&mut host, "the login is heard", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] != "awaitingOtp").await;
+}
