@@ -322,7 +322,8 @@ pub struct Limits {
     pub heartbeat_timeout: Duration,
     #[serde(with = "humantime_serde")]
     pub hello_timeout: Duration,
-    /// A send to a client that takes longer than this ends the connection.
+    /// A send to a client that takes longer than this ends the connection: a WebSocket frame, or
+    /// on plain HTTP a stall with no byte of the answer taken (no further request is read meanwhile).
     #[serde(with = "humantime_serde")]
     pub write_timeout: Duration,
 }

@@ -102,6 +102,13 @@ pub struct AdmittedSocket {
     close_requested: Arc<AtomicBool>,
     /// Armed by the first byte written once a close was requested: when it passes, reads end.
     closing: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// `limits.write_timeout`: how long an answer may wait for the client to take any of it.
+    write_time: Duration,
+    /// Armed when a write could not go out (the client is not reading), disarmed when one does;
+    /// when it passes, the write fails and the connection is closed.
+    write_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The connection's task, waiting to read while a write could not go out.
+    read_waiting: Option<std::task::Waker>,
 }
 
 /// After a refusal's answer has begun, how long the client's remaining bytes are still read (and
@@ -128,6 +135,36 @@ impl AdmittedSocket {
         &mut self.slot
     }
 
+    /// Follows a write of plain HTTP: a write that goes out ends a stall; one that cannot starts
+    /// (or continues) one, and a stall longer than `write_time` fails the write.
+    ///
+    /// actix-http answers pipelined requests one after another into its write buffer whether or
+    /// not the client takes them, so a client that sends requests and never reads grew that buffer
+    /// by tens of megabytes per connection and held its slot for ever. While a write is stalled,
+    /// reads wait ([`AsyncRead::poll_read`] below), so no more requests come in to be answered.
+    fn write_stall(&mut self, cx: &mut Context<'_>, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if self.slot.kind() == SocketKind::WebSocket {
+            // A WebSocket has its own write timeout.
+            return written;
+        }
+        match &written {
+            Poll::Ready(Ok(n)) if *n > 0 => {
+                self.write_deadline = None;
+                if let Some(reader) = self.read_waiting.take() {
+                    reader.wake();
+                }
+            }
+            Poll::Pending => {
+                let deadline = self.write_deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep(self.write_time)));
+                if deadline.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "the client took none of the answer in time")));
+                }
+            }
+            _ => {}
+        }
+        written
+    }
+
     fn answering(&mut self, cx: &mut Context<'_>, written: &Poll<io::Result<usize>>) {
         if matches!(written, Poll::Ready(Ok(n)) if *n > 0) {
             self.request_deadline = None;
@@ -152,6 +189,11 @@ impl AsyncRead for AdmittedSocket {
             // was reading and closes the connection.
             return Poll::Ready(Ok(()));
         }
+        if this.write_deadline.is_some() && this.slot.kind() != SocketKind::WebSocket {
+            // A write is stalled: no more requests until the client takes the answers it has.
+            this.read_waiting = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
         let before = buf.filled().len();
         let read = Pin::new(&mut this.io).poll_read(cx, buf);
         // A WebSocket has its own deadlines (hello, heartbeat, acknowledgements).
@@ -175,13 +217,13 @@ impl AsyncWrite for AdmittedSocket {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write(cx, buf);
         self.answering(cx, &written);
-        written
+        self.write_stall(cx, written)
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         self.answering(cx, &written);
-        written
+        self.write_stall(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -452,7 +494,17 @@ fn admit_socket(sockets: &Sockets, state: &AppState, io: TcpStream) -> Option<(A
             // Results and diffs are small frames written back to back; without this the second
             // waits for the client's delayed ACK (tens of milliseconds).
             let _ = io.set_nodelay(true);
-            let socket = AdmittedSocket { io, slot, request_time, request_deadline: None, close_requested: Arc::default(), closing: None };
+            let socket = AdmittedSocket {
+                io,
+                slot,
+                request_time,
+                request_deadline: None,
+                close_requested: Arc::default(),
+                closing: None,
+                write_time: limits.write_timeout,
+                write_deadline: None,
+                read_waiting: None,
+            };
             Some((socket, Protocol::Http1, Some(peer)))
         }
         Err(refusal) => {

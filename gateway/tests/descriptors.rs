@@ -265,3 +265,61 @@ async fn health_now(gateway: &Gateway) -> Health {
         status => Health::Failing(status),
     }
 }
+
+/// A client that pipelines requests and never reads its answers: actix-http answers them one after
+/// another into its write buffer whatever the socket takes, so such clients once grew the gateway
+/// by tens of megabytes per connection (gigabytes from a few addresses) and held their HTTP slots
+/// for ever. Now a stalled answer stops the reading of further requests, and an answer the client
+/// takes none of for `limits.write_timeout` closes the connection.
+#[tokio::test]
+async fn a_client_that_pipelines_requests_and_never_reads_is_closed_without_growing_the_gateway() {
+    let config = format!("{CONFIG}\n[limits]\nwrite_timeout = \"1s\"\nhttp_connections_per_ip = 2\n");
+    let gateway = Gateway::start(&config);
+    let (status, metrics) = gateway.http_get("/metrics", None).await;
+    assert_eq!(status, 200);
+    // Enough requests that answering them all would take 256 MB over the two connections.
+    let per_connection = (128 << 20) / metrics.len().max(1) + 1;
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {}\r\n\r\n", gateway.addr).repeat(1000);
+    let rss_before = gateway.rss_bytes();
+    let source = loopback(9);
+    let mut clients = vec![];
+    for _ in 0..2 {
+        let (reader, mut writer) = raw::connect_from(source, &gateway.addr).await.unwrap().into_split();
+        let request = request.clone();
+        let writing = tokio::spawn(async move {
+            let mut sent = 0;
+            while sent < per_connection && writer.write_all(request.as_bytes()).await.is_ok() {
+                sent += 1000;
+            }
+        });
+        clients.push((reader, writing));
+    }
+    // The two hold the address's two slots: a third socket from it is closed unanswered.
+    let mut third = raw::connect_from(source, &gateway.addr).await.unwrap();
+    let _ = third.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", gateway.addr).as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), third.read_to_end(&mut answer)).await;
+    assert!(answer.is_empty(), "the two stalled connections did not hold their slots: {}", String::from_utf8_lossy(&answer));
+
+    // Until the gateway closes them: then the address is served again.
+    let mut peak = gateway.rss_bytes();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        peak = peak.max(gateway.rss_bytes());
+        let mut probe = raw::connect_from(source, &gateway.addr).await.unwrap();
+        let _ = probe.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", gateway.addr).as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(30), probe.read_to_end(&mut answer)).await;
+        if raw::status_of(&String::from_utf8_lossy(&answer)) == 200 {
+            break;
+        }
+        assert!(attempts < 300, "the stalled connections were never closed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let grown = peak.saturating_sub(rss_before);
+    assert!(grown < 64 << 20, "the gateway grew by {} MB answering clients that never read", grown >> 20);
+    for (_, writing) in clients {
+        writing.abort();
+    }
+}
