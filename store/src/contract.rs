@@ -116,6 +116,11 @@ pub async fn appends_get_contiguous_seqs_and_read_returns_them<H: Harness>() {
     assert_eq!(log.read(s, 2, Some(3)).await.unwrap(), expected[1..3].to_vec());
     assert_eq!(log.read(s, 0, Some(1)).await.unwrap(), expected[..1].to_vec());
     assert!(log.read(s, 5, None).await.unwrap().is_empty());
+    // The ends of the range of seqs (a debug API query may name them): nothing, and no overflow.
+    assert!(log.read(s, u64::MAX, None).await.unwrap().is_empty());
+    assert!(log.read(s, u64::MAX, Some(u64::MAX)).await.unwrap().is_empty());
+    assert!(log.read(s, u64::MAX - 1, Some(u64::MAX)).await.unwrap().is_empty());
+    assert_eq!(log.read(s, 4, Some(u64::MAX)).await.unwrap(), expected[3..].to_vec());
     assert_eq!(log.latest_seq(s).await.unwrap(), 4);
 
     let meta = log.session_meta(s).await.unwrap().unwrap();

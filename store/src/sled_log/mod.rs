@@ -206,7 +206,7 @@ impl Shared {
         }
         let mut out = Vec::new();
         let range = layout::event_key(&session, from)..=layout::event_key(&session, to);
-        for (expected, item) in (from..).zip(self.tree.range(range).take(limit)) {
+        for (expected, item) in (from..=to).zip(self.tree.range(range).take(limit)) {
             let (k, v) = item.map_err(|e| self.sled_error(e))?;
             let seq = match layout::parse_event_key(&k) {
                 Some((s, seq)) if s == session => seq,
