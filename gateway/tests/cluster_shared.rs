@@ -53,7 +53,7 @@ async fn a_sign_in_token_issued_by_one_gateway_verifies_on_another() {
 
     // The host's backend may ask any gateway behind the load balancer.
     for gateway in [&a, &b] {
-        let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+        let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token, "audience": "test" })).await;
         assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], true, "{verdict}");
     }
     // The sign-in HTTP API on a gateway that does not own the session starts no actor there: reads
@@ -67,7 +67,7 @@ async fn a_sign_in_token_issued_by_one_gateway_verifies_on_another() {
     })
     .await;
     for gateway in [&a, &b] {
-        let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+        let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token, "audience": "test" })).await;
         assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["reason"], "signed_out", "{verdict}");
     }
     let (_, health) = b.http_get("/healthz", None).await;
@@ -78,7 +78,7 @@ async fn a_sign_in_token_issued_by_one_gateway_verifies_on_another() {
     let claims: vestibule_gateway::siwx::token::SignInClaims =
         vestibule_gateway::siwx::token::verify_with(&decoding_key(&jwks_a), &token, now_s()).expect("the cluster's key verifies it");
     let forged = stranger.issue(&claims);
-    let (_, verdict) = b.http_post("/siwx/introspect", &json!({ "token": forged })).await;
+    let (_, verdict) = b.http_post("/siwx/introspect", &json!({ "token": forged, "audience": "test" })).await;
     assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], false, "{verdict}");
     client.close().await;
 }

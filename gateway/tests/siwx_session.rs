@@ -59,16 +59,25 @@ async fn a_wallet_signs_in_and_the_host_backend_can_rely_on_the_token() {
     assert_eq!(listed["sessions"][0]["method"], "eip191");
     assert_eq!(gateway.http_post("/siwx/sessions", &wrong).await.0, 401);
 
-    // Online: active until the visitor signs out, then not.
-    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+    // Online: active for the project's own backend until the visitor signs out, then not.
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token, "audience": "test" })).await;
     assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], true, "{verdict}");
+    // Never for another project's backend (a token its users got on this project's site), and a
+    // backend must say which project it serves.
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token, "audience": "other" })).await;
+    let verdict: Value = serde_json::from_str(&verdict).unwrap();
+    assert_eq!((verdict["active"].as_bool(), verdict["reason"].as_str()), (Some(false), Some("wrong_audience")), "{verdict}");
+    assert!(verdict.get("claims").is_none(), "{verdict}");
+    let (status, body) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("audience"), "{body}");
     assert_eq!(gateway.http_post("/siwx/signout", &creds).await.0, 204);
-    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token })).await;
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": token, "audience": "test" })).await;
     let verdict: Value = serde_json::from_str(&verdict).unwrap();
     assert_eq!((verdict["active"].as_bool(), verdict["reason"].as_str()), (Some(false), Some("signed_out")));
     // A tampered token is refused.
     let tampered = format!("{}x", &token[..token.len() - 1]);
-    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": tampered })).await;
+    let (_, verdict) = gateway.http_post("/siwx/introspect", &json!({ "token": tampered, "audience": "test" })).await;
     assert_eq!(serde_json::from_str::<Value>(&verdict).unwrap()["active"], false);
 }
 

@@ -31,6 +31,9 @@ pub struct SessionCredentials {
 #[serde(deny_unknown_fields)]
 pub struct IntrospectRequest {
     token: String,
+    /// The project whose backend asks (the token's `aud`): required, so that no backend can take
+    /// a token its users were given on another project's site for one of its own.
+    audience: String,
 }
 
 fn now_s() -> u64 {
@@ -131,6 +134,9 @@ pub async fn introspect(state: web::Data<AppState>, body: web::Json<IntrospectRe
         Err(TokenError::BadSignature) => return inactive("bad_signature"),
         Err(TokenError::Malformed) => return inactive("malformed"),
     };
+    if claims.aud != body.audience {
+        return inactive("wrong_audience");
+    }
     let Ok(id) = SessionId::from_str(&claims.sid) else { return inactive("malformed") };
     // A session that no longer exists (expired by retention) has no sign-in.
     if !matches!(state.registry.log().session_meta(id).await, Ok(Some(_))) {

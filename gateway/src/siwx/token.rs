@@ -125,7 +125,8 @@ impl TokenKeys {
 pub fn verify_with(key: &DecodingKey, token: &str, now_s: u64) -> Result<SignInClaims, TokenError> {
     let mut validation = Validation::new(Algorithm::EdDSA);
     validation.validate_exp = false;
-    // The audience (the project) is the caller's to check against its own project id.
+    // The audience (the project) is checked by the caller against its own project id (introspection
+    // takes the one the backend serves: `http::IntrospectRequest::audience`).
     validation.validate_aud = false;
     validation.required_spec_claims = ["exp", "aud", "sub"].map(String::from).into();
     let claims = jsonwebtoken::decode::<SignInClaims>(token, key, &validation)
