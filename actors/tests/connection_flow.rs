@@ -293,3 +293,45 @@ fn given_a_recent_wallet_when_used_again_then_the_list_is_kept_and_another_walle
     let ids: Vec<&str> = other.connection.recent_wallets.iter().map(|w| w.id.as_str()).collect();
     assert_eq!(ids[..2], ["io.b", "io.a"]);
 }
+
+#[test]
+fn given_announcements_claiming_the_sessions_own_connector_ids_when_reported_then_only_they_are_left_out() {
+    let claiming = |rdns: &str| DiscoveredWallet { name: "Impostor".into(), rdns: Some(rdns.into()), ..dev_wallet() };
+    let wallets = vec![claiming("auth"), claiming("injected"), claiming("solana:Dev Solana Wallet"), dev_wallet()];
+    let state = given(started()).when(C::ReportWallets { wallets }).state();
+    let ids: Vec<&str> = state.connection.connectors.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, [DEV_WALLET_RDNS], "the honest wallet stays, the three impostors go");
+}
+
+#[test]
+fn given_a_connection_when_an_event_names_the_embedded_wallet_or_too_many_accounts_then_refused() {
+    let g = connected();
+    for then in [
+        g.when(C::WalletAccountsChanged { connector_id: "auth".into(), accounts: vec![ALICE.into()] }),
+        g.when(C::WalletChainChanged { connector_id: "auth".into(), chain_id: "0x1".into() }),
+        g.when(C::WalletDisconnected { connector_id: "auth".into() }),
+    ] {
+        assert!(matches!(then.error(), DomainError::InvalidInput { field, .. } if field == "connectorId"), "{:?}", then.error());
+    }
+    let many: Vec<String> = (0..65).map(|_| ALICE.to_string()).collect();
+    let then = g.when(C::WalletAccountsChanged { connector_id: DEV_WALLET_RDNS.into(), accounts: many.clone() });
+    assert!(matches!(then.error(), DomainError::TooMany { max: 64, .. }), "{:?}", then.error());
+    // From the wallet itself, within the bound: taken.
+    let bob = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8".to_string();
+    let mut accounts = vec![bob.clone()];
+    accounts.extend(many[..63].iter().cloned());
+    let state = g.when(C::WalletAccountsChanged { connector_id: DEV_WALLET_RDNS.into(), accounts }).state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).address.as_deref(), Some(bob.as_str()));
+}
+
+#[test]
+fn given_navigation_params_when_longer_than_a_connector_id_or_an_email_then_refused_naming_the_field() {
+    use vestibule_actors::machines::router::RouteParams;
+    let navigate = |params: RouteParams| discovered().when(C::Navigate { view: View::AllWallets, params: Some(params), replace: None });
+    let long_id = RouteParams { connector_id: Some("a".repeat(129)), ..RouteParams::default() };
+    assert!(matches!(navigate(long_id).error(), DomainError::InvalidInput { field, .. } if field == "params.connectorId"));
+    let long_email = RouteParams { email: Some(format!("{}@example.com", "a".repeat(250))), ..RouteParams::default() };
+    assert!(matches!(navigate(long_email).error(), DomainError::InvalidInput { field, .. } if field == "params.email"));
+    let fine = RouteParams { connector_id: Some("a".repeat(128)), ..RouteParams::default() };
+    assert_eq!(navigate(fine).state().router.current(), View::AllWallets);
+}

@@ -19,6 +19,17 @@ use crate::session::{DomainError, Event};
 
 pub const ID: &str = "connection";
 
+/// The most accounts (and chains) a wallet's answer or `accountsChanged` may name.
+pub const MAX_WALLET_ACCOUNTS: usize = 64;
+
+/// Connector ids the session gives out itself: the embedded wallet, the injected provider, and
+/// every Wallet Standard wallet's (`solana:` and its name). An EIP-6963 announcement claiming one
+/// is left out: it would take over that connector's events (a wallet announcing `auth` would
+/// change the embedded account's address).
+pub fn is_reserved_connector_id(id: &str) -> bool {
+    id == crate::machines::embedded_wallet::AUTH_CONNECTOR_ID || id == "injected" || id.starts_with("solana:")
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub enum ConnectionStatus {
@@ -158,7 +169,7 @@ pub fn read_wallet_accounts(
     networks: &[ChainDefinition],
 ) -> Result<(Vec<Account>, NetworkRef), String> {
     let answer: WalletAccounts = serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
-    if answer.accounts.len() > 64 || answer.chains.len() > 64 {
+    if answer.accounts.len() > MAX_WALLET_ACCOUNTS || answer.chains.len() > MAX_WALLET_ACCOUNTS {
         return Err("the wallet returned too many accounts or chains".into());
     }
     if let Some(bad) = answer.accounts.iter().find(|a| !namespace.is_valid_address(a)) {
@@ -232,6 +243,10 @@ pub fn connectors_from(
                     continue;
                 }
                 match &wallet.rdns {
+                    Some(rdns) if is_reserved_connector_id(rdns) => {
+                        tracing::debug!(rdns, "an announced wallet claimed a reserved connector id; left out");
+                        continue;
+                    }
                     Some(rdns) if !rdns.is_empty() && rdns.len() <= 128 => rdns.clone(),
                     _ => {
                         return Err(DomainError::InvalidInput {

@@ -270,6 +270,17 @@ pub struct OptionsError {
 const MAX_LIST: usize = 64;
 const MAX_TEXT: usize = 512;
 
+/// Refuses a list that names an entry twice (`field[i]` is the second mention).
+fn repeats_refused<T: PartialEq + Serialize>(field: &str, list: &[T]) -> Result<(), OptionsError> {
+    for (i, entry) in list.iter().enumerate() {
+        if list[..i].contains(entry) {
+            let name = serde_json::to_value(entry).map(|v| v.to_string()).unwrap_or_default();
+            return Err(OptionsError { field: format!("{field}[{i}]"), message: format!("{name} is listed twice") });
+        }
+    }
+    Ok(())
+}
+
 impl SessionOptions {
     /// Checks what serde cannot and resolves the networks against the catalogue.
     /// The sign-in settings, under either name.
@@ -303,6 +314,21 @@ impl SessionOptions {
         ] {
             if len > MAX_LIST {
                 return err(field, format!("at most {MAX_LIST} entries, got {len}"));
+            }
+        }
+        // Each group once: the Connect view lists a group's entries wherever the group is named,
+        // so a group named 1,000 times in a 50 KB hello made a 100 MB state.
+        repeats_refused("features.socials", &self.features.socials)?;
+        repeats_refused("features.connectorTypeOrder", self.features.connector_type_order.as_deref().unwrap_or_default())?;
+        repeats_refused("features.connectMethodsOrder", self.features.connect_methods_order.as_deref().unwrap_or_default())?;
+        repeats_refused("features.walletFeaturesOrder", self.features.wallet_features_order.as_deref().unwrap_or_default())?;
+        for (i, wallet) in self.custom_wallets.iter().enumerate() {
+            let longest = [Some(&wallet.id), Some(&wallet.name), wallet.homepage.as_ref(), wallet.rdns.as_ref()].into_iter().flatten();
+            if longest.into_iter().any(|text| text.len() > MAX_TEXT) {
+                return err(&format!("customWallets[{i}]"), format!("id, name, homepage and rdns are at most {MAX_TEXT} characters"));
+            }
+            if wallet.image_url.as_ref().is_some_and(|url| url.len() > crate::model::connector::MAX_ICON_BYTES) {
+                return err(&format!("customWallets[{i}].imageUrl"), format!("at most {} bytes", crate::model::connector::MAX_ICON_BYTES));
             }
         }
         let texts = self
@@ -410,5 +436,25 @@ mod tests {
         assert_eq!(bad_default.validate().unwrap_err().field, "defaultNetwork");
         let bad_theme = parse(serde_json::json!({ "themeVariables": { "--x": "1" } })).unwrap();
         assert_eq!(bad_theme.validate().unwrap_err().field, "themeVariables.--x");
+    }
+
+    #[test]
+    fn given_a_group_named_twice_in_an_order_when_validated_then_it_is_refused_and_each_once_passes() {
+        let once = parse(serde_json::json!({ "features": { "connectorTypeOrder": ["injected", "walletConnect", "recent"] } })).unwrap();
+        assert!(once.validate().is_ok());
+        let twice = parse(serde_json::json!({ "features": { "connectorTypeOrder": ["injected", "walletConnect", "injected"] } })).unwrap();
+        let e = twice.validate().unwrap_err();
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("features.connectorTypeOrder[2]", "\"injected\" is listed twice"));
+        let socials = parse(serde_json::json!({ "features": { "socials": ["google", "google"] } })).unwrap();
+        assert_eq!(socials.validate().unwrap_err().field, "features.socials[1]");
+    }
+
+    #[test]
+    fn given_a_custom_wallet_with_an_oversized_field_when_validated_then_it_is_refused_by_index() {
+        let wallet = |name: String, image: String| serde_json::json!({ "customWallets": [{ "id": "a", "name": "A" }, { "id": "b", "name": name, "imageUrl": image }] });
+        assert!(parse(wallet("B".into(), "data:image/png;base64,AA".into())).unwrap().validate().is_ok());
+        assert_eq!(parse(wallet("B".repeat(513), String::new())).unwrap().validate().unwrap_err().field, "customWallets[1]");
+        let image = format!("data:image/png;base64,{}", "A".repeat(9000));
+        assert_eq!(parse(wallet("B".into(), image)).unwrap().validate().unwrap_err().field, "customWallets[1].imageUrl");
     }
 }

@@ -286,7 +286,7 @@ fn decide_client(state: &SessionState, command: ClientCommand, ctx: &Ctx) -> Res
         ClientCommand::ResolveWalletRequest { request_id, outcome } => wallets::resolve_request(d, &request_id, outcome)?,
         ClientCommand::WalletAccountsChanged { connector_id, accounts } => wallets::accounts_changed(d, &connector_id, &accounts)?,
         ClientCommand::WalletChainChanged { connector_id, chain_id } => wallets::chain_changed(d, &connector_id, &chain_id)?,
-        ClientCommand::WalletDisconnected { connector_id } => wallets::wallet_disconnected(d, &connector_id),
+        ClientCommand::WalletDisconnected { connector_id } => wallets::wallet_disconnected(d, &connector_id)?,
         ClientCommand::ConnectEmail { email } => embedded::email(d, &email)?,
         ClientCommand::ConnectSocial { provider } => embedded::social(d, provider)?,
         ClientCommand::EmbeddedFrameReady { frame_id } => embedded::frame_ready(d, &frame_id)?,

@@ -75,6 +75,15 @@ pub(super) fn navigate(d: &mut Decision, view: View, params: Option<RouteParams>
     if params.as_ref().is_some_and(|p| p.request_id.is_some()) {
         return Err(DomainError::InvalidInput { field: "params.requestId".into(), message: "set by the session only".into() });
     }
+    // A connector id (an rdns) and an email address are short: every route of the history keeps
+    // its params, so a 60 KB one made each Navigate a diff of a megabyte.
+    if let Some(p) = &params {
+        for (field, value, max) in [("params.connectorId", &p.connector_id, 128), ("params.email", &p.email, 254)] {
+            if value.as_ref().is_some_and(|v| v.len() > max) {
+                return Err(DomainError::InvalidInput { field: field.into(), message: format!("at most {max} characters") });
+            }
+        }
+    }
     let mode = if replace { NavigationMode::Replace } else { NavigationMode::Push };
     d.navigate(view, params, mode);
     Ok(())

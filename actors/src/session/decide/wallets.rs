@@ -57,8 +57,24 @@ pub(super) fn disconnect_requested(d: &mut Decision, namespace: Option<Namespace
     Ok(())
 }
 
+/// A browser wallet's event names the connector it is about; the embedded wallet's (`auth`) has
+/// no browser provider: its account changes come from the embedded service only.
+fn from_browser_wallet(connector_id: &str) -> Result<(), DomainError> {
+    if connector_id == crate::machines::embedded_wallet::AUTH_CONNECTOR_ID {
+        return Err(DomainError::InvalidInput {
+            field: "connectorId".into(),
+            message: "the embedded wallet has no browser provider".into(),
+        });
+    }
+    Ok(())
+}
+
 /// The wallet's `accountsChanged`: no account left disconnects; new accounts may need a new sign-in.
 pub(super) fn accounts_changed(d: &mut Decision, connector_id: &str, accounts: &[String]) -> Result<(), DomainError> {
+    from_browser_wallet(connector_id)?;
+    if accounts.len() > connection::MAX_WALLET_ACCOUNTS {
+        return Err(DomainError::TooMany { what: "accounts".into(), max: connection::MAX_WALLET_ACCOUNTS });
+    }
     for ns in d.state.connection.namespaces_of(connector_id) {
         if d.state.connection.namespace(ns).status != ConnectionStatus::Connected {
             continue;
@@ -87,6 +103,7 @@ pub(super) fn accounts_changed(d: &mut Decision, connector_id: &str, accounts: &
 
 /// The wallet's `chainChanged`: the network must be one of the session's.
 pub(super) fn chain_changed(d: &mut Decision, connector_id: &str, chain_id: &str) -> Result<(), DomainError> {
+    from_browser_wallet(connector_id)?;
     for ns in d.state.connection.namespaces_of(connector_id) {
         if d.state.connection.namespace(ns).status != ConnectionStatus::Connected {
             continue;
@@ -102,10 +119,12 @@ pub(super) fn chain_changed(d: &mut Decision, connector_id: &str, chain_id: &str
 }
 
 /// The wallet's own `disconnect` event.
-pub(super) fn wallet_disconnected(d: &mut Decision, connector_id: &str) {
+pub(super) fn wallet_disconnected(d: &mut Decision, connector_id: &str) -> Result<(), DomainError> {
+    from_browser_wallet(connector_id)?;
     for ns in d.state.connection.namespaces_of(connector_id) {
         disconnect(d, ns, "wallet");
     }
+    Ok(())
 }
 
 /// Spec: disconnecting resets account and network state and the status becomes disconnected.
