@@ -594,6 +594,14 @@ impl GatewayConfig {
                 if let Err(e) = OriginPattern::parse(pattern) {
                     return err(&format!("projects[{i}].allowed_origins[{j}]"), e.to_string());
                 }
+                // The project's origins are the frame's `frame-ancestors`: `*` would let any site
+                // embed the wallet's approval page, and place it under the visitor's cursor.
+                if pattern == "*" && self.embedded.is_some() {
+                    return err(
+                        &format!("projects[{i}].allowed_origins[{j}]"),
+                        "`*` is refused with [embedded]: any site could embed the wallet's frame; name the sites".into(),
+                    );
+                }
             }
         }
         Ok(())
@@ -628,6 +636,15 @@ mod tests {
         let toml = "[store]\nbackend = \"jetstream\"\n[cluster]\nenabled = true\n[embedded]\nframe_listen = \"127.0.0.1:0\"\nshare_key_file = \"s\"\nrecovery_key_file = \"r\"\n";
         let error = load_toml(toml).unwrap_err().to_string();
         assert!(error.contains("embedded") && error.contains("cluster"), "{error}");
+    }
+
+    #[test]
+    fn any_origin_is_refused_for_a_project_only_with_the_embedded_wallet() {
+        let project = "[[projects]]\nid = \"open\"\nallowed_origins = [\"https://a.example\", \"*\"]\n";
+        assert!(load_toml(project).is_ok(), "without [embedded], `*` is the operator's choice");
+        let embedded = "[embedded]\nframe_listen = \"127.0.0.1:0\"\nshare_key_file = \"s\"\nrecovery_key_file = \"r\"\n";
+        let error = load_toml(&format!("{project}{embedded}")).unwrap_err().to_string();
+        assert!(error.contains("projects[0].allowed_origins[1]") && error.contains("frame"), "{error}");
     }
 
     /// No test sets variables with this prefix, so the developer's `VESTIBULE_*` cannot leak in.
