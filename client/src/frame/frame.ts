@@ -90,11 +90,14 @@ async function start() {
           return refuse(id, "UPDATE_EMAIL_OTP", otpErrorMessage(e));
         }
       case "RPC_REQUEST": {
-        const outcome = await performRequest(ctx, login, message.payload, (text) => approval.ask(text));
+        // Taken now: a request still being read when the host hides the page is not shown after.
+        const ticket = approval.ticket();
+        const outcome = await performRequest(ctx, login, message.payload, (text) => approval.ask(text, ticket));
         log(`RPC_REQUEST ${message.payload.kind.type}: ${outcome.status}`);
         return answer(id, "RPC_REQUEST", { outcome });
       }
       case "SHOW_APPROVAL":
+        // Also re-arms Approve: the host has just (re)placed the frame.
         approval.setTheme(message.payload.theme);
         return answer(id, "SHOW_APPROVAL", {});
       case "HIDE_APPROVAL":

@@ -8,14 +8,17 @@ import { ed25519 } from "@noble/curves/ed25519";
 import { base58, base64urlnopad } from "@scure/base";
 import type { WalletOutcome } from "../generated/WalletOutcome";
 import { signDigest, personalSign } from "../wallet/devWallet";
-import { typedDataDigest, type TypedData } from "../wallet/eip712";
-import { parseTransaction, serializeTransaction } from "../wallet/solana/transaction";
-import { signTransaction, type Eip1559Transaction, type TransactionRequest } from "../wallet/transaction";
+import { parseTransaction, serializeTransaction, type ParsedTransaction } from "../wallet/solana/transaction";
+import { signTransaction } from "../wallet/transaction";
 import { ApiError, readLoginResult, type LoginResult, type Post } from "./api";
 import type { DeviceStore } from "./deviceStore";
 import { isSealed, openShare } from "./hpke";
 import { addressesOf, combineShares, deriveEvmKey, deriveSolanaSeed, newSeed, sameAddress, signBinding, splitSeed, wipe } from "./keys";
-import { isSigningRequest, SOLANA_SIGNING_METHODS, type HostRequests } from "./protocol";
+import { evmChainId, fillTransaction, isRecord, parseSendRequest, prepareTypedData, transactionRows, type Rpc } from "./evm";
+import { isSigningRequest, type HostRequests } from "./protocol";
+import { invalid, WalletRefusal } from "./refusal";
+import { solanaTransactionRows } from "./solana";
+
 
 export interface FrameContext {
   frameId: string;
@@ -44,15 +47,6 @@ export interface ApprovalText {
 export type Approve = (text: ApprovalText) => Promise<boolean>;
 
 export const USER_REJECTED: WalletOutcome = { status: "error", code: 4001, message: "User rejected the request." };
-
-class WalletRefusal extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 // ---- login ------------------------------------------------------------------------------------
 
@@ -117,12 +111,17 @@ export async function withSeed<T>(ctx: FrameContext, login: FrameLogin, use: (se
 }
 
 // ---- requests ---------------------------------------------------------------------------------
+//
+// A request is read ONCE into what will be signed (`prepare`): the approval page is drawn from that,
+// and Approve signs exactly that, with no second reading of the host's params in between. A request
+// that cannot be read unambiguously is refused before the visitor is asked.
 
-const SOLANA_SIGNING = new Set(SOLANA_SIGNING_METHODS);
+/** The Solana methods that sign one transaction (`{ transaction, address? }`). The others of the
+ * signing list (signMessage, signAllTransactions as rpc) are answered 4200. */
+const SOLANA_TRANSACTION_METHODS = new Set(["solana:signTransaction", "solana:signAndSendTransaction", "solana_signTransaction", "solana_signAndSendTransaction"]);
 
 const first = (params: unknown, i = 0): unknown => (Array.isArray(params) ? params[i] : undefined);
-const field = (value: unknown, key: string): unknown =>
-  value !== null && typeof value === "object" && !Array.isArray(value) ? Object.entries(value).find(([k]) => k === key)?.[1] : undefined;
+const field = (value: unknown, key: string): unknown => (isRecord(value) && Object.hasOwn(value, key) ? value[key] : undefined);
 
 /** A personal_sign parameter's bytes: hex when it is 0x-hex, else its UTF-8. */
 export function messageBytes(message: string): Uint8Array {
@@ -130,80 +129,22 @@ export function messageBytes(message: string): Uint8Array {
   return new TextEncoder().encode(message);
 }
 
+/** The bytes as text when they are UTF-8 without control or bidirectional-override characters
+ * (which could make the text read as something else), else as hex. */
 function readable(bytes: Uint8Array): string {
   try {
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    if (!/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(text)) return text;
+    if (!/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u202A-\u202E\u2066-\u2069]/.test(text)) return text;
   } catch {
     // not UTF-8: shown as hex below
   }
   return "0x" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Wei (hex or decimal) in ETH, exactly. */
-export function weiToEth(raw: unknown): string {
-  if (typeof raw !== "string" || !/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(raw)) return "0 ETH";
-  const wei = BigInt(raw);
-  const fraction = (wei % 10n ** 18n).toString().padStart(18, "0").replace(/0+$/, "");
-  return `${wei / 10n ** 18n}${fraction ? "." + fraction : ""} ETH`;
-}
-
-function parseTyped(raw: unknown): TypedData | null {
-  let value: unknown = raw;
-  if (typeof raw === "string") {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      return null;
-    }
-  }
-  const ok = value !== null && typeof value === "object" && "types" in value && "primaryType" in value && "domain" in value && "message" in value;
-  // Checked above for the four fields typedDataDigest reads; their contents are checked as it hashes.
-  return ok ? (value as TypedData) : null;
-}
-
-/** What the approval page shows for a signing request. */
-export function approvalText(request: RpcRequest): ApprovalText {
-  const { kind } = request;
-  const chain: [string, string] = ["Network", request.chainId];
-  switch (kind.type) {
-    case "signMessage":
-      return { title: "Sign a message", rows: [["Message", kind.message], chain] };
-    case "signTransaction":
-      return { title: "Sign a transaction", rows: [["Account", kind.address], chain] };
-    case "rpc": {
-      const { method, params } = kind;
-      if (method === "personal_sign") {
-        const message = first(params);
-        return { title: "Sign a message", rows: [["Message", typeof message === "string" ? readable(messageBytes(message)) : ""], chain] };
-      }
-      if (method === "eth_signTypedData_v4") {
-        const typed = parseTyped(first(params, 1));
-        const domain = field(typed?.domain, "name");
-        return { title: "Sign typed data", rows: [["Type", typed?.primaryType ?? "unknown"], ["Domain", typeof domain === "string" ? domain : ""], ["Data", JSON.stringify(typed?.message ?? null)], chain] };
-      }
-      if (method === "eth_sendTransaction") {
-        const tx = first(params);
-        const to = field(tx, "to");
-        const data = field(tx, "data") ?? field(tx, "input");
-        return {
-          title: "Send a transaction",
-          rows: [["To", typeof to === "string" ? to : "New contract"], ["Value", weiToEth(field(tx, "value"))], ["Data", typeof data === "string" && data !== "0x" ? data : "None"], chain],
-        };
-      }
-      return { title: "Sign a transaction", rows: [["Method", method], chain] };
-    }
-    default:
-      return { title: "Approve", rows: [chain] };
-  }
-}
-
 const hexChainId = (caip2: string) => {
   const reference = caip2.split(":")[1] ?? "";
   return /^[0-9]+$/.test(reference) ? "0x" + BigInt(reference).toString(16) : reference;
 };
-
-type Rpc = (method: string, params: unknown[]) => Promise<unknown>;
 
 function rpcThrough(ctx: FrameContext, chainId: string): Rpc {
   return async (method, params) => {
@@ -218,39 +159,6 @@ function rpcThrough(ctx: FrameContext, chainId: string): Rpc {
   };
 }
 
-const quantity = (v: unknown): bigint => {
-  if (typeof v !== "string" && typeof v !== "number") throw new WalletRefusal(-32603, "The node's answer was not a quantity");
-  return BigInt(v);
-};
-
-/** Fills what an eth_sendTransaction left out, from the chain (through the frame API). */
-export async function fillTransaction(rpc: Rpc, chainId: bigint, request: TransactionRequest): Promise<Eip1559Transaction> {
-  const data = request.data ?? request.input ?? "0x";
-  const to = request.to ?? null;
-  const [nonce, gas, priority, block] = await Promise.all([
-    request.nonce ?? rpc("eth_getTransactionCount", [request.from, "pending"]),
-    request.gas ?? rpc("eth_estimateGas", [{ from: request.from, to, value: request.value ?? "0x0", data }]),
-    request.maxPriorityFeePerGas ?? rpc("eth_maxPriorityFeePerGas", []),
-    request.maxFeePerGas ? null : rpc("eth_getBlockByNumber", ["latest", false]),
-  ]);
-  const maxPriorityFeePerGas = quantity(priority);
-  // Room for the base fee to double before the transaction stops being includable.
-  const baseFee = block ? quantity(field(block, "baseFeePerGas") ?? "0x0") : 0n;
-  const maxFeePerGas = request.maxFeePerGas ? quantity(request.maxFeePerGas) : 2n * baseFee + maxPriorityFeePerGas;
-  return { chainId, nonce: quantity(nonce), maxPriorityFeePerGas, maxFeePerGas, gas: quantity(gas), to, value: quantity(request.value ?? "0x0"), data };
-}
-
-function transactionRequest(value: unknown, from: string): TransactionRequest {
-  const out: TransactionRequest = { from };
-  for (const key of ["to", "value", "data", "input", "gas", "nonce", "maxFeePerGas", "maxPriorityFeePerGas"] as const) {
-    const v = field(value, key);
-    if (typeof v === "string") out[key] = v;
-  }
-  const claimed = field(value, "from");
-  if (typeof claimed === "string" && !sameAddress(claimed, from)) throw new WalletRefusal(4100, "The account is not authorized");
-  return out;
-}
-
 function base64ToBytes(text: string): Uint8Array {
   return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 }
@@ -261,11 +169,21 @@ function bytesToBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-/** Signs a Solana wire transaction (base64) with the wallet's key in its signer slot. */
-function signSolanaTransaction(seed: Uint8Array, address: string, wire: string): string {
-  const parsed = parseTransaction(base64ToBytes(wire));
+/** A Solana wire transaction (base64) this wallet must sign, read once: what is shown and signed. */
+function readSolanaTransaction(wire: string, address: string): ParsedTransaction {
+  let parsed: ParsedTransaction;
+  try {
+    parsed = parseTransaction(base64ToBytes(wire));
+  } catch (e) {
+    throw invalid(`The transaction could not be read${e instanceof Error ? `: ${e.message}` : ""}`);
+  }
+  if (!parsed.signers.includes(address)) throw new WalletRefusal(4100, "The transaction is not for this account");
+  return parsed;
+}
+
+/** Signs the parsed Solana transaction with the wallet's key in its signer slot. */
+function signSolanaTransaction(seed: Uint8Array, address: string, parsed: ParsedTransaction): string {
   const slot = parsed.signers.indexOf(address);
-  if (slot < 0) throw new WalletRefusal(4100, "The transaction is not for this account");
   const key = deriveSolanaSeed(seed);
   try {
     const signatures = parsed.signatures.map((s, i) => (i === slot ? ed25519.sign(parsed.message, key) : s));
@@ -276,71 +194,97 @@ function signSolanaTransaction(seed: Uint8Array, address: string, wire: string):
 }
 
 function checkAddress(given: unknown, ours: string) {
-  if (typeof given === "string" && !sameAddress(given, ours)) throw new WalletRefusal(4100, "The account is not authorized");
+  if (given === undefined) return;
+  if (typeof given !== "string" || !sameAddress(given, ours)) throw new WalletRefusal(4100, "The account is not authorized");
 }
 
-/** Signs what the request asks, with the rebuilt seed. */
-async function sign(ctx: FrameContext, login: FrameLogin, request: RpcRequest): Promise<unknown> {
-  const { kind, namespace } = request;
-  const solana = namespace === "solana";
-  return withSeed(ctx, login, async (seed) => {
-    if (kind.type === "signMessage") {
-      checkAddress(kind.address, solana ? login.solanaAddress : login.eip155Address);
-      const message = new TextEncoder().encode(kind.message);
-      if (solana) {
-        const key = deriveSolanaSeed(seed);
-        try {
-          return base58.encode(ed25519.sign(message, key));
-        } finally {
-          wipe(key);
-        }
-      }
-      const key = deriveEvmKey(seed);
-      try {
-        return personalSign(key, message);
-      } finally {
-        wipe(key);
-      }
-    }
-    if (kind.type === "signTransaction") {
-      checkAddress(kind.address, login.solanaAddress);
-      return { signedTransaction: signSolanaTransaction(seed, login.solanaAddress, kind.transaction) };
-    }
-    if (kind.type !== "rpc") throw new WalletRefusal(4200, "Unsupported request");
-    const { method, params } = kind;
-    if (SOLANA_SIGNING.has(method)) {
-      const p = Array.isArray(params) ? params[0] : params;
-      const transaction = field(p, "transaction");
-      if (typeof transaction !== "string") throw new WalletRefusal(-32602, "The request has no transaction");
-      checkAddress(field(p, "address") ?? field(p, "account"), login.solanaAddress);
+function withEvmKey<T>(seed: Uint8Array, use: (key: Uint8Array) => T): T {
+  const key = deriveEvmKey(seed);
+  try {
+    return use(key);
+  } finally {
+    wipe(key);
+  }
+}
+
+function withSolanaKey<T>(seed: Uint8Array, use: (key: Uint8Array) => T): T {
+  const key = deriveSolanaSeed(seed);
+  try {
+    return use(key);
+  } finally {
+    wipe(key);
+  }
+}
+
+/** A request read into what will be signed: the approval page's text, the signature (with the
+ * rebuilt seed, after Approve) and what follows it (sending a signed EVM transaction). */
+export interface Prepared {
+  text: ApprovalText;
+  sign: (seed: Uint8Array) => unknown;
+  after?: (signed: unknown) => Promise<unknown>;
+}
+
+/** Reads a signing request into what will be signed, or refuses it (a `WalletRefusal`). For an
+ * eth_sendTransaction it fills what the host left out from the chain first, so the page shows the
+ * whole transaction. */
+export async function prepare(ctx: FrameContext, login: FrameLogin, request: RpcRequest): Promise<Prepared> {
+  const { kind, namespace, chainId } = request;
+  const network: [string, string] = ["Network", chainId];
+  if (kind.type === "signMessage") {
+    const solana = namespace === "solana";
+    checkAddress(kind.address, solana ? login.solanaAddress : login.eip155Address);
+    const message = new TextEncoder().encode(kind.message);
+    return {
+      text: { title: "Sign a message", rows: [["Message", readable(message)], network] },
+      sign: (seed) => (solana ? withSolanaKey(seed, (key) => base58.encode(ed25519.sign(message, key))) : withEvmKey(seed, (key) => personalSign(key, message))),
+    };
+  }
+  if (kind.type === "signTransaction") {
+    checkAddress(kind.address, login.solanaAddress);
+    const parsed = readSolanaTransaction(kind.transaction, login.solanaAddress);
+    return {
+      text: { title: "Sign a transaction", rows: [["Account", kind.address], ...solanaTransactionRows(parsed, login.solanaAddress), network] },
+      sign: (seed) => ({ signedTransaction: signSolanaTransaction(seed, login.solanaAddress, parsed) }),
+    };
+  }
+  if (kind.type !== "rpc") throw new WalletRefusal(4200, "Unsupported request");
+  const { method, params } = kind;
+  if (SOLANA_TRANSACTION_METHODS.has(method)) {
+    const p = Array.isArray(params) ? params[0] : params;
+    const transaction = field(p, "transaction");
+    if (typeof transaction !== "string") throw invalid("The request has no transaction");
+    checkAddress(field(p, "address") ?? field(p, "account"), login.solanaAddress);
+    const parsed = readSolanaTransaction(transaction, login.solanaAddress);
+    return {
+      text: { title: "Sign a transaction", rows: [["Method", method], ...solanaTransactionRows(parsed, login.solanaAddress), network] },
       // The server sends a signed Solana transaction itself (decision 0911).
-      return { signedTransaction: signSolanaTransaction(seed, login.solanaAddress, transaction) };
-    }
-    const key = deriveEvmKey(seed);
-    try {
-      if (method === "personal_sign") {
-        const message = first(params);
-        if (typeof message !== "string") throw new WalletRefusal(-32602, "personal_sign needs a message");
-        checkAddress(first(params, 1), login.eip155Address);
-        return personalSign(key, messageBytes(message));
-      }
-      if (method === "eth_signTypedData_v4") {
-        checkAddress(first(params), login.eip155Address);
-        const typed = parseTyped(first(params, 1));
-        if (!typed) throw new WalletRefusal(-32602, "eth_signTypedData_v4 needs typed data");
-        return signDigest(key, typedDataDigest(typed));
-      }
-      if (method === "eth_sendTransaction") {
-        const rpc = rpcThrough(ctx, request.chainId);
-        const tx = await fillTransaction(rpc, BigInt(hexChainId(request.chainId)), transactionRequest(first(params), login.eip155Address));
-        const { raw } = signTransaction(key, tx);
-        return await rpc("eth_sendRawTransaction", [raw]);
-      }
-      throw new WalletRefusal(4200, `The embedded wallet does not support ${method}`);
-    } finally {
-      wipe(key);
-    }
-  });
+      sign: (seed) => ({ signedTransaction: signSolanaTransaction(seed, login.solanaAddress, parsed) }),
+    };
+  }
+  if (method === "personal_sign") {
+    const message = first(params);
+    if (typeof message !== "string") throw invalid("personal_sign needs a message");
+    checkAddress(first(params, 1), login.eip155Address);
+    const bytes = messageBytes(message);
+    return { text: { title: "Sign a message", rows: [["Message", readable(bytes)], network] }, sign: (seed) => withEvmKey(seed, (key) => personalSign(key, bytes)) };
+  }
+  if (method === "eth_signTypedData_v4") {
+    checkAddress(first(params), login.eip155Address);
+    const { digest, rows } = prepareTypedData(first(params, 1), chainId, evmChainId(chainId));
+    return { text: { title: "Sign typed data", rows }, sign: (seed) => withEvmKey(seed, (key) => signDigest(key, digest)) };
+  }
+  if (method === "eth_sendTransaction") {
+    const chain = evmChainId(chainId);
+    const sendRequest = parseSendRequest(first(params), login.eip155Address, chain);
+    const rpc = rpcThrough(ctx, chainId);
+    const tx = await fillTransaction(rpc, chain, login.eip155Address, sendRequest);
+    return {
+      text: { title: "Send a transaction", rows: transactionRows(tx, chainId) },
+      sign: (seed) => withEvmKey(seed, (key) => signTransaction(key, tx).raw),
+      after: (raw) => rpc("eth_sendRawTransaction", [raw]),
+    };
+  }
+  throw new WalletRefusal(4200, `The embedded wallet does not support ${method}`);
 }
 
 function failure(error: unknown): WalletOutcome {
@@ -359,8 +303,10 @@ export async function performRequest(ctx: FrameContext | null, login: FrameLogin
   }
   if (!isSigningRequest(request)) return { status: "error", code: 4200, message: kind.type === "rpc" ? `The embedded wallet does not support ${kind.method}` : "Unsupported request" };
   try {
-    if (!(await approve(approvalText(request)))) return USER_REJECTED;
-    return { status: "ok", result: await sign(ctx, login, request) };
+    const prepared = await prepare(ctx, login, request);
+    if (!(await approve(prepared.text))) return USER_REJECTED;
+    const signed = await withSeed(ctx, login, prepared.sign);
+    return { status: "ok", result: prepared.after ? await prepared.after(signed) : signed };
   } catch (e) {
     return failure(e);
   }
