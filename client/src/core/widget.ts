@@ -14,6 +14,8 @@ import { createChartMirror, type ChartMirror } from "./charts/chartMirror";
 import { isEmbeddedRequest, newRequests, perform, WalletDiscovery } from "./effects/walletEffects";
 import { createEmbeddedShell, type EmbeddedHost } from "./effects/secureFrameHost";
 import { performSolana, SOLANA_CONNECTOR_PREFIX, SolanaDiscovery, solanaFeatures } from "./effects/solanaWallets";
+import { isReservedConnectorId, MAX_REPORTED_WALLETS } from "./effects/walletChecks";
+import { plainOutcome } from "./effects/walletJson";
 import type { SessionOptionsInput } from "./options";
 import { protocolErrorCode, type Refusal } from "./refusal";
 import type { CommandResult, TransportStats } from "./transport/machine";
@@ -150,8 +152,9 @@ export function createWidget(o: WidgetOptions): Widget {
   let reported = "";
   const watched = new Map<string, Array<() => void>>();
   const reportWallets = () => {
-    // EIP-6963 wallets first, then Wallet Standard (Solana) wallets, each in the order found.
-    const wallets = [...discovery.report(), ...solanaDiscovery.report()];
+    // EIP-6963 wallets first, then Wallet Standard (Solana) wallets, each in the order found; no more
+    // than the server takes in one report (it refuses a longer one whole).
+    const wallets = [...discovery.report(), ...solanaDiscovery.report()].slice(0, MAX_REPORTED_WALLETS);
     const key = JSON.stringify(wallets);
     if (actor.getSnapshot().context.mirror.state && key !== reported) {
       reported = key;
@@ -160,7 +163,9 @@ export function createWidget(o: WidgetOptions): Widget {
   };
   const watch = (id: string) => {
     if (id.startsWith(SOLANA_CONNECTOR_PREFIX)) return watchSolana(id);
-    const provider = discovery.provider(id);
+    // The embedded wallet (`auth`) and the other ids the session reserves are never a page wallet's:
+    // their events come from the secure frame or from nowhere.
+    const provider = isReservedConnectorId(id) ? undefined : discovery.provider(id);
     if (!provider?.on || watched.has(id)) return;
     const handlers: Array<[string, (arg: unknown) => void]> = [
       ["accountsChanged", (accounts) => send({ type: "WalletAccountsChanged", connectorId: id, accounts: Array.isArray(accounts) ? accounts.filter((a) => typeof a === "string") : [] })],
@@ -171,13 +176,15 @@ export function createWidget(o: WidgetOptions): Widget {
     watched.set(id, handlers.map(([event, handler]) => () => provider.removeListener?.(event, handler)));
   };
 
-  // A Wallet Standard wallet's `change` events carry its accounts: forwarded like accountsChanged.
+  // A Wallet Standard wallet's `change` events carry its accounts: forwarded like accountsChanged
+  // (the addresses that are text: the wallet is any page script).
   const watchSolana = (id: string) => {
     const wallet = solanaDiscovery.wallet(id);
     const events = wallet && solanaFeatures.events(wallet);
     if (!events || watched.has(id)) return;
-    const off = events.on("change", (properties) => {
-      if (properties.accounts) send({ type: "WalletAccountsChanged", connectorId: id, accounts: properties.accounts.map((a) => a.address) });
+    const off = events.on("change", (properties?: { accounts?: unknown }) => {
+      const accounts = properties?.accounts;
+      if (Array.isArray(accounts)) send({ type: "WalletAccountsChanged", connectorId: id, accounts: accounts.map((a?: { address?: unknown }) => a?.address).filter((a) => typeof a === "string") });
     });
     watched.set(id, [off]);
   };
@@ -217,8 +224,11 @@ export function createWidget(o: WidgetOptions): Widget {
           : request.namespace === "solana"
             ? performSolana(request, solanaDiscovery.wallet(request.connectorId))
             : perform(request, discovery.provider(request.connectorId));
+        // The session is answered with plain JSON whatever came back (each of these never rejects):
+        // a wallet's bigint or cycle would make the command unsendable, and the request would wait
+        // for ever.
         void outcome.then((outcome) => {
-          if (!signal.aborted) send({ type: "ResolveWalletRequest", requestId: request.id, outcome });
+          if (!signal.aborted) send({ type: "ResolveWalletRequest", requestId: request.id, outcome: plainOutcome(outcome) });
         });
       }
     }

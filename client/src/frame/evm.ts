@@ -8,7 +8,7 @@
 // (gasPrice, an access list, another transaction type or chain).
 
 import { checksumAddress } from "../wallet/devWallet";
-import { typedDataDigest, type TypedData } from "../wallet/eip712";
+import { typedDataDigest, type TypedData, type TypedField } from "../wallet/eip712";
 import type { Eip1559Transaction } from "../wallet/transaction";
 import { sameAddress } from "./keys";
 import { invalid, WalletRefusal } from "./refusal";
@@ -185,7 +185,15 @@ export function prepareTypedData(raw: unknown, network: string, chainId: bigint)
   if (!isRecord(value) || !isRecord(value.types) || typeof value.primaryType !== "string" || !isRecord(value.domain) || !isRecord(value.message)) {
     throw invalid("eth_signTypedData_v4 needs typed data: types, primaryType, domain and message");
   }
-  const typed = value as unknown as TypedData;
+  const types: Record<string, TypedField[]> = {};
+  for (const [name, fields] of Object.entries(value.types)) {
+    if (!Array.isArray(fields)) throw invalid(`The typed data's type ${name} is not a list of fields`);
+    types[name] = fields.map((f: unknown) => {
+      if (!isRecord(f) || typeof f.name !== "string" || typeof f.type !== "string") throw invalid(`The typed data's type ${name} has a malformed field`);
+      return { name: f.name, type: f.type };
+    });
+  }
+  const typed: TypedData = { types, primaryType: value.primaryType, domain: value.domain, message: value.message };
   const domainType = typed.types.EIP712Domain;
   if (!Array.isArray(domainType)) throw invalid("The typed data has no EIP712Domain type");
   // Only the domain's fields its type names are signed: the page shows those, as they are encoded.

@@ -1,6 +1,6 @@
 // Solana wallet discovery through the Wallet Standard registry, and the session's requests performed
 // with the dev Solana wallet (no node needed: connect, silent sync, sign-in messages).
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { ed25519 } from "@noble/curves/ed25519";
 import { base58 } from "@scure/base";
 import { getWallets } from "@wallet-standard/app";
@@ -39,6 +39,35 @@ it("finds Solana wallets registered before and after it starts, once per name, a
   expect(discovery.wallet("dev.vestibule.wallet")).toBeUndefined();
   expect(changes).toBe(1);
   abort.abort();
+});
+
+it("given malformed Wallet Standard wallets, when discovery starts and they register later, then it never throws, warns and keeps the good ones", () => {
+  const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+  const features = { "standard:connect": { connect: async () => ({ accounts: [] }) }, "standard:events": { on: () => () => undefined } };
+  const solana = (fields: Record<string, unknown>) =>
+    Object.defineProperties({ version: "1.0.0", name: "W", icon: "data:image/svg+xml;base64,", chains: ["solana:devnet"], features, accounts: [] }, Object.getOwnPropertyDescriptors(fields)) as unknown as Wallet;
+  register(solana({ name: 42 }));
+  register(solana({ name: "Bad Chains", chains: "solana:devnet" }));
+  const discovery = new SolanaDiscovery();
+  let changes = 0;
+  const local = new AbortController();
+  expect(() => discovery.start(() => changes++, local.signal)).not.toThrow();
+  expect(() => {
+    register(solana({ name: "No Features", features: null }));
+    register(solana({ name: "Throwing", get features(): never { throw new Error("trap"); } }));
+    register(solana({ name: " " }));
+    register(solana({ name: "n".repeat(65) }));
+    register(solana({ name: "Bad Icon", icon: 7 }));
+    register(solana({ name: "  Padded\u0085" }));
+  }).not.toThrow();
+  expect(discovery.report()).toEqual([
+    { name: "Bad Icon", kind: "ANNOUNCED", namespace: "solana" },
+    { name: "Padded", icon: "data:image/svg+xml;base64,", kind: "ANNOUNCED", namespace: "solana" },
+  ]);
+  expect(discovery.wallet("solana:Padded")).toBeDefined();
+  expect(warn).toHaveBeenCalledTimes(2); // the blank name, the long one (the others are not wallets at all)
+  local.abort();
+  warn.mockRestore();
 });
 
 it("connects, re-syncs silently and signs the session's message", async () => {

@@ -7,6 +7,9 @@
 // does), sign-in messages (`solana:signMessage`, the signature answered in base58) and the
 // transactions the server builds (`signTransaction`, and `rpc` with `solana:signAndSendTransaction`
 // or `solana:signTransaction`: solanaTransactions.ts, a chunk loaded the first time one is asked).
+// A registered wallet is any page script's object: one that is malformed (a name that is not text,
+// or one the server would refuse, fields that throw) is left out, never thrown on, and the others
+// are still found. The answers are the wallet's: the widget makes them plain JSON (walletJson.ts).
 
 import { getWallets } from "@wallet-standard/app";
 import type { Wallet, WalletAccount } from "@wallet-standard/base";
@@ -14,8 +17,10 @@ import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
 import { SOLANA_CLUSTERS } from "../../generated/constants";
+import { isReportable, reportableIcon, SOLANA_CONNECTOR_PREFIX, trimName } from "./walletChecks";
+import { walletFailure } from "./walletEffects";
 
-export const SOLANA_CONNECTOR_PREFIX = "solana:";
+export { SOLANA_CONNECTOR_PREFIX };
 
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
@@ -60,25 +65,20 @@ function hasMethod<K extends string>(value: unknown, method: K): value is Record
   return value !== null && typeof value === "object" && method in value && typeof (value as Record<string, unknown>)[method] === "function";
 }
 
-/** A feature of `wallet` with `method`, typed by what this module calls. */
-function feature<T>(wallet: Wallet, name: string, method: string, check: (f: unknown) => f is T): T | undefined {
+/** A feature of `wallet` with `method`, typed by what this module calls (the method is all that is
+ * checked, as the type's other members are what the wallet answers). */
+function feature<T>(wallet: Wallet, name: string, method: string): T | undefined {
   const f: unknown = wallet.features[name as `${string}:${string}`];
-  return hasMethod(f, method) && check(f) ? f : undefined;
+  return hasMethod(f, method) ? (f as T) : undefined;
 }
-const isConnect = (f: unknown): f is ConnectFeature => hasMethod(f, "connect");
-const isDisconnect = (f: unknown): f is DisconnectFeature => hasMethod(f, "disconnect");
-const isEvents = (f: unknown): f is EventsFeature => hasMethod(f, "on");
-const isSignMessage = (f: unknown): f is SignMessageFeature => hasMethod(f, "signMessage");
-const isSignTransaction = (f: unknown): f is SignTransactionFeature => hasMethod(f, "signTransaction");
-const isSignAndSend = (f: unknown): f is SignAndSendFeature => hasMethod(f, "signAndSendTransaction");
 
 export const solanaFeatures = {
-  connect: (w: Wallet) => feature(w, "standard:connect", "connect", isConnect),
-  disconnect: (w: Wallet) => feature(w, "standard:disconnect", "disconnect", isDisconnect),
-  events: (w: Wallet) => feature(w, "standard:events", "on", isEvents),
-  signMessage: (w: Wallet) => feature(w, "solana:signMessage", "signMessage", isSignMessage),
-  signTransaction: (w: Wallet) => feature(w, "solana:signTransaction", "signTransaction", isSignTransaction),
-  signAndSendTransaction: (w: Wallet) => feature(w, "solana:signAndSendTransaction", "signAndSendTransaction", isSignAndSend),
+  connect: (w: Wallet) => feature<ConnectFeature>(w, "standard:connect", "connect"),
+  disconnect: (w: Wallet) => feature<DisconnectFeature>(w, "standard:disconnect", "disconnect"),
+  events: (w: Wallet) => feature<EventsFeature>(w, "standard:events", "on"),
+  signMessage: (w: Wallet) => feature<SignMessageFeature>(w, "solana:signMessage", "signMessage"),
+  signTransaction: (w: Wallet) => feature<SignTransactionFeature>(w, "solana:signTransaction", "signTransaction"),
+  signAndSendTransaction: (w: Wallet) => feature<SignAndSendFeature>(w, "solana:signAndSendTransaction", "signAndSendTransaction"),
 };
 
 /** A Solana wallet the widget can use: it names a Solana chain, connects and reports changes. */
@@ -93,6 +93,7 @@ export function walletChainOf(caipNetworkId: string): `${string}:${string}` | un
 }
 
 export class SolanaDiscovery {
+  /** By name (trimmed, as reported). */
   readonly wallets = new Map<string, Wallet>();
 
   /** Listens until `signal` aborts; `onChange` after each new wallet. */
@@ -101,10 +102,15 @@ export class SolanaDiscovery {
     const add = (wallets: readonly Wallet[]) => {
       let added = false;
       for (const wallet of wallets) {
-        const name = wallet.name.trim();
-        if (!name || !isSolanaWallet(wallet) || this.wallets.has(name)) continue;
-        this.wallets.set(name, wallet);
-        added = true;
+        try {
+          if (!isSolanaWallet(wallet)) continue;
+          const name = trimName(wallet.name);
+          if (this.wallets.has(name) || !isReportable(name)) continue;
+          this.wallets.set(name, wallet);
+          added = true;
+        } catch {
+          // a malformed wallet (fields that are not what the standard says, or that throw): left out
+        }
       }
       if (added) onChange();
     };
@@ -116,24 +122,16 @@ export class SolanaDiscovery {
   }
 
   report(): DiscoveredWallet[] {
-    return [...this.wallets.values()].map((wallet) => ({
-      name: wallet.name.trim(),
-      ...(wallet.icon.startsWith("data:image/") ? { icon: wallet.icon } : {}),
-      kind: "ANNOUNCED",
-      namespace: "solana",
-    }) satisfies DiscoveredWallet);
+    return [...this.wallets].map(([name, wallet]) => {
+      const icon = reportableIcon(wallet.icon);
+      return { name, ...(icon ? { icon } : {}), kind: "ANNOUNCED", namespace: "solana" } satisfies DiscoveredWallet;
+    });
   }
 
   /** The wallet behind a session connector id (`solana:<name>`). */
   wallet(connectorId: string): Wallet | undefined {
     return connectorId.startsWith(SOLANA_CONNECTOR_PREFIX) ? this.wallets.get(connectorId.slice(SOLANA_CONNECTOR_PREFIX.length)) : undefined;
   }
-}
-
-export function walletFailure(e: unknown): WalletOutcome {
-  const code = e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : -32603;
-  const message = e instanceof Error ? e.message : String(e);
-  return { status: "error", code, message };
 }
 
 const accountsResult = (accounts: readonly WalletAccount[]) => ({

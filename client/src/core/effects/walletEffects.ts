@@ -2,11 +2,18 @@
 // attached before `eip6963:requestProvider` is dispatched; wallets are de-duplicated by rdns), and
 // the session's pending wallet requests performed and answered as commands with the result or the
 // wallet's EIP-1193 error code. Recorded outcomes are what make a replay exact.
+//
+// An announcement is the page's word, and any script on the page can make one: it is kept only when
+// the server can take it (walletChecks.ts: one bad entry would have the whole report refused) and
+// never under a connector id the session reserves (`auth`, `injected`, `solana:…`); a bad one is
+// left out on its own, with a console warning.
 
 import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
 import type { SessionState } from "../../generated/SessionState";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
+import { EMBEDDED_CONNECTOR } from "./secureFrameHost";
+import { isReportable, reportableIcon, trimName } from "./walletChecks";
 
 export interface Eip1193Provider {
   request(args: { method: string; params?: unknown }): Promise<unknown>;
@@ -30,13 +37,14 @@ function isAnnounced(detail: unknown): detail is Announced {
   if (detail === null || typeof detail !== "object" || !("info" in detail) || !("provider" in detail)) return false;
   const { info, provider } = detail;
   return (
-    info !== null && typeof info === "object" && "rdns" in info && typeof info.rdns === "string" && info.rdns !== "" &&
+    info !== null && typeof info === "object" && "rdns" in info && typeof info.rdns === "string" &&
     "name" in info && typeof info.name === "string" &&
     provider !== null && typeof provider === "object" && "request" in provider && typeof provider.request === "function"
   );
 }
 
-/** Wallets announced on `target`, by rdns (the first announcement of an rdns wins). */
+/** Wallets announced on `target`, by rdns (the first announcement of an rdns wins); only those the
+ * server takes, under no reserved connector id. */
 export class WalletDiscovery {
   readonly wallets = new Map<string, Announced>();
 
@@ -48,7 +56,7 @@ export class WalletDiscovery {
       "eip6963:announceProvider",
       (event) => {
         const detail: unknown = event instanceof CustomEvent ? event.detail : undefined;
-        if (!isAnnounced(detail) || this.wallets.has(detail.info.rdns)) return;
+        if (!isAnnounced(detail) || this.wallets.has(detail.info.rdns) || !isReportable(trimName(detail.info.name), detail.info.rdns)) return;
         this.wallets.set(detail.info.rdns, detail);
         onChange();
       },
@@ -57,16 +65,15 @@ export class WalletDiscovery {
     this.target.dispatchEvent(new Event("eip6963:requestProvider"));
   }
 
-  /** What the session is told about (icons only as data URLs, names trimmed by the server). */
+  /** What the session is told about (names trimmed, icons only as data URLs the server keeps). */
   report(): DiscoveredWallet[] {
-    return [...this.wallets.values()].map(({ info }) => ({
-      name: info.name,
-      rdns: info.rdns,
-      ...(typeof info.icon === "string" && info.icon.startsWith("data:image/") ? { icon: info.icon } : {}),
-      kind: "ANNOUNCED",
-    }) satisfies DiscoveredWallet);
+    return [...this.wallets.values()].map(({ info }) => {
+      const icon = reportableIcon(info.icon);
+      return { name: trimName(info.name), rdns: info.rdns, ...(icon ? { icon } : {}), kind: "ANNOUNCED" } satisfies DiscoveredWallet;
+    });
   }
 
+  /** The page wallet behind a connector id (never one for a reserved id: none is kept). */
   provider(connectorId: string): Eip1193Provider | undefined {
     return this.wallets.get(connectorId)?.provider;
   }
@@ -77,9 +84,18 @@ function toHex(text: string): string {
 }
 
 const codeOf = (e: unknown): number | undefined =>
-  e !== null && typeof e === "object" && "code" in e && typeof e.code === "number" ? e.code : undefined;
+  e !== null && typeof e === "object" && "code" in e && Number.isSafeInteger(e.code) ? Number(e.code) : undefined;
 
-function failure(e: unknown): WalletOutcome {
+/** A wallet's error as an outcome (EIP-1193 and Wallet Standard wallets alike); never throws. */
+export function walletFailure(e: unknown): WalletOutcome {
+  try {
+    return failureOf(e);
+  } catch {
+    return { status: "error", code: -32603, message: "Unknown error" }; // an error that cannot be read or printed
+  }
+}
+
+function failureOf(e: unknown): WalletOutcome {
   // Some wallets (MetaMask's mobile app among them) report a chain they do not know as an internal
   // error with the EIP-3326 code 4902 inside `data.originalError`; the session needs the 4902 to
   // ask `wallet_addEthereumChain`, so the inner code wins when there is one.
@@ -90,7 +106,8 @@ function failure(e: unknown): WalletOutcome {
   return { status: "error", code, message };
 }
 
-/** Performs one wallet request; never throws (a failure is an outcome). */
+/** Performs one wallet request; never throws (a failure is an outcome). The answer is the wallet's:
+ * the widget makes it plain JSON (walletJson.ts) before it is sent. */
 export async function perform(request: WalletRequest, provider: Eip1193Provider | undefined): Promise<WalletOutcome> {
   if (!provider) return { status: "error", code: 4900, message: "The wallet is not available in this browser" };
   try {
@@ -118,14 +135,14 @@ export async function perform(request: WalletRequest, provider: Eip1193Provider 
       }
     }
   } catch (e) {
-    return failure(e);
+    return walletFailure(e);
   }
 }
 
 /** The embedded wallet's connector: its requests go to the secure frame (secureFrameHost.ts), not
  * to a browser wallet. */
 export function isEmbeddedRequest(request: WalletRequest): boolean {
-  return request.connectorId === "auth";
+  return request.connectorId === EMBEDDED_CONNECTOR;
 }
 
 /** Requests in the state that this page has not started yet (each is performed once per page);

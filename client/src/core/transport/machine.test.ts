@@ -129,6 +129,45 @@ describe("transport machine: opening a session", () => {
   });
 });
 
+describe("transport machine: commands that cannot be written as JSON", () => {
+  // A command carrying a bigint (a wallet's `1n`), a cycle or a throwing getter cannot be
+  // JSON.stringify'd. It is dropped like an unsendable command; the transport itself lives on.
+  const cyclic = (): unknown => {
+    const o: Record<string, unknown> = {};
+    o.self = o;
+    return o;
+  };
+  const unwritable: Array<[string, () => unknown]> = [
+    ["a bigint", () => 1n],
+    ["a cycle", cyclic],
+    ["a throwing getter", () => ({ get boom() { throw new Error("no"); } })],
+  ];
+  const resolve = (result: unknown) => ({ type: "ResolveWalletRequest" as const, requestId: "r1", outcome: { status: "ok" as const, result } });
+
+  it.each(unwritable)("given a ready transport, when a command carries %s, then it is dropped with a reason, and later commands still go out", (_name, value) => {
+    const t = given();
+    t.welcome();
+    t.actor.send({ type: "COMMAND", id: "bad", command: resolve(value()) });
+    expect(t.actor.getSnapshot().status).toBe("active");
+    expect(t.emitted).toContainEqual({ type: "dropped", id: "bad", reason: expect.stringMatching(/cannot be sent/) });
+    expect(t.context().commands).toEqual([]);
+    t.command("good");
+    expect(t.on(1, "command").map((m) => m.id)).toEqual(["good"]);
+    expect(t.state()).toEqual({ live: { ready: "listening" } });
+  });
+
+  it.each(unwritable)("given a transport still connecting, when a queued command carries %s, then it is dropped at once and the others go out after the welcome", (_name, value) => {
+    const t = given();
+    t.command("before");
+    t.actor.send({ type: "COMMAND", id: "bad", command: resolve(value()) });
+    t.command("after");
+    expect(t.emitted).toContainEqual({ type: "dropped", id: "bad", reason: expect.stringMatching(/cannot be sent/) });
+    t.welcome();
+    expect(t.actor.getSnapshot().status).toBe("active");
+    expect(t.on(1, "command").map((m) => m.id)).toEqual(["before", "after"]);
+  });
+});
+
 describe("transport machine: diffs", () => {
   it("given a ready transport, when the fixture's diffs arrive, then each is applied and acked in order", () => {
     const t = given();

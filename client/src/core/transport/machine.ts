@@ -18,6 +18,11 @@
 // broke the connection) and resume; every other code resumes from the mirror's seq after a backoff.
 // Commands unanswered when a socket drops are sent again after the next welcome under the same id
 // (the server answers a repeated id with its first result).
+//
+// No action throws (one that did would end the transport for good, and every later command with
+// it): a command that cannot be written as JSON (a wallet's bigint, a cycle, a throwing getter) is
+// dropped like one that cannot be queued. (The hello cannot throw: the shell, transport.ts, hands
+// the machine the host's options as a plain JSON copy.)
 
 import { assign, emit, enqueueActions, fromCallback, fromPromise, not, sendTo, setup, stateIn } from "xstate";
 import type { ClientCommand } from "../../generated/ClientCommand";
@@ -51,6 +56,8 @@ export type CommandResult = Extract<ServerMessage, { type: "result" }>;
 export interface PendingCommand {
   id: string;
   command: ClientCommand;
+  /** The command's frame, written once when it came (and sent again as it is after a drop). */
+  data: string;
   /** Sent on some socket (and not answered yet). */
   sent: boolean;
 }
@@ -143,7 +150,15 @@ function hello(c: TransportContext): Hello {
 }
 
 const wire = (message: ClientMessage | Hello): SocketCommand => ({ type: "SEND", data: JSON.stringify(message) });
-const commandMessage = (p: PendingCommand): ClientMessage => ({ type: "command", id: p.id, command: p.command });
+
+/** The pending command of a COMMAND event, or why it cannot be sent (JSON.stringify threw). */
+function pendingOf(id: string, command: ClientCommand, sent: boolean): PendingCommand | string {
+  try {
+    return { id, command, sent, data: JSON.stringify({ type: "command", id, command } satisfies ClientMessage) };
+  } catch (e) {
+    return `the command cannot be sent: ${e instanceof Error ? e.message : "it is not JSON"}`;
+  }
+}
 const bump = (stats: TransportStats, key: keyof TransportStats): TransportStats => ({ ...stats, [key]: stats[key] + 1 });
 
 const NEW_SESSION_CODES: readonly number[] = [CLOSE_CODES.UNAUTHORIZED, CLOSE_CODES.SESSION_ENDED];
@@ -189,13 +204,16 @@ export const transportMachine = setup({
         enqueue.emit({ type: "dropped", id: event.id, reason: `not connected, and ${MAX_QUEUED_COMMANDS} commands already wait` });
         return;
       }
-      enqueue.assign({ commands: [...context.commands, { id: event.id, command: event.command, sent: false }] });
+      const pending = pendingOf(event.id, event.command, false);
+      if (typeof pending === "string") enqueue.emit({ type: "dropped", id: event.id, reason: pending });
+      else enqueue.assign({ commands: [...context.commands, pending] });
     }),
     sendCommandNow: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "COMMAND") return;
-      const pending: PendingCommand = { id: event.id, command: event.command, sent: true };
+      const pending = pendingOf(event.id, event.command, true);
+      if (typeof pending === "string") return enqueue.emit({ type: "dropped", id: event.id, reason: pending });
       enqueue.assign({ commands: [...context.commands, pending] });
-      enqueue.sendTo("socket", wire(commandMessage(pending)));
+      enqueue.sendTo("socket", { type: "SEND", data: pending.data });
     }),
     dropCommands: enqueueActions(({ context, enqueue }, params: { which: "all" | "sent"; reason: string }) => {
       const dropped = context.commands.filter((c) => params.which === "all" || c.sent);
@@ -207,7 +225,7 @@ export const transportMachine = setup({
       let resent = 0;
       for (const c of context.commands) {
         if (c.sent) resent++;
-        enqueue.sendTo("socket", wire(commandMessage(c)));
+        enqueue.sendTo("socket", { type: "SEND", data: c.data });
       }
       enqueue.assign({
         commands: context.commands.map((c) => ({ ...c, sent: true })),

@@ -164,3 +164,19 @@ describe("browser socket", () => {
     expect(seen).toEqual(["open", "message a", "close 4005"]);
   });
 });
+
+describe("host options", () => {
+  it("given options that cannot be written as JSON (a bigint), when the transport is created, then the host's call throws, instead of the hello ending the transport later", () => {
+    const options = { themeMode: "light", themeVariables: { "--vst-z-index": 10n } };
+    const create = () =>
+      createTransport({
+        gatewayUrl: "ws://gateway/ws",
+        projectId: "demo",
+        options: options as unknown as Record<string, never>,
+        storage: new MemoryStore(),
+        createSocket: (url) => new FakeSocket(url),
+        newCommandId: () => "c",
+      });
+    expect(create).toThrow(/BigInt/i);
+  });
+});

@@ -104,7 +104,10 @@ export function createTransport(o: TransportOptions): Transport {
   const check = fromPromise<Refusal | null, CheckInput>(({ signal }) => (o.check ? o.check(signal) : Promise.resolve(null)));
 
   const actor = createActor(transportMachine.provide({ actors: { socket, check } }), {
-    input: { url, projectId: o.projectId, options: o.options, credentials: readCredentials(o.storage, o.projectId) },
+    // The options as plain JSON, copied now: options that cannot be (a bigint, a cycle) are the
+    // host's mistake, thrown at its call rather than later by the machine's hello (which would end
+    // the transport for good).
+    input: { url, projectId: o.projectId, options: o.options && JSON.parse(JSON.stringify(o.options)), credentials: readCredentials(o.storage, o.projectId) },
     inspect: o.inspect,
   });
   const subscriptions = [

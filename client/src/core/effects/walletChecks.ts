@@ -1,0 +1,59 @@
+// What the session takes from the page's wallet discovery, checked before a wallet is reported: the
+// server refuses a whole `ReportWallets` for one bad entry, so one malformed (or hostile)
+// announcement would otherwise hide every wallet. The bounds are the server's, read from
+// `connectors_from` (actors/src/machines/connection.rs) and actors/src/model/connector.rs. They are
+// not generated into client/src/generated/constants.ts (they should be); until they are, each names
+// its Rust source. Rust's `len()` counts UTF-8 bytes, so these do.
+//
+// Connector ids the session gives itself are reserved: an EIP-6963 announcement (whose rdns is its
+// connector id) may not take one, or it would be handed the embedded wallet's or a Solana wallet's
+// requests and speak for it.
+
+import { EMBEDDED_CONNECTOR } from "./secureFrameHost";
+
+/** `connectors_from`: `wallet.name.trim().is_empty() || wallet.name.len() > 64` refuses the report. */
+export const WALLET_NAME_MAX_BYTES = 64;
+/** `connectors_from`: an announced wallet's rdns is 1 to 128 bytes (`rdns.len() <= 128`). */
+export const WALLET_RDNS_MAX_BYTES = 128;
+/** `MAX_ICON_BYTES` (actors/src/model/connector.rs): a larger icon is dropped by the server. */
+export const WALLET_ICON_MAX_BYTES = 8 * 1024;
+/** `MAX_CONNECTORS` (actors/src/model/connector.rs): a report of more wallets is refused whole. */
+export const MAX_REPORTED_WALLETS = 32;
+
+/** `solana_connector_id` (actors/src/model/connector.rs): a Wallet Standard wallet's connector id is
+ * this and its name. */
+export const SOLANA_CONNECTOR_PREFIX = "solana:";
+/** The legacy `window.ethereum` connector (`connectors_from`). */
+export const INJECTED_CONNECTOR = "injected";
+
+/** Whether `id` is one the session names itself (`auth`, `injected`, `solana:…`); compared without
+ * case, so that no announcement even looks like one. */
+export function isReservedConnectorId(id: string): boolean {
+  const lower = id.toLowerCase();
+  return lower === EMBEDDED_CONNECTOR || lower === INJECTED_CONNECTOR || lower.startsWith(SOLANA_CONNECTOR_PREFIX);
+}
+
+/** Rust's `str::trim` strips Unicode White_Space, which has U+0085 (JavaScript's \s does not); \s
+ * has U+FEFF (Rust's does not). Trimming both keeps the name the server checks the one sent. */
+export const trimName = (name: string) => name.replace(/^[\s\u0085]+|[\s\u0085]+$/g, "");
+
+/** Text of 1 to `max` UTF-8 bytes that the server can read. It must be well-formed: JSON.stringify
+ * writes a lone surrogate as an escape that serde_json refuses, and the whole frame with it. Checked
+ * by a round trip through UTF-8 (TextEncoder replaces a lone surrogate, so the text does not come
+ * back the same; nor does text that starts with U+FEFF, which TextDecoder drops: refused too). */
+export function isText(text: unknown, max: number): text is string {
+  if (typeof text !== "string" || !text) return false;
+  const bytes = new TextEncoder().encode(text);
+  return bytes.length <= max && new TextDecoder().decode(bytes) === text;
+}
+
+/** Whether the server takes a wallet of this name (trimmed) and, for an EIP-6963 one, rdns (not a
+ * reserved connector id); a wallet it does not take is left out, with a console warning. */
+export function isReportable(name: string, rdns?: string): boolean {
+  const ok = isText(name, WALLET_NAME_MAX_BYTES) && (rdns === undefined || (isText(rdns, WALLET_RDNS_MAX_BYTES) && !isReservedConnectorId(rdns)));
+  if (!ok) console.warn(`Vestibule: ignored the wallet (name not 1-${WALLET_NAME_MAX_BYTES} bytes, or rdns not 1-${WALLET_RDNS_MAX_BYTES} bytes or reserved):`, rdns ?? name);
+  return ok;
+}
+
+/** The icon as reported: a `data:image/` URL the server keeps, or nothing. */
+export const reportableIcon = (icon: unknown): string | undefined => (isText(icon, WALLET_ICON_MAX_BYTES) && icon.startsWith("data:image/") ? icon : undefined);
