@@ -11,7 +11,8 @@ use ts_rs::TS;
 use crate::chart::{ANY_STATE, Statechart, region, tg};
 use crate::model::caip::{CaipAddress, CaipNetworkId, Namespace, NamespaceFeatures, parse_evm_chain_id};
 use crate::model::connector::{
-    Connector, ConnectorType, DiscoveredWallet, MAX_CONNECTORS, MAX_ICON_BYTES, MAX_RECENT_WALLETS, RecentWallet, solana_connector_id,
+    Connector, ConnectorType, DiscoveredWallet, INJECTED_CONNECTOR_ID, MAX_CONNECTORS, MAX_ICON_BYTES, MAX_RECENT_WALLETS,
+    MAX_WALLET_NAME_BYTES, MAX_WALLET_RDNS_BYTES, RecentWallet, SOLANA_CONNECTOR_PREFIX, solana_connector_id,
 };
 use crate::model::networks::{ChainDefinition, NetworkRef, solana_cluster_chain};
 use crate::model::options::{AccountType, SessionOptions};
@@ -27,7 +28,7 @@ pub const MAX_WALLET_ACCOUNTS: usize = 64;
 /// is left out: it would take over that connector's events (a wallet announcing `auth` would
 /// change the embedded account's address).
 pub fn is_reserved_connector_id(id: &str) -> bool {
-    id == crate::machines::embedded_wallet::AUTH_CONNECTOR_ID || id == "injected" || id.starts_with("solana:")
+    id == crate::machines::embedded_wallet::AUTH_CONNECTOR_ID || id == INJECTED_CONNECTOR_ID || id.starts_with(SOLANA_CONNECTOR_PREFIX)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
@@ -233,8 +234,8 @@ pub fn connectors_from(
     let mut connectors: Vec<Connector> = Vec::new();
     for (i, wallet) in wallets.iter().enumerate() {
         let field = |name: &str| format!("wallets[{i}].{name}");
-        if wallet.name.trim().is_empty() || wallet.name.len() > 64 {
-            return Err(DomainError::InvalidInput { field: field("name"), message: "1 to 64 characters".into() });
+        if wallet.name.trim().is_empty() || wallet.name.len() > MAX_WALLET_NAME_BYTES {
+            return Err(DomainError::InvalidInput { field: field("name"), message: format!("1 to {MAX_WALLET_NAME_BYTES} characters") });
         }
         let namespace = wallet.namespace.unwrap_or(Namespace::Eip155);
         let id = match (namespace, wallet.kind) {
@@ -247,11 +248,11 @@ pub fn connectors_from(
                         tracing::debug!(rdns, "an announced wallet claimed a reserved connector id; left out");
                         continue;
                     }
-                    Some(rdns) if !rdns.is_empty() && rdns.len() <= 128 => rdns.clone(),
+                    Some(rdns) if !rdns.is_empty() && rdns.len() <= MAX_WALLET_RDNS_BYTES => rdns.clone(),
                     _ => {
                         return Err(DomainError::InvalidInput {
                             field: field("rdns"),
-                            message: "announced wallets carry an rdns of 1 to 128 characters".into(),
+                            message: format!("announced wallets carry an rdns of 1 to {MAX_WALLET_RDNS_BYTES} characters"),
                         });
                     }
                 }
@@ -260,7 +261,7 @@ pub fn connectors_from(
                 if !options.enable_injected {
                     continue;
                 }
-                "injected".to_string()
+                INJECTED_CONNECTOR_ID.to_string()
             }
             (Namespace::Solana, ConnectorType::Announced) => {
                 if wallet.rdns.is_some() {

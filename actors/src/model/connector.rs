@@ -38,6 +38,14 @@ pub struct Connector {
 
 pub const MAX_ICON_BYTES: usize = 8 * 1024;
 pub const MAX_CONNECTORS: usize = 32;
+/// A reported wallet's name, trimmed: 1 to this many bytes of UTF-8.
+pub const MAX_WALLET_NAME_BYTES: usize = 64;
+/// An announced (EIP-6963) wallet's rdns, its connector id: 1 to this many bytes.
+pub const MAX_WALLET_RDNS_BYTES: usize = 128;
+/// The legacy `window.ethereum` provider's connector id.
+pub const INJECTED_CONNECTOR_ID: &str = "injected";
+/// A Wallet Standard (Solana) wallet's connector id is this and its name.
+pub const SOLANA_CONNECTOR_PREFIX: &str = "solana:";
 
 /// A wallet the browser discovered, as the client reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -63,7 +71,7 @@ pub struct DiscoveredWallet {
 /// The connector id of a Wallet Standard wallet: `solana:` and its name (Wallet Standard wallets
 /// carry no rdns; the standard's registry keeps one wallet per name in practice).
 pub fn solana_connector_id(name: &str) -> String {
-    format!("solana:{name}")
+    format!("{SOLANA_CONNECTOR_PREFIX}{name}")
 }
 
 /// A recently used wallet (spec: id and rdns), newest first; at most [`MAX_RECENT_WALLETS`].

@@ -37,3 +37,13 @@ export const REFUSAL_CODES = ["not_started","already_started","invalid_options",
 
 /** The Solana clusters by CAIP-2 id: their Wallet Standard chain and full genesis hash. */
 export const SOLANA_CLUSTERS = {"solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z":{"chain":"solana:testnet","genesisHash":"4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY"},"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp":{"chain":"solana:mainnet","genesisHash":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"},"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1":{"chain":"solana:devnet","genesisHash":"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"}} as const;
+
+/** What the session takes of a discovered wallet (`connectors_from`): a report breaking one of these is refused whole. */
+export const WALLET_NAME_MAX_BYTES = 64;
+export const WALLET_RDNS_MAX_BYTES = 128;
+export const WALLET_ICON_MAX_BYTES = 8192;
+export const MAX_REPORTED_WALLETS = 32;
+/** Connector ids the session gives out itself, which no announced wallet may take. */
+export const EMBEDDED_CONNECTOR_ID = "auth";
+export const INJECTED_CONNECTOR_ID = "injected";
+export const SOLANA_CONNECTOR_PREFIX = "solana:";

@@ -13,6 +13,7 @@ use ts_rs::TS;
 
 use vestibule_actors::machines;
 use vestibule_actors::machines::toasts;
+use vestibule_actors::model::connector;
 use vestibule_actors::protocol::{ClientMessage, PROTOCOL_VERSION, ProtocolErrorCode, ServerMessage, close};
 use vestibule_actors::session::{Event, RefusalCode};
 
@@ -79,7 +80,16 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              /** Every `result.error.code` of a refused command. */\n\
              export const REFUSAL_CODES = {} as const satisfies readonly RefusalCode[];\n\n\
              /** The Solana clusters by CAIP-2 id: their Wallet Standard chain and full genesis hash. */\n\
-             export const SOLANA_CLUSTERS = {} as const;\n",
+             export const SOLANA_CLUSTERS = {} as const;\n\n\
+             /** What the session takes of a discovered wallet (`connectors_from`): a report breaking one of these is refused whole. */\n\
+             export const WALLET_NAME_MAX_BYTES = {};\n\
+             export const WALLET_RDNS_MAX_BYTES = {};\n\
+             export const WALLET_ICON_MAX_BYTES = {};\n\
+             export const MAX_REPORTED_WALLETS = {};\n\
+             /** Connector ids the session gives out itself, which no announced wallet may take. */\n\
+             export const EMBEDDED_CONNECTOR_ID = {:?};\n\
+             export const INJECTED_CONNECTOR_ID = {:?};\n\
+             export const SOLANA_CONNECTOR_PREFIX = {:?};\n",
             toasts::MAX_VISIBLE,
             toasts::DEFAULT_DURATION_MS,
             toasts::RESHOW_DELAY_MS,
@@ -90,6 +100,13 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             serde_json::to_string(<ProtocolErrorCode as strum::VariantNames>::VARIANTS).expect("names serialize"),
             serde_json::to_string(&<RefusalCode as strum::IntoEnumIterator>::iter().map(RefusalCode::as_str).collect::<Vec<_>>()).expect("names serialize"),
             serde_json::to_string(&solana_clusters()).expect("clusters serialize"),
+            connector::MAX_WALLET_NAME_BYTES,
+            connector::MAX_WALLET_RDNS_BYTES,
+            connector::MAX_ICON_BYTES,
+            connector::MAX_CONNECTORS,
+            vestibule_actors::machines::embedded_wallet::AUTH_CONNECTOR_ID,
+            connector::INJECTED_CONNECTOR_ID,
+            connector::SOLANA_CONNECTOR_PREFIX,
         ),
     );
 

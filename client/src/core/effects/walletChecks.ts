@@ -1,36 +1,29 @@
 // What the session takes from the page's wallet discovery, checked before a wallet is reported: the
 // server refuses a whole `ReportWallets` for one bad entry, so one malformed (or hostile)
-// announcement would otherwise hide every wallet. The bounds are the server's, read from
-// `connectors_from` (actors/src/machines/connection.rs) and actors/src/model/connector.rs. They are
-// not generated into client/src/generated/constants.ts (they should be); until they are, each names
-// its Rust source. Rust's `len()` counts UTF-8 bytes, so these do.
+// announcement would otherwise hide every wallet. The bounds are the server's, generated from
+// actors/src/model/connector.rs. Rust's `len()` counts UTF-8 bytes, so these do.
 //
 // Connector ids the session gives itself are reserved: an EIP-6963 announcement (whose rdns is its
 // connector id) may not take one, or it would be handed the embedded wallet's or a Solana wallet's
 // requests and speak for it.
 
-import { EMBEDDED_CONNECTOR } from "./secureFrameHost";
+import {
+  EMBEDDED_CONNECTOR_ID,
+  INJECTED_CONNECTOR_ID,
+  MAX_REPORTED_WALLETS,
+  SOLANA_CONNECTOR_PREFIX,
+  WALLET_ICON_MAX_BYTES,
+  WALLET_NAME_MAX_BYTES,
+  WALLET_RDNS_MAX_BYTES,
+} from "../../generated/constants";
 
-/** `connectors_from`: `wallet.name.trim().is_empty() || wallet.name.len() > 64` refuses the report. */
-export const WALLET_NAME_MAX_BYTES = 64;
-/** `connectors_from`: an announced wallet's rdns is 1 to 128 bytes (`rdns.len() <= 128`). */
-export const WALLET_RDNS_MAX_BYTES = 128;
-/** `MAX_ICON_BYTES` (actors/src/model/connector.rs): a larger icon is dropped by the server. */
-export const WALLET_ICON_MAX_BYTES = 8 * 1024;
-/** `MAX_CONNECTORS` (actors/src/model/connector.rs): a report of more wallets is refused whole. */
-export const MAX_REPORTED_WALLETS = 32;
-
-/** `solana_connector_id` (actors/src/model/connector.rs): a Wallet Standard wallet's connector id is
- * this and its name. */
-export const SOLANA_CONNECTOR_PREFIX = "solana:";
-/** The legacy `window.ethereum` connector (`connectors_from`). */
-export const INJECTED_CONNECTOR = "injected";
+export { INJECTED_CONNECTOR_ID, MAX_REPORTED_WALLETS, SOLANA_CONNECTOR_PREFIX, WALLET_ICON_MAX_BYTES, WALLET_NAME_MAX_BYTES, WALLET_RDNS_MAX_BYTES };
 
 /** Whether `id` is one the session names itself (`auth`, `injected`, `solana:…`); compared without
  * case, so that no announcement even looks like one. */
 export function isReservedConnectorId(id: string): boolean {
   const lower = id.toLowerCase();
-  return lower === EMBEDDED_CONNECTOR || lower === INJECTED_CONNECTOR || lower.startsWith(SOLANA_CONNECTOR_PREFIX);
+  return lower === EMBEDDED_CONNECTOR_ID || lower === INJECTED_CONNECTOR_ID || lower.startsWith(SOLANA_CONNECTOR_PREFIX);
 }
 
 /** Rust's `str::trim` strips Unicode White_Space, which has U+0085 (JavaScript's \s does not); \s
