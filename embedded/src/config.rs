@@ -30,10 +30,16 @@ pub struct EmbeddedConfig {
     pub otp_ttl: Duration,
     #[serde(default = "default_otp_attempts")]
     pub otp_attempts: u32,
-    /// The least time between two codes mailed to one address. Kept in the vault's database with
-    /// the lockout below, so a restart does not clear it.
+    /// The least time between two codes mailed to one address, and between two codes one frame
+    /// (the visitor's modal) has mailed, whatever the addresses. The address's is kept in the
+    /// vault's database with the lockout below, so a restart does not clear it.
     #[serde(default = "default_email_cooldown", with = "humantime_serde")]
     pub email_cooldown: Duration,
+    /// Codes the frames of one client address (IPv6: its /64) may have mailed per hour, whatever
+    /// the addresses: a token bucket of this many, refilled continuously (mail_limits.rs). Bounds
+    /// how many mailboxes one visitor can have the gateway write to. At least 1; default 30.
+    #[serde(default = "default_mails_per_ip_per_hour")]
+    pub mails_per_ip_per_hour: u32,
     /// Wrong codes one address may take, across all its challenges, sessions and restarts, within
     /// `otp_lockout_window` (a rolling window); once spent, no code is mailed to that address and
     /// no outstanding code of it is checked until the oldest of those failures is older than the
@@ -136,6 +142,9 @@ fn default_otp_attempts() -> u32 {
 fn default_email_cooldown() -> Duration {
     Duration::from_secs(30)
 }
+fn default_mails_per_ip_per_hour() -> u32 {
+    30
+}
 fn default_otp_lockout_failures() -> u32 {
     10
 }
@@ -159,9 +168,13 @@ impl EmbeddedConfig {
         format!("{}/oauth/callback", self.frame_origin())
     }
 
-    /// Refuses values that would switch the per-address lockout off or make its records
-    /// unbounded; the message names the field (the service's builder calls it).
+    /// Refuses values that would switch the per-address lockout or the per-client mail budget
+    /// off, or make the lockout's records unbounded; the message names the field (the service's
+    /// builder calls it).
     pub fn validate(&self) -> Result<(), String> {
+        if self.mails_per_ip_per_hour == 0 {
+            return Err("mails_per_ip_per_hour must be at least 1, not 0 (0 would refuse every code)".into());
+        }
         if !(1..=OTP_LOCKOUT_FAILURES_MAX).contains(&self.otp_lockout_failures) {
             return Err(format!(
                 "otp_lockout_failures must be between 1 and {OTP_LOCKOUT_FAILURES_MAX}, not {}",
@@ -350,6 +363,7 @@ mod tests {
         assert_eq!(config.otp_ttl, Duration::from_secs(300));
         assert_eq!(config.otp_attempts, 5);
         assert_eq!(config.email_cooldown, Duration::from_secs(30));
+        assert_eq!(config.mails_per_ip_per_hour, 30);
         assert_eq!(config.otp_lockout_failures, 10);
         assert_eq!(config.otp_lockout_window, Duration::from_secs(24 * 3600));
         assert_eq!(config.validate(), Ok(()));
@@ -375,6 +389,18 @@ mod tests {
             let error = with(line).validate().unwrap_err();
             assert!(error.starts_with(field), "{line}: {error}");
         }
+    }
+
+    #[test]
+    fn given_a_mail_budget_when_validated_then_zero_is_refused_naming_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let with = |line: &str| parse(&config_toml(dir.path()).replace("otp_ttl = \"5m\"", &format!("otp_ttl = \"5m\"\n{line}"))).unwrap();
+        let config = with("mails_per_ip_per_hour = 5");
+        assert_eq!(config.mails_per_ip_per_hour, 5);
+        assert_eq!(config.validate(), Ok(()));
+        let error = with("mails_per_ip_per_hour = 0").validate().unwrap_err();
+        assert!(error.starts_with("mails_per_ip_per_hour must be at least 1"), "{error}");
+        assert!(parse(&config_toml(dir.path()).replace("otp_ttl = \"5m\"", "otp_ttl = \"5m\"\nmails_per_ip_per_hour = -1")).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the login it has verified. Bounded, and frames expire after 24 hours. Pure: `now_ms` in.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 
 use subtle::ConstantTimeEq;
 
@@ -40,6 +41,11 @@ pub struct Frame {
     pub device_wallets: Vec<String>,
     pub login: Option<FrameLogin>,
     pub email_update: Option<PendingEmailUpdate>,
+    /// The client address that registered the frame, keyed as `mail_limits::client_key` (none
+    /// when the peer is unknown): whose budget of mails the frame's codes spend.
+    pub client: Option<IpAddr>,
+    /// When the frame last had a code mailed (any address): its `email_cooldown` runs from there.
+    pub last_mail_ms: Option<u64>,
     secret: [u8; 32],
     expires_ms: u64,
 }
@@ -136,6 +142,8 @@ impl FrameRegistry {
                 device_wallets,
                 login: None,
                 email_update: None,
+                client: None,
+                last_mail_ms: None,
                 secret,
                 expires_ms: now_ms.saturating_add(FRAME_TTL_MS),
             },
@@ -168,6 +176,16 @@ impl FrameRegistry {
 
     pub fn get_mut(&mut self, frame_id: &str) -> Option<&mut Frame> {
         self.frames.get_mut(frame_id)
+    }
+
+    /// The latest time a live frame of `session_id` had a code mailed (a new frame of the session
+    /// takes it over, so that its cooldown does not start afresh).
+    pub fn last_mail_of_session(&self, session_id: &str, now_ms: u64) -> Option<u64> {
+        self.frames
+            .values()
+            .filter(|frame| frame.session_id == session_id && frame.expires_ms > now_ms)
+            .filter_map(|frame| frame.last_mail_ms)
+            .max()
     }
 
     /// Drops every frame of a session (the session ended).

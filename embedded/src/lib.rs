@@ -12,6 +12,7 @@ pub mod config;
 pub mod farcaster;
 pub mod frames;
 pub mod mail;
+pub mod mail_limits;
 pub mod otp;
 pub mod routes;
 pub mod seal;

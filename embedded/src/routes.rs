@@ -24,7 +24,7 @@ impl ResponseError for EmbeddedError {
     fn error_response(&self) -> HttpResponse {
         let mut response = HttpResponse::build(self.status_code());
         response.insert_header((header::CACHE_CONTROL, "no-store"));
-        if let EmbeddedError::Cooldown { retry_after_secs } = self {
+        if let EmbeddedError::Cooldown { retry_after_secs } | EmbeddedError::EmailRateLimited { retry_after_secs } = self {
             response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }
         response.json(serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } }))
@@ -163,17 +163,23 @@ struct RegisterFrame {
     resume_token: Option<String>,
 }
 
+/// The frame is registered under the socket's peer address, the one the gateway's other per-address
+/// limits count (it admits the frame origin's sockets by it): its codes spend that address's
+/// budget of mails.
 async fn register_frame(
     _: FromFrameOrigin,
+    req: HttpRequest,
     service: web::Data<EmbeddedService>,
     body: web::Json<RegisterFrame>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
+    let client = req.peer_addr().map(|peer| peer.ip());
     let Some(previous) = body.resume_token.as_deref() else {
-        let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets)?;
+        let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, client)?;
         return Ok(HttpResponse::Ok().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
     };
-    let (frame_id, frame_token, login) = service.resume_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, previous)?;
+    let (frame_id, frame_token, login) =
+        service.resume_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, previous, client)?;
     let mut answer = serde_json::json!({ "frameId": frame_id, "frameToken": frame_token });
     if let Some(login) = login {
         answer["login"] = serde_json::to_value(login).map_err(|_| EmbeddedError::Internal)?;

@@ -4,6 +4,7 @@
 //! `start_email_update`, `sign_out`, `forget_session`); the frame routes call the rest.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
@@ -13,10 +14,11 @@ use crate::config::{EmbeddedConfig, ShareKeys, SocialProviderConfig};
 use crate::farcaster::{CustodyLookup, FarcasterError, HttpRelay, PendingChannels, RelayClient, RpcCustody};
 use crate::frames::{Frame, FrameError, FrameLogin, FrameRegistry, PendingEmailUpdate};
 use crate::mail::{MailPurpose, Mailer};
+use crate::mail_limits::{MAIL_BUDGET_KEYS, MailBudget, client_key};
 use crate::otp::{OtpCode, OtpPurpose, OtpRejected, OtpRejection, OtpStore};
 use crate::seal::{FramePublicKey, Sealed, seal_to_frame};
 use crate::social::{PendingLogins, SocialError};
-use crate::throttle::{Throttle, ThrottleRules};
+use crate::throttle::{Throttle, ThrottleError, ThrottleRules};
 use crate::vault::{User, Vault, VaultError};
 use crate::{Clock, Entropy, OsEntropy, SystemClock, b64url_decode, normalize_email};
 
@@ -139,8 +141,12 @@ pub struct ReleasedWallet {
 pub enum EmbeddedError {
     #[error("{}", .0.reason.code())]
     Otp(OtpRejected),
-    #[error("a code was sent to this address moments ago; wait {retry_after_secs} s")]
+    /// Within `email_cooldown` of the last code mailed to the address or by the frame.
+    #[error("A code was sent moments ago; please try again after {retry_after_secs} seconds")]
     Cooldown { retry_after_secs: u64 },
+    /// The frame's client address has had `mails_per_ip_per_hour` codes mailed (mail_limits.rs).
+    #[error("Too many codes were requested from your network; please try again in {}", crate::throttle::wait_in_words(*.retry_after_secs))]
+    EmailRateLimited { retry_after_secs: u64 },
     /// The address took `otp_lockout_failures` wrong codes within `otp_lockout_window`.
     #[error("Too many wrong codes were entered for this email address; try again in {}", crate::throttle::wait_in_words(*.retry_after_secs))]
     Locked { retry_after_secs: u64 },
@@ -192,6 +198,7 @@ impl EmbeddedError {
         match self {
             Self::Otp(rejected) => rejected.reason.code(),
             Self::Cooldown { .. } => "email_cooldown",
+            Self::EmailRateLimited { .. } => "email_rate_limited",
             Self::Locked { .. } => "otp_locked",
             Self::BadEmail => "bad_email",
             Self::Mail => "mail_failed",
@@ -230,7 +237,7 @@ impl EmbeddedError {
             Self::NoWallet | Self::UnknownSession | Self::NotFound => 404,
             Self::WalletExists | Self::EmailTaken => 409,
             Self::BodyTooLarge => 413,
-            Self::Cooldown { .. } | Self::Locked { .. } => 429,
+            Self::Cooldown { .. } | Self::EmailRateLimited { .. } | Self::Locked { .. } => 429,
             Self::Mail => 502,
             Self::Busy(_) | Self::RpcUnavailable => 503,
             Self::Internal => 500,
@@ -270,6 +277,19 @@ struct State {
     frames: FrameRegistry,
     social: PendingLogins,
     farcaster: PendingChannels,
+    /// Per client address: the codes its frames may still have mailed (mail_limits.rs).
+    mail_budget: MailBudget,
+}
+
+/// What mailing one code took from the frame's cooldown and its client address's budget: given
+/// back when the mail does not go out.
+struct MailTaken {
+    frame_id: String,
+    client: Option<IpAddr>,
+    at_ms: u64,
+    /// The frame's last mail before this one; none when the mail did not touch the frame's
+    /// cooldown (the second code of an email change).
+    frame_previous: Option<Option<u64>>,
 }
 
 pub struct EmbeddedService {
@@ -357,6 +377,7 @@ impl EmbeddedServiceBuilder {
             frames: FrameRegistry::new(FRAME_CAPACITY),
             social: PendingLogins::new(SOCIAL_CAPACITY),
             farcaster: PendingChannels::new(SOCIAL_CAPACITY),
+            mail_budget: MailBudget::new(self.config.mails_per_ip_per_hour, MAIL_BUDGET_KEYS),
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
@@ -474,10 +495,10 @@ impl EmbeddedService {
             Some(user) => self.vault.wallet_of_user(&user.user_id)?,
             None => None,
         };
-        let (challenge_id, code, step) = {
+        let (challenge_id, code, step, taken) = {
             let now = self.now();
             let mut state = self.state();
-            self.check_cooldown(&mut state, &email, now)?;
+            self.check_mail(&mut state, session_id, frame_id, &email, now)?;
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             let step = match &existing_wallet {
                 Some(wallet) if !frame.device_wallets.contains(&wallet.wallet_id) => OtpStep::VerifyDevice,
@@ -488,25 +509,74 @@ impl EmbeddedService {
                 .issue(OtpPurpose::Login { email: email.clone() }, frame_id, now, &*self.entropy)
                 .map_err(|error| EmbeddedError::Busy(error.to_string()))?;
             self.throttle.record_mail(&email, now)?;
-            (challenge_id, code, step)
+            let taken = self.spend_mail(&mut state, session_id, frame_id, now)?;
+            (challenge_id, code, step, taken)
         };
         if let Err(error) = self.mail(&email, &code, MailPurpose::Login).await {
             // Nothing was sent: the code is void and the visitor may retry at once.
-            let mut state = self.state();
-            state.otp.forget_owner(frame_id);
-            if let Err(forget) = self.throttle.forget_mail(&email, self.now()) {
-                tracing::warn!(error = %forget, "the cooldown of a mail that failed stays");
-            }
+            self.state().otp.forget_owner(frame_id);
+            self.give_back(taken, Some(&email));
             return Err(error);
         }
         Ok(OtpSent { challenge_id, step })
     }
 
-    /// Whether a code may be mailed to `email`: not while the address is locked out for wrong
-    /// codes, nor within the cooldown of its last mail (both durable, throttle.rs). Takes the
-    /// state's guard so that the check and the record of the mail happen under the one lock.
-    fn check_cooldown(&self, _state: &mut State, email: &str, now: u64) -> Result<(), EmbeddedError> {
-        Ok(self.throttle.check_mail(email, now)?)
+    /// Whether the frame `frame_id` may have a code mailed to `email` now: not while the address
+    /// is locked out for wrong codes, nor within `email_cooldown` of the address's last mail
+    /// (both durable, throttle.rs) or of the frame's (whatever the address; the visitor is told
+    /// the longer wait), nor once the frame's client address has spent its budget of mails
+    /// (mail_limits.rs). Takes the state's guard so that the checks and `spend_mail` happen under
+    /// the one lock.
+    fn check_mail(&self, state: &mut State, session_id: &str, frame_id: &str, email: &str, now: u64) -> Result<(), EmbeddedError> {
+        let frame = state.frames.of_session(session_id, frame_id, now)?;
+        let client = frame.client;
+        // A mail stamped ahead of now (the clock went back) counts from now: one cooldown at most.
+        frame.last_mail_ms = frame.last_mail_ms.map(|at| at.min(now));
+        let cooldown_ms = self.config.email_cooldown.as_millis() as u64;
+        let frame_wait = match frame.last_mail_ms.map(|at| at.saturating_add(cooldown_ms)) {
+            Some(until) if until > now => (until - now).div_ceil(1000).max(1),
+            _ => 0,
+        };
+        let address_wait = match self.throttle.check_mail(email, now) {
+            Ok(()) => 0,
+            Err(ThrottleError::Cooldown { retry_after_secs }) => retry_after_secs,
+            Err(other) => return Err(other.into()),
+        };
+        let wait = frame_wait.max(address_wait);
+        if wait > 0 {
+            return Err(EmbeddedError::Cooldown { retry_after_secs: wait });
+        }
+        state.mail_budget.check(client, now).map_err(|spent| EmbeddedError::EmailRateLimited { retry_after_secs: spent.retry_after_secs })
+    }
+
+    /// Records a code the frame is having mailed (after `check_mail`, under the same lock): the
+    /// frame's cooldown starts and its client address's budget pays one mail.
+    fn spend_mail(&self, state: &mut State, session_id: &str, frame_id: &str, now: u64) -> Result<MailTaken, EmbeddedError> {
+        let frame = state.frames.of_session(session_id, frame_id, now)?;
+        let frame_previous = frame.last_mail_ms.replace(now);
+        let client = frame.client;
+        state.mail_budget.take(client, now);
+        Ok(MailTaken { frame_id: frame_id.to_owned(), client, at_ms: now, frame_previous: Some(frame_previous) })
+    }
+
+    /// The mail did not go out: the frame's cooldown, its client address's mail and (given
+    /// `email`) the address's cooldown are given back, so the visitor may retry at once.
+    fn give_back(&self, taken: MailTaken, email: Option<&str>) {
+        let now = self.now();
+        let mut state = self.state();
+        if let Some(previous) = taken.frame_previous
+            && let Some(frame) = state.frames.get_mut(&taken.frame_id)
+            && frame.last_mail_ms == Some(taken.at_ms)
+        {
+            frame.last_mail_ms = previous;
+        }
+        state.mail_budget.give_back(taken.client, now);
+        drop(state);
+        if let Some(email) = email
+            && let Err(forget) = self.throttle.forget_mail(email, now)
+        {
+            tracing::warn!(error = %forget, "the cooldown of a mail that failed stays");
+        }
     }
 
     /// A code of `email` (the challenge of `frame_id`) was refused: a wrong one counts against the
@@ -557,23 +627,27 @@ impl EmbeddedService {
         // code mailed to it (`verify_email_update`): refused here, at once and without a mail,
         // the change would tell anyone logged in which addresses have an account.
         let new_email = normalize_email(new_email);
-        let (current, code) = {
+        let (current, code, taken) = {
             let now = self.now();
             let mut state = self.state();
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
             let user = self.vault.user(&login.user_id)?.ok_or(EmbeddedError::NotLoggedIn)?;
             let current = user.email.ok_or(EmbeddedError::BadRequest("this account has no email to change".into()))?;
-            self.check_cooldown(&mut state, &current, now)?;
+            self.check_mail(&mut state, session_id, frame_id, &current, now)?;
             let purpose = OtpPurpose::UpdatePrimary { user_id: login.user_id, new_email: new_email.clone() };
             let (challenge_id, code) =
                 state.otp.issue(purpose, frame_id, now, &*self.entropy).map_err(|error| EmbeddedError::Busy(error.to_string()))?;
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             frame.email_update = Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Primary, new_email });
             self.throttle.record_mail(&current, now)?;
-            (current, code)
+            let taken = self.spend_mail(&mut state, session_id, frame_id, now)?;
+            (current, code, taken)
         };
-        self.mail(&current, &code, MailPurpose::UpdatePrimary).await?;
+        if let Err(error) = self.mail(&current, &code, MailPurpose::UpdatePrimary).await {
+            self.give_back(taken, Some(&current));
+            return Err(error);
+        }
         Ok(EmailUpdateStep::Primary)
     }
 
@@ -616,11 +690,15 @@ impl EmbeddedService {
 
     // ---- frame side (called by the frame routes) ----
 
+    /// Registers a frame of a live session; `client` is the peer address of the request that
+    /// registers it (the frame's codes spend that address's budget of mails). The new frame takes
+    /// over the latest mail of the session's frames, so its `email_cooldown` does not start afresh.
     pub fn register_frame(
         &self,
         session_id: &str,
         hpke_public_key: &str,
         device_wallets: Vec<String>,
+        client: Option<IpAddr>,
     ) -> Result<(String, String), EmbeddedError> {
         if session_id.is_empty() || session_id.len() > 128 || !self.notices.session_is_live(session_id) {
             return Err(EmbeddedError::UnknownSession);
@@ -628,11 +706,16 @@ impl EmbeddedService {
         let public_key = FramePublicKey::from_b64url(hpke_public_key).map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
         let now = self.now();
         let mut state = self.state();
+        let last_mail_ms = state.frames.last_mail_of_session(session_id, now);
         for dropped in state.frames.make_room(session_id, now, |session| self.notices.session_is_live(session)) {
             state.otp.forget_owner(&dropped);
             state.farcaster.forget(&dropped);
         }
-        Ok(state.frames.register(session_id, public_key, device_wallets, now, &*self.entropy)?)
+        let (frame_id, frame_token) = state.frames.register(session_id, public_key, device_wallets, now, &*self.entropy)?;
+        let frame = state.frames.get_mut(&frame_id).ok_or(EmbeddedError::Internal)?;
+        frame.client = client.map(client_key);
+        frame.last_mail_ms = last_mail_ms;
+        Ok((frame_id, frame_token))
     }
 
     /// Registers the frame a page reload brought, carrying over the login of the frame it
@@ -646,8 +729,9 @@ impl EmbeddedService {
         hpke_public_key: &str,
         device_wallets: Vec<String>,
         previous_token: &str,
+        client: Option<IpAddr>,
     ) -> Result<(String, String, Option<LoginResult>), EmbeddedError> {
-        let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets)?;
+        let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets, client)?;
         let now = self.now();
         let mut state = self.state();
         let previous = match state.frames.authenticate(previous_token, now) {
@@ -835,10 +919,19 @@ impl EmbeddedService {
         let next = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
-            let (frame_id, session_id) = (frame.frame_id.clone(), frame.session_id.clone());
+            let (frame_id, session_id, client) = (frame.frame_id.clone(), frame.session_id.clone(), frame.client);
             let pending = frame.email_update.clone().ok_or(EmbeddedError::BadRequest("no email change is pending".into()))?;
             if pending.step != step {
                 return Err(EmbeddedError::BadRequest("that is not the pending step of the email change".into()));
+            }
+            // The right primary code has a code mailed to the new address: it spends the client
+            // address's budget too (not the frame's cooldown: it follows the first code by design).
+            // Refused before the code is checked, so that the code still works once there is room.
+            if step == EmailUpdateStep::Primary {
+                state
+                    .mail_budget
+                    .check(client, now)
+                    .map_err(|spent| EmbeddedError::EmailRateLimited { retry_after_secs: spent.retry_after_secs })?;
             }
             // The address the code went to (the current one, then the new one): none of its codes
             // is checked while it is locked out.
@@ -872,7 +965,9 @@ impl EmbeddedService {
                     let frame = state.frames.authenticate(frame_token, now)?;
                     frame.email_update =
                         Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Secondary, new_email: new_email.clone() });
-                    Some((session_id, frame_id, new_email, code))
+                    state.mail_budget.take(client, now);
+                    let taken = MailTaken { frame_id: frame_id.clone(), client, at_ms: now, frame_previous: None };
+                    Some((session_id, frame_id, new_email, code, taken))
                 }
                 Ok(OtpPurpose::UpdateSecondary { user_id, new_email }) => {
                     // `EmailTaken` here goes to whoever proved they read the new address's mail.
@@ -914,8 +1009,11 @@ impl EmbeddedService {
                 }
             }
         };
-        if let Some((session_id, frame_id, new_email, code)) = next {
-            self.mail(&new_email, &code, MailPurpose::UpdateSecondary).await?;
+        if let Some((session_id, frame_id, new_email, code, taken)) = next {
+            if let Err(error) = self.mail(&new_email, &code, MailPurpose::UpdateSecondary).await {
+                self.give_back(taken, None);
+                return Err(error);
+            }
             self.notices.notify(&session_id, &frame_id, Notice::EmailUpdateStep { step: EmailUpdateStep::Secondary });
         }
         Ok(())

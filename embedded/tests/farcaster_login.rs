@@ -306,7 +306,7 @@ async fn given_a_channel_nobody_completes_when_polled_then_it_gives_up_after_the
 async fn given_no_farcaster_configuration_when_started_then_it_fails_to_connect_to_farcaster() {
     let h = support::harness(vec![]);
     let (_, public) = test_key_pair(&SeededEntropy::new(4));
-    let (frame_id, _) = h.service.register_frame("s1", &public, vec![]).unwrap();
+    let (frame_id, _) = h.service.register_frame("s1", &public, vec![], None).unwrap();
     let error = h.service.start_farcaster("s1", &frame_id).await.unwrap_err();
     assert_eq!(error.to_string(), "Failed to connect to farcaster");
 }

@@ -451,7 +451,7 @@ async fn given_a_mail_server_that_fails_when_a_code_is_sent_then_the_error_is_ma
     .build()
     .unwrap();
     let (_, public) = test_key_pair(&SeededEntropy::new(8));
-    let (frame_id, _) = service.register_frame("s1", &public, vec![]).unwrap();
+    let (frame_id, _) = service.register_frame("s1", &public, vec![], None).unwrap();
     for _ in 0..2 {
         let error = service.send_login_otp("s1", &frame_id, "a@example.com").await.unwrap_err();
         assert_eq!((error.code(), error.status()), ("mail_failed", 502));
@@ -560,8 +560,10 @@ async fn given_wrong_codes_across_challenges_when_the_address_budget_is_spent_th
     assert_eq!((error.code(), error.status()), ("otp_locked", 429));
     assert_eq!(mails_to_victim(&h), 3, "no code went out");
 
-    // When the gateway restarts on the same database, just after mailing a code to `cooled`
-    h.service.send_login_otp("s5", &frame_e, "cooled@example.com").await.unwrap();
+    // When the gateway restarts on the same database, just after mailing a code to `cooled` (for a
+    // frame of its own: frame_e's cooldown runs since third@)
+    let (frame_h, _) = lockout_frame(&app, "s8", 28).await;
+    h.service.send_login_otp("s8", &frame_h, "cooled@example.com").await.unwrap();
     drop(app);
     h.service = lockout_service(&h, &db, 12);
     let app = app!(h);
@@ -626,4 +628,265 @@ async fn given_a_locked_out_address_when_its_owner_changes_email_then_its_pendin
     let error = h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap_err();
     assert_eq!((error.code(), error.status()), ("otp_locked", 429));
     h.service.send_login_otp("s1", &frame_id, "else@example.com").await.unwrap();
+}
+
+// ---- what one visitor may have mailed, whatever the addresses (mail_limits.rs) ----
+
+/// Registers a frame of `session` from the client `peer` (ip:port); gives (frameId, frameToken).
+async fn frame_from(
+    app: &impl actix_web::dev::Service<actix_http::Request, Response = actix_web::dev::ServiceResponse, Error = actix_web::Error>,
+    session: &str,
+    seed: u64,
+    peer: &str,
+) -> (String, String) {
+    let (_, public) = test_key_pair(&SeededEntropy::new(seed));
+    let request = test::TestRequest::post()
+        .uri("/api/frames")
+        .insert_header(("origin", FRAME_ORIGIN))
+        .peer_addr(peer.parse().unwrap())
+        .set_json(json!({ "sessionId": session, "hpkePublicKey": public }))
+        .to_request();
+    let response = test::call_service(app, request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let frame: Value = test::read_body_json(response).await;
+    (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned())
+}
+
+fn mails_to(h: &support::Harness, to: &str) -> usize {
+    h.mailer.sent.lock().unwrap().iter().filter(|(recipient, _, _)| recipient == to).count()
+}
+
+/// Records what it sends, and fails (as an SMTP server that refuses) for the recipients listed
+/// in `failing` ("*": every one).
+#[derive(Default)]
+struct FlakyMailer {
+    inner: support::RecordingMailer,
+    failing: std::sync::Mutex<Vec<String>>,
+}
+
+impl FlakyMailer {
+    fn fail(&self, recipients: &[&str]) {
+        *self.failing.lock().unwrap() = recipients.iter().map(|r| r.to_string()).collect();
+    }
+}
+
+#[async_trait::async_trait]
+impl vestibule_embedded::Mailer for FlakyMailer {
+    async fn send_code(
+        &self,
+        to: &str,
+        code: &vestibule_embedded::OtpCode,
+        purpose: vestibule_embedded::MailPurpose,
+    ) -> Result<(), vestibule_embedded::MailError> {
+        let failing = self.failing.lock().unwrap().clone();
+        if failing.iter().any(|r| r == "*" || r == to) {
+            return Err(vestibule_embedded::MailError::Transport("554 transaction failed".into()));
+        }
+        self.inner.send_code(to, code, purpose).await
+    }
+}
+
+/// The harness's service rebuilt with `mails_per_ip_per_hour` and `mailer` (its clock and sink).
+fn service_with_budget(
+    h: &mut support::Harness,
+    per_hour: u32,
+    mailer: std::sync::Arc<dyn vestibule_embedded::Mailer>,
+) -> actix_web::web::Data<vestibule_embedded::EmbeddedService> {
+    let mut config = support::config(&h.dir.path().join(format!("budget-{per_hour}")));
+    config.mails_per_ip_per_hour = per_hour;
+    let service = vestibule_embedded::EmbeddedService::builder(
+        config,
+        vestibule_embedded::ShareKeys { server: [1; 32], recovery: [2; 32] },
+        mailer,
+        h.sink.clone(),
+    )
+    .clock(h.clock.clone())
+    .entropy(std::sync::Arc::new(SeededEntropy::new(99)))
+    .build()
+    .unwrap();
+    actix_web::web::Data::new(service)
+}
+
+#[actix_web::test]
+async fn given_a_frame_that_just_had_a_code_mailed_when_it_asks_for_another_address_then_it_waits_out_the_cooldown_whatever_the_address() {
+    use vestibule_embedded::EmbeddedError;
+    let h = harness(vec![]);
+    let app = app!(h);
+    // Given a frame that just had a code mailed to a@
+    let (frame_id, _) = frame_from(&app, "s1", 41, "192.0.2.10:40001").await;
+    h.service.send_login_otp("s1", &frame_id, "a@example.com").await.unwrap();
+
+    // When it asks for b@ at once, and 10 s later
+    let error = h.service.send_login_otp("s1", &frame_id, "b@example.com").await.unwrap_err();
+
+    // Then it is refused with the cooldown and the seconds left (what the modal shows), nothing mailed
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 30 }), "{error:?}");
+    assert_eq!((error.code(), error.status()), ("email_cooldown", 429));
+    h.clock.advance_ms(10_000);
+    let error = h.service.send_login_otp("s1", &frame_id, "b@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 20 }), "{error:?}");
+    assert_eq!(mails_to(&h, "b@example.com"), 0);
+    // nor does a new frame of the session (a reload) start a fresh cooldown
+    let (reloaded, _) = frame_from(&app, "s1", 42, "192.0.2.10:40002").await;
+    let error = h.service.send_login_otp("s1", &reloaded, "c@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 20 }), "{error:?}");
+    // while a frame of another session from the same client address is mailed at once (positive probe)
+    let (other, _) = frame_from(&app, "s2", 43, "192.0.2.10:40003").await;
+    h.service.send_login_otp("s2", &other, "d@example.com").await.unwrap();
+
+    // And once 30 s have passed since the first mail, b@ is mailed
+    h.clock.advance_ms(19_999);
+    let error = h.service.send_login_otp("s1", &frame_id, "b@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 1 }), "{error:?}");
+    h.clock.advance_ms(1);
+    h.service.send_login_otp("s1", &frame_id, "b@example.com").await.unwrap();
+    assert_eq!(mails_to(&h, "b@example.com"), 1);
+}
+
+#[actix_web::test]
+async fn given_a_logged_in_frame_that_just_had_a_login_code_mailed_when_it_starts_an_email_change_then_the_frames_cooldown_holds_it() {
+    use vestibule_embedded::EmbeddedError;
+    let h = harness(vec![]);
+    let app = app!(h);
+    // Given a frame logged in as old@, past the address's cooldown, that just had a code mailed to x@
+    let (frame_id, _, _) = logged_in_frame(&h, &app, "s1", "old@example.com", 51).await;
+    h.clock.advance_ms(30_000);
+    h.service.send_login_otp("s1", &frame_id, "x@example.com").await.unwrap();
+
+    // When it starts an email change (a code to old@, whose own cooldown is over)
+    let error = h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap_err();
+
+    // Then the frame's cooldown refuses it; and 30 s later the change starts (positive probe)
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 30 }), "{error:?}");
+    assert_eq!(mails_to(&h, "old@example.com"), 1);
+    h.clock.advance_ms(30_000);
+    h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap();
+    assert_eq!(mails_to(&h, "old@example.com"), 2);
+}
+
+#[actix_web::test]
+async fn given_one_client_address_with_many_sessions_when_they_ask_for_more_codes_than_its_budget_then_they_are_refused_and_another_address_is_served()
+ {
+    use vestibule_embedded::EmbeddedError;
+    let h = harness(vec![]);
+    let app = app!(h);
+    // Given 30 frames of 30 sessions from one IPv6 /64, each of which had a code mailed to its own address
+    for n in 0..30u64 {
+        let (frame, _) = frame_from(&app, &format!("s{n}"), 100 + n, &format!("[2001:db8:7:7::{n:x}]:4000")).await;
+        h.service.send_login_otp(&format!("s{n}"), &frame, &format!("v{n}@example.com")).await.unwrap();
+    }
+
+    // When one more frame of a new session from another address of that /64 asks for a code
+    let (frame, _) = frame_from(&app, "s30", 130, "[2001:db8:7:7:ffff::1]:4000").await;
+    let error = h.service.send_login_otp("s30", &frame, "v30@example.com").await.unwrap_err();
+
+    // Then it is refused (one code refills every 3600 / 30 = 120 s) and nothing is mailed
+    assert!(matches!(error, EmbeddedError::EmailRateLimited { retry_after_secs: 120 }), "{error:?}");
+    assert_eq!((error.code(), error.status()), ("email_rate_limited", 429));
+    assert_eq!(error.to_string(), "Too many codes were requested from your network; please try again in 2 minutes");
+    assert!(!error.to_string().contains("v30"), "the message names no address");
+    assert_eq!(mails_to(&h, "v30@example.com"), 0);
+    // while another client address, and another /64, are served at once (positive probes)
+    let (v4, _) = frame_from(&app, "s31", 131, "198.51.100.7:4000").await;
+    h.service.send_login_otp("s31", &v4, "w1@example.com").await.unwrap();
+    let (v6, _) = frame_from(&app, "s32", 132, "[2001:db8:7:8::1]:4000").await;
+    h.service.send_login_otp("s32", &v6, "w2@example.com").await.unwrap();
+
+    // And the spent /64 gets one code per 120 s: refused a second before, served at 120 s, then refused again
+    h.clock.advance_ms(119_000);
+    let error = h.service.send_login_otp("s30", &frame, "v30@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::EmailRateLimited { retry_after_secs: 1 }), "{error:?}");
+    h.clock.advance_ms(1_000);
+    h.service.send_login_otp("s30", &frame, "v30@example.com").await.unwrap();
+    let (next, _) = frame_from(&app, "s33", 133, "[2001:db8:7:7::99]:4000").await;
+    let error = h.service.send_login_otp("s33", &next, "v33@example.com").await.unwrap_err();
+    assert_eq!(error.code(), "email_rate_limited");
+}
+
+#[actix_web::test]
+async fn given_mails_that_fail_when_codes_are_asked_for_then_neither_the_frames_cooldown_nor_the_client_budget_is_spent() {
+    use vestibule_embedded::EmbeddedError;
+    let mut h = harness(vec![]);
+    let mailer = std::sync::Arc::new(FlakyMailer::default());
+    h.service = service_with_budget(&mut h, 2, mailer.clone());
+    let app = app!(h);
+    let (frame_a, _) = frame_from(&app, "s1", 61, "192.0.2.20:5000").await;
+
+    // Given a mail server that refuses every mail
+    mailer.fail(&["*"]);
+    // When one frame asks for codes to three addresses at once
+    for to in ["a@example.com", "b@example.com", "c@example.com"] {
+        let error = h.service.send_login_otp("s1", &frame_a, to).await.unwrap_err();
+        // Then each is mail_failed, never held by the cooldown or the budget
+        assert_eq!((error.code(), error.status()), ("mail_failed", 502), "{to}: {error:?}");
+    }
+
+    // And once the server works, the frame is mailed at once and the client address still has its
+    // whole budget of 2: then it is spent
+    mailer.fail(&[]);
+    h.service.send_login_otp("s1", &frame_a, "d@example.com").await.unwrap();
+    let (frame_b, _) = frame_from(&app, "s2", 62, "192.0.2.20:5001").await;
+    h.service.send_login_otp("s2", &frame_b, "e@example.com").await.unwrap();
+    let (frame_c, _) = frame_from(&app, "s3", 63, "192.0.2.20:5002").await;
+    let error = h.service.send_login_otp("s3", &frame_c, "f@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::EmailRateLimited { .. }), "{error:?}");
+    assert_eq!(mailer.inner.sent.lock().unwrap().len(), 2);
+}
+
+#[actix_web::test]
+async fn given_an_email_change_when_its_second_code_is_due_then_it_spends_the_client_budget_and_waits_for_room_without_spending_the_first_code()
+ {
+    let mut h = harness(vec![]);
+    let mailer = std::sync::Arc::new(FlakyMailer::default());
+    // 12 codes per hour: one refills every 300 s.
+    h.service = service_with_budget(&mut h, 12, mailer.clone());
+    let app = app!(h);
+    const PEER: &str = "192.0.2.30";
+    // Given a frame logged in as old@ (1 code) that started a change to new@ (2; a failed try before it took nothing)
+    let (frame_id, token) = frame_from(&app, "s1", 71, &format!("{PEER}:6000")).await;
+    let sent = h.service.send_login_otp("s1", &frame_id, "old@example.com").await.unwrap();
+    let code = mailer.inner.last_code("old@example.com");
+    let (status, _) = post(&app, "/api/email/verify", json!({ "frameToken": token, "challengeId": sent.challenge_id, "otp": code })).await;
+    assert_eq!(status, StatusCode::OK);
+    h.clock.advance_ms(30_000);
+    // (a first try whose mail fails holds nothing back: retried at once)
+    mailer.fail(&["old@example.com"]);
+    let error = h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap_err();
+    assert_eq!(error.code(), "mail_failed");
+    mailer.fail(&[]);
+    h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap();
+    let primary = mailer.inner.last_code("old@example.com");
+
+    // and a mail server that refuses the mail to the new address
+    mailer.fail(&["new@example.com"]);
+    let (status, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "primary", "otp": primary })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_GATEWAY, Some("mail_failed")), "{body}");
+    mailer.fail(&[]);
+
+    // When the client address's other frames take the rest of its budget (the failed mail gave its code back)
+    for n in 0..10u64 {
+        let (frame, _) = frame_from(&app, &format!("t{n}"), 200 + n, &format!("{PEER}:{}", 6001 + n)).await;
+        h.service.send_login_otp(&format!("t{n}"), &frame, &format!("x{n}@example.com")).await.unwrap();
+    }
+    let (spent, _) = frame_from(&app, "t10", 210, &format!("{PEER}:6100")).await;
+    assert_eq!(h.service.send_login_otp("t10", &spent, "x10@example.com").await.unwrap_err().code(), "email_rate_limited");
+
+    // and the change is started again past the cooldowns, and its first code typed
+    h.clock.advance_ms(300_000);
+    h.service.start_email_update("s1", &frame_id, "new@example.com").await.unwrap();
+    let primary = mailer.inner.last_code("old@example.com");
+    let (status, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "primary", "otp": primary })).await;
+
+    // Then the second code waits for room: refused with the wait, nothing mailed to new@
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("email_rate_limited")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().starts_with("Too many codes were requested from your network"), "{body}");
+    assert!(!mailer.inner.sent.lock().unwrap().iter().any(|(to, _, _)| to == "new@example.com"));
+    // And once a code has refilled, the same first code is still good and new@ is mailed
+    h.clock.advance_ms(300_000);
+    let (status, body) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "primary", "otp": primary })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let secondary = mailer.inner.last_code("new@example.com");
+    let (status, _) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(h.service.vault_user_id_by_email("new@example.com").is_some());
 }

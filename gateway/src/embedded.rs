@@ -126,6 +126,10 @@ fn otp_send_failure(error: &EmbeddedError) -> String {
             "Too many wrong codes were entered for this email address. Please try again in {}",
             vestibule_embedded::throttle::wait_in_words(*retry_after_secs)
         ),
+        EmbeddedError::EmailRateLimited { retry_after_secs } => format!(
+            "Too many codes were requested from your network. Please try again in {}",
+            vestibule_embedded::throttle::wait_in_words(*retry_after_secs)
+        ),
         EmbeddedError::BadEmail => "That is not a valid email address".to_string(),
         EmbeddedError::Mail => "The code could not be sent. Please try again later".to_string(),
         EmbeddedError::EmailTaken => "That email belongs to another account".to_string(),

@@ -119,3 +119,60 @@ async fn frames_register_only_for_live_sessions_and_a_session_hears_only_its_own
     assert_eq!(status, 200, "{body}");
     wait_for(&mut host, "the login is heard", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] != "awaitingOtp").await;
 }
+
+/// A session whose frame registers from the local address `from` (the gateway counts mailed codes
+/// per client address) and asks for a login code for `email`; gives the session's client.
+async fn ask_for_a_code_from(gateway: &Gateway, from: std::net::IpAddr, email: &str, entropy: &SeededEntropy) -> Client {
+    let mut host = Client::create(gateway, json!({ "features": { "email": true } })).await;
+    let frame_origin = host.state["embedded"]["frameOrigin"].as_str().expect("the embedded wallet is on").to_string();
+    let addr: std::net::SocketAddr = frame_origin.strip_prefix("http://").unwrap().parse().unwrap();
+    let (_, public_key) = test_key_pair(entropy);
+    let body = json!({ "sessionId": host.session_id, "hpkePublicKey": public_key, "deviceWallets": [] }).to_string();
+    let request = format!(
+        "POST /api/frames HTTP/1.1\r\nHost: {addr}\r\nOrigin: {frame_origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind((from, 0).into()).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let frame: Value = serde_json::from_str(response.split_once("\r\n\r\n").unwrap().1).unwrap();
+    let frame_id = frame["frameId"].as_str().unwrap_or_else(|| panic!("a frame: {response}")).to_string();
+    host.command(json!({ "type": "EmbeddedFrameReady", "frameId": frame_id })).await;
+    wait_for(&mut host, "the frame is ready", Duration::from_secs(30), |s| s["embedded"]["frame"]["status"] == "ready").await;
+    host.command(json!({ "type": "ConnectEmail", "email": email })).await;
+    host
+}
+
+#[tokio::test]
+async fn the_frames_of_one_client_address_have_its_budget_of_codes_mailed_whatever_the_sessions_and_another_address_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = embedded_config(dir.path()).replace("[embedded]\n", "[embedded]\nmails_per_ip_per_hour = 2\n");
+    let gateway = Gateway::start(&config);
+    let entropy = SeededEntropy::new(8);
+    let local: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    let mails = || std::fs::read_dir(dir.path().join("mail")).unwrap().count();
+
+    // Given two sessions whose frames registered from 127.0.0.1 and each had a code mailed
+    for n in 0..2 {
+        let mut host = ask_for_a_code_from(&gateway, local, &format!("v{n}@example.com"), &entropy).await;
+        wait_for(&mut host, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] == "awaitingOtp").await;
+    }
+    assert_eq!(mails(), 2);
+
+    // When a third session's frame from that address asks for a code to yet another address
+    let mut third = ask_for_a_code_from(&gateway, local, "v2@example.com", &entropy).await;
+
+    // Then the visitor reads that their network asked for too many (one code refills every 30 minutes)
+    wait_for(&mut third, "the refusal", Duration::from_secs(30), |s| s["toasts"].to_string().contains("Too many codes")).await;
+    let toasts = third.state["toasts"].to_string();
+    assert!(toasts.contains("Too many codes were requested from your network. Please try again in 30 minutes"), "{toasts}");
+    assert_ne!(third.state["embedded"]["login"]["status"], "awaitingOtp");
+    assert_eq!(mails(), 2, "no third code was mailed");
+    // And a session whose frame registered from another address is mailed (positive probe)
+    let mut other = ask_for_a_code_from(&gateway, "127.0.0.2".parse().unwrap(), "w@example.com", &entropy).await;
+    wait_for(&mut other, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] == "awaitingOtp").await;
+    assert_eq!(mails(), 3);
+}

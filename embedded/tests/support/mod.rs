@@ -78,6 +78,7 @@ pub fn config(dir: &Path) -> EmbeddedConfig {
         otp_ttl: Duration::from_secs(600),
         otp_attempts: 5,
         email_cooldown: Duration::from_secs(30),
+        mails_per_ip_per_hour: 30,
         otp_lockout_failures: 10,
         otp_lockout_window: Duration::from_secs(24 * 3600),
         smtp: None,
