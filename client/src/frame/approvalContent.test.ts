@@ -8,7 +8,8 @@ import { base64 } from "@scure/base";
 import { describe, expect, it } from "vitest";
 import { compileMessage, instructions, randomKeypair, transaction as wireTransaction } from "../../../tests/peers/solana/tx.mjs";
 import { addressesOf, splitSeed } from "./keys";
-import { memoryStore, seal } from "./testSupport";
+import { memoryDeviceStore } from "./deviceStore";
+import { seal } from "./testSupport";
 import { performRequest, type ApprovalText, type FrameContext, type FrameLogin, type RpcRequest } from "./wallet";
 
 const FRAME = "frame-1";
@@ -21,7 +22,7 @@ const ERC20_TRANSFER = "0xa9059cbb" + RECEIVER.slice(2).toLowerCase().padStart(6
 /** A logged-in frame whose /api/rpc answers like a node; it records the raw transactions sent. */
 async function wallet(node: Record<string, unknown> = {}) {
   const keyPair = await frameKeyPairFor();
-  const store = memoryStore();
+  const store = memoryDeviceStore();
   const { device, server } = await splitSeed(SEED);
   await store.put("w1", device);
   const sent: string[] = [];

@@ -2,6 +2,11 @@
 // `vestibule-frame`, store `device-shares`, key = walletId), each AES-GCM-encrypted under one
 // non-extractable WebCrypto key kept in the same store: a copy of the database files alone does not
 // give the shares to a script that cannot run in this origin.
+//
+// A browser that blocks third-party storage refuses the frame (embedded cross-site) its IndexedDB
+// ("The user denied permission to access the database"). The shares then live in this page's
+// memory: the login works, and the next page load is a new device to the server (the email's
+// recovery path), instead of a login that fails after the code.
 
 const DATABASE = "vestibule-frame";
 const STORE = "device-shares";
@@ -32,9 +37,35 @@ function open(indexedDB: IDBFactory): Promise<IDBDatabase> {
   return promised(request);
 }
 
+/** The shares in this page's memory only. */
+export function memoryDeviceStore(): DeviceStore & { shares: Map<string, Uint8Array> } {
+  const shares = new Map<string, Uint8Array>();
+  return {
+    shares,
+    walletIds: async () => [...shares.keys()],
+    get: async (id) => (shares.has(id) ? Uint8Array.from(shares.get(id) ?? []) : null),
+    put: async (id, share) => void shares.set(id, Uint8Array.from(share)),
+  };
+}
+
+/** The IndexedDB store, or this page's memory when the browser refuses the database. */
 export function openDeviceStore(indexedDB: IDBFactory = globalThis.indexedDB): DeviceStore {
-  const db = open(indexedDB);
-  const store = async (mode: IDBTransactionMode) => (await db).transaction(STORE, mode).objectStore(STORE);
+  // `open` may throw at once (a SecurityError) or fail its request; either way memory it is.
+  const persistent = new Promise<IDBDatabase>((resolve, reject) => void open(indexedDB).then(resolve, reject)).then(
+    (db) => indexedDbStore(db),
+    () => null,
+  );
+  const memory = memoryDeviceStore();
+  const current = async () => (await persistent) ?? memory;
+  return {
+    walletIds: async () => (await current()).walletIds(),
+    get: async (walletId) => (await current()).get(walletId),
+    put: async (walletId, share) => (await current()).put(walletId, share),
+  };
+}
+
+function indexedDbStore(database: IDBDatabase): DeviceStore {
+  const store = async (mode: IDBTransactionMode) => database.transaction(STORE, mode).objectStore(STORE);
   const wrappingKey = async (): Promise<CryptoKey> => {
     const existing: unknown = await promised((await store("readonly")).get(WRAPPING_KEY));
     if (existing instanceof CryptoKey) return existing;

@@ -1,19 +1,8 @@
-// For the frame's unit tests: an in-memory device store and a sealer playing the embedded service
+// For the frame's unit tests: a sealer playing the embedded service
 // (HPKE to the frame's public key, info "vestibule/share/v1", aad = frame id).
 
 import { base64urlnopad } from "@scure/base";
-import type { DeviceStore } from "./deviceStore";
 import { SHARE_INFO, shareSuite, type Sealed } from "./hpke";
-
-export function memoryStore(): DeviceStore & { shares: Map<string, Uint8Array> } {
-  const shares = new Map<string, Uint8Array>();
-  return {
-    shares,
-    walletIds: async () => [...shares.keys()],
-    get: async (id) => (shares.has(id) ? Uint8Array.from(shares.get(id) ?? []) : null),
-    put: async (id, share) => void shares.set(id, Uint8Array.from(share)),
-  };
-}
 
 export async function seal(publicKey: CryptoKey, plaintext: Uint8Array, frameId: string): Promise<Sealed> {
   const sender = await shareSuite().createSenderContext({ recipientPublicKey: publicKey, info: new TextEncoder().encode(SHARE_INFO) });

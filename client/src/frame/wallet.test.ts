@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { recoverPersonalSign } from "../wallet/devWallet";
 import { frameKeyPair, openShare } from "./hpke";
 import { addressesOf, bindingText, combineShares, splitSeed } from "./keys";
-import { memoryStore, seal } from "./testSupport";
+import { memoryDeviceStore } from "./deviceStore";
+import { seal } from "./testSupport";
 import { completeLogin, performRequest, USER_REJECTED, type FrameContext, type FrameLogin, type RpcRequest } from "./wallet";
 
 const FRAME = "frame-1";
@@ -15,7 +16,7 @@ const SEED = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
 
 async function context(routes: Record<string, (body: Record<string, unknown>) => unknown>) {
   const keyPair = await frameKeyPair();
-  const store = memoryStore();
+  const store = memoryDeviceStore();
   const calls: Array<[string, Record<string, unknown>]> = [];
   const ctx: FrameContext = {
     frameId: FRAME,
