@@ -95,7 +95,8 @@ async fn write_session(log: &SledEventLog, snapshot_at: Option<u64>) -> SessionI
         if let Some(at) = snapshot_at
             && seq <= at
         {
-            let snapshot = Snapshot { seq, schema_version: STATE_SCHEMA_VERSION, time_ms: T0, state: wire::to_value(&state).into() };
+            let snapshot =
+                Snapshot { seq, schema_version: STATE_SCHEMA_VERSION, time_ms: T0, state: wire::to_value(&state).into(), log_bytes: None };
             log.put_snapshot(id, snapshot).await.unwrap();
         }
     }

@@ -286,6 +286,11 @@ pub struct Limits {
     /// WebSocket connections attached to one session at once (each is sent every diff); a resume
     /// beyond it is refused with `rate_limited` (close 1013) until one of them closes.
     pub connections_per_session: usize,
+    /// Bytes one session may write to its event log (its events and its remembered answers,
+    /// counted as docs/protocol.md says); beyond it the session's commands are refused with
+    /// `log_full` (not remembered: the refusal writes nothing). Copied into the runtime's
+    /// `max_log_bytes` (decision 0107).
+    pub session_log_bytes: u64,
     /// Plain HTTP connections (not upgraded) per client address.
     pub http_connections_per_ip: usize,
     /// Plain HTTP connections in total; lowered at start to a quarter of what the open-file limit
@@ -339,6 +344,7 @@ impl Default for Limits {
             connections_per_ip: 256,
             max_connections: 50_000,
             connections_per_session: 16,
+            session_log_bytes: vestibule_actors::runtime::DEFAULT_SESSION_LOG_BYTES,
             http_connections_per_ip: 128,
             max_http_connections: 1024,
             reserved_fds: 128,
@@ -553,6 +559,13 @@ impl GatewayConfig {
         if l.connections_per_session == 0 {
             return err("limits.connections_per_session", "must be at least 1".into());
         }
+        if l.session_log_bytes == 0 {
+            // 0 would refuse every session's first command: not a way to turn the budget off.
+            return err(
+                "limits.session_log_bytes",
+                "must be at least 1 (bytes one session may write to its event log; the default is 16777216, 16 MiB)".into(),
+            );
+        }
         if l.connections_per_ip == 0 || l.max_connections == 0 {
             return err("limits.connections_per_ip", "must be at least 1 (and max_connections too)".into());
         }
@@ -682,6 +695,20 @@ mod tests {
         // Set from `[embedded] frame_origin`, never from `[runtime]`: refused, not silently ignored.
         let e = load_toml("[runtime]\nembedded_frame_origin = \"https://frame.example\"\n").unwrap_err().to_string();
         assert!(e.contains("embedded_frame_origin"), "{e}");
+    }
+
+    #[test]
+    fn a_sessions_budget_of_log_bytes_is_16_mib_by_default_and_0_is_refused() {
+        assert_eq!(GatewayConfig::default().limits.session_log_bytes, 16 * 1024 * 1024);
+        assert_eq!(Limits::default().session_log_bytes, RuntimeConfig::default().max_log_bytes, "the runtime's default is the same");
+        assert_eq!(load_toml("[limits]\nsession_log_bytes = 4096\n").unwrap().limits.session_log_bytes, 4096);
+        let e = load_toml("[limits]\nsession_log_bytes = 0\n").unwrap_err().to_string();
+        assert!(e.contains("limits.session_log_bytes") && e.contains("at least 1"), "{e}");
+        let e = load_toml("[limits]\nsession_log_bytes = -1\n").unwrap_err().to_string();
+        assert!(e.contains("session_log_bytes"), "{e}");
+        // The runtime's copy is not a `[runtime]` key.
+        let e = load_toml("[runtime]\nmax_log_bytes = 4096\n").unwrap_err().to_string();
+        assert!(e.contains("max_log_bytes"), "{e}");
     }
 
     #[test]

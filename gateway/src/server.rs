@@ -289,6 +289,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let mut runtime = config.runtime.clone();
     runtime.embedded_frame_origin = embedded.as_ref().map(|e| e.service.config().frame_origin().to_string());
     runtime.max_connections = config.limits.connections_per_session;
+    runtime.max_log_bytes = config.limits.session_log_bytes;
     let mut registry = Registry::new(log.clone(), Arc::new(SystemClock), runtime, metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker))
         .with_chain(crate::chain::ServiceEffects::new(chain).into_arc());

@@ -99,8 +99,9 @@ mod tests {
         let mut changed = record.clone();
         changed[4999] = 2;
         assert!(!manifest.matches(&changed));
-        // A snapshot record starts with its format byte (vestibule_store::layout::SNAPSHOT_FORMAT_V1).
+        // A snapshot record starts with its format byte (vestibule_store::layout::SNAPSHOT_FORMAT_V1 or _V2).
         assert_eq!(Manifest::decode(&[vestibule_store::layout::SNAPSHOT_FORMAT_V1, 0, 0]), None);
+        assert_eq!(Manifest::decode(&[vestibule_store::layout::SNAPSHOT_FORMAT_V2, 0, 0]), None);
         assert!(matches!(Manifest::decode(&[MANIFEST, 1, 2]), Some(Err(_))));
     }
 

@@ -9,7 +9,7 @@ use vestibule_store_jetstream::test_server::NatsServer;
 use vestibule_store_jetstream::{JetStreamConfig, JetStreamEventLog, async_nats};
 
 fn snapshot(seq: u64, fill: &str, bytes: usize) -> Snapshot {
-    Snapshot { seq, schema_version: 2, time_ms: seq, state: json!({ "fill": fill.repeat(bytes) }).into() }
+    Snapshot { seq, schema_version: 2, time_ms: seq, state: json!({ "fill": fill.repeat(bytes) }).into(), log_bytes: Some(seq) }
 }
 
 /// Messages in the snapshot bucket's stream (history 1: one per key, parts included).

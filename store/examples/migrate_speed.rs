@@ -87,5 +87,10 @@ async fn fill_session(log: &SledEventLog, s: u64, commands: u64) {
     let refusal = Some(AnswerRefusal { code: "not_connected".into(), message: "Connect a wallet first".into() });
     log.remember_answer(id, CommandAnswer { command_id: "refused".into(), seq, refusal }).await.unwrap();
     let state = json!({"modal": "open", "wallet": {"address": "0x52908400098527886E0F7030069857D2E4169EE7"}, "toasts": []});
-    log.put_snapshot(id, Snapshot { seq, schema_version: 1, time_ms: 1_700_000_000_000 + seq, state: state.into() }).await.unwrap();
+    log.put_snapshot(
+        id,
+        Snapshot { seq, schema_version: 1, time_ms: 1_700_000_000_000 + seq, state: state.into(), log_bytes: Some(seq * 300) },
+    )
+    .await
+    .unwrap();
 }

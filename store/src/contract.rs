@@ -321,20 +321,23 @@ pub async fn snapshots_are_versioned_and_deleting_them_never_changes_state<H: Ha
     // Snapshots at various points, of the current (2) and of an old (1) state version.
     for (i, s) in sessions.iter().enumerate() {
         let upto = log.read(*s, 1, Some(3)).await.unwrap();
-        let snap = Snapshot { seq: 3, schema_version: 2, time_ms: 5, state: fold(json!({}), &upto).into() };
+        // The current version with the count of log bytes (record format 2), the old one without.
+        let snap =
+            Snapshot { seq: 3, schema_version: 2, time_ms: 5, state: fold(json!({}), &upto).into(), log_bytes: Some(1000 + i as u64) };
         log.put_snapshot(*s, snap.clone()).await.unwrap();
         assert_eq!(log.get_snapshot(*s, 2).await.unwrap(), Some(snap));
         // An old-version snapshot with a wrong state is never used for version 2.
-        let old = Snapshot { seq: 2, schema_version: 1, time_ms: 5, state: json!({"sum": 999_999, "count": i}).into() };
+        let old = Snapshot { seq: 2, schema_version: 1, time_ms: 5, state: json!({"sum": 999_999, "count": i}).into(), log_bytes: None };
         log.put_snapshot(*s, old.clone()).await.unwrap();
         assert_eq!(log.get_snapshot(*s, 1).await.unwrap(), Some(old));
         assert_eq!(log.get_snapshot(*s, 2).await.unwrap().unwrap().seq, 3);
         assert_eq!(log.get_snapshot(*s, 3).await.unwrap(), None);
     }
-    let too_far = Snapshot { seq: 99, schema_version: 2, time_ms: 0, state: json!({}).into() };
+    let too_far = Snapshot { seq: 99, schema_version: 2, time_ms: 0, state: json!({}).into(), log_bytes: None };
     assert!(matches!(log.put_snapshot(sessions[0], too_far).await, Err(StoreError::InvalidAppend(_))));
     assert!(matches!(
-        log.put_snapshot(SessionId::random(), Snapshot { seq: 0, schema_version: 2, time_ms: 0, state: json!({}).into() }).await,
+        log.put_snapshot(SessionId::random(), Snapshot { seq: 0, schema_version: 2, time_ms: 0, state: json!({}).into(), log_bytes: None })
+            .await,
         Err(StoreError::UnknownSession(_))
     ));
 
@@ -437,7 +440,7 @@ pub async fn expiry_deletes_due_sessions_in_batches_and_nothing_else<H: Harness>
         let s = SessionId::random();
         log.create_session(s, new_session("p")).await.unwrap();
         log.append(s, 0, mk(now - 61_000)).await.unwrap();
-        log.put_snapshot(s, Snapshot { seq: 1, schema_version: 1, time_ms: 0, state: json!({}).into() }).await.unwrap();
+        log.put_snapshot(s, Snapshot { seq: 1, schema_version: 1, time_ms: 0, state: json!({}).into(), log_bytes: None }).await.unwrap();
         log.set_status(s, SessionStatus::Ended).await.unwrap();
         ended_old.push(s);
     }

@@ -84,6 +84,20 @@ pub struct NewEvent {
     pub payload: Payload,
 }
 
+impl NewEvent {
+    /// What appending this event writes, as a session's budget of log bytes counts it (decision
+    /// 0107): the length of its event record ([`crate::layout::event_record_len`]: header, type,
+    /// correlation id, checksum and payload JSON), not the key or the backend's own framing.
+    pub fn log_bytes(&self) -> u64 {
+        crate::layout::event_record_len(
+            self.event_type.len(),
+            self.correlation_id.as_ref().map(String::len),
+            self.checksum.as_ref().map(String::len),
+            self.payload.json().len(),
+        ) as u64
+    }
+}
+
 /// An event's payload as the JSON text the log stores, serialized once by whoever decided the
 /// event: the log copies these bytes into its record, and the gateway sends the same text in the
 /// event's diff, with no `serde_json::Value` tree in between. Always one well-formed JSON value.
@@ -170,6 +184,32 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// [`NewEvent::log_bytes`] of the event as read: the payload is measured as serde_json writes
+    /// the value read (the stored text is not kept), which is the stored text's length for a
+    /// payload serde_json wrote and that was not upcast (members in another order, same length); an
+    /// upcast payload counts as its current version. Counted as a format 2 record (with the
+    /// checksum field), whatever format it was stored in.
+    pub fn log_bytes(&self) -> u64 {
+        struct Count(usize);
+        impl std::io::Write for Count {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0 += bytes.len();
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut payload = Count(0);
+        serde_json::to_writer(&mut payload, &self.payload).expect("a JSON value serializes");
+        crate::layout::event_record_len(
+            self.event_type.len(),
+            self.correlation_id.as_ref().map(String::len),
+            self.checksum.as_ref().map(String::len),
+            payload.0,
+        ) as u64
+    }
+
     pub fn from_new(session: SessionId, seq: u64, event: NewEvent) -> Self {
         Self {
             session,
@@ -213,6 +253,22 @@ mod tests {
         let text = serde_json::to_string(&event).unwrap();
         assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap()["payload"], serde_json::json!({"n": 1}));
         assert_eq!(serde_json::from_str::<NewEvent>(&text).unwrap(), event);
+    }
+
+    #[test]
+    fn an_event_read_back_counts_the_bytes_it_was_written_with() {
+        let event = NewEvent {
+            time_ms: 5,
+            event_type: "ToastShown".into(),
+            schema_version: 1,
+            correlation_id: Some("c-1".into()),
+            checksum: Some("0123456789abcdef".into()),
+            payload: Payload::of(&serde_json::json!({"z": [1.5, -2, 1e300], "a": "✗ \"q\" \u{1}", "m": {"b": null, "a": true}})).unwrap(),
+        };
+        let written = event.log_bytes();
+        assert_eq!(written as usize, crate::layout::encode_event(&event).unwrap().len());
+        let read = Envelope::from_new(SessionId::random(), 1, event);
+        assert_eq!(read.log_bytes(), written);
     }
 
     #[test]

@@ -78,6 +78,12 @@ pub struct Snapshot {
     /// The state as JSON text, written once by whoever took the snapshot and stored as it is (as
     /// an event's payload is): no `serde_json::Value` tree on the way in or out.
     pub state: Payload,
+    /// The bytes the session had written to its log when the snapshot was taken, as its writer
+    /// counted them (for the session runtime: [`NewEvent::log_bytes`] of every event and
+    /// [`CommandAnswer::log_bytes`] of every answer; decision 0107). `None`: unknown (a snapshot
+    /// stored before this count existed, record format 1). The log stores it and gives it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<u64>,
 }
 
 /// Where an append's events were stored: seqs `first_seq ..= last_seq`, that is
@@ -113,6 +119,15 @@ pub struct CommandAnswer {
     pub seq: u64,
     /// `None`: accepted. `Some`: refused, and why.
     pub refusal: Option<AnswerRefusal>,
+}
+
+impl CommandAnswer {
+    /// What remembering this answer writes, as a session's budget of log bytes counts it
+    /// (decision 0107): the answer record ([`crate::layout::answer_record_len`]) and its command id,
+    /// not the backend's own framing.
+    pub fn log_bytes(&self) -> u64 {
+        (crate::layout::answer_record_len(self) + self.command_id.len()) as u64
+    }
 }
 
 /// Why a command was refused, in the caller's words.

@@ -44,8 +44,12 @@ pub const EVENT_FORMAT_V1: u8 = 1;
 pub const EVENT_FORMAT_V2: u8 = 2;
 /// Format byte of metadata records written by this code.
 pub const META_FORMAT_V1: u8 = 1;
-/// Format byte of snapshot records written by this code.
+/// Format byte of snapshot records without a count of the session's log bytes (written by builds
+/// before that count, and now for a snapshot whose count is unknown). Still read.
 pub const SNAPSHOT_FORMAT_V1: u8 = 1;
+/// Format 2 adds the bytes the session had written to its log when the snapshot was taken
+/// ([`Snapshot::log_bytes`]; decision 0107). Written whenever the count is known.
+pub const SNAPSHOT_FORMAT_V2: u8 = 2;
 /// Format byte of answer records written by this code.
 pub const ANSWER_FORMAT_V1: u8 = 1;
 
@@ -188,9 +192,8 @@ pub fn encode_event(event: &NewEvent) -> Result<Vec<u8>, String> {
     if checksum.is_some_and(|c| c.len() > MAX_LABEL_BYTES) {
         return Err(format!("checksum longer than {MAX_LABEL_BYTES} bytes"));
     }
-    let mut out = Vec::with_capacity(
-        EVENT_HEADER_LEN + kind.len() + 4 + corr.map_or(0, <[u8]>::len) + checksum.map_or(0, <[u8]>::len) + event.payload.json().len(),
-    );
+    let mut out =
+        Vec::with_capacity(event_record_len(kind.len(), corr.map(<[u8]>::len), checksum.map(<[u8]>::len), event.payload.json().len()));
     out.push(EVENT_FORMAT_V2);
     out.extend_from_slice(&event.time_ms.to_be_bytes());
     out.extend_from_slice(&event.schema_version.to_be_bytes());
@@ -213,6 +216,21 @@ pub fn encode_event(event: &NewEvent) -> Result<Vec<u8>, String> {
     // Already JSON text: copied, not serialized again.
     out.extend_from_slice(event.payload.json().as_bytes());
     Ok(out)
+}
+
+/// The length of the record [`encode_event`] writes for an event whose type, correlation id,
+/// checksum and payload JSON text are this many bytes long. What a session's budget of log bytes
+/// counts for each event it appends (decision 0107).
+pub const fn event_record_len(event_type: usize, correlation_id: Option<usize>, checksum: Option<usize>, payload: usize) -> usize {
+    let correlation_id = match correlation_id {
+        Some(n) => n,
+        None => 0,
+    };
+    let checksum = match checksum {
+        Some(n) => n,
+        None => 0,
+    };
+    EVENT_HEADER_LEN + event_type + 2 + correlation_id + 2 + checksum + payload
 }
 
 /// The event time of a record, read from its fixed header only.
@@ -332,35 +350,46 @@ pub fn decode_meta(session: SessionId, record: &[u8]) -> Result<MetaRecord, Stor
 // ---------------------------------------------------------------------------------------------
 
 /// ```text
-/// u8     format = 1
+/// u8     format = 2 (1 when `log_bytes` is unknown)
 /// u64 BE seq
 /// u32 BE schema_version (of the state)
 /// u64 BE time_ms
+/// u64 BE log_bytes (format 2 only)
 /// ...    state as JSON text, to the end of the record
 /// ```
+///
+/// Format 1 is the same without `log_bytes`; it is still read (as `log_bytes: None`). A build
+/// that knows only format 1 reads a format 2 snapshot as unreadable, which for a cache is a miss.
 pub fn encode_snapshot(snapshot: &Snapshot) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(21 + 256);
-    out.push(SNAPSHOT_FORMAT_V1);
+    let mut out = Vec::with_capacity(29 + snapshot.state.json().len());
+    out.push(if snapshot.log_bytes.is_some() { SNAPSHOT_FORMAT_V2 } else { SNAPSHOT_FORMAT_V1 });
     out.extend_from_slice(&snapshot.seq.to_be_bytes());
     out.extend_from_slice(&snapshot.schema_version.to_be_bytes());
     out.extend_from_slice(&snapshot.time_ms.to_be_bytes());
+    if let Some(log_bytes) = snapshot.log_bytes {
+        out.extend_from_slice(&log_bytes.to_be_bytes());
+    }
     out.extend_from_slice(snapshot.state.json().as_bytes());
     Ok(out)
 }
 
-/// Decode a snapshot record; `Err` carries the reason it is unreadable.
+/// Decode a snapshot record (format 1 or 2); `Err` carries the reason it is unreadable.
 pub fn decode_snapshot(record: &[u8]) -> Result<Snapshot, String> {
     let mut r = Reader::new(record);
-    match r.u8() {
-        Some(SNAPSHOT_FORMAT_V1) => {}
+    let format = match r.u8() {
+        Some(format @ (SNAPSHOT_FORMAT_V1 | SNAPSHOT_FORMAT_V2)) => format,
         other => return Err(format!("unknown snapshot format {other:?}")),
-    }
+    };
     let seq = r.u64().ok_or("truncated")?;
     let schema_version = r.u32().ok_or("truncated")?;
     let time_ms = r.u64().ok_or("truncated")?;
+    let log_bytes = match format {
+        SNAPSHOT_FORMAT_V2 => Some(r.u64().ok_or("truncated")?),
+        _ => None,
+    };
     let text = std::str::from_utf8(r.rest()).map_err(|e| format!("state: {e}"))?;
     let state = Payload::from_json(text.to_string()).map_err(|e| format!("state: {e}"))?;
-    Ok(Snapshot { seq, schema_version, time_ms, state })
+    Ok(Snapshot { seq, schema_version, time_ms, state, log_bytes })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,6 +415,7 @@ pub fn check_command_id(command_id: &str) -> Result<(), String> {
 /// ```
 ///
 /// The command id is the key, so it is not repeated. An accepted answer is 10 bytes.
+/// [`answer_record_len`] is its length.
 pub fn encode_answer(answer: &CommandAnswer) -> Result<Vec<u8>, String> {
     check_command_id(&answer.command_id)?;
     let mut out = Vec::with_capacity(10 + answer.refusal.as_ref().map_or(0, |r| 2 + r.code.len() + r.message.len()));
@@ -405,6 +435,15 @@ pub fn encode_answer(answer: &CommandAnswer) -> Result<Vec<u8>, String> {
         }
     }
     Ok(out)
+}
+
+/// The length of the record [`encode_answer`] writes for `answer` (its command id, the key, not
+/// included).
+pub fn answer_record_len(answer: &CommandAnswer) -> usize {
+    match &answer.refusal {
+        None => 10,
+        Some(refusal) => 10 + 2 + refusal.code.len() + refusal.message.len(),
+    }
 }
 
 /// Decode an answer record stored under `command_id`. Any defect is [`StoreError::Corrupt`]
@@ -536,9 +575,54 @@ mod tests {
         let m =
             MetaRecord { status: SessionStatus::Ended, created_ms: 42, project: "demo".into(), resume_token_hash: Some("ab".repeat(32)) };
         assert_eq!(decode_meta(s, &encode_meta(&m).unwrap()).unwrap(), m);
-        let snap = Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}).into() };
+        let snap = Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}).into(), log_bytes: None };
         assert_eq!(decode_snapshot(&encode_snapshot(&snap).unwrap()).unwrap(), snap);
         assert!(decode_snapshot(&[7]).is_err());
+        let counted = Snapshot { log_bytes: Some(0x0102_0304_0506_0708), ..snap.clone() };
+        let record = encode_snapshot(&counted).unwrap();
+        assert_eq!(record[0], SNAPSHOT_FORMAT_V2);
+        assert_eq!(decode_snapshot(&record).unwrap(), counted);
+        for cut in 1..29 {
+            assert!(decode_snapshot(&record[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    /// A snapshot written before the count of log bytes (format 1) reads as it did, its count
+    /// unknown; and a snapshot whose count is unknown is still written as format 1, byte for byte.
+    #[test]
+    fn a_format_1_snapshot_reads_with_an_unknown_count_of_log_bytes() {
+        let mut old = vec![SNAPSHOT_FORMAT_V1];
+        old.extend_from_slice(&9u64.to_be_bytes());
+        old.extend_from_slice(&2u32.to_be_bytes());
+        old.extend_from_slice(&5u64.to_be_bytes());
+        old.extend_from_slice(br#"{"n":1}"#);
+        let read = decode_snapshot(&old).unwrap();
+        assert_eq!(read, Snapshot { seq: 9, schema_version: 2, time_ms: 5, state: json!({"n": 1}).into(), log_bytes: None });
+        assert_eq!(encode_snapshot(&read).unwrap(), old);
+    }
+
+    #[test]
+    fn the_counted_lengths_are_the_records_lengths() {
+        for (corr, checksum, payload) in [(None, None, json!({})), (Some("c-1"), Some("0123456789abcdef"), json!({"n": "✗".repeat(9)}))] {
+            let e = NewEvent {
+                time_ms: 1,
+                event_type: "ModalOpened".into(),
+                schema_version: 1,
+                correlation_id: corr.map(str::to_string),
+                checksum: checksum.map(str::to_string),
+                payload: payload.into(),
+            };
+            let len = event_record_len(e.event_type.len(), corr.map(str::len), checksum.map(str::len), e.payload.json().len());
+            assert_eq!(len, encode_event(&e).unwrap().len());
+        }
+        let accepted = CommandAnswer { command_id: "c-1".into(), seq: 7, refusal: None };
+        let refused = CommandAnswer {
+            refusal: Some(AnswerRefusal { code: "not_connected".into(), message: "Not connected ✗".into() }),
+            ..accepted.clone()
+        };
+        for answer in [accepted, refused] {
+            assert_eq!(answer_record_len(&answer), encode_answer(&answer).unwrap().len());
+        }
     }
 
     #[test]

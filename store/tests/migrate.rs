@@ -102,8 +102,12 @@ async fn populate(dir: &Path) -> Populated {
             log.remember_answer(id, CommandAnswer { command_id: "cmd-refused".into(), seq, refusal: Some(refusal) }).await.unwrap();
             log.remember_answer(id, CommandAnswer { command_id: "cmd-noop".into(), seq, refusal: None }).await.unwrap();
             let state = json!({"step": i, "wallet": {"address": "0xabc"}});
-            log.put_snapshot(id, Snapshot { seq: seq / 2, schema_version: 1, time_ms: 5, state: state.clone().into() }).await.unwrap();
-            log.put_snapshot(id, Snapshot { seq, schema_version: 2, time_ms: 6, state: state.into() }).await.unwrap();
+            log.put_snapshot(id, Snapshot { seq: seq / 2, schema_version: 1, time_ms: 5, state: state.clone().into(), log_bytes: None })
+                .await
+                .unwrap();
+            log.put_snapshot(id, Snapshot { seq, schema_version: 2, time_ms: 6, state: state.into(), log_bytes: Some(seq * 100) })
+                .await
+                .unwrap();
             let late = vec![event(seq + 1, Some("cmd-late"))];
             log.append_answered(id, seq, late, CommandAnswer { command_id: "cmd-late".into(), seq: seq + 1, refusal: None }).await.unwrap();
         }

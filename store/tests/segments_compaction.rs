@@ -141,7 +141,8 @@ async fn workload(dir: &Path, seed: u64, rounds: u64, compact_percent: u32, reop
                 }
                 4 if expected > 0 => {
                     let v = rng.random_range(1..=3);
-                    let snap = Snapshot { seq: expected, schema_version: v, time_ms: n, state: json!({ "n": n }).into() };
+                    let snap =
+                        Snapshot { seq: expected, schema_version: v, time_ms: n, state: json!({ "n": n }).into(), log_bytes: Some(n) };
                     log.put_snapshot(*s, snap.clone()).await.unwrap();
                     m.snapshots.insert(v, snap);
                     log.append(*s, expected, vec![event(n, pad)]).await.unwrap();
@@ -264,8 +265,13 @@ async fn one_round(log: &SegmentEventLog, world: &mut World, keep: SessionId, n:
     m.events.push((*n, 100));
     m.answers.insert(a.command_id.clone(), a);
     if round.is_multiple_of(7) {
-        let snap =
-            Snapshot { seq: m.events.len() as u64, schema_version: 1 + (round % 2) as u32, time_ms: *n, state: json!({ "n": n }).into() };
+        let snap = Snapshot {
+            seq: m.events.len() as u64,
+            schema_version: 1 + (round % 2) as u32,
+            time_ms: *n,
+            state: json!({ "n": n }).into(),
+            log_bytes: (!round.is_multiple_of(3)).then_some(*n),
+        };
         log.put_snapshot(keep, snap.clone()).await.unwrap();
         m.snapshots.insert(snap.schema_version, snap);
     }

@@ -213,7 +213,12 @@ async fn data_survives_reopen_with_many_sessions_answers_and_snapshots() {
                 }
                 let refusal = AnswerRefusal { code: "nope".into(), message: format!("session {i}") };
                 log.remember_answer(s, CommandAnswer { command_id: "refused".into(), seq: 1, refusal: Some(refusal) }).await.unwrap();
-                log.put_snapshot(s, Snapshot { seq: 1, schema_version: 3, time_ms: 9, state: json!({ "i": i }).into() }).await.unwrap();
+                log.put_snapshot(
+                    s,
+                    Snapshot { seq: 1, schema_version: 3, time_ms: 9, state: json!({ "i": i }).into(), log_bytes: Some(i as u64) },
+                )
+                .await
+                .unwrap();
                 if i % 5 == 0 {
                     log.set_status(s, SessionStatus::Ended).await.unwrap();
                 }

@@ -225,7 +225,7 @@ async fn expiry_deletes_due_sessions_in_batches_and_nothing_else() {
         let s = SessionId::random();
         log.create_session(s, new_session("p")).await.unwrap();
         log.append(s, 0, mk(now - 61_000)).await.unwrap();
-        log.put_snapshot(s, Snapshot { seq: 1, schema_version: 1, time_ms: 0, state: json!({}).into() }).await.unwrap();
+        log.put_snapshot(s, Snapshot { seq: 1, schema_version: 1, time_ms: 0, state: json!({}).into(), log_bytes: None }).await.unwrap();
         log.set_status(s, SessionStatus::Ended).await.unwrap();
         ended_old.push(s);
     }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use vestibule_store::{Envelope, EventLog, NewEvent, SessionId, StoreError};
+use vestibule_store::{CommandAnswer, Envelope, EventLog, NewEvent, SessionId, StoreError};
 
 use crate::protocol::WireEvent;
 use crate::session::wire::{self, CanonicalState, PatchText};
@@ -111,28 +111,70 @@ pub(crate) fn decode(envelope: &Envelope) -> Result<Event, StoreError> {
 /// The state of `session` at `upto` (or at the end of its log): the newest usable snapshot plus the
 /// events after it. Returns the state and its seq.
 pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>) -> Result<(SessionState, u64), StoreError> {
+    fold(log, session, upto, false).await.map(|f| (f.state, f.seq))
+}
+
+/// What a session rebuilds from its log when it wakes: its state and seq, and the bytes it had
+/// written to its log (decision 0107).
+pub(crate) struct Folded {
+    pub state: SessionState,
+    pub seq: u64,
+    /// The snapshot's count (0 if it has none: written before the count existed, or no snapshot),
+    /// plus, for each event after it, [`vestibule_store::Envelope::log_bytes`] and, for each
+    /// decision of a client's command among them, its accepted answer (written with its events).
+    /// Answers written without events after the snapshot (refusals, no-ops) are not in the events,
+    /// so they are not counted here.
+    pub log_bytes: u64,
+}
+
+/// [`fold_log`] to the end, counting the bytes the session wrote to its log.
+pub(crate) async fn fold_log_counting(log: &dyn EventLog, session: SessionId) -> Result<Folded, StoreError> {
+    fold(log, session, None, true).await
+}
+
+/// Whether events with this correlation id were decided from a client's command, whose accepted
+/// answer was written with them (see `Source::correlation`: the runtime's own are `timer:<seq>`,
+/// `effect:<seq>` and `session:start`; a client's command id never holds a `:`).
+fn answered(correlation_id: &str) -> bool {
+    !correlation_id.contains(':')
+}
+
+async fn fold(log: &dyn EventLog, session: SessionId, upto: Option<u64>, count: bool) -> Result<Folded, StoreError> {
     let snapshot = log.get_snapshot(session, STATE_SCHEMA_VERSION).await?;
     let snapshot = snapshot.filter(|s| upto.is_none_or(|u| s.seq <= u));
-    let (mut state, mut seq) = match snapshot {
+    let (mut state, mut seq, mut log_bytes) = match snapshot {
         Some(s) => match serde_json::from_str::<SessionState>(s.state.json()) {
-            Ok(state) => (state, s.seq),
+            // A snapshot taken before the count existed counts as 0 (docs/decisions/0107).
+            Ok(state) => (state, s.seq, s.log_bytes.unwrap_or(0)),
             // A snapshot is only a cache: an unreadable one is ignored and the log folded instead.
             Err(e) => {
                 tracing::warn!(session = %session, seq = s.seq, error = %e, "ignoring an unreadable snapshot");
-                (SessionState::default(), 0)
+                (SessionState::default(), 0, 0)
             }
         },
-        None => (SessionState::default(), 0),
+        None => (SessionState::default(), 0, 0),
     };
     let tail = log.read(session, seq + 1, upto).await?;
+    // A snapshot is taken between two decisions, so the tail starts with one.
+    let mut decision: Option<&str> = None;
     for envelope in &tail {
         if envelope.seq != seq + 1 {
             return Err(StoreError::Corrupt { session, seq: envelope.seq, reason: format!("gap after seq {seq}") });
         }
         state = session::evolve(state, &decode(envelope)?);
         seq = envelope.seq;
+        if count {
+            log_bytes += envelope.log_bytes();
+            let correlation = envelope.correlation_id.as_deref();
+            if correlation != decision {
+                decision = correlation;
+                if let Some(id) = correlation.filter(|id| answered(id)) {
+                    log_bytes += CommandAnswer { command_id: id.to_string(), seq, refusal: None }.log_bytes();
+                }
+            }
+        }
     }
-    Ok((state, seq))
+    Ok(Folded { state, seq, log_bytes })
 }
 
 /// The diffs after `from_seq`, one per decision (consecutive events sharing a correlation id), as

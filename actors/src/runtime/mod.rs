@@ -85,6 +85,9 @@ impl Clock for ManualClock {
     }
 }
 
+/// The default budget of bytes one session may write to its event log (16 MiB).
+pub const DEFAULT_SESSION_LOG_BYTES: u64 = 16 * 1024 * 1024;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RuntimeConfig {
@@ -123,6 +126,11 @@ pub struct RuntimeConfig {
     /// could fan one command out to every socket the per-address and total limits allow.
     #[serde(skip)]
     pub max_connections: usize,
+    /// Bytes a session may write to its event log (`[limits] session_log_bytes`, which the gateway
+    /// copies here; not a `[runtime]` key): once its events and answers reach it, its clients'
+    /// commands are refused with `log_full` and write nothing (decision 0107).
+    #[serde(skip)]
+    pub max_log_bytes: u64,
 }
 
 impl Default for RuntimeConfig {
@@ -138,6 +146,7 @@ impl Default for RuntimeConfig {
             remembered_commands: 16,
             embedded_frame_origin: None,
             max_connections: 16,
+            max_log_bytes: DEFAULT_SESSION_LOG_BYTES,
         }
     }
 }

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use flume::TrySendError;
-use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, Payload, SessionId, Snapshot, StoreError};
+use vestibule_store::{AnswerRefusal, AppendOutcome, CommandAnswer, EventLog, NewEvent, Payload, SessionId, Snapshot, StoreError};
 
 use super::effects::ContractSignatureChecker;
-use super::frames::{DecidedEvents, DiffFrame, build_diff, decided_events, diffs_since, fold_log};
+use super::frames::{DecidedEvents, DiffFrame, Folded, build_diff, decided_events, diffs_since, fold_log_counting};
 use super::interner::Interner;
 use super::{Clock, ConnectionLink, Outbound, RuntimeConfig, RuntimeMetrics};
 use crate::decider::Ctx;
@@ -90,6 +90,18 @@ fn internal_error(message: &str) -> CommandError {
 fn storage_unavailable() -> CommandError {
     CommandError::new(RefusalCode::StorageUnavailable, "the event log is unavailable; retry")
 }
+
+fn log_full(budget: u64) -> CommandError {
+    CommandError::new(
+        RefusalCode::LogFull,
+        format!("this session has written its {budget} bytes to the event log and takes no more commands; start a new session"),
+    )
+}
+
+/// Answers written without events (refusals, no-ops) that a fold cannot count again (they are not
+/// in the events): once this many bytes of them came after the last snapshot, the session takes
+/// one, which records them. So a restart forgets at most this much (decision 0107).
+const UNFOLDED_ANSWER_BYTES: u64 = 64 * 1024;
 
 /// A chain effect the state waits for.
 enum ChainAsk {
@@ -172,6 +184,8 @@ pub struct SessionSnapshot {
     pub connections: usize,
     /// Whether the session was hibernated before this inspection woke it.
     pub was_hibernated: bool,
+    /// The bytes the session counts as written to its event log (decision 0107).
+    pub log_bytes: u64,
 }
 
 /// A command the session gives itself: a deadline that fell due, or an effect's outcome. It goes
@@ -232,6 +246,9 @@ struct Pending {
     /// The regions whose canonical JSON changed, with their bytes before (for the diff).
     changed: Vec<(Region, Arc<[u8]>)>,
     hash: String,
+    /// What the append writes: its events and the client's answer (`NewEvent::log_bytes`,
+    /// `CommandAnswer::log_bytes`).
+    log_bytes: u64,
 }
 
 /// The last answers, kept in memory so a quick repeat needs no read; every answer is also in the log.
@@ -298,6 +315,13 @@ pub struct ModalSession {
     /// Embedded-wallet effects in flight, by effect id, so each is asked once.
     embedded_in_flight: std::collections::HashSet<u64>,
     last_snapshot_seq: u64,
+    /// The bytes the session has written to its log (events and answers; decision 0107): counted
+    /// exactly as it writes, kept while it hibernates, recovered from the log when it starts.
+    log_bytes: u64,
+    /// Bytes of answers written without events since the last snapshot: a fold does not see them.
+    unfolded_answer_bytes: u64,
+    /// Whether this actor has logged that the session's log is full (it does so once).
+    log_full_logged: bool,
 }
 
 fn ready<T: 'static>(value: T) -> ResponseActFuture<ModalSession, T> {
@@ -327,6 +351,9 @@ impl ModalSession {
             chain_in_flight: Default::default(),
             embedded_in_flight: Default::default(),
             last_snapshot_seq: 0,
+            log_bytes: 0,
+            unfolded_answer_bytes: 0,
+            log_full_logged: false,
         }
     }
 
@@ -371,10 +398,12 @@ impl ModalSession {
             return ready(reply);
         }
         let (log, id, answer) = (self.shell.log.clone(), self.id, reply.to_answer(&command_id));
-        Box::pin(async move { log.remember_answer(id, answer).await }.into_actor(self).map(move |written, act, _| {
+        let answer_bytes = answer.log_bytes();
+        Box::pin(async move { log.remember_answer(id, answer).await }.into_actor(self).map(move |written, act, ctx| {
             let reply = match written {
                 Ok(()) => {
                     act.answers.insert(&command_id, reply.clone(), act.shell.config.remembered_commands);
+                    act.wrote(answer_bytes, true, ctx);
                     reply
                 }
                 Err(error) => {
@@ -406,10 +435,13 @@ impl ModalSession {
             return ready(Ok(()));
         }
         let (log, id, started) = (self.shell.log.clone(), self.id, Instant::now());
-        Box::pin(async move { fold_log(log.as_ref(), id, None).await }.into_actor(self).map(move |folded, act, ctx| {
+        Box::pin(async move { fold_log_counting(log.as_ref(), id).await }.into_actor(self).map(move |folded, act, ctx| {
             act.metrics().rehydrate_seconds.observe(started.elapsed().as_secs_f64());
             match folded {
-                Ok((state, seq)) => {
+                Ok(Folded { state, seq, log_bytes }) => {
+                    // Awake, the session counted exactly (answers without events included), so the
+                    // fold can only have counted less; after another writer's events, more.
+                    act.log_bytes = act.log_bytes.max(log_bytes);
                     act.become_awake(state, seq, ctx);
                     Ok(())
                 }
@@ -537,6 +569,24 @@ impl ModalSession {
     /// Decides `command` on the awake state: a refusal or a no-op is answered (and remembered), events
     /// are committed. The future holds the mailbox until the answer is durable.
     fn decide(&mut self, command: Command, source: Source, ctx: &mut Context<Self>) -> ResponseActFuture<Self, CommandReply> {
+        if matches!(source, Source::Client { .. }) && self.log_full() {
+            // Before deciding, and not remembered: the refusal writes nothing, so the log stops
+            // growing. The runtime's own commands (ticks, effects' outcomes) still run: they follow
+            // from what the visitor already did, and refusing them could strand a machine waiting.
+            self.metrics().command("log_full");
+            if !std::mem::replace(&mut self.log_full_logged, true) {
+                tracing::warn!(
+                    session = %self.id,
+                    seq = self.seq,
+                    log_bytes = self.log_bytes,
+                    budget = self.config().max_log_bytes,
+                    "the session's event log is full; its commands are refused"
+                );
+            }
+            let reply = CommandReply::refused(self.seq, log_full(self.config().max_log_bytes));
+            self.after_activity(ctx);
+            return ready(self.answer_unremembered(&source, reply));
+        }
         let Some(awake) = self.awake.as_ref() else {
             return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error("the session is not loaded"))));
         };
@@ -582,7 +632,8 @@ impl ModalSession {
             Source::Client { command_id, .. } => Some(CommandReply::accepted(expected + new_events.len() as u64).to_answer(command_id)),
             _ => None,
         };
-        let pending = Pending { wire_events: wire_json, event_count: events.len(), state, canonical, changed, hash };
+        let log_bytes = new_events.iter().map(NewEvent::log_bytes).sum::<u64>() + answer.as_ref().map_or(0, CommandAnswer::log_bytes);
+        let pending = Pending { wire_events: wire_json, event_count: events.len(), state, canonical, changed, hash, log_bytes };
         let (log, id, started) = (self.shell.log.clone(), self.id, Instant::now());
         let append = async move {
             match answer {
@@ -609,7 +660,7 @@ impl ModalSession {
     /// Makes a durable decision current and publishes it: the result to the sender, then one diff to
     /// every connection.
     fn publish(&mut self, pending: Pending, outcome: AppendOutcome, source: &Source, ctx: &mut Context<Self>) -> CommandReply {
-        let Pending { wire_events, event_count, mut state, mut canonical, changed, hash } = pending;
+        let Pending { wire_events, event_count, mut state, mut canonical, changed, hash, log_bytes } = pending;
         let Some(awake) = self.awake.as_mut() else {
             // Cannot happen (nothing hibernates a session while a decision is in flight), but if it
             // did, the durable events must not be published from a state they do not follow.
@@ -642,8 +693,42 @@ impl ModalSession {
             self.metrics().command_seconds.observe(received_at.elapsed().as_secs_f64());
         }
         self.remember_diff(frame);
+        self.wrote(log_bytes, false, ctx);
         self.maybe_snapshot(ctx);
         reply
+    }
+
+    // --- The budget of log bytes (decision 0107) ---------------------------------------------------
+
+    /// Whether the session has written its budget of bytes to its log: its clients' commands are
+    /// then refused with `log_full`.
+    fn log_full(&self) -> bool {
+        self.log_bytes >= self.config().max_log_bytes
+    }
+
+    /// Counts `bytes` the session made durable in its log; `unfolded`: an answer without events,
+    /// which only a snapshot keeps across a restart. The write that fills the budget takes a
+    /// snapshot, so a restart finds it full even if such answers filled it.
+    fn wrote(&mut self, bytes: u64, unfolded: bool, ctx: &mut Context<Self>) {
+        let was_full = self.log_full();
+        self.log_bytes += bytes;
+        if unfolded {
+            self.unfolded_answer_bytes += bytes;
+        }
+        if self.log_full() && !was_full {
+            if !std::mem::replace(&mut self.log_full_logged, true) {
+                tracing::warn!(
+                    session = %self.id,
+                    seq = self.seq,
+                    log_bytes = self.log_bytes,
+                    budget = self.config().max_log_bytes,
+                    "the session's event log is full; its commands will be refused"
+                );
+            }
+            self.write_snapshot(ctx);
+        } else if self.unfolded_answer_bytes >= UNFOLDED_ANSWER_BYTES {
+            self.write_snapshot(ctx);
+        }
     }
 
     /// Reloads the session from the log, which moved past it (another writer's append, or an
@@ -720,7 +805,14 @@ impl ModalSession {
         self.last_snapshot_seq = self.seq;
         // The canonical JSON the session already keeps, as it is: the snapshot is the same text.
         let state = Payload::from_serialized(String::from_utf8(awake.canonical.to_json()).expect("canonical JSON is UTF-8"));
-        let snapshot = Snapshot { seq: self.seq, schema_version: STATE_SCHEMA_VERSION, time_ms: self.shell.clock.now_ms(), state };
+        let snapshot = Snapshot {
+            seq: self.seq,
+            schema_version: STATE_SCHEMA_VERSION,
+            time_ms: self.shell.clock.now_ms(),
+            state,
+            log_bytes: Some(self.log_bytes),
+        };
+        self.unfolded_answer_bytes = 0;
         let (log, id) = (self.shell.log.clone(), self.id);
         ctx.spawn(async move { log.put_snapshot(id, snapshot).await }.into_actor(self).map(|result, act, _| match result {
             Ok(()) => {
@@ -1179,6 +1271,7 @@ impl Handler<Inspect> for ModalSession {
                 state_hash: act.hash.clone(),
                 connections: act.connections.len(),
                 was_hibernated,
+                log_bytes: act.log_bytes,
             })
         })))
     }

@@ -98,6 +98,9 @@ pub enum RefusalCode {
     StorageUnavailable,
     /// The command could not be decided or the session is unavailable.
     Internal,
+    /// The session has written its budget of bytes to the event log (`limits.session_log_bytes`):
+    /// it takes no more commands from its clients. Not remembered; a retry is refused again.
+    LogFull,
     // The gateway.
     /// More commands than the session's rate limit allows.
     RateLimited,
@@ -110,9 +113,14 @@ impl RefusalCode {
         self.into()
     }
 
-    /// Transient refusals are not remembered: a retry with the same command id runs the command.
+    /// Transient refusals are not remembered: a retry with the same command id runs the command
+    /// (for `log_full`: is refused again before deciding, as long as the log is full, which it
+    /// stays).
     pub fn is_transient(self) -> bool {
-        matches!(self, RefusalCode::Conflict | RefusalCode::StorageUnavailable | RefusalCode::RateLimited | RefusalCode::Busy)
+        matches!(
+            self,
+            RefusalCode::Conflict | RefusalCode::StorageUnavailable | RefusalCode::RateLimited | RefusalCode::Busy | RefusalCode::LogFull
+        )
     }
 }
 

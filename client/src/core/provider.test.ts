@@ -118,16 +118,19 @@ describe("requests through the session", () => {
     await expect(b).resolves.toBe("0xb");
   });
 
-  it("rejects a refused request with a JSON-RPC code: too many is -32005, invalid input -32602", async () => {
+  it("rejects a refused request with a JSON-RPC code: too many is -32005, invalid input -32602, a full log -32603", async () => {
     const w = fakeWidget();
     const provider = createProvider(w.widget);
     const many = provider.request({ method: "eth_blockNumber" });
     const bad = provider.request({ method: "eth_blockNumber" });
+    const full = provider.request({ method: "eth_blockNumber" });
     await flush();
     w.sent[0].answer({ status: "refused", error: { code: "too_many", message: "at most 16 pending host requests" } });
     w.sent[1].answer({ status: "refused", error: { code: "invalid_input", message: "requestId: already used" } });
+    w.sent[2].answer({ status: "refused", error: { code: "log_full", message: "start a new session" } });
     await expect(many).rejects.toMatchObject({ code: -32005, message: "at most 16 pending host requests" });
     await expect(bad).rejects.toMatchObject({ code: -32602 });
+    await expect(full).rejects.toMatchObject({ code: -32603, message: "start a new session" });
   });
 
   it("rejects with 4900 when the widget is destroyed while waiting, and at once afterwards", async () => {

@@ -86,7 +86,9 @@ function whenState<T>(widget: Widget, decide: () => { value: T } | { error: Prov
 
 const toHexChainId = (caipNetworkId: string) => `0x${Number(caipNetworkId.split(":")[1]).toString(16)}`;
 
-/** EIP-1193 / JSON-RPC codes for a request the session refused outright. */
+/** EIP-1193 / JSON-RPC codes for a request the session refused outright. `log_full` (the session
+ * has written its budget of bytes to the event log; decision 0107) is -32603 with the server's
+ * message: unlike `too_many`, `rate_limited` and `busy`, waiting does not help, only a new session. */
 export function refusalError(error: CommandError | undefined): ProviderRpcError {
   const message = error?.message ?? "The request was refused";
   switch (error?.code) {

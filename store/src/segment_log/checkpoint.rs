@@ -415,8 +415,13 @@ mod tests {
             }
             Step::PutSnapshot { s, version } => {
                 if let Some(seq) = latest(s).await {
-                    let snapshot =
-                        Snapshot { seq, schema_version: u32::from(version), time_ms: 7, state: json!({ "s": s, "seq": seq }).into() };
+                    let snapshot = Snapshot {
+                        seq,
+                        schema_version: u32::from(version),
+                        time_ms: 7,
+                        state: json!({ "s": s, "seq": seq }).into(),
+                        log_bytes: None,
+                    };
                     log.put_snapshot(session(s), snapshot).await.unwrap();
                 }
             }

@@ -404,7 +404,7 @@ mod tests {
     }
 
     fn snapshot() -> Snapshot {
-        Snapshot { seq: 3, schema_version: 1, time_ms: 103, state: json!({ "n": 3 }).into() }
+        Snapshot { seq: 3, schema_version: 1, time_ms: 103, state: json!({ "n": 3 }).into(), log_bytes: Some(300) }
     }
 
     fn log() -> Log {

@@ -282,8 +282,9 @@ fn decode_answer<'a>(r: &mut Cursor<'a>) -> Result<(&'a str, &'a [u8]), String> 
 
 /// The schema version of a snapshot record, from its fixed header (format, seq, version), without
 /// decoding its state; `None` for a record this code cannot read (a snapshot is only a cache).
+/// Formats 1 and 2 share that header.
 pub(crate) fn snapshot_version(record: &[u8]) -> Option<u32> {
-    if record.first() != Some(&layout::SNAPSHOT_FORMAT_V1) {
+    if !matches!(record.first(), Some(&(layout::SNAPSHOT_FORMAT_V1 | layout::SNAPSHOT_FORMAT_V2))) {
         return None;
     }
     record.get(9..13).and_then(|b| b.try_into().ok()).map(u32::from_be_bytes)
@@ -324,6 +325,15 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
     use crate::SessionStatus;
+
+    #[test]
+    fn a_snapshots_version_is_read_from_either_format() {
+        let snapshot = crate::Snapshot { seq: 3, schema_version: 7, time_ms: 1, state: serde_json::json!({}).into(), log_bytes: None };
+        assert_eq!(snapshot_version(&layout::encode_snapshot(&snapshot).unwrap()), Some(7));
+        let counted = crate::Snapshot { log_bytes: Some(42), ..snapshot };
+        assert_eq!(snapshot_version(&layout::encode_snapshot(&counted).unwrap()), Some(7));
+        assert_eq!(snapshot_version(&[3, 0, 0]), None);
+    }
 
     #[test]
     fn records_round_trip_and_split() {

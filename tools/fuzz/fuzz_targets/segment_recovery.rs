@@ -475,6 +475,8 @@ impl Model {
             schema_version: u32::from(c) % VERSIONS,
             time_ms: u64::from(c),
             state: serde_json::json!({ "c": c }).into(),
+            // Both record formats: with the count of log bytes (2) and without (1).
+            log_bytes: (c % 2 == 1).then_some(u64::from(c)),
         };
         let body = layout::encode_snapshot(&snapshot).expect("a snapshot record");
         session.snapshots.insert(snapshot.schema_version, snapshot);

@@ -24,6 +24,7 @@ commands_per_second = 1000
 command_burst = 1000
 sessions_per_minute = 1000000
 session_burst = 1000000
+session_log_bytes = 1099511627776
 "#;
 
 impl GatewayProcess {
