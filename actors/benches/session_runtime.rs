@@ -3,7 +3,8 @@
 //!
 //! 1. Rehydration: rebuilding a 1,000-event session (real sled directory, durable log) from its
 //!    snapshot and tail, as a hibernated or passivated session does on its next command:
-//!    `fold_log` + the canonical JSON and hash of every region. Three shapes: the snapshot at the
+//!    `fold_log_counting` (the fold `wake` does: it also counts the tail's bytes, decision 0107) +
+//!    the canonical JSON and hash of every region. Three shapes: the snapshot at the
 //!    last seq, the worst case of `snapshot_every = 100` (snapshot 99 events back), and no snapshot.
 //! 2. Cost per decision of turning a new state into what is sent: the whole-state way of `2c8fb34`
 //!    (JSON value, canonical JSON, SHA-256 of it all, JSON Patch of the whole tree) against the
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use vestibule_actors::decider::Ctx;
-use vestibule_actors::runtime::fold_log;
+use vestibule_actors::runtime::{Folded, fold_log_counting};
 use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::session::wire::{self, CanonicalState};
 use vestibule_actors::session::{self, Command, Event, Regions, STATE_SCHEMA_VERSION, SessionState};
@@ -115,7 +116,7 @@ async fn rehydration() {
         let mut tail = 0;
         for _ in 0..iterations() {
             let started = Instant::now();
-            let (state, seq) = fold_log(&log, id, None).await.unwrap();
+            let Folded { state, seq, .. } = fold_log_counting(&log, id).await.unwrap();
             let canonical = CanonicalState::of(&state);
             let hash = canonical.hash();
             samples.push(started.elapsed());

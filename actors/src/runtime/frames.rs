@@ -116,7 +116,7 @@ pub async fn fold_log(log: &dyn EventLog, session: SessionId, upto: Option<u64>)
 
 /// What a session rebuilds from its log when it wakes: its state and seq, and the bytes it had
 /// written to its log (decision 0107).
-pub(crate) struct Folded {
+pub struct Folded {
     pub state: SessionState,
     pub seq: u64,
     /// The snapshot's count (0 if it has none: written before the count existed, or no snapshot),
@@ -128,7 +128,7 @@ pub(crate) struct Folded {
 }
 
 /// [`fold_log`] to the end, counting the bytes the session wrote to its log.
-pub(crate) async fn fold_log_counting(log: &dyn EventLog, session: SessionId) -> Result<Folded, StoreError> {
+pub async fn fold_log_counting(log: &dyn EventLog, session: SessionId) -> Result<Folded, StoreError> {
     fold(log, session, None, true).await
 }
 
