@@ -39,15 +39,19 @@ impl fmt::Debug for SessionId {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("a session id is 32 hexadecimal characters, got {0:?}")]
+#[error("a session id is 32 lowercase hexadecimal characters, got {0:?}")]
 pub struct SessionIdParseError(pub String);
 
 impl FromStr for SessionId {
     type Err = SessionIdParseError;
 
+    /// Only the spelling `Display` writes: an id has one text, so whatever keys, counts or compares
+    /// ids as text (the embedded wallet's frames per session, say) cannot be given the same session
+    /// under 2^k spellings by changing the case of its letters.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut bytes = [0u8; 16];
-        if s.len() != 32 || hex::decode_to_slice(s, &mut bytes).is_err() {
+        let lowercase_hex = s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if s.len() != 32 || !lowercase_hex || hex::decode_to_slice(s, &mut bytes).is_err() {
             return Err(SessionIdParseError(s.chars().take(64).collect()));
         }
         Ok(Self(bytes))
@@ -227,6 +231,18 @@ impl Envelope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_id_has_one_spelling() {
+        let id = SessionId::from_bytes([0xab; 16]);
+        let text = id.to_string();
+        assert_eq!(text.parse::<SessionId>(), Ok(id), "the spelling Display writes parses");
+        for other in
+            [text.to_uppercase(), format!("A{}", &text[1..]), format!("{text}0"), text[1..].to_string(), format!("g{}", &text[1..])]
+        {
+            assert!(other.parse::<SessionId>().is_err(), "{other:?} is not a session id");
+        }
+    }
 
     #[test]
     fn a_payload_is_one_json_value_kept_as_text() {

@@ -61,8 +61,10 @@ fn rfc3339(ms: u64) -> String {
         .unwrap_or_else(|| ms.to_string())
 }
 
+/// A session id an operator typed: in either case (only the gateway's own inputs insist on the
+/// lowercase spelling, `SessionId::from_str`).
 pub fn parse_session(text: &str) -> anyhow::Result<SessionId> {
-    text.parse().map_err(|_| anyhow::anyhow!("{text:?} is not a session id"))
+    text.to_ascii_lowercase().parse().map_err(|_| anyhow::anyhow!("{text:?} is not a session id"))
 }
 
 pub fn parse_status(text: &str) -> anyhow::Result<SessionStatus> {
