@@ -50,6 +50,18 @@ pub struct Frame {
     expires_ms: u64,
 }
 
+impl Frame {
+    /// Ends the frame no later than `expires_ms` (a frame that takes over another's login takes
+    /// over its expiry too).
+    pub fn expire_by(&mut self, expires_ms: u64) {
+        self.expires_ms = self.expires_ms.min(expires_ms);
+    }
+
+    pub fn expires_ms(&self) -> u64 {
+        self.expires_ms
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FrameError {
     #[error("too many frames are open; try again later")]

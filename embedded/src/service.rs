@@ -91,7 +91,8 @@ pub trait NoticeSink: Send + Sync + 'static {
     /// announced itself, since anyone who learnt a session id could register another frame for it.
     fn notify(&self, session_id: &str, frame_id: &str, notice: Notice);
     /// Whether a session is live (frames register only for live sessions, and the frames of
-    /// sessions no longer live are the first to go when the registry is full).
+    /// sessions no longer live are the first to go when the registry is full). Only for the id's
+    /// one spelling: the registry counts a session's frames by its id as text.
     fn session_is_live(&self, session_id: &str) -> bool;
 }
 
@@ -283,6 +284,15 @@ struct State {
 
 /// What mailing one code took from the frame's cooldown and its client address's budget: given
 /// back when the mail does not go out.
+/// Whether a login may release the recovery share to a frame whose device has no share of the
+/// wallet: after a proof of the account (a code, a provider's or Farcaster's answer), yes; for a
+/// frame token handed on by a reload, never (the token alone must not open the wallet).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    ToANewDevice,
+    Withheld,
+}
+
 struct MailTaken {
     frame_id: String,
     client: Option<IpAddr>,
@@ -678,6 +688,7 @@ impl EmbeddedService {
         }
         state.otp.forget_owner(frame_id);
         state.farcaster.forget(frame_id);
+        state.social.forget_frame(frame_id);
     }
 
     /// Drops the frames of an ended session.
@@ -685,6 +696,8 @@ impl EmbeddedService {
         let mut state = self.state();
         for frame_id in state.frames.forget_session(session_id) {
             state.otp.forget_owner(&frame_id);
+            state.farcaster.forget(&frame_id);
+            state.social.forget_frame(&frame_id);
         }
     }
 
@@ -710,6 +723,7 @@ impl EmbeddedService {
         for dropped in state.frames.make_room(session_id, now, |session| self.notices.session_is_live(session)) {
             state.otp.forget_owner(&dropped);
             state.farcaster.forget(&dropped);
+            state.social.forget_frame(&dropped);
         }
         let (frame_id, frame_token) = state.frames.register(session_id, public_key, device_wallets, now, &*self.entropy)?;
         let frame = state.frames.get_mut(&frame_id).ok_or(EmbeddedError::Internal)?;
@@ -723,6 +737,11 @@ impl EmbeddedService {
     /// visitor stays logged in across reloads without another code, and the old frame is gone.
     /// Only a frame of the same session, with a live token, hands its login on; the session is
     /// not told again (it already knows the login).
+    ///
+    /// The token is a bearer secret, so what it hands on is no more than its holder could already
+    /// use: the server share only (with the device's own share that signs; a device without one,
+    /// e.g. a browser that refused the frame its storage, logs in again), and the old frame's
+    /// expiry (a token does not renew itself by being resumed).
     pub fn resume_frame(
         &self,
         session_id: &str,
@@ -731,24 +750,39 @@ impl EmbeddedService {
         previous_token: &str,
         client: Option<IpAddr>,
     ) -> Result<(String, String, Option<LoginResult>), EmbeddedError> {
+        // The new frame's key is checked before the old frame goes, and the old one goes before the
+        // new one registers, so that making room for the new frame cannot drop the login it carries.
+        FramePublicKey::from_b64url(hpke_public_key).map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
+        let carried = {
+            let now = self.now();
+            let mut state = self.state();
+            match state.frames.authenticate(previous_token, now) {
+                Ok(previous) if previous.session_id == session_id => {
+                    let (previous_id, login, expires_ms) = (previous.frame_id.clone(), previous.login.clone(), previous.expires_ms());
+                    state.frames.remove(&previous_id);
+                    state.otp.forget_owner(&previous_id);
+                    state.farcaster.forget(&previous_id);
+                    state.social.forget_frame(&previous_id);
+                    Some((login, expires_ms))
+                }
+                _ => None,
+            }
+        };
         let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets, client)?;
+        let Some((login, previous_expires_ms)) = carried else {
+            return Ok((frame_id, frame_token, None));
+        };
         let now = self.now();
         let mut state = self.state();
-        let previous = match state.frames.authenticate(previous_token, now) {
-            Ok(previous) if previous.session_id == session_id && previous.frame_id != frame_id => previous,
-            _ => return Ok((frame_id, frame_token, None)),
-        };
-        let (previous_id, login) = (previous.frame_id.clone(), previous.login.clone());
-        state.frames.remove(&previous_id);
-        state.otp.forget_owner(&previous_id);
+        let frame = state.frames.of_session(session_id, &frame_id, now)?;
+        frame.expire_by(previous_expires_ms);
         let Some(login) = login else {
             return Ok((frame_id, frame_token, None));
         };
         let Some(user) = self.vault.user(&login.user_id)? else {
             return Ok((frame_id, frame_token, None));
         };
-        let frame = state.frames.of_session(session_id, &frame_id, now)?;
-        let result = self.release_login(frame, user, login.method, login.username)?;
+        let result = self.release_shares(frame, user, login.method, login.username, Recovery::Withheld)?;
         Ok((frame_id, frame_token, Some(result)))
     }
 
@@ -807,7 +841,7 @@ impl EmbeddedService {
         method: LoginMethod,
         username: Option<String>,
     ) -> Result<LoginResult, EmbeddedError> {
-        let result = self.release_login(frame, user, method.clone(), username)?;
+        let result = self.release_shares(frame, user, method.clone(), username, Recovery::ToANewDevice)?;
         let addresses = result.wallet.as_ref().map(|wallet| WalletAddresses {
             wallet_id: wallet.wallet_id.clone(),
             eip155_address: wallet.eip155_address.clone(),
@@ -829,18 +863,19 @@ impl EmbeddedService {
 
     /// Records the frame's login and releases the wallet's shares sealed to it (no notice: the
     /// caller says whether the session learns of it).
-    fn release_login(
+    fn release_shares(
         &self,
         frame: &mut Frame,
         user: User,
         method: LoginMethod,
         username: Option<String>,
+        recovery: Recovery,
     ) -> Result<LoginResult, EmbeddedError> {
         let wallet = match self.vault.wallet_of_user(&user.user_id)? {
             Some(wallet) => {
                 let server_share = self.vault.open_server_share(&wallet)?;
                 let server_share = self.seal(frame, &server_share)?;
-                let recovery_share = if frame.device_wallets.contains(&wallet.wallet_id) {
+                let recovery_share = if recovery == Recovery::Withheld || frame.device_wallets.contains(&wallet.wallet_id) {
                     None
                 } else {
                     let recovery = self.vault.open_recovery_share(&wallet)?;
@@ -932,6 +967,17 @@ impl EmbeddedService {
                     .mail_budget
                     .check(client, now)
                     .map_err(|spent| EmbeddedError::EmailRateLimited { retry_after_secs: spent.retry_after_secs })?;
+                // The new address's code waits out that address's `email_cooldown` like any other
+                // (one code per address per cooldown, whoever asks): checked before the first code
+                // is used up, so the visitor types it again after the wait. A lockout is refused
+                // below, once the code is right.
+                if let Some(OtpPurpose::UpdatePrimary { new_email, .. }) = state.otp.purpose_of(&pending.challenge_id, &frame_id) {
+                    match self.throttle.check_mail(new_email, now) {
+                        Ok(()) | Err(ThrottleError::Locked { .. }) => {}
+                        Err(ThrottleError::Cooldown { retry_after_secs }) => return Err(EmbeddedError::Cooldown { retry_after_secs }),
+                        Err(other) => return Err(other.into()),
+                    }
+                }
             }
             // The address the code went to (the current one, then the new one): none of its codes
             // is checked while it is locked out.
@@ -966,6 +1012,7 @@ impl EmbeddedService {
                     frame.email_update =
                         Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Secondary, new_email: new_email.clone() });
                     state.mail_budget.take(client, now);
+                    self.throttle.record_mail(&new_email, now)?;
                     let taken = MailTaken { frame_id: frame_id.clone(), client, at_ms: now, frame_previous: None };
                     Some((session_id, frame_id, new_email, code, taken))
                 }
@@ -1011,7 +1058,7 @@ impl EmbeddedService {
         };
         if let Some((session_id, frame_id, new_email, code, taken)) = next {
             if let Err(error) = self.mail(&new_email, &code, MailPurpose::UpdateSecondary).await {
-                self.give_back(taken, None);
+                self.give_back(taken, Some(&new_email));
                 return Err(error);
             }
             self.notices.notify(&session_id, &frame_id, Notice::EmailUpdateStep { step: EmailUpdateStep::Secondary });
@@ -1058,7 +1105,7 @@ impl EmbeddedService {
             let frame = state.frames.authenticate(frame_token, now)?;
             let (session_id, frame_id) = (frame.session_id.clone(), frame.frame_id.clone());
             let taken = crate::social::parse_result_uri(self.config.frame_origin(), result_uri)
-                .and_then(|result| state.social.take(&result.state, &session_id, now).map(|pending| (result, pending)));
+                .and_then(|result| state.social.take(&result.state, &session_id, &frame_id, now).map(|pending| (result, pending)));
             (session_id, frame_id, taken)
         };
         let outcome = match pending {

@@ -74,7 +74,9 @@ impl PendingLogins {
         Self { pending: HashMap::new(), capacity }
     }
 
-    /// Records a pending login and gives the authorization URL.
+    /// Records a pending login and gives the authorization URL. A frame has one pending login at
+    /// a time (a new one replaces the frame's last), so no number of clicks on a social button
+    /// can fill the map that every visitor's social logins share.
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         &mut self,
@@ -91,7 +93,7 @@ impl PendingLogins {
             return Err(SocialError::BadHostOrigin);
         }
         let mut url = Url::parse(&provider.authorization_endpoint).map_err(|_| SocialError::BadEndpoint)?;
-        self.pending.retain(|_, pending| pending.expires_ms > now_ms);
+        self.pending.retain(|_, pending| pending.expires_ms > now_ms && pending.frame_id != frame_id);
         if self.pending.len() >= self.capacity {
             return Err(SocialError::Full);
         }
@@ -129,14 +131,20 @@ impl PendingLogins {
         Ok(url.into())
     }
 
+    /// Drops the pending login of a frame that is gone or signed out.
+    pub fn forget_frame(&mut self, frame_id: &str) {
+        self.pending.retain(|_, pending| pending.frame_id != frame_id);
+    }
+
     pub fn host_origin(&self, state: &str, now_ms: u64) -> Option<String> {
         self.pending.get(state).filter(|pending| pending.expires_ms > now_ms).map(|pending| pending.host_origin.clone())
     }
 
-    /// Takes the pending login `state` if it belongs to `session_id` and is alive (once only).
-    pub fn take(&mut self, state: &str, session_id: &str, now_ms: u64) -> Result<PendingSocial, SocialError> {
+    /// Takes the pending login `state` if the frame `frame_id` of `session_id` started it and it is
+    /// alive (once only): another frame of the session cannot finish it.
+    pub fn take(&mut self, state: &str, session_id: &str, frame_id: &str, now_ms: u64) -> Result<PendingSocial, SocialError> {
         match self.pending.get(state) {
-            Some(pending) if pending.session_id == session_id && pending.expires_ms > now_ms => {
+            Some(pending) if pending.session_id == session_id && pending.frame_id == frame_id && pending.expires_ms > now_ms => {
                 Ok(self.pending.remove(state).expect("present above"))
             }
             _ => Err(SocialError::StateMismatch),
@@ -369,10 +377,10 @@ mod tests {
         let state = &query["state"];
         assert_eq!(crate::b64url_decode(state).unwrap().len(), 32);
         assert_eq!(pending.host_origin(state, 1).as_deref(), Some("https://host.example"));
-        let taken = pending.take(state, "s1", 1).unwrap();
+        let taken = pending.take(state, "s1", "f1", 1).unwrap();
         assert_eq!(query["code_challenge"], pkce_challenge(&taken.code_verifier));
         assert_eq!(query["nonce"], taken.nonce);
-        assert!(pending.take(state, "s1", 1).is_err(), "a state is spent once");
+        assert!(pending.take(state, "s1", "f1", 1).is_err(), "a state is spent once");
     }
 
     #[test]
@@ -382,12 +390,40 @@ mod tests {
         let url =
             pending.start("google", &provider(), "https://f/oauth/callback", "s1", "f1", "https://host.example", 0, &entropy).unwrap();
         let state = Url::parse(&url).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
-        assert!(matches!(pending.take(&state, "s2", 1), Err(SocialError::StateMismatch)));
-        assert!(matches!(pending.take(&state, "s1", PENDING_TTL_MS), Err(SocialError::StateMismatch)));
+        assert!(matches!(pending.take(&state, "s2", "f1", 1), Err(SocialError::StateMismatch)));
+        assert!(matches!(pending.take(&state, "s1", "f2", 1), Err(SocialError::StateMismatch)), "another frame of the session");
+        assert!(matches!(pending.take(&state, "s1", "f1", PENDING_TTL_MS), Err(SocialError::StateMismatch)));
+        assert!(pending.take(&state, "s1", "f1", 1).is_ok(), "the refusals above left it to its own frame");
         assert!(matches!(
             pending.start("google", &provider(), "https://f/oauth/callback", "s1", "f1", "https://host.example/path", 0, &entropy),
             Err(SocialError::BadHostOrigin)
         ));
+    }
+
+    fn state_of(url: &str) -> String {
+        Url::parse(url).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned()
+    }
+
+    #[test]
+    fn given_a_frame_that_starts_login_after_login_when_the_map_is_small_then_each_start_replaces_its_last_and_other_frames_still_start() {
+        let entropy = SeededEntropy::new(3);
+        let mut pending = PendingLogins::new(2);
+        let start = |pending: &mut PendingLogins, frame: &str| {
+            pending.start("google", &provider(), "https://f/oauth/callback", "s1", frame, "https://host.example", 0, &entropy)
+        };
+        // Given one frame that clicks a social button a thousand times
+        let mut last = String::new();
+        for _ in 0..1000 {
+            last = state_of(&start(&mut pending, "f1").unwrap());
+        }
+        // Then it holds one pending login, its last, and another frame still starts one
+        let other = state_of(&start(&mut pending, "f2").unwrap());
+        assert!(pending.take(&other, "s1", "f2", 1).is_ok());
+        assert!(pending.take(&last, "s1", "f1", 1).is_ok(), "the last start of f1 is the one that stands");
+        // And a frame that is gone leaves none behind
+        let gone = state_of(&start(&mut pending, "f3").unwrap());
+        pending.forget_frame("f3");
+        assert!(pending.take(&gone, "s1", "f3", 1).is_err());
     }
 
     #[test]

@@ -890,3 +890,119 @@ async fn given_an_email_change_when_its_second_code_is_due_then_it_spends_the_cl
     assert_eq!(status, StatusCode::OK);
     assert!(h.service.vault_user_id_by_email("new@example.com").is_some());
 }
+
+// ---- a page reload: the frame token hands a login on (resume_frame) ----
+
+#[actix_web::test]
+async fn given_a_logged_in_frame_with_a_wallet_when_a_reload_resumes_it_then_only_the_server_share_comes_and_the_token_does_not_renew_itself()
+ {
+    let h = harness(vec![]);
+    let app = app!(h);
+    // Given a frame logged in by email that bound a wallet (registered at t0, so it lives until t0 + 24 h)
+    let (frame_id, token, user_id) = logged_in_frame(&h, &app, "s1", "visitor@example.com", 1).await;
+    let keys = WalletKeys::from_seed(77);
+    let (eip155_signature, solana_signature) = keys.sign_binding(&frame_id, &user_id);
+    let (server_share, recovery_share) = ([0x11u8; 33], [0x33u8; 33]);
+    let (status, bound) = post(
+        &app,
+        "/api/wallet",
+        json!({
+            "frameToken": token, "eip155Address": keys.eip155_address(), "solanaAddress": keys.solana_address(),
+            "serverShare": vestibule_embedded::b64url(&server_share), "recoveryShare": vestibule_embedded::b64url(&recovery_share),
+            "eip155Signature": eip155_signature, "solanaSignature": solana_signature,
+        }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{bound}");
+    let wallet_id = bound["walletId"].as_str().unwrap().to_owned();
+    // and three more frames of the session, so that the logged-in one is the oldest of four
+    for seed in 2..5 {
+        frame_from(&app, "s1", seed, "192.0.2.1:4000").await;
+    }
+
+    // When the page reloads on its device (which holds its share) and the new frame resumes the token
+    h.clock.advance_ms(23 * 3_600_000);
+    let entropy = SeededEntropy::new(9);
+    let (reload_key, reload_public) = test_key_pair(&entropy);
+    let (status, reloaded) = post(
+        &app,
+        "/api/frames",
+        json!({ "sessionId": "s1", "hpkePublicKey": reload_public, "deviceWallets": [wallet_id], "resumeToken": token }),
+    )
+    .await;
+    // Then the login comes along (making room for the new frame did not drop it), with the server share
+    assert_eq!(status, StatusCode::OK, "{reloaded}");
+    let (reload_id, reload_token) = (reloaded["frameId"].as_str().unwrap().to_owned(), reloaded["frameToken"].as_str().unwrap().to_owned());
+    assert_eq!(reloaded["login"]["wallet"]["walletId"], wallet_id.as_str(), "{reloaded}");
+    assert_eq!(open_as_frame(&reload_key, &reload_id, &sealed(&reloaded["login"]["wallet"]["serverShare"])).unwrap(), server_share);
+    assert!(reloaded["login"]["wallet"].get("recoveryShare").is_none(), "{reloaded}");
+    // and the old token is spent.
+    let (status, _) = post(&app, "/api/wallet/share", json!({ "frameToken": token })).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // When whoever holds the new token resumes it from a frame of their own that claims no device
+    // share (as a thief would, to be sent the recovery share as a new device is)
+    let (thief_key, thief_public) = test_key_pair(&entropy);
+    let (status, stolen) = post(
+        &app,
+        "/api/frames",
+        json!({ "sessionId": "s1", "hpkePublicKey": thief_public, "deviceWallets": [], "resumeToken": reload_token }),
+    )
+    .await;
+    // Then they get the one share a token gives (which cannot sign), not the recovery share
+    assert_eq!(status, StatusCode::OK, "{stolen}");
+    let (stolen_id, stolen_token) = (stolen["frameId"].as_str().unwrap().to_owned(), stolen["frameToken"].as_str().unwrap().to_owned());
+    assert_eq!(open_as_frame(&thief_key, &stolen_id, &sealed(&stolen["login"]["wallet"]["serverShare"])).unwrap(), server_share);
+    assert!(stolen["login"]["wallet"].get("recoveryShare").is_none(), "{stolen}");
+    for value in [&reloaded, &stolen] {
+        let text = value.to_string();
+        assert!(!text.contains(&vestibule_embedded::b64url(&recovery_share)), "{text}");
+    }
+
+    // And the login handed on twice still ends when the first frame's would have: t0 + 24 h.
+    h.clock.advance_ms(3_600_000 - 1);
+    let (status, body) = post(&app, "/api/wallet/share", json!({ "frameToken": stolen_token })).await;
+    assert_eq!(status, StatusCode::OK, "alive until the first frame's expiry: {body}");
+    h.clock.advance_ms(1);
+    let (status, _) = post(&app, "/api/wallet/share", json!({ "frameToken": stolen_token })).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "a resumed token does not live past the first frame's 24 h");
+}
+
+#[actix_web::test]
+async fn given_an_address_just_mailed_when_an_email_change_to_it_is_confirmed_then_its_code_waits_out_the_address_cooldown() {
+    let h = harness(vec![]);
+    let app = app!(h);
+    let mails_to_target = || mails_to(&h, "target@example.com");
+    // Given two visitors logged in, and one of them starting a change to target@
+    let (a_frame, a_token, _) = logged_in_frame(&h, &app, "s1", "a@example.com", 81).await;
+    let (c_frame, c_token, _) = logged_in_frame(&h, &app, "s3", "c@example.com", 83).await;
+    h.clock.advance_ms(30_000);
+    h.service.start_email_update("s1", &a_frame, "target@example.com").await.unwrap();
+    let a_primary = h.mailer.last_code("a@example.com");
+    // and target@ just mailed a login code by a third frame
+    let (_, b_public) = test_key_pair(&SeededEntropy::new(82));
+    let (_, b) = post(&app, "/api/frames", json!({ "sessionId": "s2", "hpkePublicKey": b_public })).await;
+    h.service.send_login_otp("s2", b["frameId"].as_str().unwrap(), "target@example.com").await.unwrap();
+    assert_eq!(mails_to_target(), 1);
+
+    // When the first code of the change is typed within target@'s cooldown
+    let (status, body) =
+        post(&app, "/api/email/update/verify", json!({ "frameToken": a_token, "step": "primary", "otp": a_primary })).await;
+    // Then the second code waits: refused with the wait, nothing more mailed to target@
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("email_cooldown")), "{body}");
+    assert_eq!(mails_to_target(), 1);
+    // And past the cooldown the same first code is still good, and target@ gets its code
+    h.clock.advance_ms(30_000);
+    let (status, body) =
+        post(&app, "/api/email/update/verify", json!({ "frameToken": a_token, "step": "primary", "otp": a_primary })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(mails_to_target(), 2);
+
+    // And that code starts target@'s cooldown in turn: another visitor's change to it waits
+    h.service.start_email_update("s3", &c_frame, "target@example.com").await.unwrap();
+    let c_primary = h.mailer.last_code("c@example.com");
+    let (status, body) =
+        post(&app, "/api/email/update/verify", json!({ "frameToken": c_token, "step": "primary", "otp": c_primary })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("email_cooldown")), "{body}");
+    assert_eq!(mails_to_target(), 2);
+}
