@@ -11,10 +11,11 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix::System;
 use rand::{Rng, SeedableRng};
-use support::{T0, execute, quiet_config, registry, registry_with_metrics, settle, toast};
+use support::{T0, advance_timers, execute, quiet_config, registry, registry_with_metrics, settle, toast, until};
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::protocol::CommandStatus;
 use vestibule_actors::runtime::{CommandReply, Inspect, ManualClock, RuntimeConfig};
@@ -273,4 +274,51 @@ fn the_count_is_the_bytes_of_the_records_in_the_log() {
 /// The stored event records of seqs 1 to `upto`, their bytes as on disk.
 fn record_bytes(sled: &SledEventLog, id: SessionId, upto: u64) -> u64 {
     (1..=upto).map(|seq| sled.raw_event(id, seq).unwrap().expect("every event is stored").len() as u64).sum()
+}
+
+/// Answers written without events (refusals) are in no event a fold could count again, so a
+/// session that leaves memory records them first: passivating (the session stops) and hibernating
+/// (its state is dropped, and passivation follows) each write a snapshot that counts them. Before,
+/// a client could go idle after each 64 KiB of refusals and have the count start over, so the log
+/// grew without bound.
+#[test]
+fn answers_written_without_events_are_still_counted_after_the_session_passivates_or_hibernates() {
+    let refuse = |i: usize| ClientCommand::DismissToast { id: format!("no-such-toast-{i}") };
+    for (what, config) in [
+        ("passivation", RuntimeConfig { passivate_after: Duration::from_secs(60), ..budget_config(1 << 20) }),
+        ("hibernation", RuntimeConfig { hibernate_after: Duration::from_secs(10), ..budget_config(1 << 20) }),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        System::new().block_on(async move {
+            let log: Arc<dyn EventLog> = open_sled(dir.path());
+            let registry = registry(log.clone(), Arc::new(ManualClock::at(T0)), config.clone());
+            let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
+            let session = registry.session(id);
+            let opened = session.send(Inspect).await.unwrap().unwrap();
+            // Given a session that wrote some refusals (well under the 64 KiB that take a snapshot anyway)
+            for i in 0..20 {
+                let reply = session.send(execute(&format!("r{i}"), refuse(i))).await.unwrap();
+                assert_eq!(code(&reply), Some(RefusalCode::UnknownToast), "{what}");
+            }
+            let counted = session.send(Inspect).await.unwrap().unwrap();
+            assert!(
+                counted.log_bytes > opened.log_bytes + 20 * 40,
+                "{what}: the refusals were counted ({} -> {})",
+                opened.log_bytes,
+                counted.log_bytes
+            );
+            assert_eq!(counted.seq, opened.seq, "{what}: answers only, no events");
+            // When it goes idle long enough to leave memory
+            advance_timers(Duration::from_secs(61)).await;
+            if what == "passivation" {
+                until(|| registry.live() == 0, "the session passivated").await;
+            }
+            // Then its snapshot counts the refusals, and a new runtime on the directory starts from that count
+            snapshot_counting(log.as_ref(), id, counted.log_bytes).await;
+            drop(registry);
+            let fresh = support::registry(log.clone(), Arc::new(ManualClock::at(T0 + 120_000)), config);
+            let woken = fresh.session(id).send(Inspect).await.unwrap().unwrap();
+            assert_eq!(woken.log_bytes, counted.log_bytes, "{what}: the count survived");
+        });
+    }
 }

@@ -487,8 +487,10 @@ impl ModalSession {
             return;
         }
         // Waking then costs one snapshot read and a tail shorter than `hibernation_snapshot_after`,
-        // not a tail of up to `snapshot_every` events.
-        if self.seq >= self.last_snapshot_seq + self.config().hibernation_snapshot_after.max(1) {
+        // not a tail of up to `snapshot_every` events. Answers written without events since the last
+        // snapshot are recorded too: the count of the log's bytes must not depend on the session
+        // staying in memory (passivation follows hibernation; decision 0107).
+        if self.seq >= self.last_snapshot_seq + self.config().hibernation_snapshot_after.max(1) || self.unfolded_answer_bytes > 0 {
             self.write_snapshot(ctx);
         }
         if let Some(awake) = self.awake.take() {
@@ -529,8 +531,20 @@ impl ModalSession {
         }
         self.passivation = Some(ctx.run_later(self.config().passivate_after, |act, ctx| {
             act.passivation = None;
-            if act.connections.is_empty() {
-                tracing::debug!(session = %act.id, seq = act.seq, "passivating an idle session");
+            if !act.connections.is_empty() {
+                return;
+            }
+            tracing::debug!(session = %act.id, seq = act.seq, "passivating an idle session");
+            // Answers written without events since the last snapshot are in no event for the next
+            // fold to count: a snapshot records them before the session goes, or every passivation
+            // would forget up to `UNFOLDED_ANSWER_BYTES` of the budget (decision 0107).
+            if act.unfolded_answer_bytes > 0 && act.awake.is_some() {
+                act.write_snapshot_then(ctx, |act, ctx| {
+                    if act.connections.is_empty() {
+                        ctx.stop();
+                    }
+                });
+            } else {
                 ctx.stop();
             }
         }));
@@ -801,7 +815,16 @@ impl ModalSession {
 
     /// Writes a snapshot of the current state in the background (a cache: a failure is only logged).
     fn write_snapshot(&mut self, ctx: &mut Context<Self>) {
-        let Some(awake) = self.awake.as_ref() else { return };
+        self.write_snapshot_then(ctx, |_, _| {});
+    }
+
+    /// Writes a snapshot, then runs `then` once it is written or has failed (at once when the
+    /// session holds no state to write).
+    fn write_snapshot_then(&mut self, ctx: &mut Context<Self>, then: impl FnOnce(&mut Self, &mut Context<Self>) + 'static) {
+        let Some(awake) = self.awake.as_ref() else {
+            then(self, ctx);
+            return;
+        };
         self.last_snapshot_seq = self.seq;
         // The canonical JSON the session already keeps, as it is: the snapshot is the same text.
         let state = Payload::from_serialized(String::from_utf8(awake.canonical.to_json()).expect("canonical JSON is UTF-8"));
@@ -814,12 +837,15 @@ impl ModalSession {
         };
         self.unfolded_answer_bytes = 0;
         let (log, id) = (self.shell.log.clone(), self.id);
-        ctx.spawn(async move { log.put_snapshot(id, snapshot).await }.into_actor(self).map(|result, act, _| match result {
-            Ok(()) => {
-                act.metrics().snapshots_written.inc();
+        ctx.spawn(async move { log.put_snapshot(id, snapshot).await }.into_actor(self).map(|result, act, ctx| {
+            match result {
+                Ok(()) => {
+                    act.metrics().snapshots_written.inc();
+                }
+                // A snapshot is a cache; the log stays complete without it.
+                Err(error) => tracing::warn!(session = %act.id, %error, "snapshot failed"),
             }
-            // A snapshot is a cache; the log stays complete without it.
-            Err(error) => tracing::warn!(session = %act.id, %error, "snapshot failed"),
+            then(act, ctx);
         }));
     }
 
