@@ -162,10 +162,22 @@ impl DomainError {
         }
     }
 
+    /// The refusal as the client receives it. Its message is cut at `MAX_REFUSAL_MESSAGE_CHARS`:
+    /// several refusals repeat what the command named (a connector's, a toast's or a request's id,
+    /// an account), and a refusal is remembered (in the log and in the session's answer cache), so
+    /// an unbounded echo let a client park about 64 KiB per remembered answer in every session it held.
     pub fn to_wire(&self) -> CommandError {
-        CommandError::new(self.code(), self.to_string())
+        let mut message = self.to_string();
+        if let Some((cut, _)) = message.char_indices().nth(MAX_REFUSAL_MESSAGE_CHARS) {
+            message.truncate(cut);
+            message.push('…');
+        }
+        CommandError::new(self.code(), message)
     }
 }
+
+/// The longest refusal message a client receives, in characters (then "…").
+pub const MAX_REFUSAL_MESSAGE_CHARS: usize = 200;
 
 /// A refusal as the client receives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -184,7 +196,19 @@ impl CommandError {
 mod tests {
     use strum::IntoEnumIterator;
 
-    use super::RefusalCode;
+    use super::{DomainError, MAX_REFUSAL_MESSAGE_CHARS, RefusalCode};
+
+    #[test]
+    fn a_refusal_that_repeats_what_the_command_named_is_cut_short() {
+        // Given a command naming a 65,000-character toast id (well within a 64 KiB frame)
+        let long = DomainError::UnknownToast("é".repeat(65_000)).to_wire();
+        // Then its refusal keeps the code and at most MAX_REFUSAL_MESSAGE_CHARS characters and "…"
+        assert_eq!(long.code, RefusalCode::UnknownToast);
+        assert_eq!(long.message.chars().count(), MAX_REFUSAL_MESSAGE_CHARS + 1, "{}", long.message);
+        assert!(long.message.starts_with("no toast \"éé") && long.message.ends_with('…'), "{}", long.message);
+        // And a short one is as it was
+        assert_eq!(DomainError::UnknownToast("t1".into()).to_wire().message, "no toast \"t1\"");
+    }
 
     /// docs/protocol.md and docs/siwx.md list every refusal code a client can receive.
     #[test]
