@@ -76,7 +76,13 @@ fn split_origin(text: &str) -> Option<(String, String, Option<&str>)> {
 
 fn parse_origin(text: &str) -> Option<Origin> {
     let (scheme, host, port) = split_origin(text)?;
-    if host.contains('*') {
+    // What a browser serializes: an ASCII host (IDNs as punycode) or a bracketed IPv6 literal.
+    // Anything else (a space, a wildcard, a control character) is no origin a browser sends.
+    let host_chars = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(ipv6) => ipv6.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.'),
+        None => host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_'),
+    };
+    if !host_chars {
         return None;
     }
     let port = match port {
@@ -190,10 +196,22 @@ mod tests {
 
     #[test]
     fn malformed_origins_never_match() {
-        for origin in ["null", "", "https://", "app.example.com", "https://a.vercel.app/path", "https://*.vercel.app"] {
+        for origin in [
+            "null",
+            "",
+            "https://",
+            "app.example.com",
+            "https://a.vercel.app/path",
+            "https://*.vercel.app",
+            "https://evil.com x.vercel.app",
+            "https://evil.com\tx.vercel.app",
+            "https://[::1 x].vercel.app",
+        ] {
             assert!(!allows("https://*.vercel.app", origin), "{origin}");
         }
         assert!(allows("*", "null"));
+        assert!(allows("https://*.vercel.app", "https://x_y.vercel.app"), "the positive probe: the same pattern, a host a browser sends");
+        assert!(allows("http://[::1]:*", "http://[::1]:5173"));
     }
 
     #[test]
