@@ -279,6 +279,11 @@ impl Cluster {
         if !matches!(self.leases.acquire(session).await, Ok(Owner::Me)) {
             return ExecReply::Moved;
         }
+        // The owner's bucket, which the session's connections share, whichever gateway took the request.
+        if !crate::siwx::http::take_command_token(state, session) {
+            let refused = CommandError::new(RefusalCode::RateLimited, "too many commands; slow down");
+            return ExecReply::Done { error: Some(refused) };
+        }
         match state.registry.session(session).send(Execute::new(request.command_id, request.command, None)).await {
             Ok(reply) => ExecReply::Done { error: reply.error },
             Err(_) => ExecReply::Moved,

@@ -133,6 +133,26 @@ async fn the_command_rate_limit_holds_per_session_across_gateways() {
     assert!(limited > 0, "the limit was reached ({accepted} accepted in {elapsed:.1} s)");
     assert!(accepted <= allowed, "{accepted} commands accepted in {elapsed:.1} s through two gateways; the session allows {allowed}");
     assert_eq!(accepted + limited, 30);
+
+    // The HTTP API's sign-out through the gateways that do not own the session spends the owner's
+    // bucket too (each gateway's own bucket would let a burst of 5 through each, 10 in all).
+    let creds = json!({ "sessionId": owner.session_id, "resumeToken": owner.resume_token });
+    let started = Instant::now();
+    let (mut run, mut limited) = (0u64, 0u64);
+    for i in 0..10 {
+        let (status, body) = gateways[1 + i % 2].http_post("/siwx/signout", &creds).await;
+        match status {
+            204 | 409 => run += 1,
+            429 => {
+                assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], "rate_limited", "{body}");
+                limited += 1
+            }
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(limited > 0, "the owner's limit held over HTTP ({run} run in {elapsed:.1} s)");
+    assert!(run <= elapsed.ceil() as u64 + 2, "{run} sign-outs run in {elapsed:.1} s through two gateways");
     via_b.close().await;
     via_c.close().await;
     owner.close().await;

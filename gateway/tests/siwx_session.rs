@@ -138,3 +138,50 @@ async fn a_request_the_api_cannot_take_is_refused_in_the_api_shape_naming_the_fa
     let (status, code, message) = refused(gateway.http_post_raw("/healthz", "application/json", "{}").await);
     assert_eq!((status, code.as_str(), message.as_str()), (405, "method_not_allowed", "this endpoint takes GET, HEAD"));
 }
+
+/// POSTs `body` to `path` and returns the status, the head (lowercased, for header lookups) and the body.
+async fn post_with_head(gateway: &Gateway, path: &str, body: &Value) -> (u16, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (addr, body) = (&gateway.addr, body.to_string());
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").map(|(h, b)| (h.to_string(), b.to_string())).unwrap_or_default();
+    (raw::status_of(&head), head.to_ascii_lowercase(), body)
+}
+
+#[tokio::test]
+async fn http_sign_outs_take_from_the_sessions_command_budget_and_are_refused_429_when_it_is_spent() {
+    // One token a second refills nothing worth counting while the requests go out: the bucket holds
+    // `BURST` and no more, whatever the machine's speed.
+    const BURST: usize = 3;
+    let config = format!("{CONFIG}\n[limits]\ncommands_per_second = 1\ncommand_burst = {BURST}\n");
+    let gateway = Gateway::start(&config);
+    let client = Client::create(&gateway, json!({})).await;
+    let creds = json!({ "sessionId": client.session_id, "resumeToken": client.resume_token });
+
+    let mut answers = Vec::new();
+    for _ in 0..BURST + 5 {
+        answers.push(post_with_head(&gateway, "/siwx/signout", &creds).await);
+    }
+    // The positive fence: the burst is answered as the command's own answer (204, or 409 with the
+    // command's refusal), not refused by the limit.
+    for (i, (status, _, body)) in answers.iter().take(BURST).enumerate() {
+        assert!(matches!(status, 204 | 409), "sign-out {i} within the burst: {status} {body}");
+    }
+    let limited: Vec<_> = answers.iter().filter(|(status, _, _)| *status == 429).collect();
+    assert!(!limited.is_empty(), "none of {} sign-outs was rate limited: {:?}", BURST + 5, answers.iter().map(|a| a.0).collect::<Vec<_>>());
+    for (_, head, body) in limited {
+        let body: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+        assert_eq!(body["code"], "rate_limited", "the code the WebSocket path refuses with: {body}");
+        assert!(head.contains("\r\nretry-after: 1"), "{head}");
+    }
+    // Wrong credentials are refused before the budget is looked at (and so cannot spend it).
+    let wrong = json!({ "sessionId": client.session_id, "resumeToken": "0".repeat(64) });
+    assert_eq!(gateway.http_post("/siwx/signout", &wrong).await.0, 401);
+}

@@ -7,7 +7,7 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use vestibule_actors::runtime::{Execute, Inspect, fold_log};
-use vestibule_actors::session::{ClientCommand, CommandError, SessionState};
+use vestibule_actors::session::{ClientCommand, CommandError, RefusalCode, SessionState};
 use vestibule_store::SessionId;
 
 use super::token::{SignInClaims, TokenError};
@@ -63,16 +63,55 @@ async fn session_state(state: &AppState, id: SessionId) -> Option<SessionState> 
     state.registry.session(id).send(Inspect).await.ok()?.ok().map(|snapshot| snapshot.state)
 }
 
-/// Runs an HTTP API command on the session: here, or on its owner in a cluster. `Err` when the
-/// session is unavailable; `Ok(error)` is the command's refusal, if any.
-async fn execute(state: &AppState, id: SessionId, command_id: String, command: ClientCommand) -> Result<Option<CommandError>, ()> {
+/// Why [`execute`] ran no command.
+enum NotRun {
+    /// The session's command budget (`limits.commands_per_second`) is spent.
+    RateLimited,
+    /// The session is unavailable.
+    Unavailable,
+}
+
+/// Runs an HTTP API command on the session: here, or on its owner in a cluster. The gateway that
+/// runs it takes a token from the session's command bucket first, the one its WebSocket
+/// connections share, so that the HTTP API is no way around the session's rate limit (an owner
+/// answers a spent bucket as a `rate_limited` refusal, `cluster.rs`). `Ok(error)` is the command's
+/// refusal, if any.
+async fn execute(state: &AppState, id: SessionId, command_id: String, command: ClientCommand) -> Result<Option<CommandError>, NotRun> {
     if let Some(cluster) = &state.cluster {
-        match cluster.place(id).await.map_err(|_| ())? {
+        match cluster.place(id).await.map_err(|_| NotRun::Unavailable)? {
             Placement::Here => {}
-            Placement::Owner(owner) => return cluster.execute_on(&owner, id, command_id, command).await.map_err(|_| ()),
+            Placement::Owner(owner) => {
+                return match cluster.execute_on(&owner, id, command_id, command).await {
+                    Ok(Some(refused)) if refused.code == RefusalCode::RateLimited => Err(NotRun::RateLimited),
+                    Ok(outcome) => Ok(outcome),
+                    Err(_) => Err(NotRun::Unavailable),
+                };
+            }
         }
     }
-    state.registry.session(id).send(Execute::new(command_id, command, None)).await.map(|reply| reply.error).map_err(|_| ())
+    if !take_command_token(state, id) {
+        return Err(NotRun::RateLimited);
+    }
+    state.registry.session(id).send(Execute::new(command_id, command, None)).await.map(|reply| reply.error).map_err(|_| NotRun::Unavailable)
+}
+
+/// Takes one of the session's command tokens (the bucket its WebSocket connections share); a
+/// spent bucket is counted as a `rate_limited` refusal.
+pub(crate) fn take_command_token(state: &AppState, id: SessionId) -> bool {
+    let taken = state.command_limits.try_take(id);
+    if !taken {
+        state.metrics.refusal(RefusalCode::RateLimited.as_str());
+        tracing::debug!(session = %id, "HTTP command rate limited on this session");
+    }
+    taken
+}
+
+/// 429 with the code the WebSocket path refuses a command with; the bucket computes no wait, so
+/// `Retry-After` is one second (a token's refill at the lowest configurable rate, 1/s).
+fn rate_limited() -> HttpResponse {
+    let mut response = api_error(StatusCode::TOO_MANY_REQUESTS, RefusalCode::RateLimited.as_str(), "too many commands; slow down");
+    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    response
 }
 
 fn unavailable() -> HttpResponse {
@@ -157,6 +196,7 @@ pub async fn sign_out(state: web::Data<AppState>, body: web::Json<SessionCredent
     match execute(&state, id, command_id, command).await {
         Ok(None) => HttpResponse::NoContent().finish(),
         Ok(Some(e)) => HttpResponse::Conflict().json(serde_json::json!({ "code": e.code, "message": e.message })),
-        Err(()) => unavailable(),
+        Err(NotRun::RateLimited) => rate_limited(),
+        Err(NotRun::Unavailable) => unavailable(),
     }
 }
