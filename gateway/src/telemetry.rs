@@ -6,11 +6,67 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
 
+/// actix-http's HTTP/1 dispatcher logs every request head it cannot parse at ERROR ("stream
+/// error: request parse error"): anyone can write such lines at will (an outside review did, one per
+/// malformed request), flooding the log and an operator's alerts with what is the client's fault,
+/// answered 400 anyway. Off unless `VESTIBULE_LOG` names actix_http itself.
+const QUIET_PEER_ERRORS: &str = "actix_http::h1::dispatcher=off";
+
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_env("VESTIBULE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter(std::env::var("VESTIBULE_LOG").ok())).with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+/// The filter for `VESTIBULE_LOG`'s value (`info` when unset or invalid).
+fn filter(setting: Option<String>) -> EnvFilter {
+    let setting = setting.filter(|s| EnvFilter::try_new(s).is_ok()).unwrap_or_else(|| "info".to_owned());
+    let quiet = !setting.contains("actix_http");
+    let filter = EnvFilter::new(&setting);
+    if quiet { filter.add_directive(QUIET_PEER_ERRORS.parse().expect("a valid directive")) } else { filter }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::filter;
+
+    /// What a subscriber with `VESTIBULE_LOG=setting` writes of one peer's parse error and one line of ours.
+    fn logged(setting: Option<&str>) -> String {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let writer = {
+            let out = out.clone();
+            move || Capture(out.clone())
+        };
+        let subscriber = tracing_subscriber::fmt().with_env_filter(filter(setting.map(str::to_owned))).with_writer(writer).finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(target: "actix_http::h1::dispatcher", "stream error: request parse error");
+            tracing::info!(target: "vestibule_gateway::server", "listening");
+        });
+        String::from_utf8(out.lock().unwrap().clone()).unwrap()
+    }
+
+    struct Capture(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_peers_unparsable_request_writes_no_error_line_unless_asked_for() {
+        for setting in [None, Some("info"), Some("debug"), Some("not a filter ===")] {
+            let out = logged(setting);
+            assert!(out.contains("listening"), "{setting:?}: our own lines are written: {out}");
+            assert!(!out.contains("stream error"), "{setting:?}: {out}");
+        }
+        assert!(logged(Some("info,actix_http=error")).contains("stream error"), "whoever asks for actix_http's lines gets them");
+    }
 }
