@@ -51,6 +51,15 @@ impl OtpRejection {
             Self::Attempts => "otp_attempts",
         }
     }
+
+    /// The frame API's message: for whoever reads the API (the frame words its own from the code).
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Wrong => "that code is not the one mailed",
+            Self::Expired => "that code has expired or was already used",
+            Self::Attempts => "that code took too many wrong tries; ask for a new one",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

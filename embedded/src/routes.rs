@@ -32,7 +32,8 @@ impl ResponseError for EmbeddedError {
 }
 
 /// Present in every /api handler's arguments, first: refuses a request whose `Origin` is not the
-/// frame origin before its body is read.
+/// frame origin before its body is parsed (the gateway's `bounded_request` has read at most its
+/// 64 KiB by then).
 pub struct FromFrameOrigin;
 
 impl FromRequest for FromFrameOrigin {

@@ -140,7 +140,7 @@ pub struct ReleasedWallet {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbeddedError {
-    #[error("{}", .0.reason.code())]
+    #[error("{}", .0.reason.message())]
     Otp(OtpRejected),
     /// Within `email_cooldown` of the last code mailed to the address or by the frame.
     #[error("A code was sent moments ago; please try again after {retry_after_secs} seconds")]
