@@ -262,6 +262,18 @@ fn given_a_session_when_reconnecting_the_same_account_then_no_new_sign_in_and_si
     // The host may sign the visitor out explicitly.
     let out = signed.when(C::SiwxSignOut { account: None }).state();
     assert!(out.siwx.sessions.is_empty());
+    // An account that is no CAIP-10 id names no session: refused as invalid input, the text not repeated.
+    let junk = signed.when(C::SiwxSignOut { account: Some("x".repeat(65_000)) });
+    assert!(
+        matches!(junk.error(), DomainError::InvalidInput { field, message } if field == "account" && message.len() < 100),
+        "{}",
+        junk.error()
+    );
+    assert_eq!(
+        signed.when(C::SiwxSignOut { account: Some(format!("eip155:1:{}", address())) }).state().siwx.sessions.len(),
+        0,
+        "the same account spelled out signs out"
+    );
     // With signOutOnDisconnect, a disconnect ends the session.
     let mut opts = options(false);
     opts.siwx.as_mut().unwrap().sign_out_on_disconnect = true;

@@ -12,7 +12,7 @@ use crate::machines::siwx::{
     SiwxMethod, SiwxStatus, VERIFICATION_FAILED,
 };
 use crate::machines::toasts::{self, ToastDismissal, ToastVariant};
-use crate::model::caip::Namespace;
+use crate::model::caip::{CaipAddress, Namespace};
 use crate::session::{DomainError, Event, SessionState};
 use crate::siwx::{self as message, MessageFields, SignatureMethod, SiwxMessage, VerifyError, VerifyPolicy};
 
@@ -216,6 +216,14 @@ pub(super) fn cancel(d: &mut Decision) -> Result<(), DomainError> {
 }
 
 pub(super) fn sign_out(d: &mut Decision, account: Option<String>) -> Result<(), DomainError> {
+    // A sign-in session's account is a CAIP-10 id; anything else names none (and is not echoed
+    // back at whatever length it came).
+    if account.as_deref().is_some_and(|a| a.parse::<CaipAddress>().is_err()) {
+        return Err(DomainError::InvalidInput {
+            field: "account".into(),
+            message: "a CAIP-10 account id (namespace:reference:address)".into(),
+        });
+    }
     let account = match account {
         Some(a) => a,
         None => d.state.active_caip_address().ok_or(DomainError::SignInUnavailable(NO_ACTIVE_ADDRESS))?,
