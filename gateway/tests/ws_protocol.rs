@@ -271,6 +271,9 @@ async fn garbage_unknown_types_and_oversized_frames_get_their_error_or_close_whi
         (Some("result"), Some("c-typo"), Some("refused"), Some("invalid_input")),
         "{refused}"
     );
+    // Its message names the problem (serde lists every command type after it) within 200 characters.
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("OpenModall") && message.chars().count() <= 201 && message.ends_with('…'), "{message}");
     send(&mut client.ws, json!({ "type": "command", "id": "c-typo", "command": show_persistent_toast("corrected") })).await;
     let corrected = client.recv_non_diff().await;
     assert_eq!(corrected["status"], "accepted", "the corrected command runs under the same id: {corrected}");

@@ -167,17 +167,23 @@ impl DomainError {
     /// an account), and a refusal is remembered (in the log and in the session's answer cache), so
     /// an unbounded echo let a client park about 64 KiB per remembered answer in every session it held.
     pub fn to_wire(&self) -> CommandError {
-        let mut message = self.to_string();
-        if let Some((cut, _)) = message.char_indices().nth(MAX_REFUSAL_MESSAGE_CHARS) {
-            message.truncate(cut);
-            message.push('…');
-        }
-        CommandError::new(self.code(), message)
+        CommandError::new(self.code(), bounded_message(self.to_string()))
     }
 }
 
 /// The longest refusal message a client receives, in characters (then "…").
 pub const MAX_REFUSAL_MESSAGE_CHARS: usize = 200;
+
+/// `message` cut at `MAX_REFUSAL_MESSAGE_CHARS` characters, with "…" when it was longer: for any
+/// message that may repeat what a client sent (or, as serde's "unknown variant" does, list every
+/// command type in answer to a few bytes).
+pub fn bounded_message(mut message: String) -> String {
+    if let Some((cut, _)) = message.char_indices().nth(MAX_REFUSAL_MESSAGE_CHARS) {
+        message.truncate(cut);
+        message.push('…');
+    }
+    message
+}
 
 /// A refusal as the client receives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

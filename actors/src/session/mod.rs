@@ -12,7 +12,7 @@ pub mod wire;
 pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
 pub use command::{ClientCommand, Command, ReceiptOutcome};
 pub use decide::{CONNECTION_REJECTED, Evolved, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR, decide, decide_evolved};
-pub use error::{CommandError, DomainError, RefusalCode};
+pub use error::{CommandError, DomainError, MAX_REFUSAL_MESSAGE_CHARS, RefusalCode, bounded_message};
 pub use event::Event;
 pub use state::{
     Region, Regions, STATE_SCHEMA_VERSION, SessionState, evolve, evolve_every_machine, evolve_in_place, has_sign_in_session,

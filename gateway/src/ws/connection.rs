@@ -20,7 +20,7 @@ use vestibule_actors::protocol::{ClientMessage, CommandStatus, PROTOCOL_VERSION,
 use vestibule_actors::runtime::{
     Attach, AttachError, ConnectionLink, CreateError, Detach, DropNotice, Execute, ModalSession, Outbound, OutboundReceiver,
 };
-use vestibule_actors::session::{CommandError, RefusalCode};
+use vestibule_actors::session::{CommandError, RefusalCode, bounded_message};
 use vestibule_store::SessionId;
 
 use super::Socket;
@@ -538,7 +538,7 @@ impl Connection {
                 let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
                 if let Some(id) = unreadable_command_id(value.as_ref()) {
                     self.state.metrics.refusal(RefusalCode::InvalidInput.as_str());
-                    let message = format!("the command does not read as one: {e}");
+                    let message = bounded_message(format!("the command does not read as one: {e}"));
                     return self.send_text(ws, refused_result(id, RefusalCode::InvalidInput, &message).into()).await;
                 }
                 let known = ["hello", "command", "ack", "ping"];
@@ -548,7 +548,7 @@ impl Connection {
                 };
                 self.state.metrics.refusal(code.as_str());
                 tracing::debug!(kind = code.as_str(), "refused a frame");
-                return self.send_text(ws, error_frame(code, &e.to_string(), None).into()).await;
+                return self.send_text(ws, error_frame(code, &bounded_message(e.to_string()), None).into()).await;
             }
         };
         match message {
