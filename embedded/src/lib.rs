@@ -21,6 +21,24 @@ pub mod social;
 pub mod throttle;
 pub mod vault;
 
+/// Opens the sled database at `path` again in the same process, as a restart would: sled's flusher
+/// thread lets go of the file lock a moment after the last handle is dropped, so a reopen retries
+/// while the lock is held (500 tries, 10 ms apart; an error other than the lock fails at once).
+#[cfg(test)]
+pub(crate) fn reopen_sled(path: &std::path::Path) -> sled::Db {
+    let mut tries = 0;
+    loop {
+        match sled::open(path) {
+            Ok(db) => return db,
+            Err(error) if tries < 500 && error.to_string().contains("lock") => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(error) => panic!("{error}"),
+        }
+    }
+}
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 

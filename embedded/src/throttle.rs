@@ -447,20 +447,8 @@ mod tests {
             // (the positive probe: a third address is free before the restart)
             assert_eq!(throttle.check_mail("third@example.com", clock.now_ms()), Ok(()));
         }
-        // When the process starts again on the same files (sled's flusher thread lets go of the
-        // file lock a moment after the last handle is dropped)
-        let mut tries = 0;
-        let db = loop {
-            match sled::open(dir.path()) {
-                Ok(db) => break db,
-                Err(error) if tries < 500 => {
-                    tries += 1;
-                    assert!(error.to_string().contains("lock"), "{error}");
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                Err(error) => panic!("{error}"),
-            }
-        };
+        // When the process starts again on the same files
+        let db = crate::reopen_sled(dir.path());
         let throttle = Throttle::open(&db, rules()).unwrap();
         assert_eq!(throttle.len(), 2);
         assert_eq!(throttle.check_mail("third@example.com", clock.now_ms()), Ok(()));

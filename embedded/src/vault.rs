@@ -299,7 +299,8 @@ mod tests {
             assert_eq!(user.email.as_deref(), Some("a@example.com"));
             vault.bind_wallet(&user.user_id, "0xabc", "Sol111", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap()
         };
-        let vault = Vault::open(sled::open(dir.path()).unwrap(), keys()).unwrap();
+        // Reopened as a restart would (sled lets go of its lock a moment after the last handle)
+        let vault = Vault::open(crate::reopen_sled(dir.path()), keys()).unwrap();
         let user = vault.user_by_email("a@example.com").unwrap().unwrap();
         let stored = vault.wallet_of_user(&user.user_id).unwrap().unwrap();
         assert_eq!(stored, wallet);
