@@ -92,6 +92,25 @@ async fn other_rpc_errors_are_answers_not_retried() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_revert_is_an_answer_whatever_its_code_or_reason_says() {
+    // The reason is the caller's to choose (init code can revert with any text), so a reason that
+    // reads like a rate limit, under any code nodes use for reverts, must not buy retries.
+    let reverts: [(i64, &str); 4] = [
+        (3, "execution reverted: limit exceeded"),
+        (-32000, "execution reverted: daily limit exceeded"),
+        (-32603, "Error: VM Exception while processing transaction: reverted with reason string 'limit exceeded'"),
+        (-32015, "Reverted 0x6c696d6974206578636565646564"),
+    ];
+    for (code, message) in reverts {
+        let node = StubNode::start(move |_, body| Reply::Json(answer(body, |_| Err((code, message.to_string()))))).await;
+        let service = service(&[node.url()]);
+        let error = service.request(NET, "eth_call", json!([{ "to": "0x0000000000000000000000000000000000000001" }, "latest"])).await;
+        assert_eq!(error, Err(ChainError::Rpc { code, message: message.into(), data: None }), "{code} {message}");
+        assert_eq!(node.received().len(), 1, "{code} {message}: one execution on the node");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_retryable_rpc_error_that_persists_is_returned_as_the_nodes_answer() {
     let node = StubNode::start(|_, body| Reply::Json(answer(body, |_| Err((-32603, "internal error".into()))))).await;
     let service = service(&[node.url()]);

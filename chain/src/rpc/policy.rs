@@ -58,10 +58,22 @@ pub fn is_retryable_status(status: u16) -> bool {
     RETRYABLE_STATUSES.contains(&status)
 }
 
+/// The JSON-RPC code of a revert (EIP-1474's "execution error", as geth and anvil report reverts).
+pub const EXECUTION_REVERTED_CODE: i64 = 3;
+
 /// Whether a JSON-RPC error is transient. Nodes and providers report rate limits under several
-/// codes, so "limit exceeded" in the message counts as much as the code.
+/// codes, so "limit exceeded" in the message counts as much as the code. A revert never does,
+/// whatever its code: it is the contract's answer, and its text is whatever the caller's
+/// transaction or init code chose ("execution reverted: limit exceeded" would otherwise buy four
+/// full executions on the node per call).
 pub fn is_retryable_rpc_error(code: i64, message: &str) -> bool {
-    RETRYABLE_RPC_CODES.contains(&code) || message.to_ascii_lowercase().contains("limit exceeded")
+    let message = message.to_ascii_lowercase();
+    // Reverts: code 3 (geth, anvil), -32000 "execution reverted" (geth without data), -32603
+    // "…reverted with reason string…" (hardhat), "Reverted 0x…" (nethermind).
+    if code == EXECUTION_REVERTED_CODE || message.contains("revert") {
+        return false;
+    }
+    RETRYABLE_RPC_CODES.contains(&code) || message.contains("limit exceeded")
 }
 
 /// The wait before retry number `retry` (0 for the first retry): `base × 2^retry`.
