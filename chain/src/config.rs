@@ -200,6 +200,9 @@ impl ChainConfig {
         if rpc.max_batch_size == 0 {
             return Err(error("rpc.max_batch_size", "must be at least 1"));
         }
+        if rpc.max_response_bytes < 1024 {
+            return Err(error("rpc.max_response_bytes", "at least 1024 (a JSON-RPC answer with its envelope)"));
+        }
         if rpc.max_retries > 10 {
             return Err(error("rpc.max_retries", "at most 10 (each retry waits twice as long as the last)"));
         }

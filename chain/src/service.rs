@@ -165,7 +165,10 @@ impl ChainServiceBuilder {
         let metrics = Arc::new(ChainMetrics::default());
         let metadata = Arc::new(TokenMetadataCache::default());
         crate::tls::install_crypto_provider();
+        // No redirects: a configured endpoint answers itself. Following one would post the call
+        // (and any key in the URL's path) wherever a compromised or misconfigured node points.
         let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ConfigError { field: "networks".into(), message: format!("cannot make an HTTP client: {e}") })?;
         let policy: &RpcPolicy = &self.config.rpc;

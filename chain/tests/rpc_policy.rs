@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::stub::{Reply, StubNode, answer, ok, refused_url};
 use vestibule_chain::config::NetworkConfig;
-use vestibule_chain::rpc::RpcFailure;
+use vestibule_chain::rpc::{RpcFailure, RpcPolicy};
 use vestibule_chain::{ChainConfig, ChainError, ChainService, NetworkId};
 
 const NET: NetworkId = NetworkId::eip155(1);
@@ -108,6 +108,57 @@ async fn a_revert_is_an_answer_whatever_its_code_or_reason_says() {
         assert_eq!(error, Err(ChainError::Rpc { code, message: message.into(), data: None }), "{code} {message}");
         assert_eq!(node.received().len(), 1, "{code} {message}: one execution on the node");
     }
+}
+
+/// A service whose answers may be at most `max_response_bytes` long.
+fn service_bounded(urls: &[String], max_response_bytes: usize) -> ChainService {
+    let network = NetworkConfig { rpc_urls: urls.to_vec(), ..Default::default() };
+    let rpc = RpcPolicy { max_response_bytes, ..Default::default() };
+    let config = ChainConfig { networks: [(NET.to_string(), network)].into(), rpc, ..Default::default() };
+    ChainService::builder(&config).host_reads(&["eth_blockNumber"]).build().unwrap()
+}
+
+fn too_large(limit: usize) -> Result<Value, ChainError> {
+    Err(ChainError::Transport(RpcFailure::BadResponse(format!("the answer is larger than {limit} bytes"))))
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_announced_over_the_bound_is_refused_before_its_body_and_not_asked_again() {
+    // The body never comes: only the refusal at the header ends the call at once.
+    let node = StubNode::start(|_, _| Reply::Announced { bytes: 1 << 40 }).await;
+    let fallback = StubNode::start(|_, body| ok(body)).await;
+    let service = service_bounded(&[node.url(), fallback.url()], 4096);
+    assert_eq!(block_number(&service).await, too_large(4096));
+    assert_eq!((node.received().len(), fallback.received().len()), (1, 0), "neither retried nor sent elsewhere");
+    // Under the bound, the same service answers.
+    let small = StubNode::start(|_, body| ok(body)).await;
+    assert_eq!(block_number(&service_bounded(&[small.url()], 4096)).await, Ok(json!("0x1")));
+}
+
+#[tokio::test]
+async fn a_streamed_answer_is_refused_once_it_passes_the_bound() {
+    // An answer behind 64 MiB of whitespace, without a length: refused after about 4 KiB, not
+    // read whole.
+    let answer_after = |padding| {
+        move |_: usize, body: &Value| Reply::Chunked { padding, json: json!({ "jsonrpc": "2.0", "id": body["id"], "result": "0x1" }) }
+    };
+    let node = StubNode::start(answer_after(64 << 20)).await;
+    let service = service_bounded(&[node.url()], 4096);
+    assert_eq!(block_number(&service).await, too_large(4096));
+    assert_eq!(node.received().len(), 1);
+    // The same answer streamed under the bound is read.
+    let under = StubNode::start(answer_after(2048)).await;
+    assert_eq!(block_number(&service_bounded(&[under.url()], 4096)).await, Ok(json!("0x1")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_redirect_is_not_followed() {
+    let elsewhere = StubNode::start(|_, body| ok(body)).await;
+    let location = elsewhere.url();
+    let node = StubNode::start(move |_, _| Reply::Redirect { status: 307, location: location.clone() }).await;
+    let service = service(&[node.url()]);
+    assert_eq!(block_number(&service).await, Err(ChainError::Transport(RpcFailure::HttpStatus { status: 307 })));
+    assert_eq!((node.received().len(), elsewhere.received().len()), (1, 0));
 }
 
 #[tokio::test(start_paused = true)]

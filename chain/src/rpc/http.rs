@@ -25,6 +25,9 @@ pub enum AttemptError {
     /// A success status whose body is not a JSON-RPC response.
     #[error("the answer is not JSON-RPC: {0}")]
     BadResponse(String),
+    /// A body longer than the policy's `max_response_bytes` (announced or as it arrived).
+    #[error("the answer is larger than {limit} bytes")]
+    TooLarge { limit: usize },
 }
 
 /// An endpoint, printable without its path or query (providers put API keys there).
@@ -64,11 +67,12 @@ pub fn redact(url: &Url) -> String {
 pub struct HttpEndpoint {
     client: reqwest::Client,
     endpoint: Endpoint,
+    max_response_bytes: usize,
 }
 
 impl HttpEndpoint {
-    pub fn new(client: reqwest::Client, url: Url) -> Self {
-        Self { client, endpoint: Endpoint::new(url) }
+    pub fn new(client: reqwest::Client, url: Url, max_response_bytes: usize) -> Self {
+        Self { client, endpoint: Endpoint::new(url), max_response_bytes }
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -91,8 +95,27 @@ impl HttpEndpoint {
             let retry_after = response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
             return Err(AttemptError::Status { status: status.as_u16(), retry_after });
         }
-        let bytes = response.bytes().await.map_err(|e| AttemptError::Network(e.without_url().to_string()))?;
+        let bytes = self.read_bounded(response).await?;
         serde_json::from_slice(&bytes).map_err(|e| AttemptError::BadResponse(e.to_string()))
+    }
+
+    /// The body, refused as soon as it is known to be over the bound: from `Content-Length`
+    /// before any of it is read, else as the chunks arrive. An endpoint (or whoever answers in its
+    /// name) cannot make the gateway hold more than the bound per call.
+    async fn read_bounded(&self, mut response: reqwest::Response) -> Result<Vec<u8>, AttemptError> {
+        let limit = self.max_response_bytes;
+        let announced = response.content_length().unwrap_or(0);
+        if announced > limit as u64 {
+            return Err(AttemptError::TooLarge { limit });
+        }
+        let mut body = Vec::with_capacity(announced as usize);
+        while let Some(chunk) = response.chunk().await.map_err(|e| AttemptError::Network(e.without_url().to_string()))? {
+            if body.len() + chunk.len() > limit {
+                return Err(AttemptError::TooLarge { limit });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 }
 

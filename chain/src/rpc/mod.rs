@@ -35,7 +35,7 @@ pub type NetworkTransport = DedupService<BatchLimitService<RpcPolicyService<Http
 
 /// The stack for a network whose endpoints are `urls`, in order of preference.
 pub fn network_transport(http: &reqwest::Client, urls: &[Url], policy: &RpcPolicy, metrics: NetworkMetrics) -> NetworkTransport {
-    let endpoints = urls.iter().map(|url| HttpEndpoint::new(http.clone(), url.clone())).collect::<Vec<_>>();
+    let endpoints = urls.iter().map(|url| HttpEndpoint::new(http.clone(), url.clone(), policy.max_response_bytes)).collect::<Vec<_>>();
     ServiceBuilder::new()
         .layer(DedupLayer::new(policy.dedup_capacity, metrics.clone()))
         .layer(BatchLimitLayer::new(policy.max_batch_size))

@@ -31,6 +31,9 @@ pub struct RpcPolicy {
     /// The most distinct requests that can be in flight and shared at once; beyond it requests are
     /// sent without de-duplication.
     pub dedup_capacity: usize,
+    /// The largest answer read from an endpoint, in bytes. A larger one is refused as it arrives
+    /// (not read whole first) and not asked for again: it would be as large from any endpoint.
+    pub max_response_bytes: usize,
 }
 
 impl Default for RpcPolicy {
@@ -43,9 +46,13 @@ impl Default for RpcPolicy {
             call_timeout: Some(Duration::from_secs(30)),
             max_batch_size: 1000,
             dedup_capacity: 8192,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 }
+
+/// 16 MiB: a full block with its transactions, or a provider's largest page of logs, fits.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// HTTP statuses that say "try again" (spec §7).
 pub const RETRYABLE_STATUSES: [u16; 8] = [403, 408, 413, 429, 500, 502, 503, 504];
@@ -104,6 +111,8 @@ pub enum AttemptFailure {
     NoStatus,
     /// No answer within the attempt's time.
     TimedOut,
+    /// The answer was larger than `max_response_bytes`.
+    TooLarge,
 }
 
 impl AttemptFailure {
@@ -112,6 +121,7 @@ impl AttemptFailure {
             Self::Status { status, .. } => is_retryable_status(*status),
             Self::Rpc { code, message } => is_retryable_rpc_error(*code, message),
             Self::NoStatus | Self::TimedOut => true,
+            Self::TooLarge => false,
         }
     }
 }
@@ -131,7 +141,8 @@ pub enum NextStep {
 /// endpoint, `remaining` is what is left of the call's time (if it is bounded), and
 /// `another_endpoint` says whether the network has an endpoint after this one.
 ///
-/// - A failure the spec does not retry moves on to the next endpoint at once.
+/// - A failure the spec does not retry moves on to the next endpoint at once, except an answer
+///   over the size bound, which gives up: another endpoint's answer would be as large.
 /// - A timed-out attempt moves on to the next endpoint when there is one: a hung node would
 ///   otherwise spend the call's whole time on its retries, and fallback would never happen. The
 ///   last endpoint is retried as usual.
@@ -146,7 +157,7 @@ pub fn next_step(
     remaining: Option<Duration>,
     another_endpoint: bool,
 ) -> NextStep {
-    if remaining.is_some_and(|r| r.is_zero()) {
+    if remaining.is_some_and(|r| r.is_zero()) || *failure == AttemptFailure::TooLarge {
         return NextStep::GiveUp;
     }
     if !failure.is_retryable() || retries_done >= policy.max_retries {

@@ -143,6 +143,9 @@ fn judge_error(error: AttemptError) -> (AttemptFailure, RpcFailure) {
         }
         AttemptError::Network(message) => (AttemptFailure::NoStatus, RpcFailure::Network(message)),
         AttemptError::BadResponse(message) => (AttemptFailure::NoStatus, RpcFailure::BadResponse(message)),
+        AttemptError::TooLarge { limit } => {
+            (AttemptFailure::TooLarge, RpcFailure::BadResponse(format!("the answer is larger than {limit} bytes")))
+        }
     }
 }
 

@@ -45,6 +45,14 @@ pub enum Reply {
     Hang,
     /// Closes the connection without answering.
     Close,
+    /// 200 with a chunked body (no `Content-Length`): `padding` bytes of JSON whitespace, written
+    /// as fast as the reader takes them, then `json`. A body whose size is known only once it has
+    /// arrived.
+    Chunked { padding: usize, json: Value },
+    /// 200 announcing a `Content-Length` of `bytes`, then sending nothing.
+    Announced { bytes: u64 },
+    /// This 3xx status pointing at `location`.
+    Redirect { status: u16, location: String },
 }
 
 type Script = dyn Fn(usize, &Value) -> Reply + Send + Sync;
@@ -134,8 +142,40 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Vec<Received>>>, script: Ar
             Reply::Status { status, retry_after } => {
                 return write(&mut stream, status, retry_after.as_deref(), "{\"error\":\"stub says no\"}").await;
             }
+            Reply::Chunked { padding, json } => return write_chunked(&mut stream, padding, json.to_string().as_bytes()).await,
+            Reply::Announced { bytes } => {
+                let head = format!("HTTP/1.1 200 Stub\r\ncontent-type: application/json\r\ncontent-length: {bytes}\r\n\r\n");
+                let _ = stream.write_all(head.as_bytes()).await;
+                return std::future::pending().await;
+            }
+            Reply::Redirect { status, location } => {
+                let head = format!("HTTP/1.1 {status} Stub\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
         }
     }
+}
+
+async fn write_chunked(stream: &mut TcpStream, mut padding: usize, json: &[u8]) {
+    let head = "HTTP/1.1 200 Stub\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let spaces = vec![b' '; 64 * 1024];
+    let chunk = |data: &[u8]| [format!("{:x}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat();
+    while padding > 0 {
+        let n = padding.min(spaces.len());
+        // The reader hanging up is how a refused body ends.
+        if stream.write_all(&chunk(&spaces[..n])).await.is_err() {
+            return;
+        }
+        padding -= n;
+    }
+    let _ = stream.write_all(&chunk(json)).await;
+    let _ = stream.write_all(b"0\r\n\r\n").await;
+    let _ = stream.shutdown().await;
 }
 
 async fn write(stream: &mut TcpStream, status: u16, retry_after: Option<&str>, body: &str) {
