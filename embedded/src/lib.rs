@@ -15,6 +15,7 @@ pub mod mail;
 pub mod mail_limits;
 pub mod otp;
 pub mod routes;
+pub mod rpc_limits;
 pub mod seal;
 pub mod service;
 pub mod social;

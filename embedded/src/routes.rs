@@ -24,7 +24,10 @@ impl ResponseError for EmbeddedError {
     fn error_response(&self) -> HttpResponse {
         let mut response = HttpResponse::build(self.status_code());
         response.insert_header((header::CACHE_CONTROL, "no-store"));
-        if let EmbeddedError::Cooldown { retry_after_secs } | EmbeddedError::EmailRateLimited { retry_after_secs } = self {
+        if let EmbeddedError::Cooldown { retry_after_secs }
+        | EmbeddedError::EmailRateLimited { retry_after_secs }
+        | EmbeddedError::RpcRateLimited { retry_after_secs } = self
+        {
             response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }
         response.json(serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } }))
@@ -177,7 +180,7 @@ async fn register_frame(
     let client = req.peer_addr().map(|peer| peer.ip());
     let Some(previous) = body.resume_token.as_deref() else {
         let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, client)?;
-        return Ok(HttpResponse::Ok().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
+        return Ok(secret().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
     };
     let (frame_id, frame_token, login) =
         service.resume_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, previous, client)?;
@@ -185,7 +188,14 @@ async fn register_frame(
     if let Some(login) = login {
         answer["login"] = serde_json::to_value(login).map_err(|_| EmbeddedError::Internal)?;
     }
-    Ok(HttpResponse::Ok().json(answer))
+    Ok(secret().json(answer))
+}
+
+/// A 200 that no cache may keep: it carries a bearer token, a share, or an account's chain data.
+fn secret() -> actix_web::HttpResponseBuilder {
+    let mut response = HttpResponse::Ok();
+    response.insert_header((header::CACHE_CONTROL, "no-store"));
+    response
 }
 
 #[derive(Deserialize)]
@@ -202,7 +212,7 @@ async fn verify_email(
     body: web::Json<VerifyEmail>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let result = service.verify_email_otp(&body.frame_token, &body.challenge_id, &body.otp)?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
+    Ok(secret().json(result))
 }
 
 #[derive(Deserialize)]
@@ -218,7 +228,7 @@ async fn complete_social(
     body: web::Json<CompleteSocial>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let result = service.complete_social(&body.frame_token, &body.result_uri).await?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
+    Ok(secret().json(result))
 }
 
 async fn complete_farcaster(
@@ -227,7 +237,7 @@ async fn complete_farcaster(
     body: web::Json<FrameTokenOnly>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let result = service.complete_farcaster(&body.frame_token).await?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(result))
+    Ok(secret().json(result))
 }
 
 #[derive(Deserialize)]
@@ -271,7 +281,7 @@ async fn wallet_share(
     body: web::Json<FrameTokenOnly>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let sealed = service.release_server_share(&body.frame_token)?;
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(serde_json::json!({ "serverShare": sealed })))
+    Ok(secret().json(serde_json::json!({ "serverShare": sealed })))
 }
 
 #[derive(Deserialize)]
@@ -311,5 +321,5 @@ async fn rpc(
         Ok(result) => serde_json::json!({ "result": result }),
         Err(failure) => serde_json::json!({ "error": failure }),
     };
-    Ok(HttpResponse::Ok().json(answer))
+    Ok(secret().json(answer))
 }

@@ -16,6 +16,7 @@ use crate::frames::{Frame, FrameError, FrameLogin, FrameRegistry, PendingEmailUp
 use crate::mail::{MailPurpose, Mailer};
 use crate::mail_limits::{MAIL_BUDGET_KEYS, MailBudget, client_key};
 use crate::otp::{OtpCode, OtpPurpose, OtpRejected, OtpRejection, OtpStore};
+use crate::rpc_limits::{self, ChainCallLimits};
 use crate::seal::{FramePublicKey, Sealed, seal_to_frame};
 use crate::social::{PendingLogins, SocialError};
 use crate::throttle::{Throttle, ThrottleError, ThrottleRules};
@@ -32,6 +33,39 @@ pub const FRAME_RPC_METHODS: &[&str] = &[
     "eth_getBlockByNumber",
     "eth_sendRawTransaction",
 ];
+
+/// The largest answer of a frame's chain call, as JSON: a block's header with its transactions'
+/// hashes fits; the frame reads nothing larger.
+pub const FRAME_RPC_MAX_ANSWER_BYTES: usize = 256 * 1024;
+
+/// A frame's call's params as they go upstream, or why not: blocks are read without their
+/// transactions (the frame reads only the base fee), and gas is estimated without state overrides.
+fn frame_rpc_params(method: &str, params: serde_json::Value) -> Result<serde_json::Value, EmbeddedError> {
+    let refuse = |message: &str| Err(EmbeddedError::BadRequest(message.into()));
+    match method {
+        "eth_getBlockByNumber" => match params.as_array().map(Vec::as_slice) {
+            Some([tag]) | Some([tag, serde_json::Value::Bool(false)]) => Ok(serde_json::json!([tag, false])),
+            _ => refuse("eth_getBlockByNumber takes a block and false (the frame reads blocks without their transactions)"),
+        },
+        "eth_estimateGas" if params.as_array().is_some_and(|params| params.len() > 2) => {
+            refuse("eth_estimateGas takes a transaction and a block, without state overrides")
+        }
+        _ => Ok(params),
+    }
+}
+
+/// A chain call counted in its user's allowance until dropped: answered, failed, or abandoned by a
+/// client that went away while it ran.
+struct ChainCallInFlight<'a> {
+    service: &'a EmbeddedService,
+    user_id: String,
+}
+
+impl Drop for ChainCallInFlight<'_> {
+    fn drop(&mut self) {
+        self.service.state().chain_calls.end(&self.user_id);
+    }
+}
 
 const OTP_CAPACITY: usize = 10_000;
 const FRAME_CAPACITY: usize = 10_000;
@@ -145,6 +179,9 @@ pub enum EmbeddedError {
     /// Within `email_cooldown` of the last code mailed to the address or by the frame.
     #[error("A code was sent moments ago; please try again after {retry_after_secs} seconds")]
     Cooldown { retry_after_secs: u64 },
+    /// The user's frames have made their allowance of chain calls (rpc_limits.rs).
+    #[error("Too many chain calls; please try again in {retry_after_secs} seconds")]
+    RpcRateLimited { retry_after_secs: u64 },
     /// The frame's client address has had `mails_per_ip_per_hour` codes mailed (mail_limits.rs).
     #[error("Too many codes were requested from your network; please try again in {}", crate::throttle::wait_in_words(*.retry_after_secs))]
     EmailRateLimited { retry_after_secs: u64 },
@@ -200,6 +237,7 @@ impl EmbeddedError {
             Self::Otp(rejected) => rejected.reason.code(),
             Self::Cooldown { .. } => "email_cooldown",
             Self::EmailRateLimited { .. } => "email_rate_limited",
+            Self::RpcRateLimited { .. } => "rate_limited",
             Self::Locked { .. } => "otp_locked",
             Self::BadEmail => "bad_email",
             Self::Mail => "mail_failed",
@@ -238,7 +276,7 @@ impl EmbeddedError {
             Self::NoWallet | Self::UnknownSession | Self::NotFound => 404,
             Self::WalletExists | Self::EmailTaken => 409,
             Self::BodyTooLarge => 413,
-            Self::Cooldown { .. } | Self::EmailRateLimited { .. } | Self::Locked { .. } => 429,
+            Self::Cooldown { .. } | Self::EmailRateLimited { .. } | Self::RpcRateLimited { .. } | Self::Locked { .. } => 429,
             Self::Mail => 502,
             Self::Busy(_) | Self::RpcUnavailable => 503,
             Self::Internal => 500,
@@ -280,6 +318,8 @@ struct State {
     farcaster: PendingChannels,
     /// Per client address: the codes its frames may still have mailed (mail_limits.rs).
     mail_budget: MailBudget,
+    /// Per logged-in user: the chain calls its frames may still make (rpc_limits.rs).
+    chain_calls: ChainCallLimits,
 }
 
 /// What mailing one code took from the frame's cooldown and its client address's budget: given
@@ -388,6 +428,7 @@ impl EmbeddedServiceBuilder {
             social: PendingLogins::new(SOCIAL_CAPACITY),
             farcaster: PendingChannels::new(SOCIAL_CAPACITY),
             mail_budget: MailBudget::new(self.config.mails_per_ip_per_hour, MAIL_BUDGET_KEYS),
+            chain_calls: ChainCallLimits::default(),
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
@@ -1080,16 +1121,31 @@ impl EmbeddedService {
         if !chain_id.starts_with("eip155:") {
             return Err(EmbeddedError::BadRequest("chainId must be an eip155 CAIP-2 id".into()));
         }
-        let (session_id, address) = {
+        let params = frame_rpc_params(method, params)?;
+        let rpc = self.rpc.as_ref().ok_or(EmbeddedError::RpcUnavailable)?;
+        let (session_id, address, call) = {
             let now = self.now();
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
             let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
+            let session_id = frame.session_id.clone();
             let wallet = self.vault.wallet_of_user(&login.user_id)?.ok_or(EmbeddedError::NoWallet)?;
-            (frame.session_id.clone(), wallet.eip155_address)
+            state.chain_calls.begin(&login.user_id, now).map_err(|refusal| match refusal {
+                rpc_limits::Refusal::RateLimited { retry_after_secs } => EmbeddedError::RpcRateLimited { retry_after_secs },
+                rpc_limits::Refusal::TooManyInFlight => EmbeddedError::RpcRateLimited { retry_after_secs: 1 },
+                rpc_limits::Refusal::Busy => EmbeddedError::Busy("too many wallets are making chain calls; try again later".into()),
+            })?;
+            (session_id, wallet.eip155_address, ChainCallInFlight { service: self, user_id: login.user_id })
         };
-        let rpc = self.rpc.as_ref().ok_or(EmbeddedError::RpcUnavailable)?;
-        Ok(rpc.call(&session_id, &address, chain_id, method, params).await)
+        let answer = rpc.call(&session_id, &address, chain_id, method, params).await;
+        drop(call);
+        Ok(answer.and_then(|result| {
+            let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |json| json.len());
+            if bytes > FRAME_RPC_MAX_ANSWER_BYTES {
+                return Err(RpcFailure { code: -32000, message: format!("the answer is larger than {FRAME_RPC_MAX_ANSWER_BYTES} bytes") });
+            }
+            Ok(result)
+        }))
     }
 
     /// The host origin of a pending social login (the callback page posts its result there).

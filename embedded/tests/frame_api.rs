@@ -346,7 +346,10 @@ async fn given_an_address_with_an_account_when_another_user_moves_to_it_then_not
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
-struct FakeChain(std::sync::Mutex<Vec<(String, String, String, String)>>);
+/// A chain that records each call (session, address, chain, method, params) and answers `0x1`,
+/// except `eth_sendRawTransaction` (refused) and `eth_gasPrice` (an answer of 300 KiB).
+#[derive(Default)]
+struct FakeChain(std::sync::Mutex<Vec<(String, String, String, String, Value)>>);
 
 #[async_trait::async_trait]
 impl vestibule_embedded::FrameRpc for FakeChain {
@@ -356,44 +359,49 @@ impl vestibule_embedded::FrameRpc for FakeChain {
         address: &str,
         chain_id: &str,
         method: &str,
-        _params: Value,
+        params: Value,
     ) -> Result<Value, vestibule_embedded::RpcFailure> {
-        self.0.lock().unwrap().push((session_id.into(), address.into(), chain_id.into(), method.into()));
-        if method == "eth_sendRawTransaction" {
-            return Err(vestibule_embedded::RpcFailure { code: -32000, message: "sender is not the logged-in address".into() });
+        self.0.lock().unwrap().push((session_id.into(), address.into(), chain_id.into(), method.into(), params));
+        match method {
+            "eth_sendRawTransaction" => {
+                Err(vestibule_embedded::RpcFailure { code: -32000, message: "sender is not the logged-in address".into() })
+            }
+            "eth_gasPrice" => Ok(json!(format!("0x{}", "1".repeat(300 * 1024)))),
+            _ => Ok(json!("0x1")),
         }
-        Ok(json!("0x1"))
     }
 }
 
-#[actix_web::test]
-async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_methods_go_through_for_its_address() {
-    let chain = std::sync::Arc::new(FakeChain(Default::default()));
-    let h = {
-        let mut h = harness(vec![]);
-        let dir = h.dir.path().join("with-chain");
-        // Rebuild the service with the fake chain (the harness's has none).
-        let service = vestibule_embedded::EmbeddedService::builder(
-            support::config(&dir),
-            vestibule_embedded::ShareKeys { server: [1; 32], recovery: [2; 32] },
-            h.mailer.clone(),
-            h.sink.clone(),
-        )
-        .rpc(chain.clone())
-        .build()
-        .unwrap();
-        h.service = actix_web::web::Data::new(service);
-        h
-    };
-    let app = app!(h);
-    let (frame_id, token, user_id) = logged_in_frame(&h, &app, "s1", "a@example.com", 3).await;
-    let (status, body) = post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_chainId" })).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("no_wallet")));
+/// The harness with `chain` behind the frame's chain calls (the harness's service has none).
+fn harness_with_chain(chain: std::sync::Arc<FakeChain>) -> support::Harness {
+    let mut h = harness(vec![]);
+    let dir = h.dir.path().join("with-chain");
+    let service = vestibule_embedded::EmbeddedService::builder(
+        support::config(&dir),
+        vestibule_embedded::ShareKeys { server: [1; 32], recovery: [2; 32] },
+        h.mailer.clone(),
+        h.sink.clone(),
+    )
+    .rpc(chain)
+    .clock(h.clock.clone())
+    .build()
+    .unwrap();
+    h.service = actix_web::web::Data::new(service);
+    h
+}
 
-    let keys = WalletKeys::from_seed(5);
-    let (evm, sol) = keys.sign_binding(&frame_id, &user_id);
+/// Binds a wallet made from `seed` to the frame's login; its keys.
+async fn bind_wallet(
+    app: &impl actix_web::dev::Service<actix_http::Request, Response = actix_web::dev::ServiceResponse, Error = actix_web::Error>,
+    frame_id: &str,
+    token: &str,
+    user_id: &str,
+    seed: u8,
+) -> WalletKeys {
+    let keys = WalletKeys::from_seed(seed);
+    let (evm, sol) = keys.sign_binding(frame_id, user_id);
     let (status, _) = post(
-        &app,
+        app,
         "/api/wallet",
         json!({
         "frameToken": token, "eip155Address": keys.eip155_address(), "solanaAddress": keys.solana_address(),
@@ -402,6 +410,23 @@ async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_method
     )
     .await;
     assert_eq!(status, StatusCode::OK);
+    keys
+}
+
+fn chain_call(token: &str, method: &str, params: Value) -> Value {
+    json!({ "frameToken": token, "chainId": "eip155:1", "method": method, "params": params })
+}
+
+#[actix_web::test]
+async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_methods_go_through_for_its_address() {
+    let chain = std::sync::Arc::new(FakeChain::default());
+    let h = harness_with_chain(chain.clone());
+    let app = app!(h);
+    let (frame_id, token, user_id) = logged_in_frame(&h, &app, "s1", "a@example.com", 3).await;
+    let (status, body) = post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_chainId" })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("no_wallet")));
+
+    let keys = bind_wallet(&app, &frame_id, &token, &user_id, 5).await;
 
     let (status, body) =
         post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_chainId", "params": [] })).await;
@@ -420,8 +445,74 @@ async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_method
     let calls = chain.0.lock().unwrap().clone();
     assert_eq!(calls.len(), 2);
     assert!(
-        calls.iter().all(|(session, address, chain_id, _)| session == "s1" && *address == keys.eip155_address() && chain_id == "eip155:1")
+        calls
+            .iter()
+            .all(|(session, address, chain_id, _, _)| session == "s1" && *address == keys.eip155_address() && chain_id == "eip155:1")
     );
+}
+
+#[actix_web::test]
+async fn given_a_frame_with_a_wallet_when_it_calls_faster_than_its_allowance_then_it_is_told_when_to_come_back_and_other_users_are_not() {
+    let chain = std::sync::Arc::new(FakeChain::default());
+    let h = harness_with_chain(chain.clone());
+    let app = app!(h);
+    let (frame_id, token, user_id) = logged_in_frame(&h, &app, "s1", "a@example.com", 3).await;
+    bind_wallet(&app, &frame_id, &token, &user_id, 5).await;
+    let (other_frame, other_token, other_user) = logged_in_frame(&h, &app, "s2", "b@example.com", 4).await;
+    bind_wallet(&app, &other_frame, &other_token, &other_user, 6).await;
+
+    for call in 0..vestibule_embedded::rpc_limits::BURST {
+        let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_chainId", json!([]))).await;
+        assert_eq!((status, &body), (StatusCode::OK, &json!({ "result": "0x1" })), "call {call}");
+    }
+    let request = test::TestRequest::post()
+        .uri("/api/rpc")
+        .insert_header(("origin", FRAME_ORIGIN))
+        .set_json(chain_call(&token, "eth_chainId", json!([])))
+        .to_request();
+    let response = test::call_service(&app, request).await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(response.headers().get("retry-after").unwrap(), "1");
+    let body: Value = serde_json::from_slice(&test::read_body(response).await).unwrap();
+    assert_eq!(body["error"]["code"], "rate_limited");
+    assert_eq!(chain.0.lock().unwrap().len(), vestibule_embedded::rpc_limits::BURST as usize, "the refused call did not go upstream");
+
+    // Another user's allowance is its own.
+    let (status, _) = post(&app, "/api/rpc", chain_call(&other_token, "eth_chainId", json!([]))).await;
+    assert_eq!(status, StatusCode::OK);
+    // A call's worth comes back after 1/CALLS_PER_SECOND s.
+    h.clock.advance_ms(1000 / u64::from(vestibule_embedded::rpc_limits::CALLS_PER_SECOND));
+    let (status, _) = post(&app, "/api/rpc", chain_call(&token, "eth_chainId", json!([]))).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = post(&app, "/api/rpc", chain_call(&token, "eth_chainId", json!([]))).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[actix_web::test]
+async fn given_a_frame_with_a_wallet_when_it_asks_for_whole_blocks_state_overrides_or_a_huge_answer_then_it_is_refused() {
+    let chain = std::sync::Arc::new(FakeChain::default());
+    let h = harness_with_chain(chain.clone());
+    let app = app!(h);
+    let (frame_id, token, user_id) = logged_in_frame(&h, &app, "s1", "a@example.com", 3).await;
+    bind_wallet(&app, &frame_id, &token, &user_id, 5).await;
+
+    let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_getBlockByNumber", json!(["latest", true]))).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
+    let overrides = json!([{ "to": "0x0000000000000000000000000000000000000001" }, "latest", { "0x01": { "code": "0x00" } }]);
+    let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_estimateGas", overrides)).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
+    assert!(chain.0.lock().unwrap().is_empty(), "neither went upstream");
+
+    // A block is read without its transactions, whether the frame says so or not.
+    for params in [json!(["latest"]), json!(["latest", false])] {
+        let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_getBlockByNumber", params)).await;
+        assert_eq!((status, &body), (StatusCode::OK, &json!({ "result": "0x1" })));
+        assert_eq!(chain.0.lock().unwrap().pop().unwrap().4, json!(["latest", false]));
+    }
+    let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_gasPrice", json!([]))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["error"]["code"], -32000);
+    assert_eq!(body["error"]["message"], "the answer is larger than 262144 bytes");
 }
 
 struct FailingMailer;
