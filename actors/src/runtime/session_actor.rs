@@ -310,8 +310,10 @@ pub struct ModalSession {
     nonce: String,
     /// The nonce of the contract check in flight, so a check is asked once.
     checking: Option<String>,
-    /// Chain effects in flight: (kind, key) of each, so a change of state does not ask twice.
-    chain_in_flight: std::collections::HashSet<(&'static str, String)>,
+    /// Chain effects in flight: (kind, key) of each, so a change of state does not ask twice, and
+    /// its future's handle, so one the state no longer waits for is cancelled (a receipt poll runs
+    /// 120 s: a transfer dropped from the list must not keep polling the node).
+    chain_in_flight: std::collections::HashMap<(&'static str, String), SpawnHandle>,
     /// Embedded-wallet effects in flight, by effect id, so each is asked once.
     embedded_in_flight: std::collections::HashSet<u64>,
     last_snapshot_seq: u64,
@@ -937,9 +939,16 @@ impl ModalSession {
             }
         }
         let keys: std::collections::HashSet<_> = wanted.iter().map(|(k, _)| k.clone()).collect();
-        self.chain_in_flight.retain(|k| keys.contains(k));
+        self.chain_in_flight.retain(|key, handle| {
+            let still_wanted = keys.contains(key);
+            if !still_wanted {
+                // Answered (then this is a no-op) or no longer waited for: stop asking.
+                ctx.cancel_future(*handle);
+            }
+            still_wanted
+        });
         for (key, ask) in wanted {
-            if !self.chain_in_flight.insert(key) {
+            if self.chain_in_flight.contains_key(&key) {
                 continue;
             }
             let chain = self.shell.chain.clone();
@@ -967,9 +976,10 @@ impl ModalSession {
                         Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
                     }),
                 };
-            ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
+            let handle = ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
                 ctx.address().do_send(Internal { command });
             }));
+            self.chain_in_flight.insert(key, handle);
         }
     }
 

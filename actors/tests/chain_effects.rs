@@ -1,0 +1,142 @@
+//! The session runtime's chain effects against a chain service that never answers: a receipt poll
+//! (the real one runs 120 s) ends when the state stops waiting for it. A visitor answering its own
+//! wallet's sends with made-up hashes once left one 120-second poll running per send, long after
+//! the transfer had dropped off the session's list of eight (34 upstream calls a second from one
+//! session, after it had closed).
+//!
+//! Real actors on a real sled directory; no sleeps: waits are bounded numbers of runtime turns.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use actix::System;
+use support::{T0, execute, open_log, quiet_config, until};
+use vestibule_actors::machines::balances::BalancesSnapshot;
+use vestibule_actors::machines::requests::WalletOutcome;
+use vestibule_actors::machines::send::{MAX_SENT, SendForm};
+use vestibule_actors::model::caip::CaipNetworkId;
+use vestibule_actors::model::options::SessionOptions;
+use vestibule_actors::runtime::{ChainEffects, ChainFuture, Inspect, ManualClock, Registry, RuntimeMetrics};
+use vestibule_actors::session::{ClientCommand as C, ReceiptOutcome};
+use vestibule_actors::testing::{ALICE, DEV_WALLET_RDNS, balances_of, dev_wallet, wallet_ok};
+
+const ORIGIN: &str = "http://localhost:3000";
+
+/// Counts the receipt polls alive: one is counted from when it is asked until its future is dropped.
+struct LivePoll(Arc<AtomicUsize>);
+
+impl Drop for LivePoll {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Serves eip155:1, answers balances at once, and never answers anything else.
+struct SilentChain {
+    receipt_polls: Arc<AtomicUsize>,
+}
+
+fn never<T: Send + 'static>() -> ChainFuture<T> {
+    Box::pin(std::future::pending())
+}
+
+impl ChainEffects for SilentChain {
+    fn served_networks(&self) -> Vec<CaipNetworkId> {
+        vec![CaipNetworkId::eip155(1)]
+    }
+    fn balances(&self, fetch: vestibule_actors::machines::balances::BalanceFetch) -> ChainFuture<Result<BalancesSnapshot, String>> {
+        Box::pin(std::future::ready(Ok(balances_of(&fetch.network, &fetch.address))))
+    }
+    fn activity(
+        &self,
+        _: vestibule_actors::machines::activity::ActivityFetch,
+    ) -> ChainFuture<Result<vestibule_actors::machines::activity::ActivityPage, String>> {
+        never()
+    }
+    fn receipt(&self, _: CaipNetworkId, _: String) -> ChainFuture<ReceiptOutcome> {
+        self.receipt_polls.fetch_add(1, Ordering::SeqCst);
+        let live = LivePoll(self.receipt_polls.clone());
+        Box::pin(async move {
+            let _live = live;
+            std::future::pending::<ReceiptOutcome>().await
+        })
+    }
+    fn host_read(&self, _: CaipNetworkId, _: String, _: serde_json::Value) -> ChainFuture<WalletOutcome> {
+        never()
+    }
+    fn prepare_solana_send(
+        &self,
+        _: vestibule_actors::machines::send::SolanaSend,
+    ) -> ChainFuture<Result<vestibule_actors::machines::send::PreparedSolanaTransfer, String>> {
+        never()
+    }
+    fn submit_solana_send(&self, _: CaipNetworkId, _: String, _: String, _: String) -> ChainFuture<Result<String, String>> {
+        never()
+    }
+}
+
+async fn run(registry: &Registry, id: vestibule_store::SessionId, command_id: &str, command: C) {
+    let reply = registry.session(id).send(execute(command_id, command)).await.unwrap();
+    assert!(reply.error.is_none(), "{command_id}: {:?}", reply.error);
+}
+
+async fn first_pending_request(registry: &Registry, id: vestibule_store::SessionId) -> String {
+    let state = registry.session(id).send(Inspect).await.unwrap().unwrap().state;
+    state.requests.order.first().cloned().expect("a pending wallet request")
+}
+
+#[test]
+fn given_more_sends_than_the_session_keeps_when_their_receipts_never_come_then_only_the_kept_ones_are_polled() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let receipt_polls = Arc::new(AtomicUsize::new(0));
+        let chain = Arc::new(SilentChain { receipt_polls: receipt_polls.clone() });
+        let registry =
+            Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), quiet_config(), Arc::new(RuntimeMetrics::default()))
+                .with_chain(chain);
+        let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1"] })).unwrap();
+        let (id, _) = registry.create("test", ORIGIN, options).await.unwrap();
+
+        // Given a visitor connected on eip155:1 with its balances loaded
+        run(&registry, id, "wallets", C::ReportWallets { wallets: vec![dev_wallet()] }).await;
+        run(&registry, id, "open", C::OpenModal { view: None }).await;
+        run(&registry, id, "select", C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() }).await;
+        let request = first_pending_request(&registry, id).await;
+        run(&registry, id, "connected", C::ResolveWalletRequest { request_id: request, outcome: wallet_ok(&[ALICE], "0x1") }).await;
+        let loaded = || async {
+            let state = registry.session(id).send(Inspect).await.unwrap().unwrap().state;
+            state.balances.native.is_some()
+        };
+        for _ in 0..1000 {
+            if loaded().await {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(loaded().await, "the balances loaded");
+
+        // When it sends more transfers than the session keeps, each answered with a made-up hash
+        let sends = MAX_SENT + 4;
+        for n in 0..sends {
+            let form = SendForm { token: Some("eip155:1/native".into()), amount: "0.000001".into(), receiver: ALICE.into() };
+            run(&registry, id, &format!("send-{n}"), C::SubmitSend { form }).await;
+            let request = first_pending_request(&registry, id).await;
+            let hash = format!("0x{n:064x}");
+            run(
+                &registry,
+                id,
+                &format!("hash-{n}"),
+                C::ResolveWalletRequest { request_id: request, outcome: WalletOutcome::Ok { result: serde_json::json!(hash) } },
+            )
+            .await;
+        }
+
+        // Then every kept transfer's receipt is being polled, and no other
+        let state = registry.session(id).send(Inspect).await.unwrap().unwrap().state;
+        assert_eq!(state.send.sent.len(), MAX_SENT, "the session keeps the newest {MAX_SENT}");
+        until(|| receipt_polls.load(Ordering::SeqCst) == MAX_SENT, "the dropped transfers' polls ended").await;
+        assert_eq!(receipt_polls.load(Ordering::SeqCst), MAX_SENT);
+    });
+}
