@@ -53,14 +53,22 @@ pub fn format_units(units: U256, decimals: u8) -> String {
     if fraction.is_empty() { whole.to_string() } else { format!("{whole}.{fraction}") }
 }
 
-/// Spec §5: an EVM address is an optional `0x` prefix and 40 hex digits (any case).
+/// Spec §5: an EVM address is an optional `0x` prefix and 40 hex digits. All lower or all upper
+/// case says nothing more; mixed case is an EIP-55 checksum and must be right, as wallets check it
+/// (a typo in a pasted receiver would otherwise send to an address nobody holds).
 pub fn parse_evm_address(text: &str) -> Option<Address> {
     let text = text.trim();
     let hex = text.strip_prefix("0x").unwrap_or(text);
     if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    format!("0x{hex}").parse().ok()
+    let address: Address = format!("0x{hex}").parse().ok()?;
+    let has = |case: fn(&u8) -> bool| hex.bytes().any(|b| b.is_ascii_alphabetic() && case(&b));
+    let mixed_case = has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase);
+    if mixed_case && address.to_checksum(None)[2..] != *hex {
+        return None;
+    }
+    Some(address)
 }
 
 /// A JSON-RPC quantity: `0x` and hex digits without leading zeros.
@@ -174,6 +182,10 @@ mod tests {
     #[test]
     fn addresses_follow_the_spec_rule() {
         assert!(parse_evm_address("0x70997970C51812DC3A010C7D01B50E0D17DC79C8").is_some());
+        assert!(parse_evm_address("0x70997970c51812dc3a010c7d01b50e0d17dc79c8").is_some());
+        assert!(parse_evm_address("0x70997970C51812dc3A010C7d01b50e0d17dc79C8").is_some(), "its EIP-55 checksum");
+        assert!(parse_evm_address("70997970C51812dc3A010C7d01b50e0d17dc79C8").is_some(), "without 0x");
+        assert!(parse_evm_address("0x70997970C51812dc3A010C7d01b50e0d17dc79c8").is_none(), "one letter's case wrong");
         assert!(parse_evm_address("0X70997970c51812dc3a010c7d01b50e0d17dc79c8").is_none());
         assert!(parse_evm_address("0x1234").is_none());
     }
