@@ -607,12 +607,13 @@ impl GatewayConfig {
                 if let Err(e) = OriginPattern::parse(pattern) {
                     return err(&format!("projects[{i}].allowed_origins[{j}]"), e.to_string());
                 }
-                // The project's origins are the frame's `frame-ancestors`: `*` would let any site
-                // embed the wallet's approval page, and place it under the visitor's cursor.
-                if pattern == "*" && self.embedded.is_some() {
+                // The project's origins are the frame's `frame-ancestors`: `*`, or a wildcard over a
+                // free hosting service's domain, would let any site (there) embed the wallet's
+                // approval page, and place it under the visitor's cursor.
+                if self.embedded.is_some() && OriginPattern::parse(pattern).is_ok_and(|p| p.admits_strangers()) {
                     return err(
                         &format!("projects[{i}].allowed_origins[{j}]"),
-                        "`*` is refused with [embedded]: any site could embed the wallet's frame; name the sites".into(),
+                        format!("{pattern:?} is refused with [embedded]: any site there could embed the wallet's frame; name the sites"),
                     );
                 }
             }
@@ -621,11 +622,17 @@ impl GatewayConfig {
     }
 
     /// The projects in force. `own_origin` (this gateway's address) is added to the default project
-    /// so the demo app it serves can connect.
+    /// so the demo app it serves can connect. With the embedded wallet the default project keeps
+    /// only localhost and its own origin: its free-hosting wildcards would let any site there embed
+    /// the wallet's frame (decision 0306).
     pub fn resolved_projects(&self, own_origin: &str) -> Vec<Project> {
         let parse = |patterns: &[String]| patterns.iter().filter_map(|p| OriginPattern::parse(p).ok()).collect();
         if self.projects.is_empty() {
-            let mut patterns: Vec<String> = DEFAULT_ALLOWED_ORIGINS.iter().map(|s| s.to_string()).collect();
+            let mut patterns: Vec<String> = DEFAULT_ALLOWED_ORIGINS
+                .iter()
+                .filter(|p| self.embedded.is_none() || !OriginPattern::parse(p).is_ok_and(|p| p.admits_strangers()))
+                .map(|s| s.to_string())
+                .collect();
             patterns.push(own_origin.to_string());
             return vec![Project { id: "demo".into(), allowed_origins: parse(&patterns) }];
         }
@@ -642,6 +649,26 @@ mod tests {
         let path = dir.path().join("v.toml");
         std::fs::write(&path, text).unwrap();
         GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV)
+    }
+
+    const EMBEDDED: &str = "[embedded]\nframe_listen = \"127.0.0.1:0\"\nshare_key_file = \"s\"\nrecovery_key_file = \"r\"\n";
+
+    #[test]
+    fn with_the_embedded_wallet_the_default_project_drops_its_free_hosting_wildcards_and_projects_may_not_list_them() {
+        let origins = |config: &GatewayConfig| {
+            config.resolved_projects("http://127.0.0.1:8080")[0].allowed_origins.iter().map(ToString::to_string).collect::<Vec<_>>()
+        };
+        let without = load_toml("").unwrap();
+        assert!(origins(&without).contains(&"https://*.vercel.app".to_string()), "{:?}", origins(&without));
+        let with = load_toml(EMBEDDED).unwrap();
+        assert_eq!(origins(&with), ["http://localhost:*", "https://localhost:*", "http://127.0.0.1:8080"]);
+
+        let project = |origin: &str| format!("{EMBEDDED}[[projects]]\nid = \"p\"\nallowed_origins = [\"https://shop.example\", \"{origin}\"]\n");
+        for open in ["*", "https://*.vercel.app", "https://*.github.io"] {
+            let error = load_toml(&project(open)).unwrap_err().to_string();
+            assert!(error.contains("projects[0].allowed_origins[1]") && error.contains("embed"), "{open}: {error}");
+        }
+        load_toml(&project("https://*.shop.example")).expect("a wildcard over the project's own domain");
     }
 
     #[test]

@@ -154,6 +154,38 @@ impl fmt::Display for OriginPattern {
     }
 }
 
+/// Hosts under which anyone can have a site of their own for free: a wildcard over one of them
+/// (`https://*.vercel.app`) lets in every site there, not only the project's.
+pub const SHARED_HOSTING_SUFFIXES: &[&str] = &[
+    "pages.dev",
+    "vercel.app",
+    "ngrok-free.app",
+    "ngrok.app",
+    "ngrok.io",
+    "netlify.app",
+    "github.io",
+    "web.app",
+    "firebaseapp.com",
+    "herokuapp.com",
+    "onrender.com",
+    "fly.dev",
+    "workers.dev",
+];
+
+impl OriginPattern {
+    /// Whether the pattern lets in every site of a host where anyone can have one: `*` or a
+    /// wildcard directly over a [`SHARED_HOSTING_SUFFIXES`] host.
+    pub fn admits_strangers(&self) -> bool {
+        match &self.kind {
+            PatternKind::Any => true,
+            PatternKind::Origin { host: HostPattern::Subdomains(suffix), .. } => {
+                SHARED_HOSTING_SUFFIXES.iter().any(|shared| suffix.strip_prefix('.') == Some(shared))
+            }
+            PatternKind::Origin { .. } => false,
+        }
+    }
+}
+
 /// The spec's default allowed ancestor origins: localhost on any port, pages.dev, vercel.app and
 /// ngrok-free.app. (The spec also names two wallet hosts without saying which; they are not listed.)
 pub const DEFAULT_ALLOWED_ORIGINS: &[&str] =
@@ -221,6 +253,17 @@ mod tests {
         }
         for good in DEFAULT_ALLOWED_ORIGINS {
             OriginPattern::parse(good).unwrap();
+        }
+    }
+
+    #[test]
+    fn wildcards_over_free_hosting_admit_strangers_and_a_project_s_own_do_not() {
+        let strangers = |p: &str| OriginPattern::parse(p).unwrap().admits_strangers();
+        for open in ["*", "https://*.vercel.app", "https://*.pages.dev:*", "https://*.ngrok-free.app", "https://*.github.io"] {
+            assert!(strangers(open), "{open}");
+        }
+        for own in ["https://*.myapp.com", "https://myapp.vercel.app", "http://localhost:*", "https://*.app.vercel.app.example"] {
+            assert!(!strangers(own), "{own}");
         }
     }
 }
