@@ -209,6 +209,10 @@ impl EmbeddedEffects for ServiceEmbedded {
         self.service.sign_out(&frame_id);
         Box::pin(std::future::ready(()))
     }
+
+    fn forget_session(&self, session: SessionId) {
+        self.service.forget_session(&session.to_string());
+    }
 }
 
 /// The frame's chain calls, through the gateway's chain service (which forwards only the methods

@@ -119,6 +119,9 @@ pub trait EmbeddedEffects: Send + Sync + 'static {
     fn start_email_update(&self, session: SessionId, frame_id: String, new_email: String) -> ChainFuture<Command>;
     /// Ends the frame's login (its server share is not released again).
     fn sign_out(&self, session: SessionId, frame_id: String) -> ChainFuture<()>;
+    /// The session is gone for good (retention deleted it): its frames end with it, rather than
+    /// at their own expiry.
+    fn forget_session(&self, _session: SessionId) {}
 }
 
 /// Without an embedded service, every request fails at once (sessions of such a gateway have no

@@ -241,8 +241,12 @@ impl Registry {
     }
 
     /// Stops the live actors of sessions retention has just expired; their connections are closed
-    /// with 4006 (the session is gone: start a new one). Returns how many were live.
+    /// with 4006 (the session is gone: start a new one), and their embedded-wallet frames end.
+    /// Returns how many were live.
     pub fn end_expired(&self, expired: &[SessionId]) -> usize {
+        for id in expired {
+            self.inner.shell.embedded.forget_session(*id);
+        }
         let expired: HashSet<&SessionId> = expired.iter().collect();
         self.stop(|id| expired.contains(id), close::SESSION_ENDED)
     }
