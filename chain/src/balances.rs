@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::amount::{Amount, BALANCE_DISPLAY_DECIMALS, FiatValue, Price};
 use crate::config::{NetworkSettings, TokenSettings};
-use crate::erc20::{IERC20, decode_symbol};
+use crate::erc20::{IERC20, decode_decimals, decode_symbol};
 use crate::prices::AssetId;
 use crate::{ChainError, NetworkId};
 
@@ -138,7 +138,9 @@ impl<K: Eq + Hash + Clone, V: Clone> TtlCache<K, V> {
     }
 }
 
-/// What a token contract says about itself (it does not change, so it is kept for good).
+/// What a token contract says about itself (it does not change, so it is kept for good). Only
+/// metadata within the bounds of [`crate::erc20`] is ever made from a contract's answers (a symbol
+/// of at most 32 printable characters, at most 36 decimals), so the cache's entries are small.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenMetadata {
     pub symbol: String,
@@ -152,11 +154,22 @@ pub struct TokenMetadataCache {
 }
 
 impl TokenMetadataCache {
-    /// More distinct tokens than this (activity meets arbitrary contracts) are not remembered.
+    /// More distinct tokens than this (activity meets arbitrary contracts) are not remembered. With
+    /// symbols of at most 32 characters, the cache stays within a few MiB. Metadata that was
+    /// refused is not kept at all (the token stays unknown, and is asked again when met again).
     const MAX_TOKENS: usize = 50_000;
 
     pub fn get(&self, network: NetworkId, token: Address) -> Option<TokenMetadata> {
         self.known.lock().unwrap().get(&(network, token)).cloned()
+    }
+
+    /// How many tokens' metadata is kept.
+    pub fn len(&self) -> usize {
+        self.known.lock().unwrap().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn insert(&self, network: NetworkId, token: Address, metadata: TokenMetadata) {
@@ -256,7 +269,7 @@ async fn read_token(
         None => {
             let decimals = match (token.decimals, calls.decimals) {
                 (Some(d), _) => d,
-                (None, Some(waiter)) => IERC20::decimalsCall::abi_decode_returns(&waiter.await?).map_err(decode)?,
+                (None, Some(waiter)) => decode_decimals(&waiter.await?).ok_or_else(|| ChainError::Decode("decimals()".into()))?,
                 (None, None) => return Err(ChainError::Decode("decimals were not asked".into())),
             };
             let symbol = match (&token.symbol, calls.symbol) {

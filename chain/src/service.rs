@@ -23,12 +23,24 @@ use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSetting
 use crate::metrics::{ChainMetrics, NetworkMetrics};
 use crate::prices::{AssetId, PriceSource, StaticPrices};
 use crate::receipt::{ReceiptOutcome, wait_for_receipt};
-use crate::rpc::{RpcPolicy, network_client};
+use crate::rpc::chain_id::{ChainIdGate, watch};
+use crate::rpc::{HttpEndpoint, RpcPolicy, endpoints_client};
 use crate::send::{SendCall, SendError, SendForm, build_send};
 use crate::solana::SolAddress;
 use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
 use crate::solana::tx::{SignedTransactionError, check_signed};
 use crate::{ActivityError, BalanceError, ChainError, NetworkId};
+
+/// The largest answer a host's read takes from a node by default: 65 KiB, just over the 64 KiB of
+/// JSON a session takes as a host request's result (`vestibule_actors::machines::host_requests::
+/// MAX_JSON_BYTES`), with room for the JSON-RPC envelope. A larger answer would be refused by the
+/// session anyway; this refuses it as it arrives, instead of after reading up to
+/// `[rpc] max_response_bytes` (16 MiB).
+pub const DEFAULT_HOST_READ_MAX_RESPONSE_BYTES: usize = 65 * 1024;
+
+/// The widest block range a host's `eth_getLogs` may ask for (both ends included). A wider one is
+/// refused with -32602 without reaching a node (decision 0914 and docs/chain.md).
+pub const MAX_HOST_LOGS_BLOCK_RANGE: u64 = 10_000;
 
 /// Most (address, network) pairs whose balances are kept at once.
 const MAX_CACHED_BALANCES: usize = 100_000;
@@ -78,6 +90,11 @@ impl ActivityState {
 struct Network {
     settings: NetworkSettings,
     client: RpcClient,
+    /// The same endpoints and policy for a host's reads, but answers refused past the host-read
+    /// bound as they arrive ([`ChainServiceBuilder::host_read_max_response_bytes`]).
+    host_client: RpcClient,
+    /// Each endpoint (redacted) with its chain id gate, when its chain id is checked.
+    chain_ids: Vec<(String, Arc<ChainIdGate>)>,
     activity: Option<Arc<dyn ActivitySource>>,
     metrics: NetworkMetrics,
 }
@@ -96,6 +113,18 @@ struct Inner {
     activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
     host_reads: &'static [&'static str],
+    /// The endpoints whose chain id is to be checked, until the checks are started (in a tokio
+    /// runtime: at build when there is one, else at the first use).
+    chain_id_checks: Mutex<Vec<ChainIdCheck>>,
+    chain_id_checks_started: std::sync::atomic::AtomicBool,
+}
+
+/// One endpoint's chain id check, before it is started.
+struct ChainIdCheck {
+    network: NetworkId,
+    endpoint: HttpEndpoint,
+    gate: std::sync::Weak<ChainIdGate>,
+    timeout: Duration,
 }
 
 /// Cheap to clone: clones share everything (clients, caches, metrics).
@@ -119,14 +148,31 @@ pub struct ChainServiceBuilder {
     receipt_poll_interval: Duration,
     activity_cache: (usize, usize),
     host_reads: &'static [&'static str],
+    host_read_max_response_bytes: usize,
+    check_chain_ids: bool,
 }
 
 impl ChainServiceBuilder {
+    /// The largest answer read from a node for [`ChainService::host_read`] (default
+    /// [`DEFAULT_HOST_READ_MAX_RESPONSE_BYTES`], never more than `[rpc] max_response_bytes`): a
+    /// larger one is refused as it arrives.
+    pub fn host_read_max_response_bytes(mut self, bytes: usize) -> Self {
+        self.host_read_max_response_bytes = bytes;
+        self
+    }
+
     /// The methods [`ChainService::request`] forwards: the session's chain reads (spec §6, the
     /// list the caller routes here; `vestibule_actors::machines::host_requests::CHAIN_READ_METHODS`
     /// in the gateway). None by default: a service nobody told what is safe forwards nothing.
     pub fn host_reads(mut self, methods: &'static [&'static str]) -> Self {
         self.host_reads = methods;
+        self
+    }
+
+    /// Whether each EVM endpoint's chain id is checked when the service starts (default: yes;
+    /// decision 0914). Tests that count a stub node's requests turn it off.
+    pub fn check_chain_ids(mut self, check: bool) -> Self {
+        self.check_chain_ids = check;
         self
     }
 
@@ -173,16 +219,53 @@ impl ChainServiceBuilder {
             .map_err(|e| ConfigError { field: "networks".into(), message: format!("cannot make an HTTP client: {e}") })?;
         let policy: &RpcPolicy = &self.config.rpc;
         let mut networks = HashMap::new();
+        let mut chain_id_checks = Vec::new();
         for settings in settings {
             let network_metrics = metrics.for_network(&settings.id);
-            let client = network_client(&http, &settings.rpc_urls, policy, network_metrics.clone());
+            let host_policy =
+                RpcPolicy { max_response_bytes: policy.max_response_bytes.min(self.host_read_max_response_bytes), ..policy.clone() };
+            // One gate per endpoint, shared by the general and the host-read clients.
+            let expected = settings.id.chain_id().filter(|_| self.check_chain_ids);
+            let gates: Vec<Option<Arc<ChainIdGate>>> = settings.rpc_urls.iter().map(|_| expected.map(ChainIdGate::new)).collect();
+            let endpoints = |bound: usize| {
+                settings
+                    .rpc_urls
+                    .iter()
+                    .zip(&gates)
+                    .map(|(url, gate)| {
+                        let endpoint = HttpEndpoint::new(http.clone(), url.clone(), bound);
+                        match gate {
+                            Some(gate) => endpoint.with_chain_id_gate(gate.clone()),
+                            None => endpoint,
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            };
+            for (url, gate) in settings.rpc_urls.iter().zip(&gates) {
+                if let Some(gate) = gate {
+                    chain_id_checks.push(ChainIdCheck {
+                        network: settings.id,
+                        endpoint: HttpEndpoint::new(http.clone(), url.clone(), policy.max_response_bytes.min(64 * 1024)),
+                        gate: Arc::downgrade(gate),
+                        timeout: policy.attempt_timeout,
+                    });
+                }
+            }
+            let chain_ids = settings
+                .rpc_urls
+                .iter()
+                .zip(&gates)
+                .filter_map(|(url, gate)| Some((crate::rpc::http::redact(url), gate.clone()?)))
+                .collect();
+            let client = endpoints_client(endpoints(policy.max_response_bytes), policy, network_metrics.clone());
+            let host_client = endpoints_client(endpoints(host_policy.max_response_bytes), &host_policy, network_metrics.clone());
             let activity = self.activity.remove(&settings.id).or_else(|| match settings.activity.source {
                 ActivitySourceKind::Otterscan if !settings.id.is_solana() => {
                     Some(Arc::new(OtterscanActivity::new(client.clone(), settings.clone(), metadata.clone())) as Arc<dyn ActivitySource>)
                 }
                 ActivitySourceKind::Otterscan | ActivitySourceKind::None => None,
             });
-            networks.insert(settings.id, Network { settings, client, activity, metrics: network_metrics });
+            networks.insert(settings.id, Network { settings, client, host_client, chain_ids, activity, metrics: network_metrics });
         }
         let prices = match (self.prices, &self.config.prices) {
             (Some(prices), _) => Some(prices),
@@ -192,7 +275,7 @@ impl ChainServiceBuilder {
             }
             (None, None) => None,
         };
-        Ok(ChainService {
+        let service = ChainService {
             inner: Arc::new(Inner {
                 networks,
                 clock: self.clock,
@@ -210,8 +293,12 @@ impl ChainServiceBuilder {
                 }),
                 receipt_poll_interval: self.receipt_poll_interval,
                 host_reads: self.host_reads,
+                chain_id_checks: Mutex::new(chain_id_checks),
+                chain_id_checks_started: Default::default(),
             }),
-        })
+        };
+        service.start_chain_id_checks();
+        Ok(service)
     }
 }
 
@@ -225,6 +312,23 @@ impl ChainService {
             receipt_poll_interval: Duration::from_secs(1),
             activity_cache: (MAX_CACHED_ACTIVITY_PAGES, MAX_CACHED_ACTIVITY_BYTES),
             host_reads: &[],
+            host_read_max_response_bytes: DEFAULT_HOST_READ_MAX_RESPONSE_BYTES,
+            check_chain_ids: true,
+        }
+    }
+
+    /// Starts the endpoints' chain id checks (decision 0914) in the background, once, if in a
+    /// tokio runtime; otherwise the first use within one starts them.
+    fn start_chain_id_checks(&self) {
+        use std::sync::atomic::Ordering;
+        if self.inner.chain_id_checks_started.load(Ordering::Acquire) || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if self.inner.chain_id_checks_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for check in std::mem::take(&mut *self.inner.chain_id_checks.lock().unwrap()) {
+            tokio::spawn(watch(check.network, check.endpoint, check.gate, check.timeout));
         }
     }
 
@@ -255,6 +359,13 @@ impl ChainService {
         &self.inner.metrics
     }
 
+    /// The endpoints of `network` (`scheme://host:port`) that answered `eth_chainId` with another
+    /// chain, and are not used until they serve the network's (decision 0914), with why.
+    pub fn endpoints_serving_another_chain(&self, network: NetworkId) -> Vec<(String, String)> {
+        let Some(entry) = self.inner.networks.get(&network) else { return vec![] };
+        entry.chain_ids.iter().filter_map(|(endpoint, gate)| Some((endpoint.clone(), gate.refusal()?))).collect()
+    }
+
     pub fn network_metrics(&self, network: NetworkId) -> Option<NetworkMetrics> {
         self.inner.networks.get(&network).map(|n| n.metrics.clone())
     }
@@ -265,6 +376,7 @@ impl ChainService {
     }
 
     fn network(&self, network: NetworkId) -> Result<&Network, ChainError> {
+        self.start_chain_id_checks();
         self.inner.networks.get(&network).ok_or(ChainError::UnsupportedNetwork(network))
     }
 
@@ -442,17 +554,34 @@ impl ChainService {
         }
     }
 
-    /// A host's read request (one of the builder's `host_reads`, spec §6 safe methods), forwarded
-    /// to the network's nodes through the policy. Any other method is refused with "Requested RPC
-    /// call is not allowed" without reaching a node. The
-    /// node's JSON-RPC error comes back as [`ChainError::Rpc`], for the host to see.
+    /// A read request (one of the builder's `host_reads`, spec §6 safe methods), forwarded to the
+    /// network's nodes through the policy, with the answer bound of `[rpc] max_response_bytes`.
+    /// Any other method is refused with "Requested RPC call is not allowed" without reaching a
+    /// node, and so is an `eth_getLogs` over more than [`MAX_HOST_LOGS_BLOCK_RANGE`] blocks (as a
+    /// JSON-RPC -32602 error). The node's JSON-RPC error comes back as [`ChainError::Rpc`]. A
+    /// session's host requests go through [`ChainService::host_read`], which bounds answers more.
     pub async fn request(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
+        let entry = self.network(network)?;
+        self.forward(&entry.client, method, params).await
+    }
+
+    /// A session host's read request: as [`ChainService::request`], but an answer larger than the
+    /// host-read bound ([`DEFAULT_HOST_READ_MAX_RESPONSE_BYTES`]: just over what the session takes)
+    /// is refused as it arrives, not read whole first.
+    pub async fn host_read(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
+        let entry = self.network(network)?;
+        self.forward(&entry.host_client, method, params).await
+    }
+
+    async fn forward(&self, client: &RpcClient, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
         if !self.inner.host_reads.contains(&method) {
             return Err(ChainError::MethodNotAllowed { method: method.to_string() });
         }
-        let entry = self.network(network)?;
         let params = if params.is_null() { serde_json::Value::Array(vec![]) } else { params };
-        let raw: Box<RawValue> = entry.client.request(method.to_string(), params).await?;
+        if method == "eth_getLogs" {
+            check_logs_range(client, &params).await?;
+        }
+        let raw: Box<RawValue> = client.request(method.to_string(), params).await?;
         serde_json::from_str(raw.get()).map_err(|e| ChainError::Decode(e.to_string()))
     }
 
@@ -518,6 +647,75 @@ impl ChainService {
     }
 }
 
+/// Refuses an `eth_getLogs` whose filter spans more than [`MAX_HOST_LOGS_BLOCK_RANGE`] blocks, with
+/// -32602. The node is asked for its head (`eth_blockNumber`) only when the range ends at a tag
+/// ("latest", "safe", "finalized", "pending" or none) and starts at a number or "earliest".
+async fn check_logs_range(client: &RpcClient, params: &serde_json::Value) -> Result<(), ChainError> {
+    let refuse = |message: String| ChainError::Rpc { code: -32602, message, data: None };
+    match logs_range(params, MAX_HOST_LOGS_BLOCK_RANGE).map_err(refuse)? {
+        LogsRange::Bounded => Ok(()),
+        LogsRange::ToHead { from } => {
+            let head: alloy::primitives::U64 = client.request("eth_blockNumber", ()).await?;
+            let span = head.to::<u64>().saturating_sub(from).saturating_add(1);
+            if span > MAX_HOST_LOGS_BLOCK_RANGE {
+                return Err(refuse(format!(
+                    "eth_getLogs from block {from} to the head spans {span} blocks; at most {MAX_HOST_LOGS_BLOCK_RANGE} at once"
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What [`logs_range`] found of an `eth_getLogs` filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogsRange {
+    /// One block (`blockHash`), a range within the bound, or one starting at a tag (near the head).
+    Bounded,
+    /// From block `from` to the head: within the bound only if the head is close enough.
+    ToHead { from: u64 },
+}
+
+/// The block range of `eth_getLogs` params (`[filter]`), checked against `max` blocks: pure.
+/// `Err` (the message for -32602) when both ends are known and more than `max` blocks apart, or
+/// an end is neither a hex quantity nor a block tag. Params of another shape are the node's to
+/// refuse.
+pub fn logs_range(params: &serde_json::Value, max: u64) -> Result<LogsRange, String> {
+    use serde_json::Value;
+    let Some(filter) = params.get(0).and_then(Value::as_object) else { return Ok(LogsRange::Bounded) };
+    if filter.get("blockHash").is_some_and(|h| !h.is_null()) {
+        return Ok(LogsRange::Bounded);
+    }
+    /// A block number, or `None` for a tag that means (about) the head.
+    fn end(name: &str, value: Option<&Value>) -> Result<Option<u64>, String> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(tag)) if matches!(tag.as_str(), "latest" | "safe" | "finalized" | "pending") => Ok(None),
+            Some(Value::String(tag)) if tag == "earliest" => Ok(Some(0)),
+            Some(Value::String(hex)) => hex
+                .strip_prefix("0x")
+                .filter(|digits| !digits.is_empty())
+                .and_then(|digits| u64::from_str_radix(digits, 16).ok())
+                .map(Some)
+                .ok_or_else(|| format!("{name} is not a block number (hex) or tag: {hex:?}")),
+            Some(other) => Err(format!("{name} is not a block number (hex) or tag: {other}")),
+        }
+    }
+    let from = end("fromBlock", filter.get("fromBlock"))?;
+    let to = end("toBlock", filter.get("toBlock"))?;
+    match (from, to) {
+        (None, _) => Ok(LogsRange::Bounded),
+        (Some(from), None) => Ok(LogsRange::ToHead { from }),
+        (Some(from), Some(to)) => {
+            let span = to.saturating_sub(from).saturating_add(1);
+            if to >= from && span > max {
+                return Err(format!("eth_getLogs from block {from} to {to} spans {span} blocks; at most {max} at once"));
+            }
+            Ok(LogsRange::Bounded)
+        }
+    }
+}
+
 /// Why a signed Solana transaction was not sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SolanaSendError {
@@ -525,4 +723,32 @@ pub enum SolanaSendError {
     Signed(SignedTransactionError),
     #[error(transparent)]
     Chain(ChainError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_logs_range_is_checked_when_both_ends_are_known() {
+        let range = |from: serde_json::Value, to: serde_json::Value| logs_range(&json!([{ "fromBlock": from, "toBlock": to }]), 10_000);
+        assert_eq!(range(json!("0x0"), json!("0x270f")), Ok(LogsRange::Bounded), "10,000 blocks");
+        assert!(range(json!("0x0"), json!("0x2710")).unwrap_err().contains("spans 10001 blocks"));
+        assert!(range(json!("earliest"), json!("0x2710")).is_err());
+        assert_eq!(range(json!("0x10"), json!("0x1")), Ok(LogsRange::Bounded), "an empty range is the node's to answer");
+        assert_eq!(range(json!("earliest"), json!("latest")), Ok(LogsRange::ToHead { from: 0 }));
+        assert_eq!(range(json!("0x64"), json!(null)), Ok(LogsRange::ToHead { from: 100 }));
+        assert_eq!(logs_range(&json!([{ "fromBlock": "0x64" }]), 10_000), Ok(LogsRange::ToHead { from: 100 }));
+        assert_eq!(range(json!("latest"), json!("0xffffffff")), Ok(LogsRange::Bounded), "from the head on");
+        assert_eq!(logs_range(&json!([{}]), 10_000), Ok(LogsRange::Bounded), "latest to latest");
+        assert_eq!(
+            logs_range(&json!([{ "blockHash": "0xab", "fromBlock": "0x0", "toBlock": "0xffffff" }]), 10_000),
+            Ok(LogsRange::Bounded)
+        );
+        for bad in [json!(12), json!("12"), json!("0x"), json!("0xzz"), json!("oldest"), json!({ "blockNumber": "0x1" })] {
+            assert!(range(bad.clone(), json!("latest")).is_err(), "{bad}");
+        }
+        assert_eq!(logs_range(&json!("not a filter"), 10_000), Ok(LogsRange::Bounded));
+    }
 }

@@ -46,10 +46,15 @@ fn config(url: &str) -> ChainConfig {
     ChainConfig { networks: [(NET.to_string(), network)].into(), ..Default::default() }
 }
 
+/// The service, without the chain id check: these tests count the stub's requests.
+fn service(config: &ChainConfig) -> ChainService {
+    ChainService::builder(config).check_chain_ids(false).build().unwrap()
+}
+
 #[tokio::test(start_paused = true)]
 async fn balances_are_kept_30_seconds_for_every_session() {
     let node = StubNode::start(|_, body| Reply::Json(node_answer(body))).await;
-    let service = ChainService::new(&config(&node.url())).unwrap();
+    let service = service(&config(&node.url()));
 
     let first = service.balances(NET, HOLDER).await.unwrap();
     assert_eq!(first.native.display_amount(), "2.5");
@@ -74,7 +79,7 @@ async fn balances_are_kept_30_seconds_for_every_session() {
 #[tokio::test(start_paused = true)]
 async fn many_sessions_asking_at_once_make_one_upstream_call() {
     let node = StubNode::start(|_, body| Reply::Delayed(Duration::from_millis(200), Box::new(Reply::Json(node_answer(body))))).await;
-    let service = ChainService::new(&config(&node.url())).unwrap();
+    let service = service(&config(&node.url()));
     let asks = (0..500).map(|_| {
         let service = service.clone();
         tokio::spawn(async move { service.balances(NET, HOLDER).await })
@@ -90,7 +95,7 @@ async fn many_sessions_asking_at_once_make_one_upstream_call() {
 #[tokio::test(start_paused = true)]
 async fn the_cache_metric_tells_hits_misses_and_fresh_fetches_apart() {
     let node = StubNode::start(|_, body| Reply::Json(node_answer(body))).await;
-    let service = ChainService::new(&config(&node.url())).unwrap();
+    let service = service(&config(&node.url()));
     service.balances(NET, HOLDER).await.unwrap();
     service.balances(NET, HOLDER).await.unwrap();
     service.fresh_balances(NET, HOLDER).await.unwrap();
@@ -111,7 +116,7 @@ async fn a_failed_refresh_says_token_balance_unavailable_and_is_not_kept() {
     let node =
         StubNode::start(|n, body| if n < 4 { Reply::Status { status: 503, retry_after: None } } else { Reply::Json(node_answer(body)) })
             .await;
-    let service = ChainService::new(&config(&node.url())).unwrap();
+    let service = service(&config(&node.url()));
     let error = service.balances(NET, HOLDER).await.unwrap_err();
     assert_eq!(error.to_string(), "Token Balance Unavailable");
     assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "HTTP request failed: status 503");
@@ -122,7 +127,7 @@ async fn a_failed_refresh_says_token_balance_unavailable_and_is_not_kept() {
 #[tokio::test(start_paused = true)]
 async fn fiat_only_with_a_price_source() {
     let node = StubNode::start(|_, body| Reply::Json(node_answer(body))).await;
-    let without = ChainService::new(&config(&node.url())).unwrap().balances(NET, HOLDER).await.unwrap();
+    let without = service(&config(&node.url())).balances(NET, HOLDER).await.unwrap();
     assert_eq!(without.native.display_usd_value(), None);
     assert_eq!(without.tokens[0].display_usd_value(), None);
 
@@ -130,14 +135,14 @@ async fn fiat_only_with_a_price_source() {
     priced.prices = Some(PriceSourceConfig::Static {
         usd: [(format!("{NET}/native"), "3001.999".to_string()), (format!("{NET}/erc20:{TOKEN}"), "1".to_string())].into(),
     });
-    let with = ChainService::new(&priced).unwrap().balances(NET, HOLDER).await.unwrap();
+    let with = service(&priced).balances(NET, HOLDER).await.unwrap();
     assert_eq!(with.native.display_usd_value().as_deref(), Some("7504.99"), "2.5 × 3001.999, floored to the cent");
     assert_eq!(with.tokens[0].display_usd_value().as_deref(), Some("1234.56"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_unconfigured_network_is_an_unsupported_chain() {
-    let service = ChainService::new(&ChainConfig::default()).unwrap();
+    let service = service(&ChainConfig::default());
     let error = service.balances(NetworkId::eip155(1), HOLDER).await.unwrap_err();
     assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "Unsupported chain");
 }

@@ -23,6 +23,7 @@ use vestibule_chain::activity::{self as chain_activity, TransferAsset};
 use vestibule_chain::amount::Amount;
 use vestibule_chain::balances::AssetBalance;
 use vestibule_chain::prices::AssetId;
+use vestibule_chain::rpc::RpcFailure;
 use vestibule_chain::solana::parse_solana_address;
 use vestibule_chain::solana::rpc::{SignatureOutcome, TransferRequest};
 use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, NetworkId, SolanaSendError, TransactionError};
@@ -30,6 +31,12 @@ use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, 
 /// How long one receipt effect waits for a sent transaction to be mined before reporting
 /// `NotMined` (the session records that; the chain service polls every second meanwhile).
 pub const RECEIPT_WAIT: Duration = Duration::from_secs(120);
+
+// The chain service refuses a host read's answer past its bound while it arrives; the bound must
+// leave room for every answer the session takes (64 KiB of JSON) and its JSON-RPC envelope.
+const _: () = assert!(
+    vestibule_chain::service::DEFAULT_HOST_READ_MAX_RESPONSE_BYTES >= vestibule_actors::machines::host_requests::MAX_JSON_BYTES + 512
+);
 
 /// `ChainEffects` over a [`ChainService`]: what `Registry::with_chain` is given in `server.rs`.
 #[derive(Clone)]
@@ -166,7 +173,8 @@ impl ChainEffects for ServiceEffects {
             let Some(id) = network_id(&network) else {
                 return WalletOutcome::Error { code: 4901, message: format!("Unsupported chain: {network}") };
             };
-            match service.request(id, &method, params).await {
+            // `host_read`: an answer over the session's 64 KiB is refused while it arrives.
+            match service.host_read(id, &method, params).await {
                 Ok(result) => WalletOutcome::Ok { result },
                 Err(e) => {
                     tracing::debug!(%network, %method, error = %e, "a host's read failed");
@@ -239,10 +247,12 @@ fn solana_send_error(error: &SolanaSendError) -> String {
 
 /// A chain error as the host's provider rejects with it: the node's own JSON-RPC error as it
 /// answered (an `eth_call` revert keeps its code and message), 4901 "chain disconnected" when no
-/// node of the network could be reached, 4200 for a method outside the safe list.
+/// node of the network could be reached, 4200 for a method outside the safe list, -32603 for an
+/// answer that came but could not be used (too large, not JSON-RPC).
 fn host_error(error: &ChainError) -> WalletOutcome {
     let code = match error {
         ChainError::Rpc { code, message, .. } => return WalletOutcome::Error { code: *code, message: message.clone() },
+        ChainError::Transport(RpcFailure::BadResponse(_)) => -32603,
         ChainError::UnsupportedNetwork(_) | ChainError::Transport(_) => 4901,
         ChainError::MethodNotAllowed { .. } => 4200,
         ChainError::Decode(_) => -32603,

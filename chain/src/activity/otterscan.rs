@@ -28,7 +28,7 @@ use super::{
 use crate::ChainError;
 use crate::balances::{TokenMetadata, TokenMetadataCache};
 use crate::config::NetworkSettings;
-use crate::erc20::{IERC20, TRANSFER_TOPIC, decode_symbol};
+use crate::erc20::{IERC20, TRANSFER_TOPIC, decode_decimals, decode_symbol};
 
 pub struct OtterscanActivity {
     client: RpcClient,
@@ -120,6 +120,21 @@ pub fn page_range(high: u64, oldest_found: Option<u64>, last_page: bool, max_ran
     PageRange { low, high, next_before }
 }
 
+/// The most token contracts whose metadata (`decimals`, `symbol`) one page asks for. Any address
+/// can be sent transfers from any number of contracts nobody else knows; past this bound the
+/// rest of a page's unknown tokens are shown as tokens without symbol or decimals (amounts in base
+/// units), and are asked for on a later page that meets them.
+pub const MAX_TOKEN_LOOKUPS_PER_PAGE: usize = 32;
+
+/// The unknown tokens one page asks about: at most [`MAX_TOKEN_LOOKUPS_PER_PAGE`], in address
+/// order (the same page asks for the same ones).
+pub fn tokens_to_look_up(unknown: impl IntoIterator<Item = Address>) -> Vec<Address> {
+    let mut unknown: Vec<Address> = unknown.into_iter().collect::<HashSet<_>>().into_iter().collect();
+    unknown.sort();
+    unknown.truncate(MAX_TOKEN_LOOKUPS_PER_PAGE);
+    unknown
+}
+
 fn parse_cursor(cursor: &ActivityCursor) -> Result<u64, ChainError> {
     cursor
         .0
@@ -203,8 +218,7 @@ impl ActivitySource for OtterscanActivity {
                 }
             }
         }
-        let unknown_tokens: Vec<Address> =
-            token_contracts.into_iter().filter(|t| self.metadata.get(self.network.id, *t).is_none()).collect();
+        let unknown_tokens = tokens_to_look_up(token_contracts.into_iter().filter(|t| self.metadata.get(self.network.id, *t).is_none()));
 
         let mut batch = self.client.new_batch();
         let mut fetched = Vec::new();
@@ -228,8 +242,10 @@ impl ActivitySource for OtterscanActivity {
             transactions.insert(tx.hash, (tx, Some(receipt)));
         }
         for (token, decimals, symbol) in token_calls {
-            // A contract that does not answer is shown without symbol or decimals.
-            let decimals = decimals.await.ok().and_then(|d| IERC20::decimalsCall::abi_decode_returns(&d).ok());
+            // A contract that does not answer, or answers outside the bounds (a symbol of at most 32
+            // printable characters, at most 36 decimals), is shown without symbol or decimals, and
+            // nothing is kept about it.
+            let decimals = decimals.await.ok().and_then(|d| decode_decimals(&d));
             let symbol = symbol.await.ok().and_then(|s| decode_symbol(&s));
             if let (Some(decimals), Some(symbol)) = (decimals, symbol) {
                 self.metadata.insert(self.network.id, token, TokenMetadata { symbol, decimals });
@@ -374,6 +390,15 @@ mod tests {
         assert_eq!(page_range(10_000, Some(10), false, 1_000), PageRange { low: 9_001, high: 10_000, next_before: Some(9_001) });
         assert_eq!(page_range(10_000, None, true, 1_000), PageRange { low: 9_001, high: 10_000, next_before: Some(9_001) });
         assert_eq!(page_range(999, None, true, 1_000), PageRange { low: 0, high: 999, next_before: None });
+    }
+
+    #[test]
+    fn a_page_looks_up_at_most_32_tokens_the_same_ones_each_time() {
+        let tokens: Vec<Address> = (0..100u8).rev().map(|n| Address::with_last_byte(n)).collect();
+        let picked = tokens_to_look_up(tokens.iter().copied().chain(tokens.iter().copied()));
+        assert_eq!(picked.len(), MAX_TOKEN_LOOKUPS_PER_PAGE);
+        assert_eq!(picked, (0..32u8).map(Address::with_last_byte).collect::<Vec<_>>());
+        assert_eq!(tokens_to_look_up([Address::ZERO]), [Address::ZERO]);
     }
 
     #[test]

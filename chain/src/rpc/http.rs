@@ -10,6 +10,8 @@ use alloy::transports::http::reqwest::{self, Url, header};
 use futures_util::future::BoxFuture;
 use tower::Service;
 
+use super::chain_id::ChainIdGate;
+
 /// How an attempt on one endpoint failed, before the policy judges it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AttemptError {
@@ -28,6 +30,9 @@ pub enum AttemptError {
     /// A body longer than the policy's `max_response_bytes` (announced or as it arrived).
     #[error("the answer is larger than {limit} bytes")]
     TooLarge { limit: usize },
+    /// Not sent: the endpoint answered `eth_chainId` with another chain than the network's.
+    #[error("{0}")]
+    WrongChain(String),
 }
 
 /// An endpoint, printable without its path or query (providers put API keys there).
@@ -68,11 +73,19 @@ pub struct HttpEndpoint {
     client: reqwest::Client,
     endpoint: Endpoint,
     max_response_bytes: usize,
+    /// When set, calls are refused while the endpoint is known to serve another chain.
+    chain_id: Option<Arc<ChainIdGate>>,
 }
 
 impl HttpEndpoint {
     pub fn new(client: reqwest::Client, url: Url, max_response_bytes: usize) -> Self {
-        Self { client, endpoint: Endpoint::new(url), max_response_bytes }
+        Self { client, endpoint: Endpoint::new(url), max_response_bytes, chain_id: None }
+    }
+
+    /// This endpoint, refusing calls while `gate` says it serves another chain.
+    pub fn with_chain_id_gate(mut self, gate: Arc<ChainIdGate>) -> Self {
+        self.chain_id = Some(gate);
+        self
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -80,6 +93,9 @@ impl HttpEndpoint {
     }
 
     async fn post(self, packet: RequestPacket) -> Result<ResponsePacket, AttemptError> {
+        if let Some(refusal) = self.chain_id.as_ref().and_then(|gate| gate.refusal()) {
+            return Err(AttemptError::WrongChain(refusal));
+        }
         let body = serde_json::to_vec(&packet).map_err(|e| AttemptError::BadResponse(format!("request not serializable: {e}")))?;
         let response = self
             .client

@@ -11,6 +11,7 @@
 //! ```
 
 pub mod batch;
+pub mod chain_id;
 pub mod dedup;
 pub mod failure;
 pub mod http;
@@ -36,6 +37,12 @@ pub type NetworkTransport = DedupService<BatchLimitService<RpcPolicyService<Http
 /// The stack for a network whose endpoints are `urls`, in order of preference.
 pub fn network_transport(http: &reqwest::Client, urls: &[Url], policy: &RpcPolicy, metrics: NetworkMetrics) -> NetworkTransport {
     let endpoints = urls.iter().map(|url| HttpEndpoint::new(http.clone(), url.clone(), policy.max_response_bytes)).collect::<Vec<_>>();
+    endpoints_transport(endpoints, policy, metrics)
+}
+
+/// The stack over `endpoints`, in order of preference (each with its own answer bound and chain
+/// id gate).
+pub fn endpoints_transport(endpoints: Vec<HttpEndpoint>, policy: &RpcPolicy, metrics: NetworkMetrics) -> NetworkTransport {
     ServiceBuilder::new()
         .layer(DedupLayer::new(policy.dedup_capacity, metrics.clone()))
         .layer(BatchLimitLayer::new(policy.max_batch_size))
@@ -45,6 +52,15 @@ pub fn network_transport(http: &reqwest::Client, urls: &[Url], policy: &RpcPolic
 
 /// alloy's JSON-RPC client over [`network_transport`].
 pub fn network_client(http: &reqwest::Client, urls: &[Url], policy: &RpcPolicy, metrics: NetworkMetrics) -> RpcClient {
-    let is_local = urls.iter().all(|u| matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")));
-    RpcClient::new(network_transport(http, urls, policy, metrics), is_local)
+    RpcClient::new(network_transport(http, urls, policy, metrics), is_local(urls))
+}
+
+/// alloy's JSON-RPC client over [`endpoints_transport`].
+pub fn endpoints_client(endpoints: Vec<HttpEndpoint>, policy: &RpcPolicy, metrics: NetworkMetrics) -> RpcClient {
+    let local = is_local(&endpoints.iter().map(|e| e.endpoint().url().clone()).collect::<Vec<_>>());
+    RpcClient::new(endpoints_transport(endpoints, policy, metrics), local)
+}
+
+fn is_local(urls: &[Url]) -> bool {
+    urls.iter().all(|u| matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")))
 }

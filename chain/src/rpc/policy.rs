@@ -113,6 +113,8 @@ pub enum AttemptFailure {
     TimedOut,
     /// The answer was larger than `max_response_bytes`.
     TooLarge,
+    /// Not sent: the endpoint serves another chain than the network's (decision 0914).
+    WrongChain,
 }
 
 impl AttemptFailure {
@@ -121,7 +123,7 @@ impl AttemptFailure {
             Self::Status { status, .. } => is_retryable_status(*status),
             Self::Rpc { code, message } => is_retryable_rpc_error(*code, message),
             Self::NoStatus | Self::TimedOut => true,
-            Self::TooLarge => false,
+            Self::TooLarge | Self::WrongChain => false,
         }
     }
 }

@@ -143,6 +143,7 @@ fn judge_error(error: AttemptError) -> (AttemptFailure, RpcFailure) {
         }
         AttemptError::Network(message) => (AttemptFailure::NoStatus, RpcFailure::Network(message)),
         AttemptError::BadResponse(message) => (AttemptFailure::NoStatus, RpcFailure::BadResponse(message)),
+        AttemptError::WrongChain(message) => (AttemptFailure::WrongChain, RpcFailure::Network(message)),
         AttemptError::TooLarge { limit } => {
             (AttemptFailure::TooLarge, RpcFailure::BadResponse(format!("the answer is larger than {limit} bytes")))
         }

@@ -1,0 +1,123 @@
+//! A session host's reads (`ChainService::host_read`, review finding 3): an answer larger than the
+//! session takes (64 KiB of JSON) is refused while it arrives, not after reading up to
+//! `[rpc] max_response_bytes`; an `eth_getLogs` over more than 10,000 blocks is refused with
+//! -32602 without reaching a node (or after asking only for the head). Against a stub node, on
+//! tokio's paused clock.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::stub::{Reply, StubNode, answer};
+use vestibule_chain::config::NetworkConfig;
+use vestibule_chain::rpc::RpcFailure;
+use vestibule_chain::service::{DEFAULT_HOST_READ_MAX_RESPONSE_BYTES, MAX_HOST_LOGS_BLOCK_RANGE};
+use vestibule_chain::{ChainConfig, ChainError, ChainService, NetworkId};
+
+const NET: NetworkId = NetworkId::eip155(1);
+
+fn service(url: &str) -> ChainService {
+    let network = NetworkConfig { rpc_urls: vec![url.to_string()], ..Default::default() };
+    let config = ChainConfig { networks: [(NET.to_string(), network)].into(), ..Default::default() };
+    // No chain id check: these tests count the stub's requests.
+    ChainService::builder(&config).host_reads(&["eth_call", "eth_getLogs", "eth_blockNumber"]).check_chain_ids(false).build().unwrap()
+}
+
+fn too_large() -> Result<Value, ChainError> {
+    Err(ChainError::Transport(RpcFailure::BadResponse(format!("the answer is larger than {DEFAULT_HOST_READ_MAX_RESPONSE_BYTES} bytes"))))
+}
+
+fn call() -> Value {
+    json!([{ "to": "0x0000000000000000000000000000000000000001", "data": "0x" }, "latest"])
+}
+
+/// An `eth_call` result of `bytes` hex digits.
+fn result_of(bytes: usize) -> Value {
+    json!(format!("0x{}", "ab".repeat(bytes / 2)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_reads_answer_over_the_host_bound_is_refused_as_it_arrives() {
+    // 100 KB: under `[rpc] max_response_bytes` (16 MiB), over what a session takes.
+    let node = StubNode::start(|_, body| Reply::Json(answer(body, |_| Ok(result_of(100_000))))).await;
+    let service = service(&node.url());
+    assert_eq!(service.host_read(NET, "eth_call", call()).await, too_large());
+    assert_eq!(node.received().len(), 1, "not asked again");
+    // Other callers keep the general bound.
+    assert_eq!(service.request(NET, "eth_call", call()).await, Ok(result_of(100_000)));
+    // An answer the session takes (60 KB) is read.
+    let fits = StubNode::start(|_, body| Reply::Json(answer(body, |_| Ok(result_of(60_000))))).await;
+    assert_eq!(service_of(&fits).host_read(NET, "eth_call", call()).await, Ok(result_of(60_000)));
+}
+
+fn service_of(node: &StubNode) -> ChainService {
+    service(&node.url())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_reads_answer_announced_over_the_host_bound_is_refused_before_its_body() {
+    // 1 MiB announced, then nothing: only a refusal at the header ends the call at once.
+    let node = StubNode::start(|_, _| Reply::Announced { bytes: 1 << 20 }).await;
+    let started = tokio::time::Instant::now();
+    assert_eq!(service_of(&node).host_read(NET, "eth_call", call()).await, too_large());
+    assert_eq!(started.elapsed(), std::time::Duration::ZERO, "no attempt timed out");
+}
+
+/// A node whose head is `head` and whose logs are none.
+fn logs_node(head: u64) -> impl Fn(usize, &Value) -> Reply + Send + Sync + 'static {
+    move |_, body| {
+        Reply::Json(answer(body, |request| match request["method"].as_str().unwrap() {
+            "eth_blockNumber" => Ok(json!(format!("{head:#x}"))),
+            "eth_getLogs" => Ok(json!([])),
+            other => panic!("unexpected {other}"),
+        }))
+    }
+}
+
+fn asked(node: &StubNode) -> Vec<String> {
+    node.received().iter().flat_map(|r| r.methods()).collect()
+}
+
+fn logs(filter: Value) -> Value {
+    json!([filter])
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_get_logs_over_10000_blocks_is_refused_with_invalid_params() {
+    let node = StubNode::start(logs_node(5_000_000)).await;
+    let service = service_of(&node);
+    let read = |filter: Value| service.host_read(NET, "eth_getLogs", logs(filter));
+    assert_eq!(MAX_HOST_LOGS_BLOCK_RANGE, 10_000);
+
+    // Both ends numbers: refused without a word to the node.
+    let refused = read(json!({ "fromBlock": "0x0", "toBlock": "0x2710" })).await.unwrap_err();
+    let ChainError::Rpc { code, message, .. } = &refused else { panic!("{refused:?}") };
+    assert_eq!(*code, -32602);
+    assert_eq!(message, "eth_getLogs from block 0 to 10000 spans 10001 blocks; at most 10000 at once");
+    assert!(asked(&node).is_empty());
+    assert_eq!(read(json!({ "fromBlock": "0x0", "toBlock": "0x270f" })).await, Ok(json!([])), "10,000 blocks");
+    assert_eq!(asked(&node), ["eth_getLogs"]);
+
+    // "earliest" (or a number) to "latest": the head decides.
+    let refused = read(json!({ "fromBlock": "earliest", "toBlock": "latest" })).await.unwrap_err();
+    assert!(matches!(&refused, ChainError::Rpc { code: -32602, .. }), "{refused:?}");
+    let refused = read(json!({ "fromBlock": "0x0" })).await.unwrap_err();
+    assert!(matches!(&refused, ChainError::Rpc { code: -32602, .. }), "{refused:?}");
+    assert_eq!(asked(&node), ["eth_getLogs", "eth_blockNumber", "eth_blockNumber"], "only the head was asked");
+    assert_eq!(read(json!({ "fromBlock": format!("{:#x}", 5_000_000 - 9_999), "toBlock": "latest" })).await, Ok(json!([])));
+
+    // Near the head, or one block: forwarded as they are.
+    assert_eq!(read(json!({})).await, Ok(json!([])));
+    assert_eq!(read(json!({ "fromBlock": "latest" })).await, Ok(json!([])));
+    assert_eq!(read(json!({ "blockHash": format!("0x{}", "11".repeat(32)) })).await, Ok(json!([])));
+    // An end that is neither a number nor a tag.
+    let refused = read(json!({ "fromBlock": 0, "toBlock": "latest" })).await.unwrap_err();
+    assert!(matches!(&refused, ChainError::Rpc { code: -32602, .. }), "{refused:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_a_short_chain_earliest_to_latest_is_forwarded() {
+    let node = StubNode::start(logs_node(50)).await;
+    let service = service_of(&node);
+    assert_eq!(service.host_read(NET, "eth_getLogs", logs(json!({ "fromBlock": "earliest", "toBlock": "latest" }))).await, Ok(json!([])));
+    assert_eq!(asked(&node), ["eth_blockNumber", "eth_getLogs"]);
+}
