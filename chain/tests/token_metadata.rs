@@ -13,7 +13,7 @@ use alloy::sol_types::SolValue;
 use serde_json::{Value, json};
 use support::stub::{Reply, StubNode, answer};
 use vestibule_chain::activity::TransferAsset;
-use vestibule_chain::activity::otterscan::{MAX_TOKEN_LOOKUPS_PER_PAGE, OtterscanActivity};
+use vestibule_chain::activity::otterscan::{MAX_TOKEN_LOOKUPS_PER_PAGE, MAX_TRANSFERS_PER_TRANSACTION, OtterscanActivity};
 use vestibule_chain::balances::TokenMetadataCache;
 use vestibule_chain::config::{NetworkConfig, TokenConfig};
 use vestibule_chain::erc20::TRANSFER_TOPIC;
@@ -60,6 +60,11 @@ fn transfer_log(index: usize, token: &Token) -> Value {
 /// A node on which VICTIM received one transfer from each of `tokens` (one transaction each, in
 /// block 5), and nothing else.
 fn chain(tokens: Vec<Token>) -> impl Fn(usize, &Value) -> Reply + Send + Sync + 'static {
+    chain_repeating(tokens, 1)
+}
+
+/// As [`chain`], with each transaction's receipt holding its transfer log `repeat` times.
+fn chain_repeating(tokens: Vec<Token>, repeat: usize) -> impl Fn(usize, &Value) -> Reply + Send + Sync + 'static {
     move |_, body| {
         Reply::Json(answer(body, |request| {
             let params = &request["params"];
@@ -77,7 +82,7 @@ fn chain(tokens: Vec<Token>) -> impl Fn(usize, &Value) -> Reply + Send + Sync + 
                         "hash": hash, "transactionHash": hash, "from": SENDER, "to": tokens[index].address, "value": "0x0",
                         "input": "0x", "blockNumber": "0x5", "transactionIndex": format!("{index:#x}"),
                         "blockTimestamp": "0x665a4a00", "timestamp": "0x665a4a00", "status": "0x1",
-                        "logs": [transfer_log(index, &tokens[index])],
+                        "logs": vec![transfer_log(index, &tokens[index]); repeat],
                     }))
                 }
                 "eth_call" => {
@@ -188,4 +193,19 @@ async fn one_page_looks_up_at_most_32_unknown_tokens() {
     assert_eq!(transfers.len(), 100, "every transfer is listed");
     assert_eq!(transfers.iter().filter(|t| t.1.is_some()).count(), MAX_TOKEN_LOOKUPS_PER_PAGE);
     assert_eq!(metadata.len(), MAX_TOKEN_LOOKUPS_PER_PAGE);
+}
+
+#[tokio::test]
+async fn a_transaction_that_emits_thousands_of_transfers_to_the_account_shows_a_bounded_number() {
+    // Anyone can send an address one transaction whose contract emits a Transfer to it 5,000
+    // times: kept whole, the page's event would be too large for the session's log.
+    let node = StubNode::start(chain_repeating(vec![token(1, "SPAM", 6)], 5_000)).await;
+    let (source, _) = activity_source(&node);
+    let page = source.page(VICTIM, None).await.unwrap();
+    assert_eq!(page.transactions.len(), 1);
+    assert_eq!(page.transactions[0].transfers.len(), MAX_TRANSFERS_PER_TRANSACTION);
+    // The positive probe: a transaction with a few transfers keeps them all.
+    let node = StubNode::start(chain_repeating(vec![token(1, "SPAM", 6)], 3)).await;
+    let (source, _) = activity_source(&node);
+    assert_eq!(source.page(VICTIM, None).await.unwrap().transactions[0].transfers.len(), 3);
 }

@@ -126,6 +126,12 @@ pub fn page_range(high: u64, oldest_found: Option<u64>, last_page: bool, max_ran
 /// units), and are asked for on a later page that meets them.
 pub const MAX_TOKEN_LOOKUPS_PER_PAGE: usize = 32;
 
+/// The most transfers one transaction shows (the native one first, then its logs in order). A
+/// contract can emit any number of Transfer logs naming the account in one transaction; kept
+/// whole, one page's event would outgrow the session's log (and the view). The operation type is
+/// judged on all of them.
+pub const MAX_TRANSFERS_PER_TRANSACTION: usize = 10;
+
 /// The unknown tokens one page asks about: at most [`MAX_TOKEN_LOOKUPS_PER_PAGE`], in address
 /// order (the same page asks for the same ones).
 pub fn tokens_to_look_up(unknown: impl IntoIterator<Item = Address>) -> Vec<Address> {
@@ -320,6 +326,7 @@ impl OtterscanActivity {
             }
         }
         let operation = OperationType::from_node_data(account, tx.from, tx.to, &tx.input, &transfers);
+        transfers.truncate(MAX_TRANSFERS_PER_TRANSACTION);
         Transaction {
             hash: tx.hash,
             network: self.network.id,
