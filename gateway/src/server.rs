@@ -1,5 +1,5 @@
 //! `vestibule serve`: opens the log, starts the HTTP server and runs until SIGINT or SIGTERM, then
-//! shuts down gracefully: stop accepting, close every WebSocket with 1001, stop the sessions, flush.
+//! shuts down gracefully: stop accepting, close every WebSocket with 1001, stop the sessions, close the log (flushed, and checkpointed).
 //!
 //! The server is actix-server + actix-http's `HttpService` (what actix-web's `HttpServer` is made
 //! of) with one step in front: each accepted socket must get a slot in the socket table
@@ -56,7 +56,9 @@ impl Running {
         }
         // Give stopping sessions a moment to finish in-flight appends before the final flush.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        self.state.registry.log().flush().await?;
+        // Closing flushes, and leaves what a close leaves (the segment log's index checkpoint):
+        // the log's handles are shared, so the last one is never dropped before the process exits.
+        self.state.registry.log().close().await?;
         tracing::info!("stopped");
         Ok(())
     }

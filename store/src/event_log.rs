@@ -230,6 +230,14 @@ pub trait EventLog: Send + Sync + 'static {
     /// Make everything appended so far durable (used at shutdown, and by buffered mode's callers).
     async fn flush(&self) -> Result<(), StoreError>;
 
+    /// A graceful stop: make everything durable and leave on disk what closing the log leaves (the
+    /// segment log's index checkpoint, so the next open need not scan the whole log), even while
+    /// other handles still hold the log. It stays usable; dropping the last handle still closes it.
+    /// The default flushes.
+    async fn close(&self) -> Result<(), StoreError> {
+        self.flush().await
+    }
+
     /// Counters and histograms for a metrics endpoint; `None` for a backend that keeps none.
     fn metrics(&self) -> Option<crate::StoreMetrics> {
         None

@@ -1,4 +1,4 @@
-//! The segment log's own crash discipline (decision 0105): a torn last frame is cut at every byte,
+//! The segment log's own crash discipline (decision 0105): a torn last frame is cut at every block,
 //! corruption anywhere else is an error naming its place, data survives reopening, segments roll
 //! over when full and go once nothing in them is live.
 
@@ -115,8 +115,11 @@ async fn reopen_and_check(dir: &Path, s: SessionId, kept: u64, what: &str) {
     check_intact(&log, s, kept + 1, what).await;
 }
 
+/// A crash tears a write in whole blocks (a device writes 512-byte sectors, the page cache whole
+/// pages), in place: the segment keeps its preallocated size. A cut of the file, or a flipped byte
+/// in a complete frame, is damage, refused (`segments_damage.rs`).
 #[tokio::test]
-async fn a_torn_last_frame_is_cut_at_every_byte_and_every_acknowledged_append_survives() {
+async fn a_torn_last_frame_is_cut_at_every_block_and_every_acknowledged_append_survives() {
     let pristine = tempfile::tempdir().unwrap();
     let appends = 4;
     let s = write_frames(pristine.path(), appends).await;
@@ -126,12 +129,18 @@ async fn a_torn_last_frame_is_cut_at_every_byte_and_every_acknowledged_append_su
     let (start, end) = *all.last().unwrap();
 
     for cut in 0..(end - start) {
+        // Written up to the block boundary at or after `cut` bytes of the frame; zeros after.
+        let from = if cut == 0 { start } else { (start + cut).next_multiple_of(512) };
+        if from >= end {
+            continue;
+        }
         let dir = tempfile::tempdir().unwrap();
         copy_dir(pristine.path(), dir.path());
-        let file = std::fs::OpenOptions::new().write(true).open(segment(dir.path(), 1)).unwrap();
-        file.set_len((start + cut) as u64).unwrap();
-        drop(file);
-        reopen_and_check(dir.path(), s, appends - 1, &format!("cut after {cut} bytes of the last frame")).await;
+        let path = segment(dir.path(), 1);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[from..end].fill(0);
+        std::fs::write(&path, &bytes).unwrap();
+        reopen_and_check(dir.path(), s, appends - 1, &format!("the last frame written up to byte {}", from - start)).await;
     }
     for flip in start..end {
         let dir = tempfile::tempdir().unwrap();
@@ -140,7 +149,10 @@ async fn a_torn_last_frame_is_cut_at_every_byte_and_every_acknowledged_append_su
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[flip] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
-        reopen_and_check(dir.path(), s, appends - 1, &format!("byte {} of the last frame flipped", flip - start)).await;
+        match SegmentEventLog::open(config(dir.path())) {
+            Err(StoreError::Engine(msg)) => assert!(msg.contains(&format!("offset {start}")), "byte {flip}: {msg}"),
+            other => panic!("byte {} of the last frame flipped: expected a corruption error, got {other:?}", flip - start),
+        }
     }
 }
 
@@ -465,9 +477,9 @@ async fn a_checkpoint_newer_than_the_data_is_refused() {
     let appends = 4;
     let s = write_frames(pristine.path(), appends).await;
     let (start, end) = *frames(&segment(pristine.path(), 1)).last().unwrap();
-    // The close's checkpoint covers the last frame. A torn write of it (a cut, or a damaged byte
-    // that makes it torn) is cut at open; the checkpoint, which names that frame, must not be used.
-    for damage in ["cut", "flip"] {
+    // The close's checkpoint covers the last frame. A torn write of it (none of it written, or a
+    // block of it not) is cut at open; the checkpoint, which names that frame, must not be used.
+    for damage in ["unwritten", "block"] {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(pristine.path(), dir.path());
         let ckpt = newest_checkpoint(pristine.path());
@@ -475,8 +487,8 @@ async fn a_checkpoint_newer_than_the_data_is_refused() {
         let path = segment(dir.path(), 1);
         let mut bytes = std::fs::read(&path).unwrap();
         match damage {
-            "cut" => bytes.truncate(start + (end - start) / 2),
-            _ => bytes[end - 1] ^= 0x04,
+            "unwritten" => bytes[start..end].fill(0),
+            _ => bytes[((end - 1) / 512 * 512).max(start)..end].fill(0),
         }
         std::fs::write(&path, &bytes).unwrap();
         reopen_and_check(dir.path(), s, appends - 1, &format!("the checkpoint's last frame: {damage}")).await;

@@ -216,7 +216,11 @@ impl SegmentEventLog {
         std::fs::create_dir_all(&dir).map_err(io)?;
         let lock = segment::lock(&dir, config.lock_wait_ms)?;
         let segment_bytes = config.segment_bytes.clamp(MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
-        let recovered = recover::recover(&dir, segment_bytes)?;
+        let mut recovered = recover::recover(&dir, segment_bytes)?;
+        let files = ReadFiles::new(dir.clone(), READ_FILES);
+        for (seg, (known_from, starts)) in std::mem::take(&mut recovered.frames) {
+            files.set_frames(seg, known_from, starts);
+        }
         let (closed, _) = watch::channel(false);
         let (notices, _) = broadcast::channel(config.follow_buffer.max(1));
         let shared = Arc::new(Shared {
@@ -225,7 +229,7 @@ impl SegmentEventLog {
             upcaster,
             max_event_bytes: config.max_event_bytes,
             index: RwLock::new(recovered.index),
-            files: ReadFiles::new(dir.clone(), READ_FILES),
+            files,
             durable: AtomicU64::new(Pos { seg: recovered.active, offset: recovered.end as u32 }.packed()),
             closed,
             notices: Mutex::new(Some(notices)),
@@ -256,6 +260,25 @@ impl SegmentEventLog {
 
     pub fn path(&self) -> &Path {
         &self.shared.dir
+    }
+
+    /// The segment size the log in `dir` was last written with: the size of its newest segment file
+    /// that is not empty (segments are preallocated to the size set when they were made), within
+    /// the sizes accepted. `None` when it holds no segment. For tools that open a directory without
+    /// its configuration, so that they neither grow it nor shrink it (decision 0105).
+    pub fn segment_bytes_in(dir: &Path) -> std::io::Result<Option<u64>> {
+        let segs = match segment::list(dir) {
+            Ok(segs) => segs,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        for seg in segs.into_iter().rev() {
+            let len = std::fs::metadata(segment::path(dir, seg))?.len();
+            if len > 0 {
+                return Ok(Some(len.clamp(MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES)));
+            }
+        }
+        Ok(None)
     }
 
     /// Writes an index checkpoint now (after syncing what is written), so that the next open scans
@@ -559,6 +582,12 @@ impl EventLog for SegmentEventLog {
 
     async fn flush(&self) -> Result<(), StoreError> {
         self.call(|reply| Op::Flush { reply }).await
+    }
+
+    /// Syncs and writes the index checkpoint a close writes (with `checkpoint_bytes = 0`, the only
+    /// one): a gateway's graceful stop holds the log through many handles and never drops the last.
+    async fn close(&self) -> Result<(), StoreError> {
+        self.checkpoint().await
     }
 
     fn metrics(&self) -> Option<StoreMetrics> {

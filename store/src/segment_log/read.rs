@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use futures_util::StreamExt;
 use tokio::sync::broadcast;
 
+use super::frame;
 use super::record::{self, Body};
 use super::segment::Pos;
 use super::{Notice, Shared};
@@ -30,18 +31,62 @@ impl Shared {
         self.index.read().unwrap_or_else(|p| p.into_inner()).get(session).is_some()
     }
 
-    /// The kind and body of the record at `pos`.
-    fn read_record(&self, pos: Pos) -> Result<(u8, Vec<u8>), ReadError> {
-        let mut header = [0u8; record::HEADER_LEN];
-        self.files.read_at(pos, &mut header).map_err(ReadError::Io)?;
-        let (kind, len) = record::parse_header(&header).ok_or_else(|| ReadError::Bad("short header".into()))?;
-        if len > MAX_RECORD {
-            return Err(ReadError::Bad(format!("a record length of {len} bytes")));
+    /// The kind and body of the record at `pos`, from the frame around it, whose CRC is checked
+    /// on every read: bytes damaged after the log opened (or before, where an index checkpoint let
+    /// opening skip them) are a corruption error naming the segment file and offset, never data.
+    /// `frame` keeps the last frame read and checked, for the next record of the same read.
+    fn read_record(&self, pos: Pos, frame: &mut Option<(Pos, Vec<u8>)>) -> Result<(u8, Vec<u8>), ReadError> {
+        let path = || super::segment::path(&self.dir, pos.seg).display().to_string();
+        let cached = frame.as_ref().is_some_and(|(start, records)| {
+            start.seg == pos.seg
+                && pos.offset >= start.offset + frame::HEADER_LEN as u32
+                && u64::from(pos.offset) < u64::from(start.offset) + (frame::HEADER_LEN + records.len()) as u64
+        });
+        if !cached {
+            let start = self
+                .files
+                .frame_of(pos)
+                .map_err(ReadError::Io)?
+                .ok_or_else(|| ReadError::Bad(format!("no frame of {} holds a record at offset {}", path(), pos.offset)))?;
+            let mut h = [0u8; frame::HEADER_LEN];
+            let start = Pos { seg: pos.seg, offset: start };
+            self.files.read_at(start, &mut h).map_err(ReadError::Io)?;
+            let header = frame::Header::parse(&h);
+            let end = u64::from(start.offset) + frame::HEADER_LEN as u64 + u64::from(header.len);
+            if u64::from(pos.offset) + record::HEADER_LEN as u64 > end || header.len as usize > MAX_RECORD {
+                return Err(ReadError::Bad(format!(
+                    "the frame at offset {} of {} ({} bytes) does not hold a record at offset {}",
+                    start.offset,
+                    path(),
+                    header.len,
+                    pos.offset
+                )));
+            }
+            let mut records = vec![0u8; header.len as usize];
+            let at = Pos { seg: pos.seg, offset: start.offset + frame::HEADER_LEN as u32 };
+            self.files.read_at(at, &mut records).map_err(ReadError::Io)?;
+            if !header.matches(&records) {
+                return Err(ReadError::Bad(format!(
+                    "the CRC of the frame at offset {} of {} ({} bytes) does not match",
+                    start.offset,
+                    path(),
+                    header.len
+                )));
+            }
+            *frame = Some((start, records));
         }
-        let mut body = vec![0u8; len];
-        let at = Pos { seg: pos.seg, offset: pos.offset + record::HEADER_LEN as u32 };
-        self.files.read_at(at, &mut body).map_err(ReadError::Io)?;
-        Ok((kind, body))
+        let Some((start, records)) = frame.as_ref() else { unreachable!("read above") };
+        let from = (pos.offset - start.offset) as usize - frame::HEADER_LEN;
+        let header: &[u8; record::HEADER_LEN] = records
+            .get(from..from + record::HEADER_LEN)
+            .and_then(|h| h.try_into().ok())
+            .ok_or_else(|| ReadError::Bad("short header".into()))?;
+        let (kind, len) = record::parse_header(header).ok_or_else(|| ReadError::Bad("short header".into()))?;
+        let body = records
+            .get(from + record::HEADER_LEN..)
+            .and_then(|rest| rest.get(..len))
+            .ok_or_else(|| ReadError::Bad(format!("a record of {len} bytes runs past the end of its frame")))?;
+        Ok((kind, body.to_vec()))
     }
 
     /// A read of one of `session`'s records failed: if the session was expired meanwhile (and its
@@ -86,11 +131,13 @@ impl Shared {
             self.index.read().unwrap_or_else(|p| p.into_inner()).extents(&session, from, to).ok_or(StoreError::UnknownSession(session))?;
         after_lookup();
         let mut out = Vec::new();
+        let mut frame = None;
         for extent in extents {
             if out.len() >= limit || durable_before.is_some_and(|mark| extent.pos >= mark) {
                 break;
             }
-            let (kind, body) = self.read_record(extent.pos).map_err(|e| self.read_failure(session, extent.first_seq, extent.pos, e))?;
+            let (kind, body) =
+                self.read_record(extent.pos, &mut frame).map_err(|e| self.read_failure(session, extent.first_seq, extent.pos, e))?;
             let corrupt = |reason: String| StoreError::Corrupt {
                 session,
                 seq: extent.first_seq,
@@ -142,7 +189,7 @@ impl Shared {
         let candidates = self.index.read().unwrap_or_else(|p| p.into_inner()).answer_candidates(&session, command_id);
         after_lookup();
         for pos in candidates.unwrap_or_default() {
-            let (kind, body) = match self.read_record(pos) {
+            let (kind, body) = match self.read_record(pos, &mut None) {
                 Ok(r) => r,
                 Err(_) if !self.exists(&session) => return Ok(None), // expired meanwhile
                 Err(e) => return Err(self.read_failure(session, 0, pos, e)),
@@ -176,7 +223,7 @@ impl Shared {
         };
         let Some(pos) = pos else { return Ok(None) };
         after_lookup();
-        let (kind, body) = match self.read_record(pos) {
+        let (kind, body) = match self.read_record(pos, &mut None) {
             Ok(r) => r,
             Err(_) if !self.exists(&session) => return Ok(None),
             Err(e) => return Err(self.read_failure(session, 0, pos, e)),

@@ -1,12 +1,27 @@
 //! Opening: rebuild the index from the newest index checkpoint that verifies and the frames after
 //! it, or, without one, from every segment in order.
 //!
-//! - The tail segment is the last one holding data. A frame at its end that runs past the file, or
-//!   whose CRC fails with no intact frame after it and nothing but zeros after that, is a torn
-//!   write: it was never acknowledged (the sync that would have acknowledged it did not return),
-//!   so it is cut off, with a warning.
-//!   Everything after the tail's data is zeroed again (truncate, then preallocate), so a later frame
-//!   can never run into the remains of an earlier torn one.
+//! - The tail segment is the last one holding data. Its last frame is a torn write (never
+//!   acknowledged: the sync that would have acknowledged it did not return) only when all of these
+//!   hold; it is then cut off, with a warning:
+//!   - the file has its preallocated size (at least the configured segment size, or the size of
+//!     the other segment files if smaller): segments are preallocated, so a shorter file was cut
+//!     from outside;
+//!   - the frame's length lies inside the file and its CRC fails: a torn length is never longer
+//!     than the one written (unwritten bytes are zeros), and the writer never writes a frame past
+//!     the preallocated size, so a frame that runs past the end is damage;
+//!   - the frame is incomplete: some 512-byte block of it (the smallest unit a device writes) is
+//!     all zeros, as the part a crash did not write is. A frame every block of which was written
+//!     but whose CRC fails (a flipped bit) was damaged after it was written;
+//!   - no intact frame starts where it ends, and nothing but zeros comes after it.
+//!
+//!   A zero length (the end of the data) followed by non-zero bytes is a torn write whose header's
+//!   block was not written, unless an intact frame follows its records (then a damaged header).
+//!   Anything else at the tail is corruption, like a bad frame elsewhere.
+//! - Before the bytes after the end of the data are zeroed again (in place: the file keeps its
+//!   size), any that are not zero are copied to `<segment>.seg.torn-<offset>` beside it (fsynced),
+//!   so a cut never destroys bytes without a trace; what to do with them is the operator's call.
+//!   Zeroing means a later frame can never run into the remains of an earlier torn one.
 //! - A bad frame anywhere else (an earlier segment, or with data after it) is corruption: opening
 //!   fails with an error naming the segment and offset. Nothing is ever skipped.
 //! - A compaction COPY must say truly what it moved: the record it carries is at its `from`, in an
@@ -29,9 +44,15 @@
 //!
 //! Residual risks, accepted:
 //! - damage to both the length and the records of a frame in the tail segment can hide the intact
-//!   frames after it, which would then be cut as part of a torn write;
-//! - with a checkpoint, frames before its place are not read at open, so corruption there is found
-//!   when a record is read (as a corrupt record naming its session), not at open.
+//!   frames after it, which would then be cut as part of a torn write (their bytes are kept in the
+//!   `.torn-` file);
+//! - damage that zeroes a whole 512-byte block of the last frame, or its length, looks like a torn
+//!   write and is cut (kept in the `.torn-` file);
+//! - a tail segment cut from outside exactly at a frame boundary is indistinguishable from a log
+//!   that ends there (a warning says the file is short);
+//! - with a checkpoint, frames before its place are not read at open. Every read of a record
+//!   checks the CRC of the frame around it (`read.rs`), so corruption there is reported when the
+//!   record is read (a corrupt record naming its session, segment file and offset), never served.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -58,6 +79,9 @@ pub(crate) struct Recovered {
     pub checkpoint: Option<Pos>,
     /// Bytes of frames read at open: what is not yet in any checkpoint.
     pub scanned: u64,
+    /// Per segment read at open: the offset reading started at, and where every frame from there
+    /// starts.
+    pub frames: HashMap<u32, (u32, Vec<u32>)>,
 }
 
 /// Rebuilds the index of the log in `dir` (creating its first segment if there is none).
@@ -69,10 +93,10 @@ pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, Store
         segs.push(1);
     }
     let tail = tail_segment(dir, &segs).map_err(io)?;
-    for &empty in segs.iter().filter(|&&s| s > tail) {
-        std::fs::remove_file(segment::path(dir, empty)).map_err(io)?;
-    }
-    segment::sync_dir(dir).map_err(io)?;
+    let full_len = preallocated_len(dir, &segs, tail, segment_bytes).map_err(io)?;
+    // Segments after the tail hold no data; they are deleted once the log is known to open (a
+    // refused open changes nothing).
+    let empty: Vec<u32> = segs.iter().copied().filter(|&s| s > tail).collect();
     segs.retain(|&s| s <= tail);
     if let Err(e) = checkpoint::remove_leftovers(dir) {
         tracing::warn!(dir = %dir.display(), error = %e, "cannot remove unfinished index checkpoints");
@@ -83,7 +107,7 @@ pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, Store
     });
     let mut found = None;
     for (_, path) in checkpoints {
-        match from_checkpoint(dir, &segs, tail, &path) {
+        match from_checkpoint(dir, &segs, tail, full_len, &path) {
             Ok(scanned) => {
                 found = Some(scanned);
                 break;
@@ -97,16 +121,28 @@ pub(crate) fn recover(dir: &Path, segment_bytes: u64) -> Result<Recovered, Store
     }
     let (scan, checkpoint) = match found {
         Some((scan, covers)) => (scan, Some(covers)),
-        None => (full_scan(dir, &segs, tail)?, None),
+        None => (full_scan(dir, &segs, tail, full_len)?, None),
     };
+    for &seg in &empty {
+        std::fs::remove_file(segment::path(dir, seg)).map_err(io)?;
+    }
+    segment::sync_dir(dir).map_err(io)?;
     // Only now, with the index settled, is the tail cut at the end of its data and zeroed after it.
     let file = segment::open_rw(dir, tail).map_err(io)?;
-    zero_after(&file, scan.end, segment_bytes).map_err(io)?;
-    Ok(Recovered { index: scan.index, active: tail, end: scan.end, last_frame: scan.last_frame, checkpoint, scanned: scan.scanned })
+    zero_after(dir, tail, &file, scan.end, segment_bytes).map_err(io)?;
+    Ok(Recovered {
+        index: scan.index,
+        active: tail,
+        end: scan.end,
+        last_frame: scan.last_frame,
+        checkpoint,
+        scanned: scan.scanned,
+        frames: scan.frames,
+    })
 }
 
-fn full_scan(dir: &Path, segs: &[u32], tail: u32) -> Result<Scan, StoreError> {
-    let mut scan = Scan::new(dir, Index::new());
+fn full_scan(dir: &Path, segs: &[u32], tail: u32, full_len: u64) -> Result<Scan, StoreError> {
+    let mut scan = Scan::new(dir, Index::new(), full_len);
     scan.on_disk = Some(segs.to_vec());
     scan.early_copies(segs)?;
     for &seg in segs {
@@ -118,7 +154,7 @@ fn full_scan(dir: &Path, segs: &[u32], tail: u32) -> Result<Scan, StoreError> {
 }
 
 /// The index from the checkpoint at `path` and the frames after it, or why it cannot be used.
-fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, path: &Path) -> Result<(Scan, Pos), String> {
+fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, full_len: u64, path: &Path) -> Result<(Scan, Pos), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
     let (index, covers) = checkpoint::decode(&bytes)?;
     if checkpoint::path(dir, covers.end) != path {
@@ -138,7 +174,7 @@ fn from_checkpoint(dir: &Path, segs: &[u32], tail: u32, path: &Path) -> Result<(
     // first would refuse the copy.
     let gone: Vec<u32> = known.into_iter().filter(|s| !segs.contains(s)).collect();
 
-    let mut scan = Scan::new(dir, index);
+    let mut scan = Scan::new(dir, index, full_len);
     scan.last_frame = Some(covers.last_frame);
     let failed = |e: StoreError| format!("the frames after it do not apply: {e}");
     scan.segment(covers.end.seg, u64::from(covers.end.offset), covers.end.seg == tail).map_err(failed)?;
@@ -169,6 +205,20 @@ fn check_frame_ends_at(dir: &Path, covers: Covers) -> Result<(), String> {
         return Err(format!("the CRC of the frame at offset {start} does not match"));
     }
     Ok(())
+}
+
+/// The size the tail segment must have for a bad last frame in it to be a torn write: the size
+/// segments are preallocated to (`segment_bytes`), or, if the directory's other segments are smaller
+/// (written with a smaller setting), theirs. A file shorter than that was cut from outside.
+fn preallocated_len(dir: &Path, segs: &[u32], tail: u32, segment_bytes: u64) -> io::Result<u64> {
+    let mut full = segment_bytes;
+    for &seg in segs.iter().filter(|&&s| s != tail) {
+        let len = std::fs::metadata(segment::path(dir, seg))?.len();
+        if len > 0 {
+            full = full.min(len);
+        }
+    }
+    Ok(full)
 }
 
 /// The last segment whose first frame is not the end marker (or the first segment, if none is).
@@ -228,11 +278,18 @@ struct Scan {
     /// For each session and segment compaction copied its records from, the place of the last
     /// record copied, as far as this scan has seen ([`Self::check_copy`]).
     copied_up_to: HashMap<(SessionId, u32), u32>,
+    /// The size the tail segment was preallocated to ([`preallocated_len`]).
+    full_len: u64,
+    /// Per segment scanned: where the scan started, and the start of every frame it applied, in
+    /// order (readers find a record's frame by them, to check its CRC).
+    frames: HashMap<u32, (u32, Vec<u32>)>,
 }
 
 impl Scan {
-    fn new(dir: &Path, index: Index) -> Self {
+    fn new(dir: &Path, index: Index, full_len: u64) -> Self {
         Self {
+            full_len,
+            frames: HashMap::new(),
             dir: dir.to_path_buf(),
             on_disk: None,
             index,
@@ -261,29 +318,97 @@ impl Scan {
         if start == 0 {
             self.last_frame = None;
         }
+        self.frames.insert(seg, (start as u32, Vec::new()));
         loop {
             let place = Pos { seg, offset: offset as u32 };
             match read_frame(&mut reader, offset, file_len, &mut records).map_err(io)? {
-                Ok(None) => break,
+                Ok(None) => {
+                    if is_tail {
+                        self.check_end_of_tail(&file, place, file_len)?;
+                    }
+                    break;
+                }
                 Ok(Some(len)) => {
                     self.frame(place, &records)?;
+                    self.frames.entry(seg).or_insert_with(|| (start as u32, Vec::new())).1.push(place.offset);
                     self.last_frame = Some(place.offset);
                     self.scanned += len;
                     offset += len;
                 }
-                Err(bad) if is_tail && is_torn(&file, offset, &bad, file_len).map_err(io)? => {
-                    tracing::warn!(
-                        segment = %segment::path(&self.dir, seg).display(),
-                        offset,
-                        reason = %bad.reason,
-                        "cutting off a torn write at the end of the event log (it was never acknowledged)"
-                    );
-                    break;
-                }
+                Err(bad) if is_tail => match torn_or_damaged(&file, offset, &bad, file_len, self.full_len).map_err(io)? {
+                    Ok(()) => {
+                        tracing::warn!(
+                            segment = %segment::path(&self.dir, seg).display(),
+                            offset,
+                            reason = %bad.reason,
+                            "cutting off a torn write at the end of the event log (it was never acknowledged)"
+                        );
+                        break;
+                    }
+                    Err(reason) => return Err(corrupt(&self.dir, place, reason)),
+                },
                 Err(bad) => return Err(corrupt(&self.dir, place, bad.reason)),
             }
         }
         self.end = offset;
+        Ok(())
+    }
+
+    /// The data of the tail ends at `place` (a zero length, or the end of the file). Non-zero bytes
+    /// after it are the remains of a torn write whose header's block was not written, unless the
+    /// file is short (cut from outside) or an intact frame follows their records (a damaged header
+    /// hiding acknowledged frames): then it is corruption.
+    fn check_end_of_tail(&self, file: &File, place: Pos, file_len: u64) -> Result<(), StoreError> {
+        let io = |source| StoreError::Io { dir: self.dir.clone(), source };
+        let at = u64::from(place.offset);
+        if file_len < self.full_len && at > 0 && at < file_len {
+            // The writer's files are full size; one cut short after its data ends exactly there.
+            return Err(corrupt(
+                &self.dir,
+                place,
+                format!(
+                    "the data ends here, {} bytes before the end of the file, and the file is {file_len} bytes, shorter than the {} it was preallocated to (cut from outside, not a torn write)",
+                    file_len - at,
+                    self.full_len
+                ),
+            ));
+        }
+        if file_len < self.full_len {
+            tracing::warn!(
+                segment = %segment::path(&self.dir, place.seg).display(),
+                file_len,
+                preallocated = self.full_len,
+                end_of_data = at,
+                "the last segment file is shorter than segments are preallocated to: if it was cut from outside, anything after the end of its data is lost"
+            );
+        }
+        let Some((first, _)) = nonzero_range(file, at, file_len).map_err(io)? else { return Ok(()) };
+        if file_len < self.full_len {
+            return Err(corrupt(
+                &self.dir,
+                place,
+                format!(
+                    "the data ends here but non-zero bytes follow at offset {first}, and the file is {file_len} bytes, shorter than the {} it was preallocated to (cut from outside, not a torn write)",
+                    self.full_len
+                ),
+            ));
+        }
+        let walked = walk_records(file, at + frame::HEADER_LEN as u64, file_len).map_err(io)?;
+        if walked > at + frame::HEADER_LEN as u64 && intact_frame_at(file, walked, file_len).map_err(io)? {
+            return Err(corrupt(
+                &self.dir,
+                place,
+                format!(
+                    "a frame with a zero length, whose records run to an intact frame at offset {walked} (a damaged header, not a torn write)"
+                ),
+            ));
+        }
+        tracing::warn!(
+            segment = %segment::path(&self.dir, place.seg).display(),
+            offset = at,
+            first_nonzero = first,
+            "cutting off a torn write at the end of the event log whose header was never written (it was never acknowledged)"
+        );
         Ok(())
     }
 
@@ -565,18 +690,96 @@ fn read_frame(r: &mut impl Read, offset: u64, file_len: u64, records: &mut Vec<u
     Ok(Ok(Some(end - offset)))
 }
 
-/// A bad frame at the tail is a torn write when nothing follows it: no intact frame starts where it
-/// ends, and only zeros come after it. Where it ends is uncertain, because its length may be the
-/// damaged part: both the end its length claims and the end its records run to are tried.
-fn is_torn(file: &File, at: u64, bad: &BadFrame, file_len: u64) -> io::Result<bool> {
+/// Whether a bad frame at `at` in the tail segment is a torn write (`Ok`) or damage (`Err`, why).
+/// Torn: the file has its preallocated size (`full_len`), the frame's length lies inside it, some
+/// 512-byte block of the frame is all zeros (unwritten), and nothing follows it: no intact frame
+/// starts where it ends, and only zeros come after it. Where it ends is uncertain, because its
+/// length may be the damaged part: both the end its length claims and the end its records run to
+/// are tried.
+fn torn_or_damaged(file: &File, at: u64, bad: &BadFrame, file_len: u64, full_len: u64) -> io::Result<Result<(), String>> {
+    if file_len < full_len {
+        return Ok(Err(format!(
+            "{}; the file is {file_len} bytes, shorter than the {full_len} it was preallocated to (cut from outside, not a torn write)",
+            bad.reason
+        )));
+    }
+    let Some(claimed) = bad.claimed_end else {
+        return Ok(Err(format!("{} (a torn write never runs past a preallocated segment)", bad.reason)));
+    };
     let walked = walk_records(file, at + frame::HEADER_LEN as u64, file_len)?;
-    let claimed = bad.claimed_end.unwrap_or(file_len).min(file_len);
     for end in [claimed, walked] {
         if end > at && intact_frame_at(file, end, file_len)? {
-            return Ok(false);
+            return Ok(Err(format!("{}, and an intact frame follows it at offset {end}", bad.reason)));
         }
     }
-    only_zeros(file, claimed.max(walked), file_len)
+    // A frame whose records, read to where they stop parsing, match its CRC with that length is
+    // complete: only its length was changed (a torn length is never one the CRC bears out).
+    if walked > at + frame::HEADER_LEN as u64 && walked != claimed {
+        let mut h = [0u8; frame::HEADER_LEN];
+        file.read_exact_at(&mut h, at)?;
+        let len = walked - at - frame::HEADER_LEN as u64;
+        let mut records = vec![0u8; len as usize];
+        file.read_exact_at(&mut records, at + frame::HEADER_LEN as u64)?;
+        if (Header { len: len as u32, crc: Header::parse(&h).crc }).matches(&records) {
+            return Ok(Err(format!("{}, yet its records match its CRC with a length of {len} bytes: its length was changed", bad.reason)));
+        }
+    }
+    if !only_zeros(file, claimed.max(walked), file_len)? {
+        return Ok(Err(format!("{}, and non-zero bytes follow it", bad.reason)));
+    }
+    if !has_unwritten_block(file, at, claimed)? {
+        return Ok(Err(format!("{}, though every block of it was written (damaged after it was written, not a torn write)", bad.reason)));
+    }
+    Ok(Ok(()))
+}
+
+/// The unit a torn write leaves unwritten: a device writes whole sectors (512 bytes at least), and
+/// the page cache whole pages, so the part of a frame a crash did not write is whole blocks of it.
+const BLOCK: u64 = 512;
+
+/// Whether some 512-byte block of `[at, end)` (its part of the block, at the frame's edges) is all
+/// zeros: what is left of a frame part of which was never written (the preallocated space it went
+/// into was zeros).
+fn has_unwritten_block(file: &File, at: u64, end: u64) -> io::Result<bool> {
+    let mut bytes = vec![0u8; (end - at) as usize];
+    file.read_exact_at(&mut bytes, at)?;
+    let mut b = at;
+    while b < end {
+        let next = ((b / BLOCK + 1) * BLOCK).min(end);
+        if bytes[(b - at) as usize..(next - at) as usize].iter().all(|&x| x == 0) {
+            return Ok(true);
+        }
+        b = next;
+    }
+    Ok(false)
+}
+
+/// The first non-zero byte at or after `at`, and the end of the last one, reading only the parts of
+/// the file that hold data (`SEEK_DATA`; unwritten preallocated space is a hole to it on ext4).
+fn nonzero_range(file: &File, at: u64, file_len: u64) -> io::Result<Option<(u64, u64)>> {
+    let mut range: Option<(u64, u64)> = None;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut pos = at;
+    while pos < file_len {
+        let (data, hole) = match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(pos)) {
+            Ok(data) => (data, rustix::fs::seek(file, rustix::fs::SeekFrom::Hole(data)).unwrap_or(file_len).min(file_len)),
+            Err(rustix::io::Errno::NXIO) => break, // no data after `pos`
+            Err(_) => (pos, file_len),             // not supported: read it all
+        };
+        let mut p = data.max(pos);
+        while p < hole {
+            let n = buf.len().min((hole - p) as usize);
+            file.read_exact_at(&mut buf[..n], p)?;
+            if let Some(first) = buf[..n].iter().position(|&b| b != 0) {
+                let last = buf[..n].iter().rposition(|&b| b != 0).unwrap_or(first);
+                let (f, l) = (p + first as u64, p + last as u64 + 1);
+                range = Some(range.map_or((f, l), |(rf, _)| (rf, l)));
+            }
+            p += n as u64;
+        }
+        pos = hole.max(pos + 1);
+    }
+    Ok(range)
 }
 
 /// Where the records from `at` stop parsing (an unknown kind, or a body past the file).
@@ -622,14 +825,56 @@ fn only_zeros(file: &File, mut at: u64, file_len: u64) -> io::Result<bool> {
     Ok(true)
 }
 
-/// Cuts the tail segment at the end of its data and preallocates it again: the bytes after the
-/// data are zeros once more (whatever a torn write left there), and the segment is full size.
-fn zero_after(file: &File, end: u64, segment_bytes: u64) -> io::Result<()> {
-    if file.metadata()?.len() > end {
-        file.set_len(end)?;
+/// Zeroes the tail segment after the end of its data, in place, and preallocates it to full size if
+/// it is shorter: the bytes after the data are zeros once more (whatever a torn write left there).
+/// Non-zero bytes there are first copied to `<segment>.seg.torn-<end>` beside it (fsynced, with its
+/// directory entry), so that nothing is destroyed without a trace. The file never shrinks, so a
+/// crash at any point leaves either the old image or one with its data intact.
+fn zero_after(dir: &Path, seg: u32, file: &File, end: u64, segment_bytes: u64) -> io::Result<()> {
+    let len = file.metadata()?.len();
+    if let Some((_, last)) = nonzero_range(file, end, len)? {
+        let mut cut = vec![0u8; (last - end) as usize];
+        file.read_exact_at(&mut cut, end)?;
+        let kept = keep_torn(dir, seg, end, &cut)?;
+        tracing::warn!(
+            segment = %segment::path(dir, seg).display(),
+            offset = end,
+            bytes = cut.len(),
+            kept = %kept.display(),
+            "the bytes cut from the end of the event log are kept in a file of their own"
+        );
+        let zeros = vec![0u8; cut.len().min(1 << 20)];
+        let mut at = end;
+        while at < last {
+            let n = zeros.len().min((last - at) as usize);
+            file.write_all_at(&zeros[..n], at)?;
+            at += n as u64;
+        }
     }
     segment::preallocate(file, segment_bytes.max(end))?;
     file.sync_all()
+}
+
+/// Writes `bytes` (cut from segment `seg` at `offset`) to `<segment>.seg.torn-<offset>`, durably.
+/// A file of that name with the same bytes (a crash after it was written, before the cut) is
+/// reused; one with other bytes is kept, and a `.1`, `.2`, … name is used instead.
+fn keep_torn(dir: &Path, seg: u32, offset: u64, bytes: &[u8]) -> io::Result<PathBuf> {
+    let base = format!("{}.torn-{offset}", segment::path(dir, seg).display());
+    for n in 0u32.. {
+        let path = PathBuf::from(if n == 0 { base.clone() } else { format!("{base}.{n}") });
+        match std::fs::read(&path) {
+            Ok(existing) if existing == bytes => return Ok(path),
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let mut out = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        std::io::Write::write_all(&mut out, bytes)?;
+        out.sync_all()?;
+        segment::sync_dir(dir)?;
+        return Ok(path);
+    }
+    unreachable!("some name is free")
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! Segment files: names, creation with preallocation, the directory lock, and the bounded set of
 //! read-only descriptors readers share.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::StoreError;
@@ -110,6 +111,29 @@ pub(crate) struct ReadFiles {
     dir: PathBuf,
     capacity: usize,
     open: Mutex<Lru>,
+    /// Where frames start, per segment: a reader checks the CRC of the frame around the record it
+    /// reads, so it must find that frame ([`Self::frame_of`]).
+    frames: RwLock<HashMap<u32, FrameTable>>,
+}
+
+/// The frames of one segment known so far: every frame that starts at or after `known_from` (itself
+/// a frame boundary), in order. Frames before it (a segment an index checkpoint covers, not read at
+/// open) are found by walking the frame headers from the start of the segment, once, on the first
+/// read that needs them. Four bytes per frame.
+#[derive(Debug, Default)]
+struct FrameTable {
+    known_from: u32,
+    starts: Vec<u32>,
+}
+
+impl FrameTable {
+    fn find(&self, offset: u32) -> Option<u32> {
+        if offset < self.known_from {
+            return None;
+        }
+        let i = self.starts.partition_point(|&s| s <= offset);
+        (i > 0).then(|| self.starts[i - 1])
+    }
 }
 
 #[derive(Default)]
@@ -121,7 +145,66 @@ struct Lru {
 
 impl ReadFiles {
     pub(crate) fn new(dir: PathBuf, capacity: usize) -> Self {
-        Self { dir, capacity: capacity.max(1), open: Mutex::new(Lru::default()) }
+        Self { dir, capacity: capacity.max(1), open: Mutex::new(Lru::default()), frames: RwLock::new(HashMap::new()) }
+    }
+
+    /// Recovery read every frame of `seg` from `known_from` (a frame boundary) on: they start at
+    /// `starts`.
+    pub(crate) fn set_frames(&self, seg: u32, known_from: u32, starts: Vec<u32>) {
+        self.frames.write().unwrap_or_else(|p| p.into_inner()).insert(seg, FrameTable { known_from, starts });
+    }
+
+    /// The writer wrote a frame at `at` (before any index entry can point into it).
+    pub(crate) fn add_frame(&self, at: Pos) {
+        let mut frames = self.frames.write().unwrap_or_else(|p| p.into_inner());
+        let table = frames.entry(at.seg).or_default();
+        if table.starts.last().is_none_or(|&last| last < at.offset) {
+            table.starts.push(at.offset);
+        }
+    }
+
+    /// Where the frame holding `pos` starts, and its header as read. Frames of a segment not read
+    /// since the log opened are found by walking its frame headers first (once per segment). `None`:
+    /// no frame holds `pos` (the frame headers do not lead to it: corruption).
+    pub(crate) fn frame_of(&self, pos: Pos) -> io::Result<Option<u32>> {
+        let known = self.frames.read().unwrap_or_else(|p| p.into_inner()).get(&pos.seg).map(|t| (t.find(pos.offset), t.known_from));
+        let walk_to = match known {
+            Some((Some(start), _)) => return Ok(Some(start)),
+            Some((None, known_from)) if pos.offset >= known_from => return Ok(None),
+            Some((None, known_from)) => Some(known_from),
+            None => None,
+        };
+        let walked = self.walk(pos.seg, walk_to)?;
+        let mut frames = self.frames.write().unwrap_or_else(|p| p.into_inner());
+        let table = frames.entry(pos.seg).or_insert_with(|| FrameTable { known_from: walk_to.unwrap_or(u32::MAX), starts: Vec::new() });
+        if table.known_from > 0 {
+            let limit = table.known_from;
+            let mut starts: Vec<u32> = walked.into_iter().filter(|&s| s < limit).collect();
+            starts.append(&mut table.starts);
+            table.starts = starts;
+            table.known_from = 0;
+        }
+        Ok(table.find(pos.offset))
+    }
+
+    /// The frame starts of segment `seg` from its beginning up to `to` (a frame boundary), or to the
+    /// end of its data (a zero length, the end of the file, or a length that leads nowhere).
+    fn walk(&self, seg: u32, to: Option<u32>) -> io::Result<Vec<u32>> {
+        let file = self.get(seg)?;
+        let len = file.metadata()?.len();
+        let end = to.map_or(len, |t| u64::from(t).min(len));
+        let (mut at, mut starts) = (0u64, Vec::new());
+        let mut header = [0u8; 8];
+        while at + 8 <= end {
+            file.read_exact_at(&mut header, at)?;
+            let n = u64::from(u32::from_be_bytes([header[0], header[1], header[2], header[3]]));
+            if n == 0 || at + 8 + n > end {
+                break;
+            }
+            starts.push(at as u32);
+            at += 8 + n;
+        }
+        Ok(starts)
     }
 
     fn get(&self, seg: u32) -> io::Result<Arc<File>> {
@@ -145,6 +228,7 @@ impl ReadFiles {
     /// Closes the descriptor of a deleted segment (readers that hold it finish their read).
     pub(crate) fn forget(&self, seg: u32) {
         self.open.lock().unwrap_or_else(|p| p.into_inner()).entries.retain(|e| e.0 != seg);
+        self.frames.write().unwrap_or_else(|p| p.into_inner()).remove(&seg);
     }
 
     /// Reads exactly `buf.len()` bytes at `pos`.

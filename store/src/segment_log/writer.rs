@@ -517,6 +517,7 @@ impl Writer {
         }
         let at = Pos { seg: self.active_seg, offset: self.end as u32 };
         self.active.write_all_at(frame_bytes, self.end).map_err(|e| self.io_error(e))?;
+        self.shared.files.add_frame(at);
         self.end += len;
         self.dirty = true;
         self.last_frame = Some(at.offset);
