@@ -331,6 +331,16 @@ pub struct Limits {
     /// on plain HTTP a stall with no byte of the answer taken (no further request is read meanwhile).
     #[serde(with = "humantime_serde")]
     pub write_timeout: Duration,
+    /// Debug API (`admin_token`): `GET /debug/sessions/{id}/follow` streams open at once, in all;
+    /// one more is refused with 429 `busy`. They share the plain HTTP connections with visitors.
+    pub debug_follows: usize,
+    /// A follow stream with nothing to send for this long sends an SSE comment line, so that a
+    /// follower that went away is noticed (the write fails) and its stream ended.
+    #[serde(with = "humantime_serde")]
+    pub debug_follow_heartbeat: Duration,
+    /// Debug API: `GET /debug/sessions/{id}/state` rebuilds (log folds) running at once, each on a
+    /// blocking thread, off the HTTP workers; one more is refused with 429 `busy`.
+    pub debug_state_folds: usize,
 }
 
 impl Default for Limits {
@@ -360,6 +370,9 @@ impl Default for Limits {
             heartbeat_timeout: Duration::from_secs(45),
             hello_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
+            debug_follows: 16,
+            debug_follow_heartbeat: Duration::from_secs(15),
+            debug_state_folds: 2,
         }
     }
 }
@@ -572,7 +585,16 @@ impl GatewayConfig {
         if l.http_connections_per_ip == 0 || l.max_http_connections == 0 {
             return err("limits.http_connections_per_ip", "must be at least 1 (and max_http_connections too)".into());
         }
-        for (field, value) in [("header_timeout", l.header_timeout), ("body_timeout", l.body_timeout), ("ack_timeout", l.ack_timeout)] {
+        if l.debug_follows == 0 || l.debug_state_folds == 0 {
+            let field = if l.debug_follows == 0 { "limits.debug_follows" } else { "limits.debug_state_folds" };
+            return err(field, "must be at least 1 (the debug API is off unless admin_token is set)".into());
+        }
+        for (field, value) in [
+            ("header_timeout", l.header_timeout),
+            ("body_timeout", l.body_timeout),
+            ("ack_timeout", l.ack_timeout),
+            ("debug_follow_heartbeat", l.debug_follow_heartbeat),
+        ] {
             if value.is_zero() {
                 return err(&format!("limits.{field}"), "must be longer than 0s".into());
             }
@@ -663,7 +685,8 @@ mod tests {
         let with = load_toml(EMBEDDED).unwrap();
         assert_eq!(origins(&with), ["http://localhost:*", "https://localhost:*", "http://127.0.0.1:8080"]);
 
-        let project = |origin: &str| format!("{EMBEDDED}[[projects]]\nid = \"p\"\nallowed_origins = [\"https://shop.example\", \"{origin}\"]\n");
+        let project =
+            |origin: &str| format!("{EMBEDDED}[[projects]]\nid = \"p\"\nallowed_origins = [\"https://shop.example\", \"{origin}\"]\n");
         for open in ["*", "https://*.vercel.app", "https://*.github.io"] {
             let error = load_toml(&project(open)).unwrap_err().to_string();
             assert!(error.contains("projects[0].allowed_origins[1]") && error.contains("embed"), "{open}: {error}");
@@ -722,6 +745,25 @@ mod tests {
         // Set from `[embedded] frame_origin`, never from `[runtime]`: refused, not silently ignored.
         let e = load_toml("[runtime]\nembedded_frame_origin = \"https://frame.example\"\n").unwrap_err().to_string();
         assert!(e.contains("embedded_frame_origin"), "{e}");
+    }
+
+    #[test]
+    fn the_debug_apis_bounds_have_defaults_and_0_is_refused() {
+        let l = Limits::default();
+        assert_eq!((l.debug_follows, l.debug_follow_heartbeat, l.debug_state_folds), (16, Duration::from_secs(15), 2));
+        let c = load_toml("[limits]\ndebug_follows = 3\ndebug_follow_heartbeat = \"250ms\"\ndebug_state_folds = 1\n").unwrap();
+        assert_eq!(
+            (c.limits.debug_follows, c.limits.debug_follow_heartbeat, c.limits.debug_state_folds),
+            (3, Duration::from_millis(250), 1)
+        );
+        for (text, field) in [
+            ("debug_follows = 0", "limits.debug_follows"),
+            ("debug_state_folds = 0", "limits.debug_state_folds"),
+            ("debug_follow_heartbeat = \"0s\"", "limits.debug_follow_heartbeat"),
+        ] {
+            let e = load_toml(&format!("[limits]\n{text}\n")).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
     }
 
     #[test]

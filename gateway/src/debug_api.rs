@@ -6,8 +6,15 @@
 //! - `GET /debug/sessions/{id}/events?from=&to=` — events (at most 10 000 per request)
 //! - `GET /debug/sessions/{id}/state?seq=` — the folded state after seq (default: the latest)
 //! - `GET /debug/sessions/{id}/follow?from=` — Server-Sent Events: each committed event as `data:`
+//!
+//! Bounded (`[limits]`): at most `debug_follows` follow streams and `debug_state_folds` state
+//! rebuilds at once (one more is answered 429 `busy`); a rebuild runs on a blocking thread and reads
+//! the log in chunks, so the HTTP workers keep answering; a follow stream sends a comment line after
+//! `debug_follow_heartbeat` of silence, and one whose client takes none of it for
+//! `write_timeout` is closed by the socket's write timeout (`server::AdmittedSocket`).
 
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, Weak};
 
 use std::future::{Ready, ready};
 
@@ -18,7 +25,8 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use sha2::Digest;
 use subtle::ConstantTimeEq;
-use vestibule_store::{Envelope, SessionFilter, SessionId};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use vestibule_store::{Envelope, EventStream, SessionFilter, SessionId};
 
 use crate::http::api_error;
 use crate::state::AppState;
@@ -66,6 +74,42 @@ fn store_failed(error: impl std::fmt::Display) -> HttpResponse {
 
 fn no_such_session() -> HttpResponse {
     api_error(StatusCode::NOT_FOUND, "not_found", "no such session")
+}
+
+/// 429 `busy`: as many of these as `[limits] {limit}` allows are running; retry when one is done.
+fn busy(what: &str, limit: &str, n: usize) -> HttpResponse {
+    let message = format!("{n} {what} at once is this gateway's limit (`limits.{limit}`); retry when one has ended");
+    let mut response = api_error(StatusCode::TOO_MANY_REQUESTS, "busy", &message);
+    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    response
+}
+
+/// What the debug API may run at once, per gateway: follow streams and state rebuilds, each a
+/// permit held for as long as it runs.
+struct Gates {
+    follows: Arc<Semaphore>,
+    folds: Arc<Semaphore>,
+}
+
+/// The gates of the gateway `state` belongs to, made on first use with its `[limits]`. Kept beside
+/// the state (weakly, by address) rather than in it, so that gateways started in one process (tests)
+/// each have their own.
+fn gates(state: &web::Data<AppState>) -> Arc<Gates> {
+    type Table = Vec<(Weak<AppState>, Arc<Gates>)>;
+    static TABLE: Mutex<Table> = Mutex::new(Vec::new());
+    let state = state.clone().into_inner();
+    let mut table = TABLE.lock().unwrap_or_else(|p| p.into_inner());
+    table.retain(|(owner, _)| owner.strong_count() > 0);
+    if let Some((_, gates)) = table.iter().find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(&state))) {
+        return gates.clone();
+    }
+    let limits = &state.config.limits;
+    let gates = Arc::new(Gates {
+        follows: Arc::new(Semaphore::new(limits.debug_follows)),
+        folds: Arc::new(Semaphore::new(limits.debug_state_folds)),
+    });
+    table.push((Arc::downgrade(&state), gates.clone()));
+    gates
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,7 +174,9 @@ pub struct StateQuery {
 }
 
 /// `GET /debug/sessions/{id}/state?seq=N`: the state as the visitor had it after seq N (the fold of
-/// the log up to N), with its hash, for the replay timeline.
+/// the log up to N), with its hash, for the replay timeline. The fold runs on a blocking thread
+/// (a session imported with a million events takes seconds), at most `limits.debug_state_folds`
+/// at once.
 pub async fn state_at(_: Admin, state: web::Data<AppState>, id: web::Path<String>, q: web::Query<StateQuery>) -> HttpResponse {
     let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
     match state.registry.log().session_meta(id).await {
@@ -138,27 +184,65 @@ pub async fn state_at(_: Admin, state: web::Data<AppState>, id: web::Path<String
         Ok(None) => return no_such_session(),
         Err(e) => return store_failed(e),
     }
-    match vestibule_actors::runtime::fold_log(state.registry.log().as_ref(), id, q.seq).await {
-        Ok((folded, seq)) => {
-            let json = vestibule_actors::session::wire::to_value(&folded);
-            let hash = vestibule_actors::session::wire::state_hash(&json);
-            HttpResponse::Ok().json(serde_json::json!({ "seq": seq, "state": json, "stateHash": hash }))
-        }
-        Err(e) => store_failed(e),
+    let Ok(permit) = gates(&state).folds.clone().try_acquire_owned() else {
+        return busy("state rebuilds", "debug_state_folds", state.config.limits.debug_state_folds);
+    };
+    let log = state.registry.log().clone();
+    let (seq, runtime) = (q.seq, tokio::runtime::Handle::current());
+    // The worker's runtime drives the log's I/O meanwhile (JetStream); the fold itself, and the
+    // serialization of a state that may be large, take this thread, not the worker.
+    let rebuilt = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let (folded, seq) = runtime.block_on(vestibule_actors::runtime::fold_log(log.as_ref(), id, seq))?;
+        let json = vestibule_actors::session::wire::to_value(&folded);
+        let hash = vestibule_actors::session::wire::state_hash(&json);
+        Ok::<_, vestibule_store::StoreError>(serde_json::json!({ "seq": seq, "state": json, "stateHash": hash }))
+    })
+    .await;
+    match rebuilt {
+        Ok(Ok(body)) => HttpResponse::Ok().json(body),
+        Ok(Err(e)) => store_failed(e),
+        Err(e) => store_failed(format!("the state rebuild failed: {e}")),
     }
 }
 
+/// `GET /debug/sessions/{id}/follow?from=N`: the session's events from N, then each one as it is
+/// committed, as Server-Sent Events. At most `limits.debug_follows` at once; a comment line after
+/// `limits.debug_follow_heartbeat` with nothing else sent.
 pub async fn follow(_: Admin, state: web::Data<AppState>, id: web::Path<String>, q: web::Query<RangeQuery>) -> HttpResponse {
     let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
-    let stream = state.registry.log().follow(id, q.from.unwrap_or(1).max(1)).map(|item| {
-        let line = match item {
-            Ok(e) => format!("data: {}\n\n", wire(&e)),
-            Err(e) => format!("event: error\ndata: {}\n\n", serde_json::json!({ "message": e.to_string() })),
+    let Ok(permit) = gates(&state).follows.clone().try_acquire_owned() else {
+        return busy("follow streams", "debug_follows", state.config.limits.debug_follows);
+    };
+    let period = state.config.limits.debug_follow_heartbeat;
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let following = Following { events: state.registry.log().follow(id, q.from.unwrap_or(1).max(1)), heartbeat, _permit: permit };
+    // Pulled as the connection takes it: a client that stops reading stops the reads of the log
+    // (actix-http polls the body only while its write buffer has room), and its connection is closed
+    // once it has taken nothing for `limits.write_timeout`. The permit goes with the stream.
+    let stream = futures_util::stream::unfold(following, |mut f| async move {
+        let line = tokio::select! {
+            item = f.events.next() => match item? {
+                Ok(e) => format!("data: {}\n\n", wire(&e)),
+                Err(e) => format!("event: error\ndata: {}\n\n", serde_json::json!({ "message": e.to_string() })),
+            },
+            _ = f.heartbeat.tick() => return Some((Ok::<_, actix_web::Error>(web::Bytes::from_static(HEARTBEAT)), f)),
         };
-        Ok::<_, actix_web::Error>(web::Bytes::from(line))
+        f.heartbeat.reset();
+        Some((Ok(web::Bytes::from(line)), f))
     });
     HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .streaming(stream)
+}
+
+/// An SSE comment: ignored by readers of the stream (`EventSource`, the timeline).
+const HEARTBEAT: &[u8] = b": heartbeat\n\n";
+
+struct Following {
+    events: EventStream,
+    heartbeat: tokio::time::Interval,
+    _permit: OwnedSemaphorePermit,
 }

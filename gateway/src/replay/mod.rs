@@ -2,7 +2,6 @@
 //! transitions of every machine, verify a log against the states clients were sent, and move a
 //! session between data directories as a JSONL file. See `docs/replay.md`.
 
-use std::collections::BTreeSet;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,12 +13,25 @@ use vestibule_actors::session::{self, Event, STATE_SCHEMA_VERSION, SessionState,
 use vestibule_store::{Envelope, EventLog, NewEvent, NewSession, SessionFilter, SessionId, SessionStatus, StoreConfig, StoreError};
 
 /// Opens a data directory for reading or importing, with a clear message when a running gateway
-/// holds it.
+/// holds it. A segment log is opened with the segment size it was written with (its newest segment
+/// file's), not the default: opening preallocates the last segment and the next one to that size,
+/// so the default (64 MiB) grew a directory of smaller segments by merely listing it.
 pub fn open(data: &Path) -> anyhow::Result<Arc<dyn EventLog>> {
+    let mut store = StoreConfig::at(data.to_path_buf());
+    if let Some(bytes) = vestibule_store::SegmentEventLog::segment_bytes_in(data)? {
+        store = store.with_segment_bytes(bytes);
+    }
+    open_configured(store)
+}
+
+/// [`open`] with the store settings given (`store.path` is the directory).
+fn open_configured(store: StoreConfig) -> anyhow::Result<Arc<dyn EventLog>> {
+    let data = store.path.clone();
+    let data = data.as_path();
     if !data.exists() {
         anyhow::bail!("{} does not exist (is it the gateway's --data directory?)", data.display());
     }
-    crate::store::open_at(StoreConfig::at(data.to_path_buf())).map_err(|e| {
+    crate::store::open_at(store).map_err(|e| {
         if e.to_string().contains("in use") || e.to_string().contains("lock") {
             anyhow::anyhow!(
                 "{e}\nA running gateway holds {}: stop it first, or read the session through the gateway's debug API \
@@ -37,12 +49,16 @@ pub fn open(data: &Path) -> anyhow::Result<Arc<dyn EventLog>> {
 /// `data`, or JetStream, opened as `serve` does, retries included). `create`: a directory that does
 /// not exist is made (import; a new one is sled's).
 pub async fn open_store(data: Option<&Path>, config: Option<&Path>, create: bool) -> anyhow::Result<Arc<dyn EventLog>> {
-    let data = match (data, config) {
-        (Some(data), None) => data.to_path_buf(),
+    // With --config, the store's settings are the configuration's (`[store.segments]` included),
+    // as `serve` opens it; with --data, the directory's own (see `open`).
+    let (data, configured) = match (data, config) {
+        (Some(data), None) => (data.to_path_buf(), None),
         (None, Some(file)) => {
             let config = crate::config::GatewayConfig::load(Some(file), &crate::config::Overrides::default())?;
             match config.store.backend {
-                crate::config::StoreBackend::Sled | crate::config::StoreBackend::Segments => config.data.clone(),
+                crate::config::StoreBackend::Sled | crate::config::StoreBackend::Segments => {
+                    (config.data.clone(), Some(crate::store::store_config(&config)))
+                }
                 crate::config::StoreBackend::Jetstream => return crate::store::open(&config).await,
             }
         }
@@ -51,7 +67,10 @@ pub async fn open_store(data: Option<&Path>, config: Option<&Path>, create: bool
     if create {
         std::fs::create_dir_all(&data)?;
     }
-    open(&data)
+    match configured {
+        Some(store) => open_configured(store),
+        None => open(&data),
+    }
 }
 
 fn rfc3339(ms: u64) -> String {
@@ -75,14 +94,17 @@ pub fn parse_status(text: &str) -> anyhow::Result<SessionStatus> {
     }
 }
 
-/// Accepts RFC 3339 or Unix milliseconds.
+/// Accepts RFC 3339 or Unix milliseconds. A time before 1970-01-01T00:00:00Z is refused: the log
+/// counts times in Unix milliseconds, which cannot be negative (it once wrapped around to a time
+/// in the far future, so `--since 1900-01-01T00:00:00Z` listed no session).
 pub fn parse_time(text: &str) -> anyhow::Result<u64> {
     if let Ok(ms) = text.parse::<u64>() {
         return Ok(ms);
     }
     let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
         .map_err(|e| anyhow::anyhow!("{text:?} is neither RFC 3339 nor Unix milliseconds: {e}"))?;
-    Ok((t.unix_timestamp_nanos() / 1_000_000) as u64)
+    u64::try_from(t.unix_timestamp_nanos().div_euclid(1_000_000))
+        .map_err(|_| anyhow::anyhow!("{text:?} is before 1970-01-01T00:00:00Z, the earliest time the log records (Unix milliseconds 0)"))
 }
 
 pub async fn list(log: &dyn EventLog, filter: SessionFilter, json_format: bool, out: &mut impl Write) -> anyhow::Result<usize> {
@@ -211,21 +233,121 @@ pub struct ReplayOptions {
     pub patch: bool,
 }
 
+/// What `--verify` found: the decisions it replayed, which of them it could check, and the first
+/// place the log fails.
+///
+/// A decision is a run of consecutive events sharing a correlation id (the command, timer or effect
+/// that decided them, appended together); the gateway writes the state hash it sent to clients on
+/// the last event of every decision (decision 0302), so a decision whose last event carries none
+/// cannot be checked: written before record format 2 (decision 0302), exported with
+/// `--mask-emails`, or edited (a hash removed, an event added).
+#[derive(Debug, Default, Serialize)]
+pub struct Verification {
+    /// Decisions replayed to their end (one cut by `--to` is not counted).
+    pub decisions: u64,
+    /// Of them, those whose stored state hash matched the fold.
+    pub checked: u64,
+    /// Of them, those whose last event carries no state hash.
+    pub unverified: u64,
+    /// The first seq of the first decision without a state hash.
+    pub first_unverified: Option<u64>,
+    /// The last seq of the last decision without a state hash.
+    pub last_unverified: Option<u64>,
+    /// The seq of the stored snapshot the fold was compared with, if any.
+    pub snapshot: Option<u64>,
+    /// The first event whose stored state hash, or the snapshot at its seq, differs from the fold.
+    pub mismatch: Option<Divergence>,
+}
+
+impl Verification {
+    /// Why the log fails verification, at the first seq where it does: a mismatch, or (unless
+    /// `allow_unverified`) decisions that carry no state hash, whichever comes first.
+    pub fn failure(&self, session: SessionId, allow_unverified: bool) -> Option<Divergence> {
+        let unverified = self.first_unverified.filter(|_| !allow_unverified).map(|first| Divergence {
+            seq: first,
+            reason: format!(
+                "session {session}: unverified from seq {first}: {} of {} decisions (the last ending at seq {}) carry no stored \
+                 state hash, which the gateway writes on every decision's last event; a log written before record format 2, \
+                 an export made with --mask-emails, and a log whose hashes were removed or events added all look like this",
+                self.unverified,
+                self.decisions,
+                self.last_unverified.unwrap_or(first),
+            ),
+        });
+        let mismatch = self.mismatch.as_ref().map(|d| Divergence { seq: d.seq, reason: format!("session {session}: {}", d.reason) });
+        match (mismatch, unverified) {
+            (Some(m), Some(u)) => Some(if u.seq < m.seq { u } else { m }),
+            (m, u) => m.or(u),
+        }
+    }
+
+    /// One line for people: what was checked.
+    pub fn summary(&self) -> String {
+        let snapshot = self.snapshot.map(|seq| format!(", and the state at seq {seq} against the stored snapshot")).unwrap_or_default();
+        let unverified = match self.first_unverified {
+            Some(first) => format!("; {} carry no state hash (unverified from seq {first})", self.unverified),
+            None => String::new(),
+        };
+        format!(
+            "verify: {} decisions replayed, {} checked against the state hash sent to clients{snapshot}{unverified}",
+            self.decisions, self.checked
+        )
+    }
+}
+
+/// A decision being replayed (see [`Verification`]).
+struct Run {
+    correlation_id: Option<String>,
+    first: u64,
+    last: u64,
+    hashed: bool,
+}
+
+impl Verification {
+    fn close(&mut self, run: Run) {
+        self.decisions += 1;
+        if run.hashed {
+            self.checked += 1;
+        } else {
+            self.unverified += 1;
+            self.first_unverified.get_or_insert(run.first);
+            self.last_unverified = Some(run.last);
+        }
+    }
+}
+
 /// Prints the session's events with their transitions; with `verify`, returns the first
-/// divergence from the stored checksums and snapshots.
+/// divergence from the stored checksums and snapshots, or the first decision that carries no
+/// state hash (see [`Verification`]), and prints on stderr what was checked.
 pub async fn replay(
     log: &dyn EventLog,
     id: SessionId,
     options: &ReplayOptions,
     out: &mut impl Write,
 ) -> anyhow::Result<Option<Divergence>> {
+    let verification = replay_verifying(log, id, options, out).await?;
+    if !options.verify {
+        return Ok(None);
+    }
+    eprintln!("{}", verification.summary());
+    Ok(verification.failure(id, false))
+}
+
+/// [`replay`], returning everything `verify` found rather than its verdict.
+pub async fn replay_verifying(
+    log: &dyn EventLog,
+    id: SessionId,
+    options: &ReplayOptions,
+    out: &mut impl Write,
+) -> anyhow::Result<Verification> {
     let meta = log.session_meta(id).await?.ok_or_else(|| anyhow::anyhow!("no session {id} in this data directory"))?;
     let end = options.to.unwrap_or(meta.latest_seq).min(meta.latest_seq);
     let snapshot = if options.verify { log.get_snapshot(id, STATE_SCHEMA_VERSION).await? } else { None };
     let mut state = SessionState::default();
     let mut json_state = wire::to_value(&state);
     let mut progress = Progress::new(end, "replaying");
-    let mut divergence = None;
+    let mut verification = Verification::default();
+    let mut run: Option<Run> = None;
     let mut from = 1;
     while from <= end {
         let chunk_end = (from + 4095).min(end);
@@ -249,20 +371,37 @@ pub async fn replay(
                     writeln!(out, "        patch {}", serde_json::to_string(p)?)?;
                 }
             }
-            if options.verify && divergence.is_none() {
-                // Events written before decision 0311 carry protocol 1's whole-state hash.
-                if let Some(sum) = &e.checksum
-                    && *sum != wire::state_hash(&after)
-                    && *sum != wire::legacy_state_hash(&after)
-                {
-                    let hash = wire::state_hash(&after);
-                    divergence =
-                        Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
+            if options.verify {
+                match &mut run {
+                    Some(r) if r.correlation_id == e.correlation_id => {}
+                    _ => {
+                        if let Some(done) = run.take() {
+                            verification.close(done);
+                        }
+                        run = Some(Run { correlation_id: e.correlation_id.clone(), first: e.seq, last: e.seq, hashed: false });
+                    }
                 }
-                if let Some(s) = snapshot.as_ref().filter(|s| s.seq == e.seq)
-                    && s.state.to_value() != after
-                {
-                    divergence = Some(Divergence { seq: e.seq, reason: "the fold differs from the stored snapshot".into() });
+                if let Some(r) = &mut run {
+                    r.last = e.seq;
+                    r.hashed = e.checksum.is_some();
+                }
+                if verification.mismatch.is_none() {
+                    // Events written before decision 0311 carry protocol 1's whole-state hash.
+                    if let Some(sum) = &e.checksum
+                        && *sum != wire::state_hash(&after)
+                        && *sum != wire::legacy_state_hash(&after)
+                    {
+                        let hash = wire::state_hash(&after);
+                        verification.mismatch =
+                            Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
+                    }
+                    if let Some(s) = snapshot.as_ref().filter(|s| s.seq == e.seq) {
+                        verification.snapshot = Some(s.seq);
+                        if s.state.to_value() != after {
+                            verification.mismatch =
+                                Some(Divergence { seq: e.seq, reason: "the fold differs from the stored snapshot".into() });
+                        }
+                    }
                 }
             }
             json_state = after;
@@ -273,7 +412,15 @@ pub async fn replay(
         }
         from = chunk_end + 1;
     }
-    Ok(divergence)
+    if let Some(last) = run {
+        // A decision that `--to` cut is not over: no hash was sent at its last event replayed.
+        let cut = end < meta.latest_seq
+            && log.read(id, end + 1, Some(end + 1)).await?.first().is_some_and(|next| next.correlation_id == last.correlation_id);
+        if !cut {
+            verification.close(last);
+        }
+    }
+    Ok(verification)
 }
 
 /// The first line of an export.
@@ -358,65 +505,165 @@ pub async fn export(log: &dyn EventLog, id: SessionId, emails: bool, out: &mut i
 }
 
 /// Reads an export into the log under its session id (or a new one with `new_id`). Atomic per
-/// 1000 events, each append conditional on the expected seq; a corrupt line is named.
+/// 1000 events, each append conditional on the expected seq; a corrupt line is named. A file whose
+/// events need more log bytes than a session may write (`limits.session_log_bytes`'s default, with
+/// the slack of [`import_limit`]) is refused before anything is written.
 pub async fn import(log: &dyn EventLog, file: &PathBuf, new_id: bool) -> anyhow::Result<(SessionId, u64)> {
-    let reader = std::io::BufReader::new(std::fs::File::open(file).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", file.display()))?);
-    let mut lines = reader.lines().enumerate();
-    let (_, first) = lines.next().ok_or_else(|| anyhow::anyhow!("{} is empty", file.display()))?;
-    let header: ExportHeader =
-        serde_json::from_str(&first?).map_err(|e| anyhow::anyhow!("{} line 1: not an export header: {e}", file.display()))?;
-    if header.format != EXPORT_FORMAT || header.version != 1 {
-        anyhow::bail!(
-            "{} line 1: format {:?} version {} is not {EXPORT_FORMAT:?} version 1",
-            file.display(),
-            header.format,
-            header.version
-        );
-    }
+    import_within(log, file, new_id, crate::config::Limits::default().session_log_bytes).await
+}
+
+/// The most log bytes an imported session's events may take, for a budget of `budget` per session
+/// (decision 0107): the budget, and an eighth of it more. A live session stops taking commands once
+/// its count reaches the budget, but its last command's events, and the runtime's own (deadlines,
+/// effects' outcomes) after that, may take it past; its answers, which are counted too, are not
+/// exported. So an export of a session a gateway filled still imports; a file of a million events
+/// (finding 6 of the 2026 store review) does not.
+pub fn import_limit(budget: u64) -> u64 {
+    budget.saturating_add(budget / 8)
+}
+
+/// [`import`] with the budget of log bytes per session given (`limits.session_log_bytes`). The file
+/// is read twice, one line at a time: first to check every line and count the events' bytes
+/// (refusing the file as soon as they pass [`import_limit`], before anything is written), then to
+/// append them, 1000 at a time. Memory stays at about one batch, whatever the file's size.
+pub async fn import_within(log: &dyn EventLog, file: &Path, new_id: bool, budget: u64) -> anyhow::Result<(SessionId, u64)> {
+    let limit = import_limit(budget);
+    let mut lines = ExportLines::open(file, limit)?;
+    let header = lines.header()?;
     let id = if new_id { SessionId::random() } else { parse_session(&header.session)? };
     if log.session_meta(id).await?.is_some() {
         anyhow::bail!("session {id} already exists in this data directory (use --new-id to import a copy)");
     }
-    // Validate the whole file before writing anything.
-    let mut events = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (i, line) in lines {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    // Validate the whole file, and count its bytes, before writing anything.
+    let (mut total, mut bytes) = (0u64, 0u64);
+    while let Some(event) = lines.next_event(total)? {
+        total += 1;
+        bytes += event.log_bytes();
+        if bytes > limit {
+            anyhow::bail!(
+                "{}: refused: its events need more than {bytes} bytes of event log (at seq {total}), more than a session may \
+                 write: limits.session_log_bytes is {budget} bytes, and an import may take up to {limit} (docs/decisions/0107); \
+                 nothing was imported",
+                file.display()
+            );
         }
-        let v: Value = serde_json::from_str(&line).map_err(|e| anyhow::anyhow!("{} line {}: not JSON: {e}", file.display(), i + 1))?;
-        let seq = v["seq"].as_u64().ok_or_else(|| anyhow::anyhow!("{} line {}: no seq", file.display(), i + 1))?;
-        if seq != events.len() as u64 + 1 || !seen.insert(seq) {
-            anyhow::bail!("{} line {}: seq {seq} does not follow {}", file.display(), i + 1, events.len());
-        }
-        let event = NewEvent {
-            time_ms: v["timeMs"].as_u64().unwrap_or(0),
-            event_type: v["type"].as_str().ok_or_else(|| anyhow::anyhow!("{} line {}: no type", file.display(), i + 1))?.to_string(),
-            schema_version: v["schemaVersion"].as_u64().unwrap_or(1) as u32,
-            correlation_id: v["correlationId"].as_str().map(str::to_string),
-            checksum: v["checksum"].as_str().map(str::to_string),
-            payload: v["payload"].clone().into(),
-        };
-        Event::from_parts(&event.event_type, v["payload"].clone())
-            .map_err(|e| anyhow::anyhow!("{} line {}: {} does not decode: {e}", file.display(), i + 1, event.event_type))?;
-        events.push(event);
     }
     log.create_session(id, NewSession { project: header.project.clone(), created_ms: header.created_ms, resume_token_hash: None }).await?;
-    let total = events.len() as u64;
     let mut progress = Progress::new(total, "importing");
-    let mut seq = 0;
-    for chunk in events.chunks(1000) {
-        match log.append(id, seq, chunk.to_vec()).await {
+    let mut lines = ExportLines::open(file, limit)?;
+    lines.header()?;
+    let (mut seq, mut appended_bytes) = (0u64, 0u64);
+    let mut batch = Vec::with_capacity(1000);
+    loop {
+        let event = lines.next_event(seq + batch.len() as u64)?;
+        if let Some(event) = event {
+            appended_bytes += event.log_bytes();
+            batch.push(event);
+            if batch.len() < 1000 {
+                continue;
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        if seq + batch.len() as u64 > total || appended_bytes > limit {
+            anyhow::bail!("{} changed during the import; session {id} holds its first {seq} events", file.display());
+        }
+        let n = batch.len() as u64;
+        match log.append(id, seq, std::mem::take(&mut batch)).await {
             Ok(_) => {}
             Err(StoreError::Conflict { actual, .. }) => anyhow::bail!("session {id} changed during the import (seq {actual})"),
             Err(e) => return Err(e.into()),
         }
-        seq += chunk.len() as u64;
+        seq += n;
         progress.tick(seq);
+    }
+    if seq != total {
+        anyhow::bail!("{} changed during the import; session {id} holds its first {seq} events", file.display());
     }
     log.flush().await?;
     Ok((id, total))
+}
+
+/// The lines of an export file, read one at a time, none longer than `max_line` bytes.
+struct ExportLines {
+    file: PathBuf,
+    reader: std::io::BufReader<std::fs::File>,
+    line: usize,
+    max_line: u64,
+    buf: Vec<u8>,
+}
+
+impl ExportLines {
+    fn open(file: &Path, max_line: u64) -> anyhow::Result<Self> {
+        let reader =
+            std::io::BufReader::new(std::fs::File::open(file).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", file.display()))?);
+        Ok(Self { file: file.to_path_buf(), reader, line: 0, max_line, buf: Vec::new() })
+    }
+
+    /// The next line, without its end; `None` at the end of the file.
+    fn next_line(&mut self) -> anyhow::Result<Option<String>> {
+        self.buf.clear();
+        let read = std::io::Read::take(&mut self.reader, self.max_line + 1).read_until(b'\n', &mut self.buf)?;
+        if read == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+        } else if read as u64 > self.max_line {
+            anyhow::bail!(
+                "{} line {}: longer than {} bytes, more than a session may write to its event log; nothing was imported",
+                self.file.display(),
+                self.line,
+                self.max_line
+            );
+        }
+        let text =
+            std::str::from_utf8(&self.buf).map_err(|e| anyhow::anyhow!("{} line {}: not UTF-8: {e}", self.file.display(), self.line))?;
+        Ok(Some(text.to_string()))
+    }
+
+    fn header(&mut self) -> anyhow::Result<ExportHeader> {
+        let file = self.file.display().to_string();
+        let first = self.next_line()?.ok_or_else(|| anyhow::anyhow!("{file} is empty"))?;
+        let header: ExportHeader = serde_json::from_str(&first).map_err(|e| anyhow::anyhow!("{file} line 1: not an export header: {e}"))?;
+        if header.format != EXPORT_FORMAT || header.version != 1 {
+            anyhow::bail!("{file} line 1: format {:?} version {} is not {EXPORT_FORMAT:?} version 1", header.format, header.version);
+        }
+        Ok(header)
+    }
+
+    /// The next event, checked: its seq follows `previous`, and it decodes. `None` at the end.
+    fn next_event(&mut self, previous: u64) -> anyhow::Result<Option<NewEvent>> {
+        loop {
+            let file = self.file.display().to_string();
+            let Some(line) = self.next_line()? else { return Ok(None) };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let i = self.line;
+            let v: Value = serde_json::from_str(&line).map_err(|e| anyhow::anyhow!("{file} line {i}: not JSON: {e}"))?;
+            let seq = v["seq"].as_u64().ok_or_else(|| anyhow::anyhow!("{file} line {i}: no seq"))?;
+            if seq != previous + 1 {
+                anyhow::bail!("{file} line {i}: seq {seq} does not follow {previous}");
+            }
+            let event = NewEvent {
+                time_ms: v["timeMs"].as_u64().unwrap_or(0),
+                event_type: v["type"].as_str().ok_or_else(|| anyhow::anyhow!("{file} line {i}: no type"))?.to_string(),
+                schema_version: v["schemaVersion"].as_u64().unwrap_or(1) as u32,
+                correlation_id: v["correlationId"].as_str().map(str::to_string),
+                checksum: v["checksum"].as_str().map(str::to_string),
+                payload: v["payload"].clone().into(),
+            };
+            Event::from_parts(&event.event_type, v["payload"].clone())
+                .map_err(|e| anyhow::anyhow!("{file} line {i}: {} does not decode: {e}", event.event_type))?;
+            return Ok(Some(event));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -467,6 +714,66 @@ mod tests {
         assert_eq!(first_divergence(wire::legacy_state_hash).await, None);
         assert_eq!(first_divergence(|_| "0123456789abcdef".into()).await, Some(3));
         assert_eq!(first_divergence(|_| wire::state_hash(&json!({}))).await, Some(3), "the hash of another state");
+    }
+
+    /// A decision's hash is on its last event: one whose last event has none is unverified, but
+    /// `--to` stopping inside a decision is not.
+    #[tokio::test]
+    async fn a_decision_without_its_state_hash_is_unverified_unless_to_cuts_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = vestibule_store::SegmentEventLog::open(StoreConfig::at(dir.path())).unwrap();
+        let id = SessionId::random();
+        log.create_session(id, NewSession { project: "p".into(), created_ms: 1, resume_token_hash: None }).await.unwrap();
+        let mut state = SessionState::default();
+        let mut events = Vec::new();
+        // c0: two events, the hash on the second; c1: one event without its hash.
+        for (i, (event, correlation, hashed)) in
+            [(Event::ModalOpened {}, "c0", false), (Event::ModalClosed {}, "c0", true), (Event::ModalOpened {}, "c1", false)]
+                .into_iter()
+                .enumerate()
+        {
+            state = session::evolve(state, &event);
+            let event_type = event.type_name();
+            events.push(NewEvent {
+                time_ms: i as u64,
+                event_type: event_type.into(),
+                schema_version: Event::schema_version(event_type),
+                correlation_id: Some(correlation.into()),
+                checksum: hashed.then(|| wire::state_hash(&wire::to_value(&state))),
+                payload: event.payload_json(),
+            });
+        }
+        log.append(id, 0, events).await.unwrap();
+        let run = |to| {
+            let log = &log;
+            async move {
+                let options = ReplayOptions { to, json: true, verify: true, patch: false };
+                replay_verifying(log, id, &options, &mut Vec::new()).await.unwrap()
+            }
+        };
+        let all = run(None).await;
+        assert_eq!((all.decisions, all.checked, all.unverified, all.first_unverified), (2, 1, 1, Some(3)));
+        let failure = all.failure(id, false).unwrap();
+        assert_eq!(failure.seq, 3);
+        assert!(failure.reason.starts_with(&format!("session {id}: unverified from seq 3: 1 of 2 decisions")), "{}", failure.reason);
+        assert!(all.failure(id, true).is_none(), "allowed, nothing else fails");
+        let cut = run(Some(1)).await;
+        assert_eq!((cut.decisions, cut.unverified), (0, 0), "--to 1 stops inside c0");
+        assert!(cut.failure(id, false).is_none());
+        let first = run(Some(2)).await;
+        assert_eq!((first.decisions, first.checked), (1, 1));
+        assert!(first.failure(id, false).is_none());
+    }
+
+    #[test]
+    fn times_before_1970_are_refused() {
+        assert_eq!(parse_time("1970-01-01T00:00:00Z").unwrap(), 0);
+        assert_eq!(parse_time("1970-01-01T00:00:00.001Z").unwrap(), 1);
+        assert_eq!(parse_time("12").unwrap(), 12);
+        for before in ["1969-12-31T23:59:59.999Z", "1900-01-01T00:00:00Z", "0000-01-01T00:00:00Z"] {
+            assert!(parse_time(before).unwrap_err().to_string().contains("before 1970-01-01T00:00:00Z"), "{before}");
+        }
+        assert!(parse_time("-5").is_err());
     }
 
     #[test]
