@@ -14,7 +14,7 @@
 //! `write_timeout` is closed by the socket's write timeout (`server::AdmittedSocket`).
 
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use std::future::{Ready, ready};
 
@@ -86,30 +86,15 @@ fn busy(what: &str, limit: &str, n: usize) -> HttpResponse {
 
 /// What the debug API may run at once, per gateway: follow streams and state rebuilds, each a
 /// permit held for as long as it runs.
-struct Gates {
+pub struct DebugGates {
     follows: Arc<Semaphore>,
     folds: Arc<Semaphore>,
 }
 
-/// The gates of the gateway `state` belongs to, made on first use with its `[limits]`. Kept beside
-/// the state (weakly, by address) rather than in it, so that gateways started in one process (tests)
-/// each have their own.
-fn gates(state: &web::Data<AppState>) -> Arc<Gates> {
-    type Table = Vec<(Weak<AppState>, Arc<Gates>)>;
-    static TABLE: Mutex<Table> = Mutex::new(Vec::new());
-    let state = state.clone().into_inner();
-    let mut table = TABLE.lock().unwrap_or_else(|p| p.into_inner());
-    table.retain(|(owner, _)| owner.strong_count() > 0);
-    if let Some((_, gates)) = table.iter().find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(&state))) {
-        return gates.clone();
+impl DebugGates {
+    pub fn new(limits: &crate::config::Limits) -> Self {
+        Self { follows: Arc::new(Semaphore::new(limits.debug_follows)), folds: Arc::new(Semaphore::new(limits.debug_state_folds)) }
     }
-    let limits = &state.config.limits;
-    let gates = Arc::new(Gates {
-        follows: Arc::new(Semaphore::new(limits.debug_follows)),
-        folds: Arc::new(Semaphore::new(limits.debug_state_folds)),
-    });
-    table.push((Arc::downgrade(&state), gates.clone()));
-    gates
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,7 +169,7 @@ pub async fn state_at(_: Admin, state: web::Data<AppState>, id: web::Path<String
         Ok(None) => return no_such_session(),
         Err(e) => return store_failed(e),
     }
-    let Ok(permit) = gates(&state).folds.clone().try_acquire_owned() else {
+    let Ok(permit) = state.debug_gates.folds.clone().try_acquire_owned() else {
         return busy("state rebuilds", "debug_state_folds", state.config.limits.debug_state_folds);
     };
     let log = state.registry.log().clone();
@@ -211,7 +196,7 @@ pub async fn state_at(_: Admin, state: web::Data<AppState>, id: web::Path<String
 /// `limits.debug_follow_heartbeat` with nothing else sent.
 pub async fn follow(_: Admin, state: web::Data<AppState>, id: web::Path<String>, q: web::Query<RangeQuery>) -> HttpResponse {
     let Ok(id) = SessionId::from_str(&id) else { return bad_request("not a session id".into()) };
-    let Ok(permit) = gates(&state).follows.clone().try_acquire_owned() else {
+    let Ok(permit) = state.debug_gates.follows.clone().try_acquire_owned() else {
         return busy("follow streams", "debug_follows", state.config.limits.debug_follows);
     };
     let period = state.config.limits.debug_follow_heartbeat;

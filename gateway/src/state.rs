@@ -21,6 +21,8 @@ pub struct AppState {
     /// Command rate limits, one bucket per session.
     pub command_limits: SessionRateLimits,
     pub new_session_limits: AddressRateLimits,
+    /// What the debug API may run at once (`limits.debug_follows`, `limits.debug_state_folds`).
+    pub debug_gates: crate::debug_api::DebugGates,
     /// Signs the sign-in tokens the host app's backend verifies.
     pub token_keys: TokenKeys,
     /// Leases and routing between gateways, when `[cluster] enabled` (docs/scale-out.md).
@@ -47,6 +49,7 @@ impl AppState {
         let l = &config.limits;
         let command_limits = SessionRateLimits::new(l.commands_per_second as f64, l.command_burst);
         let new_session_limits = AddressRateLimits::new(l.sessions_per_minute as f64 / 60.0, l.session_burst);
+        let debug_gates = crate::debug_api::DebugGates::new(l);
         Self {
             projects: projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
             config,
@@ -55,6 +58,7 @@ impl AppState {
             sockets,
             command_limits,
             new_session_limits,
+            debug_gates,
             token_keys,
             cluster,
             connections: tokio_util::task::TaskTracker::new(),
