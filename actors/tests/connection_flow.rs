@@ -178,6 +178,20 @@ fn given_a_connection_when_the_wallet_reports_no_accounts_then_disconnected() {
 }
 
 #[test]
+fn given_a_wallet_that_spells_its_address_in_lower_case_when_connected_or_changed_then_the_account_is_checksummed() {
+    let lower = ALICE.to_ascii_lowercase();
+    let g = selecting();
+    let state = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_ok(&[&lower], "0x1") }).state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).address.as_deref(), Some(ALICE));
+    let without_prefix = ALICE[2..].to_ascii_uppercase();
+    let state = connected().when(C::WalletAccountsChanged { connector_id: DEV_WALLET_RDNS.into(), accounts: vec![without_prefix] }).state();
+    assert_eq!(state.connection.namespace(Namespace::Eip155).address.as_deref(), Some(ALICE));
+    // The same account in another spelling changes nothing.
+    let then = connected().when(C::WalletAccountsChanged { connector_id: DEV_WALLET_RDNS.into(), accounts: vec![lower] });
+    assert!(then.event_types().is_empty(), "{:?}", then.event_types());
+}
+
+#[test]
 fn recent_wallets_keep_the_two_newest() {
     let mut g = given(started()).and(C::ReportWallets {
         wallets: ["a", "b", "c"]

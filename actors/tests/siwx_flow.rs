@@ -329,3 +329,22 @@ fn given_a_connected_solana_account_when_it_signs_then_signed_in_with_ed25519() 
     let session = state.siwx.session_for(&format!("{mainnet}:{address}")).expect("signed in");
     assert_eq!(session.method, SiwxMethod::Ed25519);
 }
+
+#[test]
+fn given_a_wallet_that_reports_its_address_in_lower_case_when_signed_in_then_one_session_under_the_checksummed_account_that_any_spelling_signs_out()
+ {
+    let g = given(started_with(options(false)))
+        .and(C::ReportWallets { wallets: vec![dev_wallet()] })
+        .and(C::OpenModal { view: None })
+        .and(C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() });
+    let request_id = g.pending_request();
+    let g =
+        g.and(C::ResolveWalletRequest { request_id, outcome: wallet_ok(&[&address().to_ascii_lowercase()], "0x1") }).and(C::SiwxSign {});
+    let (request_id, message) = sign_request(&g);
+    let signature = personal_sign(&key(), &message);
+    let signed = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!(signature) } });
+    let accounts: Vec<_> = signed.state.siwx.sessions.values().map(|s| s.account.clone()).collect();
+    assert_eq!(accounts, [format!("eip155:1:{}", address())], "the token's subject is the one spelling");
+    let out = signed.when(C::SiwxSignOut { account: Some(format!("eip155:1:{}", address().to_ascii_lowercase())) }).state();
+    assert!(out.siwx.sessions.is_empty());
+}

@@ -173,10 +173,16 @@ pub fn read_wallet_accounts(
     if answer.accounts.len() > MAX_WALLET_ACCOUNTS || answer.chains.len() > MAX_WALLET_ACCOUNTS {
         return Err("the wallet returned too many accounts or chains".into());
     }
-    if let Some(bad) = answer.accounts.iter().find(|a| !namespace.is_valid_address(a)) {
-        return Err(format!("the wallet returned an invalid {namespace} address {bad:?}"));
-    }
-    let accounts = answer.accounts.iter().map(|a| Account { address: a.clone(), account_type: AccountType::Eoa }).collect();
+    // Each account in its one spelling (an EVM address in any case is the same account).
+    let accounts = answer
+        .accounts
+        .iter()
+        .map(|a| {
+            let address =
+                namespace.canonical_address(a).ok_or_else(|| format!("the wallet returned an invalid {namespace} address {a:?}"))?;
+            Ok(Account { address, account_type: AccountType::Eoa })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     let network = match (namespace, &answer.chain_id) {
         (Namespace::Solana, None) => resolve_solana_network(&answer.chains, networks)?,
         (_, Some(chain_id)) => resolve_network(namespace, chain_id, networks)?,

@@ -43,6 +43,24 @@ impl Namespace {
             _ => false,
         }
     }
+
+    /// The one spelling of a valid `address`: EVM addresses in EIP-55 mixed case with `0x`
+    /// (wallets may report any case, with or without the prefix, and one key must not become
+    /// several accounts, sign-in sessions and token subjects); Solana's as they are (base58 has
+    /// one spelling per key). `None` when the address is not valid for the namespace.
+    pub fn canonical_address(self, address: &str) -> Option<String> {
+        if !self.is_valid_address(address) {
+            return None;
+        }
+        match self {
+            Namespace::Eip155 => {
+                let hex = address.strip_prefix("0x").unwrap_or(address);
+                let address: alloy_primitives::Address = format!("0x{hex}").parse().ok()?;
+                Some(address.to_checksum(None))
+            }
+            _ => Some(address.to_string()),
+        }
+    }
 }
 
 /// What a namespace supports (spec section 9, feature support by namespace).
@@ -134,6 +152,15 @@ impl FromStr for CaipNetworkId {
 pub struct CaipAddress {
     pub network: CaipNetworkId,
     pub address: String,
+}
+
+impl CaipAddress {
+    /// `namespace:reference:address` with the address in its one spelling
+    /// ([`Namespace::canonical_address`]).
+    pub fn canonical(&self) -> String {
+        let address = self.network.namespace.canonical_address(&self.address).unwrap_or_else(|| self.address.clone());
+        format!("{}:{address}", self.network)
+    }
 }
 
 impl fmt::Display for CaipAddress {
@@ -228,6 +255,19 @@ mod tests {
         assert!(Namespace::Eip155.is_valid_address(&a[2..]));
         assert!(!Namespace::Eip155.is_valid_address(&a[..41]));
         assert!(!Namespace::Eip155.is_valid_address("0xZZ908400098527886E0F7030069857D2E4169EE7"));
+    }
+
+    #[test]
+    fn an_evm_address_has_one_spelling_whatever_case_or_prefix_it_came_in() {
+        let canonical = "0x52908400098527886E0F7030069857D2E4169EE7";
+        for spelling in [canonical, "0x52908400098527886e0f7030069857d2e4169ee7", "52908400098527886E0F7030069857D2E4169EE7"] {
+            assert_eq!(Namespace::Eip155.canonical_address(spelling).as_deref(), Some(canonical), "{spelling}");
+        }
+        assert_eq!(Namespace::Eip155.canonical_address("0x1234"), None);
+        let sol = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV";
+        assert_eq!(Namespace::Solana.canonical_address(sol).as_deref(), Some(sol));
+        let caip: CaipAddress = "eip155:1:0x52908400098527886e0f7030069857d2e4169ee7".parse().unwrap();
+        assert_eq!(caip.canonical(), format!("eip155:1:{canonical}"));
     }
 
     #[test]

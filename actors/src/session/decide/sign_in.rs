@@ -218,14 +218,17 @@ pub(super) fn cancel(d: &mut Decision) -> Result<(), DomainError> {
 pub(super) fn sign_out(d: &mut Decision, account: Option<String>) -> Result<(), DomainError> {
     // A sign-in session's account is a CAIP-10 id; anything else names none (and is not echoed
     // back at whatever length it came).
-    if account.as_deref().is_some_and(|a| a.parse::<CaipAddress>().is_err()) {
-        return Err(DomainError::InvalidInput {
-            field: "account".into(),
-            message: "a CAIP-10 account id (namespace:reference:address)".into(),
-        });
-    }
     let account = match account {
-        Some(a) => a,
+        Some(a) => {
+            let parsed = a.parse::<CaipAddress>().map_err(|_| DomainError::InvalidInput {
+                field: "account".into(),
+                message: "a CAIP-10 account id (namespace:reference:address)".into(),
+            })?;
+            // Any spelling of the account names its sign-in session (sessions signed in before
+            // accounts were kept in one spelling are found by the spelling given).
+            let canonical = parsed.canonical();
+            if d.state.siwx.session_for(&canonical).is_some() { canonical } else { a }
+        }
         None => d.state.active_caip_address().ok_or(DomainError::SignInUnavailable(NO_ACTIVE_ADDRESS))?,
     };
     if d.state.siwx.session_for(&account).is_none() {

@@ -86,13 +86,17 @@ pub(super) fn accounts_changed(d: &mut Decision, connector_id: &str, accounts: &
             }
             continue;
         }
-        if let Some(bad) = accounts.iter().find(|a| !ns.is_valid_address(a)) {
-            return Err(DomainError::InvalidInput { field: "accounts".into(), message: format!("{bad:?} is not a {ns} address") });
-        }
+        // Each account in its one spelling (an EVM address in any case is the same account).
         let accounts: Vec<connection::Account> = accounts
             .iter()
-            .map(|a| connection::Account { address: a.clone(), account_type: crate::model::options::AccountType::Eoa })
-            .collect();
+            .map(|a| {
+                let address = ns.canonical_address(a).ok_or_else(|| DomainError::InvalidInput {
+                    field: "accounts".into(),
+                    message: format!("{a:?} is not a {ns} address"),
+                })?;
+                Ok(connection::Account { address, account_type: crate::model::options::AccountType::Eoa })
+            })
+            .collect::<Result<_, DomainError>>()?;
         if accounts != d.state.connection.namespace(ns).accounts {
             d.push(Event::AccountsChanged { namespace: ns, accounts });
             sign_in::request_if_needed(d);
