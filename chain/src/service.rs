@@ -627,8 +627,9 @@ impl ChainService {
             return Err(SolanaSendError::Chain(ChainError::UnsupportedNetwork(network)));
         }
         let entry = self.network(network).map_err(SolanaSendError::Chain)?;
-        let signature = check_signed(message, signed, &payer).map_err(SolanaSendError::Signed)?;
-        let sent = crate::solana::rpc::send_transaction(&entry.client, signed).await.map_err(SolanaSendError::Chain)?;
+        let checked = check_signed(message, signed, &payer).map_err(SolanaSendError::Signed)?;
+        let signature = checked.signature;
+        let sent = crate::solana::rpc::send_transaction(&entry.client, &checked.wire).await.map_err(SolanaSendError::Chain)?;
         if sent != signature {
             tracing::warn!(%network, "the node reported another signature than the transaction's");
         }

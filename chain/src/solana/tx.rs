@@ -192,17 +192,42 @@ pub enum SignedTransactionError {
     BadSignature,
 }
 
-/// Checks that `signed` carries exactly `message` (the bytes the server built) and a valid
-/// ed25519 signature of it by `payer`, the first signer. Gives the transaction's signature.
-pub fn check_signed(message: &[u8], signed: &[u8], payer: &SolAddress) -> Result<String, SignedTransactionError> {
+/// A signed transaction fit to send: its id (the payer's signature, base58) and the wire the node
+/// gets, which the server writes itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedTransaction {
+    pub signature: String,
+    pub wire: Vec<u8>,
+}
+
+/// Checks that `signed` carries exactly `message` (the bytes the server built), as many
+/// signatures as the message requires, and a valid ed25519 signature of it by `payer`, the first
+/// signer. The wire to send is rebuilt from the built message and those signatures, in the
+/// canonical encoding: the wallet's own bytes never reach a node (a non-canonical signature count
+/// once did, and took down the devnet's node).
+pub fn check_signed(message: &[u8], signed: &[u8], payer: &SolAddress) -> Result<CheckedTransaction, SignedTransactionError> {
     let parsed = WireTransaction::parse(signed).map_err(SignedTransactionError::Malformed)?;
     if parsed.message != message {
         return Err(SignedTransactionError::OtherMessage);
     }
+    // The server builds legacy messages, whose first byte is the number of required signatures.
+    let required = message.first().map_or(0, |n| usize::from(*n));
+    if parsed.signatures.len() != required {
+        return Err(SignedTransactionError::Malformed(format!(
+            "{} signatures for a message that requires {required}",
+            parsed.signatures.len()
+        )));
+    }
     let signature = parsed.signatures.first().ok_or(SignedTransactionError::BadSignature)?;
     let key = ed25519_dalek::VerifyingKey::from_bytes(payer.as_array()).map_err(|_| SignedTransactionError::BadSignature)?;
     key.verify_strict(message, &ed25519_dalek::Signature::from_bytes(signature)).map_err(|_| SignedTransactionError::BadSignature)?;
-    Ok(bs58_encode(signature))
+    let mut wire = Vec::with_capacity(3 + 64 * required + message.len());
+    push_compact_u16(&mut wire, required as u16);
+    for signature in &parsed.signatures {
+        wire.extend_from_slice(signature);
+    }
+    wire.extend_from_slice(message);
+    Ok(CheckedTransaction { signature: bs58_encode(signature), wire })
 }
 
 #[cfg(test)]
@@ -261,9 +286,31 @@ mod tests {
         let signature = signer.sign(&parsed.message).to_bytes();
         let mut signed = wire.clone();
         signed[1..65].copy_from_slice(&signature);
-        assert_eq!(check_signed(&parsed.message, &signed, &from), Ok(bs58_encode(&signature)));
+        assert_eq!(
+            check_signed(&parsed.message, &signed, &from),
+            Ok(CheckedTransaction { signature: bs58_encode(&signature), wire: signed.clone() })
+        );
         let other = transfer_message(&from, &to, &SolanaTransfer::Native { lamports: 6 }, false, &SolHash::new_from_array([1; 32]));
         assert_eq!(check_signed(&other.serialize(), &signed, &from), Err(SignedTransactionError::OtherMessage));
         assert!(matches!(check_signed(&parsed.message, &[1], &from), Err(SignedTransactionError::Malformed(_))));
+    }
+
+    #[test]
+    fn a_signed_transaction_in_another_encoding_is_sent_as_the_server_writes_it_and_extra_signatures_are_refused() {
+        use ed25519_dalek::Signer;
+        let signer = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+        let from = SolAddress::new_from_array(signer.verifying_key().to_bytes());
+        let to = key("7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU");
+        let message = transfer_message(&from, &to, &SolanaTransfer::Native { lamports: 5 }, false, &SolHash::new_from_array([1; 32]));
+        let body = message.serialize();
+        let signature = signer.sign(&body).to_bytes();
+        let canonical = [&[1u8][..], &signature, &body].concat();
+        // A signature count of 1 written in two bytes (0x81 0x00) parses to the same transaction.
+        let non_canonical = [&[0x81u8, 0x00][..], &signature, &body].concat();
+        let checked = check_signed(&body, &non_canonical, &from).unwrap();
+        assert_eq!(checked.wire, canonical, "the node gets the server's encoding, not the wallet's");
+        // Two signatures where the message requires one: refused.
+        let two = [&[2u8][..], &signature, &[0u8; 64], &body].concat();
+        assert!(matches!(check_signed(&body, &two, &from), Err(SignedTransactionError::Malformed(_))));
     }
 }

@@ -86,6 +86,12 @@ test("failures read as a Solana node's: preflight, signatures, unknown methods, 
   forged[0] ^= 1;
   await assert.rejects(peer.rpc("sendTransaction", [b64(transaction(message, [forged])), { encoding: "base64" }]), /SignatureFailure|signature/i);
   assert.equal(await lamports(poor.address), 0);
+  // A signature count in a non-canonical encoding, or more signatures than the message requires:
+  // refused as invalid (LiteSVM would abort the peer), and the peer still answers.
+  for (const bad of [new Uint8Array([0x81, 0x00, ...signatures[0], ...message]), transaction(message, [signatures[0], new Uint8Array(64)])]) {
+    await assert.rejects(peer.rpc("sendTransaction", [b64(bad), { encoding: "base64" }]), (e) => e.code === -32602, "refused as invalid");
+  }
+  assert.equal((await peer.rpc("getLatestBlockhash")).value.blockhash.length > 0, true, "the peer is still up");
   await assert.rejects(peer.rpc("getNothing"), (e) => e.code === -32601);
   await assert.rejects(peer.rpc("getBalance", ["not-base58-0OIl"]), (e) => e.code === -32602);
   const batch = await fetch(peer.url, {

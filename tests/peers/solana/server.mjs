@@ -10,7 +10,7 @@
 
 import { createRequire } from "node:module";
 import { createServer } from "node:http";
-import { base58, messageSigners, parseTransaction, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, toBytes } from "./tx.mjs";
+import { base58, messageSigners, parseTransaction, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, toBytes, transaction } from "./tx.mjs";
 
 const require = createRequire(import.meta.url);
 const { LiteSvm } = require("litesvm-linux-x64-gnu");
@@ -163,6 +163,15 @@ export function createSolanaPeer({ cluster = "devnet" } = {}) {
 
   const run = (wire, simulate) => {
     const { signatures, message } = parseTransaction(wire);
+    // LiteSVM aborts the whole process on a wire it cannot deserialize (a non-canonical length, a
+    // count that does not match the message): refuse those here, as a node would, instead.
+    let canonical = false;
+    try {
+      canonical = signatures.length === messageSigners(message).required && Buffer.from(transaction(message, signatures)).equals(Buffer.from(wire));
+    } catch {
+      canonical = false;
+    }
+    if (!canonical) throw new RpcError(INVALID_PARAMS, "invalid transaction: not a canonically encoded transaction");
     const versioned = (message[0] & 0x80) !== 0;
     const outcome = simulate
       ? versioned ? svm.simulateVersionedTransaction(wire) : svm.simulateLegacyTransaction(wire)
