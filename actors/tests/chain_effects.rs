@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use actix::System;
 use support::{T0, execute, open_log, quiet_config, until};
-use vestibule_actors::machines::balances::BalancesSnapshot;
+use vestibule_actors::machines::balances::{BalancesSnapshot, BalancesStatus};
 use vestibule_actors::machines::requests::WalletOutcome;
 use vestibule_actors::machines::send::{MAX_SENT, SendForm};
 use vestibule_actors::model::caip::CaipNetworkId;
@@ -33,9 +33,11 @@ impl Drop for LivePoll {
     }
 }
 
-/// Serves eip155:1, answers balances at once, and never answers anything else.
+/// Serves eip155:1, answers balances at once (with a native symbol of `symbol_bytes` when set),
+/// and never answers anything else.
 struct SilentChain {
     receipt_polls: Arc<AtomicUsize>,
+    symbol_bytes: Option<usize>,
 }
 
 fn never<T: Send + 'static>() -> ChainFuture<T> {
@@ -47,7 +49,11 @@ impl ChainEffects for SilentChain {
         vec![CaipNetworkId::eip155(1)]
     }
     fn balances(&self, fetch: vestibule_actors::machines::balances::BalanceFetch) -> ChainFuture<Result<BalancesSnapshot, String>> {
-        Box::pin(std::future::ready(Ok(balances_of(&fetch.network, &fetch.address))))
+        let mut snapshot = balances_of(&fetch.network, &fetch.address);
+        if let Some(bytes) = self.symbol_bytes {
+            snapshot.native.symbol = "S".repeat(bytes);
+        }
+        Box::pin(std::future::ready(Ok(snapshot)))
     }
     fn activity(
         &self,
@@ -92,7 +98,7 @@ fn given_more_sends_than_the_session_keeps_when_their_receipts_never_come_then_o
     let dir = tempfile::tempdir().unwrap();
     System::new().block_on(async move {
         let receipt_polls = Arc::new(AtomicUsize::new(0));
-        let chain = Arc::new(SilentChain { receipt_polls: receipt_polls.clone() });
+        let chain = Arc::new(SilentChain { receipt_polls: receipt_polls.clone(), symbol_bytes: None });
         let registry =
             Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), quiet_config(), Arc::new(RuntimeMetrics::default()))
                 .with_chain(chain);
@@ -138,5 +144,33 @@ fn given_more_sends_than_the_session_keeps_when_their_receipts_never_come_then_o
         assert_eq!(state.send.sent.len(), MAX_SENT, "the session keeps the newest {MAX_SENT}");
         until(|| receipt_polls.load(Ordering::SeqCst) == MAX_SENT, "the dropped transfers' polls ended").await;
         assert_eq!(receipt_polls.load(Ordering::SeqCst), MAX_SENT);
+    });
+}
+
+#[test]
+fn given_balances_too_large_for_the_log_when_they_arrive_then_the_fetch_fails_instead_of_loading_for_good() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        // A native symbol of 300,000 bytes: the answer's event is over the log's 256 KiB.
+        let chain = Arc::new(SilentChain { receipt_polls: Arc::default(), symbol_bytes: Some(300_000) });
+        let registry =
+            Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), quiet_config(), Arc::new(RuntimeMetrics::default()))
+                .with_chain(chain);
+        let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1"] })).unwrap();
+        let (id, _) = registry.create("test", ORIGIN, options).await.unwrap();
+        run(&registry, id, "wallets", C::ReportWallets { wallets: vec![dev_wallet()] }).await;
+        run(&registry, id, "open", C::OpenModal { view: None }).await;
+        run(&registry, id, "select", C::SelectConnector { connector_id: DEV_WALLET_RDNS.into() }).await;
+        let request = first_pending_request(&registry, id).await;
+        run(&registry, id, "connected", C::ResolveWalletRequest { request_id: request, outcome: wallet_ok(&[ALICE], "0x1") }).await;
+
+        let status = || async { registry.session(id).send(Inspect).await.unwrap().unwrap().state.balances.status };
+        for _ in 0..10_000 {
+            if status().await != BalancesStatus::Loading {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(status().await, BalancesStatus::Failed, "the fetch ended, as a failed one");
     });
 }

@@ -103,6 +103,9 @@ fn log_full(budget: u64) -> CommandError {
 /// one, which records them. So a restart forgets at most this much (decision 0107).
 const UNFOLDED_ANSWER_BYTES: u64 = 64 * 1024;
 
+/// Why an effect's answer was recorded as failed when its events were larger than the log takes.
+const TOO_LARGE_TO_KEEP: &str = "the answer is too large to keep";
+
 /// A chain effect the state waits for.
 enum ChainAsk {
     Balances(crate::machines::balances::BalanceFetch),
@@ -607,6 +610,8 @@ impl ModalSession {
             return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error("the session is not loaded"))));
         };
         let now = self.shell.clock.now_ms();
+        // An effect's answer that the log will not take must still end what waits for it.
+        let fallback = matches!(source, Source::Effect).then(|| command.failed_effect_answer(TOO_LARGE_TO_KEEP)).flatten();
         match self.decide_pure(&awake.state, command, now) {
             Decided::Refused(error) => {
                 let outcome = if error.code == RefusalCode::Internal { "failed" } else { "refused" };
@@ -620,14 +625,14 @@ impl ModalSession {
                 self.after_activity(ctx);
                 self.remember(source, CommandReply::accepted(self.seq))
             }
-            Decided::Events(evolved) => self.commit(evolved, source, now),
+            Decided::Events(evolved) => self.commit(evolved, source, now, fallback),
         }
     }
 
     /// Serializes and hashes only the regions the decision's events touch in the state they lead to,
     /// and appends them (with the client's answer, atomically). Nothing becomes current until the
     /// append is durable.
-    fn commit(&mut self, evolved: Evolved, source: Source, now: u64) -> ResponseActFuture<Self, CommandReply> {
+    fn commit(&mut self, evolved: Evolved, source: Source, now: u64, fallback: Option<Command>) -> ResponseActFuture<Self, CommandReply> {
         let Evolved { events, state } = evolved;
         if events.iter().any(|e| matches!(e, Event::SiwxChallengeIssued { challenge } if challenge.nonce == self.nonce)) {
             // Drawn now, not when the append succeeds: a nonce is never offered twice, even if
@@ -661,6 +666,16 @@ impl ModalSession {
             act.metrics().append_seconds.observe(started.elapsed().as_secs_f64());
             let reply = match appended {
                 Ok(outcome) => act.publish(pending, outcome, &source, ctx),
+                Err(StoreError::InvalidAppend(why)) if fallback.is_some() => {
+                    // An effect's answer too large for the log (a hostile node's or token's data):
+                    // its failure goes in instead, so nothing waits for it for good.
+                    tracing::warn!(session = %act.id, seq = act.seq, %why, "an effect's answer cannot be kept; recording it as failed");
+                    act.metrics().command("failed");
+                    if let Some(command) = fallback {
+                        ctx.address().do_send(Internal { command });
+                    }
+                    CommandReply::refused(act.seq, storage_unavailable())
+                }
                 Err(error) => {
                     // The client must hear about it (it would otherwise wait for a result forever),
                     // but the refusal is not remembered: it is transient.

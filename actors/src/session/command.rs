@@ -325,6 +325,24 @@ pub enum ReceiptOutcome {
 }
 
 impl Command {
+    /// The same effect's answer as a failure saying `why`, for an answer that succeeded but cannot
+    /// be kept (its events are larger than the log takes): the session then shows the failure it
+    /// would show for a node that could not answer, instead of waiting for the answer for good.
+    /// `None` for anything else, a failure already among them (so there is no loop).
+    pub fn failed_effect_answer(&self, why: &str) -> Option<Command> {
+        let why = why.to_string();
+        match self {
+            Command::BalancesFetched { id, outcome: Ok(_) } => Some(Command::BalancesFetched { id: *id, outcome: Err(why) }),
+            Command::ActivityFetched { id, outcome: Ok(_) } => Some(Command::ActivityFetched { id: *id, outcome: Err(why) }),
+            Command::HostReadAnswered { request_id, outcome: WalletOutcome::Ok { .. } } => Some(Command::HostReadAnswered {
+                request_id: request_id.clone(),
+                outcome: WalletOutcome::Error { code: crate::machines::host_requests::codes::INTERNAL, message: why },
+            }),
+            Command::SolanaSendPrepared { id, outcome: Ok(_) } => Some(Command::SolanaSendPrepared { id: *id, outcome: Err(why) }),
+            _ => None,
+        }
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             Command::Client(c) => c.type_name(),
