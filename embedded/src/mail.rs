@@ -59,6 +59,9 @@ pub struct LettreMailer {
     expires_in: Duration,
 }
 
+/// The longest a mail may take to go out over SMTP, connection and exchange together.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(15);
+
 impl LettreMailer {
     /// `expires_in` is the OTP lifetime the mail states.
     pub fn new(config: &SmtpConfig, expires_in: Duration) -> Result<Self, MailError> {
@@ -75,7 +78,7 @@ impl LettreMailer {
                     AsyncSmtpTransport::<Tokio1Executor>::relay(&config.host).map_err(|error| MailError::Transport(error.to_string()))?
                 }
             };
-            let mut builder = builder.port(config.port).timeout(Some(Duration::from_secs(15)));
+            let mut builder = builder.port(config.port).timeout(Some(SEND_TIMEOUT));
             if let (Some(username), Some(password)) = (&config.username, &config.password) {
                 builder = builder.credentials(Credentials::new(username.clone(), password.clone()));
             }
@@ -97,7 +100,12 @@ impl Mailer for LettreMailer {
             .body(mail_body(code, purpose, self.expires_in))
             .map_err(|error| MailError::Transport(error.to_string()))?;
         match &self.transport {
-            Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|error| MailError::Transport(error.to_string())),
+            // lettre's timeout bounds the connection only: a server that accepts and then says
+            // nothing would hold the visitor (and the mail budget) until the login's own deadline.
+            Transport::Smtp(smtp) => match tokio::time::timeout(SEND_TIMEOUT, smtp.send(message)).await {
+                Ok(sent) => sent.map(drop).map_err(|error| MailError::Transport(error.to_string())),
+                Err(_) => Err(MailError::Transport(format!("the mail server did not finish within {} s", SEND_TIMEOUT.as_secs()))),
+            },
             Transport::Files(files) => files.send(message).await.map(drop).map_err(|error| MailError::Transport(error.to_string())),
         }
     }

@@ -117,3 +117,30 @@ async fn given_no_smtp_server_when_a_code_is_sent_then_the_error_says_so_without
     let error = mailer.send_code("v@example.com", &code, MailPurpose::Login).await.unwrap_err().to_string();
     assert!(!error.contains(code.reveal()), "{error}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn given_an_smtp_server_that_accepts_and_says_nothing_when_a_code_is_sent_then_it_fails_within_the_send_timeout() {
+    // Accepts the connection (the kernel's backlog) and never greets: lettre's own timeout covers
+    // only the connection.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = SmtpConfig {
+        host: "127.0.0.1".into(),
+        port: silent.local_addr().unwrap().port(),
+        from: "login@vestibule.test".into(),
+        tls: SmtpTls::None,
+        username: None,
+        password: None,
+        file_dir: None,
+    };
+    let mailer = LettreMailer::new(&config, Duration::from_secs(600)).unwrap();
+    let entropy = SeededEntropy::new(97);
+    let (_, code) =
+        OtpStore::new(&entropy, 600_000, 5, 8).issue(OtpPurpose::Login { email: "v@example.com".into() }, "f", 0, &entropy).unwrap();
+    let started = tokio::time::Instant::now();
+    // Fenced, so that a mailer without its own bound fails here instead of hanging the test.
+    let sent =
+        tokio::time::timeout(4 * vestibule_embedded::mail::SEND_TIMEOUT, mailer.send_code("v@example.com", &code, MailPurpose::Login));
+    let error = sent.await.expect("the mailer gave up by itself").unwrap_err().to_string();
+    assert_eq!(started.elapsed(), vestibule_embedded::mail::SEND_TIMEOUT, "{error}");
+    assert!(error.contains("did not finish"), "{error}");
+}
