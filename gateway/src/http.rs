@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 use prometheus_client::encoding::text::encode;
 
 use crate::limits::SocketKind;
-use crate::server::CloseAfterAnswer;
+use crate::server::{CloseAfterAnswer, RequestArrived};
 use crate::state::AppState;
 
 pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
@@ -193,7 +193,8 @@ fn announces_body(headers: &HeaderMap) -> bool {
 
 /// Middleware on every route: a head over `limits.max_header_bytes` is refused with 431, a body
 /// over `limits.max_body_bytes` with 413, and a body not complete within `limits.body_timeout`
-/// with 408; each closes the connection.
+/// with 408; each closes the connection. A request that passes has arrived: from then on, only its
+/// handler decides how long it takes.
 pub async fn bounded_request(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -231,6 +232,10 @@ pub async fn bounded_request(
                 return Ok(closing(req.into_response(refusal(status, kind, &message))));
             }
         }
+    }
+    // Head and body are in: the handler may take its time (`server::AdmittedSocket`).
+    if let Some(arrived) = req.conn_data::<RequestArrived>() {
+        arrived.mark();
     }
     next.call(req).await.map(|response| closing(response.map_into_boxed_body()))
 }

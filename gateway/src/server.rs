@@ -91,15 +91,20 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// A socket that holds a slot in the socket table; the slot is freed when the socket is dropped.
 ///
 /// While it carries plain HTTP it also bounds how long a request may take to arrive: from the first
-/// byte of a request until the server starts answering it, at most `limits.header_timeout +
-/// limits.body_timeout`. actix-http bounds only the first request's head; without this a client could
-/// keep a connection (and its descriptor) forever by trickling the head of its second request.
+/// byte of a request until it has arrived whole ([`RequestArrived`]) or the server starts answering
+/// it, at most `limits.header_timeout + limits.body_timeout`. actix-http bounds only the first
+/// request's head; without this a client could keep a connection (and its descriptor) forever by
+/// trickling the head of its second request. Once a request has arrived, its handler may take as
+/// long as it needs (the Farcaster completion waits for the visitor for up to two minutes).
 pub struct AdmittedSocket {
     io: TcpStream,
     slot: SocketSlot,
     request_time: Duration,
-    /// Armed by the first byte of a request, disarmed by the first byte of the answer.
+    /// Armed by the first byte of a request, disarmed once the request has arrived or by the first
+    /// byte of the answer.
     request_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Set by [`RequestArrived::mark`] once a request's head and body are in.
+    arrived: Arc<AtomicBool>,
     /// Set by a refusal that closes the connection ([`CloseAfterAnswer`]).
     close_requested: Arc<AtomicBool>,
     /// Armed by the first byte written once a close was requested: when it passes, reads end.
@@ -128,6 +133,18 @@ pub struct CloseAfterAnswer(Arc<AtomicBool>);
 
 impl CloseAfterAnswer {
     pub fn request(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// In each request's connection data: `http::bounded_request` marks through it that the request has
+/// arrived whole, head and body, which ends the bound on its arrival. The next byte read starts the
+/// next request's.
+#[derive(Clone)]
+pub struct RequestArrived(Arc<AtomicBool>);
+
+impl RequestArrived {
+    pub fn mark(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 }
@@ -195,6 +212,10 @@ impl AsyncRead for AdmittedSocket {
             // A write is stalled: no more requests until the client takes the answers it has.
             this.read_waiting = Some(cx.waker().clone());
             return Poll::Pending;
+        }
+        if this.arrived.swap(false, Ordering::Relaxed) {
+            // The request being handled has arrived: what is read from now on is the next one's.
+            this.request_deadline = None;
         }
         let before = buf.filled().len();
         let read = Pin::new(&mut this.io).poll_read(cx, buf);
@@ -364,7 +385,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                     .client_request_timeout(limits.header_timeout)
                     .client_disconnect_timeout(Duration::from_secs(1))
                     .keep_alive(limits.keep_alive)
-                    .on_connect_ext(close_after_answer)
+                    .on_connect_ext(connection_data)
                     .upgrade(upgrade)
                     .finish(map_config(app, |_| AppConfig::default())),
             )
@@ -394,7 +415,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                         .client_request_timeout(limits.header_timeout)
                         .client_disconnect_timeout(Duration::from_secs(1))
                         .keep_alive(limits.keep_alive)
-                        .on_connect_ext(close_after_answer)
+                        .on_connect_ext(connection_data)
                         .finish(map_config(app, |_| AppConfig::default())),
                 )
             })?
@@ -482,9 +503,10 @@ fn start_embedded(
     Ok(EmbeddedParts { service: web::Data::new(service), notices, listener, addr })
 }
 
-/// Puts the socket's [`CloseAfterAnswer`] in its requests' connection data.
-fn close_after_answer(socket: &AdmittedSocket, data: &mut actix_http::Extensions) {
+/// Puts the socket's [`CloseAfterAnswer`] and [`RequestArrived`] in its requests' connection data.
+fn connection_data(socket: &AdmittedSocket, data: &mut actix_http::Extensions) {
     data.insert(CloseAfterAnswer(socket.close_requested.clone()));
+    data.insert(RequestArrived(socket.arrived.clone()));
 }
 
 /// The socket, with its slot, or `None` when it was refused (and closed, by dropping it).
@@ -502,6 +524,7 @@ fn admit_socket(sockets: &Sockets, state: &AppState, io: TcpStream) -> Option<(A
                 slot,
                 request_time,
                 request_deadline: None,
+                arrived: Arc::default(),
                 close_requested: Arc::default(),
                 closing: None,
                 write_time: limits.write_timeout,

@@ -178,3 +178,83 @@ async fn the_frames_of_one_client_address_have_its_budget_of_codes_mailed_whatev
     wait_for(&mut other, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] == "awaitingOtp").await;
     assert_eq!(mails(), 3);
 }
+
+/// A Farcaster relay that opens channels and keeps every one pending: `POST /v1/channel` answers
+/// 201 with a channel, `GET /v1/channel/status` 202 pending. Gives its URL and its count of polls.
+async fn pending_relay() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let polls = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = polls.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let polls = counted.clone();
+            tokio::spawn(async move {
+                let Ok(head) = support::raw::read_head(&mut stream).await else { return };
+                let length = head
+                    .lines()
+                    .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|n| n.trim().parse::<usize>().unwrap()))
+                    .unwrap_or(0);
+                let mut request = vec![0u8; length];
+                if stream.read_exact(&mut request).await.is_err() {
+                    return;
+                }
+                let (status, body) = if head.starts_with("POST /v1/channel ") {
+                    // The channel carries the service's nonce back, as a relay does.
+                    let nonce = serde_json::from_slice::<Value>(&request).unwrap_or_default()["nonce"].clone();
+                    (
+                        "201 Created",
+                        json!({ "channelToken": "c0ffee", "url": "https://warpcast.com/~/siwf?channelToken=c0ffee", "nonce": nonce }),
+                    )
+                } else if head.starts_with("GET /v1/channel/status ") {
+                    polls.fetch_add(1, Ordering::Relaxed);
+                    ("202 Accepted", json!({ "state": "pending" }))
+                } else {
+                    ("404 Not Found", json!({}))
+                };
+                let body = body.to_string();
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    (url, polls)
+}
+
+#[tokio::test]
+async fn a_request_that_has_arrived_may_take_longer_than_its_arrival_is_allowed() {
+    // Given a gateway that gives a request 1 s to arrive (head and body), and a Farcaster relay on
+    // which the visitor never approves, polled every 100 ms up to 3 s (31 polls: the bound is a
+    // count, so the long poll lasts at least 3 s however fast or slow the machine)
+    let dir = tempfile::tempdir().unwrap();
+    let (relay_url, polls) = pending_relay().await;
+    let config = format!(
+        "{}\n[embedded.farcaster]\nrelay_url = \"{relay_url}\"\nrpc_url = \"http://127.0.0.1:9\"\npoll_interval = \"100ms\"\npoll_timeout = \"3s\"\n\n\
+         [limits]\nheader_timeout = \"500ms\"\nbody_timeout = \"500ms\"\n",
+        embedded_config(dir.path())
+    );
+    let gateway = Gateway::start(&config);
+    let entropy = SeededEntropy::new(9);
+    let mut host = Client::create(&gateway, json!({ "features": { "socials": ["farcaster"] } })).await;
+    let frame_origin = host.state["embedded"]["frameOrigin"].as_str().expect("the embedded wallet is on").to_string();
+    let (status, frame) = register_frame(&frame_origin, &host.session_id, &entropy).await;
+    assert_eq!(status, 200, "{frame}");
+    host.command(json!({ "type": "EmbeddedFrameReady", "frameId": frame["frameId"] })).await;
+    wait_for(&mut host, "the frame is ready", Duration::from_secs(30), |s| s["embedded"]["frame"]["status"] == "ready").await;
+    host.command(json!({ "type": "ConnectSocial", "provider": "farcaster" })).await;
+    wait_for(&mut host, "the relay's URL", Duration::from_secs(30), |s| s["embedded"].to_string().contains("channelToken=c0ffee")).await;
+
+    // When the frame waits for the visitor's approval (a request that arrives at once and is
+    // answered only when the relay says so, or when the polls run out)
+    let (status, body) = post_frame_api(&frame_origin, "/api/farcaster/complete", json!({ "frameToken": frame["frameToken"] })).await;
+
+    // Then it is answered, after every poll, with the login's own failure: not cut off after 1 s
+    // (which closed the connection without an answer).
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("farcaster_failed")), "{body}");
+    assert!(polls.load(std::sync::atomic::Ordering::Relaxed) >= 31, "the relay was polled {polls:?} times");
+}
