@@ -50,6 +50,16 @@ impl NetworkId {
         }
     }
 
+    /// The CAIP-2 reference: an eip155 chain id in decimal, a Solana cluster's genesis hash's first
+    /// 32 characters.
+    pub fn reference(&self) -> String {
+        match self {
+            Self::Eip155 { chain_id } => chain_id.to_string(),
+            // Checked to be ASCII base58 when made.
+            Self::Solana { reference } => String::from_utf8_lossy(reference).into_owned(),
+        }
+    }
+
     pub const fn kind(&self) -> ChainKind {
         match self {
             Self::Eip155 { .. } => ChainKind::Evm,
@@ -136,6 +146,7 @@ mod tests {
         assert_eq!(id.chain_id(), Some(31337));
         assert_eq!(id.kind(), ChainKind::Evm);
         assert_eq!(id.to_string(), "eip155:31337");
+        assert_eq!(id.reference(), "31337");
     }
 
     #[test]
@@ -144,6 +155,7 @@ mod tests {
         assert_eq!(id.kind(), ChainKind::Solana);
         assert_eq!(id.chain_id(), None);
         assert_eq!(id.to_string(), "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1");
+        assert_eq!(id.reference(), "EtWTRABZaYq6iMfeYKouRu166VU2xqa1");
         assert_ne!(id, "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp".parse().unwrap());
     }
 

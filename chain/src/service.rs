@@ -93,7 +93,8 @@ struct Network {
     /// The same endpoints and policy for a host's reads, but answers refused past the host-read
     /// bound as they arrive ([`ChainServiceBuilder::host_read_max_response_bytes`]).
     host_client: RpcClient,
-    /// Each endpoint (redacted) with its chain id gate, when its chain id is checked.
+    /// Each endpoint (redacted) with its chain id gate, when the chain it serves is checked (its
+    /// chain id on eip155, its genesis hash on Solana).
     chain_ids: Vec<(String, Arc<ChainIdGate>)>,
     activity: Option<Arc<dyn ActivitySource>>,
     metrics: NetworkMetrics,
@@ -113,13 +114,13 @@ struct Inner {
     activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
     host_reads: &'static [&'static str],
-    /// The endpoints whose chain id is to be checked, until the checks are started (in a tokio
-    /// runtime: at build when there is one, else at the first use).
+    /// The endpoints whose chain (id or genesis hash) is to be checked, until the checks are
+    /// started (in a tokio runtime: at build when there is one, else at the first use).
     chain_id_checks: Mutex<Vec<ChainIdCheck>>,
     chain_id_checks_started: std::sync::atomic::AtomicBool,
 }
 
-/// One endpoint's chain id check, before it is started.
+/// One endpoint's chain id (or genesis hash) check, before it is started.
 struct ChainIdCheck {
     network: NetworkId,
     endpoint: HttpEndpoint,
@@ -169,8 +170,9 @@ impl ChainServiceBuilder {
         self
     }
 
-    /// Whether each EVM endpoint's chain id is checked when the service starts (default: yes;
-    /// decision 0914). Tests that count a stub node's requests turn it off.
+    /// Whether each endpoint is checked to serve its network when the service starts (default:
+    /// yes): an EVM endpoint's `eth_chainId` (decision 0914), a Solana endpoint's `getGenesisHash`
+    /// (decision 0915). Tests that count a stub node's requests turn it off.
     pub fn check_chain_ids(mut self, check: bool) -> Self {
         self.check_chain_ids = check;
         self
@@ -225,7 +227,7 @@ impl ChainServiceBuilder {
             let host_policy =
                 RpcPolicy { max_response_bytes: policy.max_response_bytes.min(self.host_read_max_response_bytes), ..policy.clone() };
             // One gate per endpoint, shared by the general and the host-read clients.
-            let expected = settings.id.chain_id().filter(|_| self.check_chain_ids);
+            let expected = Some(settings.id).filter(|_| self.check_chain_ids);
             let gates: Vec<Option<Arc<ChainIdGate>>> = settings.rpc_urls.iter().map(|_| expected.map(ChainIdGate::new)).collect();
             let endpoints = |bound: usize| {
                 settings
@@ -317,8 +319,8 @@ impl ChainService {
         }
     }
 
-    /// Starts the endpoints' chain id checks (decision 0914) in the background, once, if in a
-    /// tokio runtime; otherwise the first use within one starts them.
+    /// Starts the endpoints' chain id and genesis hash checks (decisions 0914 and 0915) in the
+    /// background, once, if in a tokio runtime; otherwise the first use within one starts them.
     fn start_chain_id_checks(&self) {
         use std::sync::atomic::Ordering;
         if self.inner.chain_id_checks_started.load(Ordering::Acquire) || tokio::runtime::Handle::try_current().is_err() {
@@ -360,7 +362,8 @@ impl ChainService {
     }
 
     /// The endpoints of `network` (`scheme://host:port`) that answered `eth_chainId` with another
-    /// chain, and are not used until they serve the network's (decision 0914), with why.
+    /// chain (decision 0914), or `getGenesisHash` with another cluster's (decision 0915), and are
+    /// not used until they serve the network's, with why.
     pub fn endpoints_serving_another_chain(&self, network: NetworkId) -> Vec<(String, String)> {
         let Some(entry) = self.inner.networks.get(&network) else { return vec![] };
         entry.chain_ids.iter().filter_map(|(endpoint, gate)| Some((endpoint.clone(), gate.refusal()?))).collect()

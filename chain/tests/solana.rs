@@ -164,3 +164,32 @@ async fn an_unknown_signature_is_not_confirmed_within_the_wait_and_a_dead_peer_i
     let e = chain.account_balances(network(), AccountAddress::Solana(sol(&owner)), true).await.unwrap_err();
     assert_eq!(e.to_string(), "Token Balance Unavailable");
 }
+
+#[tokio::test]
+async fn a_peer_of_another_cluster_is_set_aside_and_the_devnet_peer_serves() {
+    let (_, owner) = test_key(9);
+    let mainnet = SolanaPeer::start_as("mainnet", &owner, 1, 6, 0);
+    let devnet = SolanaPeer::start(&owner, 2, 6, 0);
+    // Each answers the genesis hash of the cluster it plays, whose first 32 characters are its
+    // CAIP-2 reference.
+    assert_eq!(devnet.rpc("getGenesisHash", json!([])).await, json!(devnet.genesis_hash()));
+    assert_eq!(format!("solana:{}", &devnet.genesis_hash()[..32]), DEVNET);
+    assert_eq!(&mainnet.genesis_hash()[..32], "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
+    let config: ChainConfig =
+        serde_json::from_value(json!({ "networks": { DEVNET: { "rpc_urls": [mainnet.url(), devnet.url()] } } })).unwrap();
+    let chain = ChainService::new(&config).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while chain.endpoints_serving_another_chain(network()).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the mainnet peer was never set aside");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        chain.endpoints_serving_another_chain(network()),
+        [(
+            mainnet.url().to_string(),
+            "the endpoint serves cluster 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp, not EtWTRABZaYq6iMfeYKouRu166VU2xqa1".into()
+        )]
+    );
+    // The first endpoint is skipped: the balance is the devnet peer's.
+    assert_eq!(balances(&chain, sol(&owner)).await.0, "2");
+}

@@ -30,7 +30,8 @@ pub enum AttemptError {
     /// A body longer than the policy's `max_response_bytes` (announced or as it arrived).
     #[error("the answer is larger than {limit} bytes")]
     TooLarge { limit: usize },
-    /// Not sent: the endpoint answered `eth_chainId` with another chain than the network's.
+    /// Not sent: the endpoint answered `eth_chainId` (or, on Solana, `getGenesisHash`) with another
+    /// chain than the network's.
     #[error("{0}")]
     WrongChain(String),
 }

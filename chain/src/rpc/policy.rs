@@ -113,7 +113,7 @@ pub enum AttemptFailure {
     TimedOut,
     /// The answer was larger than `max_response_bytes`.
     TooLarge,
-    /// Not sent: the endpoint serves another chain than the network's (decision 0914).
+    /// Not sent: the endpoint serves another chain than the network's (decisions 0914, 0915).
     WrongChain,
 }
 

@@ -2,5 +2,6 @@
 #![allow(dead_code)]
 
 pub mod anvil;
+pub mod logs;
 pub mod solana;
 pub mod stub;

@@ -38,6 +38,12 @@ pub struct SolanaPeer {
 impl SolanaPeer {
     /// A peer funding `owner` with `sol` SOL and `tokens` whole tokens of a new `decimals` mint.
     pub fn start(owner: &str, sol: u32, decimals: u8, tokens: u64) -> SolanaPeer {
+        Self::start_as("devnet", owner, sol, decimals, tokens)
+    }
+
+    /// As [`SolanaPeer::start`], answering as `cluster` (devnet, mainnet or testnet: its genesis
+    /// hash).
+    pub fn start_as(cluster: &str, owner: &str, sol: u32, decimals: u8, tokens: u64) -> SolanaPeer {
         let script = workspace_root().join("tests/peers/scripts/solana-peer.mjs");
         assert!(
             workspace_root().join("tests/peers/node_modules/litesvm-linux-x64-gnu").is_dir(),
@@ -45,7 +51,7 @@ impl SolanaPeer {
         );
         let mut child = Command::new(std::env::var_os("NODE").unwrap_or_else(|| "node".into()))
             .arg(script)
-            .args(["--exit-with-stdin", "--fund", owner, "--sol", &sol.to_string()])
+            .args(["--exit-with-stdin", "--cluster", cluster, "--fund", owner, "--sol", &sol.to_string()])
             .args(["--decimals", &decimals.to_string(), "--tokens", &tokens.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -60,6 +66,11 @@ impl SolanaPeer {
 
     pub fn url(&self) -> &str {
         self.info["url"].as_str().unwrap()
+    }
+
+    /// The genesis hash the peer answers `getGenesisHash` with.
+    pub fn genesis_hash(&self) -> &str {
+        self.info["genesisHash"].as_str().unwrap()
     }
 
     pub fn mint(&self) -> &str {

@@ -112,6 +112,25 @@ test("the peer answers as the cluster it is told to be", async () => {
   }
 });
 
+test("each cluster's genesis hash is 32 bytes in base58 whose first 32 characters are the cluster's CAIP-2 reference", async () => {
+  // The ids the gateway configures (docs/chain.md); the chain service sets aside an endpoint whose
+  // getGenesisHash does not start with its network's reference (decision 0915).
+  const caip2 = { devnet: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", mainnet: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", testnet: "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z" };
+  assert.deepEqual(Object.keys(GENESIS_HASHES).sort(), Object.keys(caip2).sort());
+  for (const [cluster, hash] of Object.entries(GENESIS_HASHES)) {
+    assert.equal(base58.decode(hash).length, 32, cluster);
+    assert.equal(`solana:${hash.slice(0, 32)}`, caip2[cluster], cluster);
+  }
+  assert.equal(peer.genesisHash, GENESIS_HASHES.devnet, "devnet by default");
+  const testnet = await startSolanaPeer({ cluster: "testnet", tokens: 0 });
+  try {
+    assert.equal(testnet.genesisHash, GENESIS_HASHES.testnet);
+    assert.equal(await testnet.rpc("getGenesisHash"), testnet.genesisHash, "it answers the cluster it says it plays");
+  } finally {
+    await testnet.stop();
+  }
+});
+
 test("a peer whose parent dies exits: no orphan", async () => {
   // A parent process that starts a peer, prints its pid and is then killed with SIGKILL.
   const code = `import { startSolanaPeer } from ${JSON.stringify(new URL("../solana.mjs", import.meta.url).href)};

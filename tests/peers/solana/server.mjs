@@ -3,7 +3,8 @@
 // the dev wallet and the gateway use. LiteSVM is in-process: there are no blocks, leaders or
 // votes; each processed transaction advances the slot by one, and everything processed is
 // "finalized" at once. The genesis hash is a cluster's (devnet by default), so CAIP-2 ids and
-// `getGenesisHash` agree with the network a session names.
+// `getGenesisHash` agree with the network a session names (the chain service sets aside an endpoint
+// whose genesis hash does not start with its network's CAIP-2 reference: decision 0915).
 //
 // The native binding is the package litesvm-linux-x64-gnu itself (the `litesvm` wrapper lists
 // per-platform optional packages that the registry reachable here lacks, which breaks `npm ci`).
