@@ -678,8 +678,13 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
                 return (Command::SolanaSendPrepared { id: send.id, outcome }, at);
             }
             SolanaSendStep::Submitting { .. } => {
-                let outcome =
-                    if rng.random_bool(0.7) { Ok(format!("{}{}", "5".repeat(60), send.id)) } else { Err("insufficient funds".into()) };
+                let outcome = if rng.random_bool(0.7) {
+                    Ok(format!("{}{}", "5".repeat(60), send.id))
+                } else if rng.random_bool(0.7) {
+                    Err(crate::machines::send::SolanaSubmitFailure::Node("insufficient funds".into()))
+                } else {
+                    Err(crate::machines::send::SolanaSubmitFailure::Refused("the fee payer's signature is missing or invalid".into()))
+                };
                 return (Command::SolanaSendSubmitted { id: send.id, outcome }, at);
             }
             SolanaSendStep::Signing { .. } => {}

@@ -78,7 +78,13 @@ impl ChainEffects for SilentChain {
     ) -> ChainFuture<Result<vestibule_actors::machines::send::PreparedSolanaTransfer, String>> {
         never()
     }
-    fn submit_solana_send(&self, _: CaipNetworkId, _: String, _: String, _: String) -> ChainFuture<Result<String, String>> {
+    fn submit_solana_send(
+        &self,
+        _: CaipNetworkId,
+        _: String,
+        _: String,
+        _: String,
+    ) -> ChainFuture<Result<String, vestibule_actors::machines::send::SolanaSubmitFailure>> {
         never()
     }
 }

@@ -9,8 +9,8 @@ use vestibule_actors::machines::balances::{BalancesStatus, RETRY_BLOCK_MS, TOKEN
 use vestibule_actors::machines::requests::{RequestKind, WalletOutcome};
 use vestibule_actors::machines::router::View;
 use vestibule_actors::machines::send::{
-    AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SendForm, SendStatus, SentStatus, SolanaSendStep, TOKEN_REQUIRED, TransferKind,
-    UNSUPPORTED_CHAIN,
+    AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, SendForm, SendStatus, SentStatus, SolanaSendStep, SolanaSubmitFailure, TOKEN_REQUIRED,
+    TransferKind, UNSUPPORTED_CHAIN,
 };
 use vestibule_actors::model::caip::{CaipNetworkId, Namespace};
 use vestibule_actors::model::networks::SOLANA_DEVNET;
@@ -250,8 +250,31 @@ fn given_the_build_or_the_send_fails_then_the_services_message_is_shown() {
     let (g, request_id) = signing(&native(), "1");
     let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!("AQID") } });
     let id = g.state.send.solana.as_ref().unwrap().id;
-    let then = g.when(Command::SolanaSendSubmitted { id, outcome: Err("insufficient funds".into()) });
+    let then = g.when(Command::SolanaSendSubmitted { id, outcome: Err(SolanaSubmitFailure::Node("insufficient funds".into())) });
     assert_eq!(then.state().send.error.as_deref(), Some("insufficient funds"));
+    assert!(then.state().send.sent.is_empty());
+}
+
+#[test]
+fn given_the_wallet_signed_another_transaction_then_the_visitor_reads_why_it_was_not_sent() {
+    // Given a Solana send whose wallet answered with a signed transaction
+    let (g, request_id) = signing(&native(), "1");
+    let g = g.and(C::ResolveWalletRequest { request_id, outcome: WalletOutcome::Ok { result: serde_json::json!("AQID") } });
+    let id = g.state.send.solana.as_ref().unwrap().id;
+
+    // When the chain service's check refuses it (it never reached a node)
+    let reason = "the wallet signed another transaction than the one asked";
+    let then = g.when(Command::SolanaSendSubmitted { id, outcome: Err(SolanaSubmitFailure::Refused(reason.into())) });
+
+    // Then the visitor reads the check's reason, not an RPC error nobody had
+    let shown = "The transfer was not sent: the wallet signed another transaction than the one asked";
+    assert_eq!(then.state().send.error.as_deref(), Some(shown));
+    assert!(
+        then.events().iter().any(|e| matches!(e, Event::SendFailed { code: None, message } if message == shown)),
+        "{:?}",
+        then.events()
+    );
+    assert!(then.state().toasts.items.values().any(|t| t.message == shown), "{:?}", then.state().toasts);
     assert!(then.state().send.sent.is_empty());
 }
 

@@ -15,7 +15,7 @@ use vestibule_actors::machines::activity::{
 };
 use vestibule_actors::machines::balances::{BalanceFetch, BalancesSnapshot, TokenBalance};
 use vestibule_actors::machines::requests::WalletOutcome;
-use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend};
+use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend, SolanaSubmitFailure};
 use vestibule_actors::model::caip::CaipNetworkId;
 use vestibule_actors::runtime::{ChainEffects, ChainFuture};
 use vestibule_actors::session::ReceiptOutcome;
@@ -163,7 +163,7 @@ impl ChainEffects for ServiceEffects {
         from: String,
         message: String,
         signed: String,
-    ) -> ChainFuture<Result<String, String>> {
+    ) -> ChainFuture<Result<String, SolanaSubmitFailure>> {
         Box::pin(Self::submit_solana(self.service.clone(), network, from, message, signed))
     }
 
@@ -214,11 +214,14 @@ impl ServiceEffects {
         from: String,
         message: String,
         signed: String,
-    ) -> Result<String, String> {
-        let network = network_id(&network).filter(NetworkId::is_solana).ok_or_else(|| format!("Unsupported chain: {network}"))?;
-        let payer = parse_solana_address(&from).ok_or("the sender is not a Solana address")?;
-        let message = BASE64.decode(message).map_err(|_| "the transaction's message is not base64".to_string())?;
-        let signed = BASE64.decode(signed).map_err(|_| "the wallet's answer is not a signed transaction".to_string())?;
+    ) -> Result<String, SolanaSubmitFailure> {
+        let refused = |reason: &str| SolanaSubmitFailure::Refused(reason.to_string());
+        let network = network_id(&network)
+            .filter(NetworkId::is_solana)
+            .ok_or_else(|| SolanaSubmitFailure::Node(format!("Unsupported chain: {network}")))?;
+        let payer = parse_solana_address(&from).ok_or_else(|| refused("the sender is not a Solana address"))?;
+        let message = BASE64.decode(message).map_err(|_| refused("the transaction's message is not base64"))?;
+        let signed = BASE64.decode(signed).map_err(|_| refused("the wallet's answer is not a signed transaction"))?;
         service.send_solana_transaction(network, &message, &signed, payer).await.map_err(|e| {
             tracing::warn!(%network, error = %e, "a Solana transaction was not sent");
             solana_send_error(&e)
@@ -226,23 +229,24 @@ impl ServiceEffects {
     }
 }
 
-/// What the visitor is told when a signed Solana transaction is not sent: the check's message, or
-/// the catalogue's (spec §8) for what the node said.
-fn solana_send_error(error: &SolanaSendError) -> String {
-    match error {
-        SolanaSendError::Signed(e) => e.to_string(),
+/// Why a signed Solana transaction was not sent: the check's reason (the wallet's answer never
+/// reached a node), or the catalogue's words (spec §8) for what the node said.
+fn solana_send_error(error: &SolanaSendError) -> SolanaSubmitFailure {
+    let node_said = match error {
+        SolanaSendError::Signed(e) => return SolanaSubmitFailure::Refused(e.to_string()),
         SolanaSendError::Chain(ChainError::Rpc { message, data, .. }) => {
             let said = format!("{message} {}", data.as_deref().unwrap_or(""));
             // System transfer (ResultWithNegativeLamports) and SPL Token (InsufficientFunds) are
             // both custom error 1; a fee the account cannot pay is InsufficientFundsForFee.
             if said.contains("InsufficientFunds") || said.contains(r#"{"Custom":1}"#) || said.contains("insufficient") {
-                TransactionError::InsufficientFunds.to_string()
+                TransactionError::InsufficientFunds
             } else {
-                TransactionError::classify(None, message).to_string()
+                TransactionError::classify(None, message)
             }
         }
-        SolanaSendError::Chain(e) => TransactionError::from_chain_error(e).to_string(),
-    }
+        SolanaSendError::Chain(e) => TransactionError::from_chain_error(e),
+    };
+    SolanaSubmitFailure::Node(node_said.to_string())
 }
 
 /// A chain error as the host's provider rejects with it: the node's own JSON-RPC error as it

@@ -112,6 +112,29 @@ async fn a_solana_session_shows_balances_sends_sol_and_spl_and_the_spec_failure_
     let held = peer.rpc("getTokenAccountsByOwner", json!([receiver, { "mint": mint }, { "encoding": "jsonParsed" }])).await;
     assert_eq!(held["value"][0]["account"]["data"]["parsed"]["info"]["tokenAmount"]["uiAmountString"], "12.5", "{held}");
 
+    // A wallet that signs with another key than the sender's: the check refuses the transaction
+    // before any node sees it, and the visitor reads why (not an RPC error no node gave).
+    let (stranger, _) = test_key(13);
+    let result = client.command(json!({ "type": "Navigate", "view": "Send" })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    let form = json!({ "token": native, "amount": "0.5", "receiver": receiver });
+    client.command(json!({ "type": "SubmitSend", "form": form })).await;
+    wait_for(&mut client, "the transaction to sign", Duration::from_secs(60), |s| {
+        s["requests"]["order"].as_array().is_some_and(|o| !o.is_empty()) || !s["send"]["error"].is_null()
+    })
+    .await;
+    let (request_id, kind) = first_request(&client.state);
+    assert_eq!(kind["type"], "signTransaction", "{kind}");
+    let mut wire = BASE64.decode(kind["transaction"].as_str().unwrap()).unwrap();
+    let message = wire[65..].to_vec();
+    wire[1..65].copy_from_slice(&stranger.sign(&message).to_bytes());
+    let outcome = json!({ "status": "ok", "result": { "signedTransaction": BASE64.encode(&wire) } });
+    client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
+    wait_for(&mut client, "the refusal", Duration::from_secs(60), |s| !s["send"]["error"].is_null()).await;
+    assert_eq!(client.state["send"]["error"], "The transfer was not sent: the fee payer's signature is missing or invalid");
+    let got = peer.rpc("getBalance", json!([receiver])).await;
+    assert_eq!(got["value"], 1_500_000_000u64, "nothing more was sent");
+
     // The peer goes down: another account's balances fail with the spec's toast.
     peer.stop();
     let mut other = Client::create(&gateway, options).await;

@@ -90,6 +90,18 @@ pub enum SolanaSendStep {
     Submitting { message: String, signed: String },
 }
 
+/// Why the chain service did not send a Solana send's signed transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SolanaSubmitFailure {
+    /// The wallet's answer failed the server's check (not a transaction, another transaction than
+    /// the one built, no valid signature by the sender): it never reached a node. The reason is
+    /// the visitor's to read, not an RPC error to classify.
+    Refused(String),
+    /// A node refused the transaction or none could be reached: what it said, which the spec's
+    /// catalogue of transaction errors words for the visitor.
+    Node(String),
+}
+
 /// The chain service's transaction for a Solana send (all base64).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use crate::machines::activity::{ActivityFetch, ActivityPage};
 use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::requests::WalletOutcome;
-use crate::machines::send::{PreparedSolanaTransfer, SolanaSend};
+use crate::machines::send::{PreparedSolanaTransfer, SolanaSend, SolanaSubmitFailure};
 use crate::machines::siwx::ContractCheck;
 use crate::model::caip::CaipNetworkId;
 use crate::model::options::SocialProvider;
@@ -60,15 +60,15 @@ pub trait ChainEffects: Send + Sync + 'static {
     /// a recent blockhash; the outcome comes back as `SolanaSendPrepared`.
     fn prepare_solana_send(&self, send: SolanaSend) -> ChainFuture<Result<PreparedSolanaTransfer, String>>;
     /// Sends the transaction the wallet signed (`signed`, base64) after checking it carries
-    /// `message` (base64) signed by `from`; its signature, or the spec's transaction error
-    /// message. Comes back as `SolanaSendSubmitted`.
+    /// `message` (base64) signed by `from`; its signature, or why not: the check's reason, or the
+    /// node's message. Comes back as `SolanaSendSubmitted`.
     fn submit_solana_send(
         &self,
         network: CaipNetworkId,
         from: String,
         message: String,
         signed: String,
-    ) -> ChainFuture<Result<String, String>>;
+    ) -> ChainFuture<Result<String, SolanaSubmitFailure>>;
 }
 
 /// Without a chain service, sessions serve no network: every fetch fails at once.
@@ -94,8 +94,8 @@ impl ChainEffects for NoChain {
     fn prepare_solana_send(&self, _: SolanaSend) -> ChainFuture<Result<PreparedSolanaTransfer, String>> {
         Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
     }
-    fn submit_solana_send(&self, _: CaipNetworkId, _: String, _: String, _: String) -> ChainFuture<Result<String, String>> {
-        Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
+    fn submit_solana_send(&self, _: CaipNetworkId, _: String, _: String, _: String) -> ChainFuture<Result<String, SolanaSubmitFailure>> {
+        Box::pin(std::future::ready(Err(SolanaSubmitFailure::Node("no chain service is configured".to_string()))))
     }
 }
 

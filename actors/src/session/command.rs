@@ -11,7 +11,7 @@ use crate::machines::balances::BalancesSnapshot;
 use crate::machines::embedded_wallet::{EmbeddedWalletInfo, LoginMethod, OtpRejection, OtpStep, UpdateStep};
 use crate::machines::requests::WalletOutcome;
 use crate::machines::router::{RouteParams, View};
-use crate::machines::send::{PreparedSolanaTransfer, SendForm};
+use crate::machines::send::{PreparedSolanaTransfer, SendForm, SolanaSubmitFailure};
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::CaipNetworkId;
 use crate::model::caip::Namespace;
@@ -239,10 +239,10 @@ pub enum Command {
         outcome: Result<PreparedSolanaTransfer, String>,
     },
     /// The chain service sent Solana send `id`'s signed transaction: its signature, or why not
-    /// (the node's or the check's message; runtime only).
+    /// (runtime only).
     SolanaSendSubmitted {
         id: u64,
-        outcome: Result<String, String>,
+        outcome: Result<String, SolanaSubmitFailure>,
     },
     // The embedded service's answers and notices (docs/embedded-wallet.md; runtime only). None
     // carries an OTP, a share or a key.

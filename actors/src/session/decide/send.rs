@@ -10,7 +10,7 @@ use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::send::{
     AMOUNT_AND_RECEIVER_REQUIRED, INVALID_RECEIVER, PreparedSolanaTransfer, SENT, SendForm, SendStatus, SentStatus, SolanaSend,
-    SolanaSendStep, TOKEN_REQUIRED, Transfer, TransferKind, UNSUPPORTED_CHAIN,
+    SolanaSendStep, SolanaSubmitFailure, TOKEN_REQUIRED, Transfer, TransferKind, UNSUPPORTED_CHAIN,
 };
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
@@ -183,7 +183,7 @@ pub(super) fn solana_signed(d: &mut Decision, outcome: WalletOutcome) {
 
 /// The chain service sent the signed transaction (its signature) or not: as a wallet's answer to
 /// an EVM send. Spec §4: after a Solana send, the view returns to Account.
-pub(super) fn solana_submitted(d: &mut Decision, id: u64, outcome: Result<String, String>) {
+pub(super) fn solana_submitted(d: &mut Decision, id: u64, outcome: Result<String, SolanaSubmitFailure>) {
     let submitting = d.state.send.solana.as_ref().is_some_and(|s| s.id == id && matches!(s.step, SolanaSendStep::Submitting { .. }));
     if !submitting {
         return;
@@ -195,7 +195,12 @@ pub(super) fn solana_submitted(d: &mut Decision, id: u64, outcome: Result<String
             d.push(Event::SendReset {});
             d.navigate(View::Account, None, NavigationMode::Reset);
         }
-        Err(message) => failed(d, None, &message),
+        Err(SolanaSubmitFailure::Node(message)) => failed(d, None, &message),
+        Err(SolanaSubmitFailure::Refused(reason)) => {
+            let message = format!("The transfer was not sent: {reason}");
+            d.push(Event::SendFailed { code: None, message: message.clone() });
+            d.toast(&message, ToastVariant::Error);
+        }
     }
 }
 
