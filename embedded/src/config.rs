@@ -187,6 +187,9 @@ impl EmbeddedConfig {
                 humantime_serde::re::humantime::format_duration(self.otp_lockout_window)
             ));
         }
+        for (name, provider) in &self.social {
+            provider.validate().map_err(|message| format!("social.{name}.{message}"))?;
+        }
         Ok(())
     }
 }
@@ -253,6 +256,20 @@ pub struct SocialProviderConfig {
     pub issuer: Option<String>,
     #[serde(default)]
     pub scopes: Vec<String>,
+}
+
+impl SocialProviderConfig {
+    /// A provider verified by its id_token (`jwks_uri`) needs the `issuer` its tokens must name
+    /// (OpenID Connect Core §3.1.3.7: `iss` must match it exactly); no provider has a built-in
+    /// issuer. The message starts with the field (the caller puts `social.<provider>.` before it).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.jwks_uri.is_some() && self.issuer.as_deref().is_none_or(|issuer| issuer.trim().is_empty()) {
+            return Err("issuer must be set when jwks_uri is: the id_token's `iss` is checked against it (the provider's \
+                        discovery document names it, e.g. \"https://accounts.google.com\")"
+                .into());
+        }
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for SocialProviderConfig {
@@ -401,6 +418,22 @@ mod tests {
         let error = with("mails_per_ip_per_hour = 0").validate().unwrap_err();
         assert!(error.starts_with("mails_per_ip_per_hour must be at least 1"), "{error}");
         assert!(parse(&config_toml(dir.path()).replace("otp_ttl = \"5m\"", "otp_ttl = \"5m\"\nmails_per_ip_per_hour = -1")).is_err());
+    }
+
+    #[test]
+    fn given_a_provider_with_a_jwks_uri_when_validated_then_a_missing_or_empty_issuer_is_refused_naming_the_provider_and_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let with = |lines: &str| parse(&config_toml(dir.path()).replace("scopes = [", &format!("{lines}\nscopes = ["))).unwrap();
+        // Given a provider verified by its id_token, with its issuer
+        let config = with("jwks_uri = \"https://accounts.example/jwks\"\nissuer = \"https://accounts.example\"");
+        assert_eq!(config.validate(), Ok(()));
+        // When the issuer is missing or empty, then the configuration is refused naming social.google.issuer
+        for lines in ["jwks_uri = \"https://accounts.example/jwks\"", "jwks_uri = \"https://accounts.example/jwks\"\nissuer = \" \""] {
+            let error = with(lines).validate().unwrap_err();
+            assert!(error.starts_with("social.google.issuer must be set when jwks_uri is"), "{lines}: {error}");
+        }
+        // And a userinfo provider (no jwks_uri) needs none
+        assert_eq!(with("userinfo_endpoint = \"https://accounts.example/me\"").validate(), Ok(()));
     }
 
     #[test]

@@ -25,6 +25,13 @@ pub const FARCASTER_FAILED: &str = "Failed to connect to farcaster";
 const MAX_ANSWER: usize = 64 * 1024;
 /// FIP-11 messages are signed for OP mainnet.
 const FARCASTER_CHAIN: &str = "eip155:10";
+/// The longest channel URL shown to the visitor (as a link and a QR code). The relay's are under
+/// a hundred characters.
+pub const MAX_CHANNEL_URL: usize = 512;
+/// The longest channel token sent back to the relay.
+pub const MAX_CHANNEL_TOKEN: usize = 256;
+/// The longest relay username shown; Farcaster's fnames are at most 16 characters, ENS names longer.
+pub const MAX_FARCASTER_USERNAME: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FarcasterError {
@@ -48,7 +55,8 @@ pub enum FarcasterError {
     Chain(String),
 }
 
-/// `POST /v1/channel`'s answer.
+/// `POST /v1/channel`'s answer. The relay is not trusted with what the visitor is shown:
+/// [`check_channel`] holds its URL and token to what can be shown and sent back.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Channel {
@@ -57,7 +65,9 @@ pub struct Channel {
     pub nonce: String,
 }
 
-/// `GET /v1/channel/status`'s answer (the fields this service reads).
+/// `GET /v1/channel/status`'s answer (the fields this service reads: the relay's `displayName`,
+/// `pfpUrl`, `bio` and `custody` are not read, so never shown; the username is checked by
+/// [`check_completed`]).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelStatus {
@@ -85,6 +95,8 @@ pub struct ChannelRequest {
 
 #[async_trait::async_trait]
 pub trait RelayClient: Send + Sync + 'static {
+    /// Opens a channel. What it answers reaches the visitor: the service holds it to
+    /// [`check_channel`] whatever the implementation.
     async fn create_channel(&self, request: &ChannelRequest) -> Result<Channel, FarcasterError>;
     async fn status(&self, channel_token: &str) -> Result<ChannelStatus, FarcasterError>;
 }
@@ -240,6 +252,36 @@ impl CustodyLookup for RpcCustody {
     }
 }
 
+/// Refuses a relay's channel whose URL could not safely be shown to the visitor as a link and a QR
+/// code: not `https:`, over [`MAX_CHANNEL_URL`] characters, anything but visible ASCII (no white
+/// space or control character, which a URL parser would silently drop), or with a user name or
+/// password in it (`https://warpcast.com@evil.example/` reads as warpcast.com), or not written as
+/// a browser would read it (the parser's own serialization). Its token must be
+/// 1 to [`MAX_CHANNEL_TOKEN`] visible ASCII characters (it goes back to the relay in a header).
+pub fn check_channel(channel: &Channel) -> Result<(), FarcasterError> {
+    let bad = |why: &str| FarcasterError::BadAnswer(why.to_owned());
+    let visible = |text: &str| text.bytes().all(|b| b.is_ascii_graphic());
+    if channel.url.is_empty() || channel.url.len() > MAX_CHANNEL_URL || !visible(&channel.url) {
+        return Err(bad("the channel URL is empty, too long or not visible ASCII"));
+    }
+    let url = url::Url::parse(&channel.url).map_err(|_| bad("the channel URL is not a URL"))?;
+    if url.scheme() != "https" || url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("the channel URL is not https"));
+    }
+    // What is shown is what a browser opens: nothing the parser would rewrite (`https:///x`,
+    // `https:\\x`, an upper-case scheme or host, dot segments).
+    if url.as_str() != channel.url {
+        return Err(bad("the channel URL is not in its canonical form"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("the channel URL carries credentials"));
+    }
+    if channel.channel_token.is_empty() || channel.channel_token.len() > MAX_CHANNEL_TOKEN || !visible(&channel.channel_token) {
+        return Err(bad("the channel token is empty, too long or not visible ASCII"));
+    }
+    Ok(())
+}
+
 /// A channel the service opened for a frame.
 #[derive(Clone, Debug)]
 pub struct PendingFarcaster {
@@ -313,7 +355,10 @@ pub struct SignedIn {
 
 /// Checks a completed channel's message: EIP-4361, the channel's domain and nonce, chain 10, not
 /// expired (at `now_ms`), a `farcaster://fid/<fid>` resource agreeing with the relay's fid, and an
-/// EIP-191 signature by the message's address.
+/// EIP-191 signature by the message's address. The relay's username is not signed: it is kept
+/// only when it can be shown (at most [`MAX_FARCASTER_USERNAME`] characters, none of them a
+/// control or bidirectional character: `social::display_text`), else dropped and the login stands
+/// without one (the signature, not the name, proves the fid).
 pub fn check_completed(status: &ChannelStatus, pending: &PendingFarcaster, now_ms: u64) -> Result<SignedIn, FarcasterError> {
     let bad = |why: &str| FarcasterError::Message(why.to_owned());
     let message = status.message.as_deref().ok_or_else(|| bad("no message"))?;
@@ -345,7 +390,8 @@ pub fn check_completed(status: &ChannelStatus, pending: &PendingFarcaster, now_m
     if status.fid.is_some_and(|relay_fid| relay_fid != fid) {
         return Err(bad("the relay's fid is not the message's"));
     }
-    Ok(SignedIn { fid, signer: address, username: status.username.clone().filter(|name| !name.is_empty() && name.len() <= 64) })
+    let username = status.username.as_deref().and_then(|name| crate::social::display_text(name, MAX_FARCASTER_USERNAME));
+    Ok(SignedIn { fid, signer: address, username })
 }
 
 /// Polls the channel every `interval` until it completes, at most `max_polls` times.
@@ -386,6 +432,40 @@ mod tests {
         let answer = format!("0x{}{}", format!("{:064x}", 1), format!("{:064x}", 2));
         assert_eq!(parse_key_data(&answer).unwrap(), (KEY_STATE_ADDED, AUTH_KEY_TYPE));
         assert!(parse_key_data("0x01").is_err());
+    }
+
+    #[test]
+    fn given_relay_channels_when_checked_then_only_https_urls_without_credentials_that_can_be_shown_pass() {
+        let channel = |url: &str| Channel { channel_token: "210f1718-427e".into(), url: url.into(), nonce: "n".into() };
+        // Given the relay's usual answer, then it passes
+        assert!(check_channel(&channel("https://warpcast.com/~/siwf?channelToken=210f1718-427e")).is_ok());
+        assert!(check_channel(&channel(&format!("https://warpcast.com/?t={}", "a".repeat(MAX_CHANNEL_URL - 24)))).is_ok());
+        // Given URLs that are not https, carry credentials, hide characters or are too long, then they are refused
+        for url in [
+            "http://warpcast.com/~/siwf?channelToken=t",
+            "javascript:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "farcaster://connect?channelToken=t",
+            "https://warpcast.com@evil.example/~/siwf",
+            "https://user:pass@warpcast.com/~/siwf",
+            "https://warpcast.com/~/siwf?channelToken=t\nhttps://evil.example",
+            " https://warpcast.com/~/siwf",
+            "https://warp\tcast.com/",
+            "https://wärpcast.com/",
+            "https:///~/siwf",
+            "https://warpcast.com\\@evil.example/",
+            "HTTPS://warpcast.com/~/siwf",
+            "https://warpcast.com/a/../~/siwf",
+            "",
+            &format!("https://warpcast.com/?t={}", "a".repeat(MAX_CHANNEL_URL - 23)),
+        ] {
+            assert!(matches!(check_channel(&channel(url)), Err(FarcasterError::BadAnswer(_))), "{url:?}");
+        }
+        // And tokens that are empty, too long or hold a line break are refused
+        for token in ["".to_owned(), "t".repeat(MAX_CHANNEL_TOKEN + 1), "t\r\nx: y".to_owned()] {
+            let channel = Channel { channel_token: token.clone(), url: "https://warpcast.com/~/siwf".into(), nonce: "n".into() };
+            assert!(check_channel(&channel).is_err(), "{token:?}");
+        }
     }
 
     #[test]

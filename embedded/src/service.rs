@@ -1235,9 +1235,10 @@ impl EmbeddedService {
         }
         let request = crate::farcaster::channel_request(config, self.config.frame_origin(), &nonce, now);
         let channel = relay.create_channel(&request).await.map_err(fail)?;
-        if channel.nonce != nonce || channel.channel_token.is_empty() || channel.url.len() > 2048 {
+        if channel.nonce != nonce {
             return Err(fail(FarcasterError::BadAnswer("the channel does not carry the nonce asked for".into())));
         }
+        crate::farcaster::check_channel(&channel).map_err(fail)?;
         self.state().farcaster.insert(
             frame_id,
             crate::farcaster::PendingFarcaster {

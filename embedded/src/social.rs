@@ -16,6 +16,17 @@ use crate::{Entropy, b64url};
 pub const PENDING_TTL_MS: u64 = 10 * 60 * 1000;
 /// Provider answers are small JSON documents; anything bigger is refused.
 const MAX_PROVIDER_RESPONSE: usize = 256 * 1024;
+/// OpenID Connect Core §2: `sub` is never empty and "MUST NOT exceed 255 ASCII characters". The
+/// userinfo-only providers' ids (numbers) are held to the same bound.
+pub const MAX_SUBJECT: usize = 255;
+/// The longest address SMTP carries (RFC 5321's 256-octet path less its angle brackets).
+pub const MAX_EMAIL: usize = 254;
+/// The longest username (or name) shown; a longer one is dropped, not cut (a cut name could read
+/// as somebody else's).
+pub const MAX_USERNAME: usize = 64;
+/// How far the provider's clock may run ahead of the service's for `nbf` and `iat` (seconds of
+/// skew between two servers, both on NTP). `exp` has no leeway.
+pub const CLOCK_SKEW_MS: u64 = 60 * 1000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SocialError {
@@ -262,17 +273,40 @@ pub async fn identify(
     identity_from_userinfo(provider_name, &body)
 }
 
+/// `aud`: one audience or several (RFC 7519 §4.1.3). That the client id is among them is
+/// jsonwebtoken's check; how many there are is read here (for `azp`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Audience {
+    One(#[allow(dead_code)] String),
+    Many(Vec<String>),
+}
+
 #[derive(Deserialize)]
 struct IdClaims {
     sub: String,
+    aud: Audience,
     exp: u64,
+    iat: u64,
+    #[serde(default)]
+    nbf: Option<u64>,
+    #[serde(default)]
+    azp: Option<String>,
     nonce: Option<String>,
     email: Option<String>,
+    #[serde(default)]
+    email_verified: Option<serde_json::Value>,
     preferred_username: Option<String>,
     name: Option<String>,
 }
 
-/// Checks signature (a key of the JWKS), iss, aud = client_id, exp (against `now_ms`) and nonce.
+/// Checks the id_token as OpenID Connect Core 1.0 §3.1.3.7 asks: the signature (a key of the
+/// JWKS, an asymmetric algorithm), `iss` = the configured issuer (required: without one the
+/// token is refused), `aud` holding the client id, `azp` = the client id when present and present
+/// when `aud` has several values, `exp` after `now_ms`, `nbf` and `iat` not after `now_ms` (give
+/// or take [`CLOCK_SKEW_MS`]), the login's nonce, and a `sub` of 1 to 255 ASCII characters. The
+/// email is taken only when `email_verified` is true, and the email and name only when they can be
+/// shown ([`display_email`], [`display_text`]).
 pub fn verify_id_token(
     id_token: &str,
     jwks: &JwkSet,
@@ -281,6 +315,7 @@ pub fn verify_id_token(
     now_ms: u64,
 ) -> Result<SocialIdentity, SocialError> {
     let bad = |why: &str| SocialError::IdToken(why.to_owned());
+    let issuer = provider.issuer.as_deref().filter(|issuer| !issuer.is_empty()).ok_or_else(|| bad("no issuer is configured"))?;
     let header = jsonwebtoken::decode_header(id_token).map_err(|error| SocialError::IdToken(error.to_string()))?;
     if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256 | Algorithm::PS256 | Algorithm::EdDSA) {
         return Err(bad("unexpected algorithm"));
@@ -294,25 +329,111 @@ pub fn verify_id_token(
     let key = DecodingKey::from_jwk(jwk).map_err(|error| SocialError::IdToken(error.to_string()))?;
     let mut validation = Validation::new(header.alg);
     validation.set_audience(&[&provider.client_id]);
-    if let Some(issuer) = &provider.issuer {
-        validation.set_issuer(&[issuer]);
-    }
-    // Expiry is checked below against the service's clock.
+    validation.set_issuer(&[issuer]);
+    // The times are checked below against the service's clock.
     validation.validate_exp = false;
-    validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+    validation.validate_nbf = false;
+    validation.set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
     let claims =
         jsonwebtoken::decode::<IdClaims>(id_token, &key, &validation).map_err(|error| SocialError::IdToken(error.to_string()))?.claims;
     if claims.exp.saturating_mul(1000) <= now_ms {
         return Err(bad("expired"));
     }
+    if claims.nbf.is_some_and(|nbf| nbf.saturating_mul(1000) > now_ms.saturating_add(CLOCK_SKEW_MS)) {
+        return Err(bad("not valid yet (nbf)"));
+    }
+    if claims.iat.saturating_mul(1000) > now_ms.saturating_add(CLOCK_SKEW_MS) {
+        return Err(bad("issued in the future (iat)"));
+    }
+    let several_audiences = matches!(&claims.aud, Audience::Many(audiences) if audiences.len() > 1);
+    match claims.azp.as_deref() {
+        Some(azp) if azp != provider.client_id => return Err(bad("azp is another client")),
+        None if several_audiences => return Err(bad("several audiences and no azp")),
+        _ => {}
+    }
     let nonce_matches = claims.nonce.as_deref().is_some_and(|got| subtle::ConstantTimeEq::ct_eq(got.as_bytes(), nonce.as_bytes()).into());
     if !nonce_matches {
         return Err(bad("nonce mismatch"));
     }
-    Ok(SocialIdentity { subject: claims.sub, email: claims.email, username: claims.preferred_username.or(claims.name) })
+    if !valid_subject(&claims.sub) {
+        return Err(bad("sub is empty, longer than 255 characters or not printable ASCII"));
+    }
+    let email = claims.email.filter(|_| stated_verified(claims.email_verified.as_ref())).and_then(|email| display_email(&email));
+    let username = claims.preferred_username.or(claims.name).and_then(|name| display_text(&name, MAX_USERNAME));
+    Ok(SocialIdentity { subject: claims.sub, email, username })
 }
 
-/// The identity in a provider's userinfo answer.
+/// Whether a provider's subject can key an identity: 1 to [`MAX_SUBJECT`] ASCII characters, none
+/// of them a control character (OpenID Connect Core §2; ids of the other providers too).
+pub fn valid_subject(subject: &str) -> bool {
+    (1..=MAX_SUBJECT).contains(&subject.len()) && subject.bytes().all(|b| b.is_ascii() && !b.is_ascii_control())
+}
+
+/// Whether a verification flag says "verified": JSON `true`, or the string `"true"` (Apple's ID
+/// tokens have carried `email_verified` as a string). Absent, false or anything else is not.
+fn stated_verified(flag: Option<&serde_json::Value>) -> bool {
+    match flag {
+        Some(serde_json::Value::Bool(verified)) => *verified,
+        Some(serde_json::Value::String(text)) => text == "true",
+        _ => false,
+    }
+}
+
+/// Characters a shown name or address may not hold: control characters, line and paragraph
+/// separators, the byte-order mark, invisible operators, and the bidirectional marks, embeddings,
+/// overrides and isolates that make text read in another order than it is stored (a name that
+/// renders as another name).
+fn unshowable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// `text` if it can be shown as a name: not blank, at most `max_chars` characters, none of them
+/// [`unshowable`]. A name that cannot is dropped (the login stands; nothing is shown for it).
+pub fn display_text(text: &str, max_chars: usize) -> Option<String> {
+    let fits = !text.trim().is_empty() && text.chars().count() <= max_chars && !text.chars().any(unshowable);
+    fits.then(|| text.to_owned())
+}
+
+/// `email` if it can be shown as an address: at most [`MAX_EMAIL`] bytes, one `@` with something
+/// on each side and a dot inside the domain, no white space, no `<`, `>` or `,`, nothing
+/// [`unshowable`]. Else none is shown (the login stands).
+pub fn display_email(email: &str) -> Option<String> {
+    let (local, domain) = email.split_once('@')?;
+    let fits = email.len() <= MAX_EMAIL
+        && !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(|c| c.is_whitespace() || unshowable(c) || matches!(c, '<' | '>' | ','));
+    fits.then(|| email.to_owned())
+}
+
+/// The identity in a provider's userinfo answer. The subject must be [`valid_subject`]; the
+/// username is kept when [`display_text`] allows it. The email is kept only when the provider
+/// says it is verified:
+///
+/// * OIDC userinfo (every provider but x, discord and github): `email_verified` true.
+/// * discord: the user's `verified` flag (Discord's "whether the email on this account has been
+///   verified").
+/// * github: never. `/user` gives the profile's public email with no verification flag; proving
+///   it would take `/user/emails` and the `user:email` scope. An address nobody vouches for is
+///   not shown as the visitor's: whoever set it could be anyone, and the host page may take it as
+///   proven.
+/// * x: never (its `/2/users/me` has no email).
 pub fn identity_from_userinfo(provider: &str, body: &serde_json::Value) -> Result<SocialIdentity, SocialError> {
     let text = |value: &serde_json::Value| match value {
         serde_json::Value::String(text) if !text.is_empty() => Some(text.clone()),
@@ -320,6 +441,7 @@ pub fn identity_from_userinfo(provider: &str, body: &serde_json::Value) -> Resul
         _ => None,
     };
     let field = |name: &str| body.get(name).and_then(text);
+    let verified_email = |flag: &str| field("email").filter(|_| stated_verified(body.get(flag)));
     let identity = match provider {
         "x" => {
             let data = body.get("data").unwrap_or(&serde_json::Value::Null);
@@ -329,18 +451,24 @@ pub fn identity_from_userinfo(provider: &str, body: &serde_json::Value) -> Resul
                 username: data.get("username").and_then(text),
             }
         }
-        "discord" => SocialIdentity { subject: field("id").unwrap_or_default(), email: field("email"), username: field("username") },
-        "github" => SocialIdentity { subject: field("id").unwrap_or_default(), email: field("email"), username: field("login") },
+        "discord" => {
+            SocialIdentity { subject: field("id").unwrap_or_default(), email: verified_email("verified"), username: field("username") }
+        }
+        "github" => SocialIdentity { subject: field("id").unwrap_or_default(), email: None, username: field("login") },
         _ => SocialIdentity {
             subject: field("sub").or_else(|| field("id")).unwrap_or_default(),
-            email: field("email"),
+            email: verified_email("email_verified"),
             username: field("preferred_username").or_else(|| field("name")),
         },
     };
-    if identity.subject.is_empty() {
-        return Err(SocialError::BadAnswer("no subject in userinfo".into()));
+    if !valid_subject(&identity.subject) {
+        return Err(SocialError::BadAnswer("no usable subject in userinfo (empty, too long or not printable ASCII)".into()));
     }
-    Ok(identity)
+    Ok(SocialIdentity {
+        subject: identity.subject,
+        email: identity.email.and_then(|email| display_email(&email)),
+        username: identity.username.and_then(|name| display_text(&name, MAX_USERNAME)),
+    })
 }
 
 #[cfg(test)]
@@ -356,7 +484,7 @@ mod tests {
             token_endpoint: "https://idp.example/token".into(),
             userinfo_endpoint: None,
             jwks_uri: Some("https://idp.example/jwks".into()),
-            issuer: None,
+            issuer: Some("https://idp.example".into()),
             scopes: vec!["openid".into(), "email".into()],
         }
     }
@@ -450,12 +578,74 @@ mod tests {
         let github = serde_json::json!({ "id": 42, "login": "octo", "email": "o@example.com" });
         assert_eq!(
             identity_from_userinfo("github", &github).unwrap(),
-            SocialIdentity { subject: "42".into(), email: Some("o@example.com".into()), username: Some("octo".into()) }
+            SocialIdentity { subject: "42".into(), email: None, username: Some("octo".into()) }
         );
         let discord = serde_json::json!({ "id": "7", "username": "disc" });
         assert_eq!(identity_from_userinfo("discord", &discord).unwrap().username.as_deref(), Some("disc"));
         let oidc = serde_json::json!({ "sub": "abc", "email": "a@example.com", "preferred_username": "al" });
         assert_eq!(identity_from_userinfo("google", &oidc).unwrap().subject, "abc");
         assert!(identity_from_userinfo("github", &serde_json::json!({ "login": "x" })).is_err());
+    }
+
+    #[test]
+    fn given_userinfo_emails_when_read_then_only_those_the_provider_says_are_verified_are_kept() {
+        // Given OIDC userinfo answers with an email verified, unverified, or with no flag
+        let oidc = |verified: serde_json::Value| serde_json::json!({ "sub": "abc", "email": "a@example.com", "email_verified": verified });
+        let email = |provider: &str, body: &serde_json::Value| identity_from_userinfo(provider, body).unwrap().email;
+        // When read, then only `email_verified: true` (or Apple's "true") gives the email
+        assert_eq!(email("google", &oidc(serde_json::json!(true))).as_deref(), Some("a@example.com"));
+        assert_eq!(email("apple", &oidc(serde_json::json!("true"))).as_deref(), Some("a@example.com"));
+        for unverified in [serde_json::json!(false), serde_json::json!("false"), serde_json::json!(1), serde_json::Value::Null] {
+            assert_eq!(email("google", &oidc(unverified.clone())), None, "{unverified}");
+        }
+        assert_eq!(email("google", &serde_json::json!({ "sub": "abc", "email": "a@example.com" })), None, "no flag");
+        // And Discord's is kept only when its `verified` is true; GitHub's (no flag) never
+        let discord = |verified: bool| serde_json::json!({ "id": "7", "username": "disc", "email": "d@example.com", "verified": verified });
+        assert_eq!(email("discord", &discord(true)).as_deref(), Some("d@example.com"));
+        assert_eq!(email("discord", &discord(false)), None);
+        assert_eq!(email("discord", &serde_json::json!({ "id": "7", "email": "d@example.com" })), None);
+        let github = serde_json::json!({ "id": 42, "login": "octo", "email": "o@example.com", "verified": true, "email_verified": true });
+        assert_eq!(email("github", &github), None);
+    }
+
+    #[test]
+    fn given_userinfo_subjects_when_read_then_empty_overlong_or_unprintable_ones_are_refused() {
+        // Given a subject that is empty (the default of a missing id), too long, or has a control character
+        let long = "1".repeat(MAX_SUBJECT + 1);
+        for (provider, body) in [
+            ("discord", serde_json::json!({ "id": "", "username": "disc" })),
+            ("discord", serde_json::json!({ "username": "disc" })),
+            ("x", serde_json::json!({ "data": { "id": "", "username": "xuser" } })),
+            ("x", serde_json::json!({ "data": { "username": "xuser" } })),
+            ("google", serde_json::json!({ "sub": "", "email": "a@example.com" })),
+            ("google", serde_json::json!({ "sub": long })),
+            ("github", serde_json::json!({ "id": "4\n2", "login": "octo" })),
+            ("google", serde_json::json!({ "sub": "caf\u{e9}" })),
+        ] {
+            // When read, then there is no identity
+            assert!(matches!(identity_from_userinfo(provider, &body), Err(SocialError::BadAnswer(_))), "{provider} {body}");
+        }
+        // And 255 ASCII characters are a subject
+        let longest = "1".repeat(MAX_SUBJECT);
+        assert_eq!(identity_from_userinfo("google", &serde_json::json!({ "sub": longest })).unwrap().subject.len(), MAX_SUBJECT);
+    }
+
+    #[test]
+    fn given_names_and_emails_that_cannot_be_shown_when_read_then_they_are_dropped_and_the_identity_stands() {
+        // Given names and addresses with control or bidirectional characters, or too long
+        for name in ["al\u{202E}ice", "al\nice", "al\u{0}", "\u{2066}x", "   ", &"n".repeat(MAX_USERNAME + 1)] {
+            let body = serde_json::json!({ "sub": "abc", "preferred_username": name });
+            // When read, then the identity has no username
+            assert_eq!(identity_from_userinfo("google", &body).unwrap().username, None, "{name:?}");
+        }
+        assert_eq!(display_text(&"n".repeat(MAX_USERNAME), MAX_USERNAME).map(|n| n.len()), Some(MAX_USERNAME));
+        assert_eq!(display_text("Zoë 👩\u{200D}💻", MAX_USERNAME).as_deref(), Some("Zoë 👩\u{200D}💻"));
+        let long = format!("{}@example.com", "a".repeat(MAX_EMAIL));
+        for email in
+            ["a@example.com\r\nBcc: b@example.com", "a b@example.com", "<a@example.com>", "a@b@example.com", "a@localhost", "@x.com", &long]
+        {
+            let body = serde_json::json!({ "sub": "abc", "email": email, "email_verified": true });
+            assert_eq!(identity_from_userinfo("google", &body).unwrap().email, None, "{email:?}");
+        }
     }
 }

@@ -33,6 +33,8 @@ struct Channel {
 struct Relay {
     channels: HashMap<String, Channel>,
     next: u32,
+    /// The URL the next channels are answered with (`{token}` replaced), instead of Warpcast's.
+    url: Option<String>,
 }
 
 async fn create_channel(body: web::Json<Value>, relay: web::Data<Mutex<Relay>>) -> HttpResponse {
@@ -41,11 +43,8 @@ async fn create_channel(body: web::Json<Value>, relay: web::Data<Mutex<Relay>>) 
     let token = format!("channel-{}", relay.next);
     let nonce = body["nonce"].clone();
     relay.channels.insert(token.clone(), Channel { request: body.into_inner(), completed: None, pending_polls_left: 2 });
-    HttpResponse::Created().json(json!({
-        "channelToken": token,
-        "url": format!("https://warpcast.com/~/siwf?channelToken={token}"),
-        "nonce": nonce,
-    }))
+    let url = relay.url.as_deref().unwrap_or("https://warpcast.com/~/siwf?channelToken={token}").replace("{token}", &token);
+    HttpResponse::Created().json(json!({ "channelToken": token, "url": url, "nonce": nonce }))
 }
 
 async fn channel_status(request: HttpRequest, relay: web::Data<Mutex<Relay>>) -> HttpResponse {
@@ -139,12 +138,24 @@ fn sign(key: &k256::ecdsa::SigningKey, message: &str) -> String {
 
 /// The app signs the channel's message with `signer` for `fid`.
 fn complete(relay: &web::Data<Mutex<Relay>>, token: &str, signer: &k256::ecdsa::SigningKey, fid: u64, nonce: Option<&str>) {
+    complete_named(relay, token, signer, fid, nonce, json!("alice"));
+}
+
+/// As [`complete`], the relay naming the user `username`.
+fn complete_named(
+    relay: &web::Data<Mutex<Relay>>,
+    token: &str,
+    signer: &k256::ecdsa::SigningKey,
+    fid: u64,
+    nonce: Option<&str>,
+    username: Value,
+) {
     let mut relay = relay.lock().unwrap();
     let channel = relay.channels.get_mut(token).unwrap();
     let message = siwf_message(&channel.request, address(signer), fid, nonce);
     channel.completed = Some(json!({
         "state": "completed", "message": message, "signature": sign(signer, &message),
-        "fid": fid, "username": "alice", "displayName": "Alice", "custody": address(signer).to_checksum(None),
+        "fid": fid, "username": username, "displayName": "Alice", "custody": address(signer).to_checksum(None),
     }));
 }
 
@@ -326,4 +337,61 @@ async fn given_a_channel_when_an_auth_address_of_the_fid_signs_then_the_frame_is
     // Then the frame is logged in as the fid
     assert_eq!(status, StatusCode::OK, "{login}");
     assert!(matches!(&w.sink.take()[..], [(_, Notice::LoginVerified { .. })]));
+}
+
+#[actix_web::test]
+async fn given_a_relay_answering_a_channel_url_that_is_not_a_safe_https_link_when_started_then_it_fails_to_connect_to_farcaster() {
+    let w = world(address(&key(5)), Duration::from_secs(120));
+    let (_, public) = test_key_pair(&SeededEntropy::new(5));
+    let (frame_id, token) = w.service.register_frame("s1", &public, vec![], None).unwrap();
+    // Given a relay whose channel URL is not https, carries credentials, hides characters or is too long
+    for url in [
+        "http://warpcast.com/~/siwf?channelToken={token}",
+        "javascript:alert(document.domain)//{token}",
+        "data:text/html,{token}",
+        "https://warpcast.com@evil.example/~/siwf?channelToken={token}",
+        "https://user:pass@warpcast.com/~/siwf?channelToken={token}",
+        "https://warpcast.com/~/siwf?channelToken={token}\nhttps://evil.example/",
+        "https://warpcast.com/~/siwf?channelToken={token} ",
+        &format!("https://warpcast.com/~/siwf?channelToken={{token}}&pad={}", "a".repeat(512)),
+    ] {
+        w.relay.lock().unwrap().url = Some(url.to_owned());
+        // When a login starts, then it fails to connect to farcaster and no channel is pending
+        let error = w.service.start_farcaster("s1", &frame_id).await.unwrap_err();
+        assert_eq!(error.to_string(), "Failed to connect to farcaster", "{url:?}");
+    }
+    assert!(w.service.complete_farcaster(&token).await.is_err(), "nothing was left pending");
+    // And the relay's https URL is passed on as it is
+    w.relay.lock().unwrap().url = Some("https://farcaster.xyz/~/siwf?channelToken={token}".into());
+    assert!(w.service.start_farcaster("s1", &frame_id).await.unwrap().starts_with("https://farcaster.xyz/~/siwf?channelToken=channel-"));
+}
+
+#[actix_web::test]
+async fn given_a_relay_username_that_cannot_be_shown_when_the_custody_key_signs_then_the_login_stands_without_it() {
+    let custody = key(5);
+    let w = world(address(&custody), Duration::from_secs(120));
+    let service = w.service.clone();
+    let app = test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service))).await;
+    let (_, public) = test_key_pair(&SeededEntropy::new(6));
+    let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
+    // Given relay usernames with bidirectional or control characters, blank or too long
+    for username in [json!("alice\u{202E}gpj.exe"), json!("ali\nce"), json!("\u{0007}"), json!("  "), json!("a".repeat(65))] {
+        let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
+        // When the custody key signs
+        complete_named(&w.relay, &channel_token(&url), &custody, FID, None, username.clone());
+        let (status, login) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
+        // Then the frame is logged in as the fid, with no username shown
+        assert_eq!(status, StatusCode::OK, "{username}: {login}");
+        assert_eq!(login.get("username").and_then(Value::as_str), None, "{username}");
+        assert!(matches!(&w.sink.take()[..], [(_, Notice::LoginVerified { username: None, .. })]), "{username}");
+    }
+    // And a 64-character name, or an ENS one, is shown
+    for username in ["a".repeat(64), "alice.eth".into()] {
+        let url = w.service.start_farcaster("s1", &frame_id).await.unwrap();
+        complete_named(&w.relay, &channel_token(&url), &custody, FID, None, json!(username));
+        let (_, login) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
+        assert_eq!(login["username"].as_str(), Some(username.as_str()));
+        w.sink.take();
+    }
 }
