@@ -54,6 +54,9 @@ pub struct ChainMetrics {
     /// Cached activity pages dropped before their time: `evicted` to stay within the cache's
     /// bounds, `invalidated` because a transaction from or to the account was mined.
     pub activity_cache_dropped: Family<NetworkKindLabels, Counter>,
+    /// Calls forwarded for hosts and frames refused without reaching a node because as many as
+    /// the service allows were already in flight (`max_forwarded_in_flight`).
+    pub forwarded_refused: Family<NetworkLabel, Counter>,
 }
 
 impl Default for ChainMetrics {
@@ -68,6 +71,7 @@ impl Default for ChainMetrics {
             balance_cache: Family::default(),
             activity_cache: Family::default(),
             activity_cache_dropped: Family::default(),
+            forwarded_refused: Family::default(),
         }
     }
 }
@@ -99,6 +103,11 @@ impl ChainMetrics {
             "vestibule_chain_activity_cache_dropped",
             "Cached activity pages dropped early (evicted: the cache's bounds, invalidated: the account's transaction was mined)",
             self.activity_cache_dropped.clone(),
+        );
+        registry.register(
+            "vestibule_chain_forwarded_refused",
+            "Host and frame chain calls refused with -32005 because the most allowed at once were in flight",
+            self.forwarded_refused.clone(),
         );
     }
 
@@ -138,6 +147,10 @@ impl NetworkMetrics {
     pub fn deduplicated(&self) {
         self.all.deduplicated.get_or_create(&self.label).inc();
     }
+    /// A host's or frame's call refused because the most allowed at once were in flight.
+    pub fn forwarded_refused(&self) {
+        self.all.forwarded_refused.get_or_create(&self.label).inc();
+    }
     pub fn balance_cache(&self, hit: bool) {
         self.all.balance_cache.get_or_create(&self.kind(if hit { "hit" } else { "miss" })).inc();
     }
@@ -163,6 +176,10 @@ impl NetworkMetrics {
     }
     pub fn errors_of(&self, kind: &'static str) -> u64 {
         self.all.errors.get_or_create(&self.kind(kind)).get()
+    }
+    /// Host and frame calls refused by the bound on those in flight.
+    pub fn forwarded_refusals(&self) -> u64 {
+        self.all.forwarded_refused.get_or_create(&self.label).get()
     }
     /// Activity look-ups of `kind` (`hit`, `miss`).
     pub fn activity_lookups(&self, kind: &'static str) -> u64 {

@@ -38,6 +38,14 @@ use crate::{ActivityError, BalanceError, ChainError, NetworkId};
 /// `[rpc] max_response_bytes` (16 MiB).
 pub const DEFAULT_HOST_READ_MAX_RESPONSE_BYTES: usize = 65 * 1024;
 
+/// How many calls forwarded for hosts and frames may be at the nodes at once, across every
+/// session, by default ([`ChainServiceBuilder::max_forwarded_in_flight`]; `[limits]
+/// host_chain_calls` in the gateway).
+pub const DEFAULT_MAX_FORWARDED_IN_FLIGHT: usize = 256;
+
+/// JSON-RPC's "limit exceeded" (EIP-1474), as a forwarded call refused by that bound answers.
+pub const LIMIT_EXCEEDED: i64 = -32005;
+
 /// The widest block range a host's `eth_getLogs` may ask for (both ends included). A wider one is
 /// refused with -32602 without reaching a node (decision 0914 and docs/chain.md).
 pub const MAX_HOST_LOGS_BLOCK_RANGE: u64 = 10_000;
@@ -114,6 +122,9 @@ struct Inner {
     activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
     host_reads: &'static [&'static str],
+    /// Permits for the calls forwarded for hosts and frames ([`ChainService::request`],
+    /// [`ChainService::host_read`]) that may be at the nodes at once, across every session.
+    forwarded_in_flight: Arc<tokio::sync::Semaphore>,
     /// The endpoints whose chain (id or genesis hash) is to be checked, until the checks are
     /// started (in a tokio runtime: at build when there is one, else at the first use).
     chain_id_checks: Mutex<Vec<ChainIdCheck>>,
@@ -150,6 +161,7 @@ pub struct ChainServiceBuilder {
     activity_cache: (usize, usize),
     host_reads: &'static [&'static str],
     host_read_max_response_bytes: usize,
+    max_forwarded_in_flight: usize,
     check_chain_ids: bool,
 }
 
@@ -159,6 +171,17 @@ impl ChainServiceBuilder {
     /// larger one is refused as it arrives.
     pub fn host_read_max_response_bytes(mut self, bytes: usize) -> Self {
         self.host_read_max_response_bytes = bytes;
+        self
+    }
+
+    /// How many calls forwarded for hosts and frames ([`ChainService::request`],
+    /// [`ChainService::host_read`]) may be at the nodes at once, across every session (default
+    /// [`DEFAULT_MAX_FORWARDED_IN_FLIGHT`], at least 1). One more is refused at once with JSON-RPC
+    /// -32005 "limit exceeded" without reaching a node: each session may have 16 host reads
+    /// pending, so without a bound for all, many sessions could hold thousands of calls at the
+    /// nodes and spend the operator's provider quota, or the node's patience, for everyone.
+    pub fn max_forwarded_in_flight(mut self, calls: usize) -> Self {
+        self.max_forwarded_in_flight = calls.max(1);
         self
     }
 
@@ -295,6 +318,7 @@ impl ChainServiceBuilder {
                 }),
                 receipt_poll_interval: self.receipt_poll_interval,
                 host_reads: self.host_reads,
+                forwarded_in_flight: Arc::new(tokio::sync::Semaphore::new(self.max_forwarded_in_flight)),
                 chain_id_checks: Mutex::new(chain_id_checks),
                 chain_id_checks_started: Default::default(),
             }),
@@ -315,6 +339,7 @@ impl ChainService {
             activity_cache: (MAX_CACHED_ACTIVITY_PAGES, MAX_CACHED_ACTIVITY_BYTES),
             host_reads: &[],
             host_read_max_response_bytes: DEFAULT_HOST_READ_MAX_RESPONSE_BYTES,
+            max_forwarded_in_flight: DEFAULT_MAX_FORWARDED_IN_FLIGHT,
             check_chain_ids: true,
         }
     }
@@ -565,7 +590,7 @@ impl ChainService {
     /// session's host requests go through [`ChainService::host_read`], which bounds answers more.
     pub async fn request(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
         let entry = self.network(network)?;
-        self.forward(&entry.client, method, params).await
+        self.forward(&entry.client, &entry.metrics, method, params).await
     }
 
     /// A session host's read request: as [`ChainService::request`], but an answer larger than the
@@ -573,13 +598,23 @@ impl ChainService {
     /// is refused as it arrives, not read whole first.
     pub async fn host_read(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
         let entry = self.network(network)?;
-        self.forward(&entry.host_client, method, params).await
+        self.forward(&entry.host_client, &entry.metrics, method, params).await
     }
 
-    async fn forward(&self, client: &RpcClient, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
+    async fn forward(
+        &self,
+        client: &RpcClient,
+        metrics: &NetworkMetrics,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, ChainError> {
         if !self.inner.host_reads.contains(&method) {
             return Err(ChainError::MethodNotAllowed { method: method.to_string() });
         }
+        let Ok(_in_flight) = self.inner.forwarded_in_flight.try_acquire() else {
+            metrics.forwarded_refused();
+            return Err(ChainError::Rpc { code: LIMIT_EXCEEDED, message: "limit exceeded".to_string(), data: None });
+        };
         let params = if params.is_null() { serde_json::Value::Array(vec![]) } else { params };
         if method == "eth_getLogs" {
             check_logs_range(client, &params).await?;

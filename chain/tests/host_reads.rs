@@ -1,8 +1,9 @@
 //! A session host's reads (`ChainService::host_read`, review finding 3): an answer larger than the
 //! session takes (64 KiB of JSON) is refused while it arrives, not after reading up to
 //! `[rpc] max_response_bytes`; an `eth_getLogs` over more than 10,000 blocks is refused with
-//! -32602 without reaching a node (or after asking only for the head). Against a stub node, on
-//! tokio's paused clock.
+//! -32602 without reaching a node (or after asking only for the head); beyond the calls allowed at
+//! the nodes at once across every session, one more is refused with -32005 without reaching one.
+//! Against a stub node, on tokio's paused clock.
 
 mod support;
 
@@ -120,4 +121,50 @@ async fn on_a_short_chain_earliest_to_latest_is_forwarded() {
     let service = service_of(&node);
     assert_eq!(service.host_read(NET, "eth_getLogs", logs(json!({ "fromBlock": "earliest", "toBlock": "latest" }))).await, Ok(json!([])));
     assert_eq!(asked(&node), ["eth_blockNumber", "eth_getLogs"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn beyond_the_forwarded_calls_allowed_at_once_one_more_is_refused_without_reaching_a_node() {
+    // Given a service that allows two forwarded calls at the nodes at once, and a node that holds
+    // the first two calls it gets (it never answers them) and answers the rest
+    let node = StubNode::start(|n, body| if n < 2 { Reply::Hang } else { Reply::Json(answer(body, |_| Ok(json!("0x1")))) }).await;
+    let network = NetworkConfig { rpc_urls: vec![node.url()], ..Default::default() };
+    let config = ChainConfig { networks: [(NET.to_string(), network)].into(), ..Default::default() };
+    let service = ChainService::builder(&config)
+        .host_reads(&["eth_call", "eth_blockNumber"])
+        .check_chain_ids(false)
+        .max_forwarded_in_flight(2)
+        .build()
+        .unwrap();
+    // (a session's host read and a frame's call count alike)
+    let held = [
+        tokio::spawn({
+            let service = service.clone();
+            async move { service.host_read(NET, "eth_call", call()).await }
+        }),
+        tokio::spawn({
+            let service = service.clone();
+            async move { service.request(NET, "eth_blockNumber", json!([])).await }
+        }),
+    ];
+    while node.received().len() < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+
+    // When a third call comes while both are at the node
+    let third = service.host_read(NET, "eth_blockNumber", json!([])).await;
+
+    // Then it is refused at once as a node over its limit would, and never reaches the node
+    assert_eq!(third, Err(ChainError::Rpc { code: -32005, message: "limit exceeded".into(), data: None }));
+    assert_eq!(service.request(NET, "eth_blockNumber", json!([])).await, third, "a frame's call alike");
+    assert_eq!(node.received().len(), 2);
+    assert_eq!(service.network_metrics(NET).unwrap().forwarded_refusals(), 2);
+
+    // And once the held calls are gone, the next one is forwarded and answered
+    for call in held {
+        call.abort();
+        assert!(call.await.unwrap_err().is_cancelled());
+    }
+    assert_eq!(service.host_read(NET, "eth_blockNumber", json!([])).await, Ok(json!("0x1")));
+    assert_eq!(node.received().len(), 3);
 }

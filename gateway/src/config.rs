@@ -341,6 +341,10 @@ pub struct Limits {
     /// Debug API: `GET /debug/sessions/{id}/state` rebuilds (log folds) running at once, each on a
     /// blocking thread, off the HTTP workers; one more is refused with 429 `busy`.
     pub debug_state_folds: usize,
+    /// Chain calls forwarded for host apps (safe reads) and embedded-wallet frames (`/api/rpc`)
+    /// that may be at the nodes at once, across every session; one more is refused at once with
+    /// JSON-RPC -32005 "limit exceeded" without reaching a node.
+    pub host_chain_calls: usize,
 }
 
 impl Default for Limits {
@@ -373,6 +377,7 @@ impl Default for Limits {
             debug_follows: 16,
             debug_follow_heartbeat: Duration::from_secs(15),
             debug_state_folds: 2,
+            host_chain_calls: vestibule_chain::service::DEFAULT_MAX_FORWARDED_IN_FLIGHT,
         }
     }
 }
@@ -585,6 +590,9 @@ impl GatewayConfig {
         if l.http_connections_per_ip == 0 || l.max_http_connections == 0 {
             return err("limits.http_connections_per_ip", "must be at least 1 (and max_http_connections too)".into());
         }
+        if l.host_chain_calls == 0 {
+            return err("limits.host_chain_calls", "must be at least 1".into());
+        }
         if l.debug_follows == 0 || l.debug_state_folds == 0 {
             let field = if l.debug_follows == 0 { "limits.debug_follows" } else { "limits.debug_state_folds" };
             return err(field, "must be at least 1 (the debug API is off unless admin_token is set)".into());
@@ -745,6 +753,14 @@ mod tests {
         // Set from `[embedded] frame_origin`, never from `[runtime]`: refused, not silently ignored.
         let e = load_toml("[runtime]\nembedded_frame_origin = \"https://frame.example\"\n").unwrap_err().to_string();
         assert!(e.contains("embedded_frame_origin"), "{e}");
+    }
+
+    #[test]
+    fn the_host_chain_calls_at_once_have_a_default_and_0_is_refused() {
+        assert_eq!(Limits::default().host_chain_calls, 256);
+        assert_eq!(load_toml("[limits]\nhost_chain_calls = 8\n").unwrap().limits.host_chain_calls, 8);
+        let e = load_toml("[limits]\nhost_chain_calls = 0\n").unwrap_err().to_string();
+        assert!(e.contains("limits.host_chain_calls"), "{e}");
     }
 
     #[test]

@@ -298,6 +298,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     // host's reads it may forward are exactly the ones the session routes to it.
     let chain = vestibule_chain::ChainService::builder(&config.chain_config())
         .host_reads(forwarded_chain_methods(config.embedded.is_some()))
+        .max_forwarded_in_flight(config.limits.host_chain_calls)
         .build()
         .map_err(|e| anyhow::anyhow!("configuration: `{}`: {}", e.field, e.message))?;
     let _ = metrics.chain.set(chain.metrics().clone());
