@@ -394,15 +394,24 @@ pub fn check_completed(status: &ChannelStatus, pending: &PendingFarcaster, now_m
     Ok(SignedIn { fid, signer: address, username })
 }
 
-/// Polls the channel every `interval` until it completes, at most `max_polls` times.
+/// Polls the channel every `interval` until it completes, at most `max_polls` times and no new
+/// poll once `give_up_after` has passed since the first. The count keeps tests independent of the
+/// machine's speed; the time bounds a relay that answers slowly (each poll may take the HTTP
+/// client's 10 s), which would otherwise hold the frame's request for `max_polls` slow answers:
+/// about 20 minutes with the defaults.
 pub async fn poll_until_completed(
     relay: &dyn RelayClient,
     channel_token: &str,
     interval: Duration,
     max_polls: u32,
+    give_up_after: Duration,
 ) -> Result<ChannelStatus, FarcasterError> {
+    let started = tokio::time::Instant::now();
     for attempt in 0..max_polls {
         if attempt > 0 {
+            if started.elapsed() >= give_up_after {
+                break;
+            }
             tokio::time::sleep(interval).await;
         }
         let status = relay.status(channel_token).await?;

@@ -1283,9 +1283,15 @@ impl EmbeddedService {
         let (Some(config), Some(relay), Some(custody)) = (&self.config.farcaster, &self.relay, &self.custody) else {
             return Err(as_social(FarcasterError::NotConfigured));
         };
-        let status = crate::farcaster::poll_until_completed(&**relay, &pending.channel_token, config.poll_interval, config.max_polls())
-            .await
-            .map_err(as_social)?;
+        let status = crate::farcaster::poll_until_completed(
+            &**relay,
+            &pending.channel_token,
+            config.poll_interval,
+            config.max_polls(),
+            config.poll_timeout,
+        )
+        .await
+        .map_err(as_social)?;
         let signed = crate::farcaster::check_completed(&status, &pending, self.now()).map_err(as_social)?;
         let custody_address = custody.custody_of(signed.fid).await.map_err(as_social)?;
         if custody_address != signed.signer && !custody.is_auth_address(signed.fid, signed.signer).await.map_err(as_social)? {

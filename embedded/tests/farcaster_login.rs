@@ -35,6 +35,10 @@ struct Relay {
     next: u32,
     /// The URL the next channels are answered with (`{token}` replaced), instead of Warpcast's.
     url: Option<String>,
+    /// How long each status answer takes (a slow relay).
+    status_delay: Option<Duration>,
+    /// Status requests received.
+    polls: u32,
 }
 
 async fn create_channel(body: web::Json<Value>, relay: web::Data<Mutex<Relay>>) -> HttpResponse {
@@ -55,6 +59,14 @@ async fn channel_status(request: HttpRequest, relay: web::Data<Mutex<Relay>>) ->
         .and_then(|value| value.strip_prefix("Bearer "))
         .unwrap_or_default()
         .to_owned();
+    let delay = {
+        let mut relay = relay.lock().unwrap();
+        relay.polls += 1;
+        relay.status_delay
+    };
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
     let mut relay = relay.lock().unwrap();
     let Some(channel) = relay.channels.get_mut(&token) else {
         return HttpResponse::Unauthorized().finish();
@@ -311,6 +323,31 @@ async fn given_a_channel_nobody_completes_when_polled_then_it_gives_up_after_the
     w.service.start_farcaster("s1", &frame_id).await.unwrap();
     let (status, body) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("farcaster_failed")));
+}
+
+#[actix_web::test]
+async fn given_a_relay_that_answers_slowly_when_polled_then_it_gives_up_once_the_poll_timeout_has_passed() {
+    // Given a relay whose every status answer takes 30 ms, polled every millisecond for 100 ms (at
+    // most 101 polls: without a bound in time, 101 slow answers; with the real client's 10 s
+    // timeout per answer, about 20 minutes for the defaults)
+    let custody = key(5);
+    let w = world(address(&custody), Duration::from_millis(100));
+    w.relay.lock().unwrap().status_delay = Some(Duration::from_millis(30));
+    let service = w.service.clone();
+    let app = test::init_service(App::new().configure(move |cfg| configure_frame_routes(cfg, service))).await;
+    let (_, public) = test_key_pair(&SeededEntropy::new(3));
+    let (_, frame) = post!(app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public }));
+    let (frame_id, token) = (frame["frameId"].as_str().unwrap().to_owned(), frame["frameToken"].as_str().unwrap().to_owned());
+    w.service.start_farcaster("s1", &frame_id).await.unwrap();
+
+    // When the frame waits for the login
+    let (status, body) = post!(app, "/api/farcaster/complete", json!({ "frameToken": token }));
+
+    // Then it fails once 100 ms have passed, after a few polls: never all 101 (however slow the
+    // machine, a slower one polls fewer times in 100 ms)
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("farcaster_failed")));
+    let polls = w.relay.lock().unwrap().polls;
+    assert!((2..101).contains(&polls), "{polls} polls");
 }
 
 #[actix_web::test]
