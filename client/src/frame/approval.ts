@@ -14,7 +14,9 @@
 //   its ancestors), not transformed (but moved or enlarged) or filtered. It is disarmed as soon as
 //   the browser reports otherwise, and armed ARM_DELAY_MS after it reports it visible again;
 //   meanwhile the page says why (NOT_VISIBLE_HINT). Elsewhere (Firefox, Safari today) only the
-//   delay guards Approve. The host can still crop the frame or move an armed one (decision 1501).
+//   delay guards Approve. The host can still crop the frame or move an armed one (decision 1501),
+//   and hide it with a mask or an inward outline on its iframe, which Chromium reports visible
+//   (decision 1504): nothing in this page can see those.
 // * A request that arrives while another waits for the visitor is refused (-32002, as wallets
 //   answer a request while one is pending), never queued behind it or swapped in under the cursor:
 //   the page's content does not change between the visitor reading it and clicking. (The session

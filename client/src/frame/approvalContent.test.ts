@@ -7,6 +7,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { base64 } from "@scure/base";
 import { describe, expect, it } from "vitest";
 import { compileMessage, instructions, randomKeypair, transaction as wireTransaction } from "../../../tests/peers/solana/tx.mjs";
+import { typedDataDigest, type TypedData } from "../wallet/eip712";
 import { addressesOf, splitSeed } from "./keys";
 import { memoryDeviceStore } from "./deviceStore";
 import { seal } from "./testSupport";
@@ -271,5 +272,103 @@ describe("Solana transactions: the page shows the fee payer, the instructions an
     const outcome = await performRequest(ctx, login, request, approveAll);
     expect(outcome.status).toBe("error");
     expect(shown).toEqual([]);
+  });
+});
+
+// Browser-side review (decision 1504): the typed data's page showed `JSON.stringify(message)` while
+// eip712.ts hashed its own reading of the message, and the two disagreed; and text the host chose
+// was drawn with its invisible characters, which reorder or hide what is around them.
+describe("eth_signTypedData_v4: the page shows the message as it is signed", () => {
+  // DAI's permit: `allowed: true` gives the spender an unlimited allowance.
+  const DAI = "0x6B175474E89094C44Da98b954EedeAC495271d0F";
+  const daiPermit = (message: Record<string, unknown>) => ({
+    types: {
+      EIP712Domain: [{ name: "name", type: "string" }, { name: "version", type: "string" }, { name: "chainId", type: "uint256" }, { name: "verifyingContract", type: "address" }],
+      Permit: [{ name: "holder", type: "address" }, { name: "spender", type: "address" }, { name: "nonce", type: "uint256" }, { name: "expiry", type: "uint256" }, { name: "allowed", type: "bool" }],
+    },
+    primaryType: "Permit",
+    domain: { name: "Dai Stablecoin", version: "1", chainId: 31337, verifyingContract: DAI },
+    message,
+  });
+  const signTyped = async (data: unknown) => {
+    const w = await wallet();
+    const outcome = await performRequest(w.ctx, w.login, evm("eth_signTypedData_v4", [w.login.eip155Address, JSON.stringify(data)]), w.approveAll);
+    return { ...w, outcome, page: rows(w.shown[0]) };
+  };
+  const holder = addressesOf(SEED).eip155Address;
+
+  it("given a DAI permit whose allowed is the string \"false\" (hashed as true: an unlimited allowance, while the page read \"allowed\":\"false\"), then it is refused without asking", async () => {
+    const asked = { holder, spender: RECEIVER, nonce: 0, expiry: 0, allowed: "false" };
+    // Why: the encoder reads any non-empty string as true.
+    expect(typedDataDigest(daiPermit(asked) as TypedData)).toEqual(typedDataDigest(daiPermit({ ...asked, allowed: true }) as TypedData));
+    const { outcome, shown } = await signTyped(daiPermit(asked));
+    expect(outcome).toMatchObject({ status: "error", code: -32602 });
+    expect(shown).toEqual([]);
+  });
+
+  it("given a field of the type missing from the message (a string hashed as \"undefined\", shown nowhere), then it is refused without asking", async () => {
+    const data = { ...daiPermit({}), types: { ...daiPermit({}).types, Mail: [{ name: "to", type: "address" }, { name: "note", type: "string" }] }, primaryType: "Mail", message: { to: RECEIVER } };
+    const { outcome, shown } = await signTyped(data);
+    expect(outcome).toMatchObject({ status: "error", code: -32602 });
+    expect(shown).toEqual([]);
+  });
+
+  it("given a uint beyond 2^53 as a JSON number (shown 12345678901234567000, hashed 12345678901234567168), then it is refused without asking", async () => {
+    const { outcome, shown } = await signTyped(JSON.parse(JSON.stringify(daiPermit({ holder, spender: RECEIVER, nonce: 0, expiry: 0, allowed: false })).replace('"expiry":0', '"expiry":12345678901234567000')));
+    expect(outcome).toMatchObject({ status: "error", code: -32602 });
+    expect(shown).toEqual([]);
+  });
+
+  it("given values of the wrong kind (a number for a string, an address that is not 20 bytes, bytes4 of 1 byte, a list for a uint), then each is refused without asking", async () => {
+    const types = (field: string) => ({ ...daiPermit({}).types, M: [{ name: "v", type: field }] });
+    for (const [field, v] of [["string", 5], ["address", "0x1234"], ["bytes4", "0x12"], ["uint256", [1]], ["uint8", 256], ["int8", -129], ["uint7", 1], ["bytes", "1234"]] as const) {
+      const { outcome, shown } = await signTyped({ ...daiPermit({}), types: types(field), primaryType: "M", message: { v } });
+      expect(outcome, `${field} ${JSON.stringify(v)}`).toMatchObject({ status: "error", code: -32602 });
+      expect(shown).toEqual([]);
+    }
+  });
+
+  it("given a message with a key its type does not name (not signed), then the page shows only the signed fields, their values as encoded", async () => {
+    const { outcome, page } = await signTyped(daiPermit({ holder: holder.toLowerCase(), spender: RECEIVER.toLowerCase(), nonce: "0x0", expiry: "0x10", allowed: false, note: "this only lets them read your balance" }));
+    expect(outcome.status).toBe("ok");
+    expect(page.Data).toBe(JSON.stringify({ holder, spender: RECEIVER, nonce: "0", expiry: "16", allowed: false }));
+  });
+
+  it("given a field named __proto__ (signed like any other), then the page shows it", async () => {
+    const data = JSON.parse('{"types":{"EIP712Domain":[{"name":"name","type":"string"}],"M":[{"name":"__proto__","type":"uint256"},{"name":"to","type":"address"}]},"primaryType":"M","domain":{"name":"App"},"message":{"__proto__":"1000","to":"' + RECEIVER + '"}}');
+    const { outcome, page } = await signTyped(data);
+    expect(outcome.status).toBe("ok");
+    expect(page.Data).toBe('{"__proto__":"1000","to":"' + RECEIVER + '"}');
+  });
+
+  it("given a string holding a right-to-left override before the amount (the page then read 0000001 for 1000000), then the page shows the override as an escape and the digits in order", async () => {
+    const data = {
+      types: { EIP712Domain: [{ name: "name", type: "string" }], "Transfer\u202E": [{ name: "memo", type: "string" }, { name: "amount", type: "uint256" }] },
+      primaryType: "Transfer\u202E",
+      domain: { name: "Wallet\u2067 App\n" },
+      message: { memo: "gift \u202E", amount: "1000000" },
+    };
+    const { outcome, shown, page } = await signTyped(data);
+    expect(outcome.status).toBe("ok");
+    for (const [, value] of shown[0]?.rows ?? []) expect(value).not.toMatch(/[\u202A-\u202E\u2066-\u2069\n]/);
+    expect(page.Data).toBe('{"memo":"gift \\u202e","amount":"1000000"}');
+    expect(page.Type).toBe("Transfer\\u202e");
+    expect(page.Domain).toBe("Wallet\\u2067 App\\u000a");
+  });
+});
+
+describe("text the host chose is shown as it reads", () => {
+  it("given a personal_sign message with a line separator or a right-to-left mark (invisible in the page, in the signed bytes), then the page shows it as hex", async () => {
+    const { ctx, login, shown, approveAll } = await wallet();
+    for (const text of ["Sign in to good.example\u2028URI: https://good.example", "pay \u200F100"]) {
+      await performRequest(ctx, login, evm("personal_sign", ["0x" + Buffer.from(text).toString("hex"), login.eip155Address]), approveAll);
+    }
+    expect(shown.map((s) => rows(s).Message)).toEqual(["0x" + Buffer.from("Sign in to good.example\u2028URI: https://good.example").toString("hex"), "0x" + Buffer.from("pay \u200F100").toString("hex")]);
+  });
+
+  it("given a network name with an override and a line break (the request's own words), then the page shows them as escapes", async () => {
+    const { ctx, login, shown, approveAll } = await wallet();
+    await performRequest(ctx, login, { ...evm("personal_sign", ["0x68", login.eip155Address]), chainId: "eip155:1\n\u202Etsetnet" }, approveAll);
+    expect(rows(shown[0]).Network).toBe("eip155:1\\u000a\\u202etsetnet");
   });
 });

@@ -12,6 +12,7 @@ import { typedDataDigest, type TypedData, type TypedField } from "../wallet/eip7
 import type { Eip1559Transaction } from "../wallet/transaction";
 import { sameAddress } from "./keys";
 import { invalid, WalletRefusal } from "./refusal";
+import { escapeHidden } from "./text";
 
 export type Rows = Array<[string, string]>;
 export type Rpc = (method: string, params: unknown[]) => Promise<unknown>;
@@ -171,6 +172,76 @@ export function transactionRows(tx: Eip1559Transaction, network: string): Rows {
 }
 
 // ---- eth_signTypedData_v4 ---------------------------------------------------------------------
+//
+// The page shows the typed data as eip712.ts encodes it, read the same way (a list, then a struct of
+// `types`, then the atomic types), and refuses what that encoder would read otherwise than a person
+// reads it (decision 1504): a bool that is not true or false (the string "false" is hashed as true),
+// a missing field (a missing string is hashed as "undefined"), a number past 2^53 (JSON rounds
+// it), an integer out of its type's range, an address, bytes or bytesN that is not exactly hex of its
+// size, a type it does not know. A key of the message that its type does not name is not signed
+// and not shown.
+
+const INTEGER = /^(u?)int([0-9]*)$/;
+const DOMAIN_FIELDS: Record<string, string> = { name: "string", version: "string", chainId: "uint256", verifyingContract: "address", salt: "bytes32" };
+const SIZED_BYTES = /^bytes([0-9]+)$/;
+const INTEGER_TEXT = /^(-?[0-9]{1,78}|0x[0-9a-fA-F]{1,64})$/;
+
+/** An integer of `type` (uintN / intN) as eip712.ts reads it, or a refusal naming `path`. */
+function typedInteger(type: string, value: unknown, path: string): bigint {
+  const [, unsigned, size] = INTEGER.exec(type) ?? [];
+  const bits = size ? Number(size) : 256;
+  if (bits % 8 !== 0 || bits < 8 || bits > 256) throw invalid(`The typed data's ${path} has the unknown type ${shown(type)}`);
+  const ok = (typeof value === "number" && Number.isSafeInteger(value)) || (typeof value === "string" && INTEGER_TEXT.test(value));
+  if (!ok) throw invalid(`The typed data's ${path} must be an integer: a JSON number up to 2^53, or decimal or 0x hex digits in a string (got ${shown(value)})`);
+  const n = BigInt(value);
+  const limit = 1n << BigInt(unsigned ? bits : bits - 1);
+  if (n >= limit || n < (unsigned ? 0n : -limit)) throw invalid(`The typed data's ${path} is out of the range of ${type}`);
+  return n;
+}
+
+/** A struct of `types` with its type's fields only, each as `typedValue` reads it. */
+function typedStruct(types: Record<string, TypedField[]>, type: string, value: unknown, path: string): Record<string, unknown> {
+  if (!isRecord(value)) throw invalid(`The typed data's ${path} must be an object (${shown(type)})`);
+  // No prototype: a field named "__proto__" is a field here too (and so shown).
+  const out: Record<string, unknown> = Object.create(null);
+  for (const { name, type: fieldType } of types[type] ?? []) {
+    if (!Object.hasOwn(value, name)) throw invalid(`The typed data's ${path}.${shown(name)} is missing`);
+    out[name] = typedValue(types, fieldType, value[name], `${path}.${name}`);
+  }
+  return out;
+}
+
+/** A value of `type` as the page shows it (integers as decimal text, addresses checksummed, hex in
+ * lowercase, structs with their type's fields only), or a refusal naming `path`. */
+function typedValue(types: Record<string, TypedField[]>, type: string, value: unknown, path: string): unknown {
+  const list = /^(.*)\[([0-9]*)\]$/.exec(type);
+  if (list) {
+    if (!Array.isArray(value) || (list[2] !== "" && value.length !== Number(list[2]))) throw invalid(`The typed data's ${path} must be a list of ${list[2] || "any number of"} ${list[1]}`);
+    return value.map((item, i) => typedValue(types, list[1], item, `${path}[${i}]`));
+  }
+  if (types[type]) return typedStruct(types, type, value, path);
+  const wrong = () => invalid(`The typed data's ${path} is not a ${shown(type)} (got ${shown(value)})`);
+  if (type === "string") {
+    if (typeof value !== "string") throw wrong();
+    return value;
+  }
+  if (type === "bytes") return parseBytes(value, `The typed data's ${path}`);
+  if (type === "bool") {
+    if (typeof value !== "boolean") throw wrong();
+    return value;
+  }
+  if (type === "address") {
+    if (typeof value !== "string" || !ADDRESS.test(value)) throw wrong();
+    return checksumAddress(value);
+  }
+  if (INTEGER.test(type)) return typedInteger(type, value, path).toString();
+  const sized = SIZED_BYTES.exec(type);
+  if (sized && Number(sized[1]) >= 1 && Number(sized[1]) <= 32) {
+    if (typeof value !== "string" || value.length !== 2 + 2 * Number(sized[1]) || !BYTES.test(value)) throw wrong();
+    return value.toLowerCase();
+  }
+  throw invalid(`The typed data's ${path} has the unknown type ${shown(type)}`);
+}
 
 /** The typed data (a JSON string or an object), hashed now: the digest is what will be signed. */
 export function prepareTypedData(raw: unknown, network: string, chainId: bigint): { digest: Uint8Array; rows: Rows } {
@@ -185,28 +256,31 @@ export function prepareTypedData(raw: unknown, network: string, chainId: bigint)
   if (!isRecord(value) || !isRecord(value.types) || typeof value.primaryType !== "string" || !isRecord(value.domain) || !isRecord(value.message)) {
     throw invalid("eth_signTypedData_v4 needs typed data: types, primaryType, domain and message");
   }
-  const types: Record<string, TypedField[]> = {};
+  // No prototype: a type named "toString" or "__proto__" is only ever the typed data's own.
+  const types: Record<string, TypedField[]> = Object.create(null);
   for (const [name, fields] of Object.entries(value.types)) {
-    if (!Array.isArray(fields)) throw invalid(`The typed data's type ${name} is not a list of fields`);
+    if (!Array.isArray(fields)) throw invalid(`The typed data's type ${shown(name)} is not a list of fields`);
     types[name] = fields.map((f: unknown) => {
-      if (!isRecord(f) || typeof f.name !== "string" || typeof f.type !== "string") throw invalid(`The typed data's type ${name} has a malformed field`);
+      if (!isRecord(f) || typeof f.name !== "string" || typeof f.type !== "string") throw invalid(`The typed data's type ${shown(name)} has a malformed field`);
       return { name: f.name, type: f.type };
     });
   }
   const typed: TypedData = { types, primaryType: value.primaryType, domain: value.domain, message: value.message };
-  const domainType = typed.types.EIP712Domain;
-  if (!Array.isArray(domainType)) throw invalid("The typed data has no EIP712Domain type");
+  const domainType = types.EIP712Domain;
+  if (!domainType) throw invalid("The typed data has no EIP712Domain type");
+  if (!types[typed.primaryType]) throw invalid(`The typed data has no type ${shown(typed.primaryType)} (its primaryType)`);
+  // The domain's fields have the types EIP-712 gives them (so the rows below read them as such).
+  for (const { name, type } of domainType) {
+    if (Object.hasOwn(DOMAIN_FIELDS, name) && DOMAIN_FIELDS[name] !== type) throw invalid(`The typed data's domain field ${name} must be of type ${DOMAIN_FIELDS[name]}, not ${shown(type)}`);
+  }
   // Only the domain's fields its type names are signed: the page shows those, as they are encoded.
-  const signed = (name: string) => domainType.some((f) => isRecord(f) && f.name === name);
-  const domain = typed.domain;
-  let contract = "None";
-  if (signed("verifyingContract")) contract = parseAddress(domain.verifyingContract, "The domain's verifyingContract");
+  const domain = typedStruct(types, "EIP712Domain", typed.domain, "domain");
+  const message = typedValue(types, typed.primaryType, typed.message, "message");
+  const signed = (name: string) => domainType.some((f) => f.name === name);
+  const contract = signed("verifyingContract") ? String(domain.verifyingContract) : "None";
   let chain = "None";
   if (signed("chainId")) {
-    const v = domain.chainId;
-    const ok = (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) || (typeof v === "string" && /^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$/.test(v));
-    if (!ok) throw invalid(`The domain's chainId is not a number (got ${shown(v)})`);
-    const id = BigInt(v as string | number);
+    const id = BigInt(String(domain.chainId));
     chain = id === chainId ? id.toString() : `${id} (not this network, ${network})`;
   }
   let digest: Uint8Array;
@@ -218,11 +292,11 @@ export function prepareTypedData(raw: unknown, network: string, chainId: bigint)
   return {
     digest,
     rows: [
-      ["Type", typed.primaryType],
-      ["Domain", signed("name") ? String(domain.name) : "None"],
+      ["Type", escapeHidden(typed.primaryType)],
+      ["Domain", signed("name") ? escapeHidden(String(domain.name)) : "None"],
       ["Contract", contract],
       ["Chain ID", chain],
-      ["Data", JSON.stringify(typed.message)],
+      ["Data", escapeHidden(JSON.stringify(message))],
       ["Network", network],
     ],
   };

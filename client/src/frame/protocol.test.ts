@@ -51,6 +51,18 @@ describe("host messages (read by the frame)", () => {
   });
 });
 
+describe("fields named like Object.prototype's (browser-side review, decision 1504)", () => {
+  it("given a payload with an extra key constructor, toString, hasOwnProperty or an own __proto__ (`in` found them on the prototype), then it is refused as any unknown field is", () => {
+    const extras = [{ constructor: "x" }, { toString: "x" }, { hasOwnProperty: 1 }, JSON.parse('{"__proto__": {"otp": "000000"}}')];
+    for (const extra of extras) {
+      expect(readHostMessage(msg("CONNECT_OTP", { challengeId: "c1", otp: "123456", ...extra })), JSON.stringify(extra)).toBeNull();
+      expect(readFrameMessage(msg("CONNECT_OTP_SUCCESS", { address: "0xabc", ...extra })), JSON.stringify(extra)).toBeNull();
+      expect(readSocialResult({ type: SOCIAL_RESULT, resultUri: "https://f/oauth/callback?x", ...extra }), JSON.stringify(extra)).toBeNull();
+    }
+    expect(readHostMessage({ ...msg("SIGN_OUT", {}), valueOf: 1 })).toBeNull();
+  });
+});
+
 describe("frame messages (read by the host)", () => {
   it("accepts FRAME_READY and the answers of each request type, and refuses what does not fit", () => {
     expect(readFrameMessage(msg("FRAME_READY", { frameId: "f1" }))).not.toBeNull();

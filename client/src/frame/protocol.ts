@@ -84,13 +84,14 @@ type Check = (value: unknown) => boolean;
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 
-/** An object with exactly `fields` (each passing its check) and, optionally, `optional` ones. */
+/** An object with exactly `fields` (each passing its check) and, optionally, `optional` ones. Own
+ * keys only: `in` would also find "constructor", "toString", ... on Object.prototype. */
 function exact(fields: Record<string, Check>, optional: Record<string, Check> = {}): Check {
   return (value) => {
     if (!isRecord(value)) return false;
-    for (const key of Object.keys(value)) if (!(key in fields) && !(key in optional)) return false;
-    for (const [key, check] of Object.entries(fields)) if (!(key in value) || !check(value[key])) return false;
-    for (const [key, check] of Object.entries(optional)) if (key in value && !check(value[key])) return false;
+    for (const key of Object.keys(value)) if (!Object.hasOwn(fields, key) && !Object.hasOwn(optional, key)) return false;
+    for (const [key, check] of Object.entries(fields)) if (!Object.hasOwn(value, key) || !check(value[key])) return false;
+    for (const [key, check] of Object.entries(optional)) if (Object.hasOwn(value, key) && !check(value[key])) return false;
     return true;
   };
 }

@@ -18,6 +18,7 @@ import { evmChainId, fillTransaction, isRecord, parseSendRequest, prepareTypedDa
 import { isSigningRequest, type HostRequests } from "./protocol";
 import { invalid, WalletRefusal } from "./refusal";
 import { solanaTransactionRows } from "./solana";
+import { escapeHidden, readableText } from "./text";
 
 
 export interface FrameContext {
@@ -129,12 +130,12 @@ export function messageBytes(message: string): Uint8Array {
   return new TextEncoder().encode(message);
 }
 
-/** The bytes as text when they are UTF-8 without control or bidirectional-override characters
- * (which could make the text read as something else), else as hex. */
+/** The bytes as text when they are UTF-8 without hidden characters (controls, bidirectional marks,
+ * line separators, ...: text.ts), which could make the text read as something else; else as hex. */
 function readable(bytes: Uint8Array): string {
   try {
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    if (!/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u202A-\u202E\u2066-\u2069]/.test(text)) return text;
+    if (readableText(text)) return text;
   } catch {
     // not UTF-8: shown as hex below
   }
@@ -229,7 +230,8 @@ export interface Prepared {
  * whole transaction. */
 export async function prepare(ctx: FrameContext, login: FrameLogin, request: RpcRequest): Promise<Prepared> {
   const { kind, namespace, chainId } = request;
-  const network: [string, string] = ["Network", chainId];
+  // The request's own words (not checked against anything for a message or a Solana transaction).
+  const network: [string, string] = ["Network", escapeHidden(chainId)];
   if (kind.type === "signMessage") {
     const solana = namespace === "solana";
     checkAddress(kind.address, solana ? login.solanaAddress : login.eip155Address);
