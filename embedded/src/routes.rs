@@ -1,5 +1,5 @@
 //! The frame origin's routes (docs/embedded-wallet.md, "Frame origin routes" and "Frame API"):
-//! the frame page with its CSP, its assets, the popup's loading page, the OAuth callback page, and
+//! the frame page with its CSP, its assets, the approval window's page, the popup's loading page, the OAuth callback page, and
 //! the JSON API under /api (Origin = frame_origin, bodies ≤ 16 KiB, errors as
 //! `{ "error": { "code", "message" } }`).
 
@@ -72,6 +72,7 @@ pub fn configure_frame_routes(cfg: &mut web::ServiceConfig, service: web::Data<E
     cfg.app_data(service)
         .route("/frame", web::get().to(frame_page))
         .route("/loading", web::get().to(loading_page))
+        .route("/approve", web::get().to(approval_window_page))
         .route("/oauth/callback", web::get().to(oauth_callback))
         .service(actix_files::Files::new("/frame/assets", assets))
         .service(
@@ -115,6 +116,25 @@ async fn frame_page(service: web::Data<EmbeddedService>, query: web::Query<Frame
         Err(error) => {
             tracing::error!(path = %path.display(), %error, "the frame page is missing; build the client (client/dist-frame)");
             html(StatusCode::SERVICE_UNAVAILABLE, "default-src 'none'", "<!doctype html><title>Frame unavailable</title>")
+        }
+    }
+}
+
+/// The approval window's page (decision 1505): the frame opens it as a window of its own when a
+/// request waits for the visitor, so that the host page cannot paint over what is approved. No page
+/// may frame it (a framed copy could be covered as the frame can); it needs no project (it shows
+/// only what its opener, the frame, sends it).
+async fn approval_window_page(service: web::Data<EmbeddedService>) -> HttpResponse {
+    let path = service.config().frame_assets_dir.join("approve.html");
+    match tokio::fs::read(&path).await {
+        Ok(page) => {
+            let mut response = html(StatusCode::OK, "default-src 'self'; frame-ancestors 'none'", page);
+            response.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+            response
+        }
+        Err(error) => {
+            tracing::error!(path = %path.display(), %error, "the approval window's page is missing; build the client (client/dist-frame)");
+            html(StatusCode::SERVICE_UNAVAILABLE, "default-src 'none'", "<!doctype html><title>Approval unavailable</title>")
         }
     }
 }

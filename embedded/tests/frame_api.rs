@@ -231,7 +231,7 @@ async fn given_bad_requests_when_posted_then_origin_size_and_token_are_refused_w
 }
 
 #[actix_web::test]
-async fn given_the_frame_page_when_requested_then_its_csp_names_the_project_origins_and_unknown_projects_get_404() {
+async fn given_the_frame_pages_then_the_frame_names_its_ancestors_the_approval_window_none_and_unknown_projects_get_404() {
     let h = harness(vec![]);
     let app = app!(h);
     let response = test::call_service(&app, test::TestRequest::get().uri("/frame?projectId=project-1&chainId=eip155:1").to_request()).await;
@@ -244,6 +244,12 @@ async fn given_the_frame_page_when_requested_then_its_csp_names_the_project_orig
     assert_eq!(response.status(), StatusCode::OK);
     let response = test::call_service(&app, test::TestRequest::get().uri("/loading").to_request()).await;
     assert_eq!(response.status(), StatusCode::OK);
+    // The approval window's page may be framed by no page, the project's included.
+    let response = test::call_service(&app, test::TestRequest::get().uri("/approve").to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers().get("content-security-policy").unwrap(), "default-src 'self'; frame-ancestors 'none'");
+    assert_eq!(response.headers().get("x-frame-options").unwrap(), "DENY");
+    assert_eq!(test::read_body(response).await, "<!doctype html><title>approve</title>");
     let response = test::call_service(&app, test::TestRequest::get().uri("/oauth/callback?code=c&state=unknown").to_request()).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     let body = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();

@@ -102,6 +102,7 @@ pub fn harness(social: Vec<(&str, SocialProviderConfig)>) -> Harness {
     std::fs::create_dir_all(dir.path().join("dist-frame/assets")).unwrap();
     std::fs::write(dir.path().join("dist-frame/frame.html"), "<!doctype html><title>frame</title>").unwrap();
     std::fs::write(dir.path().join("dist-frame/assets/callback.js"), "/* callback */").unwrap();
+    std::fs::write(dir.path().join("dist-frame/approve.html"), "<!doctype html><title>approve</title>").unwrap();
     let mailer = Arc::new(RecordingMailer::default());
     let sink = Arc::new(RecordingSink::default());
     let clock = Arc::new(ManualClock::at(1_700_000_000_000));
