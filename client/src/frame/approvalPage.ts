@@ -1,91 +1,53 @@
-// The approval page the frame draws over the ApproveTransaction view (the host places the frame
-// there): what is asked, and "Approve" / "Reject". It is drawn here, on the frame's origin, so a
-// script of the host page cannot press Approve for the visitor: the host can only show or hide it.
-//
-// Against clickjacking (a host page can place the frame under the visitor's cursor at any moment,
-// and post requests whenever it likes):
-// * Approve is armed only ARM_DELAY_MS after the page was shown, and again after anything that may
-//   have changed what the visitor sees (SHOW_APPROVAL or a theme, the frame resized, the page made
-//   visible again). A click whose press began before Approve was armed does not approve either.
-//   Reject works at once: rejecting is always safe.
-// * Where the browser has IntersectionObserver v2 (Chromium: `trackVisibility`, `isVisible`), Approve
-//   is armed only while the browser says the page is seen as drawn: not covered by anything of the
-//   host's (even with pointer-events: none), not faded (opacity < 1 on the host's iframe or any of
-//   its ancestors), not transformed (but moved or enlarged) or filtered. It is disarmed as soon as
-//   the browser reports otherwise, and armed ARM_DELAY_MS after it reports it visible again;
-//   meanwhile the page says why (NOT_VISIBLE_HINT). Elsewhere (Firefox, Safari today) only the
-//   delay guards Approve. The host can still crop the frame or move an armed one (decision 1501),
-//   and hide it with a mask or an inward outline on its iframe, which Chromium reports visible
-//   (decision 1504): nothing in this page can see those.
-// * A request that arrives while another waits for the visitor is refused (-32002, as wallets
-//   answer a request while one is pending), never queued behind it or swapped in under the cursor:
-//   the page's content does not change between the visitor reading it and clicking. (The session
-//   sends signing requests one at a time; a queue would also keep stale requests the session has
-//   given up on.)
-// * A request that was still being read (an eth_sendTransaction being filled from the chain) when
-//   the host hid the page (HIDE_APPROVAL) is rejected without being shown (`ticket`).
+// The page where the visitor approves or rejects a request: drawn in the approval window
+// (approve.html, a window of the frame origin that the frame opens: approvalWindow.ts, decision
+// 1505), never inside the host page. The host page cannot paint over a window of its own, nor press
+// its buttons. What it still can do is open windows of its own, or have the visitor's double click
+// land on this one as it appears. So:
+// * Approve is armed only ARM_DELAY_MS after the window came to the front (shown, focused), and
+//   again after anything that may have changed what the visitor sees (a theme, the window resized,
+//   hidden, or in the background: another window in front). While the window is not in front,
+//   Approve stays disabled and the page says why (NOT_IN_FRONT_HINT).
+// * A click whose press began before Approve was armed does not approve either. A keyboard
+//   activation needs no press: only the visitor's keyboard reaches a window in front.
+// * Reject works at once: rejecting is always safe.
 
-import type { Theme } from "./protocol";
-import { WalletRefusal } from "./refusal";
+import { APPROVAL_WINDOW_VERSION, readApprovalShow, type ApprovalWindowMessage, type Theme } from "./protocol";
 import type { ApprovalText } from "./wallet";
 
-/** How long Approve stays disabled after the page (or its look) is shown. */
+/** How long Approve stays disabled after the window (or its look) is shown. */
 export const ARM_DELAY_MS = 1000;
 
-export const APPROVAL_PENDING = -32002;
+/** Shown (and announced) while the window is not in front. */
+export const NOT_IN_FRONT_HINT = "Bring this window to the front to approve";
 
-/** IntersectionObserver v2's `delay`: how often the browser may recompute visibility (at least 100). */
-export const VISIBILITY_DELAY_MS = 100;
-
-/** Shown (and announced) while the browser reports the page not fully visible. */
-export const NOT_VISIBLE_HINT = "Make this window fully visible to approve";
-
-/** What the page uses of an IntersectionObserver v2 (a fake in the tests). */
-export interface VisibilityObserver {
-  observe(target: Element): void;
-  disconnect(): void;
-}
-export type VisibilityEntry = { readonly isIntersecting: boolean; readonly isVisible?: boolean };
-export type VisibilityObserverFactory = (
-  callback: (entries: readonly VisibilityEntry[]) => void,
-  options: IntersectionObserverInit & { trackVisibility: true; delay: number },
-) => VisibilityObserver;
-
-/** The browser's IntersectionObserver when it reports `isVisible` (v2, Chromium); null when it does
- * not (Firefox, Safari today): Approve then waits for the arming delay alone. */
-export function visibilityObserverFactory(win: Window | null): VisibilityObserverFactory | null {
-  const w = win as (Window & typeof globalThis) | null;
-  if (!w?.IntersectionObserver || !w.IntersectionObserverEntry || !("isVisible" in w.IntersectionObserverEntry.prototype)) return null;
-  return (callback, options) => new w.IntersectionObserver(callback, options);
-}
-
-/** The approval page in `root`: `ask` shows a request until the visitor decides. */
+/** The approval page in `root`: `ask` shows a request until the visitor decides. `hasFocus` is the
+ * document's (a stand-in in the tests). */
 export function createApprovalPage(
   doc: Document,
   root: HTMLElement,
-  { armDelayMs = ARM_DELAY_MS, observeVisibility = visibilityObserverFactory(doc.defaultView) }: { armDelayMs?: number; observeVisibility?: VisibilityObserverFactory | null } = {},
+  { armDelayMs = ARM_DELAY_MS, hasFocus = () => doc.hasFocus() }: { armDelayMs?: number; hasFocus?: () => boolean } = {},
 ) {
-  let pending: { resolve: (approved: boolean) => void; approve: HTMLButtonElement; hint: HTMLElement; observer?: VisibilityObserver } | null = null;
-  // Bumped by `cancel` (the host hid the page): requests started before then are not shown.
-  let epoch = 0;
+  let pending: { resolve: (approved: boolean) => void; approve: HTMLButtonElement; hint: HTMLElement } | null = null;
   let armed = false;
   // Whether Approve was armed when the latest press (pointerdown) began.
   let pressArmed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // Whether the browser reports the shown page visible: null until its first report on this page;
-  // always true without IntersectionObserver v2 (nothing to wait for but the delay).
-  let visible: boolean | null = true;
+  // Kept from the focus and blur events (hasFocus() only for the start): during a blur event the
+  // document may still report focus.
+  let focused = hasFocus();
+  const inFront = () => focused && doc.visibilityState === "visible";
 
-  /** Disables Approve and arms it again `armDelayMs` from now (from when the page is next reported
-   * visible, while it is not). */
+  /** Disables Approve and arms it again `armDelayMs` from now (from when the window is next in
+   * front, while it is not). */
   const disarm = () => {
     clearTimeout(timer);
     armed = false;
     pressArmed = false;
     if (!pending) return;
-    const { approve } = pending;
+    const { approve, hint } = pending;
     approve.disabled = true;
-    if (!visible) return;
+    hint.textContent = inFront() ? "" : NOT_IN_FRONT_HINT;
+    if (!inFront()) return;
     timer = setTimeout(() => {
       if (pending?.approve !== approve) return;
       armed = true;
@@ -95,7 +57,6 @@ export function createApprovalPage(
 
   const settle = (approved: boolean) => {
     const resolve = pending?.resolve;
-    pending?.observer?.disconnect();
     pending = null;
     clearTimeout(timer);
     armed = false;
@@ -104,35 +65,25 @@ export function createApprovalPage(
     resolve?.(approved);
   };
 
+  const view = doc.defaultView;
   doc.addEventListener("pointerdown", () => void (pressArmed = armed), true);
-  doc.addEventListener("visibilitychange", () => doc.visibilityState === "visible" && disarm());
-  doc.defaultView?.addEventListener("resize", disarm);
+  doc.addEventListener("visibilitychange", disarm);
+  view?.addEventListener("focus", () => ((focused = true), disarm()));
+  view?.addEventListener("blur", () => ((focused = false), disarm()));
+  view?.addEventListener("resize", disarm);
 
   return {
     setTheme(theme: Theme) {
       doc.documentElement.dataset.theme = theme;
       disarm();
     },
-    /** Taken when a request arrives; `ask` with a ticket from before the last `cancel` answers no. */
-    ticket: () => epoch,
-    ask(text: ApprovalText, ticket = epoch): Promise<boolean> {
-      if (ticket !== epoch) return Promise.resolve(false);
-      if (pending) return Promise.reject(new WalletRefusal(APPROVAL_PENDING, "Another request is waiting for approval in the embedded wallet"));
+    /** Shows `text` until the visitor decides: true approved, false rejected. One at a time. */
+    ask(text: ApprovalText): Promise<boolean> {
+      if (pending) return Promise.reject(new Error("the approval page already shows a request"));
       const section = doc.createElement("section");
       section.setAttribute("aria-label", "Approve request");
       const title = doc.createElement("h1");
       title.textContent = text.title;
-      const list = doc.createElement("dl");
-      for (const [label, value] of text.rows) {
-        const row = doc.createElement("div");
-        const dt = doc.createElement("dt");
-        dt.textContent = label;
-        const dd = doc.createElement("dd");
-        dd.textContent = value;
-        dd.dataset.field = label;
-        row.append(dt, dd);
-        list.append(row);
-      }
       const actions = doc.createElement("div");
       actions.className = "actions";
       const reject = doc.createElement("button");
@@ -144,36 +95,17 @@ export function createApprovalPage(
       approve.className = "primary";
       approve.disabled = true;
       actions.append(reject, approve);
-      // Why Approve stays disabled while the page is not seen as drawn (empty otherwise).
+      // Why Approve stays disabled while the window is not in front (empty otherwise).
       const hint = doc.createElement("p");
       hint.id = "approve-hint";
       hint.className = "hint";
       hint.setAttribute("aria-live", "polite");
       approve.setAttribute("aria-describedby", hint.id);
-      section.append(title, list, actions, hint);
+      section.append(title, requestRows(doc, text), actions, hint);
       root.replaceChildren(section);
       root.hidden = false;
       return new Promise<boolean>((resolve) => {
         pending = { resolve, approve, hint };
-        // A new observation of a new element: the browser reports its state once, then each change.
-        visible = observeVisibility ? null : true;
-        if (observeVisibility) {
-          pending.observer = observeVisibility(
-            (entries) => {
-              const last = entries[entries.length - 1];
-              const now = last?.isVisible === true;
-              if (!last || pending?.approve !== approve || now === visible) return;
-              visible = now;
-              hint.textContent = now ? "" : NOT_VISIBLE_HINT;
-              // Not visible: disarmed at once. Visible (again): the delay starts now.
-              disarm();
-            },
-            { trackVisibility: true, delay: VISIBILITY_DELAY_MS },
-          );
-          // The whole page, not the button alone: a cover over the amount misleads as much (and
-          // the disabled button's own opacity would count as fading it).
-          pending.observer.observe(section);
-        }
         disarm();
         reject.addEventListener("click", () => settle(false), { once: true });
         approve.addEventListener("click", (event) => {
@@ -183,11 +115,59 @@ export function createApprovalPage(
         });
       });
     },
-    /** The host hid the frame (the request was cancelled): an open question is a rejection, and a
-     * request still being read is not shown. */
+    /** The request is no longer asked (the frame gave up on it): the page is taken down. */
     cancel() {
-      epoch += 1;
       if (pending) settle(false);
     },
   };
+}
+
+/** The request's rows (what is asked, as the frame read it), as text only. */
+export function requestRows(doc: Document, text: ApprovalText): HTMLDListElement {
+  const list = doc.createElement("dl");
+  for (const [label, value] of text.rows) {
+    const row = doc.createElement("div");
+    const dt = doc.createElement("dt");
+    dt.textContent = label;
+    const dd = doc.createElement("dd");
+    dd.textContent = value;
+    dd.dataset.field = label;
+    row.append(dt, dd);
+    list.append(row);
+  }
+  return list;
+}
+
+export const NOT_OPENED_BY_FRAME = "This window opens from the Vestibule wallet when a request waits for your approval. You can close it.";
+
+/** The approval window (approve.html in `view`): tells its opener, the frame, that it is ready, shows
+ * the one request the frame sends, answers the visitor's decision and closes. It takes messages only
+ * from its opener on its own origin; opened any other way it says so and does nothing. */
+export function serveApprovalWindow(view: Window, doc: Document, options: { armDelayMs?: number; hasFocus?: () => boolean } = {}) {
+  const status = doc.getElementById("status");
+  const opener = view.opener as Window | null;
+  const origin = view.location.origin;
+  // The name the frame gave the window is all a page of the browsing context group (the host page)
+  // could target it by; from now on nothing can.
+  view.name = "";
+  if (!opener) {
+    if (status) status.textContent = NOT_OPENED_BY_FRAME;
+    return;
+  }
+  const send = (message: ApprovalWindowMessage) => opener.postMessage(message, origin);
+  const page = createApprovalPage(doc, doc.getElementById("approval") ?? doc.body, options);
+  let shown = false;
+  view.addEventListener("message", (event) => {
+    if (shown || event.source !== opener || event.origin !== origin) return;
+    const show = readApprovalShow(event.data);
+    if (!show) return;
+    shown = true;
+    if (status) status.textContent = "";
+    page.setTheme(show.theme);
+    void page.ask(show.text).then((approved) => {
+      send({ vestibuleApproval: APPROVAL_WINDOW_VERSION, type: "APPROVAL_DECIDED", nonce: show.nonce, approved });
+      view.close();
+    });
+  });
+  send({ vestibuleApproval: APPROVAL_WINDOW_VERSION, type: "APPROVAL_WINDOW_READY" });
 }

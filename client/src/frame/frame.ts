@@ -5,7 +5,7 @@
 // project's origins) and only to `window.parent`; without an ancestor origin it does nothing.
 
 import { ApiError, createPost, otpErrorMessage } from "./api";
-import { createApprovalPage } from "./approval";
+import { createApprovalRequester } from "./approvalWindow";
 import { openDeviceStore } from "./deviceStore";
 import { frameKeyPair, publicKeyText } from "./hpke";
 import { newMessageId, PROTOCOL_VERSION, readHostMessage, type FrameAnswers, type HostMessage, type HostRequestType } from "./protocol";
@@ -51,7 +51,7 @@ async function start() {
     login = await completeLogin(ctx, carried).catch(() => null);
   }
   const root = document.getElementById("approval") ?? document.body;
-  const approval = createApprovalPage(document, root);
+  const approval = createApprovalRequester(document, root, { site: parentOrigin });
 
   const send = (message: object) => window.parent.postMessage(message, parentOrigin);
   const answer = <T extends HostRequestType>(id: string, type: T, payload: FrameAnswers[T]) => send({ vestibule: PROTOCOL_VERSION, id, type: `${type}_SUCCESS`, payload });
@@ -97,7 +97,6 @@ async function start() {
         return answer(id, "RPC_REQUEST", { outcome });
       }
       case "SHOW_APPROVAL":
-        // Also re-arms Approve: the host has just (re)placed the frame.
         approval.setTheme(message.payload.theme);
         return answer(id, "SHOW_APPROVAL", {});
       case "HIDE_APPROVAL":

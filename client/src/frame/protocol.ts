@@ -188,3 +188,38 @@ export function readFrameMessage(data: unknown): FrameMessage | null {
 export function readSocialResult(data: unknown): { type: typeof SOCIAL_RESULT; resultUri: string } | null {
   return exact({ type: oneOf(SOCIAL_RESULT), resultUri: text(4096) })(data) ? (data as { type: typeof SOCIAL_RESULT; resultUri: string }) : null;
 }
+
+// ---- the approval window ----------------------------------------------------------------------
+// The frame opens a window of its own origin for the visitor's decision (approvalWindow.ts, decision
+// 1505): a page the host cannot paint over. The two talk only to each other: the window to its
+// opener, the frame to the window it opened, both naming their own origin and checking the source.
+
+export const APPROVAL_WINDOW_VERSION = 1;
+
+export type ApprovalWindowText = { title: string; rows: Array<[string, string]> };
+
+/** The window's messages to the frame that opened it. */
+export type ApprovalWindowMessage =
+  | { vestibuleApproval: 1; type: "APPROVAL_WINDOW_READY" }
+  | { vestibuleApproval: 1; type: "APPROVAL_DECIDED"; nonce: string; approved: boolean };
+
+/** The frame's message to the window: the request to decide on. */
+export type ApprovalShowMessage = { vestibuleApproval: 1; type: "APPROVAL_SHOW"; nonce: string; theme: Theme; text: ApprovalWindowText };
+
+const approvalVersion: Check = (v) => v === APPROVAL_WINDOW_VERSION;
+const approvalRow: Check = (v) => Array.isArray(v) && v.length === 2 && text(64)(v[0]) && typeof v[1] === "string" && v[1].length <= 1_000_000;
+const approvalText: Check = exact({ title: text(256), rows: (v) => Array.isArray(v) && v.length <= 64 && v.every(approvalRow) });
+
+/** The window's message, or null when it does not match the schema. */
+export function readApprovalWindowMessage(data: unknown): ApprovalWindowMessage | null {
+  const ready = exact({ vestibuleApproval: approvalVersion, type: oneOf("APPROVAL_WINDOW_READY") })(data);
+  const decided = exact({ vestibuleApproval: approvalVersion, type: oneOf("APPROVAL_DECIDED"), nonce: pattern(ID), approved: (v) => typeof v === "boolean" })(data);
+  // Checked field by field above.
+  return ready || decided ? (data as ApprovalWindowMessage) : null;
+}
+
+/** The frame's message to the window, or null when it does not match the schema. */
+export function readApprovalShow(data: unknown): ApprovalShowMessage | null {
+  const ok = exact({ vestibuleApproval: approvalVersion, type: oneOf("APPROVAL_SHOW"), nonce: pattern(ID), theme: oneOf(...THEMES), text: approvalText })(data);
+  return ok ? (data as ApprovalShowMessage) : null;
+}

@@ -73,9 +73,12 @@ export const selectors = {
   newEmailSubmit: (dialog) => dialog.getByRole("button", { name: /^(save|update|continue)/i }),
   /** The secure frame's iframe in the host page (its src starts with the frame origin). */
   frameIframe: (page, frameOrigin) => page.locator(`iframe[src^="${frameOrigin}/"]`),
-  /** Inside the frame (its approval page, drawn by the frame itself). */
-  approve: (frame) => frame.getByRole("button", { name: "Approve" }),
-  reject: (frame) => frame.getByRole("button", { name: "Reject" }),
+  /** Inside the frame, while a request waits: what is asked, Reject, and the button that opens the
+   * approval window (client/src/frame/approvalWindow.ts). Nothing in the frame approves. */
+  openApproval: (frame) => frame.getByRole("button", { name: "Approve in a new window" }),
+  reject: (frameOrWindow) => frameOrWindow.getByRole("button", { name: "Reject" }),
+  /** In the approval window (a page of its own on the frame origin: approvalPage.ts). */
+  approve: (approvalWindow) => approvalWindow.getByRole("button", { name: "Approve" }),
   /** Toasts and inline messages anywhere in the host page. */
   message: (page, text) => page.getByText(text),
 };
@@ -517,16 +520,42 @@ export function hostRequest(page, method, params) {
   return answer;
 }
 
-/** Clicks `button` (selectors.approve / reject) on the frame's approval page, once visible. */
+/** Clicks the frame's button that opens the approval window, once shown; gives the window's page
+ * (a top-level page of the frame origin, loaded). */
+export async function openApprovalWindow(page, gw) {
+  const open = selectors.openApproval(frameOf(page, gw));
+  const shown = await open.waitFor({ state: "visible", timeout: WAIT.ui }).then(() => true, () => false);
+  if (!shown) throw new Error(`the frame showed no waiting request within ${WAIT.ui / 1000} s`);
+  const [approvalWindow] = await Promise.all([page.context().waitForEvent("page", { timeout: WAIT.popup }), open.click()]);
+  await approvalWindow.waitForLoadState("domcontentloaded");
+  return approvalWindow;
+}
+
+/** Clicks `locator` in the approval window, whose answer closes the window: the click may see its page
+ * go before it returns (that is no error), and the window must close. */
+export async function clickThatCloses(approvalWindow, locator) {
+  const closed = approvalWindow.waitForEvent("close", { timeout: WAIT.ui });
+  await locator.click({ timeout: WAIT.ui }).catch((e) => {
+    if (!approvalWindow.isClosed()) throw e;
+  });
+  await closed;
+}
+
+/** Answers the request waiting in the frame: selectors.approve in the approval window it opens (the
+ * click waits for Approve to arm), or selectors.reject in the frame itself. */
 export async function answerInFrame(page, gw, button) {
   const frame = frameOf(page, gw);
-  const target = button(frame);
-  const shown = await target.waitFor({ state: "visible", timeout: WAIT.ui }).then(() => true, () => false);
-  if (!shown) throw new Error(`the frame's approval page showed no ${button === selectors.approve ? "Approve" : "Reject"} button within ${WAIT.ui / 1000} s`);
-  await target.click();
-  // The approval page goes away once answered (so the next request's page is not this one's).
-  const gone = await target.waitFor({ state: "hidden", timeout: WAIT.ui }).then(() => true, () => false);
-  if (!gone) throw new Error(`the frame's approval page stayed up ${WAIT.ui / 1000} s after the answer`);
+  if (button === selectors.approve) {
+    const approvalWindow = await openApprovalWindow(page, gw);
+    await clickThatCloses(approvalWindow, selectors.approve(approvalWindow));
+  } else {
+    const shown = await button(frame).waitFor({ state: "visible", timeout: WAIT.ui }).then(() => true, () => false);
+    if (!shown) throw new Error(`the frame showed no waiting request within ${WAIT.ui / 1000} s`);
+    await button(frame).click();
+  }
+  // The frame's page goes away once answered (so the next request's page is not this one's).
+  const gone = await selectors.openApproval(frame).waitFor({ state: "hidden", timeout: WAIT.ui }).then(() => true, () => false);
+  if (!gone) throw new Error(`the frame's waiting request stayed up ${WAIT.ui / 1000} s after the answer`);
 }
 
 /** A settled promise's value, or throws after `ms` naming `what` (a request that never settles). */

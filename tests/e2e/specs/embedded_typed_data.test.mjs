@@ -1,6 +1,6 @@
 // eth_signTypedData_v4 through the embedded wallet, end to end (browser-side review, decision 1504):
 // the host page's provider asks, the session hands the request to the secure frame, and the frame's
-// approval page shows the typed data as it is signed.
+// approval page (and the approval window it opens) shows the typed data as it is signed.
 //
 // * A DAI-style permit whose `allowed` is the string "false" is hashed as true by the EIP-712
 //   encoder (an unlimited allowance) while the page read "allowed":"false": the frame refuses it
@@ -10,7 +10,7 @@
 //   \u202e, and the amount in order. Rejecting answers 4001.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CHAIN, emailLogin, embeddedWorldForFile, frameOf, hostRequest, selectors, waitForFrame, WAIT, within } from "./embedded.mjs";
+import { CHAIN, clickThatCloses, emailLogin, embeddedWorldForFile, frameOf, hostRequest, selectors, waitForFrame, WAIT, within } from "./embedded.mjs";
 
 const world = embeddedWorldForFile({ sessions: 1 });
 const T = { timeout: 240_000 };
@@ -39,7 +39,7 @@ test("typed data: a permit whose bool is the string \"false\" is refused without
   const refused = await within(hostRequest(page, "eth_signTypedData_v4", [address, JSON.stringify(permit)]), 60_000, "the permit with allowed \"false\"");
   assert.equal(refused.code, -32602, JSON.stringify(refused));
   assert.match(refused.message, /allowed/);
-  assert.equal(await selectors.approve(frameOf(page, gw)).isVisible(), false, "no approval page for a refused request");
+  assert.equal(await selectors.openApproval(frameOf(page, gw)).isVisible(), false, "no approval page for a refused request");
 
   const transfer = {
     types: { EIP712Domain: domainType, Transfer: [{ name: "to", type: "address" }, { name: "memo", type: "string" }, { name: "value", type: "uint256" }] },
@@ -49,7 +49,7 @@ test("typed data: a permit whose bool is the string \"false\" is refused without
   };
   const answer = hostRequest(page, "eth_signTypedData_v4", [address, JSON.stringify(transfer)]);
   const frame = frameOf(page, gw);
-  await selectors.approve(frame).waitFor({ state: "visible", timeout: WAIT.connect });
+  await selectors.openApproval(frame).waitFor({ state: "visible", timeout: WAIT.connect });
   const data = await frame.locator('dd[data-field="Data"]').textContent();
   assert.equal(data, `{"to":"${RECEIVER}","memo":"gift \\u202e","value":"1000000"}`);
   const shown = await frame.locator("#approval").evaluate((root) => root.textContent);
@@ -67,20 +67,27 @@ test("typed data: a permit whose bool is the string \"false\" is refused without
     return { first: box(at), last: box(at + 6) };
   });
   assert.ok(order.first.top < order.last.top || (order.first.top === order.last.top && order.first.left < order.last.left), `the 1 of 1000000 drawn before its last 0: ${JSON.stringify(order)}`);
-  // The page is taller than the frame here: Reject is scrolled into view and clicked with the mouse,
-  // once the page has settled (Approve armed), and again if the page stays: right after the modal
-  // opened again (after the refused request) and placed the frame anew, a click on the frame was
-  // not delivered to it in this Chromium (neither Playwright's locator click nor the mouse's).
-  const inFrame = page.frames().find((f) => f.url().startsWith(`${gw.frameOrigin}/frame`));
-  await inFrame.waitForFunction(() => document.querySelector("#approval button.primary")?.disabled === false, null, { timeout: WAIT.ui });
-  const reject = selectors.reject(frame);
-  for (let attempt = 0; attempt < 5 && (await reject.isVisible()); attempt++) {
-    await reject.scrollIntoViewIfNeeded();
-    const box = await reject.boundingBox();
-    assert.ok(box, "Reject has a box in the host page");
+  // The approval window shows the same, and the visitor rejects there. The frame's page is taller
+  // than the frame here: its button is scrolled into view and clicked with the mouse, and again if
+  // no window came: right after the modal opened again (after the refused request) and placed the
+  // frame anew, a click on the frame was not delivered to it in this Chromium (neither Playwright's
+  // locator click nor the mouse's).
+  const open = selectors.openApproval(frame);
+  let approvalWindow = null;
+  for (let attempt = 0; attempt < 5 && !approvalWindow; attempt++) {
+    await open.scrollIntoViewIfNeeded();
+    const box = await open.boundingBox();
+    assert.ok(box, "the approval window's button has a box in the host page");
+    const opened = page.context().waitForEvent("page", { timeout: 2_000 }).catch(() => null);
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-    await reject.waitFor({ state: "hidden", timeout: 1_000 }).catch(() => {});
+    approvalWindow = await opened;
   }
+  assert.ok(approvalWindow, "the approval window opened");
+  const windowData = approvalWindow.locator('dd[data-field="Data"]');
+  await windowData.waitFor({ state: "visible", timeout: WAIT.ui });
+  assert.equal(await windowData.textContent(), data, "the approval window shows what the frame read");
+  assert.doesNotMatch(await approvalWindow.locator("#approval").evaluate((root) => root.textContent), /[\u202A-\u202E\u2066-\u2069]/);
+  await clickThatCloses(approvalWindow, selectors.reject(approvalWindow));
   assert.equal((await within(answer, 60_000, "the transfer rejected")).code, 4001);
   assert.deepEqual(errors, []);
 });
