@@ -249,19 +249,24 @@ fn solana_send_error(error: &SolanaSendError) -> SolanaSubmitFailure {
     SolanaSubmitFailure::Node(node_said.to_string())
 }
 
-/// A chain error as the host's provider rejects with it: the node's own JSON-RPC error as it
-/// answered (an `eth_call` revert keeps its code and message), 4901 "chain disconnected" when no
-/// node of the network could be reached, 4200 for a method outside the safe list, -32603 for an
-/// answer that came but could not be used (too large, not JSON-RPC).
-fn host_error(error: &ChainError) -> WalletOutcome {
+/// A chain error as a provider rejects with it (the host's, and the embedded wallet's frame):
+/// the node's own JSON-RPC error as it answered (an `eth_call` revert keeps its code and message),
+/// 4901 "chain disconnected" when no node of the network could be reached, 4200 for a method outside
+/// the safe list, -32603 for an answer that came but could not be used (too large, not JSON-RPC).
+pub fn provider_error(error: &ChainError) -> (i64, String) {
     let code = match error {
-        ChainError::Rpc { code, message, .. } => return WalletOutcome::Error { code: *code, message: message.clone() },
+        ChainError::Rpc { code, message, .. } => return (*code, message.clone()),
         ChainError::Transport(RpcFailure::BadResponse(_)) => -32603,
         ChainError::UnsupportedNetwork(_) | ChainError::Transport(_) => 4901,
         ChainError::MethodNotAllowed { .. } => 4200,
         ChainError::Decode(_) => -32603,
     };
-    WalletOutcome::Error { code, message: error.to_string() }
+    (code, error.to_string())
+}
+
+fn host_error(error: &ChainError) -> WalletOutcome {
+    let (code, message) = provider_error(error);
+    WalletOutcome::Error { code, message }
 }
 
 /// A balance as the session shows it: the amount floored to 3 decimals, fiat to the cent and only

@@ -237,7 +237,10 @@ impl FrameRpc for ChainFrameRpc {
         }
         self.chain.request(network, method, params).await.map_err(|error| {
             tracing::debug!(session = session_id, method, %error, "a frame's chain call failed");
-            RpcFailure { code: -32000, message: error.to_string() }
+            // As the host's provider answers: the node's own code (a revert's 3, a nonce too low),
+            // which the frame hands to the page that asked.
+            let (code, message) = crate::chain::provider_error(&error);
+            RpcFailure { code, message }
         })
     }
 }
