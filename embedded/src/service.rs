@@ -1142,7 +1142,7 @@ impl EmbeddedService {
         Ok(answer.and_then(|result| {
             let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |json| json.len());
             if bytes > FRAME_RPC_MAX_ANSWER_BYTES {
-                return Err(RpcFailure { code: -32000, message: format!("the answer is larger than {FRAME_RPC_MAX_ANSWER_BYTES} bytes") });
+                return Err(RpcFailure { code: -32603, message: format!("the answer is larger than {FRAME_RPC_MAX_ANSWER_BYTES} bytes") });
             }
             Ok(result)
         }))

@@ -517,7 +517,7 @@ async fn given_a_frame_with_a_wallet_when_it_asks_for_whole_blocks_state_overrid
     }
     let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_gasPrice", json!([]))).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body["error"]["code"], -32000);
+    assert_eq!(body["error"]["code"], -32603);
     assert_eq!(body["error"]["message"], "the answer is larger than 262144 bytes");
 }
 
