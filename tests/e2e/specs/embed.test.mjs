@@ -32,9 +32,9 @@ after(async () => {
 
 /** A host page served by the gateway that loads /vestibule.js and runs `script`; records what the
  * page fetched and its WebSockets, in the order they happened. */
-async function hostPage(script, { body = "" } = {}) {
+async function hostPage(script, { body = "", head = "" } = {}) {
   const name = `embed-host-${pages++}.html`;
-  writeFileSync(join(staticDir, name), `<!doctype html><html lang="en"><head><title>Host</title></head><body><main><h1>Host</h1>${body}</main><script src="/vestibule.js"></script><script>${script}</script></body></html>`);
+  writeFileSync(join(staticDir, name), `<!doctype html><html lang="en"><head><title>Host</title>${head}</head><body><main><h1>Host</h1>${body}</main><script src="/vestibule.js"></script><script>${script}</script></body></html>`);
   const context = await browser.newContext();
   await injectDevWallet(context);
   const page = await context.newPage();
@@ -221,4 +221,44 @@ test("every theme variable of the contract changes what is drawn", async () => {
   assert.equal(t.background, t.mixed, "--vst-color-mix and --vst-color-mix-strength");
   assert.notEqual(t.background, base.background);
   await themed.context.close();
+});
+
+test("a host page whose CSP allows no inline style (style-src 'self') draws the modal as styled as any other page", async () => {
+  const { context, page } = await hostPage(`window.v = Vestibule.create({ projectId: "demo", preloadModal: "open", features: { email: true } });`, {
+    head: `<meta http-equiv="Content-Security-Policy" content="style-src 'self'">`,
+    body: `<p id="probe">probe</p>`,
+  });
+  const violations = [];
+  page.on("console", (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
+  // The fence: the page's policy is in force (a <style> of its own does not apply).
+  await page.evaluate(() => {
+    const own = document.createElement("style");
+    own.textContent = "#probe { color: rgb(1, 2, 3); }";
+    document.head.append(own);
+  });
+  assert.notEqual(await page.locator("#probe").evaluate((p) => getComputedStyle(p).color), "rgb(1, 2, 3)", "the page's CSP refuses inline style");
+  assert.equal(violations.length, 1, `the page's own <style> was reported: ${violations.join(" | ")}`);
+  await page.evaluate(() => window.v.open());
+  await page.getByRole("button", { name: "Continue with email" }).waitFor({ timeout: 10_000 });
+  // As "every theme variable of the contract" measures the default theme on a page without a policy.
+  const drawn = await page.evaluate(() => {
+    const dialog = document.querySelector('[role="dialog"]');
+    const s = getComputedStyle(dialog);
+    return {
+      accent: getComputedStyle(document.querySelector('[data-variant="primary"]')).backgroundColor,
+      fontSize: s.fontSize,
+      radius: s.borderTopLeftRadius,
+      position: getComputedStyle(dialog.parentElement).position,
+      zIndex: getComputedStyle(dialog.parentElement).zIndex,
+    };
+  });
+  assert.deepEqual(drawn, { accent: "rgb(59, 91, 219)", fontSize: "14px", radius: "24px", position: "fixed", zIndex: "999" });
+  assert.equal(violations.length, 1, `nothing of the widget was refused: ${violations.join(" | ")}`);
+  // Its sheets are the document's constructed ones, each once (a second open draws them again).
+  await page.evaluate(() => (window.v.close(), window.v.open()));
+  await page.getByRole("button", { name: "Continue with email" }).waitFor({ timeout: 10_000 });
+  const sheets = await page.evaluate(() => document.adoptedStyleSheets.map((s) => s.cssRules[0]?.selectorText));
+  assert.ok(sheets.includes('[data-vestibule-sheet="modal"]') && sheets.includes('[data-vestibule-sheet="theme"]'), sheets.join(", "));
+  assert.equal(new Set(sheets).size, sheets.length, `each sheet once: ${sheets.join(", ")}`);
+  await context.close();
 });
