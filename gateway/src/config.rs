@@ -926,6 +926,14 @@ mod tests {
         assert!(e.contains("store.jetstream.stream"), "{e}");
         let e = load_toml("[store.jetstream]\nreplica = 3\n").unwrap_err().to_string();
         assert!(e.contains("replica"), "{e}");
+        // How the gateway logs in to NATS: secrets in files, never in a server URL.
+        let c = load_toml("[store]\nbackend = \"jetstream\"\n[store.jetstream]\nuser = \"v\"\npassword_file = \"/run/nats.pw\"\ntls_ca_file = \"/ca.pem\"\n")
+            .unwrap();
+        assert_eq!(c.store.jetstream.password_file.as_deref(), Some(std::path::Path::new("/run/nats.pw")));
+        let e = load_toml("[store]\nbackend = \"jetstream\"\n[store.jetstream]\nservers = [\"nats://v:pw@10.0.0.1:4222\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("store.jetstream.servers") && !e.contains("pw@"), "{e}");
     }
 
     #[test]

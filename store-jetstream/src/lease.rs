@@ -345,12 +345,10 @@ impl Leases {
 }
 
 async fn connect(config: &JetStreamConfig, id: String, ttl: Duration) -> Result<Inner, StoreError> {
-    let client = async_nats::ConnectOptions::new()
-        .name(format!("vestibule {id}"))
-        .request_timeout(Some(config.request_timeout))
-        .connect(config.servers.clone())
-        .await
-        .map_err(|e| engine(&format!("cannot connect to {:?}", config.servers), e))?;
+    let options =
+        config.connect_options(format!("vestibule {id}")).await.map_err(|e| StoreError::Engine(format!("JetStream leases: {e}")))?;
+    let client =
+        options.connect(config.servers.clone()).await.map_err(|e| engine(&format!("cannot connect to {:?}", config.servers), e))?;
     let js = async_nats::jetstream::new(client.clone());
     let bucket = |name: String, description: &str, max_age: Duration| kv::Config {
         bucket: name,

@@ -289,14 +289,31 @@ async fn connect_with_retries(config: JetStreamConfig, upcaster: Arc<dyn Upcaste
     }
 }
 
+/// Wrong credentials, or a TLS handshake refused (a certificate not trusted, none where the server
+/// asks for one): not worth another attempt, so the error is said at once.
+fn is_refusal(e: &async_nats::ConnectError) -> bool {
+    use async_nats::ConnectErrorKind::{Authentication, AuthorizationViolation, Io, Tls};
+    match e.kind() {
+        AuthorizationViolation | Authentication | Tls => true,
+        // The handshake's own failures come as I/O errors wrapping the TLS library's.
+        Io => std::error::Error::source(e)
+            .and_then(|source| source.downcast_ref::<std::io::Error>())
+            .and_then(|io| io.get_ref())
+            .is_some_and(|inner| inner.is::<async_nats::rustls::Error>()),
+        _ => false,
+    }
+}
+
 /// Connect, and create (or check) the stream and the buckets.
 async fn connect(config: JetStreamConfig, upcaster: Arc<dyn Upcaster>) -> Result<Inner, OpenError> {
-    let client = async_nats::ConnectOptions::new()
-        .name("vestibule")
-        .request_timeout(Some(config.request_timeout))
-        .connect(config.servers.clone())
+    let options = config
+        .connect_options("vestibule".to_string())
         .await
-        .map_err(|e| engine(&format!("cannot connect to {:?}", config.servers), e))?;
+        .map_err(|e| OpenError::Refused(StoreError::Engine(format!("JetStream: {e}"))))?;
+    let client = options.connect(config.servers.clone()).await.map_err(|e| {
+        let error = engine(&format!("cannot connect to {:?}", config.servers), &e);
+        if is_refusal(&e) { OpenError::Refused(error) } else { OpenError::Unavailable(error) }
+    })?;
     let js = async_nats::jetstream::new(client.clone());
     let names = Names::new(&config.stream);
     let wanted = stream::Config {

@@ -34,19 +34,31 @@ pub struct NatsServer {
     pub port: u16,
     /// JetStream's storage; kept across [`NatsServer::restart`].
     pub dir: tempfile::TempDir,
+    /// The configuration file given with `-c`, if any (in `dir`).
+    config: Option<PathBuf>,
 }
 
 impl NatsServer {
     pub fn start() -> NatsServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let (child, port) = spawn(&dir, None);
-        NatsServer { child, url: format!("nats://127.0.0.1:{port}"), port, dir }
+        let (child, port) = spawn(&dir, None, None);
+        NatsServer { child, url: format!("nats://127.0.0.1:{port}"), port, dir, config: None }
+    }
+
+    /// As [`NatsServer::start`], with `config` in nats-server's configuration syntax (e.g. an
+    /// `authorization { … }` block) read from a file at start.
+    pub fn start_with_config(config: &str) -> NatsServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("nats-server.conf");
+        std::fs::write(&path, config).expect("write the server's configuration");
+        let (child, port) = spawn(&dir, None, Some(&path));
+        NatsServer { child, url: format!("nats://127.0.0.1:{port}"), port, dir, config: Some(path) }
     }
 
     /// Kill the server (SIGKILL) and start it again on the same port and storage.
     pub fn restart(&mut self) {
         self.kill();
-        let (child, _) = spawn(&self.dir, Some(self.port));
+        let (child, _) = spawn(&self.dir, Some(self.port), self.config.as_deref());
         self.child = child;
     }
 
@@ -69,12 +81,16 @@ fn greets_as_nats(mut stream: TcpStream) -> bool {
     stream.read_exact(&mut greeting).is_ok() && &greeting == b"INFO"
 }
 
-fn spawn(dir: &tempfile::TempDir, port: Option<u16>) -> (Child, u16) {
+fn spawn(dir: &tempfile::TempDir, port: Option<u16>, config: Option<&std::path::Path>) -> (Child, u16) {
     let bin = nats_server_binary();
     let mut last_error = String::new();
     for _attempt in 0..5 {
         let port = port.unwrap_or_else(|| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
-        let mut child = Command::new(&bin)
+        let mut command = Command::new(&bin);
+        if let Some(config) = config {
+            command.arg("-c").arg(config);
+        }
+        let mut child = command
             .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
             .arg(dir.path())
             .stdin(Stdio::null())

@@ -1,0 +1,182 @@
+//! Logging in to NATS (review finding: the gateways had no way to, so a NATS server with
+//! authorization could not be used and one without it let anyone in). A real nats-server with
+//! authorization: the log and the leases open with the right secret, read from its file, each way
+//! NATS offers (user and password, token, nkey); the wrong secret or none is refused at once, not
+//! retried until `open_timeout`, and no message carries the secret. Credentials in a server URL
+//! (which the client ignores and the logs would show) are refused before connecting.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use vestibule_store::contract::{events, new_session};
+use vestibule_store::{EventLog, SessionId};
+use vestibule_store_jetstream::lease::Leases;
+use vestibule_store_jetstream::test_server::NatsServer;
+use vestibule_store_jetstream::{JetStreamConfig, JetStreamEventLog};
+
+const PASSWORD: &str = "s3cret-pa55word";
+const TOKEN: &str = "t0ken-of-the-gateways";
+
+fn config(server: &NatsServer) -> JetStreamConfig {
+    // A refusal returns at once; were it retried, the test would fail after this, naming the attempts.
+    JetStreamConfig {
+        open_timeout: Duration::from_secs(60),
+        request_timeout: Duration::from_secs(30),
+        ..JetStreamConfig::at([server.url.clone()])
+    }
+}
+
+/// `text` in a file of the server's directory (a secret as an operator would keep it).
+fn secret_file(server: &NatsServer, name: &str, text: &str) -> PathBuf {
+    let path = server.dir.path().join(name);
+    std::fs::write(&path, format!("{text}\n")).unwrap();
+    path
+}
+
+/// Opens the log with `config`; gives the attempts it took, or the error.
+async fn open(config: JetStreamConfig) -> Result<u32, String> {
+    match JetStreamEventLog::open(config).await {
+        Ok(log) => {
+            // The positive side: the log works, not only connects.
+            let s = SessionId::random();
+            log.create_session(s, new_session("p")).await.map_err(|e| e.to_string())?;
+            log.append(s, 0, events(1..=2)).await.map_err(|e| e.to_string())?;
+            Ok(log.open_attempts())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn refused_at_once(outcome: Result<u32, String>, secret: &str) -> String {
+    let error = outcome.expect_err("the log opened");
+    assert!(error.contains("1 attempt ") || !error.contains("attempts"), "refused at the first attempt, not retried: {error}");
+    assert!(secret.is_empty() || !error.contains(secret), "the secret is not in the message: {error}");
+    error
+}
+
+#[tokio::test]
+async fn given_a_server_with_a_user_and_password_when_the_log_opens_with_them_then_it_works_and_without_or_with_another_it_is_refused_at_once()
+ {
+    let server = NatsServer::start_with_config(&format!("authorization {{ user: vestibule, password: \"{PASSWORD}\" }}"));
+    let right = secret_file(&server, "password", PASSWORD);
+    let wrong = secret_file(&server, "wrong", "not-the-password");
+
+    let with =
+        |password_file: PathBuf| JetStreamConfig { user: Some("vestibule".into()), password_file: Some(password_file), ..config(&server) };
+    assert_eq!(open(with(right.clone())).await, Ok(1));
+    let error = refused_at_once(open(with(wrong)).await, PASSWORD);
+    assert!(error.to_lowercase().contains("authorization"), "{error}");
+    let error = refused_at_once(open(config(&server)).await, PASSWORD);
+    assert!(error.to_lowercase().contains("authorization"), "{error}");
+
+    // The leases' own connection logs in the same way.
+    let leases = Leases::join(&with(right.clone()), "g1", Duration::from_secs(10)).await;
+    assert!(leases.is_ok(), "{:?}", leases.err());
+    assert!(Leases::join(&config(&server), "g2", Duration::from_secs(10)).await.is_err());
+}
+
+#[tokio::test]
+async fn given_a_server_with_a_token_when_the_log_opens_with_its_file_then_it_works_and_another_token_is_refused() {
+    let server = NatsServer::start_with_config(&format!("authorization {{ token: \"{TOKEN}\" }}"));
+    let with = |file: PathBuf| JetStreamConfig { token_file: Some(file), ..config(&server) };
+    assert_eq!(open(with(secret_file(&server, "token", TOKEN))).await, Ok(1));
+    refused_at_once(open(with(secret_file(&server, "other", "another-token"))).await, TOKEN);
+}
+
+#[tokio::test]
+async fn given_a_server_with_an_nkey_user_when_the_log_opens_with_its_seed_then_it_works_and_another_seed_is_refused() {
+    let user = nkeys::KeyPair::new_user();
+    let server = NatsServer::start_with_config(&format!("authorization {{ users = [ {{ nkey: \"{}\" }} ] }}", user.public_key()));
+    let seed = user.seed().unwrap();
+    let with = |file: PathBuf| JetStreamConfig { nkey_seed_file: Some(file), ..config(&server) };
+    assert_eq!(open(with(secret_file(&server, "seed", &seed))).await, Ok(1));
+    let other = nkeys::KeyPair::new_user().seed().unwrap();
+    refused_at_once(open(with(secret_file(&server, "other-seed", &other))).await, &seed);
+}
+
+#[tokio::test]
+async fn given_a_missing_or_empty_secret_file_then_opening_says_which_field_and_file() {
+    let server = NatsServer::start();
+    let missing = server.dir.path().join("no-such-file");
+    let error = open(JetStreamConfig { token_file: Some(missing.clone()), ..config(&server) }).await.unwrap_err();
+    assert!(error.contains("`token_file`") && error.contains(&missing.display().to_string()), "{error}");
+    let empty = server.dir.path().join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let error = open(JetStreamConfig { user: Some("u".into()), password_file: Some(empty), ..config(&server) }).await.unwrap_err();
+    assert!(error.contains("`password_file`") && error.contains("empty"), "{error}");
+}
+
+#[test]
+fn credentials_in_a_server_url_or_several_ways_to_log_in_are_refused_before_connecting() {
+    let at = |url: &str| JetStreamConfig::at([url]);
+    let error = at("nats://vestibule:hunter2@10.0.0.1:4222").validate().unwrap_err();
+    assert!(error.contains("`servers`") && !error.contains("hunter2") && error.contains("***@10.0.0.1:4222"), "{error}");
+    assert!(at("tls://token@nats.example:4222").validate().is_err());
+    assert_eq!(at("nats://10.0.0.1:4222").validate(), Ok(()));
+    assert_eq!(at("nats.example:4222").validate(), Ok(()));
+
+    let both = JetStreamConfig { token_file: Some("t".into()), nkey_seed_file: Some("n".into()), ..JetStreamConfig::default() };
+    assert!(both.validate().unwrap_err().contains("one way"));
+    let alone = JetStreamConfig { user: Some("u".into()), ..JetStreamConfig::default() };
+    assert!(alone.validate().unwrap_err().contains("password_file"));
+    let half = JetStreamConfig { tls_cert_file: Some("c".into()), ..JetStreamConfig::default() };
+    assert!(half.validate().unwrap_err().contains("tls_key_file"));
+}
+
+/// A CA, a certificate of it for 127.0.0.1 (the server's) and one for a client, as PEM files in
+/// `dir`: (ca, server cert, server key, client cert, client key).
+fn certificates(dir: &std::path::Path) -> [PathBuf; 5] {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "Vestibule test CA");
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let issue = |name: &str, purpose: ExtendedKeyUsagePurpose| {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.extended_key_usages = vec![purpose];
+        (params.signed_by(&key, &ca, &ca_key).unwrap(), key)
+    };
+    let (server, server_key) = issue("nats", ExtendedKeyUsagePurpose::ServerAuth);
+    let (client, client_key) = issue("vestibule", ExtendedKeyUsagePurpose::ClientAuth);
+    let files = [
+        ("ca.pem", ca.pem()),
+        ("server.pem", server.pem()),
+        ("server-key.pem", server_key.serialize_pem()),
+        ("client.pem", client.pem()),
+        ("client-key.pem", client_key.serialize_pem()),
+    ];
+    files.map(|(name, pem)| {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).unwrap();
+        path
+    })
+}
+
+#[tokio::test]
+async fn given_a_server_that_verifies_clients_over_tls_when_the_log_opens_with_the_ca_and_a_client_certificate_then_it_works_and_without_them_it_is_refused_at_once()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let [ca, cert, key, client_cert, client_key] = certificates(dir.path());
+    let server = NatsServer::start_with_config(&format!(
+        "tls {{ cert_file: {:?}, key_file: {:?}, ca_file: {:?}, verify: true }}",
+        cert.display().to_string(),
+        key.display().to_string(),
+        ca.display().to_string()
+    ));
+    let tls = JetStreamConfig {
+        tls_ca_file: Some(ca.clone()),
+        tls_cert_file: Some(client_cert),
+        tls_key_file: Some(client_key),
+        ..config(&server)
+    };
+    assert_eq!(open(tls.clone()).await, Ok(1));
+    // No client certificate: the server refuses the handshake.
+    let error = refused_at_once(open(JetStreamConfig { tls_cert_file: None, tls_key_file: None, ..tls.clone() }).await, "");
+    assert!(error.contains("CertificateRequired"), "{error}");
+    // The system's roots do not know the test CA: the server's certificate is refused.
+    let error = refused_at_once(open(JetStreamConfig { tls_ca_file: None, require_tls: true, ..tls }).await, "");
+    assert!(error.contains("UnknownIssuer"), "{error}");
+}
