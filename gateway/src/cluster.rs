@@ -7,11 +7,32 @@
 //!
 //! | subject | from → to | content |
 //! |---|---|---|
-//! | `R.<owner>.attach` | proxy → owner, request | session, the owner epoch the proxy saw, its own id and epoch, the subject for frames, `lastSeq` → `attached {link}` / `moved` / `failed` |
-//! | `R.<proxy>.c.<connection>.<attempt>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body); a frame over the server's `max_payload` in parts, each numbered, all but the last marked `c` |
-//! | `R.<owner>.cmd` | proxy → owner, request | link, the client's command frame as received → `queued` / `busy` / `gone` / `rateLimited` |
-//! | `R.<owner>.detach` | proxy → owner | link: the client left; or the subject for frames of an attach the proxy gave up on (no answer in time) |
-//! | `R.<owner>.exec` | any gateway → owner, request | session, command id, a command from the HTTP API (`/siwx/signout`) → `done {error}` / `moved` |
+//! | `R.<owner>.attach` | proxy → owner, request | session, the client's resume token, the owner epoch the proxy saw, its own id and epoch, the subject for frames, `lastSeq` → `attached {link, secret}` / `moved` / `failed` |
+//! | `R.<proxy>.c.<connection>.<attempt>.<nonce>` | owner → proxy | every frame of the link, numbered (`n`), kind `d` (diff, seq `s`), `m` (message), `x` (closed, code in the body); a frame over the server's `max_payload` in parts, each numbered, all but the last marked `c` |
+//! | `R.<owner>.cmd` | proxy → owner, request | link, its secret, the client's command frame as received → `queued` / `busy` / `gone` / `rateLimited` |
+//! | `R.<owner>.detach` | proxy → owner | `{link, secret}`: the client left; or `{frames}`: the subject for frames of an attach the proxy gave up on (no answer in time) |
+//! | `R.<owner>.exec` | any gateway → owner, request | session, the caller's resume token, command id, a command from the HTTP API (`/siwx/signout`) → `done {error}` / `moved` |
+//!
+//! **Who may publish on these subjects** (decision 0114). They must be reachable by the cluster's
+//! gateways only: NATS permissions (the gateways' own account or credentials) are the boundary, as
+//! for the event stream and the KV buckets. The owner does not take the subjects' word for it all
+//! the same (defence in depth, against a client that can publish but not read others' traffic):
+//! - `attach` and `exec` carry the client's resume token, which the owner checks against the
+//!   session as the gateway the client connected to did (`Registry::authorize_token`, constant
+//!   time): reaching a session through the route needs what the public WebSocket needs.
+//! - An attached link has a secret, 128 random bits drawn by the owner and sent only in the
+//!   `attached` reply. Every `cmd` and `detach` of the link carries it; one with a wrong or missing
+//!   secret is answered as for an unknown link (`gone`, or nothing for a detach), never applied,
+//!   and counted (`vestibule_cluster_route_refused_total`, logged at debug without the secret).
+//!   Link ids stay the gateway's sequential connection ids (the session's actor knows a link by
+//!   one): guessing an id is pointless without its secret.
+//! - The subject for frames ends with 128 random bits drawn by the proxy per attempt: nobody can
+//!   guess it to slip frames into a proxied connection, or to detach its link as "given up on".
+//!   The owner publishes frames only under the requesting gateway's own `R.<proxy>.c.` subjects.
+//!
+//! None of this protects against whoever can read the route's traffic (they see tokens, secrets
+//! and every frame): that is what NATS permissions and TLS are for. All the gateways of a cluster
+//! run the same version (docs/scale-out.md): nothing here speaks the previous route format.
 //!
 //! A numbering gap (NATS dropped frames of a slow subscriber) closes the client with 4004: it
 //! resumes and gets what it missed. The proxy drops the client with 1011 (resume) when the owner's
@@ -24,9 +45,12 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 use vestibule_actors::protocol::{ClientMessage, close};
-use vestibule_actors::runtime::{Attach, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound, OutboundReceiver};
+use vestibule_actors::runtime::{
+    Attach, AttachError, ConnectionLink, Detach, DropNotice, Execute, ModalSession, Outbound, OutboundReceiver,
+};
 use vestibule_actors::session::{ClientCommand, CommandError, RefusalCode};
 use vestibule_store::SessionId;
 use vestibule_store_jetstream::async_nats::{self, HeaderMap};
@@ -44,6 +68,10 @@ pub struct Cluster {
     proxied: std::sync::atomic::AtomicU64,
     /// Numbers this gateway's attach attempts, so that each subscribes to a subject of its own.
     attempts: std::sync::atomic::AtomicU64,
+    /// Route requests refused for want of proof: a `cmd` or `detach` without its link's secret, an
+    /// `attach` or `exec` without the session's resume token, an `attach` naming a subject for
+    /// frames not under its gateway's own.
+    refused: std::sync::atomic::AtomicU64,
 }
 
 /// How many attaches given up on (by their subject for frames) an owner remembers before it has
@@ -62,7 +90,9 @@ impl ServedLinks {
     /// The proxy gave up on the attach that named `frames`: its link, if attached, is removed;
     /// otherwise the subject is remembered, for the attach to be refused when it comes.
     fn abandon(&mut self, frames: &str) -> Option<Served> {
-        if let Some(link) = self.by_link.iter().find(|(_, s)| s.frames == frames).map(|(link, _)| *link) {
+        // In constant time: the subject ends with the proxy's random nonce (a guess must not
+        // learn it a byte at a time).
+        if let Some(link) = self.by_link.iter().find(|(_, s)| same(&s.frames, frames)).map(|(link, _)| *link) {
             return self.by_link.remove(&link);
         }
         if self.abandoned.len() == ABANDONED_ATTACHES {
@@ -74,13 +104,62 @@ impl ServedLinks {
 
     /// Whether the attach that named `frames` was given up on (forgetting it: subjects are not reused).
     fn was_abandoned(&mut self, frames: &str) -> bool {
-        let found = self.abandoned.iter().position(|f| f == frames);
+        let found = self.abandoned.iter().position(|f| same(f, frames));
         found.map(|i| self.abandoned.remove(i)).is_some()
     }
 }
 
+/// Whether two strings are equal, in time that depends on their lengths only.
+fn same(a: &str, b: &str) -> bool {
+    a.as_bytes().ct_eq(b.as_bytes()).into()
+}
+
+/// A served link's secret: 128 random bits drawn by the owner when it attaches the link, sent only
+/// in the `attached` reply to the proxy. Every `cmd` and `detach` of the link must carry it (hex).
+#[derive(Clone, Copy)]
+pub struct LinkSecret([u8; 16]);
+
+impl LinkSecret {
+    fn random() -> Self {
+        // `rand`'s thread generator: a CSPRNG seeded from the operating system, as resume tokens.
+        Self(rand::random())
+    }
+
+    fn to_hex(self) -> String {
+        hex::encode(self.0)
+    }
+
+    fn from_hex(text: &str) -> Option<Self> {
+        let mut bytes = [0u8; 16];
+        hex::decode_to_slice(text, &mut bytes).ok().map(|()| Self(bytes))
+    }
+
+    /// Whether `given` (hex, as on the wire) is this secret, compared in constant time. Anything
+    /// else (missing, not 32 hex digits) is not; its shape is the caller's, nothing of the secret.
+    fn matches(&self, given: &str) -> bool {
+        Self::from_hex(given).is_some_and(|given| bool::from(self.0.ct_eq(&given.0)))
+    }
+}
+
+/// Never printed: a log line must not carry a secret.
+impl std::fmt::Debug for LinkSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LinkSecret(..)")
+    }
+}
+
+/// A link a proxied connection was given by the session's owner: its id (the owner's connection id
+/// for it, sequential, not secret) and its secret, which every command and detach carries.
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteLink {
+    pub id: u64,
+    secret: LinkSecret,
+}
+
 struct Served {
     addr: actix::Addr<ModalSession>,
+    /// Proof that a `cmd` or `detach` for the link comes from the proxy the link was attached for.
+    secret: LinkSecret,
     detached: CancellationToken,
     /// The subject the proxy named for the link's frames (unique per attach attempt).
     frames: String,
@@ -90,9 +169,13 @@ struct Served {
     commands: Arc<Mutex<TokenBucket>>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// No `Debug`: it holds the client's resume token.
+#[derive(Serialize, Deserialize)]
 struct AttachRequest {
     session: String,
+    /// The client's resume token, checked by the owner too (none: refused).
+    #[serde(default)]
+    resume_token: String,
     owner_epoch: u64,
     from: String,
     from_epoch: u64,
@@ -100,11 +183,14 @@ struct AttachRequest {
     last_seq: Option<u64>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// No `Debug`: `attached` holds the link's secret.
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "status")]
 enum AttachReply {
     Attached {
         link: u64,
+        /// The link's [`LinkSecret`], hex.
+        secret: String,
     },
     Moved,
     Failed {
@@ -116,16 +202,39 @@ enum AttachReply {
     },
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// No `Debug`: it holds the link's secret.
+#[derive(Serialize, Deserialize)]
 struct CommandRequest {
     link: u64,
+    /// The link's [`LinkSecret`], hex (none or another: answered `gone`, as for an unknown link).
+    #[serde(default)]
+    secret: String,
     frame: String,
 }
 
-/// A command from the HTTP API for a session another gateway owns.
-#[derive(Debug, Serialize, Deserialize)]
+/// What a `detach` names (no `Debug`: it holds a secret).
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum DetachRequest {
+    /// The client left: the link, with its secret (none or another: ignored).
+    Link {
+        link: u64,
+        #[serde(default)]
+        secret: String,
+    },
+    /// The proxy gave up on the attach that named `frames` (it never learnt the link or its secret;
+    /// the subject's random nonce is the proof).
+    GivenUp { frames: String },
+}
+
+/// A command from the HTTP API for a session another gateway owns. No `Debug`: it holds the
+/// caller's resume token.
+#[derive(Serialize, Deserialize)]
 struct ExecRequest {
     session: String,
+    /// The caller's resume token, checked by the owner too (none: refused).
+    #[serde(default)]
+    resume_token: String,
     command_id: String,
     command: ClientCommand,
 }
@@ -165,7 +274,7 @@ pub enum Route {
 /// A connection proxied to the owner: its frames arrive on `outbound` as a local link's would.
 pub struct RemoteAttachment {
     pub owner: String,
-    pub link: u64,
+    pub link: RemoteLink,
     pub outbound: OutboundReceiver,
     pub dropped: DropNotice,
 }
@@ -195,6 +304,7 @@ impl Cluster {
             served: Mutex::default(),
             proxied: Default::default(),
             attempts: Default::default(),
+            refused: Default::default(),
         })
     }
 
@@ -221,6 +331,11 @@ impl Cluster {
             "Connections proxied to the gateway owning their session",
             counter(self.proxied.load(std::sync::atomic::Ordering::Relaxed)),
         );
+        registry.register(
+            "vestibule_cluster_route_refused",
+            "Route requests refused for want of proof: a cmd or detach without its link's secret, an attach or exec without the session's resume token",
+            counter(self.refused.load(std::sync::atomic::Ordering::Relaxed)),
+        );
         let served: Gauge = Gauge::default();
         served.set(self.served.lock().expect("served lock").by_link.len() as i64);
         registry.register("vestibule_cluster_served_links", "Links this gateway serves for other gateways' connections", served);
@@ -235,6 +350,26 @@ impl Cluster {
 
     fn subject(&self, gateway: &str, kind: &str) -> String {
         format!("{}.{gateway}.{kind}", self.prefix)
+    }
+
+    /// Counts and logs (at debug, never the proof itself) a route request refused for want of proof.
+    fn refuse(&self, subject: &'static str, what: &'static str, session: Option<&str>, link: Option<u64>) {
+        self.refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::debug!(subject, session, link, "route request refused: {what}");
+    }
+
+    /// Whether `frames` is a subject for frames of gateway `from`: under its own `R.<from>.c.`,
+    /// tokens of letters, digits, `-` and `_` (no wildcard), so that an attach cannot have the
+    /// owner publish a session's frames anywhere else on NATS.
+    fn frames_subject_ok(&self, from: &str, frames: &str) -> bool {
+        let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        vestibule_store_jetstream::lease::valid_gateway_id(from)
+            && frames
+                .strip_prefix(&self.prefix)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .and_then(|rest| rest.strip_prefix(from))
+                .and_then(|rest| rest.strip_prefix(".c."))
+                .is_some_and(|rest| rest.split('.').all(token))
     }
 
     /// Claims a session this gateway just created (nobody else can know its id yet).
@@ -257,14 +392,16 @@ impl Cluster {
     }
 
     /// Runs an HTTP API command on the session's owner; `Ok(error)` is the command's refusal, if any.
+    /// `resume_token` is the caller's, already checked here: the owner checks it too.
     pub async fn execute_on(
         &self,
         owner: &str,
         session: SessionId,
+        resume_token: &str,
         command_id: String,
         command: ClientCommand,
     ) -> Result<Option<CommandError>, RouteError> {
-        let request = ExecRequest { session: session.to_string(), command_id, command };
+        let request = ExecRequest { session: session.to_string(), resume_token: resume_token.to_string(), command_id, command };
         let body = serde_json::to_vec(&request).expect("serializes");
         let reply = self.client().request(self.subject(owner, "exec"), body.into()).await.map_err(|_| RouteError::Unavailable)?;
         match serde_json::from_slice(&reply.payload) {
@@ -276,6 +413,15 @@ impl Cluster {
     async fn serve_exec(&self, state: &AppState, payload: &[u8]) -> ExecReply {
         let Ok(request) = serde_json::from_slice::<ExecRequest>(payload) else { return ExecReply::Moved };
         let Ok(session) = request.session.parse::<SessionId>() else { return ExecReply::Moved };
+        // Before the lease is looked at (an `acquire` would take a free session's).
+        match state.registry.authorize_token(session, &request.resume_token).await {
+            Ok(()) => {}
+            Err(AttachError::Unauthorized) => {
+                self.refuse("exec", "not the session's resume token", Some(&request.session), None);
+                return ExecReply::Moved;
+            }
+            Err(AttachError::Store(_)) => return ExecReply::Moved,
+        }
         if !matches!(self.leases.acquire(session).await, Ok(Owner::Me)) {
             return ExecReply::Moved;
         }
@@ -293,14 +439,22 @@ impl Cluster {
     /// Where `session` runs for connection `connection`: here (this gateway holds, or just took, its
     /// lease) or at its owner, attached through a link. A dead owner whose lease has not lapsed yet
     /// is waited for (up to twice the TTL), then the session is taken over and rehydrated here.
-    pub async fn route(&self, state: &AppState, session: SessionId, last_seq: Option<u64>, connection: u64) -> Result<Route, RouteError> {
+    /// `resume_token` is the client's, already checked here: the owner checks it too.
+    pub async fn route(
+        &self,
+        state: &AppState,
+        session: SessionId,
+        resume_token: &str,
+        last_seq: Option<u64>,
+        connection: u64,
+    ) -> Result<Route, RouteError> {
         let ttl = self.leases.ttl();
         let deadline = Instant::now() + ttl * 2;
         loop {
             match self.leases.acquire(session).await {
                 Ok(Owner::Me) => return Ok(Route::Local),
                 Ok(Owner::Other { gateway, epoch }) => {
-                    match self.attach_remote(state, session, &gateway, epoch, last_seq, connection).await {
+                    match self.attach_remote(state, session, resume_token, &gateway, epoch, last_seq, connection).await {
                         Ok(attachment) => {
                             self.proxied.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             return Ok(Route::Remote(attachment));
@@ -319,10 +473,12 @@ impl Cluster {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn attach_remote(
         &self,
         state: &AppState,
         session: SessionId,
+        resume_token: &str,
         owner: &str,
         owner_epoch: u64,
         last_seq: Option<u64>,
@@ -330,12 +486,16 @@ impl Cluster {
     ) -> Result<RemoteAttachment, Attempt> {
         let Some(my_epoch) = self.leases.epoch() else { return Err(Attempt::Retry) };
         // A subject per attempt: an owner that attached an earlier attempt after the proxy gave up
-        // on it publishes where nobody listens, not into this attempt's numbering.
+        // on it publishes where nobody listens, not into this attempt's numbering. Its last token,
+        // 128 random bits, makes it unguessable: nobody else can publish frames into it, nor detach
+        // the link as given up on.
         let attempt = self.attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let frames = format!("{}.{}.c.{connection}.{attempt}", self.prefix, self.leases.gateway_id());
+        let nonce = hex::encode(rand::random::<[u8; 16]>());
+        let frames = format!("{}.{}.c.{connection}.{attempt}.{nonce}", self.prefix, self.leases.gateway_id());
         let mut subscription = self.client().subscribe(frames.clone()).await.map_err(|_| Attempt::Retry)?;
         let request = AttachRequest {
             session: session.to_string(),
+            resume_token: resume_token.to_string(),
             owner_epoch,
             from: self.leases.gateway_id().into(),
             from_epoch: my_epoch,
@@ -349,12 +509,21 @@ impl Cluster {
                 tracing::info!(session = %session, owner, error = %e, "the owner did not answer an attach; retrying");
                 // The owner may still attach it (an answer that came too late): tell it to drop
                 // that link, which nobody would ever detach otherwise.
-                let _ = self.client().publish(self.subject(owner, "detach"), request.frames.into()).await;
+                let given_up = serde_json::to_vec(&DetachRequest::GivenUp { frames: request.frames }).expect("serializes");
+                let _ = self.client().publish(self.subject(owner, "detach"), given_up.into()).await;
                 return Err(Attempt::Retry);
             }
         };
-        let link = match serde_json::from_slice::<AttachReply>(&reply.payload) {
-            Ok(AttachReply::Attached { link }) => link,
+        let (link, secret) = match serde_json::from_slice::<AttachReply>(&reply.payload) {
+            Ok(AttachReply::Attached { link, secret }) => match LinkSecret::from_hex(&secret) {
+                Some(secret) => (link, secret),
+                None => {
+                    // Unusable (no command could reach it): the owner drops it as given up on.
+                    let given_up = serde_json::to_vec(&DetachRequest::GivenUp { frames: request.frames }).expect("serializes");
+                    let _ = self.client().publish(self.subject(owner, "detach"), given_up.into()).await;
+                    return Err(Attempt::Failed("the attach reply's link secret is not 128 bits of hex".into()));
+                }
+            },
             Ok(AttachReply::Moved) => return Err(Attempt::Retry),
             Ok(AttachReply::Failed { message }) => return Err(Attempt::Failed(message)),
             Ok(AttachReply::Full { message }) => return Err(Attempt::Full(message)),
@@ -429,23 +598,25 @@ impl Cluster {
                 }
             }
         });
-        Ok(RemoteAttachment { owner: owner.to_string(), link, outbound, dropped })
+        Ok(RemoteAttachment { owner: owner.to_string(), link: RemoteLink { id: link, secret }, outbound, dropped })
     }
 
     /// Forwards a client's command frame to the owner.
-    pub async fn command(&self, owner: &str, link: u64, frame: &str) -> CommandOutcome {
-        let body = serde_json::to_vec(&CommandRequest { link, frame: frame.to_string() }).expect("serializes");
+    pub async fn command(&self, owner: &str, link: &RemoteLink, frame: &str) -> CommandOutcome {
+        let request = CommandRequest { link: link.id, secret: link.secret.to_hex(), frame: frame.to_string() };
+        let body = serde_json::to_vec(&request).expect("serializes");
         match self.client().request(self.subject(owner, "cmd"), body.into()).await {
             Ok(reply) => serde_json::from_slice(&reply.payload).unwrap_or(CommandOutcome::Gone),
             Err(_) => CommandOutcome::Gone,
         }
     }
 
-    pub fn detach(&self, owner: &str, link: u64) {
+    pub fn detach(&self, owner: &str, link: &RemoteLink) {
         let client = self.client().clone();
         let subject = self.subject(owner, "detach");
+        let body = serde_json::to_vec(&DetachRequest::Link { link: link.id, secret: link.secret.to_hex() }).expect("serializes");
         actix_web::rt::spawn(async move {
-            let _ = client.publish(subject, link.to_string().into()).await;
+            let _ = client.publish(subject, body.into()).await;
         });
     }
 
@@ -490,12 +661,21 @@ impl Cluster {
         let cluster = self.clone();
         actix_web::rt::spawn(async move {
             while let Some(message) = detaches.next().await {
-                let Ok(payload) = std::str::from_utf8(&message.payload) else { continue };
-                // A link id (the client left), or the subject for frames of an attach given up on.
+                let Ok(request) = serde_json::from_slice::<DetachRequest>(&message.payload) else { continue };
+                // A link and its secret (the client left), or the subject for frames of an attach
+                // given up on.
                 let mut served = cluster.served.lock().expect("served lock");
-                let removed = match payload.parse::<u64>() {
-                    Ok(link) => served.by_link.remove(&link),
-                    Err(_) => served.abandon(payload),
+                let removed = match request {
+                    DetachRequest::Link { link, secret } => match served.by_link.get(&link) {
+                        Some(s) if s.secret.matches(&secret) => served.by_link.remove(&link),
+                        Some(_) => {
+                            drop(served);
+                            cluster.refuse("detach", "not the link's secret", None, Some(link));
+                            continue;
+                        }
+                        None => None,
+                    },
+                    DetachRequest::GivenUp { frames } => served.abandon(&frames),
                 };
                 drop(served);
                 if let Some(removed) = removed {
@@ -515,11 +695,17 @@ impl Cluster {
 
     fn serve_command(&self, payload: &[u8]) -> CommandOutcome {
         let Ok(request) = serde_json::from_slice::<CommandRequest>(payload) else { return CommandOutcome::Gone };
-        let Some((addr, commands)) =
-            self.served.lock().expect("served lock").by_link.get(&request.link).map(|s| (s.addr.clone(), s.commands.clone()))
+        let Some((addr, commands, secret)) =
+            self.served.lock().expect("served lock").by_link.get(&request.link).map(|s| (s.addr.clone(), s.commands.clone(), s.secret))
         else {
             return CommandOutcome::Gone;
         };
+        // Before anything else, the rate limit included: a forged command spends nothing of the
+        // session's, and is answered as for an unknown link.
+        if !secret.matches(&request.secret) {
+            self.refuse("cmd", "not the link's secret", None, Some(request.link));
+            return CommandOutcome::Gone;
+        }
         let Ok(ClientMessage::Command { id, command }) = serde_json::from_str::<ClientMessage>(&request.frame) else {
             return CommandOutcome::Gone;
         };
@@ -536,7 +722,8 @@ impl Cluster {
         let Some(reply_to) = message.reply.clone() else { return };
         let reply = self.attach_for(state, &message.payload).await;
         let (reply, forward) = match reply {
-            Ok(forward) => (AttachReply::Attached { link: forward.link }, Some(forward)),
+            // The only message the link's secret is ever sent in, to the proxy that asked.
+            Ok(forward) => (AttachReply::Attached { link: forward.link, secret: forward.secret.to_hex() }, Some(forward)),
             Err(reply) => (reply, None),
         };
         let _ = self.client().publish(reply_to, serde_json::to_vec(&reply).expect("serializes").into()).await;
@@ -551,11 +738,30 @@ impl Cluster {
         if self.leases.epoch() != Some(request.owner_epoch) {
             return Err(AttachReply::Moved);
         }
+        // The route takes no gateway's word for it (decision 0114): the frames go only under the
+        // requesting gateway's own subjects, and only to a holder of the session's resume token,
+        // checked before the lease is looked at (an `acquire` would take a free session's).
+        if !self.frames_subject_ok(&request.from, &request.frames) {
+            self.refuse("attach", "a subject for frames not under its gateway's own", Some(&request.session), None);
+            return Err(AttachReply::Failed { message: "unauthorized".into() });
+        }
+        match state.registry.authorize_token(session, &request.resume_token).await {
+            Ok(()) => {}
+            Err(AttachError::Unauthorized) => {
+                self.refuse("attach", "not the session's resume token", Some(&request.session), None);
+                return Err(AttachReply::Failed { message: "unauthorized".into() });
+            }
+            Err(AttachError::Store(e)) => return Err(AttachReply::Failed { message: e.to_string() }),
+        }
         match self.leases.acquire(session).await {
             Ok(Owner::Me) => {}
             _ => return Err(AttachReply::Moved),
         }
+        // The gateway's next connection id, sequential (the session's actor knows its connections
+        // by id, local and proxied alike): not secret, and not needed to be, since a `cmd` or
+        // `detach` for it needs the link's secret too.
         let link = state.next_connection_id();
+        let secret = LinkSecret::random();
         let (to_proxy, outbound, dropped) = ConnectionLink::new(link, state.config.limits.outbound_queue);
         let addr = state.registry.session(session);
         match addr.send(Attach { link: to_proxy, last_seq: request.last_seq, new_resume_token: None }).await {
@@ -575,11 +781,12 @@ impl Cluster {
                 return Err(AttachReply::Failed { message: "the proxy gave up on this attach".into() });
             }
             let frames = request.frames.clone();
-            served.by_link.insert(link, Served { addr: addr.clone(), detached: detached.clone(), commands, frames });
+            served.by_link.insert(link, Served { addr: addr.clone(), secret, detached: detached.clone(), commands, frames });
         }
         tracing::debug!(session = %session, link, proxy = %request.from, "serving a proxied connection");
         Ok(Forward {
             link,
+            secret,
             addr,
             outbound,
             dropped,
@@ -684,6 +891,7 @@ fn split_frame(body: bytes::Bytes, part_size: usize) -> Vec<bytes::Bytes> {
 
 struct Forward {
     link: u64,
+    secret: LinkSecret,
     addr: actix::Addr<ModalSession>,
     outbound: OutboundReceiver,
     dropped: DropNotice,

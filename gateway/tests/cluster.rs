@@ -261,17 +261,18 @@ async fn an_attach_the_proxy_gave_up_on_is_detached_by_its_subject_for_frames() 
         |entry: Option<bytes::Bytes>| serde_json::from_slice::<Value>(&entry.expect("registered")).unwrap()["epoch"].as_u64().unwrap();
     let (owner_epoch, b_epoch) = (epoch(gateways.get("owner").await.unwrap()), epoch(gateways.get("b").await.unwrap()));
     let attach = |frames: &str| {
-        let request = json!({ "session": client.session_id, "owner_epoch": owner_epoch, "from": "b", "from_epoch": b_epoch, "frames": frames, "last_seq": null });
+        let request = json!({ "session": client.session_id, "resume_token": client.resume_token, "owner_epoch": owner_epoch,
+                               "from": "b", "from_epoch": b_epoch, "frames": frames, "last_seq": null });
         let nats = nats.clone();
         async move {
             let reply = nats.request("VESTIBULE_route.owner.attach", request.to_string().into()).await.unwrap();
             serde_json::from_slice::<Value>(&reply.payload).unwrap()
         }
     };
-    let detach = |payload: String| {
+    let detach = |payload: Value| {
         let nats = nats.clone();
         async move {
-            nats.publish("VESTIBULE_route.owner.detach", payload.into()).await.unwrap();
+            nats.publish("VESTIBULE_route.owner.detach", payload.to_string().into()).await.unwrap();
             nats.flush().await.unwrap();
         }
     };
@@ -288,21 +289,22 @@ async fn an_attach_the_proxy_gave_up_on_is_detached_by_its_subject_for_frames() 
     };
 
     // Attached, then given up on: the detach by subject removes the link.
-    let given_up = attach("test-proxy.c.1.0").await;
-    let probe = attach("test-proxy.c.2.0").await;
+    // (Subjects for frames under `b`'s own: the owner publishes a link's frames nowhere else.)
+    let given_up = attach("VESTIBULE_route.b.c.1.0.n1").await;
+    let probe = attach("VESTIBULE_route.b.c.2.0.n2").await;
     assert_eq!((given_up["status"].as_str(), probe["status"].as_str()), (Some("attached"), Some("attached")), "{given_up} {probe}");
     assert_eq!(served().await, 2.0);
-    detach("test-proxy.c.1.0".into()).await;
-    detach(probe["link"].to_string()).await;
+    detach(json!({ "frames": "VESTIBULE_route.b.c.1.0.n1" })).await;
+    detach(json!({ "link": probe["link"], "secret": probe["secret"] })).await;
     until_served_below(2.0).await;
     assert_eq!(served().await, 0.0, "the link given up on is detached too");
 
     // Given up on before the owner attached it: the attach, when it comes, is refused and detached.
-    detach("test-proxy.c.3.0".into()).await;
-    let late = attach("test-proxy.c.3.0").await;
+    detach(json!({ "frames": "VESTIBULE_route.b.c.3.0.n3" })).await;
+    let late = attach("VESTIBULE_route.b.c.3.0.n3").await;
     assert_eq!(late["status"], "failed", "{late}");
     // The positive probe: an attach nobody gave up on is served.
-    let probe = attach("test-proxy.c.4.0").await;
+    let probe = attach("VESTIBULE_route.b.c.4.0.n4").await;
     assert_eq!(probe["status"], "attached", "{probe}");
     assert_eq!(served().await, 1.0, "only the probe's link is served");
 }

@@ -76,12 +76,19 @@ enum NotRun {
 /// connections share, so that the HTTP API is no way around the session's rate limit (an owner
 /// answers a spent bucket as a `rate_limited` refusal, `cluster.rs`). `Ok(error)` is the command's
 /// refusal, if any.
-async fn execute(state: &AppState, id: SessionId, command_id: String, command: ClientCommand) -> Result<Option<CommandError>, NotRun> {
+/// `resume_token` is the caller's, already checked here: an owner elsewhere checks it too.
+async fn execute(
+    state: &AppState,
+    id: SessionId,
+    resume_token: &str,
+    command_id: String,
+    command: ClientCommand,
+) -> Result<Option<CommandError>, NotRun> {
     if let Some(cluster) = &state.cluster {
         match cluster.place(id).await.map_err(|_| NotRun::Unavailable)? {
             Placement::Here => {}
             Placement::Owner(owner) => {
-                return match cluster.execute_on(&owner, id, command_id, command).await {
+                return match cluster.execute_on(&owner, id, resume_token, command_id, command).await {
                     Ok(Some(refused)) if refused.code == RefusalCode::RateLimited => Err(NotRun::RateLimited),
                     Ok(outcome) => Ok(outcome),
                     Err(_) => Err(NotRun::Unavailable),
@@ -193,7 +200,7 @@ pub async fn sign_out(state: web::Data<AppState>, body: web::Json<SessionCredent
     let Some(id) = authorized(&state, &body).await else { return unauthorized() };
     let command = ClientCommand::SiwxSignOut { account: body.account.clone() };
     let command_id = format!("http-signout-{}", hex::encode(rand::random::<[u8; 8]>()));
-    match execute(&state, id, command_id, command).await {
+    match execute(&state, id, &body.resume_token, command_id, command).await {
         Ok(None) => HttpResponse::NoContent().finish(),
         Ok(Some(e)) => HttpResponse::Conflict().json(serde_json::json!({ "code": e.code, "message": e.message })),
         Err(NotRun::RateLimited) => rate_limited(),

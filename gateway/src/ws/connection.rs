@@ -123,8 +123,9 @@ fn shared_text(text: &Arc<str>) -> Utf8Bytes {
 enum Target {
     /// On this gateway.
     Local(actix::Addr<ModalSession>),
-    /// On `owner`, which serves this connection through its link `link` (crate::cluster).
-    Remote { owner: String, link: u64 },
+    /// On `owner`, which serves this connection through its link `link` (crate::cluster). The link
+    /// (id and secret) boxed: unboxed, every connection's future, local ones included, is 32 B larger.
+    Remote { owner: String, link: Box<crate::cluster::RemoteLink> },
 }
 
 /// The attached session.
@@ -161,7 +162,7 @@ impl Connection {
                         Target::Local(addr) => addr.do_send(Detach { connection: self.id }),
                         Target::Remote { owner, link } => {
                             if let Some(cluster) = &self.state.cluster {
-                                cluster.detach(&owner, link);
+                                cluster.detach(&owner, &link);
                             }
                         }
                     }
@@ -321,7 +322,9 @@ impl Connection {
                 format!("too many new sessions from this address (at most {} a minute); try again later", limits.sessions_per_minute);
             return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
         }
-        let (session_id, new_token, last_seq) = match hello.session_id {
+        // `resume_token`: the token a resume was authorized with, which a proxied attach carries to
+        // the session's owner (crate::cluster).
+        let (session_id, new_token, resume_token, last_seq) = match hello.session_id {
             None => match registry.create(&self.project, &self.origin, hello.options.unwrap_or_default()).await {
                 Ok((id, token)) => {
                     tracing::info!(session = %id, "session created");
@@ -331,7 +334,7 @@ impl Connection {
                         tracing::error!(session = %id, error = %e, "claiming a new session failed");
                         return Err(self.fail(ws, ProtocolErrorCode::Internal, "the session could not be created", close::INTERNAL).await);
                     }
-                    (id, Some(token), None)
+                    (id, Some(token), None, None)
                 }
                 Err(CreateError::InvalidOptions(e)) => {
                     self.state.metrics.refusal(ProtocolErrorCode::InvalidOptions.as_str());
@@ -344,11 +347,11 @@ impl Connection {
             },
             Some(text) => {
                 let authorized = match (text.parse::<SessionId>(), hello.resume_token) {
-                    (Ok(id), Some(token)) => registry.authorize(id, &self.project, &token).await.map(|()| id),
+                    (Ok(id), Some(token)) => registry.authorize(id, &self.project, &token).await.map(|()| (id, token)),
                     _ => Err(AttachError::Unauthorized),
                 };
                 match authorized {
-                    Ok(id) => (id, None, hello.last_seq),
+                    Ok((id, token)) => (id, None, Some(token), hello.last_seq),
                     Err(AttachError::Unauthorized) => {
                         self.state.metrics.refusal(ProtocolErrorCode::Unauthorized.as_str());
                         tracing::info!("resume refused");
@@ -361,15 +364,15 @@ impl Connection {
                 }
             }
         };
-        if new_token.is_none()
+        if let Some(resume_token) = &resume_token
             && let Some(cluster) = &self.state.cluster
         {
-            match cluster.route(&self.state, session_id, last_seq, self.id).await {
+            match cluster.route(&self.state, session_id, resume_token, last_seq, self.id).await {
                 Ok(Route::Local) => {}
                 Ok(Route::Remote(remote)) => {
                     let commands = self.state.command_limits.bucket(session_id);
                     tracing::debug!(session = %session_id, owner = %remote.owner, "proxied to the session's owner");
-                    let target = Target::Remote { owner: remote.owner, link: remote.link };
+                    let target = Target::Remote { owner: remote.owner, link: Box::new(remote.link) };
                     return Ok(Attached { session_id, target, outbound: remote.outbound, dropped: remote.dropped, commands });
                 }
                 Err(RouteError::Full(message)) => {
@@ -586,7 +589,7 @@ impl Connection {
                     Target::Local(addr) => addr.try_send(Execute::new(id.clone(), command, Some(self.id))).is_ok(),
                     Target::Remote { owner, link } => {
                         let cluster = self.state.cluster.as_ref().expect("a proxied connection has a cluster");
-                        match cluster.command(owner, *link, text).await {
+                        match cluster.command(owner, link, text).await {
                             CommandOutcome::Queued => true,
                             CommandOutcome::Busy => false,
                             // The owner holds the session's limit across every gateway.
