@@ -85,7 +85,19 @@ struct Inner {
     lost: tokio::sync::watch::Sender<u64>,
     acquisitions: AtomicU64,
     takeovers: AtomicU64,
+    /// What [`Leases::is_live`] last read of each gateway's registration (its epoch, or none), and
+    /// when: every link of a proxied session polls its peer's liveness, and all of them share one
+    /// read per [`LIVENESS_FRESH_FOR`] of the TTL instead of one each.
+    liveness: Mutex<std::collections::HashMap<String, (Instant, Option<u64>)>>,
+    /// Held while one caller reads a registration for the others (one read, not one per caller).
+    liveness_read: tokio::sync::Mutex<()>,
 }
+
+/// How long a read of a gateway's registration answers [`Leases::is_live`]: a fifth of the TTL, the
+/// links' own polling interval, so a dead peer is seen at most one poll later than before.
+const LIVENESS_FRESH_DIVISOR: u32 = 5;
+/// Gateways whose liveness is remembered at once; beyond, the memory starts again.
+const LIVENESS_MAX_GATEWAYS: usize = 1024;
 
 /// Attempts at a shared secret while the cluster refuses requests, and the backoff between them
 /// (doubling: about 16 s in all before the last attempt).
@@ -212,9 +224,36 @@ impl Leases {
         self.inner.takeovers.load(Ordering::Relaxed)
     }
 
-    /// Whether `gateway` is registered under `epoch` now (read from the bucket's leader).
+    /// Whether `gateway` is registered under `epoch`, as read from the bucket's leader at most a
+    /// fifth of the TTL ago (the read is shared by every caller meanwhile: each proxied link polls).
+    /// Taking sessions over ([`Self::acquire`]) always reads afresh.
     pub async fn is_live(&self, gateway: &str, epoch: u64) -> Result<bool, StoreError> {
-        self.inner.is_live(gateway, epoch).await
+        let inner = &self.inner;
+        let fresh_for = inner.ttl / LIVENESS_FRESH_DIVISOR;
+        let remembered = || {
+            let liveness = inner.liveness.lock().expect("liveness lock");
+            liveness.get(gateway).filter(|(read_at, _)| read_at.elapsed() < fresh_for).map(|&(_, registered)| registered == Some(epoch))
+        };
+        if let Some(live) = remembered() {
+            return Ok(live);
+        }
+        let _reading = inner.liveness_read.lock().await;
+        // Another caller may have read it while this one waited.
+        if let Some(live) = remembered() {
+            return Ok(live);
+        }
+        let registered = inner.registered_epoch(gateway).await?;
+        let mut liveness = inner.liveness.lock().expect("liveness lock");
+        if liveness.len() >= LIVENESS_MAX_GATEWAYS {
+            liveness.clear();
+        }
+        liveness.insert(gateway.to_owned(), (Instant::now(), registered));
+        Ok(registered == Some(epoch))
+    }
+
+    /// Messages this process has sent to NATS over the leases' connection (for tests and metrics).
+    pub fn messages_sent(&self) -> u64 {
+        self.inner.client.statistics().out_messages.load(Ordering::Relaxed)
     }
 
     /// Who owns `session`, taking it if nobody live does. Exactly one of several gateways racing
@@ -378,6 +417,8 @@ async fn connect(config: &JetStreamConfig, id: String, ttl: Duration) -> Result<
         lost,
         acquisitions: AtomicU64::new(0),
         takeovers: AtomicU64::new(0),
+        liveness: Mutex::new(std::collections::HashMap::new()),
+        liveness_read: tokio::sync::Mutex::new(()),
     })
 }
 
@@ -463,11 +504,16 @@ impl Inner {
     }
 
     async fn is_live(&self, gateway: &str, epoch: u64) -> Result<bool, StoreError> {
+        Ok(self.registered_epoch(gateway).await? == Some(epoch))
+    }
+
+    /// The epoch `gateway` is registered under now (read from the bucket's leader), or none.
+    async fn registered_epoch(&self, gateway: &str) -> Result<Option<u64>, StoreError> {
         let entry = self.gateways.entry(gateway.to_string()).await.map_err(|e| engine("read gateway", e))?;
         Ok(entry
             .filter(|e| e.operation == kv::Operation::Put)
             .and_then(|e| serde_json::from_slice::<GatewayValue>(&e.value).ok())
-            .is_some_and(|v| v.epoch == epoch))
+            .map(|v| v.epoch))
     }
 
     /// Registers under a new epoch: creates the key, or, if our previous registration's key is still

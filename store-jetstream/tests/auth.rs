@@ -12,7 +12,7 @@ use vestibule_store::contract::{events, new_session};
 use vestibule_store::{EventLog, SessionId};
 use vestibule_store_jetstream::lease::Leases;
 use vestibule_store_jetstream::test_server::NatsServer;
-use vestibule_store_jetstream::{JetStreamConfig, JetStreamEventLog};
+use vestibule_store_jetstream::{JetStreamConfig, JetStreamEventLog, async_nats};
 
 const PASSWORD: &str = "s3cret-pa55word";
 const TOKEN: &str = "t0ken-of-the-gateways";
@@ -179,4 +179,35 @@ async fn given_a_server_that_verifies_clients_over_tls_when_the_log_opens_with_t
     // The system's roots do not know the test CA: the server's certificate is refused.
     let error = refused_at_once(open(JetStreamConfig { tls_ca_file: None, require_tls: true, ..tls }).await, "");
     assert!(error.contains("UnknownIssuer"), "{error}");
+}
+
+#[tokio::test]
+async fn given_the_gateways_in_a_nats_account_of_their_own_then_a_user_of_another_account_cannot_read_the_signing_key_nor_the_log() {
+    let server = NatsServer::start_with_config(&format!(
+        "accounts {{\n  GATEWAYS {{ jetstream: enabled, users: [ {{ user: vestibule, password: \"{PASSWORD}\" }} ] }}\n  \
+         OTHERS {{ jetstream: enabled, users: [ {{ user: other, password: other }} ] }}\n}}"
+    ));
+    let gateways = JetStreamConfig {
+        user: Some("vestibule".into()),
+        password_file: Some(secret_file(&server, "password", PASSWORD)),
+        ..config(&server)
+    };
+    assert_eq!(open(gateways.clone()).await, Ok(1));
+    let leases = Leases::join(&gateways, "g1", Duration::from_secs(10)).await.unwrap();
+    let key = leases.shared_secret("siwx", [7; 32]).await.unwrap();
+    assert_eq!(key, [7; 32]);
+    // The positive probe: a gateway's own client reads the bucket.
+    let client = |user: &str, password: &str| {
+        async_nats::ConnectOptions::with_user_and_password(user.into(), password.into()).connect(server.url.clone())
+    };
+    let read = |client: async_nats::Client| async move {
+        let kv = async_nats::jetstream::new(client).get_key_value("VESTIBULE_secrets").await.map_err(|e| e.to_string())?;
+        kv.get("siwx").await.map_err(|e| e.to_string())
+    };
+    let own = read(client("vestibule", PASSWORD).await.unwrap()).await;
+    assert!(matches!(&own, Ok(Some(value)) if !value.is_empty()), "{own:?}");
+    // Another account sees neither the bucket nor the stream.
+    let other = client("other", "other").await.unwrap();
+    assert!(read(other.clone()).await.is_err(), "another account read the signing key");
+    assert!(async_nats::jetstream::new(other).get_stream("VESTIBULE").await.is_err(), "another account sees the log");
 }

@@ -240,3 +240,25 @@ async fn a_shared_secret_waits_for_a_cluster_that_is_still_settling() {
     let b = join(&server, "b").await;
     assert_eq!(b.shared_secret("siwx-ed25519", [9; 32]).await.unwrap(), [7; 32], "a later gateway gets the stored one");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_many_links_polling_one_peers_liveness_then_nats_is_asked_once_per_fifth_of_the_ttl_and_a_peer_that_leaves_is_seen_gone() {
+    let server = tokio::task::spawn_blocking(NatsServer::start).await.unwrap();
+    let (a, b) = (join(&server, "a").await, join(&server, "b").await);
+    let epoch = b.epoch().expect("b is registered");
+    // 200 links ask at once (as the proxied sockets of one peer do): one read of the bucket.
+    let before = a.messages_sent();
+    let answers = futures_util::future::join_all((0..200).map(|_| a.is_live("b", epoch))).await;
+    assert!(answers.iter().all(|r| matches!(r, Ok(true))), "{answers:?}");
+    let asked = a.messages_sent() - before;
+    // The positive side of the count: one read is at least one message (its request).
+    assert!((1..=3).contains(&asked), "200 polls sent {asked} messages to NATS");
+    assert_eq!(a.is_live("b", epoch + 1).await.unwrap(), false, "another epoch is not live");
+    // A peer that leaves is seen gone by the next read (within a fifth of the TTL, polled).
+    b.leave().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while a.is_live("b", epoch).await.unwrap() {
+        assert!(Instant::now() < deadline, "b never seen gone");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
