@@ -334,6 +334,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         let leases = vestibule_store_jetstream::lease::Leases::join(&config.store.jetstream, &id, config.cluster.lease_ttl)
             .await
             .map_err(|e| anyhow::anyhow!("cannot join the cluster: {e}"))?;
+        check_frames_cross_nats(config.limits.max_frame_bytes, leases.max_payload())?;
         tracing::info!(gateway = %id, lease_ttl = ?config.cluster.lease_ttl, "cluster: one owner per session");
         Some(crate::cluster::Cluster::new(leases, &config.store.jetstream.stream))
     } else {
@@ -436,6 +437,25 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         stop_gracefully(&failure_state, &failure_handle).await;
     });
     Ok(Running { addr, state, server: handle, serving })
+}
+
+/// Bytes of a proxied command's request besides the client's frame (link, secret, field names).
+const ROUTE_REQUEST_OVERHEAD: usize = 1024;
+
+/// In cluster mode a proxied client's command frame crosses NATS in one message, as a JSON string
+/// (escaping can make it up to six times its size: a control character is six). A frame the gateway
+/// takes must fit, or a proxied client would be dropped (1011) for a command a direct client is
+/// answered for: refused at start, naming the bound for this server.
+fn check_frames_cross_nats(max_frame_bytes: usize, max_payload: usize) -> anyhow::Result<()> {
+    let carried = max_payload.saturating_sub(ROUTE_REQUEST_OVERHEAD) / 6;
+    if max_frame_bytes > carried {
+        anyhow::bail!(
+            "configuration: `limits.max_frame_bytes` = {max_frame_bytes} is more than a command can carry across NATS in \
+             cluster mode: at most {carried} bytes with this NATS server's max_payload of {max_payload}; lower it, or raise \
+             max_payload in the NATS servers' configuration"
+        );
+    }
+    Ok(())
 }
 
 /// The chain methods this gateway's chain service forwards: the host reads a session routes to it

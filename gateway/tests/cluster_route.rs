@@ -253,3 +253,32 @@ async fn given_a_session_when_an_outsider_attaches_to_it_or_runs_a_command_on_it
     c.on_a.close().await;
     c.on_b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_frame_limit_larger_than_a_nats_message_carries_then_a_cluster_gateway_refuses_to_start_and_says_why() {
+    let server = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let with_frames = |bytes: usize| {
+        format!(
+            "{CONFIG}\n[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\n\n[cluster]\nenabled = true\n\n\
+             [limits]\nmax_frame_bytes = {bytes}\n",
+            server.url
+        )
+    };
+    // 2 MiB frames, a server of 1 MiB messages (nats-server's default).
+    let path = dir.path().join("large.toml");
+    std::fs::write(&path, with_frames(2 * 1024 * 1024)).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_vestibule"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--config")
+        .arg(&path)
+        .env("VESTIBULE_LOG", "error")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "started: {stderr}");
+    assert!(stderr.contains("`limits.max_frame_bytes` = 2097152") && stderr.contains("max_payload of 1048576"), "{stderr}");
+    // The positive side: the default frame limit starts.
+    let _gateway = Gateway::start_at(&dir.path().join("ok"), &with_frames(64 * 1024), "127.0.0.1:0");
+}

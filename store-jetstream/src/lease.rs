@@ -251,6 +251,11 @@ impl Leases {
         Ok(registered == Some(epoch))
     }
 
+    /// The largest message the NATS server this process is connected to takes (`max_payload`).
+    pub fn max_payload(&self) -> usize {
+        self.inner.client.server_info().max_payload
+    }
+
     /// Messages this process has sent to NATS over the leases' connection (for tests and metrics).
     pub fn messages_sent(&self) -> u64 {
         self.inner.client.statistics().out_messages.load(Ordering::Relaxed)
