@@ -5,14 +5,16 @@
 // background, and a click whose press began before Approve was armed does not approve.
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ARM_DELAY_MS, createApprovalPage, NOT_IN_FRONT_HINT, NOT_OPENED_BY_FRAME, serveApprovalWindow } from "./approvalPage";
+import { ARM_DELAY_MS, createApprovalPage, NOT_IN_FRONT_HINT, NOT_OPENED_BY_FRAME, serveApprovalWindow, UNREADABLE_REQUEST } from "./approvalPage";
 
 const TEXT = { title: "Send a transaction", rows: [["Value", "1 ETH"]] as Array<[string, string]> };
 
 function page({ focused = true }: { focused?: boolean } = {}) {
   const root = document.createElement("div");
   document.body.replaceChildren(root);
-  const approval = createApprovalPage(document, root, { hasFocus: () => focused });
+  // What document.hasFocus() would say: the window is in front or not.
+  let inFront = focused;
+  const approval = createApprovalPage(document, root, { hasFocus: () => inFront });
   const button = (name: string) => [...root.querySelectorAll("button")].find((b) => b.textContent === name);
   // A mouse click is a press (pointerdown) and a release (click, detail 1) on the button.
   const press = (name: string) => button(name)?.dispatchEvent(new Event("pointerdown", { bubbles: true }));
@@ -22,8 +24,8 @@ function page({ focused = true }: { focused?: boolean } = {}) {
   const key = (name: string) => button(name)?.dispatchEvent(new MouseEvent("click", { bubbles: true, detail: 0 }));
   const hint = () => root.querySelector(".hint");
   // The window comes to the front or goes to the background (another window in front).
-  const focus = () => window.dispatchEvent(new Event("focus"));
-  const blur = () => window.dispatchEvent(new Event("blur"));
+  const focus = () => ((inFront = true), window.dispatchEvent(new Event("focus")));
+  const blur = () => ((inFront = false), window.dispatchEvent(new Event("blur")));
   return { root, approval, button, click, press, release, key, hint, focus, blur };
 }
 
@@ -39,21 +41,35 @@ beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
 describe("approval page", () => {
-  it("given a request just shown, when Approve is clicked at once, then nothing happens; after the arming delay the same click approves", async () => {
+  it("given a request just shown, when Approve is clicked at once, then nothing happens; the arming delay after that click, a click approves", async () => {
     const { approval, root, button, click } = page();
     const answer = approval.ask(TEXT);
     expect(root.querySelector('dd[data-field="Value"]')?.textContent).toBe("1 ETH");
     expect(ARM_DELAY_MS).toBeGreaterThanOrEqual(1000);
     expect(button("Approve")?.disabled).toBe(true);
     click("Approve");
-    await vi.advanceTimersByTimeAsync(ARM_DELAY_MS - 1);
-    click("Approve");
     expect(await state(answer)).toEqual({ settled: false });
+    await vi.advanceTimersByTimeAsync(ARM_DELAY_MS - 1);
+    expect(button("Approve")?.disabled).toBe(true);
     await vi.advanceTimersByTimeAsync(1);
     expect(button("Approve")?.disabled).toBe(false);
     click("Approve");
     expect(await state(answer)).toEqual({ settled: true, value: true });
     expect(root.hidden).toBe(true);
+  });
+
+  it("given a visitor lured into clicking every 0.9 s, when the window shows a request, then no click ever finds Approve armed; after a pause of the arming delay, one does", async () => {
+    const { approval, button, click } = page();
+    const answer = approval.ask(TEXT);
+    for (let i = 0; i < 20; i++) {
+      click("Approve");
+      expect(await state(answer)).toEqual({ settled: false });
+      await vi.advanceTimersByTimeAsync(900);
+    }
+    expect(button("Approve")?.disabled).toBe(true);
+    await vi.advanceTimersByTimeAsync(ARM_DELAY_MS - 900);
+    click("Approve");
+    expect(await state(answer)).toEqual({ settled: true, value: true });
   });
 
   it("given a request just shown, when Reject is clicked at once, then it is rejected (rejecting is always safe)", async () => {
@@ -105,7 +121,6 @@ describe("approval page", () => {
     focus();
     expect(hint()?.textContent).toBe("");
     await vi.advanceTimersByTimeAsync(ARM_DELAY_MS - 1);
-    click("Approve");
     key("Approve");
     expect(await state(answer)).toEqual({ settled: false });
     await vi.advanceTimersByTimeAsync(1);
@@ -180,14 +195,21 @@ describe("approval window", () => {
     const { receive, button } = approvalWindow(opener);
     receive(show(), { postMessage: () => undefined });
     receive(show(), opener, "https://host.example");
-    receive({ ...show(), extra: 1 }, opener);
-    receive({ ...show(), text: { title: "x", rows: [["Value", 5]] } }, opener);
     expect(button("Approve")).toBeUndefined();
     receive(show(), opener);
     expect(button("Approve")).toBeDefined();
     receive({ ...show("f".repeat(32)), text: { title: "Other", rows: [["Value", "100 ETH"]] } }, opener);
     expect(document.body.textContent).toContain("1 ETH");
     expect(document.body.textContent).not.toContain("100 ETH");
+  });
+
+  it("given a request from the opener that the window cannot read, then it says so and shows no Approve, whatever comes after", () => {
+    const opener = { postMessage: () => undefined };
+    const { receive, button } = approvalWindow(opener);
+    receive({ ...show(), text: { title: "x", rows: [["Value", 5]] } }, opener);
+    expect(document.getElementById("status")?.textContent).toBe(UNREADABLE_REQUEST);
+    receive(show(), opener);
+    expect(button("Approve")).toBeUndefined();
   });
 
   it("given a window nobody opened, when it starts, then it only says what it is for", () => {

@@ -7,8 +7,10 @@
 //   again after anything that may have changed what the visitor sees (a theme, the window resized,
 //   hidden, or in the background: another window in front). While the window is not in front,
 //   Approve stays disabled and the page says why (NOT_IN_FRONT_HINT).
-// * A click whose press began before Approve was armed does not approve either. A keyboard
-//   activation needs no press: only the visitor's keyboard reaches a window in front.
+// * A click whose press began before Approve was armed does not approve either, and a press while it
+//   is not armed starts the delay again (clicks every second or so, lured by the host, never find
+//   it armed). A keyboard activation needs no press: only the visitor's keyboard reaches a window in
+//   front.
 // * Reject works at once: rejecting is always safe.
 
 import { APPROVAL_WINDOW_VERSION, readApprovalShow, type ApprovalWindowMessage, type Theme } from "./protocol";
@@ -66,7 +68,20 @@ export function createApprovalPage(
   };
 
   const view = doc.defaultView;
-  doc.addEventListener("pointerdown", () => void (pressArmed = armed), true);
+  doc.addEventListener(
+    "pointerdown",
+    () => {
+      pressArmed = armed;
+      // A press while Approve is not armed starts the delay again: a visitor lured into clicking
+      // over and over (a game) cannot have one click land just after it arms. The press also says
+      // the window is in front, should its focus event have been missed.
+      if (!armed) {
+        focused = focused || hasFocus();
+        disarm();
+      }
+    },
+    true,
+  );
   doc.addEventListener("visibilitychange", disarm);
   view?.addEventListener("focus", () => ((focused = true), disarm()));
   view?.addEventListener("blur", () => ((focused = false), disarm()));
@@ -138,6 +153,8 @@ export function requestRows(doc: Document, text: ApprovalText): HTMLDListElement
   return list;
 }
 
+export const UNREADABLE_REQUEST = "This request cannot be shown here. Close this window and reject it in the wallet.";
+
 export const NOT_OPENED_BY_FRAME = "This window opens from the Vestibule wallet when a request waits for your approval. You can close it.";
 
 /** The approval window (approve.html in `view`): tells its opener, the frame, that it is ready, shows
@@ -160,8 +177,13 @@ export function serveApprovalWindow(view: Window, doc: Document, options: { armD
   view.addEventListener("message", (event) => {
     if (shown || event.source !== opener || event.origin !== origin) return;
     const show = readApprovalShow(event.data);
-    if (!show) return;
     shown = true;
+    if (!show) {
+      // The frame checks what it sends; should it ever send what this page cannot read, say so
+      // rather than wait for ever. Nothing is answered: Reject is in the frame.
+      if (status) status.textContent = UNREADABLE_REQUEST;
+      return;
+    }
     if (status) status.textContent = "";
     page.setTheme(show.theme);
     void page.ask(show.text).then((approved) => {

@@ -4,6 +4,7 @@
 // from that window, on that origin, for that request's nonce, settles the request.
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { APPROVAL_MAX_ROWS } from "./protocol";
 import { APPROVAL_WINDOW_FEATURES, APPROVAL_WINDOW_PATH, createApprovalRequester, OPEN_WINDOW_LABEL, SITE_ROW, WINDOW_BLOCKED_HINT, WINDOW_OPEN_HINT, WINDOW_POLL_MS } from "./approvalWindow";
 
 const ORIGIN = "https://frame.example";
@@ -170,6 +171,16 @@ describe("a request waiting in the frame", () => {
     expect(await state(answer)).toEqual({ settled: true, value: false });
     expect(opened[0]!.win.closed).toBe(true);
     expect(root.hidden).toBe(true);
+  });
+
+  it("given a request with more rows than the window shows, when it is asked, then it is refused (-32602) before anything is shown", async () => {
+    const { requester, root } = frame({ site: "https://dapp.example" });
+    const rows = Array.from({ length: APPROVAL_MAX_ROWS }, (_, i): [string, string] => [`Instruction ${i + 1}`, "Program 11111111111111111111111111111111"]);
+    expect(await state(requester.ask({ title: "Sign a transaction", rows }))).toMatchObject({ settled: true, error: { code: -32602 } });
+    expect(root.textContent).toBe("");
+    // One row fewer (with the site's, the most the window takes) is shown.
+    void requester.ask({ title: "Sign a transaction", rows: rows.slice(1) });
+    expect(root.hidden).toBe(false);
   });
 
   it("given a pending request, when another arrives, then the newcomer is refused (-32002) and the frame keeps the first", async () => {

@@ -17,11 +17,12 @@
 // the page (HIDE_APPROVAL) is rejected without being shown (`ticket`).
 
 import { requestRows } from "./approvalPage";
-import { APPROVAL_WINDOW_VERSION, newMessageId, readApprovalWindowMessage, type ApprovalShowMessage, type Theme } from "./protocol";
+import { APPROVAL_WINDOW_VERSION, isApprovalWindowText, newMessageId, readApprovalWindowMessage, type ApprovalShowMessage, type Theme } from "./protocol";
 import { WalletRefusal } from "./refusal";
 import type { ApprovalText } from "./wallet";
 
 export const APPROVAL_PENDING = -32002;
+const INVALID_PARAMS = -32602;
 
 /** The approval window's page on the frame origin (embedded/src/routes.rs). */
 export const APPROVAL_WINDOW_PATH = "/approve";
@@ -119,6 +120,11 @@ export function createApprovalRequester(
     ask(text: ApprovalText, ticket = epoch): Promise<boolean> {
       if (ticket !== epoch) return Promise.resolve(false);
       if (pending) return Promise.reject(new WalletRefusal(APPROVAL_PENDING, "Another request is waiting for approval in the embedded wallet"));
+      // With the site's row, as the window will get it: what the window would refuse to show is
+      // refused here, never left waiting on a window that cannot show it.
+      if (!isApprovalWindowText(site ? { title: text.title, rows: [[SITE_ROW, site], ...text.rows] } : text)) {
+        return Promise.reject(new WalletRefusal(INVALID_PARAMS, "The request has more to show than the approval window can"));
+      }
       const section = doc.createElement("section");
       section.setAttribute("aria-label", "Request waiting for approval");
       const title = doc.createElement("h1");

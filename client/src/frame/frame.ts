@@ -103,6 +103,8 @@ async function start() {
         approval.cancel();
         return answer(id, "HIDE_APPROVAL", {});
       case "SIGN_OUT":
+        // A request still waiting (its window perhaps open) is rejected: signed out, nothing signs.
+        approval.cancel();
         login = null;
         removeStored(tokenKey);
         return answer(id, "SIGN_OUT", {});

@@ -207,8 +207,17 @@ export type ApprovalWindowMessage =
 export type ApprovalShowMessage = { vestibuleApproval: 1; type: "APPROVAL_SHOW"; nonce: string; theme: Theme; text: ApprovalWindowText };
 
 const approvalVersion: Check = (v) => v === APPROVAL_WINDOW_VERSION;
+/** The most rows the approval window shows: a Solana transaction has a row per instruction, and
+ * one of 1,232 bytes holds a few hundred at most. */
+export const APPROVAL_MAX_ROWS = 512;
 const approvalRow: Check = (v) => Array.isArray(v) && v.length === 2 && text(64)(v[0]) && typeof v[1] === "string" && v[1].length <= 1_000_000;
-const approvalText: Check = exact({ title: text(256), rows: (v) => Array.isArray(v) && v.length <= 64 && v.every(approvalRow) });
+const approvalText: Check = exact({ title: text(256), rows: (v) => Array.isArray(v) && v.length <= APPROVAL_MAX_ROWS && v.every(approvalRow) });
+
+/** Whether the approval window can show `text` (the frame asks before it opens the window: one
+ * check, the window's own). */
+export function isApprovalWindowText(text: ApprovalWindowText): boolean {
+  return approvalText(text);
+}
 
 /** The window's message, or null when it does not match the schema. */
 export function readApprovalWindowMessage(data: unknown): ApprovalWindowMessage | null {

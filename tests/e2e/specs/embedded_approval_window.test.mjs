@@ -184,6 +184,21 @@ for (const pass of passes) {
       assert.deepEqual(errors, []);
     });
 
+    test("given the approval window open, when the wallet signs out (the SIGN_OUT the widget sends on disconnect), then the window closes and the request is rejected (4001)", T, async () => {
+      const { page, gw, address, errors } = await signer(pass);
+      const shown = await signingShown(page, gw, address, "Vestibule e2e: signed out");
+      const approvalWindow = await Promise.all([page.context().waitForEvent("page", { timeout: WAIT.popup }), shown.open.click()]).then(([p]) => p);
+      await approvalWindow.getByText(shown.text).waitFor({ state: "visible", timeout: WAIT.ui });
+      const closed = approvalWindow.waitForEvent("close", { timeout: WAIT.ui });
+      await page.evaluate(
+        (origin) => document.querySelector(`iframe[src^="${origin}/"]`).contentWindow.postMessage({ vestibule: 1, id: "5".repeat(32), type: "SIGN_OUT", payload: {} }, origin),
+        gw.frameOrigin,
+      );
+      await closed;
+      assert.equal((await within(shown.answer, 60_000, "personal_sign after the sign-out")).code, 4001);
+      assert.deepEqual(errors, []);
+    });
+
     test("the approval window's page shows nothing framed, and nothing but a note when opened by anyone but the frame", T, async () => {
       const { page, gw, errors } = await signer(pass);
       // Opened as a top-level page by anyone (the positive probe: the page loads and says so).
