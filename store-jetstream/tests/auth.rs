@@ -1,9 +1,10 @@
 //! Logging in to NATS (review finding: the gateways had no way to, so a NATS server with
 //! authorization could not be used and one without it let anyone in). A real nats-server with
 //! authorization: the log and the leases open with the right secret, read from its file, each way
-//! NATS offers (user and password, token, nkey); the wrong secret or none is refused at once, not
-//! retried until `open_timeout`, and no message carries the secret. Credentials in a server URL
-//! (which the client ignores and the logs would show) are refused before connecting.
+//! NATS offers (user and password, token, nkey, a `.creds` file on a server in operator mode); the
+//! wrong secret or none is refused at once, not retried until `open_timeout`, and no message carries
+//! the secret. Credentials in a server URL (which the client ignores and the logs would show) are
+//! refused before connecting.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -210,4 +211,108 @@ async fn given_the_gateways_in_a_nats_account_of_their_own_then_a_user_of_anothe
     let other = client("other", "other").await.unwrap();
     assert!(read(other.clone()).await.is_err(), "another account read the signing key");
     assert!(async_nats::jetstream::new(other).get_stream("VESTIBULE").await.is_err(), "another account sees the log");
+}
+
+/// NATS JWTs (nats-io/jwt v2: a JWS with header `{"typ":"JWT","alg":"ed25519-nkey"}`, signed with
+/// the issuer's nkey), minted here as `nsc` would for a server in operator mode. No maintained crate
+/// writes operator JWTs (nats-jwt has accounts and users only; nats-io-jwt calls itself a work in
+/// progress), and the format is three lines of JSON.
+mod nats_jwt {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    pub fn sign(issuer: &nkeys::KeyPair, subject: &str, name: &str, nats: serde_json::Value) -> String {
+        let header = URL_SAFE_NO_PAD.encode(br#"{"typ":"JWT","alg":"ed25519-nkey"}"#);
+        // The server checks the signature, the issuer and the claims, not how the id was made.
+        let id = hex::encode(rand::random::<[u8; 16]>());
+        let claims = serde_json::json!({
+            "jti": id, "iat": 1_700_000_000u64, "iss": issuer.public_key(), "name": name, "sub": subject, "nats": nats,
+        });
+        let claims = URL_SAFE_NO_PAD.encode(claims.to_string());
+        let signature = URL_SAFE_NO_PAD.encode(issuer.sign(format!("{header}.{claims}").as_bytes()).unwrap());
+        format!("{header}.{claims}.{signature}")
+    }
+
+    pub fn operator(operator: &nkeys::KeyPair) -> String {
+        sign(operator, &operator.public_key(), "test operator", serde_json::json!({ "type": "operator", "version": 2 }))
+    }
+
+    /// An account with nothing limited, and JetStream if `jetstream` (storage limits other than 0
+    /// enable it; the system account may not have it).
+    pub fn account(operator: &nkeys::KeyPair, account: &nkeys::KeyPair, name: &str, jetstream: bool) -> String {
+        let storage = if jetstream { -1 } else { 0 };
+        let limits = serde_json::json!({
+            "subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1, "wildcards": true, "conn": -1,
+            "leaf": -1, "mem_storage": storage, "disk_storage": storage, "streams": -1, "consumer": -1,
+        });
+        sign(operator, &account.public_key(), name, serde_json::json!({ "limits": limits, "type": "account", "version": 2 }))
+    }
+
+    pub fn user(account: &nkeys::KeyPair, user: &nkeys::KeyPair) -> String {
+        let nats = serde_json::json!({ "subs": -1, "data": -1, "payload": -1, "type": "user", "version": 2 });
+        sign(account, &user.public_key(), "gateway", nats)
+    }
+
+    /// A `.creds` file's text, laid out as `nsc generate creds` writes it.
+    pub fn creds(jwt: &str, seed: &str) -> String {
+        format!(
+            "-----BEGIN NATS USER JWT-----\n{jwt}\n------END NATS USER JWT------\n\n\
+             ************************* IMPORTANT *************************\n\
+             NKEY Seed printed below can be used to sign and prove identity.\n\
+             NKEYs are sensitive and should be treated as secrets.\n\n\
+             -----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n\n\
+             *************************************************************\n"
+        )
+    }
+}
+
+#[tokio::test]
+async fn given_a_server_in_operator_mode_when_the_log_opens_with_a_creds_file_of_a_user_of_its_account_then_it_works_and_a_user_the_server_does_not_trust_is_refused_at_once()
+ {
+    let operator = nkeys::KeyPair::new_operator();
+    let (gateways, system) = (nkeys::KeyPair::new_account(), nkeys::KeyPair::new_account());
+    let server = NatsServer::start_with_config(&format!(
+        "operator: \"{}\"\nsystem_account: {}\nresolver: MEMORY\nresolver_preload: {{\n  {}: \"{}\"\n  {}: \"{}\"\n}}\n",
+        nats_jwt::operator(&operator),
+        system.public_key(),
+        gateways.public_key(),
+        nats_jwt::account(&operator, &gateways, "GATEWAYS", true),
+        system.public_key(),
+        nats_jwt::account(&operator, &system, "SYS", false),
+    ));
+    let user = nkeys::KeyPair::new_user();
+    let seed = user.seed().unwrap();
+    let with = |file: PathBuf| JetStreamConfig { credentials_file: Some(file), ..config(&server) };
+    let creds = secret_file(&server, "gateway.creds", &nats_jwt::creds(&nats_jwt::user(&gateways, &user), &seed));
+    assert_eq!(open(with(creds.clone())).await, Ok(1));
+    let leases = Leases::join(&with(creds), "g1", Duration::from_secs(10)).await;
+    assert!(leases.is_ok(), "{:?}", leases.err());
+
+    // A user signed by an account the operator never signed: the server does not know it.
+    let stranger = nkeys::KeyPair::new_user();
+    let stranger_seed = stranger.seed().unwrap();
+    let untrusted = nats_jwt::user(&nkeys::KeyPair::new_account(), &stranger);
+    let error = refused_at_once(
+        open(with(secret_file(&server, "untrusted.creds", &nats_jwt::creds(&untrusted, &stranger_seed)))).await,
+        &stranger_seed,
+    );
+    assert!(error.to_lowercase().contains("authorization"), "{error}");
+    // The right JWT with another user's seed: it cannot sign the server's nonce as that user.
+    let other_seed = nkeys::KeyPair::new_user().seed().unwrap();
+    let mismatched = nats_jwt::creds(&nats_jwt::user(&gateways, &user), &other_seed);
+    let error = refused_at_once(open(with(secret_file(&server, "mismatched.creds", &mismatched))).await, &other_seed);
+    assert!(error.to_lowercase().contains("authorization"), "{error}");
+    // No credentials at all.
+    refused_at_once(open(config(&server)).await, "");
+}
+
+#[tokio::test]
+async fn given_a_missing_or_malformed_creds_file_then_opening_says_credentials_file() {
+    let server = NatsServer::start();
+    let missing = server.dir.path().join("no-such.creds");
+    let error = open(JetStreamConfig { credentials_file: Some(missing.clone()), ..config(&server) }).await.unwrap_err();
+    assert!(error.contains("`credentials_file`") && error.contains(&missing.display().to_string()), "{error}");
+    let garbled = secret_file(&server, "garbled.creds", "not a creds file");
+    let error = open(JetStreamConfig { credentials_file: Some(garbled), ..config(&server) }).await.unwrap_err();
+    assert!(error.contains("`credentials_file`") && error.contains("cannot parse"), "{error}");
 }
