@@ -165,12 +165,17 @@ pub enum BenchCommand {
         /// The log to measure.
         #[arg(long, value_parser = ["sled", "segments", "jetstream"], default_value = "sled")]
         backend: String,
-        /// NATS servers (jetstream), comma separated.
-        #[arg(long, value_delimiter = ',', default_value = "nats://127.0.0.1:4222")]
-        servers: Vec<String>,
-        /// Stream replicas (jetstream): 1, or 3 on a 3-node cluster.
-        #[arg(long, default_value_t = 1)]
-        replicas: usize,
+        /// NATS servers (jetstream), comma separated. Default: the `--config`'s, else
+        /// nats://127.0.0.1:4222.
+        #[arg(long, value_delimiter = ',')]
+        servers: Option<Vec<String>>,
+        /// Stream replicas (jetstream): 1, or 3 on a 3-node cluster. Default: the `--config`'s, else 1.
+        #[arg(long)]
+        replicas: Option<usize>,
+        /// The gateway's TOML configuration (jetstream): its `[store.jetstream]` gives the servers,
+        /// the replicas, how to log in and TLS, as `serve` would use them.
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// Events in the replayed session (default 100000).
         #[arg(long)]
         replay_events: Option<u64>,
@@ -189,6 +194,28 @@ pub enum BenchCommand {
     },
 }
 
+/// The NATS that `bench store --backend jetstream` measures: the configuration file's
+/// `[store.jetstream]` (servers, replicas, login, TLS), or the local default, with `--servers` and
+/// `--replicas` over either.
+fn bench_jetstream_config(
+    file: Option<&std::path::Path>,
+    servers: Option<Vec<String>>,
+    replicas: Option<usize>,
+) -> anyhow::Result<vestibule_store_jetstream::JetStreamConfig> {
+    let mut config = match file {
+        Some(file) => GatewayConfig::load(Some(file), &Overrides::default())?.store.jetstream,
+        None => vestibule_store_jetstream::JetStreamConfig::at(["nats://127.0.0.1:4222"]),
+    };
+    if let Some(servers) = servers {
+        config.servers = servers;
+    }
+    if let Some(replicas) = replicas {
+        config.replicas = replicas;
+    }
+    config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas/--config: {e}"))?;
+    Ok(config)
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Serve { listen, data, config, static_dir, devnet } => {
@@ -203,17 +230,20 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", serde_json::to_string_pretty(&verdict)?);
             Ok(code)
         }
-        Command::Bench { command: BenchCommand::Store { backend, servers, replicas, replay_events, dir, secs, sessions, json } } => {
+        Command::Bench {
+            command: BenchCommand::Store { backend, servers, replicas, config, replay_events, dir, secs, sessions, json },
+        } => {
             let mut options =
                 vestibule_store::bench::BenchOptions { dir, concurrency: sessions, secs_per_level: secs, ..Default::default() };
             if let Some(n) = replay_events {
                 options.replay_events = n;
             }
+            if backend != "jetstream" && (config.is_some() || servers.is_some() || replicas.is_some()) {
+                anyhow::bail!("--config, --servers and --replicas are for --backend jetstream");
+            }
             let report = match backend.as_str() {
                 "jetstream" => {
-                    let config =
-                        vestibule_store_jetstream::JetStreamConfig { replicas, ..vestibule_store_jetstream::JetStreamConfig::at(servers) };
-                    config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas: {e}"))?;
+                    let config = bench_jetstream_config(config.as_deref(), servers, replicas)?;
                     vestibule_store::bench::run_on(&vestibule_store_jetstream::bench::JetStreamBench::new(config), options)?
                 }
                 "segments" => {

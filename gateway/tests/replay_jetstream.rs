@@ -1,7 +1,8 @@
 //! The replay tools on the store a gateway's configuration names (`--config`), here a real
 //! nats-server: a session made through a real gateway on the JetStream backend is listed, replayed
 //! and verified, exported, imported into another stream and verified there, all through the
-//! `vestibule` binary. `--data` and `--config` together (or neither) are refused.
+//! `vestibule` binary. `--data` and `--config` together (or neither) are refused. `bench store` on
+//! the configured JetStream logs in as the configuration says.
 
 mod support;
 
@@ -86,4 +87,48 @@ async fn sessions_list_replay_verify_export_and_import_work_on_the_configured_je
     let (code, _, err) = vestibule(&["replay", &session]);
     assert_ne!(code, 0);
     assert!(err.contains("--data") && err.contains("--config"), "{err}");
+}
+
+#[tokio::test]
+async fn bench_store_on_jetstream_logs_in_as_the_configuration_says_and_removes_what_it_made() {
+    let server = tokio::task::spawn_blocking(|| NatsServer::start_with_config("authorization { user: bench, password: \"pa55-bench\" }"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let password = dir.path().join("password");
+    std::fs::write(&password, "pa55-bench\n").unwrap();
+    let config = dir.path().join("gw.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[store]\nbackend = \"jetstream\"\n\n[store.jetstream]\nservers = [\"{}\"]\nuser = \"bench\"\npassword_file = \"{}\"\n",
+            server.url,
+            path(&password)
+        ),
+    )
+    .unwrap();
+    let tiny = ["bench", "store", "--backend", "jetstream", "--secs", "0.2", "--sessions", "1", "--replay-events", "200", "--json"];
+
+    let (code, out, err) = vestibule(&[&tiny[..], &["--config", path(&config)]].concat());
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert!(report["backend"].as_str().unwrap().contains(&server.url), "{report}");
+    assert_eq!(report["replay"]["events"], 200, "{report}");
+    // What it made is gone: removing it logged in too.
+    let client = vestibule_store_jetstream::async_nats::ConnectOptions::with_user_and_password("bench".into(), "pa55-bench".into())
+        .connect(server.url.as_str())
+        .await
+        .unwrap();
+    let js = vestibule_store_jetstream::async_nats::jetstream::new(client);
+    let names: Vec<String> = futures_util::TryStreamExt::try_collect(js.stream_names()).await.unwrap();
+    assert!(names.is_empty(), "streams left behind: {names:?}");
+
+    // The same servers without the configuration's login: refused.
+    let (code, _, err) = vestibule(&[&tiny[..], &["--servers", &server.url]].concat());
+    assert_ne!(code, 0);
+    assert!(err.contains("authorization"), "{err}");
+    // A local backend takes no NATS options.
+    let (code, _, err) = vestibule(&["bench", "store", "--backend", "segments", "--config", path(&config)]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--backend jetstream"), "{err}");
 }

@@ -44,7 +44,10 @@ impl BenchBackend for JetStreamBench {
 
     async fn remove(&self, label: &str) -> Result<(), StoreError> {
         let name = self.config(label).stream;
-        let client = async_nats::connect(self.config.servers.clone()).await.map_err(|e| engine("connect", e))?;
+        // Logs in as the log did: a server with authorization refuses an anonymous client.
+        let options =
+            self.config.connect_options("vestibule bench".to_string()).await.map_err(|e| StoreError::Engine(format!("JetStream: {e}")))?;
+        let client = options.connect(self.config.servers.clone()).await.map_err(|e| engine("connect", e))?;
         let js = async_nats::jetstream::new(client);
         js.delete_stream(&name).await.map_err(|e| engine(&format!("delete the stream {name}"), e))?;
         for bucket in [format!("{name}_status"), format!("{name}_snapshots")] {
