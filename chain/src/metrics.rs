@@ -33,6 +33,8 @@ type HistogramFamily = Family<NetworkLabel, Histogram, fn() -> Histogram>;
 pub struct ChainMetrics {
     /// HTTP attempts sent upstream (what the node sees).
     pub requests: Family<NetworkLabel, Counter>,
+    /// JSON-RPC calls in those attempts (a batch of 1,000 calls is one request, 1,000 calls).
+    pub calls: Family<NetworkLabel, Counter>,
     /// Attempts that were retried on the same endpoint.
     pub retries: Family<NetworkLabel, Counter>,
     /// Calls moved on to the next endpoint of the network.
@@ -63,6 +65,7 @@ impl Default for ChainMetrics {
     fn default() -> Self {
         Self {
             requests: Family::default(),
+            calls: Family::default(),
             retries: Family::default(),
             fallbacks: Family::default(),
             errors: Family::default(),
@@ -80,6 +83,11 @@ impl ChainMetrics {
     /// Adds every metric to `registry` (names start with `vestibule_chain_`).
     pub fn register(&self, registry: &mut Registry) {
         registry.register("vestibule_chain_rpc_requests", "JSON-RPC HTTP attempts sent upstream, by network", self.requests.clone());
+        registry.register(
+            "vestibule_chain_rpc_calls",
+            "JSON-RPC calls in those attempts (each call of a batch), by network",
+            self.calls.clone(),
+        );
         registry.register("vestibule_chain_rpc_retries", "JSON-RPC attempts retried on the same endpoint", self.retries.clone());
         registry.register("vestibule_chain_rpc_fallbacks", "JSON-RPC calls moved on to a network's next endpoint", self.fallbacks.clone());
         registry.register("vestibule_chain_rpc_errors", "Failed JSON-RPC attempts, by network and kind", self.errors.clone());
@@ -129,8 +137,10 @@ impl NetworkMetrics {
         NetworkKindLabels { network: self.label.network.clone(), kind }
     }
 
-    pub fn request(&self) {
+    /// An HTTP attempt carrying `calls` JSON-RPC calls.
+    pub fn request(&self, calls: usize) {
         self.all.requests.get_or_create(&self.label).inc();
+        self.all.calls.get_or_create(&self.label).inc_by(calls as u64);
     }
     pub fn retry(&self) {
         self.all.retries.get_or_create(&self.label).inc();
@@ -170,6 +180,9 @@ impl NetworkMetrics {
     /// Counter values, for tests and diagnostics.
     pub fn requests_sent(&self) -> u64 {
         self.all.requests.get_or_create(&self.label).get()
+    }
+    pub fn calls_sent(&self) -> u64 {
+        self.all.calls.get_or_create(&self.label).get()
     }
     pub fn retries_made(&self) -> u64 {
         self.all.retries.get_or_create(&self.label).get()

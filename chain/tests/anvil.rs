@@ -94,6 +94,42 @@ async fn balances_come_in_one_batch_and_leave_out_zero_decimal_tokens() {
 }
 
 #[tokio::test]
+async fn an_address_named_in_many_token_logs_gets_its_activity_a_page_of_transactions_at_a_time() {
+    // Review finding: anyone can send an address token transfers, and every transaction only the
+    // logs found was fetched for one page (tens of thousands of node calls for a spammed address).
+    let anvil = Anvil::start(31337);
+    let vdt = anvil.deploy_token(18, ANVIL_0, ether(1_000)).await;
+    let spammed = address!("0x000000000000000000000000000000000000dEaD");
+    let service = service(&anvil, &[vdt], 2);
+    let metrics = service.network_metrics(NET).unwrap();
+    let token_asset = SendAsset::Erc20 { address: vdt, decimals: 18 };
+    let mut sent = Vec::new();
+    for _ in 0..7 {
+        let form = SendForm { asset: Some(token_asset), amount: "1".into(), receiver: spammed.to_string() };
+        sent.push(send(&anvil.wallet(ANVIL_KEY_0), &service.prepare_send(NET, &form).unwrap()).await);
+    }
+
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    for page in 0.. {
+        assert!(page < 7, "the pages end");
+        let calls_before = metrics.calls_sent();
+        let activity = service.activity(NET, Some(spammed), cursor.as_ref()).await.unwrap();
+        assert!(activity.transactions.len() <= 2, "a page of two at most: {:?}", activity.transactions);
+        // Search and head, two log queries, two transactions and their receipts, and on the first
+        // page the token's decimals and symbol.
+        assert!(metrics.calls_sent() - calls_before <= 10, "calls for one page: {}", metrics.calls_sent() - calls_before);
+        seen.extend(activity.transactions.iter().map(|t| t.hash));
+        match activity.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    sent.reverse();
+    assert_eq!(seen, sent, "every transfer once, newest first, across the pages");
+}
+
+#[tokio::test]
 async fn activity_lists_native_and_token_transfers_newest_first_by_pages() {
     let anvil = Anvil::start(31337);
     let (dev_key, dev) = dev_wallet();

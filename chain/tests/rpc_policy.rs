@@ -291,6 +291,33 @@ async fn batches_larger_than_1000_are_sent_in_chunks() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_batch_of_many_chunks_has_at_most_four_of_them_at_the_node_at_once() {
+    // Review finding: every chunk of a batch was sent at the same moment (20 HTTP batches of 1,000
+    // calls in flight for one activity page).
+    let node = StubNode::start(|_, body| {
+        Reply::Delayed(Duration::from_secs(1), Box::new(Reply::Json(answer(body, |request| Ok(request["params"][0].clone())))))
+    })
+    .await;
+    let service = service(&[node.url()]);
+    let client = service.client(NET).unwrap();
+    let mut batch = client.new_batch();
+    let waiters: Vec<_> = (0..9500u64).map(|i| batch.add_call::<_, u64>("eth_getBlockTransactionCountByNumber", &(i,)).unwrap()).collect();
+    batch.send().await.unwrap();
+    for (i, waiter) in waiters.into_iter().enumerate() {
+        assert_eq!(waiter.await.unwrap(), i as u64, "answers in order");
+    }
+    // Each answer takes 1 s: the chunks arrive in waves, one wave a second.
+    let received = node.received();
+    let start = received[0].at;
+    let mut per_second = std::collections::BTreeMap::<u64, usize>::new();
+    for r in &received {
+        *per_second.entry((r.at - start).as_secs()).or_default() += 1;
+    }
+    assert_eq!(per_second.into_values().collect::<Vec<_>>(), [4, 4, 2], "10 chunks, 4 at a time");
+    assert_eq!(service.network_metrics(NET).unwrap().calls_sent(), 9500, "every call of every chunk counted");
+}
+
+#[tokio::test(start_paused = true)]
 async fn in_a_batch_only_the_requests_with_retryable_errors_are_sent_again() {
     let node = StubNode::start(|n, body| {
         Reply::Json(answer(body, |request| match (n, request["params"][0].as_u64()) {

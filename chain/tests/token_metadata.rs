@@ -15,7 +15,7 @@ use support::stub::{Reply, StubNode, answer};
 use vestibule_chain::activity::TransferAsset;
 use vestibule_chain::activity::otterscan::{MAX_TOKEN_LOOKUPS_PER_PAGE, MAX_TRANSFERS_PER_TRANSACTION, OtterscanActivity};
 use vestibule_chain::balances::TokenMetadataCache;
-use vestibule_chain::config::{NetworkConfig, TokenConfig};
+use vestibule_chain::config::{ActivityConfig, NetworkConfig, TokenConfig};
 use vestibule_chain::erc20::TRANSFER_TOPIC;
 use vestibule_chain::{ActivitySource, ChainConfig, ChainService, NetworkId};
 
@@ -54,6 +54,7 @@ fn transfer_log(index: usize, token: &Token) -> Value {
         "topics": [TRANSFER_TOPIC, SENDER.into_word(), VICTIM.into_word()],
         "data": hex(U256::from(1_000_000u64).abi_encode()),
         "transactionHash": tx_hash(index),
+        "blockNumber": "0x5",
     })
 }
 
@@ -107,6 +108,8 @@ fn config(url: &str, tokens: &[Token]) -> ChainConfig {
     let network = NetworkConfig {
         rpc_urls: vec![url.to_string()],
         tokens: tokens.iter().map(|t| TokenConfig { address: t.address.to_string(), ..Default::default() }).collect(),
+        // Pages of 100, so that the stub's block (up to 100 transactions the logs found) is one page.
+        activity: ActivityConfig { page_size: 100, ..Default::default() },
         ..Default::default()
     };
     ChainConfig { networks: [(NET.to_string(), network)].into(), ..Default::default() }

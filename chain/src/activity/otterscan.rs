@@ -76,6 +76,7 @@ struct NodeLog {
     #[serde(default)]
     data: Bytes,
     transaction_hash: Option<B256>,
+    block_number: Option<U64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -118,6 +119,33 @@ pub fn page_range(high: u64, oldest_found: Option<u64>, last_page: bool, max_ran
         next_before = Some(low);
     }
     PageRange { low, high, next_before }
+}
+
+/// Where a page ends when its token logs name more transactions the search did not find than one
+/// page fetches (`cap`, the page size: each costs the node a transaction and a receipt read). Any
+/// address can be sent token transfers by anyone, so those transactions are not bounded by what
+/// the account did: an address in many logs (the zero address, a spammed one) would otherwise
+/// have one page fetch every transaction of `max_log_block_range` blocks at once.
+///
+/// `log_only`: (block, hash) of each such transaction. Within `cap`: the range as it was and every
+/// hash. Beyond: the page keeps the newest whole blocks that hold fewer than `cap` of them, and the
+/// next page starts below them; if the newest such block alone holds more than `cap`, the page is
+/// that block and above, with the first `cap` of its hashes (in hash order) and not the rest.
+pub fn cut_at_log_only(range: PageRange, log_only: &[(u64, B256)], cap: usize) -> (PageRange, Vec<B256>) {
+    let mut newest_first: Vec<(u64, B256)> = log_only.iter().copied().collect::<HashSet<_>>().into_iter().collect();
+    if newest_first.len() <= cap {
+        return (range, newest_first.into_iter().map(|(_, hash)| hash).collect());
+    }
+    newest_first.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let first_left_out = newest_first[cap].0;
+    let above: Vec<B256> = newest_first.iter().take_while(|(block, _)| *block > first_left_out).map(|(_, hash)| *hash).collect();
+    if !above.is_empty() {
+        let low = first_left_out + 1;
+        return (PageRange { low, next_before: Some(low), ..range }, above);
+    }
+    let low = first_left_out;
+    let kept = newest_first.iter().filter(|(block, _)| *block == low).take(cap).map(|(_, hash)| *hash).collect();
+    (PageRange { low, next_before: (low > 0).then_some(low), ..range }, kept)
 }
 
 /// The most token contracts whose metadata (`decimals`, `symbol`) one page asks for. Any address
@@ -199,9 +227,18 @@ impl ActivitySource for OtterscanActivity {
         batch.send().await?;
         let logs: Vec<NodeLog> = incoming.await?.into_iter().chain(outgoing.await?).collect();
 
-        // 3. The transactions only the logs found, and unknown tokens' metadata.
+        // 3. The transactions only the logs found (at most a page of them: the range may shrink),
+        //    and unknown tokens' metadata.
         let mut transactions: BTreeMap<B256, (NodeTransaction, Option<NodeReceipt>)> = BTreeMap::new();
         let receipts: BTreeMap<B256, NodeReceipt> = search.receipts.into_iter().map(|r| (r.transaction_hash, r)).collect();
+        let log_block = |l: &NodeLog| l.block_number.map(|b| b.to::<u64>());
+        let searched: HashSet<B256> = search.txs.iter().map(|t| t.hash).collect();
+        let log_only: Vec<(u64, B256)> = logs
+            .iter()
+            .filter_map(|l| Some((log_block(l)?, l.transaction_hash?)))
+            .filter(|(block, hash)| *block >= range.low && !searched.contains(hash))
+            .collect();
+        let (range, missing) = cut_at_log_only(range, &log_only, page_size as usize);
         for tx in search.txs {
             let in_range = tx.block_number.is_some_and(|b| b.to::<u64>() >= range.low);
             if in_range {
@@ -209,13 +246,7 @@ impl ActivitySource for OtterscanActivity {
                 transactions.insert(tx.hash, (tx, receipt));
             }
         }
-        let missing: Vec<B256> = logs
-            .iter()
-            .filter_map(|l| l.transaction_hash)
-            .filter(|h| !transactions.contains_key(h))
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
+        let logs: Vec<NodeLog> = logs.into_iter().filter(|l| log_block(l).is_some_and(|b| b >= range.low)).collect();
         let mut token_contracts: HashSet<Address> = logs.iter().filter(|l| l.topics.len() == 3).map(|l| l.address).collect();
         for (_, receipt) in transactions.values() {
             for log in receipt.iter().flat_map(|r| &r.logs) {
@@ -406,6 +437,45 @@ mod tests {
         assert_eq!(picked.len(), MAX_TOKEN_LOOKUPS_PER_PAGE);
         assert_eq!(picked, (0..32u8).map(Address::with_last_byte).collect::<Vec<_>>());
         assert_eq!(tokens_to_look_up([Address::ZERO]), [Address::ZERO]);
+    }
+
+    fn hash(n: u8) -> B256 {
+        B256::with_last_byte(n)
+    }
+
+    #[test]
+    fn given_log_only_transactions_within_a_page_when_cut_then_the_range_and_all_of_them_stay() {
+        let range = PageRange { low: 0, high: 100, next_before: None };
+        let (cut, mut kept) = cut_at_log_only(range, &[(90, hash(1)), (80, hash(2)), (90, hash(1))], 2);
+        kept.sort();
+        assert_eq!((cut, kept), (range, vec![hash(1), hash(2)]), "the same hash twice (two logs) counts once");
+    }
+
+    #[test]
+    fn given_more_log_only_transactions_than_a_page_when_cut_then_the_page_ends_above_the_first_block_left_out() {
+        let range = PageRange { low: 0, high: 100, next_before: None };
+        let log_only = [(50, hash(5)), (95, hash(1)), (90, hash(2)), (90, hash(3)), (70, hash(4))];
+        // The newest 3 are 95, 90, 90; the first left out is at 70, so the page is 71..=100.
+        let (cut, kept) = cut_at_log_only(range, &log_only, 3);
+        assert_eq!(cut, PageRange { low: 71, high: 100, next_before: Some(71) });
+        assert_eq!(kept, [hash(1), hash(2), hash(3)]);
+        // A page of 2: the second 90 would be left out, so block 90 goes whole to the next page.
+        let (cut, kept) = cut_at_log_only(range, &log_only, 2);
+        assert_eq!(cut, PageRange { low: 91, high: 100, next_before: Some(91) });
+        assert_eq!(kept, [hash(1)]);
+    }
+
+    #[test]
+    fn given_one_block_with_more_log_only_transactions_than_a_page_when_cut_then_the_page_is_that_block_with_a_page_of_them() {
+        let range = PageRange { low: 10, high: 100, next_before: Some(10) };
+        let log_only: Vec<(u64, B256)> = (1..=5).rev().map(|n| (100, hash(n))).chain([(40, hash(9))]).collect();
+        let (cut, kept) = cut_at_log_only(range, &log_only, 3);
+        assert_eq!(cut, PageRange { low: 100, high: 100, next_before: Some(100) });
+        assert_eq!(kept, [hash(1), hash(2), hash(3)], "the first of the block's hashes, in hash order");
+        // At genesis there is nothing below.
+        let genesis = PageRange { low: 0, high: 0, next_before: None };
+        let (cut, kept) = cut_at_log_only(genesis, &[(0, hash(1)), (0, hash(2))], 1);
+        assert_eq!((cut, kept), (PageRange { low: 0, high: 0, next_before: None }, vec![hash(1)]));
     }
 
     #[test]

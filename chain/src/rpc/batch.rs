@@ -1,12 +1,16 @@
-//! JSON-RPC batches of at most `max` requests: a larger batch is sent as several, concurrently,
-//! and their answers are joined into one.
+//! JSON-RPC batches of at most `max` requests: a larger batch is sent as several, at most
+//! [`CHUNKS_IN_FLIGHT`] at a time, and their answers are joined into one, in order.
 
 use std::task::{Context, Poll};
 
 use alloy::rpc::json_rpc::{RequestPacket, ResponsePacket};
 use alloy::transports::{TransportError, TransportFut};
-use futures_util::future::try_join_all;
+use futures_util::{StreamExt, TryStreamExt};
 use tower::{Layer, Service, ServiceExt};
+
+/// The most chunks of one batch sent at once: a batch the node would take as many HTTP requests
+/// does not reach it as that many at the same moment.
+pub const CHUNKS_IN_FLIGHT: usize = 4;
 
 #[derive(Debug, Clone, Copy)]
 pub struct BatchLimitLayer {
@@ -59,9 +63,11 @@ where
         let mut rest = requests.into_iter();
         let chunks: Vec<RequestPacket> =
             chunk_sizes(rest.len(), self.max).into_iter().map(|n| RequestPacket::Batch(rest.by_ref().take(n).collect())).collect();
-        let inner = self.inner.clone();
+        // Each chunk's future sends nothing until polled, so `buffered` keeps at most
+        // CHUNKS_IN_FLIGHT of them on the wire.
+        let sends: Vec<_> = chunks.into_iter().map(|chunk| self.inner.clone().oneshot(chunk)).collect();
         Box::pin(async move {
-            let answers = try_join_all(chunks.into_iter().map(|chunk| inner.clone().oneshot(chunk))).await?;
+            let answers: Vec<ResponsePacket> = futures_util::stream::iter(sends).buffered(CHUNKS_IN_FLIGHT).try_collect().await?;
             let mut all = Vec::new();
             for answer in answers {
                 match answer {

@@ -93,9 +93,10 @@ where
                 if attempt_timeout.is_zero() {
                     return Err(RpcFailure::Timeout);
                 }
-                self.metrics.request();
+                let packet = call.packet();
+                self.metrics.request(packet.len());
                 let started = Instant::now();
-                let outcome = tokio::time::timeout(attempt_timeout, endpoint.clone().oneshot(call.packet())).await;
+                let outcome = tokio::time::timeout(attempt_timeout, endpoint.clone().oneshot(packet)).await;
                 self.metrics.latency(started.elapsed());
                 let (failure, reported) = match outcome {
                     Ok(Ok(response)) => match call.absorb(response) {
