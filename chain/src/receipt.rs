@@ -16,6 +16,11 @@ pub enum ReceiptOutcome {
     Mined(MinedReceipt),
     /// No receipt yet when the wait ended (still in the mempool, dropped, or on another node).
     NotYetMined,
+    /// Mined, but sent to another address than the one asked for: the hash (the wallet's word) is
+    /// not the transfer's.
+    SentElsewhere {
+        to: Option<Address>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +32,9 @@ pub struct MinedReceipt {
     pub gas_used: u64,
     pub effective_gas_price: Option<u128>,
     pub contract_address: Option<Address>,
+    /// The address it was sent to (none for a deployment).
+    #[serde(default)]
+    pub to: Option<Address>,
     /// The accounts whose activity it changed: its sender, its recipient (or the contract it
     /// created), and both sides of every ERC-20/721 `Transfer` it logged.
     #[serde(default)]
@@ -58,6 +66,15 @@ struct NodeReceipt {
 
 /// Polls every `poll_interval` until the receipt is there or `max_wait` has passed. A failed poll
 /// is tried again at the next one; the error is returned only if the last poll failed too.
+/// The wait after the `polls`-th unanswered poll: `every` for the first 10 (most transactions are
+/// mined by then), then twice as long every 5 polls, up to 8 × `every`. A hash that never mines
+/// (a wallet's made-up answer costs the node nothing to give) costs 31 polls over 2 minutes at a
+/// 1 s `every`, not 120.
+pub fn receipt_poll_delay(polls: u32, every: Duration) -> Duration {
+    let doublings = (polls + 4).saturating_sub(10) / 5;
+    every * (1u32 << doublings.min(3))
+}
+
 pub async fn wait_for_receipt(
     client: &RpcClient,
     hash: B256,
@@ -65,17 +82,20 @@ pub async fn wait_for_receipt(
     poll_interval: Duration,
 ) -> Result<ReceiptOutcome, ChainError> {
     let deadline = tokio::time::Instant::now() + max_wait;
+    let mut polls = 0u32;
     loop {
         let last = match client.request::<_, Option<NodeReceipt>>("eth_getTransactionReceipt", (hash,)).await {
             Ok(Some(receipt)) => return Ok(ReceiptOutcome::Mined(mined(receipt))),
             Ok(None) => Ok(ReceiptOutcome::NotYetMined),
             Err(error) => Err(ChainError::from(error)),
         };
+        polls += 1;
+        let wait = receipt_poll_delay(polls, poll_interval);
         let now = tokio::time::Instant::now();
-        if now + poll_interval > deadline {
+        if now + wait > deadline {
             return last;
         }
-        tokio::time::sleep(poll_interval).await;
+        tokio::time::sleep(wait).await;
     }
 }
 
@@ -99,6 +119,32 @@ fn mined(receipt: NodeReceipt) -> MinedReceipt {
         gas_used: receipt.gas_used.to(),
         effective_gas_price: receipt.effective_gas_price.map(|p| p.to()),
         contract_address: receipt.contract_address,
+        to: receipt.to,
         accounts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn given_a_hash_that_never_mines_when_polled_for_two_minutes_then_the_polls_thin_out_to_31() {
+        let every = Duration::from_secs(1);
+        let delays: Vec<u64> = (1..=30).map(|n| receipt_poll_delay(n, every).as_secs()).collect();
+        assert_eq!(&delays[..10], [1; 10], "every second while most transactions mine");
+        assert_eq!(&delays[10..20], [2, 2, 2, 2, 2, 4, 4, 4, 4, 4]);
+        assert_eq!(&delays[20..], [8; 10], "then at most 8 s apart");
+        // Polls within 120 s: the first at once, then one after each wait.
+        let mut at = 0;
+        let polls = 1
+            + (1..)
+                .map(|n| receipt_poll_delay(n, every).as_secs())
+                .take_while(|d| {
+                    at += d;
+                    at <= 120
+                })
+                .count();
+        assert_eq!(polls, 31);
     }
 }

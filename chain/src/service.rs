@@ -623,16 +623,32 @@ impl ChainService {
         serde_json::from_str(raw.get()).map_err(|e| ChainError::Decode(e.to_string()))
     }
 
-    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`. Once it is
-    /// mined, the activity pages of the accounts it touched (sender, recipient, the sides of its
-    /// token transfers) are dropped before this returns, so the next page asked is read anew.
-    pub async fn receipt(&self, network: NetworkId, hash: B256, max_wait: Duration) -> Result<ReceiptOutcome, ChainError> {
+    /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`, polling less
+    /// often as it waits ([`crate::receipt::receipt_poll_delay`]). With `sent_to`, a transaction
+    /// mined to another address is [`ReceiptOutcome::SentElsewhere`]: the hash came from a wallet
+    /// (the browser), and any mined transaction's hash would otherwise pass for the transfer.
+    /// Once the transfer is mined, the activity pages of the accounts it touched (sender,
+    /// recipient, the sides of its token transfers) are dropped before this returns, so the next
+    /// page asked is read anew.
+    pub async fn receipt(
+        &self,
+        network: NetworkId,
+        hash: B256,
+        max_wait: Duration,
+        sent_to: Option<Address>,
+    ) -> Result<ReceiptOutcome, ChainError> {
         let entry = self.network(network)?;
         let outcome = wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await?;
-        if let ReceiptOutcome::Mined(mined) = &outcome {
-            self.invalidate_activity(network, &mined.accounts, mined.block_number);
+        match outcome {
+            ReceiptOutcome::Mined(mined) if sent_to.is_some_and(|to| mined.to != Some(to)) => {
+                Ok(ReceiptOutcome::SentElsewhere { to: mined.to })
+            }
+            ReceiptOutcome::Mined(mined) => {
+                self.invalidate_activity(network, &mined.accounts, mined.block_number);
+                Ok(ReceiptOutcome::Mined(mined))
+            }
+            other => Ok(other),
         }
-        Ok(outcome)
     }
 
     /// A Solana send's transaction from `from` to `to`, built with a recent blockhash (SOL: a

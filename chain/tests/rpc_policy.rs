@@ -291,6 +291,23 @@ async fn batches_larger_than_1000_are_sent_in_chunks() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_receipt_that_never_comes_is_asked_for_31_times_in_two_minutes_not_120() {
+    // Review finding: a wallet can answer a send with any hash, and one that never mines was
+    // polled every second for the whole 2 minutes.
+    let node = StubNode::start(|_, body| Reply::Json(answer(body, |_| Ok(Value::Null)))).await;
+    let service = service(&[node.url()]);
+    let hash = alloy::primitives::B256::repeat_byte(0x42);
+    let started = tokio::time::Instant::now();
+    let outcome = service.receipt(NET, hash, Duration::from_secs(120), None).await;
+    assert_eq!(outcome, Ok(vestibule_chain::ReceiptOutcome::NotYetMined));
+    assert_eq!(started.elapsed(), Duration::from_secs(120));
+    assert_eq!(node.received().len(), 31);
+    let gaps: Vec<u64> = node.gaps().iter().map(|g| g.as_secs()).collect();
+    assert_eq!(gaps[..12], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2], "every second at first");
+    assert_eq!(gaps.last(), Some(&8));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_batch_of_many_chunks_has_at_most_four_of_them_at_the_node_at_once() {
     // Review finding: every chunk of a batch was sent at the same moment (20 HTTP batches of 1,000
     // calls in flight for one activity page).

@@ -120,7 +120,7 @@ impl ChainEffects for ServiceEffects {
         })
     }
 
-    fn receipt(&self, network: CaipNetworkId, hash: String) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String) -> ChainFuture<ReceiptOutcome> {
         let service = self.service.clone();
         let wait = self.receipt_wait;
         Box::pin(async move {
@@ -140,11 +140,18 @@ impl ChainEffects for ServiceEffects {
             let Ok(hash) = hash.parse::<B256>() else {
                 return ReceiptOutcome::NotMined(format!("not a transaction hash: {hash}"));
             };
-            match service.receipt(id, hash, wait).await {
+            let Some(sent_to) = parse_address(&sent_to) else {
+                return ReceiptOutcome::NotMined(format!("not an address: {sent_to}"));
+            };
+            match service.receipt(id, hash, wait, Some(sent_to)).await {
                 Ok(vestibule_chain::ReceiptOutcome::Mined(r)) => ReceiptOutcome::Mined {
                     success: r.status == chain_activity::TransactionStatus::Confirmed,
                     block_number: r.block_number,
                 },
+                Ok(vestibule_chain::ReceiptOutcome::SentElsewhere { to }) => ReceiptOutcome::NotMined(format!(
+                    "the transaction mined is not this transfer: it was sent to {}",
+                    to.map_or_else(|| "no address (a deployment)".to_string(), |to| to.to_checksum(None))
+                )),
                 Ok(vestibule_chain::ReceiptOutcome::NotYetMined) => {
                     ReceiptOutcome::NotMined(format!("no receipt within {} s", wait.as_secs()))
                 }

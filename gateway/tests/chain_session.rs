@@ -20,7 +20,7 @@ use std::time::Duration;
 use alloy::primitives::{Address, U256};
 use alloy::providers::{Provider, ProviderBuilder};
 use anvil::{Anvil, dev_wallet};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::evm::*;
 use support::*;
 
@@ -118,6 +118,25 @@ async fn a_session_shows_the_node_balances_activity_and_send_and_the_spec_failur
         s["activity"]["transactions"][0]["id"] == hash.as_str()
     })
     .await;
+
+    // The wallet answers the next send with the hash of another mined transaction (the incoming
+    // 2 ETH, sent to the dev wallet, not to the receiver): it is not taken for this transfer.
+    let result = client.command(json!({ "type": "SubmitSend", "form": form })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    let (request_id, _) = first_request(&client.state);
+    let other_hash = format!("{:#x}", sent.transaction_hash);
+    let outcome = json!({ "status": "ok", "result": other_hash });
+    let result = client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    let status_of = |s: &Value, hash: &str| {
+        s["send"]["sent"].as_array().and_then(|sent| sent.iter().find(|t| t["hash"] == hash)).map(|t| t["status"].clone())
+    };
+    wait_for(&mut client, "the other hash's receipt", Duration::from_secs(60), |s| {
+        status_of(s, &other_hash).is_some_and(|status| status != "pending")
+    })
+    .await;
+    assert_eq!(status_of(&client.state, &other_hash), Some(json!("unconfirmed")), "{:#}", client.state["send"]);
+    assert_eq!(status_of(&client.state, &hash), Some(json!("confirmed")), "the positive: the real send is confirmed");
 
     // The chain service's metrics are on /metrics.
     let (status, metrics) = gateway.http_get("/metrics", None).await;

@@ -126,6 +126,17 @@ pub struct Transfer {
     pub receiver: String,
 }
 
+impl Transfer {
+    /// The address the transaction was built to: the receiver of a native transfer, the token
+    /// contract of an ERC-20 one (from its asset id, `eip155:1/erc20:0x…`).
+    pub fn sent_to(&self) -> &str {
+        match self.asset.split_once("/erc20:") {
+            Some((_, contract)) if self.kind == TransferKind::Erc20 => contract,
+            _ => &self.receiver,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub enum SentStatus {
@@ -268,5 +279,27 @@ pub fn chart() -> Statechart {
                 t("sending", "SendFailed", "idle"),
             ],
         )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transfer_is_sent_to_its_receiver_or_its_token_contract() {
+        let native = Transfer {
+            request_id: "r".into(),
+            network: CaipNetworkId::eip155(1),
+            kind: TransferKind::Native,
+            asset: "eip155:1/native".into(),
+            symbol: "ETH".into(),
+            amount: "1".into(),
+            receiver: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8".into(),
+        };
+        assert_eq!(native.sent_to(), "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+        let token =
+            Transfer { kind: TransferKind::Erc20, asset: "eip155:1/erc20:0x5FbDB2315678afecb367f032d93F642f64180aa3".into(), ..native };
+        assert_eq!(token.sent_to(), "0x5FbDB2315678afecb367f032d93F642f64180aa3");
     }
 }

@@ -110,10 +110,22 @@ const TOO_LARGE_TO_KEEP: &str = "the answer is too large to keep";
 enum ChainAsk {
     Balances(crate::machines::balances::BalanceFetch),
     Activity(crate::machines::activity::ActivityFetch),
-    Receipt(crate::model::caip::CaipNetworkId, String),
-    HostRead { request_id: String, network: crate::model::caip::CaipNetworkId, method: String, params: serde_json::Value },
+    /// The network, the hash, and the address the transfer was built to.
+    Receipt(crate::model::caip::CaipNetworkId, String, String),
+    HostRead {
+        request_id: String,
+        network: crate::model::caip::CaipNetworkId,
+        method: String,
+        params: serde_json::Value,
+    },
     SolanaPrepare(crate::machines::send::SolanaSend),
-    SolanaSubmit { id: u64, network: crate::model::caip::CaipNetworkId, from: String, message: String, signed: String },
+    SolanaSubmit {
+        id: u64,
+        network: crate::model::caip::CaipNetworkId,
+        from: String,
+        message: String,
+        signed: String,
+    },
 }
 
 use crate::machines::send::SolanaSendStep;
@@ -928,7 +940,8 @@ impl ModalSession {
             wanted.push((("activity", fetch.id.to_string()), ChainAsk::Activity(fetch)));
         }
         for sent in state.send.awaiting_receipts() {
-            wanted.push((("receipt", sent.hash.clone()), ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone())));
+            let ask = ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone(), sent.transfer.sent_to().to_string());
+            wanted.push((("receipt", sent.hash.clone()), ask));
         }
         if let Some(send) = state.send.solana.clone() {
             match &send.step {
@@ -967,30 +980,31 @@ impl ModalSession {
                 continue;
             }
             let chain = self.shell.chain.clone();
-            let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> =
-                match ask {
-                    ChainAsk::Balances(fetch) => {
-                        let id = fetch.id;
-                        Box::pin(async move { Command::BalancesFetched { id, outcome: chain.balances(fetch).await } })
-                    }
-                    ChainAsk::Activity(fetch) => {
-                        let id = fetch.id;
-                        Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
-                    }
-                    ChainAsk::Receipt(network, hash) => {
-                        Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone()).await, hash } })
-                    }
-                    ChainAsk::HostRead { request_id, network, method, params } => Box::pin(async move {
-                        Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id }
-                    }),
-                    ChainAsk::SolanaPrepare(send) => {
-                        let id = send.id;
-                        Box::pin(async move { Command::SolanaSendPrepared { id, outcome: chain.prepare_solana_send(send).await } })
-                    }
-                    ChainAsk::SolanaSubmit { id, network, from, message, signed } => Box::pin(async move {
-                        Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
-                    }),
-                };
+            let future: std::pin::Pin<Box<dyn std::future::Future<Output = Command> + Send>> = match ask {
+                ChainAsk::Balances(fetch) => {
+                    let id = fetch.id;
+                    Box::pin(async move { Command::BalancesFetched { id, outcome: chain.balances(fetch).await } })
+                }
+                ChainAsk::Activity(fetch) => {
+                    let id = fetch.id;
+                    Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
+                }
+                ChainAsk::Receipt(network, hash, sent_to) => {
+                    Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to).await, hash } })
+                }
+                ChainAsk::HostRead { request_id, network, method, params } => {
+                    Box::pin(
+                        async move { Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id } },
+                    )
+                }
+                ChainAsk::SolanaPrepare(send) => {
+                    let id = send.id;
+                    Box::pin(async move { Command::SolanaSendPrepared { id, outcome: chain.prepare_solana_send(send).await } })
+                }
+                ChainAsk::SolanaSubmit { id, network, from, message, signed } => Box::pin(async move {
+                    Command::SolanaSendSubmitted { id, outcome: chain.submit_solana_send(network, from, message, signed).await }
+                }),
+            };
             let handle = ctx.spawn(future.into_actor(self).map(|command, _act, ctx| {
                 ctx.address().do_send(Internal { command });
             }));
