@@ -99,16 +99,28 @@ pub async fn wait_for_receipt(
     }
 }
 
+/// The most accounts a receipt names for dropping cached activity: its sender, its recipient or
+/// created contract, and the first sides of its token transfers. A contract can log any number of
+/// transfers in one transaction, and each account named costs a pass over the activity cache
+/// under its lock; an account past the bound sees its cached page for at most 30 s more.
+pub const MAX_RECEIPT_ACCOUNTS: usize = 64;
+
 fn mined(receipt: NodeReceipt) -> MinedReceipt {
     let transfer_sides = receipt
         .logs
         .iter()
         .filter(|log| log.topics.len() >= 3 && log.topics[0] == crate::erc20::TRANSFER_TOPIC)
         .flat_map(|log| [Address::from_word(log.topics[1]), Address::from_word(log.topics[2])]);
-    let mut accounts: Vec<Address> =
-        [receipt.from, receipt.to, receipt.contract_address].into_iter().flatten().chain(transfer_sides).collect();
+    let mut accounts: Vec<Address> = Vec::new();
+    for account in [receipt.from, receipt.to, receipt.contract_address].into_iter().flatten().chain(transfer_sides) {
+        if accounts.len() == MAX_RECEIPT_ACCOUNTS {
+            break;
+        }
+        if !accounts.contains(&account) {
+            accounts.push(account);
+        }
+    }
     accounts.sort();
-    accounts.dedup();
     MinedReceipt {
         hash: receipt.transaction_hash,
         status: match receipt.status {
@@ -146,5 +158,31 @@ mod tests {
                 })
                 .count();
         assert_eq!(polls, 31);
+    }
+
+    #[test]
+    fn given_a_receipt_with_thousands_of_transfers_when_read_then_it_names_its_own_sides_and_at_most_64_accounts() {
+        let (from, to) = (Address::repeat_byte(0xf1), Address::repeat_byte(0x70));
+        let logs: Vec<serde_json::Value> = (0..5_000u32)
+            .map(|n| {
+                let side = Address::left_padding_from(&n.to_be_bytes()).into_word();
+                serde_json::json!({ "topics": [crate::erc20::TRANSFER_TOPIC, to.into_word(), side] })
+            })
+            .collect();
+        let receipt: NodeReceipt = serde_json::from_value(serde_json::json!({
+            "transactionHash": B256::repeat_byte(1), "status": "0x1", "blockNumber": "0x5", "gasUsed": "0x5208",
+            "from": from, "to": to, "logs": logs,
+        }))
+        .unwrap();
+        let accounts = mined(receipt).accounts;
+        assert_eq!(accounts.len(), MAX_RECEIPT_ACCOUNTS);
+        assert!(accounts.contains(&from) && accounts.contains(&to), "its own sender and recipient first");
+        // The positive side: a small transaction names every side.
+        let few: NodeReceipt = serde_json::from_value(serde_json::json!({
+            "transactionHash": B256::repeat_byte(1), "status": "0x1", "blockNumber": "0x5", "gasUsed": "0x5208",
+            "from": from, "to": to, "logs": [{ "topics": [crate::erc20::TRANSFER_TOPIC, from.into_word(), Address::ZERO.into_word()] }],
+        }))
+        .unwrap();
+        assert_eq!(mined(few).accounts, [Address::ZERO, to, from]);
     }
 }
