@@ -1,6 +1,6 @@
 //! The Solana JSON-RPC reads and writes of the chain service, over the same policy stack as EVM
 //! (alloy's `RpcClient` is generic JSON-RPC): balances in one batch (`getBalance`, then
-//! `getTokenAccountsByOwner` with `jsonParsed` for both token programs, and the mints not yet
+//! `getTokenAccountsByOwner` with `jsonParsed` for each configured mint, and the mints not yet
 //! known), what a send needs (`getLatestBlockhash`, whether the receiver's token account exists),
 //! sending a signed transaction, and waiting for its confirmation (`getSignatureStatuses`).
 
@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::tx::{SolanaTransfer, transfer_message, unsigned_transaction};
-use super::{SolAddress, SolHash, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, associated_token_address, is_token_program};
+use super::{SolAddress, SolHash, associated_token_address, is_token_program};
 use crate::amount::Amount;
 use crate::balances::{AccountAddress, AssetBalance, Balances};
 use crate::config::NetworkSettings;
@@ -88,10 +88,12 @@ pub async fn fetch_balances(
     let parsed = json!({ "encoding": "jsonParsed", "commitment": "confirmed" });
     let mut batch = client.new_batch();
     let lamports = batch.add_call::<_, Value>("getBalance", &json!([owner_text, commitment]))?;
-    let mut by_program = Vec::new();
-    for program in [TOKEN_PROGRAM, TOKEN_2022_PROGRAM] {
-        let params = json!([owner_text, { "programId": program.to_string() }, parsed]);
-        by_program.push(batch.add_call::<_, Value>("getTokenAccountsByOwner", &params)?);
+    // By configured mint, not by token program: the owner is whoever the visitor names, and an
+    // owner of many token accounts (of any mints) would make a whole program's list the answer.
+    let mut by_mint = Vec::new();
+    for token in &network.spl_tokens {
+        let params = json!([owner_text, { "mint": token.mint.to_string() }, parsed]);
+        by_mint.push(batch.add_call::<_, Value>("getTokenAccountsByOwner", &params)?);
     }
     let mut unknown = Vec::new();
     for token in &network.spl_tokens {
@@ -105,7 +107,7 @@ pub async fn fetch_balances(
     let lamports: Context<u64> = decode(lamports.await?, "getBalance")?;
     // Sums of every token account of the owner, by mint (an owner may hold several per mint).
     let mut held: HashMap<String, u128> = HashMap::new();
-    for waiter in by_program {
+    for waiter in by_mint {
         let accounts: Context<Vec<Value>> = decode(waiter.await?, "getTokenAccountsByOwner")?;
         for entry in accounts.value {
             let Some(info) = entry.pointer("/account/data").and_then(|d| parsed_info(d, "account")) else { continue };
