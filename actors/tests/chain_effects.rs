@@ -4,21 +4,25 @@
 //! the transfer had dropped off the session's list of eight (34 upstream calls a second from one
 //! session, after it had closed).
 //!
+//! A host's read is asked on behalf of the client address of the connection that sent it, so one
+//! client's sessions share one client's part of the chain calls at the nodes.
+//!
 //! Real actors on a real sled directory; no sleeps: waits are bounded numbers of runtime turns.
 
 mod support;
 
-use std::sync::Arc;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use actix::System;
-use support::{T0, execute, open_log, quiet_config, until};
+use support::{T0, TestConnection, execute, open_log, quiet_config, until};
 use vestibule_actors::machines::balances::{BalancesSnapshot, BalancesStatus};
 use vestibule_actors::machines::requests::WalletOutcome;
 use vestibule_actors::machines::send::{MAX_SENT, SendForm};
 use vestibule_actors::model::caip::CaipNetworkId;
 use vestibule_actors::model::options::SessionOptions;
-use vestibule_actors::runtime::{ChainEffects, ChainFuture, Inspect, ManualClock, Registry, RuntimeMetrics};
+use vestibule_actors::runtime::{Attach, ChainEffects, ChainFuture, Execute, Inspect, ManualClock, Registry, RuntimeMetrics};
 use vestibule_actors::session::{ClientCommand as C, ReceiptOutcome};
 use vestibule_actors::testing::{ALICE, DEV_WALLET_RDNS, balances_of, dev_wallet, wallet_ok};
 
@@ -35,9 +39,12 @@ impl Drop for LivePoll {
 
 /// Serves eip155:1, answers balances at once (with a native symbol of `symbol_bytes` when set),
 /// and never answers anything else.
+#[derive(Default)]
 struct SilentChain {
     receipt_polls: Arc<AtomicUsize>,
     symbol_bytes: Option<usize>,
+    /// The client address of each host read asked, in order.
+    host_reads: Mutex<Vec<Option<IpAddr>>>,
 }
 
 fn never<T: Send + 'static>() -> ChainFuture<T> {
@@ -69,7 +76,8 @@ impl ChainEffects for SilentChain {
             std::future::pending::<ReceiptOutcome>().await
         })
     }
-    fn host_read(&self, _: CaipNetworkId, _: String, _: serde_json::Value) -> ChainFuture<WalletOutcome> {
+    fn host_read(&self, _: CaipNetworkId, _: String, _: serde_json::Value, client: Option<IpAddr>) -> ChainFuture<WalletOutcome> {
+        self.host_reads.lock().unwrap().push(client);
         never()
     }
     fn prepare_solana_send(
@@ -104,7 +112,7 @@ fn given_more_sends_than_the_session_keeps_when_their_receipts_never_come_then_o
     let dir = tempfile::tempdir().unwrap();
     System::new().block_on(async move {
         let receipt_polls = Arc::new(AtomicUsize::new(0));
-        let chain = Arc::new(SilentChain { receipt_polls: receipt_polls.clone(), symbol_bytes: None });
+        let chain = Arc::new(SilentChain { receipt_polls: receipt_polls.clone(), ..Default::default() });
         let registry =
             Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), quiet_config(), Arc::new(RuntimeMetrics::default()))
                 .with_chain(chain);
@@ -158,7 +166,7 @@ fn given_balances_too_large_for_the_log_when_they_arrive_then_the_fetch_fails_in
     let dir = tempfile::tempdir().unwrap();
     System::new().block_on(async move {
         // A native symbol of 300,000 bytes: the answer's event is over the log's 256 KiB.
-        let chain = Arc::new(SilentChain { receipt_polls: Arc::default(), symbol_bytes: Some(300_000) });
+        let chain = Arc::new(SilentChain { symbol_bytes: Some(300_000), ..Default::default() });
         let registry =
             Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), quiet_config(), Arc::new(RuntimeMetrics::default()))
                 .with_chain(chain);
@@ -178,5 +186,39 @@ fn given_balances_too_large_for_the_log_when_they_arrive_then_the_fetch_fails_in
             tokio::task::yield_now().await;
         }
         assert_eq!(status().await, BalancesStatus::Failed, "the fetch ended, as a failed one");
+    });
+}
+
+#[test]
+fn given_two_clients_on_one_session_when_each_has_the_host_read_then_each_read_is_asked_for_its_sender_s_address() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let chain = Arc::new(SilentChain::default());
+        let registry =
+            Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), quiet_config(), Arc::new(RuntimeMetrics::default()))
+                .with_chain(chain.clone());
+        let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1"] })).unwrap();
+        let (id, _) = registry.create("test", ORIGIN, options).await.unwrap();
+        let session = registry.session(id);
+
+        // Given a session with a connection from 192.0.2.1 and one from 198.51.100.7
+        let (first, second) = (IpAddr::from([192, 0, 2, 1]), IpAddr::from([198, 51, 100, 7]));
+        let mut connections = [(1, first), (2, second)].map(|(n, ip)| (TestConnection::new(n), ip));
+        for (connection, ip) in &mut connections {
+            let link = connection.link.take().unwrap().from_client(Some(*ip));
+            session.send(Attach { link, last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
+        }
+        let read =
+            |n: u64| C::HostRequest { request_id: format!("read-{n}"), method: "eth_blockNumber".into(), params: serde_json::json!([]) };
+
+        // When the second connection sends a host read, then the first one does
+        for n in [2, 1] {
+            let reply = session.send(Execute::new(format!("cmd-{n}"), read(n), Some(n))).await.unwrap();
+            assert!(reply.error.is_none(), "{:?}", reply.error);
+            until(|| chain.host_reads.lock().unwrap().len() == (3 - n) as usize, "the read was asked").await;
+        }
+
+        // Then each read is asked for the address of the connection that sent it
+        assert_eq!(*chain.host_reads.lock().unwrap(), vec![Some(second), Some(first)]);
     });
 }

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod config;
 pub mod erc20;
 pub mod error;
+pub mod forwarded;
 pub mod metrics;
 pub mod network;
 pub mod prices;

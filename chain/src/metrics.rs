@@ -57,8 +57,9 @@ pub struct ChainMetrics {
     /// bounds, `invalidated` because a transaction from or to the account was mined.
     pub activity_cache_dropped: Family<NetworkKindLabels, Counter>,
     /// Calls forwarded for hosts and frames refused without reaching a node because as many as
-    /// the service allows were already in flight (`max_forwarded_in_flight`).
-    pub forwarded_refused: Family<NetworkLabel, Counter>,
+    /// the service allows were already in flight (`all`: `max_forwarded_in_flight`), or the
+    /// caller's client address held its share of them (`client`: `max_forwarded_per_client`).
+    pub forwarded_refused: Family<NetworkKindLabels, Counter>,
 }
 
 impl Default for ChainMetrics {
@@ -114,7 +115,7 @@ impl ChainMetrics {
         );
         registry.register(
             "vestibule_chain_forwarded_refused",
-            "Host and frame chain calls refused with -32005 because the most allowed at once were in flight",
+            "Host and frame chain calls refused with -32005 because the most allowed at once were in flight (all) or the client held its share (client)",
             self.forwarded_refused.clone(),
         );
     }
@@ -157,9 +158,10 @@ impl NetworkMetrics {
     pub fn deduplicated(&self) {
         self.all.deduplicated.get_or_create(&self.label).inc();
     }
-    /// A host's or frame's call refused because the most allowed at once were in flight.
-    pub fn forwarded_refused(&self) {
-        self.all.forwarded_refused.get_or_create(&self.label).inc();
+    /// A host's or frame's call refused because the most allowed at once were in flight (`all`)
+    /// or its client held its share of them (`client`).
+    pub fn forwarded_refused(&self, kind: &'static str) {
+        self.all.forwarded_refused.get_or_create(&self.kind(kind)).inc();
     }
     pub fn balance_cache(&self, hit: bool) {
         self.all.balance_cache.get_or_create(&self.kind(if hit { "hit" } else { "miss" })).inc();
@@ -190,9 +192,9 @@ impl NetworkMetrics {
     pub fn errors_of(&self, kind: &'static str) -> u64 {
         self.all.errors.get_or_create(&self.kind(kind)).get()
     }
-    /// Host and frame calls refused by the bound on those in flight.
-    pub fn forwarded_refusals(&self) -> u64 {
-        self.all.forwarded_refused.get_or_create(&self.label).get()
+    /// Host and frame calls refused by the bound on those in flight, of `kind` (`all`, `client`).
+    pub fn forwarded_refusals(&self, kind: &'static str) -> u64 {
+        self.all.forwarded_refused.get_or_create(&self.kind(kind)).get()
     }
     /// Activity look-ups of `kind` (`hit`, `miss`).
     pub fn activity_lookups(&self, kind: &'static str) -> u64 {

@@ -3,6 +3,7 @@
 //! every call) with a value or a typed error whose `Display` is the spec's message.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
 use crate::balances::{AccountAddress, BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
 use crate::clock::{Clock, TokioClock};
 use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSettings};
+use crate::forwarded::ForwardedSlots;
 use crate::metrics::{ChainMetrics, NetworkMetrics};
 use crate::prices::{AssetId, PriceSource, StaticPrices};
 use crate::receipt::{ReceiptOutcome, wait_for_receipt};
@@ -42,6 +44,12 @@ pub const DEFAULT_HOST_READ_MAX_RESPONSE_BYTES: usize = 65 * 1024;
 /// session, by default ([`ChainServiceBuilder::max_forwarded_in_flight`]; `[limits]
 /// host_chain_calls` in the gateway).
 pub const DEFAULT_MAX_FORWARDED_IN_FLIGHT: usize = 256;
+
+/// How many of the forwarded calls at the nodes at once one client address may hold, by default
+/// ([`ChainServiceBuilder::max_forwarded_per_client`]; `[limits] host_chain_calls_per_client` in
+/// the gateway): an eighth of [`DEFAULT_MAX_FORWARDED_IN_FLIGHT`], two sessions' worth of pending
+/// host reads.
+pub const DEFAULT_MAX_FORWARDED_PER_CLIENT: usize = 32;
 
 /// JSON-RPC's "limit exceeded" (EIP-1474), as a forwarded call refused by that bound answers.
 pub const LIMIT_EXCEEDED: i64 = -32005;
@@ -122,9 +130,10 @@ struct Inner {
     activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
     host_reads: &'static [&'static str],
-    /// Permits for the calls forwarded for hosts and frames ([`ChainService::request`],
-    /// [`ChainService::host_read`]) that may be at the nodes at once, across every session.
-    forwarded_in_flight: Arc<tokio::sync::Semaphore>,
+    /// Slots for the calls forwarded for hosts and frames ([`ChainService::request`],
+    /// [`ChainService::host_read`]) that may be at the nodes at once, across every session and
+    /// per client address.
+    forwarded: Arc<ForwardedSlots>,
     /// The endpoints whose chain (id or genesis hash) is to be checked, until the checks are
     /// started (in a tokio runtime: at build when there is one, else at the first use).
     chain_id_checks: Mutex<Vec<ChainIdCheck>>,
@@ -162,6 +171,7 @@ pub struct ChainServiceBuilder {
     host_reads: &'static [&'static str],
     host_read_max_response_bytes: usize,
     max_forwarded_in_flight: usize,
+    max_forwarded_per_client: usize,
     check_chain_ids: bool,
 }
 
@@ -182,6 +192,16 @@ impl ChainServiceBuilder {
     /// nodes and spend the operator's provider quota, or the node's patience, for everyone.
     pub fn max_forwarded_in_flight(mut self, calls: usize) -> Self {
         self.max_forwarded_in_flight = calls.max(1);
+        self
+    }
+
+    /// How many of those one client address may hold (default
+    /// [`DEFAULT_MAX_FORWARDED_PER_CLIENT`], at least 1, at most `max_forwarded_in_flight`): the
+    /// caller names the client ([`ChainService::host_read`]'s `client`). One more of that client
+    /// is refused with -32005 as above, while others' calls go on: without a share, one client
+    /// with a few sessions and a call the node is slow at would hold every slot.
+    pub fn max_forwarded_per_client(mut self, calls: usize) -> Self {
+        self.max_forwarded_per_client = calls.max(1);
         self
     }
 
@@ -318,7 +338,7 @@ impl ChainServiceBuilder {
                 }),
                 receipt_poll_interval: self.receipt_poll_interval,
                 host_reads: self.host_reads,
-                forwarded_in_flight: Arc::new(tokio::sync::Semaphore::new(self.max_forwarded_in_flight)),
+                forwarded: ForwardedSlots::new(self.max_forwarded_in_flight, self.max_forwarded_per_client),
                 chain_id_checks: Mutex::new(chain_id_checks),
                 chain_id_checks_started: Default::default(),
             }),
@@ -340,6 +360,7 @@ impl ChainService {
             host_reads: &[],
             host_read_max_response_bytes: DEFAULT_HOST_READ_MAX_RESPONSE_BYTES,
             max_forwarded_in_flight: DEFAULT_MAX_FORWARDED_IN_FLIGHT,
+            max_forwarded_per_client: DEFAULT_MAX_FORWARDED_PER_CLIENT,
             check_chain_ids: true,
         }
     }
@@ -588,17 +609,26 @@ impl ChainService {
     /// node, and so is an `eth_getLogs` over more than [`MAX_HOST_LOGS_BLOCK_RANGE`] blocks (as a
     /// JSON-RPC -32602 error). The node's JSON-RPC error comes back as [`ChainError::Rpc`]. A
     /// session's host requests go through [`ChainService::host_read`], which bounds answers more.
+    /// Counts towards the calls at the nodes at once, not towards any client's share.
     pub async fn request(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
         let entry = self.network(network)?;
-        self.forward(&entry.client, &entry.metrics, method, params).await
+        self.forward(&entry.client, &entry.metrics, method, params, None).await
     }
 
     /// A session host's read request: as [`ChainService::request`], but an answer larger than the
     /// host-read bound ([`DEFAULT_HOST_READ_MAX_RESPONSE_BYTES`]: just over what the session takes)
-    /// is refused as it arrives, not read whole first.
-    pub async fn host_read(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
+    /// is refused as it arrives, not read whole first; and `client`, the address of the client it
+    /// came from, may hold at most [`ChainServiceBuilder::max_forwarded_per_client`] calls at the
+    /// nodes at once.
+    pub async fn host_read(
+        &self,
+        network: NetworkId,
+        method: &str,
+        params: serde_json::Value,
+        client: Option<IpAddr>,
+    ) -> Result<serde_json::Value, ChainError> {
         let entry = self.network(network)?;
-        self.forward(&entry.host_client, &entry.metrics, method, params).await
+        self.forward(&entry.host_client, &entry.metrics, method, params, client).await
     }
 
     async fn forward(
@@ -607,14 +637,15 @@ impl ChainService {
         metrics: &NetworkMetrics,
         method: &str,
         params: serde_json::Value,
+        caller: Option<IpAddr>,
     ) -> Result<serde_json::Value, ChainError> {
         if !self.inner.host_reads.contains(&method) {
             return Err(ChainError::MethodNotAllowed { method: method.to_string() });
         }
-        let Ok(_in_flight) = self.inner.forwarded_in_flight.try_acquire() else {
-            metrics.forwarded_refused();
-            return Err(ChainError::Rpc { code: LIMIT_EXCEEDED, message: "limit exceeded".to_string(), data: None });
-        };
+        let _slot = self.inner.forwarded.try_take(caller).map_err(|refusal| {
+            metrics.forwarded_refused(refusal.kind());
+            ChainError::Rpc { code: LIMIT_EXCEEDED, message: "limit exceeded".to_string(), data: None }
+        })?;
         let params = if params.is_null() { serde_json::Value::Array(vec![]) } else { params };
         if method == "eth_getLogs" {
             check_logs_range(client, &params).await?;

@@ -67,7 +67,7 @@ async fn an_endpoint_of_another_chain_is_not_used_until_it_serves_the_networks()
     // Calls go to the next endpoint at once, and the wrong one is asked nothing but its chain id.
     for _ in 0..3 {
         assert_eq!(service.request(NET, "eth_blockNumber", json!([])).await, Ok(json!("0xc8")));
-        assert_eq!(service.host_read(NET, "eth_blockNumber", json!([])).await, Ok(json!("0xc8")));
+        assert_eq!(service.host_read(NET, "eth_blockNumber", json!([]), None).await, Ok(json!("0xc8")));
     }
     assert_eq!(methods(&wrong), ["eth_chainId"]);
     assert_eq!(service.network_metrics(NET).unwrap().retries_made(), 0, "moved on, not retried");

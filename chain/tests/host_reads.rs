@@ -2,10 +2,13 @@
 //! session takes (64 KiB of JSON) is refused while it arrives, not after reading up to
 //! `[rpc] max_response_bytes`; an `eth_getLogs` over more than 10,000 blocks is refused with
 //! -32602 without reaching a node (or after asking only for the head); beyond the calls allowed at
-//! the nodes at once across every session, one more is refused with -32005 without reaching one.
+//! the nodes at once across every session, one more is refused with -32005 without reaching one;
+//! and one client address holding its share of them is refused the same way while others are served.
 //! Against a stub node, on tokio's paused clock.
 
 mod support;
+
+use std::net::IpAddr;
 
 use serde_json::{Value, json};
 use support::stub::{Reply, StubNode, answer};
@@ -41,13 +44,13 @@ async fn a_host_reads_answer_over_the_host_bound_is_refused_as_it_arrives() {
     // 100 KB: under `[rpc] max_response_bytes` (16 MiB), over what a session takes.
     let node = StubNode::start(|_, body| Reply::Json(answer(body, |_| Ok(result_of(100_000))))).await;
     let service = service(&node.url());
-    assert_eq!(service.host_read(NET, "eth_call", call()).await, too_large());
+    assert_eq!(service.host_read(NET, "eth_call", call(), None).await, too_large());
     assert_eq!(node.received().len(), 1, "not asked again");
     // Other callers keep the general bound.
     assert_eq!(service.request(NET, "eth_call", call()).await, Ok(result_of(100_000)));
     // An answer the session takes (60 KB) is read.
     let fits = StubNode::start(|_, body| Reply::Json(answer(body, |_| Ok(result_of(60_000))))).await;
-    assert_eq!(service_of(&fits).host_read(NET, "eth_call", call()).await, Ok(result_of(60_000)));
+    assert_eq!(service_of(&fits).host_read(NET, "eth_call", call(), None).await, Ok(result_of(60_000)));
 }
 
 fn service_of(node: &StubNode) -> ChainService {
@@ -59,7 +62,7 @@ async fn a_host_reads_answer_announced_over_the_host_bound_is_refused_before_its
     // 1 MiB announced, then nothing: only a refusal at the header ends the call at once.
     let node = StubNode::start(|_, _| Reply::Announced { bytes: 1 << 20 }).await;
     let started = tokio::time::Instant::now();
-    assert_eq!(service_of(&node).host_read(NET, "eth_call", call()).await, too_large());
+    assert_eq!(service_of(&node).host_read(NET, "eth_call", call(), None).await, too_large());
     assert_eq!(started.elapsed(), std::time::Duration::ZERO, "no attempt timed out");
 }
 
@@ -86,7 +89,7 @@ fn logs(filter: Value) -> Value {
 async fn a_host_get_logs_over_10000_blocks_is_refused_with_invalid_params() {
     let node = StubNode::start(logs_node(5_000_000)).await;
     let service = service_of(&node);
-    let read = |filter: Value| service.host_read(NET, "eth_getLogs", logs(filter));
+    let read = |filter: Value| service.host_read(NET, "eth_getLogs", logs(filter), None);
     assert_eq!(MAX_HOST_LOGS_BLOCK_RANGE, 10_000);
 
     // Both ends numbers: refused without a word to the node.
@@ -119,7 +122,10 @@ async fn a_host_get_logs_over_10000_blocks_is_refused_with_invalid_params() {
 async fn on_a_short_chain_earliest_to_latest_is_forwarded() {
     let node = StubNode::start(logs_node(50)).await;
     let service = service_of(&node);
-    assert_eq!(service.host_read(NET, "eth_getLogs", logs(json!({ "fromBlock": "earliest", "toBlock": "latest" }))).await, Ok(json!([])));
+    assert_eq!(
+        service.host_read(NET, "eth_getLogs", logs(json!({ "fromBlock": "earliest", "toBlock": "latest" })), None).await,
+        Ok(json!([]))
+    );
     assert_eq!(asked(&node), ["eth_blockNumber", "eth_getLogs"]);
 }
 
@@ -140,7 +146,7 @@ async fn beyond_the_forwarded_calls_allowed_at_once_one_more_is_refused_without_
     let held = [
         tokio::spawn({
             let service = service.clone();
-            async move { service.host_read(NET, "eth_call", call()).await }
+            async move { service.host_read(NET, "eth_call", call(), None).await }
         }),
         tokio::spawn({
             let service = service.clone();
@@ -152,19 +158,65 @@ async fn beyond_the_forwarded_calls_allowed_at_once_one_more_is_refused_without_
     }
 
     // When a third call comes while both are at the node
-    let third = service.host_read(NET, "eth_blockNumber", json!([])).await;
+    let third = service.host_read(NET, "eth_blockNumber", json!([]), None).await;
 
     // Then it is refused at once as a node over its limit would, and never reaches the node
     assert_eq!(third, Err(ChainError::Rpc { code: -32005, message: "limit exceeded".into(), data: None }));
     assert_eq!(service.request(NET, "eth_blockNumber", json!([])).await, third, "a frame's call alike");
     assert_eq!(node.received().len(), 2);
-    assert_eq!(service.network_metrics(NET).unwrap().forwarded_refusals(), 2);
+    assert_eq!(service.network_metrics(NET).unwrap().forwarded_refusals("all"), 2);
 
     // And once the held calls are gone, the next one is forwarded and answered
     for call in held {
         call.abort();
         assert!(call.await.unwrap_err().is_cancelled());
     }
-    assert_eq!(service.host_read(NET, "eth_blockNumber", json!([])).await, Ok(json!("0x1")));
+    assert_eq!(service.host_read(NET, "eth_blockNumber", json!([]), None).await, Ok(json!("0x1")));
     assert_eq!(node.received().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_holding_its_share_of_the_forwarded_calls_is_refused_while_another_client_is_served() {
+    // Given a service that allows four forwarded calls at once, two per client address, and a node
+    // that holds every `eth_call` (it never answers them) and answers the rest
+    let node =
+        StubNode::start(|_, body| if body["method"] == "eth_call" { Reply::Hang } else { Reply::Json(answer(body, |_| Ok(json!("0x1")))) })
+            .await;
+    let network = NetworkConfig { rpc_urls: vec![node.url()], ..Default::default() };
+    let config = ChainConfig { networks: [(NET.to_string(), network)].into(), ..Default::default() };
+    let service = ChainService::builder(&config)
+        .host_reads(&["eth_call", "eth_blockNumber"])
+        .check_chain_ids(false)
+        .max_forwarded_in_flight(4)
+        .max_forwarded_per_client(2)
+        .build()
+        .unwrap();
+    let (slow_client, other_client) = (Some(IpAddr::from([192, 0, 2, 1])), Some(IpAddr::from([192, 0, 2, 2])));
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let service = service.clone();
+            tokio::spawn(async move { service.host_read(NET, "eth_call", call(), slow_client).await })
+        })
+        .collect();
+    while node.received().len() < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+
+    // When that client reads once more, and another client reads
+    let third = service.host_read(NET, "eth_blockNumber", json!([]), slow_client).await;
+    let others = service.host_read(NET, "eth_blockNumber", json!([]), other_client).await;
+
+    // Then the client holding its share is refused without reaching the node, the other is answered
+    assert_eq!(third, Err(ChainError::Rpc { code: -32005, message: "limit exceeded".into(), data: None }));
+    assert_eq!(others, Ok(json!("0x1")));
+    assert_eq!(node.received().len(), 3);
+    let metrics = service.network_metrics(NET).unwrap();
+    assert_eq!((metrics.forwarded_refusals("client"), metrics.forwarded_refusals("all")), (1, 0));
+
+    // And once its calls are gone, the client is served again
+    for call in held {
+        call.abort();
+        assert!(call.await.unwrap_err().is_cancelled());
+    }
+    assert_eq!(service.host_read(NET, "eth_blockNumber", json!([]), slow_client).await, Ok(json!("0x1")));
 }

@@ -174,14 +174,22 @@ impl ChainEffects for ServiceEffects {
         Box::pin(Self::submit_solana(self.service.clone(), network, from, message, signed))
     }
 
-    fn host_read(&self, network: CaipNetworkId, method: String, params: serde_json::Value) -> ChainFuture<WalletOutcome> {
+    fn host_read(
+        &self,
+        network: CaipNetworkId,
+        method: String,
+        params: serde_json::Value,
+        client: Option<std::net::IpAddr>,
+    ) -> ChainFuture<WalletOutcome> {
         let service = self.service.clone();
         Box::pin(async move {
             let Some(id) = network_id(&network) else {
                 return WalletOutcome::Error { code: 4901, message: format!("Unsupported chain: {network}") };
             };
-            // `host_read`: an answer over the session's 64 KiB is refused while it arrives.
-            match service.host_read(id, &method, params).await {
+            // `host_read`: an answer over the session's 64 KiB is refused while it arrives, and the
+            // client holds at most its share of the calls at the nodes (`[limits]
+            // host_chain_calls_per_client`).
+            match service.host_read(id, &method, params, client).await {
                 Ok(result) => WalletOutcome::Ok { result },
                 Err(e) => {
                     tracing::debug!(%network, %method, error = %e, "a host's read failed");

@@ -181,6 +181,12 @@ struct AttachRequest {
     from_epoch: u64,
     frames: String,
     last_seq: Option<u64>,
+    /// The client's address as the proxying gateway counts it (`limits::client_key`), for the
+    /// session's host reads' share of the chain calls. A member's word: a cluster member could
+    /// name another address, which only moves its own sessions' reads to another share. Absent
+    /// from a gateway of an earlier version: none, and the reads count only towards the total.
+    #[serde(default)]
+    client: Option<std::net::IpAddr>,
 }
 
 /// No `Debug`: `attached` holds the link's secret.
@@ -447,6 +453,7 @@ impl Cluster {
         resume_token: &str,
         last_seq: Option<u64>,
         connection: u64,
+        client: Option<std::net::IpAddr>,
     ) -> Result<Route, RouteError> {
         let ttl = self.leases.ttl();
         let deadline = Instant::now() + ttl * 2;
@@ -454,7 +461,7 @@ impl Cluster {
             match self.leases.acquire(session).await {
                 Ok(Owner::Me) => return Ok(Route::Local),
                 Ok(Owner::Other { gateway, epoch }) => {
-                    match self.attach_remote(state, session, resume_token, &gateway, epoch, last_seq, connection).await {
+                    match self.attach_remote(state, session, resume_token, &gateway, epoch, last_seq, connection, client).await {
                         Ok(attachment) => {
                             self.proxied.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             return Ok(Route::Remote(attachment));
@@ -483,6 +490,7 @@ impl Cluster {
         owner_epoch: u64,
         last_seq: Option<u64>,
         connection: u64,
+        client: Option<std::net::IpAddr>,
     ) -> Result<RemoteAttachment, Attempt> {
         let Some(my_epoch) = self.leases.epoch() else { return Err(Attempt::Retry) };
         // A subject per attempt: an owner that attached an earlier attempt after the proxy gave up
@@ -501,6 +509,7 @@ impl Cluster {
             from_epoch: my_epoch,
             frames,
             last_seq,
+            client,
         };
         let body = serde_json::to_vec(&request).expect("serializes");
         let reply = match self.client().request(self.subject(owner, "attach"), body.into()).await {
@@ -763,6 +772,7 @@ impl Cluster {
         let link = state.next_connection_id();
         let secret = LinkSecret::random();
         let (to_proxy, outbound, dropped) = ConnectionLink::new(link, state.config.limits.outbound_queue);
+        let to_proxy = to_proxy.from_client(request.client.map(crate::limits::client_key));
         let addr = state.registry.session(session);
         match addr.send(Attach { link: to_proxy, last_seq: request.last_seq, new_resume_token: None }).await {
             Ok(Ok(())) => {}

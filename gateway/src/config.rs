@@ -345,6 +345,20 @@ pub struct Limits {
     /// that may be at the nodes at once, across every session; one more is refused at once with
     /// JSON-RPC -32005 "limit exceeded" without reaching a node.
     pub host_chain_calls: usize,
+    /// How many of those one client address (an IPv4 address, an IPv6 /64) may hold with its
+    /// sessions' host reads (at most `host_chain_calls`); one more of its reads is refused the
+    /// same way while other clients' go on. Frames' calls are bounded per user instead. Unset:
+    /// [`Limits::host_chain_calls_per_client`].
+    pub host_chain_calls_per_client: Option<usize>,
+}
+
+impl Limits {
+    /// One client address's share of the host chain calls at the nodes at once: as set, else
+    /// [`vestibule_chain::service::DEFAULT_MAX_FORWARDED_PER_CLIENT`] (32) or all of
+    /// `host_chain_calls` when fewer.
+    pub fn host_chain_calls_per_client(&self) -> usize {
+        self.host_chain_calls_per_client.unwrap_or(vestibule_chain::service::DEFAULT_MAX_FORWARDED_PER_CLIENT).min(self.host_chain_calls)
+    }
 }
 
 impl Default for Limits {
@@ -378,6 +392,7 @@ impl Default for Limits {
             debug_follow_heartbeat: Duration::from_secs(15),
             debug_state_folds: 2,
             host_chain_calls: vestibule_chain::service::DEFAULT_MAX_FORWARDED_IN_FLIGHT,
+            host_chain_calls_per_client: None,
         }
     }
 }
@@ -593,6 +608,12 @@ impl GatewayConfig {
         if l.host_chain_calls == 0 {
             return err("limits.host_chain_calls", "must be at least 1".into());
         }
+        if let Some(share) = l.host_chain_calls_per_client
+            && (share == 0 || share > l.host_chain_calls)
+        {
+            let message = format!("must be at least 1 and at most limits.host_chain_calls ({})", l.host_chain_calls);
+            return err("limits.host_chain_calls_per_client", message);
+        }
         if l.debug_follows == 0 || l.debug_state_folds == 0 {
             let field = if l.debug_follows == 0 { "limits.debug_follows" } else { "limits.debug_state_folds" };
             return err(field, "must be at least 1 (the debug API is off unless admin_token is set)".into());
@@ -761,6 +782,18 @@ mod tests {
         assert_eq!(load_toml("[limits]\nhost_chain_calls = 8\n").unwrap().limits.host_chain_calls, 8);
         let e = load_toml("[limits]\nhost_chain_calls = 0\n").unwrap_err().to_string();
         assert!(e.contains("limits.host_chain_calls"), "{e}");
+    }
+
+    #[test]
+    fn one_client_s_share_of_the_host_chain_calls_defaults_to_32_or_all_and_is_refused_outside_1_to_all() {
+        assert_eq!(Limits::default().host_chain_calls_per_client(), 32);
+        assert_eq!(load_toml("[limits]\nhost_chain_calls = 8\n").unwrap().limits.host_chain_calls_per_client(), 8);
+        let set = load_toml("[limits]\nhost_chain_calls_per_client = 4\n").unwrap();
+        assert_eq!(set.limits.host_chain_calls_per_client(), 4);
+        for bad in ["host_chain_calls_per_client = 0", "host_chain_calls = 8\nhost_chain_calls_per_client = 9"] {
+            let e = load_toml(&format!("[limits]\n{bad}\n")).unwrap_err().to_string();
+            assert!(e.contains("limits.host_chain_calls_per_client"), "{e}");
+        }
     }
 
     #[test]

@@ -299,6 +299,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let chain = vestibule_chain::ChainService::builder(&config.chain_config())
         .host_reads(forwarded_chain_methods(config.embedded.is_some()))
         .max_forwarded_in_flight(config.limits.host_chain_calls)
+        .max_forwarded_per_client(config.limits.host_chain_calls_per_client())
         .build()
         .map_err(|e| anyhow::anyhow!("configuration: `{}`: {}", e.field, e.message))?;
     let _ = metrics.chain.set(chain.metrics().clone());

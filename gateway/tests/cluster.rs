@@ -2,9 +2,14 @@
 //! per session. A resume through another gateway is proxied to the owner (commands applied once, in
 //! order, diffs relayed to every connection); a SIGKILLed owner's session is taken over through
 //! another gateway once its lease lapses, with no gap, no hash mismatch and every acknowledged
-//! command in the log; two gateways racing to take the same session over give it one owner.
+//! command in the log; two gateways racing to take the same session over give it one owner. A
+//! proxied connection's host reads count towards its own client address's share at the owner.
 
 mod support;
+
+#[path = "../../chain/tests/support/stub.rs"]
+#[allow(dead_code)]
+mod stub;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -161,6 +166,59 @@ async fn a_resume_through_another_gateway_is_proxied_to_the_owner() {
     on_a.close().await;
     on_b.close().await;
     check_log(&server, welcome["sessionId"].as_str().unwrap(), &accepted, &state, seq).await;
+}
+
+/// The proxying gateway tells the owner its client's address: host reads sent through it count
+/// towards that address's share of the owner's chain calls, not the session's first client's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_client_s_host_reads_count_towards_its_own_address_s_share_at_the_owner() {
+    // Given two gateways whose node holds every `eth_call` and answers the rest, each allowing 2
+    // host reads at the node per client address, and a session on A of a client from 127.0.0.1
+    let node = stub::StubNode::start(|_, body| match body["method"].as_str() {
+        Some("eth_call") => stub::Reply::Hang,
+        Some("eth_chainId") => stub::Reply::Json(stub::answer(body, |_| Ok(json!("0x1")))),
+        _ => stub::Reply::Json(stub::answer(body, |_| Ok(json!("0x10")))),
+    })
+    .await;
+    let server = start_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "{}host_chain_calls = 8\nhost_chain_calls_per_client = 2\n\n[rpc]\nattempt_timeout = \"10m\"\ncall_timeout = \"20m\"\n\n\
+         [networks.\"eip155:1\"]\nrpc_urls = [\"{}\"]\n",
+        cluster_config(&server, LONG_TTL),
+        node.url()
+    );
+    let a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
+    let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
+    let (first, proxied): (std::net::IpAddr, std::net::IpAddr) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
+    let mut on_a = Client::create_from(&a, first, json!({ "networks": ["eip155:1"] })).await;
+
+    // When a client from 127.0.0.2 resumes it through B and sends three slow reads
+    let (mut on_b, welcome) =
+        Client::resume_from(&b, proxied, &on_a.session_id, &on_a.resume_token, Some(on_a.seq), on_a.state.clone()).await;
+    assert_eq!(welcome["resumed"], true, "{welcome}");
+    for n in 0..3 {
+        let call = json!([{ "to": "0x0000000000000000000000000000000000000001", "data": format!("0x{n:02x}") }, "latest"]);
+        let result =
+            on_b.command(json!({ "type": "HostRequest", "requestId": format!("slow-{n}"), "method": "eth_call", "params": call })).await;
+        assert_eq!(result["status"], "accepted", "{result}");
+    }
+
+    // Then the third is refused for 127.0.0.2's share
+    let settled = |s: &Value| (0..3).filter(|n| !s["hostRequests"]["items"][format!("slow-{n}")]["outcome"].is_null()).count();
+    wait_for(&mut on_b, "one slow read refused", Duration::from_secs(60), |s| settled(s) == 1).await;
+    let limit_exceeded = json!({ "status": "error", "code": -32005, "message": "limit exceeded" });
+    let refused: Vec<Value> = (0..3).map(|n| on_b.state["hostRequests"]["items"][format!("slow-{n}")]["outcome"].clone()).collect();
+    assert!(refused.contains(&limit_exceeded), "{refused:?}");
+
+    // And a read from the session's first client, on A, is answered from 127.0.0.1's own share
+    on_a.catch_up(on_b.seq).await;
+    let result = on_a.command(json!({ "type": "HostRequest", "requestId": "fast", "method": "eth_blockNumber", "params": [] })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    wait_for(&mut on_a, "the fast read answered", Duration::from_secs(60), |s| !s["hostRequests"]["items"]["fast"]["outcome"].is_null())
+        .await;
+    assert_eq!(on_a.state["hostRequests"]["items"]["fast"]["outcome"], json!({ "status": "ok", "result": "0x10" }));
+    assert_eq!(b.metric("vestibule_cluster_proxied_total").await, 1.0, "B proxied to A");
 }
 
 /// The owner counts the connections proxied to it with its own: a resume through another gateway

@@ -7,6 +7,10 @@
 //! 4200 and the message after its 300 ms deadline; closing the modal rejects a pending signature;
 //! malformed calls are invalid params. The session then replays with `--verify` from its log alone.
 //!
+//! One client address holds at most its share of the host reads at the nodes at once: against the
+//! chain crate's stub node, which holds every `eth_call`, a client with its share held is refused
+//! -32005 while a client from another address is answered.
+//!
 //! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules).
 //! Every wait is on diffs, with generous upper bounds only.
 
@@ -15,6 +19,10 @@ mod support;
 #[path = "../../chain/tests/support/anvil.rs"]
 #[allow(dead_code)]
 mod anvil;
+
+#[path = "../../chain/tests/support/stub.rs"]
+#[allow(dead_code)]
+mod stub;
 
 use std::time::Duration;
 
@@ -151,4 +159,65 @@ async fn host_requests_are_answered_by_the_node_the_wallet_or_refused_and_the_se
     assert!(out.status.success(), "replay --verify: {}", String::from_utf8_lossy(&out.stderr));
     let (replayed, _) = fold_from_disk(&gateway.data, &client.session_id).await;
     assert_eq!(replayed["hostRequests"]["items"]["read-call"]["outcome"], call);
+}
+
+/// The error a read refused for the client's share (or the gateway's total) comes back with.
+fn limit_exceeded() -> Value {
+    json!({ "status": "error", "code": -32005, "message": "limit exceeded" })
+}
+
+#[tokio::test]
+async fn a_client_holding_its_share_of_the_host_reads_at_the_node_is_refused_while_another_client_is_answered() {
+    // Given a gateway that allows 4 host reads at the node at once, 2 per client address, whose
+    // node holds every `eth_call` (for 10 minutes per attempt: longer than the test) and answers
+    // the rest
+    let node = stub::StubNode::start(|_, body| match body["method"].as_str() {
+        Some("eth_call") => stub::Reply::Hang,
+        Some("eth_chainId") => stub::Reply::Json(stub::answer(body, |_| Ok(json!("0x1")))),
+        _ => stub::Reply::Json(stub::answer(body, |_| Ok(json!("0x10")))),
+    })
+    .await;
+    let config = format!(
+        "{CONFIG}\n[limits]\nhost_chain_calls = 4\nhost_chain_calls_per_client = 2\n\
+         [rpc]\nattempt_timeout = \"10m\"\ncall_timeout = \"20m\"\n\
+         [networks.\"eip155:1\"]\nrpc_urls = [\"{}\"]\n",
+        node.url()
+    );
+    let gateway = Gateway::start(&config);
+    let (slow, other): (std::net::IpAddr, std::net::IpAddr) = ("127.0.0.2".parse().unwrap(), "127.0.0.3".parse().unwrap());
+    let options = json!({ "networks": ["eip155:1"] });
+    let mut slow_client = Client::create_from(&gateway, slow, options.clone()).await;
+    let calls_at_node = || node.received().iter().filter(|r| r.methods() == ["eth_call"]).count();
+
+    // When that client's session asks three slow reads (each its own: identical calls in flight
+    // would be one call at the node)
+    for n in 0..3 {
+        let (id, call) =
+            (format!("slow-{n}"), json!([{ "to": "0x0000000000000000000000000000000000000001", "data": format!("0x{n:02x}") }, "latest"]));
+        let result = slow_client.command(json!({ "type": "HostRequest", "requestId": id, "method": "eth_call", "params": call })).await;
+        assert_eq!(result["status"], "accepted", "{result}");
+    }
+
+    // Then two reach the node and the third is refused without reaching it
+    wait_for(&mut slow_client, "one slow read refused", Duration::from_secs(60), |s| {
+        (0..3).any(|n| !s["hostRequests"]["items"][format!("slow-{n}")]["outcome"].is_null())
+    })
+    .await;
+    let outcomes: Vec<Value> = (0..3).map(|n| slow_client.state["hostRequests"]["items"][format!("slow-{n}")]["outcome"].clone()).collect();
+    assert_eq!(outcomes.iter().filter(|o| **o == limit_exceeded()).count(), 1, "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|o| o.is_null()).count(), 2, "{outcomes:?}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while calls_at_node() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(calls_at_node(), 2);
+
+    // And a read the node answers at once is answered for a client from another address, the
+    // same read is refused for the client holding its share, and nothing more reached the node
+    let mut other_client = Client::create_from(&gateway, other, options).await;
+    assert_eq!(host_request(&mut other_client, "fast", "eth_blockNumber", json!([])).await, json!({ "status": "ok", "result": "0x10" }));
+    assert_eq!(host_request(&mut slow_client, "fast", "eth_blockNumber", json!([])).await, limit_exceeded());
+    assert_eq!(calls_at_node(), 2);
+    let refused = gateway.metric("vestibule_chain_forwarded_refused_total{network=\"eip155:1\",kind=\"client\"}").await;
+    assert_eq!(refused, 2.0);
 }

@@ -177,18 +177,6 @@ async fn a_100_kb_header_is_refused_with_431_on_plain_requests_and_upgrades() {
     assert_eq!(status, 200);
 }
 
-/// A WebSocket to the `test` project opened from `source` (a loopback address of its own).
-async fn connect_from(
-    gateway: &Gateway,
-    source: std::net::IpAddr,
-) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    let stream = raw::connect_from(source, &gateway.addr).await.expect("connected");
-    let mut request = gateway.ws_url("test").into_client_request().unwrap();
-    request.headers_mut().insert("Origin", ORIGIN.parse().unwrap());
-    tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(stream)).await.expect("upgraded").0
-}
-
 /// The first frame after a hello from `source` (with `session`: a resume).
 async fn hello_from(gateway: &Gateway, source: std::net::IpAddr, session: Option<(&str, &str)>) -> (Value, Option<u16>) {
     let mut ws = connect_from(gateway, source).await;

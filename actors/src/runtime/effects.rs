@@ -57,7 +57,15 @@ pub trait ChainEffects: Send + Sync + 'static {
     /// A host app's safe read (`HostRequestsState::chain_reads`; spec §6): `method` with `params`
     /// on `network`'s nodes. The node's result, or an EIP-1193 / JSON-RPC error (the node's own
     /// error as it answered; a node that cannot be reached is 4901, "chain disconnected").
-    fn host_read(&self, network: CaipNetworkId, method: String, params: serde_json::Value) -> ChainFuture<WalletOutcome>;
+    /// `client`: the address of the client the session asks for ([`super::ConnectionLink::client`]),
+    /// whose share of the calls at the nodes at once the read counts towards.
+    fn host_read(
+        &self,
+        network: CaipNetworkId,
+        method: String,
+        params: serde_json::Value,
+        client: Option<std::net::IpAddr>,
+    ) -> ChainFuture<WalletOutcome>;
     /// Builds the transaction of a Solana send (`SendState::solana` in its `preparing` step) with
     /// a recent blockhash; the outcome comes back as `SolanaSendPrepared`.
     fn prepare_solana_send(&self, send: SolanaSend) -> ChainFuture<Result<PreparedSolanaTransfer, String>>;
@@ -89,7 +97,13 @@ impl ChainEffects for NoChain {
     fn receipt(&self, _: CaipNetworkId, _: String, _: String) -> ChainFuture<ReceiptOutcome> {
         Box::pin(std::future::ready(ReceiptOutcome::NotMined("no chain service is configured".to_string())))
     }
-    fn host_read(&self, network: CaipNetworkId, _: String, _: serde_json::Value) -> ChainFuture<WalletOutcome> {
+    fn host_read(
+        &self,
+        network: CaipNetworkId,
+        _: String,
+        _: serde_json::Value,
+        _: Option<std::net::IpAddr>,
+    ) -> ChainFuture<WalletOutcome> {
         let message = format!("no chain service is configured for {network}");
         Box::pin(std::future::ready(WalletOutcome::Error { code: 4901, message }))
     }

@@ -9,6 +9,7 @@ mod metrics;
 mod registry;
 mod session_actor;
 
+use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -176,6 +177,10 @@ pub struct ConnectionLink {
     pub sender: flume::Sender<Outbound>,
     /// The most frames the channel holds.
     pub capacity: usize,
+    /// The client's address as the gateway counts it (an IPv4 address or an IPv6 /64), when known:
+    /// the session's host reads count towards that address's share of the chain calls at the
+    /// nodes at once ([`super::effects::ChainEffects::host_read`]).
+    pub client: Option<IpAddr>,
     dropped: DropNotice,
 }
 
@@ -206,7 +211,12 @@ impl ConnectionLink {
         let capacity = capacity.max(1);
         let (sender, receiver) = flume::bounded(capacity);
         let dropped = DropNotice::default();
-        (Self { id, sender, capacity, dropped: dropped.clone() }, receiver, dropped)
+        (Self { id, sender, capacity, client: None, dropped: dropped.clone() }, receiver, dropped)
+    }
+
+    /// The same link, for a connection from `client` (see [`ConnectionLink::client`]).
+    pub fn from_client(self, client: Option<IpAddr>) -> Self {
+        Self { client, ..self }
     }
 
     /// Tells the connection the session dropped it, and why. The first code wins.

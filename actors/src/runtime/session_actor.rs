@@ -339,6 +339,11 @@ pub struct ModalSession {
     unfolded_answer_bytes: u64,
     /// Whether this actor has logged that the session's log is full (it does so once).
     log_full_logged: bool,
+    /// The address of the client that last sent a command or attached, when the gateway knew it
+    /// ([`ConnectionLink::client`]): host reads are asked on its behalf, so one client's sessions
+    /// share one client's part of the chain calls at the nodes. Not recorded: after a restart it
+    /// is the address of the first connection to attach.
+    client: Option<std::net::IpAddr>,
 }
 
 fn ready<T: 'static>(value: T) -> ResponseActFuture<ModalSession, T> {
@@ -371,6 +376,7 @@ impl ModalSession {
             log_bytes: 0,
             unfolded_answer_bytes: 0,
             log_full_logged: false,
+            client: None,
         }
     }
 
@@ -993,9 +999,10 @@ impl ModalSession {
                     Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to).await, hash } })
                 }
                 ChainAsk::HostRead { request_id, network, method, params } => {
-                    Box::pin(
-                        async move { Command::HostReadAnswered { outcome: chain.host_read(network, method, params).await, request_id } },
-                    )
+                    let client = self.client;
+                    Box::pin(async move {
+                        Command::HostReadAnswered { outcome: chain.host_read(network, method, params, client).await, request_id }
+                    })
                 }
                 ChainAsk::SolanaPrepare(send) => {
                     let id = send.id;
@@ -1147,6 +1154,9 @@ impl ModalSession {
         if let Some(handle) = self.passivation.take() {
             ctx.cancel_future(handle);
         }
+        if link.client.is_some() {
+            self.client = link.client;
+        }
         self.connections.push(link);
     }
 
@@ -1219,6 +1229,9 @@ impl Handler<Execute> for ModalSession {
 
     fn handle(&mut self, msg: Execute, _: &mut Context<Self>) -> Self::Result {
         let Execute { command_id, command, reply_to, received_at } = msg;
+        if let Some(client) = self.connections.iter().find(|c| Some(c.id) == reply_to).and_then(|c| c.client) {
+            self.client = Some(client);
+        }
         let source = Source::Client { command_id: command_id.clone(), reply_to, received_at };
         if let Some(reason) = self.failed.clone() {
             let reply = self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error(&reason)));

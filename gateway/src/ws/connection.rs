@@ -139,6 +139,11 @@ struct Attached {
 }
 
 impl Connection {
+    /// The address the client is counted under (`limits::client_key`), when its peer is known.
+    fn client(&self) -> Option<std::net::IpAddr> {
+        self.peer.map(crate::limits::client_key)
+    }
+
     pub fn new(state: Arc<AppState>, project: String, origin: String, peer: Option<std::net::IpAddr>) -> Self {
         let id = state.next_connection_id();
         Self { state, id, project, origin, peer }
@@ -367,7 +372,7 @@ impl Connection {
         if let Some(resume_token) = &resume_token
             && let Some(cluster) = &self.state.cluster
         {
-            match cluster.route(&self.state, session_id, resume_token, last_seq, self.id).await {
+            match cluster.route(&self.state, session_id, resume_token, last_seq, self.id, self.client()).await {
                 Ok(Route::Local) => {}
                 Ok(Route::Remote(remote)) => {
                     let commands = self.state.command_limits.bucket(session_id);
@@ -388,6 +393,7 @@ impl Connection {
             }
         }
         let (link, outbound, dropped) = ConnectionLink::new(self.id, limits.outbound_queue);
+        let link = link.from_client(self.client());
         let addr = registry.session(session_id);
         match addr.send(Attach { link, last_seq, new_resume_token: new_token }).await {
             Ok(Ok(())) => {

@@ -249,6 +249,15 @@ pub async fn connect(url: &str, origin: &str) -> Result<Ws, tokio_tungstenite::t
     tokio_tungstenite::connect_async_with_config(request, None, true).await.map(|(ws, _)| ws)
 }
 
+/// A WebSocket to the `test` project opened from `source` (a loopback address of its own, so that
+/// one test can act as several clients).
+pub async fn connect_from(gateway: &Gateway, source: std::net::IpAddr) -> Ws {
+    let stream = raw::connect_from(source, &gateway.addr).await.expect("connected");
+    let mut request = gateway.ws_url("test").into_client_request().unwrap();
+    request.headers_mut().insert("Origin", HeaderValue::from_static(ORIGIN));
+    tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream)).await.expect("upgraded").0
+}
+
 pub async fn recv_json(ws: &mut Ws) -> Value {
     recv_json_within(ws, Duration::from_secs(10)).await.expect("a frame in time")
 }
@@ -291,7 +300,16 @@ pub fn close_code(code: CloseCode) -> u16 {
 impl Client {
     /// Opens a new session with `options`.
     pub async fn create(gateway: &Gateway, options: Value) -> Client {
-        let mut ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
+        let ws = connect(&gateway.ws_url("test"), ORIGIN).await.expect("upgrade accepted");
+        Self::create_on(ws, options).await
+    }
+
+    /// Opens a new session with `options` from the loopback address `source`.
+    pub async fn create_from(gateway: &Gateway, source: std::net::IpAddr, options: Value) -> Client {
+        Self::create_on(connect_from(gateway, source).await, options).await
+    }
+
+    async fn create_on(mut ws: Ws, options: Value) -> Client {
         send(&mut ws, json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "options": options })).await;
         let welcome = recv_json(&mut ws).await;
         assert_eq!(welcome["type"], "welcome", "{welcome}");
@@ -317,7 +335,23 @@ impl Client {
 
     /// [`Client::resume`] through the gateway at `url` (`Gateway::ws_url`).
     pub async fn resume_at(url: &str, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
-        let mut ws = connect(url, ORIGIN).await.expect("upgrade accepted");
+        let ws = connect(url, ORIGIN).await.expect("upgrade accepted");
+        Self::resume_on(ws, session_id, token, last_seq, state).await
+    }
+
+    /// [`Client::resume`] from the loopback address `source`.
+    pub async fn resume_from(
+        gateway: &Gateway,
+        source: std::net::IpAddr,
+        session_id: &str,
+        token: &str,
+        last_seq: Option<u64>,
+        state: Value,
+    ) -> (Client, Value) {
+        Self::resume_on(connect_from(gateway, source).await, session_id, token, last_seq, state).await
+    }
+
+    async fn resume_on(mut ws: Ws, session_id: &str, token: &str, last_seq: Option<u64>, state: Value) -> (Client, Value) {
         let mut hello =
             json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test", "sessionId": session_id, "resumeToken": token });
         if let Some(last) = last_seq {
