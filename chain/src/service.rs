@@ -738,28 +738,49 @@ impl ChainService {
 /// ("latest", "safe", "finalized", "pending" or none) and starts at a number or "earliest".
 async fn check_logs_range(client: &RpcClient, params: &serde_json::Value) -> Result<(), ChainError> {
     let refuse = |message: String| ChainError::Rpc { code: -32602, message, data: None };
-    match logs_range(params, MAX_HOST_LOGS_BLOCK_RANGE).map_err(refuse)? {
-        LogsRange::Bounded => Ok(()),
-        LogsRange::ToHead { from } => {
-            let head: alloy::primitives::U64 = client.request("eth_blockNumber", ()).await?;
-            let span = head.to::<u64>().saturating_sub(from).saturating_add(1);
-            if span > MAX_HOST_LOGS_BLOCK_RANGE {
-                return Err(refuse(format!(
-                    "eth_getLogs from block {from} to the head spans {span} blocks; at most {MAX_HOST_LOGS_BLOCK_RANGE} at once"
-                )));
-            }
-            Ok(())
+    let (from, to, from_words) = match logs_range(params, MAX_HOST_LOGS_BLOCK_RANGE).map_err(refuse)? {
+        LogsRange::Bounded => return Ok(()),
+        LogsRange::ToHead { from } => (from, None, format!("block {from}")),
+        LogsRange::FromTag { tag, to } => {
+            // `safe` and `finalized` may lag the head by more than the bound (on some chains by
+            // hours of blocks): the node is asked which block the tag names.
+            let block: Option<serde_json::Value> = client.request("eth_getBlockByNumber", (tag, false)).await?;
+            let number = block.as_ref().and_then(|b| b.get("number")).and_then(serde_json::Value::as_str);
+            let Some(from) = number.and_then(|n| n.strip_prefix("0x")).and_then(|n| u64::from_str_radix(n, 16).ok()) else {
+                // A node that names no such block answers the logs call with its own error.
+                return Ok(());
+            };
+            (from, to, format!("the {tag} block ({from})"))
         }
+    };
+    let (to, to_words) = match to {
+        Some(to) => (to, format!("block {to}")),
+        None => {
+            let head: alloy::primitives::U64 = client.request("eth_blockNumber", ()).await?;
+            (head.to::<u64>(), "the head".to_string())
+        }
+    };
+    let span = to.saturating_sub(from).saturating_add(1);
+    if to >= from && span > MAX_HOST_LOGS_BLOCK_RANGE {
+        return Err(refuse(format!(
+            "eth_getLogs from {from_words} to {to_words} spans {span} blocks; at most {MAX_HOST_LOGS_BLOCK_RANGE} at once"
+        )));
     }
+    Ok(())
 }
 
 /// What [`logs_range`] found of an `eth_getLogs` filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogsRange {
-    /// One block (`blockHash`), a range within the bound, or one starting at a tag (near the head).
+    /// One block (`blockHash`), a range within the bound, or one starting at the head (`latest`,
+    /// `pending`, no `fromBlock`).
     Bounded,
-    /// From block `from` to the head: within the bound only if the head is close enough.
+    /// From block `from` to the head (`latest`, `safe`, `finalized`, `pending`, no `toBlock`: the
+    /// head is the highest they can be): within the bound only if the head is close enough.
     ToHead { from: u64 },
+    /// From the block `tag` (`safe` or `finalized`) names, which may be far below the head, to
+    /// block `to`, or to the head (`None`).
+    FromTag { tag: &'static str, to: Option<u64> },
 }
 
 /// The block range of `eth_getLogs` params (`[filter]`), checked against `max` blocks: pure.
@@ -772,17 +793,26 @@ pub fn logs_range(params: &serde_json::Value, max: u64) -> Result<LogsRange, Str
     if filter.get("blockHash").is_some_and(|h| !h.is_null()) {
         return Ok(LogsRange::Bounded);
     }
-    /// A block number, or `None` for a tag that means (about) the head.
-    fn end(name: &str, value: Option<&Value>) -> Result<Option<u64>, String> {
+    /// One end of the range.
+    enum End {
+        Number(u64),
+        /// `latest`, `pending`, or none given.
+        Head,
+        /// `safe` or `finalized`: at or below the head, by how much only the node knows.
+        Behind(&'static str),
+    }
+    fn end(name: &str, value: Option<&Value>) -> Result<End, String> {
         match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(tag)) if matches!(tag.as_str(), "latest" | "safe" | "finalized" | "pending") => Ok(None),
-            Some(Value::String(tag)) if tag == "earliest" => Ok(Some(0)),
+            None | Some(Value::Null) => Ok(End::Head),
+            Some(Value::String(tag)) if matches!(tag.as_str(), "latest" | "pending") => Ok(End::Head),
+            Some(Value::String(tag)) if tag == "safe" => Ok(End::Behind("safe")),
+            Some(Value::String(tag)) if tag == "finalized" => Ok(End::Behind("finalized")),
+            Some(Value::String(tag)) if tag == "earliest" => Ok(End::Number(0)),
             Some(Value::String(hex)) => hex
                 .strip_prefix("0x")
                 .filter(|digits| !digits.is_empty())
                 .and_then(|digits| u64::from_str_radix(digits, 16).ok())
-                .map(Some)
+                .map(End::Number)
                 .ok_or_else(|| format!("{name} is not a block number (hex) or tag: {hex:?}")),
             Some(other) => Err(format!("{name} is not a block number (hex) or tag: {other}")),
         }
@@ -790,9 +820,12 @@ pub fn logs_range(params: &serde_json::Value, max: u64) -> Result<LogsRange, Str
     let from = end("fromBlock", filter.get("fromBlock"))?;
     let to = end("toBlock", filter.get("toBlock"))?;
     match (from, to) {
-        (None, _) => Ok(LogsRange::Bounded),
-        (Some(from), None) => Ok(LogsRange::ToHead { from }),
-        (Some(from), Some(to)) => {
+        (End::Head, _) => Ok(LogsRange::Bounded),
+        (End::Behind(tag), End::Number(to)) => Ok(LogsRange::FromTag { tag, to: Some(to) }),
+        // To `safe` from `finalized` (or the same tag) is at most the head from there.
+        (End::Behind(tag), End::Head | End::Behind(_)) => Ok(LogsRange::FromTag { tag, to: None }),
+        (End::Number(from), End::Head | End::Behind(_)) => Ok(LogsRange::ToHead { from }),
+        (End::Number(from), End::Number(to)) => {
             let span = to.saturating_sub(from).saturating_add(1);
             if to >= from && span > max {
                 return Err(format!("eth_getLogs from block {from} to {to} spans {span} blocks; at most {max} at once"));
@@ -828,6 +861,11 @@ mod tests {
         assert_eq!(logs_range(&json!([{ "fromBlock": "0x64" }]), 10_000), Ok(LogsRange::ToHead { from: 100 }));
         assert_eq!(range(json!("latest"), json!("0xffffffff")), Ok(LogsRange::Bounded), "from the head on");
         assert_eq!(logs_range(&json!([{}]), 10_000), Ok(LogsRange::Bounded), "latest to latest");
+        assert_eq!(range(json!("0x64"), json!("finalized")), Ok(LogsRange::ToHead { from: 100 }), "at most the head");
+        assert_eq!(range(json!("finalized"), json!(null)), Ok(LogsRange::FromTag { tag: "finalized", to: None }));
+        assert_eq!(range(json!("safe"), json!("latest")), Ok(LogsRange::FromTag { tag: "safe", to: None }));
+        assert_eq!(range(json!("finalized"), json!("safe")), Ok(LogsRange::FromTag { tag: "finalized", to: None }));
+        assert_eq!(range(json!("safe"), json!("0x2710")), Ok(LogsRange::FromTag { tag: "safe", to: Some(10_000) }));
         assert_eq!(
             logs_range(&json!([{ "blockHash": "0xab", "fromBlock": "0x0", "toBlock": "0xffffff" }]), 10_000),
             Ok(LogsRange::Bounded)

@@ -38,7 +38,7 @@ fn service(anvil: &Anvil, tokens: &[Address], page_size: u32) -> ChainService {
     ChainService::builder(&config)
         .receipt_poll_interval(Duration::from_millis(50))
         // The host reads these tests make (the gateway gives the session's whole list).
-        .host_reads(&["eth_call", "eth_chainId", "eth_estimateGas"])
+        .host_reads(&["eth_call", "eth_chainId", "eth_estimateGas", "eth_getLogs"])
         .build()
         .unwrap()
 }
@@ -268,6 +268,9 @@ async fn a_host_eth_call_is_answered_and_node_errors_map_to_the_catalogue() {
     let bytes: alloy::primitives::Bytes = serde_json::from_value(answer).unwrap();
     assert_eq!(IERC20::balanceOfCall::abi_decode_returns(&bytes).unwrap(), U256::from(42_000_000u64));
     assert_eq!(service.request(NET, "eth_chainId", json!([])).await.unwrap(), json!("0x7a69"));
+    // Logs from the `finalized` block, which the node is asked to name first: the mint is there.
+    let logs = service.host_read(NET, "eth_getLogs", json!([{ "fromBlock": "finalized", "address": vdt }]), None).await.unwrap();
+    assert!(logs.as_array().is_some_and(|logs| !logs.is_empty()), "the token's mint is logged: {logs}");
 
     // Estimating a transfer of more than the sender holds: OpenZeppelin's custom error reverts.
     let too_much = SendCall::erc20_transfer(vdt, ANVIL_1, U256::from(1u64));

@@ -72,6 +72,16 @@ fn logs_node(head: u64) -> impl Fn(usize, &Value) -> Reply + Send + Sync + 'stat
         Reply::Json(answer(body, |request| match request["method"].as_str().unwrap() {
             "eth_blockNumber" => Ok(json!(format!("{head:#x}"))),
             "eth_getLogs" => Ok(json!([])),
+            // `finalized` 20,000 blocks behind the head (as on chains whose finality lags hours),
+            // `safe` 5,000.
+            "eth_getBlockByNumber" => {
+                let behind = match request["params"][0].as_str().unwrap() {
+                    "finalized" => 20_000,
+                    "safe" => 5_000,
+                    other => panic!("unexpected block {other}"),
+                };
+                Ok(json!({ "number": format!("{:#x}", head.saturating_sub(behind)), "hash": format!("0x{}", "22".repeat(32)) }))
+            }
             other => panic!("unexpected {other}"),
         }))
     }
@@ -116,6 +126,30 @@ async fn a_host_get_logs_over_10000_blocks_is_refused_with_invalid_params() {
     // An end that is neither a number nor a tag.
     let refused = read(json!({ "fromBlock": 0, "toBlock": "latest" })).await.unwrap_err();
     assert!(matches!(&refused, ChainError::Rpc { code: -32602, .. }), "{refused:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_get_logs_from_a_finalized_block_far_below_the_head_is_refused() {
+    let node = StubNode::start(logs_node(5_000_000)).await;
+    let service = service_of(&node);
+    let read = |filter: Value| service.host_read(NET, "eth_getLogs", logs(filter), None);
+
+    // From `finalized` (20,000 behind) to the head: the node is asked which block it is, and the
+    // range refused.
+    let refused = read(json!({ "fromBlock": "finalized" })).await.unwrap_err();
+    let ChainError::Rpc { code, message, .. } = &refused else { panic!("{refused:?}") };
+    assert_eq!(*code, -32602);
+    assert_eq!(message, "eth_getLogs from the finalized block (4980000) to the head spans 20001 blocks; at most 10000 at once");
+    assert_eq!(asked(&node), ["eth_getBlockByNumber", "eth_blockNumber"], "the logs were not asked");
+
+    // To a number instead of the head: only the tag's block is asked.
+    let refused = read(json!({ "fromBlock": "finalized", "toBlock": format!("{:#x}", 4_990_000) })).await.unwrap_err();
+    assert!(matches!(&refused, ChainError::Rpc { code: -32602, .. }), "{refused:?}");
+    assert_eq!(asked(&node)[2..], ["eth_getBlockByNumber"]);
+
+    // From `safe` (5,000 behind) to `latest`: within the bound, forwarded.
+    assert_eq!(read(json!({ "fromBlock": "safe", "toBlock": "latest" })).await, Ok(json!([])));
+    assert_eq!(asked(&node)[3..], ["eth_getBlockByNumber", "eth_blockNumber", "eth_getLogs"]);
 }
 
 #[tokio::test(start_paused = true)]
