@@ -21,13 +21,13 @@ use crate::activity::{ActivityCursor, ActivityPage, ActivitySource};
 use crate::balances::{AccountAddress, BALANCE_CACHE_TTL, Balances, TokenMetadataCache, TtlCache, fetch_balances};
 use crate::clock::{Clock, TokioClock};
 use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSettings};
-use crate::forwarded::ForwardedSlots;
 use crate::metrics::{ChainMetrics, NetworkMetrics};
 use crate::prices::{AssetId, PriceSource, StaticPrices};
 use crate::receipt::{ReceiptOutcome, wait_for_receipt};
 use crate::rpc::chain_id::{ChainIdGate, watch};
 use crate::rpc::{HttpEndpoint, RpcPolicy, endpoints_client};
 use crate::send::{SendCall, SendError, SendForm, build_send};
+use crate::slots::CallSlots;
 use crate::solana::SolAddress;
 use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
 use crate::solana::tx::{SignedTransactionError, check_signed};
@@ -133,7 +133,7 @@ struct Inner {
     /// Slots for the calls forwarded for hosts and frames ([`ChainService::request`],
     /// [`ChainService::host_read`]) that may be at the nodes at once, across every session and
     /// per client address.
-    forwarded: Arc<ForwardedSlots>,
+    forwarded: Arc<CallSlots>,
     /// The endpoints whose chain (id or genesis hash) is to be checked, until the checks are
     /// started (in a tokio runtime: at build when there is one, else at the first use).
     chain_id_checks: Mutex<Vec<ChainIdCheck>>,
@@ -338,7 +338,7 @@ impl ChainServiceBuilder {
                 }),
                 receipt_poll_interval: self.receipt_poll_interval,
                 host_reads: self.host_reads,
-                forwarded: ForwardedSlots::new(self.max_forwarded_in_flight, self.max_forwarded_per_client),
+                forwarded: CallSlots::new(self.max_forwarded_in_flight, self.max_forwarded_per_client),
                 chain_id_checks: Mutex::new(chain_id_checks),
                 chain_id_checks_started: Default::default(),
             }),

@@ -4,6 +4,7 @@
 //! turns its answers into those types. Errors become the service's messages (spec §7, §8): the
 //! session's decisions show the spec's toast or message whatever the cause.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,13 +25,21 @@ use vestibule_chain::amount::Amount;
 use vestibule_chain::balances::AssetBalance;
 use vestibule_chain::prices::AssetId;
 use vestibule_chain::rpc::RpcFailure;
+use vestibule_chain::slots::CallSlots;
 use vestibule_chain::solana::parse_solana_address;
 use vestibule_chain::solana::rpc::{SignatureOutcome, TransferRequest};
 use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, NetworkId, SolanaSendError, TransactionError};
 
 /// How long one receipt effect waits for a sent transaction to be mined before reporting
-/// `NotMined` (the session records that; the chain service polls every second meanwhile).
+/// `NotMined` (the session records that; the chain service polls meanwhile, less often as it
+/// waits: 31 polls in 2 minutes).
 pub const RECEIPT_WAIT: Duration = Duration::from_secs(120);
+
+/// How many receipt (or Solana signature) waits one client address may have at once across its
+/// sessions, by default (`[limits] receipt_waits_per_client`). A session keeps at most 8 sends
+/// waiting; without a bound per address, one client answering its wallet's sends with made-up
+/// hashes in many sessions would have the gateway poll the nodes for each of them.
+pub const DEFAULT_RECEIPT_WAITS_PER_CLIENT: usize = 32;
 
 // The chain service refuses a host read's answer past its bound while it arrives; the bound must
 // leave room for every answer the session takes (64 KiB of JSON) and its JSON-RPC envelope.
@@ -38,16 +47,29 @@ const _: () = assert!(
     vestibule_chain::service::DEFAULT_HOST_READ_MAX_RESPONSE_BYTES >= vestibule_actors::machines::host_requests::MAX_JSON_BYTES + 512
 );
 
+/// What a send whose receipt was not waited for records: its client already had as many waits
+/// as it may.
+pub const RECEIPT_WAITS_REFUSED: &str = "not checked: too many transfers from this address are awaiting confirmation";
+
 /// `ChainEffects` over a [`ChainService`]: what `Registry::with_chain` is given in `server.rs`.
 #[derive(Clone)]
 pub struct ServiceEffects {
     service: ChainService,
     receipt_wait: Duration,
+    /// The receipt waits in flight per client address (no bound in all: each session's are).
+    receipt_waits: Arc<CallSlots>,
 }
 
 impl ServiceEffects {
     pub fn new(service: ChainService) -> Self {
-        Self { service, receipt_wait: RECEIPT_WAIT }
+        Self { service, receipt_wait: RECEIPT_WAIT, receipt_waits: CallSlots::new(usize::MAX, DEFAULT_RECEIPT_WAITS_PER_CLIENT) }
+    }
+
+    /// How many receipt waits one client address may have at once (at least 1); one more is
+    /// recorded as not confirmed at once, without asking a node.
+    pub fn with_receipt_waits_per_client(mut self, waits: usize) -> Self {
+        self.receipt_waits = CallSlots::new(usize::MAX, waits);
+        self
     }
 
     pub fn with_receipt_wait(mut self, wait: Duration) -> Self {
@@ -120,10 +142,16 @@ impl ChainEffects for ServiceEffects {
         })
     }
 
-    fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String, client: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
         let service = self.service.clone();
         let wait = self.receipt_wait;
+        let slot = self.receipt_waits.try_take(client);
         Box::pin(async move {
+            // Held while the wait runs (and dropped with it when the session stops waiting).
+            let Ok(_slot) = slot else {
+                tracing::info!(%network, "a receipt wait refused: the client has as many as it may");
+                return ReceiptOutcome::NotMined(RECEIPT_WAITS_REFUSED.to_string());
+            };
             let Some(id) = network_id(&network) else {
                 return ReceiptOutcome::NotMined(format!("Unsupported chain: {network}"));
             };
@@ -179,7 +207,7 @@ impl ChainEffects for ServiceEffects {
         network: CaipNetworkId,
         method: String,
         params: serde_json::Value,
-        client: Option<std::net::IpAddr>,
+        client: Option<IpAddr>,
     ) -> ChainFuture<WalletOutcome> {
         let service = self.service.clone();
         Box::pin(async move {

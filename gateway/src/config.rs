@@ -350,6 +350,9 @@ pub struct Limits {
     /// same way while other clients' go on. Frames' calls are bounded per user instead. Unset:
     /// [`Limits::host_chain_calls_per_client`].
     pub host_chain_calls_per_client: Option<usize>,
+    /// Receipt (or Solana signature) waits one client address may have at once across its
+    /// sessions; one more send is recorded as not confirmed at once, without asking a node.
+    pub receipt_waits_per_client: usize,
 }
 
 impl Limits {
@@ -393,6 +396,7 @@ impl Default for Limits {
             debug_state_folds: 2,
             host_chain_calls: vestibule_chain::service::DEFAULT_MAX_FORWARDED_IN_FLIGHT,
             host_chain_calls_per_client: None,
+            receipt_waits_per_client: crate::chain::DEFAULT_RECEIPT_WAITS_PER_CLIENT,
         }
     }
 }
@@ -607,6 +611,9 @@ impl GatewayConfig {
         }
         if l.host_chain_calls == 0 {
             return err("limits.host_chain_calls", "must be at least 1".into());
+        }
+        if l.receipt_waits_per_client == 0 {
+            return err("limits.receipt_waits_per_client", "must be at least 1".into());
         }
         if let Some(share) = l.host_chain_calls_per_client
             && (share == 0 || share > l.host_chain_calls)

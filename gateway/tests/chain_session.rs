@@ -6,6 +6,9 @@
 //! balances fail with the spec's toast, "Token Balance Unavailable", instead of a session left
 //! waiting. Both sessions then replay with `--verify` from their logs alone.
 //!
+//! One client address has at most `receipt_waits_per_client` sends awaiting receipts at once: one
+//! more is recorded unconfirmed at once, while another address's send is confirmed.
+//!
 //! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules);
 //! a missing anvil fails the test. Every wait is on diffs, with generous upper bounds only.
 
@@ -195,6 +198,78 @@ async fn a_hung_node_gives_the_toast_not_a_hung_session() {
     wait_for(&mut client, "the failure", Duration::from_secs(60), |s| s["balances"]["status"] == "failed").await;
     assert!(client.state["toasts"].to_string().contains("Token Balance Unavailable"), "{:#}", client.state["toasts"]);
     drop(hung);
+}
+
+/// A session connected to the dev wallet on anvil, from the loopback address `source`, with its
+/// balances loaded (a send needs them).
+async fn connected_from(gateway: &Gateway, source: &str) -> Client {
+    let (_, dev) = dev_wallet();
+    let mut client = Client::create_from(gateway, source.parse().unwrap(), json!({ "networks": [anvil_network()] })).await;
+    connect_wallet(&mut client, &dev.to_checksum(None), &format!("0x{CHAIN_ID:x}")).await;
+    wait_for(&mut client, "balances", Duration::from_secs(60), |s| s["balances"]["status"] == "loaded").await;
+    client
+}
+
+/// Submits a send of 1 wei to `ANVIL_1` and answers its wallet request with `hash`.
+async fn send_answered_with(client: &mut Client, hash: &str) {
+    let form = json!({ "token": format!("eip155:{CHAIN_ID}/native"), "amount": "0.000000000000000001", "receiver": ANVIL_1 });
+    let result = client.command(json!({ "type": "SubmitSend", "form": form })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    let (request_id, _) = first_request(&client.state);
+    let outcome = json!({ "status": "ok", "result": hash });
+    let result = client.command(json!({ "type": "ResolveWalletRequest", "requestId": request_id, "outcome": outcome })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+}
+
+fn sent_status(state: &Value, hash: &str) -> Option<Value> {
+    state["send"]["sent"].as_array().and_then(|sent| sent.iter().find(|t| t["hash"] == hash)).map(|t| t["status"].clone())
+}
+
+#[tokio::test]
+async fn a_client_address_awaits_at_most_its_share_of_receipts_and_another_address_is_not_refused() {
+    // Given a gateway on anvil that lets one client address await 2 receipts at once
+    let node = Anvil::start(CHAIN_ID);
+    let (dev_signer, dev) = dev_wallet();
+    node.set_balance(dev, ether(10)).await;
+    let config =
+        format!("{CONFIG}\n[limits]\nreceipt_waits_per_client = 2\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\n", node.url);
+    let gateway = Gateway::start(&config);
+    let mut first = connected_from(&gateway, "127.0.0.2").await;
+
+    // When a client from 127.0.0.2 answers three sends with hashes that never mine
+    let made_up: Vec<String> = (1..=3).map(|n| format!("0x{n:064x}")).collect();
+    for hash in &made_up {
+        send_answered_with(&mut first, hash).await;
+    }
+
+    // Then the third is recorded unconfirmed at once, and the first two are still awaited
+    wait_for(&mut first, "the third send settled", Duration::from_secs(60), |s| {
+        sent_status(s, &made_up[2]).is_some_and(|status| status != "pending")
+    })
+    .await;
+    assert_eq!(sent_status(&first.state, &made_up[2]), Some(json!("unconfirmed")), "{:#}", first.state["send"]);
+    for hash in &made_up[..2] {
+        assert_eq!(sent_status(&first.state, hash), Some(json!("pending")), "{:#}", first.state["send"]);
+    }
+
+    // And a client from 127.0.0.3 meanwhile has its real send's receipt awaited and confirmed
+    let mut other = connected_from(&gateway, "127.0.0.3").await;
+    let receiver: Address = ANVIL_1.parse().unwrap();
+    let pending = node
+        .wallet_of(dev_signer)
+        .send_transaction(alloy::rpc::types::TransactionRequest::default().to(receiver).value(U256::from(1)))
+        .await
+        .unwrap();
+    let hash = format!("{:#x}", pending.tx_hash());
+    send_answered_with(&mut other, &hash).await;
+    wait_for(&mut other, "the real send's receipt", Duration::from_secs(60), |s| {
+        sent_status(s, &hash).is_some_and(|status| status != "pending")
+    })
+    .await;
+    assert_eq!(sent_status(&other.state, &hash), Some(json!("confirmed")), "{:#}", other.state["send"]);
+    // (a command brings the first client's mirror up to date)
+    assert_eq!(first.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
+    assert_eq!(sent_status(&first.state, &made_up[0]), Some(json!("pending")), "127.0.0.2's waits are still held");
 }
 
 /// Without `[networks]`, sessions serve no network: nothing is fetched and nothing hangs.

@@ -52,8 +52,15 @@ pub trait ChainEffects: Send + Sync + 'static {
     fn activity(&self, fetch: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>>;
     /// Waits (bounded) for the receipt of `hash` on `network`. `sent_to`: the address the transfer
     /// was built to ([`crate::machines::send::Transfer::sent_to`]); a mined transaction to another
-    /// is not this transfer (the hash is the wallet's word, not the server's).
-    fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String) -> ChainFuture<ReceiptOutcome>;
+    /// is not this transfer (the hash is the wallet's word, not the server's). `client`: as for
+    /// [`ChainEffects::host_read`]; the waits one client address may have at once are bounded.
+    fn receipt(
+        &self,
+        network: CaipNetworkId,
+        hash: String,
+        sent_to: String,
+        client: Option<std::net::IpAddr>,
+    ) -> ChainFuture<ReceiptOutcome>;
     /// A host app's safe read (`HostRequestsState::chain_reads`; spec §6): `method` with `params`
     /// on `network`'s nodes. The node's result, or an EIP-1193 / JSON-RPC error (the node's own
     /// error as it answered; a node that cannot be reached is 4901, "chain disconnected").
@@ -94,7 +101,7 @@ impl ChainEffects for NoChain {
     fn activity(&self, _: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>> {
         Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
     }
-    fn receipt(&self, _: CaipNetworkId, _: String, _: String) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, _: CaipNetworkId, _: String, _: String, _: Option<std::net::IpAddr>) -> ChainFuture<ReceiptOutcome> {
         Box::pin(std::future::ready(ReceiptOutcome::NotMined("no chain service is configured".to_string())))
     }
     fn host_read(

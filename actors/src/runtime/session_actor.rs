@@ -340,8 +340,8 @@ pub struct ModalSession {
     /// Whether this actor has logged that the session's log is full (it does so once).
     log_full_logged: bool,
     /// The address of the client that last sent a command or attached, when the gateway knew it
-    /// ([`ConnectionLink::client`]): host reads are asked on its behalf, so one client's sessions
-    /// share one client's part of the chain calls at the nodes. Not recorded: after a restart it
+    /// ([`ConnectionLink::client`]): host reads and receipt waits are asked on its behalf, so one
+    /// client's sessions share one client's part of the chain calls at the nodes. Not recorded: after a restart it
     /// is the address of the first connection to attach.
     client: Option<std::net::IpAddr>,
 }
@@ -996,7 +996,10 @@ impl ModalSession {
                     Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
                 }
                 ChainAsk::Receipt(network, hash, sent_to) => {
-                    Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to).await, hash } })
+                    let client = self.client;
+                    Box::pin(async move {
+                        Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to, client).await, hash }
+                    })
                 }
                 ChainAsk::HostRead { request_id, network, method, params } => {
                     let client = self.client;

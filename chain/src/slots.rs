@@ -1,6 +1,7 @@
-//! The bound on calls forwarded for hosts and frames ([`crate::ChainService::request`],
-//! [`crate::ChainService::host_read`]): how many may be at the nodes at once across every session,
-//! and how many of those one client address may hold.
+//! Calls in flight counted in all and per client address, each bounded: the calls forwarded for
+//! hosts and frames ([`crate::ChainService::request`], [`crate::ChainService::host_read`]: how many
+//! may be at the nodes at once across every session, and how many of those one client address may
+//! hold), and the gateway's receipt waits per client address.
 //!
 //! Without a share per client, one client that opens a few sessions and has each read something
 //! the node is slow to answer holds every slot, and every other project's host reads are refused
@@ -11,17 +12,18 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
-/// Why a forwarded call was refused without reaching a node.
+/// Why a call was refused a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotRefusal {
-    /// As many calls as the service allows are at the nodes.
+    /// As many calls as allowed in all are in flight.
     Full,
     /// The caller's client address holds its share of them.
     ClientShare,
 }
 
 impl SlotRefusal {
-    /// The metric label it is counted under (`vestibule_chain_forwarded_refused{kind}`).
+    /// The metric label a refused forwarded call is counted under
+    /// (`vestibule_chain_forwarded_refused{kind}`).
     pub fn kind(self) -> &'static str {
         match self {
             SlotRefusal::Full => "all",
@@ -30,10 +32,10 @@ impl SlotRefusal {
     }
 }
 
-/// The slots of forwarded calls in flight: at most `total` at once, at most `per_client` of them
-/// for one client address.
+/// The slots of calls in flight: at most `total` at once, at most `per_client` of them for one
+/// client address.
 #[derive(Debug)]
-pub struct ForwardedSlots {
+pub struct CallSlots {
     total: usize,
     per_client: usize,
     taken: Mutex<Taken>,
@@ -47,7 +49,7 @@ struct Taken {
     by_client: HashMap<IpAddr, usize>,
 }
 
-impl ForwardedSlots {
+impl CallSlots {
     /// `total` and `per_client` are at least 1, and a client's share is at most the total.
     pub fn new(total: usize, per_client: usize) -> Arc<Self> {
         let total = total.max(1);
@@ -56,8 +58,8 @@ impl ForwardedSlots {
 
     /// A slot for one call of `client` (none: a call no client address is known for), held until
     /// the returned guard is dropped; or why not.
-    pub fn try_take(self: &Arc<Self>, client: Option<IpAddr>) -> Result<ForwardedSlot, SlotRefusal> {
-        let mut taken = self.taken.lock().expect("forwarded slots lock");
+    pub fn try_take(self: &Arc<Self>, client: Option<IpAddr>) -> Result<CallSlot, SlotRefusal> {
+        let mut taken = self.taken.lock().expect("call slots lock");
         if let Some(client) = client
             && taken.by_client.get(&client).copied().unwrap_or(0) >= self.per_client
         {
@@ -70,17 +72,17 @@ impl ForwardedSlots {
         if let Some(client) = client {
             *taken.by_client.entry(client).or_default() += 1;
         }
-        Ok(ForwardedSlot { slots: self.clone(), client })
+        Ok(CallSlot { slots: self.clone(), client })
     }
 
     /// Calls in flight in all, and of `client`.
     pub fn in_flight(&self, client: Option<IpAddr>) -> (usize, usize) {
-        let taken = self.taken.lock().expect("forwarded slots lock");
+        let taken = self.taken.lock().expect("call slots lock");
         (taken.all, client.and_then(|c| taken.by_client.get(&c).copied()).unwrap_or(0))
     }
 
     fn give_back(&self, client: Option<IpAddr>) {
-        let mut taken = self.taken.lock().expect("forwarded slots lock");
+        let mut taken = self.taken.lock().expect("call slots lock");
         taken.all -= 1;
         if let Some(client) = client
             && let Some(held) = taken.by_client.get_mut(&client)
@@ -93,14 +95,14 @@ impl ForwardedSlots {
     }
 }
 
-/// One forwarded call's slot; given back when dropped (the call answered, failed or was cancelled).
+/// One call's slot; given back when dropped (the call answered, failed or was cancelled).
 #[derive(Debug)]
-pub struct ForwardedSlot {
-    slots: Arc<ForwardedSlots>,
+pub struct CallSlot {
+    slots: Arc<CallSlots>,
     client: Option<IpAddr>,
 }
 
-impl Drop for ForwardedSlot {
+impl Drop for CallSlot {
     fn drop(&mut self) {
         self.slots.give_back(self.client);
     }
@@ -117,7 +119,7 @@ mod tests {
     #[test]
     fn a_client_holding_its_share_is_refused_while_another_client_is_served() {
         // Given four slots in all, two per client, and client 1 holding two
-        let slots = ForwardedSlots::new(4, 2);
+        let slots = CallSlots::new(4, 2);
         let held = [slots.try_take(ip(1)).unwrap(), slots.try_take(ip(1)).unwrap()];
 
         // When client 1 and client 2 each ask for one more
@@ -136,7 +138,7 @@ mod tests {
     #[test]
     fn when_every_slot_is_taken_anyone_is_refused_and_a_refusal_takes_nothing() {
         // Given three slots, two per client, taken by clients 1 and 2 and a call with no address
-        let slots = ForwardedSlots::new(3, 2);
+        let slots = CallSlots::new(3, 2);
         let _held = [slots.try_take(ip(1)).unwrap(), slots.try_take(ip(2)).unwrap(), slots.try_take(None).unwrap()];
 
         // When a third client and another call with no address ask
@@ -150,7 +152,7 @@ mod tests {
 
     #[test]
     fn calls_with_no_client_address_count_only_towards_the_total() {
-        let slots = ForwardedSlots::new(3, 1);
+        let slots = CallSlots::new(3, 1);
         let _held = [slots.try_take(None).unwrap(), slots.try_take(None).unwrap()];
         assert_eq!(slots.in_flight(None), (2, 0));
         let _one = slots.try_take(ip(1)).unwrap();
@@ -158,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_share_larger_than_the_total_is_the_total() {
-        let slots = ForwardedSlots::new(2, 32);
+        let slots = CallSlots::new(2, 32);
         let _held = [slots.try_take(ip(1)).unwrap(), slots.try_take(ip(1)).unwrap()];
         assert_eq!(slots.try_take(ip(1)).unwrap_err(), SlotRefusal::ClientShare);
     }
