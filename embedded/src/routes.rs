@@ -187,9 +187,19 @@ struct RegisterFrame {
     resume_token: Option<String>,
 }
 
-/// The frame is registered under the socket's peer address, the one the gateway's other per-address
-/// limits count (it admits the frame origin's sockets by it): its codes spend that address's
-/// budget of mails.
+/// The client's address as the server in front of these routes determined it (the address its
+/// trusted reverse proxies forwarded), put in the request's extensions by that server; without one,
+/// the socket's peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub std::net::IpAddr);
+
+fn client_address(req: &HttpRequest) -> Option<std::net::IpAddr> {
+    use actix_web::HttpMessage as _;
+    req.extensions().get::<ClientAddress>().map(|client| client.0).or_else(|| req.peer_addr().map(|peer| peer.ip()))
+}
+
+/// The frame is registered under the client's address ([`ClientAddress`]), the one the gateway's
+/// other per-address limits count: its codes spend that address's budget of mails.
 async fn register_frame(
     _: FromFrameOrigin,
     req: HttpRequest,
@@ -197,7 +207,7 @@ async fn register_frame(
     body: web::Json<RegisterFrame>,
 ) -> Result<HttpResponse, EmbeddedError> {
     let body = body.into_inner();
-    let client = req.peer_addr().map(|peer| peer.ip());
+    let client = client_address(&req);
     let Some(previous) = body.resume_token.as_deref() else {
         let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, client)?;
         return Ok(secret().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));

@@ -18,6 +18,10 @@ use crate::origin::{DEFAULT_ALLOWED_ORIGINS, OriginPattern};
 pub struct GatewayConfig {
     /// Address to listen on; port 0 picks a free port (the chosen address is printed).
     pub listen: String,
+    /// The reverse proxies (TLS terminators, load balancers) in front of the gateway, as addresses
+    /// or CIDR ranges: a request from one of them is counted under the client address it forwards
+    /// in `X-Forwarded-For` (`client_address.rs`). None by default: each socket's peer is the client.
+    pub trusted_proxies: crate::client_address::TrustedProxies,
     /// Data directory of the event log.
     pub data: PathBuf,
     /// Directory served at `/` (the demo app and the widget's script).
@@ -133,6 +137,7 @@ impl Default for GatewayConfig {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
+            trusted_proxies: Default::default(),
             data: PathBuf::from("data"),
             static_dir: PathBuf::from("client/dist"),
             workers: 0,

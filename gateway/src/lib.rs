@@ -2,6 +2,7 @@
 
 pub mod chain;
 pub mod cli;
+pub mod client_address;
 pub mod cluster;
 pub mod config;
 pub mod debug_api;

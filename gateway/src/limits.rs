@@ -250,16 +250,25 @@ impl SocketTable {
         Ok(())
     }
 
+    /// A new connection from a trusted reverse proxy at `key`: counted as plain HTTP, towards the
+    /// total only (it carries many clients, known only once their requests arrive).
+    pub fn admit_proxied(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
+        self.http.check(key, usize::MAX, limits.http_total)?;
+        self.http.add(key);
+        Ok(())
+    }
+
     /// Whether a plain HTTP socket from `key` could become a WebSocket now.
     pub fn can_upgrade(&self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
         self.websocket.check(key, limits.websocket_per_ip, limits.websocket_total)
     }
 
-    /// A plain HTTP socket from `key` becomes a WebSocket: it leaves the HTTP count.
-    pub fn upgrade(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
-        self.can_upgrade(limits, key)?;
+    /// A plain HTTP socket from `key` becomes a WebSocket of `client` (the same address, or the
+    /// one a trusted proxy forwarded): it leaves the HTTP count of `key`, and counts for `client`.
+    pub fn upgrade(&mut self, limits: &SocketLimits, key: IpAddr, client: IpAddr) -> Result<(), SlotRefusal> {
+        self.can_upgrade(limits, client)?;
         self.http.remove(key);
-        self.websocket.add(key);
+        self.websocket.add(client);
         Ok(())
     }
 
@@ -302,10 +311,12 @@ impl Sockets {
         &self.limits
     }
 
-    /// Admits a just-accepted socket from `ip` as plain HTTP.
-    pub fn admit(&self, ip: IpAddr) -> Result<SocketSlot, SlotRefusal> {
+    /// Admits a just-accepted socket from `ip` as plain HTTP; from a trusted reverse proxy
+    /// (`proxied`), towards the total only.
+    pub fn admit(&self, ip: IpAddr, proxied: bool) -> Result<SocketSlot, SlotRefusal> {
         let key = client_key(ip);
-        self.table.lock().expect("socket table lock").admit(&self.limits, key)?;
+        let mut table = self.table.lock().expect("socket table lock");
+        if proxied { table.admit_proxied(&self.limits, key) } else { table.admit(&self.limits, key) }?;
         Ok(SocketSlot { sockets: self.clone(), key, kind: SocketKind::Http })
     }
 
@@ -324,12 +335,15 @@ impl SocketSlot {
         self.kind
     }
 
-    /// Counts this socket as a WebSocket from now on, if its address and the server have room.
-    pub fn upgrade(&mut self) -> Result<(), SlotRefusal> {
+    /// Counts this socket as a WebSocket of `client` from now on (the socket's peer, or the address
+    /// a trusted proxy forwarded), if that address and the server have room.
+    pub fn upgrade(&mut self, client: IpAddr) -> Result<(), SlotRefusal> {
         if self.kind == SocketKind::WebSocket {
             return Ok(());
         }
-        self.sockets.table.lock().expect("socket table lock").upgrade(&self.sockets.limits, self.key)?;
+        let client = client_key(client);
+        self.sockets.table.lock().expect("socket table lock").upgrade(&self.sockets.limits, self.key, client)?;
+        self.key = client;
         self.kind = SocketKind::WebSocket;
         Ok(())
     }
@@ -445,23 +459,47 @@ mod tests {
         assert_eq!(t.admit(&l, a), Err(SlotRefusal::PerIp));
         t.admit(&l, b).unwrap();
         assert_eq!(t.admit(&l, b), Err(SlotRefusal::Total));
-        t.upgrade(&l, a).unwrap();
+        t.upgrade(&l, a, a).unwrap();
         assert_eq!((t.open(SocketKind::Http), t.open(SocketKind::WebSocket)), (2, 1));
         assert_eq!(t.can_upgrade(&l, a), Err(SlotRefusal::PerIp), "a has its one WebSocket");
         t.admit(&l, a).unwrap();
-        t.upgrade(&l, b).unwrap();
+        t.upgrade(&l, b, b).unwrap();
         t.admit(&l, b).unwrap();
-        assert_eq!(t.upgrade(&l, b), Err(SlotRefusal::Total));
+        assert_eq!(t.upgrade(&l, b, b), Err(SlotRefusal::Total));
         t.release(SocketKind::WebSocket, a);
         assert_eq!(t.can_upgrade(&l, a), Ok(()));
+    }
+
+    #[test]
+    fn a_trusted_proxy_s_sockets_count_towards_the_total_and_each_websocket_for_its_forwarded_client() {
+        // Given a server with room for 3 plain sockets (2 per address) and 3 WebSockets (1 per
+        // address), and a trusted proxy holding 3 sockets, more than one address may
+        let sockets = Sockets::new(SocketLimits { websocket_total: 3, ..limits() });
+        let proxy: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut held: Vec<SocketSlot> = (0..3).map(|_| sockets.admit(proxy, true).unwrap()).collect();
+        assert_eq!(sockets.admit(proxy, true).unwrap_err(), SlotRefusal::Total, "the total still holds");
+
+        // When two of them become WebSockets of two clients, and the third one of the first client
+        let (alice, bob): (IpAddr, IpAddr) = ("203.0.113.7".parse().unwrap(), "203.0.113.8".parse().unwrap());
+        held[0].upgrade(alice).unwrap();
+        held[1].upgrade(bob).unwrap();
+
+        // Then each counts for its client: the first client has its one, the proxy none
+        assert_eq!(held[2].upgrade(alice).unwrap_err(), SlotRefusal::PerIp);
+        assert_eq!(sockets.can_upgrade(alice), Err(SlotRefusal::PerIp));
+        assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (1, 2));
+        // And closing one gives the slot back to its client
+        drop(held.remove(0));
+        assert_eq!(sockets.open(SocketKind::WebSocket), 1);
+        assert_eq!(sockets.can_upgrade(alice), Ok(()));
     }
 
     #[test]
     fn a_slot_is_freed_when_its_socket_goes_and_counts_as_what_it_became() {
         let sockets = Sockets::new(limits());
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
-        let mut slot = sockets.admit(ip).unwrap();
-        slot.upgrade().unwrap();
+        let mut slot = sockets.admit(ip, false).unwrap();
+        slot.upgrade(ip).unwrap();
         assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (0, 1));
         drop(slot);
         assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (0, 0));

@@ -411,6 +411,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                 let service = embedded.service.clone();
                 let app = App::new()
                     .app_data(frame_state.clone())
+                    .wrap(actix_web::middleware::from_fn(crate::client_address::mark_client_address))
                     .wrap(actix_web::middleware::from_fn(http::bounded_request))
                     .configure(move |cfg| vestibule_embedded::configure_frame_routes(cfg, service))
                     .into_factory()
@@ -538,7 +539,9 @@ fn admit_socket(sockets: &Sockets, state: &AppState, io: TcpStream) -> Option<(A
     let limits = &state.config.limits;
     let request_time = limits.header_timeout + limits.body_timeout;
     let peer = io.peer_addr().ok()?;
-    match sockets.admit(peer.ip()) {
+    // A trusted reverse proxy's socket carries many clients: counted towards the total only, each
+    // of its WebSockets for the client it forwards (`ws::accept`).
+    match sockets.admit(peer.ip(), state.config.trusted_proxies.trusts(peer.ip())) {
         Ok(slot) => {
             // Results and diffs are small frames written back to back; without this the second
             // waits for the client's delayed ACK (tens of milliseconds).

@@ -125,14 +125,27 @@ async fn frames_register_only_for_live_sessions_and_a_session_hears_only_its_own
 /// A session whose frame registers from the local address `from` (the gateway counts mailed codes
 /// per client address) and asks for a login code for `email`; gives the session's client.
 async fn ask_for_a_code_from(gateway: &Gateway, from: std::net::IpAddr, email: &str, entropy: &SeededEntropy) -> Client {
+    ask_for_a_code_via(gateway, from, None, email, entropy).await
+}
+
+/// [`ask_for_a_code_from`] with the frame's registration carrying `X-Forwarded-For: forwarded_for`,
+/// as a reverse proxy at `from` sends it.
+async fn ask_for_a_code_via(
+    gateway: &Gateway,
+    from: std::net::IpAddr,
+    forwarded_for: Option<&str>,
+    email: &str,
+    entropy: &SeededEntropy,
+) -> Client {
     let mut host = Client::create(gateway, json!({ "features": { "email": true } })).await;
     let frame_origin = host.state["embedded"]["frameOrigin"].as_str().expect("the embedded wallet is on").to_string();
     let addr: std::net::SocketAddr = frame_origin.strip_prefix("http://").unwrap().parse().unwrap();
     let (_, public_key) = test_key_pair(entropy);
     let body = json!({ "sessionId": host.session_id, "hpkePublicKey": public_key, "deviceWallets": [] }).to_string();
     let request = format!(
-        "POST /api/frames HTTP/1.1\r\nHost: {addr}\r\nOrigin: {frame_origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+        "POST /api/frames HTTP/1.1\r\nHost: {addr}\r\nOrigin: {frame_origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{body}",
+        body.len(),
+        forwarded_for.map(|f| format!("X-Forwarded-For: {f}\r\n")).unwrap_or_default()
     );
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind((from, 0).into()).unwrap();
@@ -151,7 +164,11 @@ async fn ask_for_a_code_from(gateway: &Gateway, from: std::net::IpAddr, email: &
 #[tokio::test]
 async fn the_frames_of_one_client_address_have_its_budget_of_codes_mailed_whatever_the_sessions_and_another_address_is_served() {
     let dir = tempfile::tempdir().unwrap();
-    let config = embedded_config(dir.path()).replace("[embedded]\n", "[embedded]\nmails_per_ip_per_hour = 2\n");
+    // (127.0.0.3 is a trusted reverse proxy, for the end of the test)
+    let config = format!(
+        "trusted_proxies = [\"127.0.0.3\"]\n{}",
+        embedded_config(dir.path()).replace("[embedded]\n", "[embedded]\nmails_per_ip_per_hour = 2\n")
+    );
     let gateway = Gateway::start(&config);
     let entropy = SeededEntropy::new(8);
     let local: std::net::IpAddr = "127.0.0.1".parse().unwrap();
@@ -177,6 +194,15 @@ async fn the_frames_of_one_client_address_have_its_budget_of_codes_mailed_whatev
     let mut other = ask_for_a_code_from(&gateway, "127.0.0.2".parse().unwrap(), "w@example.com", &entropy).await;
     wait_for(&mut other, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] == "awaitingOtp").await;
     assert_eq!(mails(), 3);
+
+    // Through the trusted proxy, a frame is counted under the address it forwards: 127.0.0.1's
+    // budget is spent, another client's is not
+    let proxy: std::net::IpAddr = "127.0.0.3".parse().unwrap();
+    let mut forwarded = ask_for_a_code_via(&gateway, proxy, Some("127.0.0.1"), "x@example.com", &entropy).await;
+    wait_for(&mut forwarded, "the refusal", Duration::from_secs(30), |s| s["toasts"].to_string().contains("Too many codes")).await;
+    let mut another = ask_for_a_code_via(&gateway, proxy, Some("203.0.113.9"), "y@example.com", &entropy).await;
+    wait_for(&mut another, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["status"] == "awaitingOtp").await;
+    assert_eq!(mails(), 4);
 }
 
 /// A Farcaster relay that opens channels and keeps every one pending: `POST /v1/channel` answers

@@ -179,7 +179,18 @@ async fn a_100_kb_header_is_refused_with_431_on_plain_requests_and_upgrades() {
 
 /// The first frame after a hello from `source` (with `session`: a resume).
 async fn hello_from(gateway: &Gateway, source: std::net::IpAddr, session: Option<(&str, &str)>) -> (Value, Option<u16>) {
-    let mut ws = connect_from(gateway, source).await;
+    hello_forwarded(gateway, source, None, session).await
+}
+
+/// [`hello_from`] with `X-Forwarded-For: forwarded_for`, as a reverse proxy at `source` sends it.
+async fn hello_forwarded(
+    gateway: &Gateway,
+    source: std::net::IpAddr,
+    forwarded_for: Option<&str>,
+    session: Option<(&str, &str)>,
+) -> (Value, Option<u16>) {
+    let headers: Vec<(&'static str, &str)> = forwarded_for.map(|f| ("X-Forwarded-For", f)).into_iter().collect();
+    let mut ws = connect_from_with(gateway, source, &headers).await;
     let mut hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" });
     if let Some((id, token)) = session {
         hello["sessionId"] = json!(id);
@@ -215,6 +226,43 @@ async fn an_address_creates_new_sessions_at_its_rate_and_resumes_are_not_counted
     let (other, _) = hello_from(&gateway, b, None).await;
     assert_eq!(other["type"], "welcome", "{other}");
     assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"new_sessions_rate_limited\"}").await, 1.0);
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_bounds_and_nobody_else_can_forge_one() {
+    // Given a gateway whose trusted proxy is 127.0.0.1, where one address may create 2 sessions in
+    // a burst (then one a minute) and hold 2 plain HTTP sockets
+    let config = format!(
+        "trusted_proxies = [\"127.0.0.1\"]\n{CONFIG}\n[limits]\nsessions_per_minute = 1\nsession_burst = 2\nhttp_connections_per_ip = 2\n"
+    );
+    let gateway = Gateway::start(&config);
+    let ip = |text: &str| -> std::net::IpAddr { text.parse().unwrap() };
+    let (proxy, stranger) = (ip("127.0.0.1"), ip("127.0.0.2"));
+    // The proxy holds two idle sockets: all its address may, were it a client.
+    let _idle = [raw::connect_from(proxy, &gateway.addr).await.unwrap(), raw::connect_from(proxy, &gateway.addr).await.unwrap()];
+
+    // When the proxy forwards three new sessions of one client and one of another
+    let welcomed = |(frame, _): &(Value, Option<u16>)| frame["type"] == "welcome";
+    for _ in 0..2 {
+        let first = hello_forwarded(&gateway, proxy, Some("203.0.113.7"), None).await;
+        assert!(welcomed(&first), "{first:?}");
+    }
+    let (refused, code) = hello_forwarded(&gateway, proxy, Some("6.6.6.6, 203.0.113.7"), None).await;
+    let other = hello_forwarded(&gateway, proxy, Some("203.0.113.8"), None).await;
+
+    // Then the first client's third is refused at its rate, the other client's welcomed, and the
+    // proxy's own sockets were not refused at its address's bound
+    assert_eq!((refused["code"].as_str(), code), (Some("rate_limited"), Some(1013)), "{refused}");
+    assert!(welcomed(&other), "{other:?}");
+
+    // And a client that is not a trusted proxy is counted under its own address, whatever it writes
+    for forwarded in ["198.51.100.1", "198.51.100.2"] {
+        let (frame, _) = hello_forwarded(&gateway, stranger, Some(forwarded), None).await;
+        assert_eq!(frame["type"], "welcome", "{frame}");
+    }
+    let (refused, code) = hello_forwarded(&gateway, stranger, Some("198.51.100.3"), None).await;
+    assert_eq!((refused["code"].as_str(), code), (Some("rate_limited"), Some(1013)), "{refused}");
+    assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"new_sessions_rate_limited\"}").await, 2.0);
 }
 
 /// A WebSocket to the `test` project whose receive buffer is small, so that what the client does

@@ -42,8 +42,9 @@ pub struct Connection {
     id: u64,
     project: String,
     origin: String,
-    /// The client's address, which new sessions are counted under.
-    peer: Option<std::net::IpAddr>,
+    /// The client's address (the socket's peer, or what a trusted proxy forwarded), which new
+    /// sessions, host reads and receipt waits are counted under.
+    client: Option<std::net::IpAddr>,
 }
 
 /// How the connection ends.
@@ -139,14 +140,14 @@ struct Attached {
 }
 
 impl Connection {
-    /// The address the client is counted under (`limits::client_key`), when its peer is known.
+    /// The address the client is counted under (`limits::client_key`), when known.
     fn client(&self) -> Option<std::net::IpAddr> {
-        self.peer.map(crate::limits::client_key)
+        self.client.map(crate::limits::client_key)
     }
 
-    pub fn new(state: Arc<AppState>, project: String, origin: String, peer: Option<std::net::IpAddr>) -> Self {
+    pub fn new(state: Arc<AppState>, project: String, origin: String, client: Option<std::net::IpAddr>) -> Self {
         let id = state.next_connection_id();
-        Self { state, id, project, origin, peer }
+        Self { state, id, project, origin, client }
     }
 
     /// Serves the connection until it ends. Not an `async fn`: one keeps its arguments in the
@@ -317,8 +318,8 @@ impl Connection {
         }
         let registry = &self.state.registry;
         if hello.session_id.is_none()
-            && let Some(peer) = self.peer
-            && !self.state.new_session_limits.try_take(crate::limits::client_key(peer))
+            && let Some(client) = self.client()
+            && !self.state.new_session_limits.try_take(client)
         {
             self.state.metrics.refusal("new_sessions_rate_limited");
             tracing::info!("new session refused: too many from this address");

@@ -131,10 +131,15 @@ fn slot_refusal(_: SlotRefusal) -> Refusal {
     Refusal::RateLimited
 }
 
-fn log_refusal(state: &AppState, headers: &HeaderMap, peer: Option<IpAddr>, refusal: Refusal) {
+/// The client's address: the socket's peer, or the address a trusted proxy forwarded for it.
+fn client_of(state: &AppState, peer: Option<std::net::SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+    peer.map(|peer| state.config.trusted_proxies.client_of(peer.ip(), headers))
+}
+
+fn log_refusal(state: &AppState, headers: &HeaderMap, client: Option<IpAddr>, refusal: Refusal) {
     state.metrics.refusal(refusal.code().as_str());
-    let peer = peer.map(|ip| ip.to_string()).unwrap_or_default();
-    tracing::info!(code = refusal.code().as_str(), origin = origin_of(headers).unwrap_or("-"), peer, "upgrade refused");
+    let client = client.map(|ip| ip.to_string()).unwrap_or_default();
+    tracing::info!(code = refusal.code().as_str(), origin = origin_of(headers).unwrap_or("-"), client, "upgrade refused");
 }
 
 fn query_of(uri: &actix_http::Uri) -> WsQuery {
@@ -197,7 +202,7 @@ pub fn connection_future_size() -> usize {
 /// the WebSocket ready to speak.
 async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Option<(Socket, Connection)> {
     let head = req.head();
-    let peer = req.peer_addr().map(|a| a.ip());
+    let client = client_of(&state, req.peer_addr(), &head.headers);
     if head.uri.path() != "/ws" {
         let body = serde_json::json!({ "code": "not_found", "message": "WebSocket upgrades are served at /ws" }).to_string();
         respond(framed, StatusCode::NOT_FOUND, body).await;
@@ -213,7 +218,7 @@ async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Op
     let project = match admit(&state, &head.headers, &query_of(&head.uri)) {
         Ok(project) => project.id.clone(),
         Err(refusal) => {
-            log_refusal(&state, &head.headers, peer, refusal);
+            log_refusal(&state, &head.headers, client, refusal);
             respond(framed, refusal.status(), refusal.body()).await;
             return None;
         }
@@ -227,9 +232,14 @@ async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Op
             return None;
         }
     };
-    if let Err(refused) = framed.io_mut().slot_mut().upgrade() {
+    // Counted for the client: the peer, or the address a trusted proxy forwarded.
+    let upgraded = match client {
+        Some(client) => framed.io_mut().slot_mut().upgrade(client),
+        None => Ok(()),
+    };
+    if let Err(refused) = upgraded {
         let refusal = slot_refusal(refused);
-        log_refusal(&state, &head.headers, peer, refusal);
+        log_refusal(&state, &head.headers, client, refusal);
         respond(framed, refusal.status(), refusal.body()).await;
         return None;
     }
@@ -250,7 +260,7 @@ async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Op
     };
     let io = budgeted::BudgetedSocket::new(io, limits.max_frame_bytes, &mut early);
     let socket = WebSocketStream::from_partially_read(io, early, Role::Server, Some(websocket_config(limits))).await;
-    Some((socket, Connection::new(state, project, origin, peer)))
+    Some((socket, Connection::new(state, project, origin, client)))
 }
 
 /// `GET /ws` without a WebSocket upgrade: the same refusals as an upgrade, else 400.
@@ -258,7 +268,7 @@ pub async fn not_an_upgrade(req: HttpRequest, state: web::Data<AppState>) -> Htt
     match admit(&state, req.headers(), &query_of(req.uri())) {
         Ok(_) => HttpResponse::BadRequest().json(serde_json::json!({ "code": "bad_handshake", "message": "expected a WebSocket upgrade" })),
         Err(refusal) => {
-            log_refusal(&state, req.headers(), req.peer_addr().map(|a| a.ip()), refusal);
+            log_refusal(&state, req.headers(), client_of(&state, req.peer_addr(), req.headers()), refusal);
             refusal.response()
         }
     }
@@ -267,10 +277,11 @@ pub async fn not_an_upgrade(req: HttpRequest, state: web::Data<AppState>) -> Htt
 /// `GET /ws/check?projectId=…`: would an upgrade from this page's Origin, from this address, be
 /// accepted now?
 pub async fn check(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let admitted = admit(&state, req.headers(), &query_of(req.uri())).and_then(|_| match req.peer_addr() {
-        Some(peer) => state.sockets.can_upgrade(peer.ip()).map_err(slot_refusal),
-        None => Ok(()),
-    });
+    let admitted =
+        admit(&state, req.headers(), &query_of(req.uri())).and_then(|_| match client_of(&state, req.peer_addr(), req.headers()) {
+            Some(client) => state.sockets.can_upgrade(client).map_err(slot_refusal),
+            None => Ok(()),
+        });
     match admitted {
         Ok(()) => HttpResponse::Ok().insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")).json(serde_json::json!({ "ok": true })),
         Err(refusal) => refusal.response(),

@@ -252,9 +252,17 @@ pub async fn connect(url: &str, origin: &str) -> Result<Ws, tokio_tungstenite::t
 /// A WebSocket to the `test` project opened from `source` (a loopback address of its own, so that
 /// one test can act as several clients).
 pub async fn connect_from(gateway: &Gateway, source: std::net::IpAddr) -> Ws {
+    connect_from_with(gateway, source, &[]).await
+}
+
+/// [`connect_from`] with more request headers (`X-Forwarded-For`, as a reverse proxy adds it).
+pub async fn connect_from_with(gateway: &Gateway, source: std::net::IpAddr, headers: &[(&'static str, &str)]) -> Ws {
     let stream = raw::connect_from(source, &gateway.addr).await.expect("connected");
     let mut request = gateway.ws_url("test").into_client_request().unwrap();
     request.headers_mut().insert("Origin", HeaderValue::from_static(ORIGIN));
+    for (name, value) in headers {
+        request.headers_mut().append(*name, HeaderValue::from_str(value).unwrap());
+    }
     tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream)).await.expect("upgraded").0
 }
 
