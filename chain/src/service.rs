@@ -612,7 +612,7 @@ impl ChainService {
     /// Counts towards the calls at the nodes at once, not towards any client's share.
     pub async fn request(&self, network: NetworkId, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ChainError> {
         let entry = self.network(network)?;
-        self.forward(&entry.client, &entry.metrics, method, params, None).await
+        self.forward(&entry.client, entry, method, params, None).await
     }
 
     /// A session host's read request: as [`ChainService::request`], but an answer larger than the
@@ -628,13 +628,16 @@ impl ChainService {
         client: Option<IpAddr>,
     ) -> Result<serde_json::Value, ChainError> {
         let entry = self.network(network)?;
-        self.forward(&entry.host_client, &entry.metrics, method, params, client).await
+        self.forward(&entry.host_client, entry, method, params, client).await
     }
 
+    /// `client`: the one that asks `method` (the host reads' answers are bounded more); `entry`'s
+    /// own client asks what the range check of an `eth_getLogs` needs (a whole block's header and
+    /// transaction hashes may be more than a host read's answer may be).
     async fn forward(
         &self,
         client: &RpcClient,
-        metrics: &NetworkMetrics,
+        entry: &Network,
         method: &str,
         params: serde_json::Value,
         caller: Option<IpAddr>,
@@ -643,12 +646,12 @@ impl ChainService {
             return Err(ChainError::MethodNotAllowed { method: method.to_string() });
         }
         let _slot = self.inner.forwarded.try_take(caller).map_err(|refusal| {
-            metrics.forwarded_refused(refusal.kind());
+            entry.metrics.forwarded_refused(refusal.kind());
             ChainError::Rpc { code: LIMIT_EXCEEDED, message: "limit exceeded".to_string(), data: None }
         })?;
         let params = if params.is_null() { serde_json::Value::Array(vec![]) } else { params };
         if method == "eth_getLogs" {
-            check_logs_range(client, &params).await?;
+            check_logs_range(&entry.client, &params).await?;
         }
         let raw: Box<RawValue> = client.request(method.to_string(), params).await?;
         serde_json::from_str(raw.get()).map_err(|e| ChainError::Decode(e.to_string()))
