@@ -44,10 +44,24 @@ impl TryFrom<Vec<String>> for TrustedProxies {
             .into_iter()
             .map(|entry| {
                 let text = entry.trim();
-                IpNet::from_str(text).or_else(|_| IpAddr::from_str(text).map(IpNet::from)).map_err(|_| NotARange(entry.clone()))
+                let range =
+                    IpNet::from_str(text).or_else(|_| IpAddr::from_str(text).map(IpNet::from)).map_err(|_| NotARange(entry.clone()))?;
+                Ok(canonical_range(range))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(TrustedProxies)
+    }
+}
+
+/// An IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`) as the IPv4 range it maps: peers are compared
+/// as IPv4 addresses ([`TrustedProxies::trusts`]), so the mapped form would match none.
+fn canonical_range(range: IpNet) -> IpNet {
+    match range {
+        IpNet::V6(v6) if v6.prefix_len() >= 96 => match v6.network().to_ipv4_mapped() {
+            Some(v4) => ipnet::Ipv4Net::new(v4, v6.prefix_len() - 96).map_or(range, IpNet::V4),
+            None => range,
+        },
+        _ => range,
     }
 }
 
@@ -78,15 +92,12 @@ impl TrustedProxies {
         if !self.trusts(peer) {
             return peer;
         }
-        let entries: Vec<&str> = headers
-            .get_all(FORWARDED_FOR)
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|line| line.split(','))
-            .map(str::trim)
-            .collect();
+        // Split as bytes: a proxy may join the client's own header, which can hold anything, and
+        // its appended entry into one line; a line that is not text must not hide that entry.
+        let entries: Vec<&[u8]> = headers.get_all(FORWARDED_FOR).flat_map(|value| value.as_bytes().split(|byte| *byte == b',')).collect();
         let mut client = peer;
         for entry in entries.iter().rev() {
-            let Some(hop) = parse_hop(entry) else { break };
+            let Some(hop) = std::str::from_utf8(entry).ok().map(str::trim).and_then(parse_hop) else { break };
             client = hop;
             if !self.trusts(hop) {
                 break;
@@ -177,9 +188,24 @@ mod tests {
     }
 
     #[test]
-    fn an_ipv4_mapped_peer_is_its_ipv4_address() {
+    fn an_ipv4_mapped_peer_is_its_ipv4_address_and_so_is_a_mapped_range() {
         let trusted = proxies(&["127.0.0.1"]);
         assert_eq!(trusted.client_of(ip("::ffff:127.0.0.1"), &forwarded(&["203.0.113.7"])), ip("203.0.113.7"));
+        let mapped = proxies(&["::ffff:10.0.0.1", "::ffff:10.1.0.0/112"]);
+        assert_eq!(Vec::<String>::from(mapped.clone()), ["10.0.0.1/32", "10.1.0.0/16"]);
+        assert!(mapped.trusts(ip("10.0.0.1")) && mapped.trusts(ip("::ffff:10.1.2.3")));
+    }
+
+    #[test]
+    fn a_client_line_that_is_not_text_does_not_hide_what_the_proxy_appended_to_it() {
+        // nginx joins the client's own header and the peer it saw into one line.
+        let trusted = proxies(&["10.0.0.0/8"]);
+        let mut headers = HeaderMap::new();
+        headers.append(HeaderName::from_static(FORWARDED_FOR), HeaderValue::from_bytes(b"\xff, 203.0.113.9").unwrap());
+        assert_eq!(trusted.client_of(ip("10.0.0.1"), &headers), ip("203.0.113.9"));
+        let mut headers = HeaderMap::new();
+        headers.append(HeaderName::from_static(FORWARDED_FOR), HeaderValue::from_bytes(b"203.0.113.9, \xff").unwrap());
+        assert_eq!(trusted.client_of(ip("10.0.0.1"), &headers), ip("10.0.0.1"), "the rightmost entry is not an address");
     }
 
     #[test]

@@ -226,14 +226,19 @@ impl KindCount {
         Ok(())
     }
 
-    fn add(&mut self, key: IpAddr) {
-        *self.by_key.entry(key).or_default() += 1;
+    /// One more socket, of `key` (none: counted in the total only).
+    fn add(&mut self, key: Option<IpAddr>) {
+        if let Some(key) = key {
+            *self.by_key.entry(key).or_default() += 1;
+        }
         self.total += 1;
     }
 
-    fn remove(&mut self, key: IpAddr) {
+    fn remove(&mut self, key: Option<IpAddr>) {
         self.total = self.total.saturating_sub(1);
-        if let Some(count) = self.by_key.get_mut(&key) {
+        if let Some(key) = key
+            && let Some(count) = self.by_key.get_mut(&key)
+        {
             *count -= 1;
             if *count == 0 {
                 self.by_key.remove(&key);
@@ -246,15 +251,18 @@ impl SocketTable {
     /// A new connection from `key`: counted as plain HTTP.
     pub fn admit(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
         self.http.check(key, limits.http_per_ip, limits.http_total)?;
-        self.http.add(key);
+        self.http.add(Some(key));
         Ok(())
     }
 
-    /// A new connection from a trusted reverse proxy at `key`: counted as plain HTTP, towards the
-    /// total only (it carries many clients, known only once their requests arrive).
-    pub fn admit_proxied(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
-        self.http.check(key, usize::MAX, limits.http_total)?;
-        self.http.add(key);
+    /// A new connection from a trusted reverse proxy: counted as plain HTTP, towards the total only
+    /// (it carries many clients, known only once their requests arrive; and not under its own
+    /// address, whose other hosts, an IPv6 /64's, are clients of their own).
+    pub fn admit_proxied(&mut self, limits: &SocketLimits) -> Result<(), SlotRefusal> {
+        if self.http.total >= limits.http_total {
+            return Err(SlotRefusal::Total);
+        }
+        self.http.add(None);
         Ok(())
     }
 
@@ -265,14 +273,14 @@ impl SocketTable {
 
     /// A plain HTTP socket from `key` becomes a WebSocket of `client` (the same address, or the
     /// one a trusted proxy forwarded): it leaves the HTTP count of `key`, and counts for `client`.
-    pub fn upgrade(&mut self, limits: &SocketLimits, key: IpAddr, client: IpAddr) -> Result<(), SlotRefusal> {
+    pub fn upgrade(&mut self, limits: &SocketLimits, key: Option<IpAddr>, client: IpAddr) -> Result<(), SlotRefusal> {
         self.can_upgrade(limits, client)?;
         self.http.remove(key);
-        self.websocket.add(client);
+        self.websocket.add(Some(client));
         Ok(())
     }
 
-    pub fn release(&mut self, kind: SocketKind, key: IpAddr) {
+    pub fn release(&mut self, kind: SocketKind, key: Option<IpAddr>) {
         match kind {
             SocketKind::Http => self.http.remove(key),
             SocketKind::WebSocket => self.websocket.remove(key),
@@ -298,7 +306,8 @@ pub struct Sockets {
 #[derive(Debug)]
 pub struct SocketSlot {
     sockets: Sockets,
-    key: IpAddr,
+    /// The address it counts for; none for a trusted proxy's plain HTTP socket (the total only).
+    key: Option<IpAddr>,
     kind: SocketKind,
 }
 
@@ -314,9 +323,15 @@ impl Sockets {
     /// Admits a just-accepted socket from `ip` as plain HTTP; from a trusted reverse proxy
     /// (`proxied`), towards the total only.
     pub fn admit(&self, ip: IpAddr, proxied: bool) -> Result<SocketSlot, SlotRefusal> {
-        let key = client_key(ip);
         let mut table = self.table.lock().expect("socket table lock");
-        if proxied { table.admit_proxied(&self.limits, key) } else { table.admit(&self.limits, key) }?;
+        let key = if proxied {
+            table.admit_proxied(&self.limits)?;
+            None
+        } else {
+            let key = client_key(ip);
+            table.admit(&self.limits, key)?;
+            Some(key)
+        };
         Ok(SocketSlot { sockets: self.clone(), key, kind: SocketKind::Http })
     }
 
@@ -343,7 +358,7 @@ impl SocketSlot {
         }
         let client = client_key(client);
         self.sockets.table.lock().expect("socket table lock").upgrade(&self.sockets.limits, self.key, client)?;
-        self.key = client;
+        self.key = Some(client);
         self.kind = SocketKind::WebSocket;
         Ok(())
     }
@@ -459,14 +474,14 @@ mod tests {
         assert_eq!(t.admit(&l, a), Err(SlotRefusal::PerIp));
         t.admit(&l, b).unwrap();
         assert_eq!(t.admit(&l, b), Err(SlotRefusal::Total));
-        t.upgrade(&l, a, a).unwrap();
+        t.upgrade(&l, Some(a), a).unwrap();
         assert_eq!((t.open(SocketKind::Http), t.open(SocketKind::WebSocket)), (2, 1));
         assert_eq!(t.can_upgrade(&l, a), Err(SlotRefusal::PerIp), "a has its one WebSocket");
         t.admit(&l, a).unwrap();
-        t.upgrade(&l, b, b).unwrap();
+        t.upgrade(&l, Some(b), b).unwrap();
         t.admit(&l, b).unwrap();
-        assert_eq!(t.upgrade(&l, b, b), Err(SlotRefusal::Total));
-        t.release(SocketKind::WebSocket, a);
+        assert_eq!(t.upgrade(&l, Some(b), b), Err(SlotRefusal::Total));
+        t.release(SocketKind::WebSocket, Some(a));
         assert_eq!(t.can_upgrade(&l, a), Ok(()));
     }
 
@@ -492,6 +507,11 @@ mod tests {
         drop(held.remove(0));
         assert_eq!(sockets.open(SocketKind::WebSocket), 1);
         assert_eq!(sockets.can_upgrade(alice), Ok(()));
+        // And the proxy's plain socket is not counted under its own address: other hosts there (an
+        // IPv6 /64's) may still open all an address may
+        let _neighbours = [sockets.admit(proxy, false).unwrap(), sockets.admit(proxy, false).unwrap()];
+        drop(held);
+        assert_eq!(sockets.open(SocketKind::Http), 2);
     }
 
     #[test]
