@@ -5,7 +5,8 @@
 //! session, after it had closed).
 //!
 //! A host's read is asked on behalf of the client address of the connection that sent it, so one
-//! client's sessions share one client's part of the chain calls at the nodes.
+//! client's sessions share one client's part of the chain calls at the nodes; a session restarted
+//! with reads pending asks them only once a client attaches, on its behalf.
 //!
 //! Real actors on a real sled directory; no sleeps: waits are bounded numbers of runtime turns.
 
@@ -118,6 +119,10 @@ fn given_more_sends_than_the_session_keeps_when_their_receipts_never_come_then_o
                 .with_chain(chain);
         let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1"] })).unwrap();
         let (id, _) = registry.create("test", ORIGIN, options).await.unwrap();
+        // (receipts are waited for on a client's behalf: the session has one)
+        let mut connection = TestConnection::new(1);
+        let link = connection.link.take().unwrap().from_client(Some(IpAddr::from([192, 0, 2, 1])));
+        registry.session(id).send(Attach { link, last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
 
         // Given a visitor connected on eip155:1 with its balances loaded
         run(&registry, id, "wallets", C::ReportWallets { wallets: vec![dev_wallet()] }).await;
@@ -220,5 +225,48 @@ fn given_two_clients_on_one_session_when_each_has_the_host_read_then_each_read_i
 
         // Then each read is asked for the address of the connection that sent it
         assert_eq!(*chain.host_reads.lock().unwrap(), vec![Some(second), Some(first)]);
+    });
+}
+
+#[test]
+fn given_pending_reads_when_the_session_restarts_and_is_woken_without_a_connection_then_they_wait_for_a_client_to_attach() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let chain = Arc::new(SilentChain::default());
+        let config = vestibule_actors::runtime::RuntimeConfig { passivate_after: std::time::Duration::from_secs(60), ..quiet_config() };
+        let registry = Registry::new(open_log(dir.path()), Arc::new(ManualClock::at(T0)), config, Arc::new(RuntimeMetrics::default()))
+            .with_chain(chain.clone());
+        let options: SessionOptions = serde_json::from_value(serde_json::json!({ "networks": ["eip155:1"] })).unwrap();
+        let (id, _) = registry.create("test", ORIGIN, options).await.unwrap();
+        let client = IpAddr::from([192, 0, 2, 1]);
+
+        // Given a session whose client from 192.0.2.1 left three host reads pending, then left
+        let mut first = TestConnection::new(1);
+        let link = first.link.take().unwrap().from_client(Some(client));
+        registry.session(id).send(Attach { link, last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
+        for n in 0..3 {
+            let read = C::HostRequest { request_id: format!("r{n}"), method: "eth_blockNumber".into(), params: serde_json::json!([]) };
+            let reply = registry.session(id).send(Execute::new(format!("c{n}"), read, Some(1))).await.unwrap();
+            assert!(reply.error.is_none(), "{:?}", reply.error);
+        }
+        until(|| chain.host_reads.lock().unwrap().len() == 3, "the reads were asked").await;
+        registry.session(id).send(vestibule_actors::runtime::Detach { connection: 1 }).await.unwrap();
+
+        // When it passivates, is woken by no connection (as a sign-in token asked by a host's
+        // backend wakes it), and then its client attaches again
+        support::advance_timers(std::time::Duration::from_secs(61)).await;
+        support::settle().await;
+        let woken = registry.session(id).send(Inspect).await.unwrap().unwrap();
+        assert_eq!(woken.state.host_requests.chain_reads().count(), 3, "still pending");
+        support::settle().await;
+        // (the link's receiver is kept: a link whose connection is gone does not count)
+        let mut second = TestConnection::new(2);
+        let link = second.link.take().unwrap().from_client(Some(client));
+        registry.session(id).send(Attach { link, last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
+        until(|| chain.host_reads.lock().unwrap().len() == 6, "the reads were asked again").await;
+
+        // Then they are asked again only once, each on that client's behalf
+        support::settle().await;
+        assert_eq!(*chain.host_reads.lock().unwrap(), vec![Some(client); 6]);
     });
 }

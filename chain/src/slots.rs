@@ -39,6 +39,8 @@ pub struct CallSlots {
     total: usize,
     per_client: usize,
     taken: Mutex<Taken>,
+    /// Told whenever a slot is given back, for [`CallSlots::take`]'s waiters.
+    freed: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -53,7 +55,7 @@ impl CallSlots {
     /// `total` and `per_client` are at least 1, and a client's share is at most the total.
     pub fn new(total: usize, per_client: usize) -> Arc<Self> {
         let total = total.max(1);
-        Arc::new(Self { total, per_client: per_client.clamp(1, total), taken: Mutex::default() })
+        Arc::new(Self { total, per_client: per_client.clamp(1, total), taken: Mutex::default(), freed: tokio::sync::Notify::new() })
     }
 
     /// A slot for one call of `client` (none: a call no client address is known for), held until
@@ -75,6 +77,21 @@ impl CallSlots {
         Ok(CallSlot { slots: self.clone(), client })
     }
 
+    /// A slot for one call of `client` as soon as one is free, for a call that may wait its turn
+    /// rather than be refused. Waits hold nothing; a waiter dropped (cancelled) leaves no trace.
+    pub async fn take(self: &Arc<Self>, client: Option<IpAddr>) -> CallSlot {
+        loop {
+            // Registered before looking, so a slot given back in between is not missed.
+            let freed = self.freed.notified();
+            let mut freed = std::pin::pin!(freed);
+            freed.as_mut().enable();
+            if let Ok(slot) = self.try_take(client) {
+                return slot;
+            }
+            freed.await;
+        }
+    }
+
     /// Calls in flight in all, and of `client`.
     pub fn in_flight(&self, client: Option<IpAddr>) -> (usize, usize) {
         let taken = self.taken.lock().expect("call slots lock");
@@ -92,6 +109,8 @@ impl CallSlots {
                 taken.by_client.remove(&client);
             }
         }
+        drop(taken);
+        self.freed.notify_waiters();
     }
 }
 
@@ -156,6 +175,31 @@ mod tests {
         let _held = [slots.try_take(None).unwrap(), slots.try_take(None).unwrap()];
         assert_eq!(slots.in_flight(None), (2, 0));
         let _one = slots.try_take(ip(1)).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_call_that_waits_its_turn_gets_its_client_s_next_free_slot_and_others_do_not_wait() {
+        // Given one slot per client, held by client 1
+        let slots = CallSlots::new(8, 1);
+        let held = slots.try_take(ip(1)).unwrap();
+
+        // When client 1 waits its turn
+        let waiting = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.take(ip(1)).await }
+        });
+        tokio::task::yield_now().await;
+
+        // Then it waits, holding nothing, while client 2 takes a slot at once
+        assert!(!waiting.is_finished());
+        assert_eq!(slots.in_flight(ip(1)), (1, 1));
+        let _other = slots.take(ip(2)).await;
+        // And once client 1's slot is given back, the waiting call has it
+        drop(held);
+        let slot = waiting.await.unwrap();
+        assert_eq!(slots.in_flight(ip(1)), (2, 1));
+        drop(slot);
+        assert_eq!(slots.in_flight(ip(1)), (1, 0));
     }
 
     #[test]

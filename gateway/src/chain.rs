@@ -11,6 +11,7 @@ use std::time::Duration;
 use alloy::primitives::{Address, B256};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use prometheus_client::metrics::gauge::Gauge;
 use vestibule_actors::machines::activity::{
     ActivityFetch, ActivityPage, ActivityTransaction, ActivityTransfer, NftInfo, OperationType, Sign, TransactionStatus,
 };
@@ -38,7 +39,9 @@ pub const RECEIPT_WAIT: Duration = Duration::from_secs(120);
 /// How many receipt (or Solana signature) waits one client address may have at once across its
 /// sessions, by default (`[limits] receipt_waits_per_client`). A session keeps at most 8 sends
 /// waiting; without a bound per address, one client answering its wallet's sends with made-up
-/// hashes in many sessions would have the gateway poll the nodes for each of them.
+/// hashes in many sessions would have the gateway poll the nodes for each of them. One more waits
+/// its turn (asking no node meanwhile); it is not refused, since a refusal would be final for a
+/// send of someone else behind the same address.
 pub const DEFAULT_RECEIPT_WAITS_PER_CLIENT: usize = 32;
 
 // The chain service refuses a host read's answer past its bound while it arrives; the bound must
@@ -47,9 +50,21 @@ const _: () = assert!(
     vestibule_chain::service::DEFAULT_HOST_READ_MAX_RESPONSE_BYTES >= vestibule_actors::machines::host_requests::MAX_JSON_BYTES + 512
 );
 
-/// What a send whose receipt was not waited for records: its client already had as many waits
-/// as it may.
-pub const RECEIPT_WAITS_REFUSED: &str = "not checked: too many transfers from this address are awaiting confirmation";
+/// One receipt wait counted in the queued gauge while it exists (a cancelled wait too).
+struct QueuedWait(Gauge);
+
+impl QueuedWait {
+    fn new(gauge: Gauge) -> Self {
+        gauge.inc();
+        Self(gauge)
+    }
+}
+
+impl Drop for QueuedWait {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
 
 /// `ChainEffects` over a [`ChainService`]: what `Registry::with_chain` is given in `server.rs`.
 #[derive(Clone)]
@@ -58,17 +73,25 @@ pub struct ServiceEffects {
     receipt_wait: Duration,
     /// The receipt waits in flight per client address (no bound in all: each session's are).
     receipt_waits: Arc<CallSlots>,
+    /// Receipt waits waiting for their client address's turn (`vestibule_receipt_waits_queued`).
+    queued: Gauge,
 }
 
 impl ServiceEffects {
     pub fn new(service: ChainService) -> Self {
-        Self { service, receipt_wait: RECEIPT_WAIT, receipt_waits: CallSlots::new(usize::MAX, DEFAULT_RECEIPT_WAITS_PER_CLIENT) }
+        Self {
+            service,
+            receipt_wait: RECEIPT_WAIT,
+            receipt_waits: CallSlots::new(usize::MAX, DEFAULT_RECEIPT_WAITS_PER_CLIENT),
+            queued: Gauge::default(),
+        }
     }
 
-    /// How many receipt waits one client address may have at once (at least 1); one more is
-    /// recorded as not confirmed at once, without asking a node.
-    pub fn with_receipt_waits_per_client(mut self, waits: usize) -> Self {
+    /// How many receipt waits one client address may have at once (at least 1); one more waits
+    /// for one of them to end, counted in `queued`, asking no node meanwhile.
+    pub fn with_receipt_waits_per_client(mut self, waits: usize, queued: Gauge) -> Self {
         self.receipt_waits = CallSlots::new(usize::MAX, waits);
+        self.queued = queued;
         self
     }
 
@@ -145,12 +168,16 @@ impl ChainEffects for ServiceEffects {
     fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String, client: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
         let service = self.service.clone();
         let wait = self.receipt_wait;
-        let slot = self.receipt_waits.try_take(client);
+        let (slots, queued) = (self.receipt_waits.clone(), self.queued.clone());
         Box::pin(async move {
-            // Held while the wait runs (and dropped with it when the session stops waiting).
-            let Ok(_slot) = slot else {
-                tracing::info!(%network, "a receipt wait refused: the client has as many as it may");
-                return ReceiptOutcome::NotMined(RECEIPT_WAITS_REFUSED.to_string());
+            // Held while the wait runs, and dropped with it when the session stops waiting.
+            let _slot = match slots.try_take(client) {
+                Ok(slot) => slot,
+                Err(_) => {
+                    tracing::debug!(%network, "a receipt wait waits its turn: the client has as many as it may");
+                    let _queued = QueuedWait::new(queued);
+                    slots.take(client).await
+                }
             };
             let Some(id) = network_id(&network) else {
                 return ReceiptOutcome::NotMined(format!("Unsupported chain: {network}"));

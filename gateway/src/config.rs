@@ -356,7 +356,7 @@ pub struct Limits {
     /// [`Limits::host_chain_calls_per_client`].
     pub host_chain_calls_per_client: Option<usize>,
     /// Receipt (or Solana signature) waits one client address may have at once across its
-    /// sessions; one more send is recorded as not confirmed at once, without asking a node.
+    /// sessions; one more waits for one of them to end, asking no node meanwhile.
     pub receipt_waits_per_client: usize,
 }
 

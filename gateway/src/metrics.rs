@@ -25,6 +25,8 @@ pub struct GatewayMetrics {
     pub frames_sent: Counter,
     /// Refused upgrades, commands and frames, by kind.
     pub refusals: Family<KindLabel, Counter>,
+    /// Receipt waits waiting for their client address's turn (`limits.receipt_waits_per_client`).
+    pub receipt_waits_queued: Gauge,
     /// The chain service's metrics (`vestibule_chain_*`, per network), once it is built.
     pub chain: std::sync::OnceLock<Arc<vestibule_chain::ChainMetrics>>,
 }
@@ -54,6 +56,11 @@ impl GatewayMetrics {
         registry.register("vestibule_frames_received", "Frames received from clients", self.frames_received.clone());
         registry.register("vestibule_frames_sent", "Frames sent to clients", self.frames_sent.clone());
         registry.register("vestibule_refusals", "Refused upgrades, commands and frames, by kind", self.refusals.clone());
+        registry.register(
+            "vestibule_receipt_waits_queued",
+            "Receipt waits waiting for their client address's turn (limits.receipt_waits_per_client)",
+            self.receipt_waits_queued.clone(),
+        );
         if let Some(chain) = self.chain.get() {
             chain.register(&mut registry);
         }

@@ -318,7 +318,9 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let mut registry = Registry::new(log.clone(), Arc::new(SystemClock), runtime, metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker))
         .with_chain(
-            crate::chain::ServiceEffects::new(chain).with_receipt_waits_per_client(config.limits.receipt_waits_per_client).into_arc(),
+            crate::chain::ServiceEffects::new(chain)
+                .with_receipt_waits_per_client(config.limits.receipt_waits_per_client, metrics.receipt_waits_queued.clone())
+                .into_arc(),
         );
     if let Some(embedded) = &embedded {
         registry = registry.with_embedded(Arc::new(crate::embedded::ServiceEmbedded { service: embedded.service.clone().into_inner() }));

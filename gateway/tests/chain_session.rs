@@ -7,7 +7,8 @@
 //! waiting. Both sessions then replay with `--verify` from their logs alone.
 //!
 //! One client address has at most `receipt_waits_per_client` sends awaiting receipts at once: one
-//! more is recorded unconfirmed at once, while another address's send is confirmed.
+//! more waits its turn, asking nothing, while another address's send is confirmed, and is
+//! confirmed once a wait of its address has ended.
 //!
 //! anvil is found as the chain crate's tests find it (`ANVIL_BIN`, else tests/peers/node_modules);
 //! a missing anvil fails the test. Every wait is on diffs, with generous upper bounds only.
@@ -225,51 +226,67 @@ fn sent_status(state: &Value, hash: &str) -> Option<Value> {
     state["send"]["sent"].as_array().and_then(|sent| sent.iter().find(|t| t["hash"] == hash)).map(|t| t["status"].clone())
 }
 
+/// A real transfer of 1 wei from the dev wallet on the node: its hash.
+async fn real_transfer(node: &Anvil, signer: &alloy::signers::local::PrivateKeySigner) -> String {
+    let receiver: Address = ANVIL_1.parse().unwrap();
+    let request = alloy::rpc::types::TransactionRequest::default().to(receiver).value(U256::from(1));
+    let pending = node.wallet_of(signer.clone()).send_transaction(request).await.unwrap();
+    format!("{:#x}", pending.tx_hash())
+}
+
 #[tokio::test]
-async fn a_client_address_awaits_at_most_its_share_of_receipts_and_another_address_is_not_refused() {
-    // Given a gateway on anvil that lets one client address await 2 receipts at once
+async fn a_client_address_awaits_at_most_its_share_of_receipts_and_one_more_waits_its_turn() {
+    // Given a gateway on anvil that lets one client address await 2 receipts at once, and passivates
+    // a session a second after its last connection left
     let node = Anvil::start(CHAIN_ID);
     let (dev_signer, dev) = dev_wallet();
     node.set_balance(dev, ether(10)).await;
-    let config =
-        format!("{CONFIG}\n[limits]\nreceipt_waits_per_client = 2\n[networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\n", node.url);
+    let config = format!(
+        "{CONFIG}\n[limits]\nreceipt_waits_per_client = 2\n[runtime]\npassivate_after = \"1s\"\n\
+         [networks.\"eip155:{CHAIN_ID}\"]\nrpc_urls = [\"{}\"]\n",
+        node.url
+    );
     let gateway = Gateway::start(&config);
-    let mut first = connected_from(&gateway, "127.0.0.2").await;
+    let queued = || gateway.metric("vestibule_receipt_waits_queued");
 
-    // When a client from 127.0.0.2 answers three sends with hashes that never mine
-    let made_up: Vec<String> = (1..=3).map(|n| format!("0x{n:064x}")).collect();
-    for hash in &made_up {
-        send_answered_with(&mut first, hash).await;
+    // When a client from 127.0.0.2 answers two sends with hashes that never mine, then sends a real
+    // transfer from another session
+    let mut spam = connected_from(&gateway, "127.0.0.2").await;
+    for n in 1..=2 {
+        send_answered_with(&mut spam, &format!("0x{n:064x}")).await;
     }
+    let mut honest = connected_from(&gateway, "127.0.0.2").await;
+    let waiting = real_transfer(&node, &dev_signer).await;
+    send_answered_with(&mut honest, &waiting).await;
 
-    // Then the third is recorded unconfirmed at once, and the first two are still awaited
-    wait_for(&mut first, "the third send settled", Duration::from_secs(60), |s| {
-        sent_status(s, &made_up[2]).is_some_and(|status| status != "pending")
-    })
-    .await;
-    assert_eq!(sent_status(&first.state, &made_up[2]), Some(json!("unconfirmed")), "{:#}", first.state["send"]);
-    for hash in &made_up[..2] {
-        assert_eq!(sent_status(&first.state, hash), Some(json!("pending")), "{:#}", first.state["send"]);
+    // Then the real transfer's wait waits its turn (its receipt is on the node, but not asked for),
+    // recorded neither confirmed nor refused
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while queued().await != 1.0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert_eq!(queued().await, 1.0);
+    assert_eq!(honest.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
+    assert_eq!(sent_status(&honest.state, &waiting), Some(json!("pending")), "{:#}", honest.state["send"]);
 
-    // And a client from 127.0.0.3 meanwhile has its real send's receipt awaited and confirmed
+    // And a client from 127.0.0.3 meanwhile has its real transfer confirmed
     let mut other = connected_from(&gateway, "127.0.0.3").await;
-    let receiver: Address = ANVIL_1.parse().unwrap();
-    let pending = node
-        .wallet_of(dev_signer)
-        .send_transaction(alloy::rpc::types::TransactionRequest::default().to(receiver).value(U256::from(1)))
-        .await
-        .unwrap();
-    let hash = format!("{:#x}", pending.tx_hash());
+    let hash = real_transfer(&node, &dev_signer).await;
     send_answered_with(&mut other, &hash).await;
-    wait_for(&mut other, "the real send's receipt", Duration::from_secs(60), |s| {
+    wait_for(&mut other, "the other address's receipt", Duration::from_secs(60), |s| {
         sent_status(s, &hash).is_some_and(|status| status != "pending")
     })
     .await;
     assert_eq!(sent_status(&other.state, &hash), Some(json!("confirmed")), "{:#}", other.state["send"]);
-    // (a command brings the first client's mirror up to date)
-    assert_eq!(first.command(json!({ "type": "OpenModal" })).await["status"], "accepted");
-    assert_eq!(sent_status(&first.state, &made_up[0]), Some(json!("pending")), "127.0.0.2's waits are still held");
+
+    // And once the made-up hashes' session is gone (its waits end), the waiting one is confirmed
+    spam.close().await;
+    wait_for(&mut honest, "the waiting receipt", Duration::from_secs(60), |s| {
+        sent_status(s, &waiting).is_some_and(|status| status != "pending")
+    })
+    .await;
+    assert_eq!(sent_status(&honest.state, &waiting), Some(json!("confirmed")), "{:#}", honest.state["send"]);
+    assert_eq!(queued().await, 0.0);
 }
 
 /// Without `[networks]`, sessions serve no network: nothing is fetched and nothing hangs.

@@ -341,8 +341,9 @@ pub struct ModalSession {
     log_full_logged: bool,
     /// The address of the client that last sent a command or attached, when the gateway knew it
     /// ([`ConnectionLink::client`]): host reads and receipt waits are asked on its behalf, so one
-    /// client's sessions share one client's part of the chain calls at the nodes. Not recorded: after a restart it
-    /// is the address of the first connection to attach.
+    /// client's sessions share one client's part of the chain calls at the nodes. Not recorded: a
+    /// session (re)started has none until a connection attaches, and asks neither meanwhile
+    /// ([`ModalSession::asks_for_a_client`]).
     client: Option<std::net::IpAddr>,
 }
 
@@ -934,6 +935,15 @@ impl ModalSession {
         }));
     }
 
+    /// Whether the calls made on a client's behalf (host reads, receipt waits) may be asked now:
+    /// once the session knows its client's address, or has a connection (whose address the
+    /// gateway may not know). A session just (re)started, woken by no connection (a sign-in token
+    /// asked for by a host's backend, a restart), asks them when its client attaches; asked before,
+    /// they would count towards no client's share.
+    fn asks_for_a_client(&self) -> bool {
+        self.client.is_some() || !self.connections.is_empty()
+    }
+
     /// The chain reads the state waits for: each asked of the chain service once; its outcome
     /// comes back through the mailbox as a command (a stale one is ignored by the decision).
     fn run_chain_effects(&mut self, ctx: &mut Context<Self>) {
@@ -945,7 +955,9 @@ impl ModalSession {
         if let Some(fetch) = state.activity.pending.clone() {
             wanted.push((("activity", fetch.id.to_string()), ChainAsk::Activity(fetch)));
         }
-        for sent in state.send.awaiting_receipts() {
+        // Asked on behalf of a client, so only once the session knows whom for (see `client`).
+        let for_a_client = self.asks_for_a_client();
+        for sent in state.send.awaiting_receipts().filter(|_| for_a_client) {
             let ask = ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone(), sent.transfer.sent_to().to_string());
             wanted.push((("receipt", sent.hash.clone()), ask));
         }
@@ -965,7 +977,7 @@ impl ModalSession {
                 SolanaSendStep::Signing { .. } => {}
             }
         }
-        for read in state.host_requests.chain_reads() {
+        for read in state.host_requests.chain_reads().filter(|_| for_a_client) {
             if let Some(network) = read.network.clone() {
                 let ask =
                     ChainAsk::HostRead { request_id: read.id.clone(), network, method: read.method.clone(), params: read.params.clone() };
@@ -1157,10 +1169,9 @@ impl ModalSession {
         if let Some(handle) = self.passivation.take() {
             ctx.cancel_future(handle);
         }
-        if link.client.is_some() {
-            self.client = link.client;
-        }
         self.connections.push(link);
+        // The calls made on a client's behalf that waited for one (`asks_for_a_client`).
+        self.run_chain_effects(ctx);
     }
 
     /// Admits a connection with the whole state, waking the session for it.
@@ -1294,6 +1305,10 @@ impl Handler<Attach> for ModalSession {
             return AtomicResponse::new(ready(Err(internal_error(reason))));
         }
         let Attach { link, last_seq, new_resume_token } = msg;
+        // Before waking: the effects re-armed by a wake are asked on this client's behalf.
+        if link.client.is_some() {
+            self.client = link.client;
+        }
         // A connection whose socket is gone but whose link is still here (its detach not handled
         // yet) does not count: its channel is disconnected.
         self.connections.retain(|c| !c.sender.is_disconnected());
