@@ -216,11 +216,12 @@ struct KindCount {
 }
 
 impl KindCount {
-    fn check(&self, key: IpAddr, per_ip: usize, total: usize) -> Result<(), SlotRefusal> {
+    /// Room for one more socket of `key` (none: in the total only).
+    fn check(&self, key: Option<IpAddr>, per_ip: usize, total: usize) -> Result<(), SlotRefusal> {
         if self.total >= total {
             return Err(SlotRefusal::Total);
         }
-        if self.by_key.get(&key).copied().unwrap_or(0) >= per_ip {
+        if key.is_some_and(|key| self.by_key.get(&key).copied().unwrap_or(0) >= per_ip) {
             return Err(SlotRefusal::PerIp);
         }
         Ok(())
@@ -250,7 +251,7 @@ impl KindCount {
 impl SocketTable {
     /// A new connection from `key`: counted as plain HTTP.
     pub fn admit(&mut self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
-        self.http.check(key, limits.http_per_ip, limits.http_total)?;
+        self.http.check(Some(key), limits.http_per_ip, limits.http_total)?;
         self.http.add(Some(key));
         Ok(())
     }
@@ -259,24 +260,23 @@ impl SocketTable {
     /// (it carries many clients, known only once their requests arrive; and not under its own
     /// address, whose other hosts, an IPv6 /64's, are clients of their own).
     pub fn admit_proxied(&mut self, limits: &SocketLimits) -> Result<(), SlotRefusal> {
-        if self.http.total >= limits.http_total {
-            return Err(SlotRefusal::Total);
-        }
+        self.http.check(None, limits.http_per_ip, limits.http_total)?;
         self.http.add(None);
         Ok(())
     }
 
     /// Whether a plain HTTP socket from `key` could become a WebSocket now.
     pub fn can_upgrade(&self, limits: &SocketLimits, key: IpAddr) -> Result<(), SlotRefusal> {
-        self.websocket.check(key, limits.websocket_per_ip, limits.websocket_total)
+        self.websocket.check(Some(key), limits.websocket_per_ip, limits.websocket_total)
     }
 
     /// A plain HTTP socket from `key` becomes a WebSocket of `client` (the same address, or the
-    /// one a trusted proxy forwarded): it leaves the HTTP count of `key`, and counts for `client`.
-    pub fn upgrade(&mut self, limits: &SocketLimits, key: Option<IpAddr>, client: IpAddr) -> Result<(), SlotRefusal> {
-        self.can_upgrade(limits, client)?;
+    /// one a trusted proxy forwarded; none: in the total only): it leaves the HTTP count of `key`,
+    /// and counts for `client`.
+    pub fn upgrade(&mut self, limits: &SocketLimits, key: Option<IpAddr>, client: Option<IpAddr>) -> Result<(), SlotRefusal> {
+        self.websocket.check(client, limits.websocket_per_ip, limits.websocket_total)?;
         self.http.remove(key);
-        self.websocket.add(Some(client));
+        self.websocket.add(client);
         Ok(())
     }
 
@@ -351,14 +351,15 @@ impl SocketSlot {
     }
 
     /// Counts this socket as a WebSocket of `client` from now on (the socket's peer, or the address
-    /// a trusted proxy forwarded), if that address and the server have room.
-    pub fn upgrade(&mut self, client: IpAddr) -> Result<(), SlotRefusal> {
+    /// a trusted proxy forwarded; none known: the address it was admitted under), if that address
+    /// and the server have room.
+    pub fn upgrade(&mut self, client: Option<IpAddr>) -> Result<(), SlotRefusal> {
         if self.kind == SocketKind::WebSocket {
             return Ok(());
         }
-        let client = client_key(client);
+        let client = client.map(client_key).or(self.key);
         self.sockets.table.lock().expect("socket table lock").upgrade(&self.sockets.limits, self.key, client)?;
-        self.key = Some(client);
+        self.key = client;
         self.kind = SocketKind::WebSocket;
         Ok(())
     }
@@ -474,13 +475,13 @@ mod tests {
         assert_eq!(t.admit(&l, a), Err(SlotRefusal::PerIp));
         t.admit(&l, b).unwrap();
         assert_eq!(t.admit(&l, b), Err(SlotRefusal::Total));
-        t.upgrade(&l, Some(a), a).unwrap();
+        t.upgrade(&l, Some(a), Some(a)).unwrap();
         assert_eq!((t.open(SocketKind::Http), t.open(SocketKind::WebSocket)), (2, 1));
         assert_eq!(t.can_upgrade(&l, a), Err(SlotRefusal::PerIp), "a has its one WebSocket");
         t.admit(&l, a).unwrap();
-        t.upgrade(&l, Some(b), b).unwrap();
+        t.upgrade(&l, Some(b), Some(b)).unwrap();
         t.admit(&l, b).unwrap();
-        assert_eq!(t.upgrade(&l, Some(b), b), Err(SlotRefusal::Total));
+        assert_eq!(t.upgrade(&l, Some(b), Some(b)), Err(SlotRefusal::Total));
         t.release(SocketKind::WebSocket, Some(a));
         assert_eq!(t.can_upgrade(&l, a), Ok(()));
     }
@@ -496,11 +497,11 @@ mod tests {
 
         // When two of them become WebSockets of two clients, and the third one of the first client
         let (alice, bob): (IpAddr, IpAddr) = ("203.0.113.7".parse().unwrap(), "203.0.113.8".parse().unwrap());
-        held[0].upgrade(alice).unwrap();
-        held[1].upgrade(bob).unwrap();
+        held[0].upgrade(Some(alice)).unwrap();
+        held[1].upgrade(Some(bob)).unwrap();
 
         // Then each counts for its client: the first client has its one, the proxy none
-        assert_eq!(held[2].upgrade(alice).unwrap_err(), SlotRefusal::PerIp);
+        assert_eq!(held[2].upgrade(Some(alice)).unwrap_err(), SlotRefusal::PerIp);
         assert_eq!(sockets.can_upgrade(alice), Err(SlotRefusal::PerIp));
         assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (1, 2));
         // And closing one gives the slot back to its client
@@ -519,10 +520,16 @@ mod tests {
         let sockets = Sockets::new(limits());
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let mut slot = sockets.admit(ip, false).unwrap();
-        slot.upgrade(ip).unwrap();
+        slot.upgrade(Some(ip)).unwrap();
         assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (0, 1));
         drop(slot);
         assert_eq!((sockets.open(SocketKind::Http), sockets.open(SocketKind::WebSocket)), (0, 0));
+        // With no client address known at the upgrade, it counts for the address it was admitted under.
+        let mut slot = sockets.admit(ip, false).unwrap();
+        slot.upgrade(None).unwrap();
+        assert_eq!(sockets.can_upgrade(ip), Err(SlotRefusal::PerIp));
+        drop(slot);
+        assert_eq!(sockets.can_upgrade(ip), Ok(()));
     }
 
     #[test]

@@ -233,11 +233,7 @@ async fn accept(state: Arc<AppState>, req: Request, mut framed: Upgrading) -> Op
         }
     };
     // Counted for the client: the peer, or the address a trusted proxy forwarded.
-    let upgraded = match client {
-        Some(client) => framed.io_mut().slot_mut().upgrade(client),
-        None => Ok(()),
-    };
-    if let Err(refused) = upgraded {
+    if let Err(refused) = framed.io_mut().slot_mut().upgrade(client) {
         let refusal = slot_refusal(refused);
         log_refusal(&state, &head.headers, client, refusal);
         respond(framed, refusal.status(), refusal.body()).await;
