@@ -228,8 +228,10 @@ fn given_two_clients_on_one_session_when_each_has_the_host_read_then_each_read_i
     });
 }
 
-#[test]
-fn given_pending_reads_when_the_session_restarts_and_is_woken_without_a_connection_then_they_wait_for_a_client_to_attach() {
+/// A session whose client from 192.0.2.1 left three host reads pending and left; it passivates, is
+/// woken by no connection (as a sign-in token asked by a host's backend wakes it), `then_hibernates`
+/// or not, and its client attaches again, resuming at the session's seq or not. The reads asked.
+fn reads_asked_after_a_restart(then_hibernates: bool, resumes_at_its_seq: bool) -> (IpAddr, Vec<Option<IpAddr>>) {
     let dir = tempfile::tempdir().unwrap();
     System::new().block_on(async move {
         let chain = Arc::new(SilentChain::default());
@@ -240,7 +242,6 @@ fn given_pending_reads_when_the_session_restarts_and_is_woken_without_a_connecti
         let (id, _) = registry.create("test", ORIGIN, options).await.unwrap();
         let client = IpAddr::from([192, 0, 2, 1]);
 
-        // Given a session whose client from 192.0.2.1 left three host reads pending, then left
         let mut first = TestConnection::new(1);
         let link = first.link.take().unwrap().from_client(Some(client));
         registry.session(id).send(Attach { link, last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
@@ -252,21 +253,40 @@ fn given_pending_reads_when_the_session_restarts_and_is_woken_without_a_connecti
         until(|| chain.host_reads.lock().unwrap().len() == 3, "the reads were asked").await;
         registry.session(id).send(vestibule_actors::runtime::Detach { connection: 1 }).await.unwrap();
 
-        // When it passivates, is woken by no connection (as a sign-in token asked by a host's
-        // backend wakes it), and then its client attaches again
         support::advance_timers(std::time::Duration::from_secs(61)).await;
         support::settle().await;
         let woken = registry.session(id).send(Inspect).await.unwrap().unwrap();
         assert_eq!(woken.state.host_requests.chain_reads().count(), 3, "still pending");
+        if then_hibernates {
+            assert!(registry.session(id).send(vestibule_actors::runtime::HibernateNow).await.unwrap(), "hibernated");
+        }
         support::settle().await;
         // (the link's receiver is kept: a link whose connection is gone does not count)
         let mut second = TestConnection::new(2);
         let link = second.link.take().unwrap().from_client(Some(client));
-        registry.session(id).send(Attach { link, last_seq: None, new_resume_token: None }).await.unwrap().unwrap();
-        until(|| chain.host_reads.lock().unwrap().len() == 6, "the reads were asked again").await;
-
-        // Then they are asked again only once, each on that client's behalf
+        let last_seq = resumes_at_its_seq.then_some(woken.seq);
+        registry.session(id).send(Attach { link, last_seq, new_resume_token: None }).await.unwrap().unwrap();
+        until(|| chain.host_reads.lock().unwrap().len() >= 6, "the reads were asked again").await;
         support::settle().await;
-        assert_eq!(*chain.host_reads.lock().unwrap(), vec![Some(client); 6]);
-    });
+        let asked = chain.host_reads.lock().unwrap().clone();
+        (client, asked)
+    })
+}
+
+#[test]
+fn given_pending_reads_when_the_session_restarts_and_is_woken_without_a_connection_then_they_wait_for_a_client_to_attach() {
+    // Given a session restarted with reads pending, woken by no connection
+    // When its client attaches again
+    let (client, asked) = reads_asked_after_a_restart(false, false);
+    // Then they are asked again only once, each on that client's behalf
+    assert_eq!(asked, vec![Some(client); 6]);
+}
+
+#[test]
+fn given_pending_reads_when_the_session_restarted_woken_and_hibernated_and_its_client_resumes_at_its_seq_then_they_are_asked_for_it() {
+    // Given a session restarted with reads pending, woken by no connection, then hibernated
+    // When its client resumes at the session's seq (no state or diffs to send, nothing to wake it)
+    let (client, asked) = reads_asked_after_a_restart(true, true);
+    // Then it is woken for the reads, asked once each on that client's behalf
+    assert_eq!(asked, vec![Some(client); 6]);
 }

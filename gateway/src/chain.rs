@@ -26,7 +26,7 @@ use vestibule_chain::amount::Amount;
 use vestibule_chain::balances::AssetBalance;
 use vestibule_chain::prices::AssetId;
 use vestibule_chain::rpc::RpcFailure;
-use vestibule_chain::slots::CallSlots;
+use vestibule_chain::slots::ClientTurns;
 use vestibule_chain::solana::parse_solana_address;
 use vestibule_chain::solana::rpc::{SignatureOutcome, TransferRequest};
 use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, NetworkId, SolanaSendError, TransactionError};
@@ -71,8 +71,9 @@ impl Drop for QueuedWait {
 pub struct ServiceEffects {
     service: ChainService,
     receipt_wait: Duration,
-    /// The receipt waits in flight per client address (no bound in all: each session's are).
-    receipt_waits: Arc<CallSlots>,
+    /// The receipt waits in flight per client address, the rest waiting their turn in order (no
+    /// bound in all: each session's are).
+    receipt_waits: Arc<ClientTurns>,
     /// Receipt waits waiting for their client address's turn (`vestibule_receipt_waits_queued`).
     queued: Gauge,
 }
@@ -82,7 +83,7 @@ impl ServiceEffects {
         Self {
             service,
             receipt_wait: RECEIPT_WAIT,
-            receipt_waits: CallSlots::new(usize::MAX, DEFAULT_RECEIPT_WAITS_PER_CLIENT),
+            receipt_waits: ClientTurns::new(DEFAULT_RECEIPT_WAITS_PER_CLIENT),
             queued: Gauge::default(),
         }
     }
@@ -90,7 +91,7 @@ impl ServiceEffects {
     /// How many receipt waits one client address may have at once (at least 1); one more waits
     /// for one of them to end, counted in `queued`, asking no node meanwhile.
     pub fn with_receipt_waits_per_client(mut self, waits: usize, queued: Gauge) -> Self {
-        self.receipt_waits = CallSlots::new(usize::MAX, waits);
+        self.receipt_waits = ClientTurns::new(waits);
         self.queued = queued;
         self
     }
@@ -168,15 +169,15 @@ impl ChainEffects for ServiceEffects {
     fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String, client: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
         let service = self.service.clone();
         let wait = self.receipt_wait;
-        let (slots, queued) = (self.receipt_waits.clone(), self.queued.clone());
+        let (turns, queued) = (self.receipt_waits.clone(), self.queued.clone());
         Box::pin(async move {
             // Held while the wait runs, and dropped with it when the session stops waiting.
-            let _slot = match slots.try_take(client) {
-                Ok(slot) => slot,
-                Err(_) => {
+            let _turn = match turns.try_take(client) {
+                Some(turn) => turn,
+                None => {
                     tracing::debug!(%network, "a receipt wait waits its turn: the client has as many as it may");
                     let _queued = QueuedWait::new(queued);
-                    slots.take(client).await
+                    turns.take(client).await
                 }
             };
             let Some(id) = network_id(&network) else {

@@ -345,6 +345,9 @@ pub struct ModalSession {
     /// session (re)started has none until a connection attaches, and asks neither meanwhile
     /// ([`ModalSession::asks_for_a_client`]).
     client: Option<std::net::IpAddr>,
+    /// Whether the last look at the state's effects left host reads or receipt waits unasked for
+    /// lack of a client: kept while hibernated, so that the attach that brings one wakes it.
+    waiting_for_a_client: bool,
 }
 
 fn ready<T: 'static>(value: T) -> ResponseActFuture<ModalSession, T> {
@@ -378,6 +381,7 @@ impl ModalSession {
             unfolded_answer_bytes: 0,
             log_full_logged: false,
             client: None,
+            waiting_for_a_client: false,
         }
     }
 
@@ -957,6 +961,8 @@ impl ModalSession {
         }
         // Asked on behalf of a client, so only once the session knows whom for (see `client`).
         let for_a_client = self.asks_for_a_client();
+        let waiting_for_a_client =
+            !for_a_client && (state.send.awaiting_receipts().next().is_some() || state.host_requests.chain_reads().next().is_some());
         for sent in state.send.awaiting_receipts().filter(|_| for_a_client) {
             let ask = ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone(), sent.transfer.sent_to().to_string());
             wanted.push((("receipt", sent.hash.clone()), ask));
@@ -984,6 +990,7 @@ impl ModalSession {
                 wanted.push((("host_read", read.id.clone()), ask));
             }
         }
+        self.waiting_for_a_client = waiting_for_a_client;
         let keys: std::collections::HashSet<_> = wanted.iter().map(|(k, _)| k.clone()).collect();
         self.chain_in_flight.retain(|key, handle| {
             let still_wanted = keys.contains(key);
@@ -1169,9 +1176,17 @@ impl ModalSession {
         if let Some(handle) = self.passivation.take() {
             ctx.cancel_future(handle);
         }
+        if link.client.is_some() {
+            self.client = link.client;
+        }
         self.connections.push(link);
-        // The calls made on a client's behalf that waited for one (`asks_for_a_client`).
-        self.run_chain_effects(ctx);
+        // The calls made on a client's behalf that waited for one (`asks_for_a_client`); a session
+        // hibernated since is woken for them (nothing else would: host reads have no deadline).
+        if self.awake.is_none() && self.waiting_for_a_client {
+            ctx.wait(self.wake().map(|_, act, ctx| act.schedule_hibernation(ctx)));
+        } else {
+            self.run_chain_effects(ctx);
+        }
     }
 
     /// Admits a connection with the whole state, waking the session for it.
@@ -1305,10 +1320,6 @@ impl Handler<Attach> for ModalSession {
             return AtomicResponse::new(ready(Err(internal_error(reason))));
         }
         let Attach { link, last_seq, new_resume_token } = msg;
-        // Before waking: the effects re-armed by a wake are asked on this client's behalf.
-        if link.client.is_some() {
-            self.client = link.client;
-        }
         // A connection whose socket is gone but whose link is still here (its detach not handled
         // yet) does not count: its channel is disconnected.
         self.connections.retain(|c| !c.sender.is_disconnected());
