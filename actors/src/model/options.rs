@@ -79,6 +79,8 @@ pub struct Features {
     pub legal_checkbox: bool,
     pub smart_sessions: bool,
     pub collapse_wallets: bool,
+    /// The spec's feature list names it `reownBranding`; both spellings are taken.
+    #[serde(alias = "reownBranding")]
     pub branding: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -404,6 +406,13 @@ mod tests {
         assert!(e.contains("netwrks"), "{e}");
         let e = parse(serde_json::json!({ "features": { "emial": true } })).unwrap_err();
         assert!(e.contains("emial"), "{e}");
+    }
+
+    #[test]
+    fn the_spec_s_reown_branding_flag_is_the_branding_flag() {
+        let options = parse(serde_json::json!({ "features": { "reownBranding": false } })).unwrap();
+        assert!(!options.features.branding);
+        assert!(parse(serde_json::json!({ "features": { "branding": false } })).is_ok_and(|o| !o.features.branding));
     }
 
     #[test]

@@ -8,4 +8,8 @@ import type { WalletFeature } from "./WalletFeature";
  * Feature flags (spec section 3). Email and social login are off by default: they need an
  * embedded-wallet provider that a deployment configures explicitly.
  */
-export type Features = { email: boolean, socials: Array<SocialProvider>, emailShowWallets: boolean, swaps: boolean, onramp: boolean, activity: boolean, send: boolean, receive: boolean, pay: boolean, analytics: boolean, allWallets: boolean, legalCheckbox: boolean, smartSessions: boolean, collapseWallets: boolean, branding: boolean, connectorTypeOrder?: Array<ConnectorGroup>, connectMethodsOrder?: Array<ConnectMethod>, walletFeaturesOrder?: Array<WalletFeature>, };
+export type Features = { email: boolean, socials: Array<SocialProvider>, emailShowWallets: boolean, swaps: boolean, onramp: boolean, activity: boolean, send: boolean, receive: boolean, pay: boolean, analytics: boolean, allWallets: boolean, legalCheckbox: boolean, smartSessions: boolean, collapseWallets: boolean, 
+/**
+ * The spec's feature list names it `reownBranding`; both spellings are taken.
+ */
+branding: boolean, connectorTypeOrder?: Array<ConnectorGroup>, connectMethodsOrder?: Array<ConnectMethod>, walletFeaturesOrder?: Array<WalletFeature>, };
