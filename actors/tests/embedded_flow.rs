@@ -375,6 +375,103 @@ fn given_a_social_popup_when_closed_then_popup_closed() {
     assert_eq!(toasts(&g.state), [POPUP_CLOSED]);
 }
 
+#[test]
+fn given_a_social_login_when_the_modal_closes_then_it_ends_with_modal_closed_and_a_late_verification_connects_nothing() {
+    let g = ready().and(ClientCommand::OpenModal { view: None }).and(ClientCommand::ConnectSocial { provider: SocialProvider::Google });
+    let g = g.and(Command::EmbeddedSocialRedirect { provider: SocialProvider::Google, url: "https://accounts.example/authorize".into() });
+    let evm = |g: &Given| g.state.connection.namespace(Namespace::Eip155).status;
+    assert_eq!(evm(&g), ConnectionStatus::Connecting);
+    // The same verification with the modal open connects: what the closed modal must prevent.
+    let open = g.clone().and(verified(LoginMethod::Google, Some(wallet())));
+    assert_eq!(evm(&open), ConnectionStatus::Connected);
+
+    let closed = g.and(ClientCommand::CloseModal {});
+    assert_eq!(closed.state.embedded.login.status, LoginStatus::Idle, "the popup follows the login's status and closes");
+    assert_eq!(evm(&closed), ConnectionStatus::Disconnected);
+    assert_eq!(closed.state.router.current(), View::Connect);
+    let late = closed.and(verified(LoginMethod::Google, Some(wallet())));
+    assert_eq!(evm(&late), ConnectionStatus::Disconnected);
+    assert!(late.state.embedded.user.is_none());
+}
+
+#[test]
+fn given_an_email_code_awaited_when_the_modal_closes_then_the_login_ends() {
+    let g = otp_sent(ready().and(ClientCommand::OpenModal { view: None }));
+    assert_eq!(g.state.embedded.login.status, LoginStatus::AwaitingOtp);
+    let closed = g.and(ClientCommand::CloseModal {});
+    assert_eq!(closed.state.embedded.login.status, LoginStatus::Idle);
+    assert_eq!(closed.state.connection.namespace(Namespace::Eip155).status, ConnectionStatus::Disconnected);
+}
+
+#[test]
+fn given_no_network_the_embedded_wallet_has_an_account_on_when_logging_in_then_chain_is_not_supported() {
+    let bitcoin_only = || SessionOptions {
+        networks: vec![vestibule_actors::model::options::NetworkOption::Known(
+            vestibule_actors::model::networks::BITCOIN_MAINNET.parse().expect("valid"),
+        )],
+        ..embedded_options(vec![SocialProvider::Google])
+    };
+    let g = frame_ready_at(given(started_embedded(bitcoin_only())), T0).and(ClientCommand::OpenModal { view: None });
+    for command in [ClientCommand::ConnectEmail { email: EMAIL.into() }, ClientCommand::ConnectSocial { provider: SocialProvider::Google }]
+    {
+        let then = g.when(command);
+        assert!(!then.event_types().contains(&"EmbeddedOtpRequested") && !then.event_types().contains(&"EmbeddedSocialStarted"));
+        assert_eq!(toasts(&then.state()), [CHAIN_NOT_SUPPORTED]);
+        assert_eq!(then.state().embedded.login.status, LoginStatus::Idle);
+    }
+    // With an eip155 network the same login starts.
+    let then = ready().when(ClientCommand::ConnectEmail { email: EMAIL.into() });
+    assert!(then.event_types().contains(&"EmbeddedOtpRequested"));
+}
+
+// --- network switch ----------------------------------------------------------------------------------
+
+fn connected_by_email_on_two_chains() -> Given {
+    let options = SessionOptions {
+        networks: ["eip155:1", "eip155:42161"]
+            .map(|id| vestibule_actors::model::options::NetworkOption::Known(id.parse().expect("valid")))
+            .into(),
+        ..embedded_options(vec![])
+    };
+    otp_sent(frame_ready_at(given(started_embedded(options)), T0)).and(verified(LoginMethod::Email, Some(wallet())))
+}
+
+#[test]
+fn given_an_embedded_account_when_switching_network_then_the_session_moves_it_without_asking_the_frame() {
+    let g = connected_by_email_on_two_chains().and(ClientCommand::OpenModal { view: None }).and(ClientCommand::Navigate {
+        view: View::Networks,
+        params: None,
+        replace: None,
+    });
+    let then = g.when(ClientCommand::SwitchNetwork { network: "eip155:42161".parse().expect("valid") });
+    assert!(!then.event_types().contains(&"WalletRequestIssued"), "{:?}", then.event_types());
+    let state = then.state();
+    let evm = state.connection.namespace(Namespace::Eip155);
+    assert_eq!(evm.network.as_ref().map(|n| n.caip_network_id.to_string()).as_deref(), Some("eip155:42161"));
+    assert_eq!(evm.connector_id.as_deref(), Some(AUTH_CONNECTOR_ID));
+    assert_eq!(state.router.current(), View::Account);
+}
+
+#[test]
+fn given_an_embedded_account_when_the_host_switches_chain_then_it_gets_null_and_the_modal_it_opened_closes() {
+    let g = connected_by_email_on_two_chains();
+    assert!(!g.state.modal.is_open());
+    let then = g.when(ClientCommand::HostRequest {
+        request_id: "h-1".into(),
+        method: "wallet_switchEthereumChain".into(),
+        params: serde_json::json!([{ "chainId": "0xa4b1" }]),
+    });
+    let state = then.state();
+    let evm = state.connection.namespace(Namespace::Eip155);
+    assert_eq!(evm.network.as_ref().map(|n| n.caip_network_id.to_string()).as_deref(), Some("eip155:42161"));
+    let settled = then.events().iter().find_map(|e| match e {
+        Event::HostRequestSettled { id, outcome } if id == "h-1" => Some(outcome.clone()),
+        _ => None,
+    });
+    assert_eq!(settled, Some(vestibule_actors::machines::requests::WalletOutcome::Ok { result: serde_json::Value::Null }));
+    assert!(!state.modal.is_open());
+}
+
 fn farcaster_ready() -> Given {
     frame_ready_at(given(started_embedded(embedded_options(vec![SocialProvider::Farcaster]))), T0)
 }

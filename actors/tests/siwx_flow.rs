@@ -207,6 +207,7 @@ fn given_required_sign_in_when_closing_the_sign_view_then_refused_and_cancel_dis
     assert!(!state.connection.is_connected());
     assert_eq!(state.router.current(), View::Connect);
     assert!(state.siwx.challenge.is_none());
+    assert!(state.modal.is_open(), "spec §4: cancelling a required sign-in disconnects; the modal stays on Connect");
 }
 
 #[test]

@@ -50,6 +50,10 @@ pub const FARCASTER_FAILED: &str = "Failed to connect to farcaster";
 pub const FRAME_LOAD_FAILED: &str = "Network Error - Could not load embedded wallet";
 /// Catalogue, secure frame alerts: a request to the frame got no answer within [`REQUEST_TIMEOUT_MS`].
 pub const REQUEST_TIMED_OUT: &str = "Embedded Wallet Request Timed Out";
+/// Catalogue, secure frame errors: a login where the session has no network the embedded wallet
+/// holds an account on (eip155 or solana; spec §5: a login is created only when the chain is
+/// supported).
+pub const CHAIN_NOT_SUPPORTED: &str = "Chain is not supported";
 /// The social popup was closed before the login finished (spec §4 Social login).
 pub const POPUP_CLOSED: &str = "Popup closed";
 /// Spec §5 Email update errors.

@@ -105,5 +105,8 @@ test("sign in: a declined signature shows Signature declined, a tampered one is 
   assert.equal(await page.getByTestId("siwx-message").count(), 1);
   await page.getByRole("button", { name: "Cancel" }).click();
   await page.getByTestId("status").filter({ hasText: "disconnected" }).waitFor({ timeout: 10_000 });
+  // Spec §4: the modal stays, on Connect, where another wallet can be chosen.
+  assert.equal(await page.evaluate(() => window.__vestibule.state().modal.status), "open");
+  await page.getByRole("button", { name: "Connect Dev Wallet" }).waitFor({ timeout: 10_000 });
   await context.close();
 });

@@ -3,13 +3,13 @@
 //! connector, the email change and signing out. Without a frame origin (a gateway with no embedded
 //! wallet), email and social login answer with the catalogue's errors as before (decision 0400).
 
-use super::{Decision, sign_in};
+use super::{Decision, MODAL_CLOSED, sign_in};
 use crate::machines::connection::{Account, ConnectionStatus};
 use crate::machines::embedded_wallet::{
-    AUTH_CONNECTOR_ID, EMAIL_COOLDOWN_MS, EMAIL_DEPENDENCY_UNAVAILABLE, EMAIL_UPDATE_POLL_MS, EmbeddedUser, EmbeddedWalletInfo,
-    FARCASTER_FAILED, FRAME_LOAD_FAILED, FRAME_LOAD_TIMEOUT_MS, FRAME_SETTLE_MS, FrameStatus, LoginMethod, LoginStatus, NO_AUTH_CONNECTOR,
-    NOT_EMBEDDED_CONNECTION, OtpRejection, OtpStep, POPUP_CLOSED, REQUEST_TIMED_OUT, REQUEST_TIMEOUT_MS, SOCIAL_INIT_FAILED, UpdateStatus,
-    UpdateStep, bounded_text, cooldown_message, display_username, validate_email, wants_frame,
+    AUTH_CONNECTOR_ID, CHAIN_NOT_SUPPORTED, EMAIL_COOLDOWN_MS, EMAIL_DEPENDENCY_UNAVAILABLE, EMAIL_UPDATE_POLL_MS, EmbeddedUser,
+    EmbeddedWalletInfo, FARCASTER_FAILED, FRAME_LOAD_FAILED, FRAME_LOAD_TIMEOUT_MS, FRAME_SETTLE_MS, FrameStatus, LoginMethod, LoginStatus,
+    NO_AUTH_CONNECTOR, NOT_EMBEDDED_CONNECTION, OtpRejection, OtpStep, POPUP_CLOSED, REQUEST_TIMED_OUT, REQUEST_TIMEOUT_MS,
+    SOCIAL_INIT_FAILED, UpdateStatus, UpdateStep, bounded_text, cooldown_message, display_username, validate_email, wants_frame,
 };
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::toasts::{ToastRequest, ToastVariant};
@@ -76,14 +76,18 @@ pub(super) fn from_announced_frame(d: &Decision, from_frame: Option<&str>) -> Re
     }
 }
 
-/// `ConnectEmail`: the feature, the address, the 30 s cooldown, the frame; then the embedded
-/// service is asked to mail a code (a pending effect).
+/// `ConnectEmail`: the feature, the address, a network the embedded wallet has an account on, the
+/// 30 s cooldown, the frame; then the embedded service is asked to mail a code (a pending effect).
 pub(super) fn email(d: &mut Decision, email: &str) -> Result<(), DomainError> {
     if !d.state.options.features.email {
         return Err(DomainError::FeatureDisabled("email"));
     }
     let email = email.trim();
     validate_email(email)?;
+    if embedded_networks(d).is_empty() {
+        d.toast(CHAIN_NOT_SUPPORTED, ToastVariant::Error);
+        return Ok(());
+    }
     if d.state.embedded.frame_origin.is_none() {
         d.toast(EMAIL_DEPENDENCY_UNAVAILABLE, ToastVariant::Error);
         return Ok(());
@@ -113,6 +117,10 @@ pub(super) fn social(d: &mut Decision, provider: SocialProvider) -> Result<(), D
         return Err(DomainError::FeatureDisabled("socials"));
     }
     let farcaster = provider == SocialProvider::Farcaster;
+    if embedded_networks(d).is_empty() {
+        d.toast(CHAIN_NOT_SUPPORTED, ToastVariant::Error);
+        return Ok(());
+    }
     if d.state.embedded.frame_origin.is_none() || d.state.embedded.frame.status == FrameStatus::Failed {
         d.toast(if farcaster { FARCASTER_FAILED } else { SOCIAL_INIT_FAILED }, ToastVariant::Error);
         return Ok(());
@@ -128,6 +136,15 @@ pub(super) fn social(d: &mut Decision, provider: SocialProvider) -> Result<(), D
 pub(super) fn popup_closed(d: &mut Decision) {
     if matches!(d.state.embedded.login.status, LoginStatus::SocialStarting | LoginStatus::SocialPopup) {
         fail_login(d, POPUP_CLOSED);
+    }
+}
+
+/// The modal closed: a login in progress is a connect flow, so it ends with "Modal closed" (spec
+/// §4), and a social popup waiting for it closes; a verification arriving later is ignored.
+pub(super) fn modal_closed(d: &mut Decision) {
+    if d.state.embedded.login.status.in_progress() {
+        d.push(Event::EmbeddedLoginCancelled {});
+        abandon_connecting(d, MODAL_CLOSED);
     }
 }
 

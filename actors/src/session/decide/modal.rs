@@ -64,6 +64,7 @@ pub(super) fn close(d: &mut Decision) -> Result<(), DomainError> {
             return Err(DomainError::CloseDisabled);
         }
         d.close_modal();
+        super::embedded::modal_closed(d);
         reject_pending_connects(d, MODAL_CLOSED);
         super::host::modal_closed(d);
     }

@@ -4,8 +4,10 @@
 //! The SwitchNetwork view shows while it is pending, with the wallet's error and a retry. The
 //! switch is finished by the wallet's `chainChanged` (or its answer to the switch), which moves the
 //! connection; balances and activity then follow the new chain (`account::follow_connection`).
+//! The embedded wallet (`auth`) is not asked: the session moves its connection itself.
 
 use super::{Decision, wallet_error_message};
+use crate::machines::embedded_wallet::AUTH_CONNECTOR_ID;
 use crate::machines::host_requests;
 use crate::machines::network_switch::{SWITCH_DECLINED, SwitchStatus, SwitchStep, UNRECOGNIZED_CHAIN};
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
@@ -46,7 +48,29 @@ pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), Doma
         d.navigate(View::Account, None, NavigationMode::Reset);
         return Ok(());
     }
+    if account.connector_id == AUTH_CONNECTOR_ID {
+        return switch_embedded(d, &chain);
+    }
     ask(d, &account.connector_id, &chain, SwitchStep::Switch)
+}
+
+/// Spec §4 "Auth-connected wallet: switch through the embedded wallet". The embedded wallet holds
+/// no chain of its own: each request the frame signs names the connection's network at that
+/// moment, so the session moves the connection itself, with nothing to ask. (Asking the frame
+/// `wallet_switchEthereumChain` would be refused: it signs, it does not switch.)
+fn switch_embedded(d: &mut Decision, chain: &ChainDefinition) -> Result<(), DomainError> {
+    if d.state.network_switch.status == SwitchStatus::Failed {
+        d.push(Event::NetworkSwitchCancelled {});
+    }
+    d.push(Event::NetworkChanged { namespace: Namespace::Eip155, network: NetworkRef::of(chain) });
+    // From the views of switching, as a wallet's switch returns; a host's request for another
+    // view (an approval waiting on the stack) keeps its view.
+    if matches!(d.state.router.current(), View::Networks | View::SwitchNetwork) {
+        d.navigate(View::Account, None, NavigationMode::Reset);
+    }
+    // A host's wallet_switchEthereumChain waiting for it: EIP-3326 answers null.
+    super::host::switch_settled(d, WalletOutcome::Ok { result: serde_json::Value::Null });
+    Ok(())
 }
 
 /// `RetrySwitchNetwork`: the failed switch's target again.

@@ -209,9 +209,11 @@ pub(super) fn cancel(d: &mut Decision) -> Result<(), DomainError> {
         for ns in Namespace::ALL {
             disconnect(d, ns, "sign-in cancelled");
         }
+        // The modal stays open on Connect, where another wallet can be chosen.
         d.navigate(View::Connect, None, NavigationMode::Reset);
+    } else {
+        d.close_modal();
     }
-    d.close_modal();
     Ok(())
 }
 
