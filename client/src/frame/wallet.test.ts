@@ -138,6 +138,21 @@ describe("requests", () => {
     expect(String((sent[0] as string[])[0])).toMatch(/^0x02/);
   });
 
+  it("a failure that is not a refusal answers -32603 with its words: a plain object's message, else The embedded wallet failed", async () => {
+    const failing = (thrown: unknown) =>
+      loggedIn({
+        "/api/wallet/share": () => {
+          throw thrown;
+        },
+      });
+    const sign = async (thrown: unknown) => {
+      const { ctx, login } = await failing(thrown);
+      return performRequest(ctx, login, rpc({ type: "rpc", method: "personal_sign", params: ["0x68", login.eip155Address] }), async () => true);
+    };
+    expect(await sign({ code: "busy", message: "The share is not released now" })).toEqual({ status: "error", code: -32603, message: "The share is not released now" });
+    for (const thrown of [new Error(""), undefined, { code: "busy" }]) expect(await sign(thrown)).toEqual({ status: "error", code: -32603, message: "The embedded wallet failed" });
+  });
+
   it("a request for another account is refused (4100); an unsupported method is 4200 without asking", async () => {
     const { ctx, login } = await loggedIn();
     const other = await performRequest(ctx, login, rpc({ type: "rpc", method: "personal_sign", params: ["0x68", "0x0000000000000000000000000000000000000001"] }), async () => true);

@@ -6,6 +6,7 @@
 
 import { ed25519 } from "@noble/curves/ed25519";
 import { base58, base64urlnopad } from "@scure/base";
+import { errorMessage } from "../core/effects/errorMessage";
 import type { WalletOutcome } from "../generated/WalletOutcome";
 import { signDigest, personalSign } from "../wallet/devWallet";
 import { parseTransaction, serializeTransaction, type ParsedTransaction } from "../wallet/solana/transaction";
@@ -291,7 +292,7 @@ export async function prepare(ctx: FrameContext, login: FrameLogin, request: Rpc
 
 function failure(error: unknown): WalletOutcome {
   if (error instanceof WalletRefusal) return { status: "error", code: error.code, message: error.message };
-  return { status: "error", code: -32603, message: error instanceof Error ? error.message : "The embedded wallet failed" };
+  return { status: "error", code: -32603, message: errorMessage(error, "The embedded wallet failed") };
 }
 
 /** Answers one of the session's wallet requests; never throws (a failure is an outcome). */

@@ -7,6 +7,7 @@ import type { SessionState } from "../../generated/SessionState";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
 import type { FrameAnswers, HostRequests, HostRequestType } from "../../frame/protocol";
+import { errorMessage } from "./errorMessage";
 import type { SecureFrameBridge } from "./secureFrame";
 
 /** What the views (email OTP, social, update email, approval) ask of the frame. */
@@ -69,7 +70,7 @@ export function createEmbeddedShell(page: Window, send: (c: ClientCommand) => vo
       try {
         return await (await loaded()).perform({ requestId: request.id, connectorId: EMBEDDED_CONNECTOR, namespace: request.namespace, chainId: network, kind: request.kind });
       } catch (e) {
-        return { status: "error", code: 4900, message: e instanceof Error ? e.message : "The embedded wallet is not available" };
+        return { status: "error", code: 4900, message: errorMessage(e, "The embedded wallet is not available") };
       }
     },
   };

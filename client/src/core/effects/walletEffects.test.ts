@@ -138,6 +138,19 @@ describe("WalletDiscovery: what an announcement may claim", () => {
 });
 
 describe("wallet failures", () => {
+  it("reads the message of a plain { code, message } rejection (EIP-1193 wallets), and says Unknown error for what has none", async () => {
+    const rejecting = (thrown: unknown) =>
+      wallet(() => {
+        throw thrown;
+      });
+    const request = rpc("r1", "eth_sendTransaction", [{}]);
+    expect(await perform(request, rejecting({ code: 4001, message: "User rejected the request." }))).toEqual({ status: "error", code: 4001, message: "User rejected the request." });
+    expect(await perform(request, rejecting({ code: -32603, message: "Internal error", data: { originalError: { code: 4902 } } }))).toEqual({ status: "error", code: 4902, message: "Internal error" });
+    expect(await perform(request, rejecting("the wallet is locked"))).toEqual({ status: "error", code: -32603, message: "the wallet is locked" });
+    const wordless = [[undefined, -32603], [null, -32603], [{ code: 4001 }, 4001], [{ code: 4001, message: " " }, 4001], [new Error(""), -32603]] as const;
+    for (const [thrown, code] of wordless) expect(await perform(request, rejecting(thrown))).toEqual({ status: "error", code, message: "Unknown error" });
+  });
+
   it("answers an error that cannot be printed, or has a code that is not an integer, as -32603 with a message", async () => {
     const unprintable = wallet(() => {
       throw Object.create(null);

@@ -12,6 +12,7 @@ import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
 import type { SessionState } from "../../generated/SessionState";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
+import { errorMessage } from "./errorMessage";
 import { EMBEDDED_CONNECTOR } from "./secureFrameHost";
 import { isReportable, reportableIcon, trimName } from "./walletChecks";
 
@@ -89,21 +90,16 @@ const codeOf = (e: unknown): number | undefined =>
 /** A wallet's error as an outcome (EIP-1193 and Wallet Standard wallets alike); never throws. */
 export function walletFailure(e: unknown): WalletOutcome {
   try {
-    return failureOf(e);
+    // Some wallets (MetaMask's mobile app among them) report a chain they do not know as an internal
+    // error with the EIP-3326 code 4902 inside `data.originalError`; the session needs the 4902 to
+    // ask `wallet_addEthereumChain`, so the inner code wins when there is one.
+    const data = e !== null && typeof e === "object" && "data" in e ? e.data : undefined;
+    const inner = data !== null && typeof data === "object" && "originalError" in data ? codeOf(data.originalError) : undefined;
+    // Most wallets reject with a plain `{ code, message }`, not an Error (errorMessage.ts).
+    return { status: "error", code: inner ?? codeOf(e) ?? -32603, message: errorMessage(e, "Unknown error") };
   } catch {
-    return { status: "error", code: -32603, message: "Unknown error" }; // an error that cannot be read or printed
+    return { status: "error", code: -32603, message: "Unknown error" }; // an error that cannot be read
   }
-}
-
-function failureOf(e: unknown): WalletOutcome {
-  // Some wallets (MetaMask's mobile app among them) report a chain they do not know as an internal
-  // error with the EIP-3326 code 4902 inside `data.originalError`; the session needs the 4902 to
-  // ask `wallet_addEthereumChain`, so the inner code wins when there is one.
-  const data = e !== null && typeof e === "object" && "data" in e ? e.data : undefined;
-  const inner = data !== null && typeof data === "object" && "originalError" in data ? codeOf(data.originalError) : undefined;
-  const code = inner ?? codeOf(e) ?? -32603;
-  const message = e instanceof Error ? e.message : String(e);
-  return { status: "error", code, message };
 }
 
 /** Performs one wallet request; never throws (a failure is an outcome). The answer is the wallet's:
