@@ -1,6 +1,7 @@
 // The frame API on the frame's own origin (docs/embedded-wallet.md, "Frame API"): JSON over POST,
 // the frame token in the body of every call after registration. A refusal keeps the server's code
-// (`otp_wrong`, `otp_expired`, …) so the frame can answer the host in words.
+// (`otp_wrong`, `otp_expired`, `email_cooldown`, …) and its `Retry-After` so the frame can answer
+// the host in words.
 
 import type { Sealed } from "./hpke";
 import { isSealed } from "./hpke";
@@ -9,6 +10,8 @@ export class ApiError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** The refusal's `Retry-After` in whole seconds, when it had one (`email_cooldown`, the rate limits). */
+    readonly retryAfterSecs?: number,
   ) {
     super(message);
   }
@@ -64,10 +67,24 @@ export function createPost(fetchImpl: typeof fetch, origin: string): Post {
     const answer: unknown = await response.json().catch(() => null);
     if (!response.ok) {
       const error = isObject(answer) && isObject(answer.error) ? answer.error : {};
-      throw new ApiError(str(error.code) ? error.code : "http_" + response.status, str(error.message) ? error.message : `The embedded wallet refused (HTTP ${response.status})`);
+      throw new ApiError(
+        str(error.code) ? error.code : "http_" + response.status,
+        str(error.message) ? error.message : `The embedded wallet refused (HTTP ${response.status})`,
+        seconds(response.headers.get("retry-after"), RETRY_AFTER),
+      );
     }
     return answer;
   };
+}
+
+/** A `Retry-After` of delay-seconds (the frame API sends no HTTP date), and a wait in a text. */
+const RETRY_AFTER = /^\s*(\d+(?:\.\d+)?)\s*$/;
+const IN_TEXT = /(\d+(?:\.\d+)?) seconds?\b/;
+
+/** The wait `pattern` finds in `text`, in whole seconds rounded up; undefined when there is none. */
+function seconds(text: string | null, pattern: RegExp): number | undefined {
+  const n = Math.ceil(Number(text?.match(pattern)?.[1]));
+  return n > 0 ? n : undefined;
 }
 
 /** The visitor-facing words for the OTP refusals (spec §8). */
@@ -76,6 +93,9 @@ export function otpErrorMessage(error: unknown): string {
     if (error.code === "otp_wrong") return "Invalid code";
     if (error.code === "otp_expired") return "Code expired";
     if (error.code === "otp_attempts") return "Too many attempts";
+    // The wait is the header's (the service rounds it up), else the one in the service's text.
+    const wait = error.code === "email_cooldown" ? (error.retryAfterSecs ?? seconds(error.message, IN_TEXT)) : undefined;
+    if (wait) return `Please try again after ${wait} seconds`;
     return error.message;
   }
   return error instanceof Error ? error.message : "Failed to connect";
