@@ -122,16 +122,11 @@ pub fn derive(options: &SessionOptions, connectors: &[Connector], recent: &[Rece
         vec![]
     };
     let external: Vec<ConnectorEntry> = visible.iter().filter(|c| c.kind == ConnectorType::External).map(|c| entry_of(c)).collect();
+    // Shown only with a WalletConnect connector to answer it: this deployment runs no relay, so
+    // none is ever registered, and `enableWalletConnect` alone would draw a button whose connect
+    // is refused (docs/spec-coverage.md).
     let wallet_connect: Vec<ConnectorEntry> = if options.enable_wallet_connect && !walletconnect_connected {
-        vec![ConnectorEntry {
-            connector_id: Some(WALLETCONNECT_CONNECTOR_ID.into()),
-            wallet_id: WALLETCONNECT_CONNECTOR_ID.into(),
-            name: "WalletConnect".into(),
-            icon: None,
-            installed: true,
-            homepage: None,
-            namespaces: vec![Namespace::Eip155],
-        }]
+        visible.iter().filter(|c| c.kind == ConnectorType::WalletConnect).map(|c| entry_of(c)).collect()
     } else {
         vec![]
     };
@@ -231,12 +226,23 @@ mod tests {
         assert_eq!(view.methods, vec![ConnectMethod::Wallet]);
     }
 
+    fn wallet_connect() -> Connector {
+        Connector {
+            id: WALLETCONNECT_CONNECTOR_ID.into(),
+            name: "WalletConnect".into(),
+            kind: ConnectorType::WalletConnect,
+            rdns: None,
+            icon: None,
+            namespaces: vec![Namespace::Eip155],
+        }
+    }
+
     #[test]
     fn groups_follow_the_default_order_and_only_non_empty_ones_show() {
         let mut o = SessionOptions::default();
         o.enable_wallet_connect = true;
         o.custom_wallets = vec![CustomWallet { id: "c".into(), name: "Custom".into(), homepage: None, image_url: None, rdns: None }];
-        let connectors = [announced("io.a", "A"), announced("io.b", "B")];
+        let connectors = [wallet_connect(), announced("io.a", "A"), announced("io.b", "B")];
         let recent = [RecentWallet { id: "io.b".into(), rdns: Some("io.b".into()), name: "B".into() }];
         let view = derive(&o, &connectors, &recent, false);
         assert_eq!(
@@ -252,7 +258,16 @@ mod tests {
     fn walletconnect_hides_when_already_connected_through_it() {
         let mut o = SessionOptions::default();
         o.enable_wallet_connect = true;
-        assert!(group_names(&derive(&o, &[], &[], true)).is_empty());
+        assert_eq!(group_names(&derive(&o, &[wallet_connect()], &[], false)), vec![ConnectorGroup::WalletConnect]);
+        assert!(group_names(&derive(&o, &[wallet_connect()], &[], true)).is_empty());
+    }
+
+    #[test]
+    fn given_enable_wallet_connect_without_a_walletconnect_connector_then_no_button_that_cannot_connect() {
+        let mut o = SessionOptions::default();
+        o.enable_wallet_connect = true;
+        let view = derive(&o, &[announced("io.a", "A")], &[], false);
+        assert_eq!(group_names(&view), vec![ConnectorGroup::Injected]);
     }
 
     #[test]
