@@ -320,6 +320,35 @@ fn given_an_embedded_account_when_the_host_reads_then_no_approval() {
     assert_eq!(g.state.router.current(), View::Account);
 }
 
+#[test]
+fn given_an_embedded_account_when_the_host_asks_a_wallet_method_it_does_not_perform_then_4200_at_once_and_no_view() {
+    let g = logged_in(embedded_session(with_email(SessionOptions::default()), false), ALICE);
+    // The positive path: a method it performs asks the frame, over ApproveTransaction.
+    let signing =
+        g.when(C::HostRequest { request_id: "h0".into(), method: "personal_sign".into(), params: serde_json::json!(["0x68", ALICE]) });
+    assert!(signing.event_types().contains(&"WalletRequestIssued"));
+    let calls = serde_json::json!([{ "calls": [{ "to": ALICE, "data": "0x" }] }]);
+    for (method, params) in [
+        ("wallet_sendCalls", calls),
+        ("wallet_getCapabilities", serde_json::json!([ALICE])),
+        ("wallet_watchAsset", serde_json::json!([{}])),
+        ("eth_sendRawTransaction", serde_json::json!(["0x02"])),
+        ("wallet_grantPermissions", serde_json::json!([{}])),
+    ] {
+        let then = g.when(C::HostRequest { request_id: "h1".into(), method: method.into(), params });
+        let types = then.event_types();
+        assert!(!types.contains(&"WalletRequestIssued") && !types.contains(&"TransactionStackPushed"), "{method}: {types:?}");
+        let state = then.state();
+        let outcome = state.host_requests.items.get("h1").and_then(|r| r.outcome.clone());
+        assert_eq!(
+            outcome,
+            Some(WalletOutcome::Error { code: 4200, message: format!("The embedded wallet does not support {method}") }),
+            "{method}"
+        );
+        assert!(!state.modal.is_open(), "{method}: no view opened");
+    }
+}
+
 // --- a Solana send from the embedded account --------------------------------------------------------
 
 #[test]

@@ -21,10 +21,12 @@ pub const ID: &str = "embedded";
 /// The built-in connector of embedded accounts (spec §3: type AUTH).
 pub const AUTH_CONNECTOR_ID: &str = "auth";
 
-/// The RPC methods whose approval the secure frame draws (docs/embedded-wallet.md; spec §6: the
-/// not-safe methods, which need the visitor's approval). Solana's `solana_sign*` methods are matched
-/// by prefix (as `solana_signMessage`, `solana_signAndSendTransaction`).
-pub const APPROVAL_METHODS: &[&str] = &["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction", "wallet_sendCalls"];
+/// The EVM RPC methods the embedded wallet performs, each after the visitor's approval drawn by the
+/// secure frame (docs/embedded-wallet.md; spec §6: the not-safe methods). A host's other wallet
+/// methods to an `auth` account are refused by the session with 4200 before any view shows
+/// (`decide/host.rs`); the frame takes its list from this one (generated `constants.ts`). Solana's
+/// `solana_sign*` methods are matched by prefix (as `solana_signMessage`).
+pub const EMBEDDED_EVM_METHODS: &[&str] = &["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction"];
 
 /// Whether `request` is one the embedded wallet asks the visitor to approve: a signing or sending
 /// request to connector `auth` (never a `Connect` or `Sync`, nor a read).
@@ -34,7 +36,7 @@ pub fn needs_approval(request: &crate::machines::requests::WalletRequest) -> boo
         && match &request.kind {
             RequestKind::SignMessage { .. } | RequestKind::SignTransaction { .. } => true,
             RequestKind::Rpc { method, .. } => {
-                APPROVAL_METHODS.contains(&method.as_str()) || method.starts_with("solana_sign") || method.starts_with("solana:sign")
+                EMBEDDED_EVM_METHODS.contains(&method.as_str()) || method.starts_with("solana_sign") || method.starts_with("solana:sign")
             }
             RequestKind::Connect | RequestKind::Sync => false,
         }
@@ -746,15 +748,22 @@ mod approval_tests {
     #[test]
     fn signing_and_sending_requests_to_auth_need_approval_and_nothing_else_does() {
         let sign = RequestKind::SignMessage { message: "m".into(), address: "a".into() };
-        for kind in [sign.clone(), rpc("personal_sign"), rpc("eth_signTypedData_v4"), rpc("eth_sendTransaction"), rpc("wallet_sendCalls")] {
+        for kind in [sign.clone(), rpc("personal_sign"), rpc("eth_signTypedData_v4"), rpc("eth_sendTransaction")] {
             assert!(needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
             assert!(!needs_approval(&request("io.metamask", kind.clone())), "another wallet draws its own prompt: {kind:?}");
         }
         for method in ["solana_signMessage", "solana_signTransaction", "solana_signAllTransactions", "solana_signAndSendTransaction"] {
             assert!(needs_approval(&request(AUTH_CONNECTOR_ID, rpc(method))), "{method}");
         }
-        for kind in [RequestKind::Connect, RequestKind::Sync, rpc("eth_getBalance"), rpc("wallet_switchEthereumChain"), rpc("eth_accounts")]
-        {
+        // wallet_sendCalls: the embedded wallet does not perform it, so no approval is drawn for it.
+        for kind in [
+            RequestKind::Connect,
+            RequestKind::Sync,
+            rpc("eth_getBalance"),
+            rpc("wallet_switchEthereumChain"),
+            rpc("eth_accounts"),
+            rpc("wallet_sendCalls"),
+        ] {
             assert!(!needs_approval(&request(AUTH_CONNECTOR_ID, kind.clone())), "{kind:?}");
         }
     }

@@ -8,6 +8,7 @@
 import type { Namespace } from "../generated/Namespace";
 import type { RequestKind } from "../generated/RequestKind";
 import type { WalletOutcome } from "../generated/WalletOutcome";
+import { EMBEDDED_EVM_METHODS } from "../generated/constants";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -56,9 +57,10 @@ export function newMessageId(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// The server's list (actors: embedded_wallet::needs_approval): the frame is shown for each, and
-// answers the ones it cannot perform (wallet_sendCalls, signAllTransactions) with 4200 there.
-const EVM_SIGNING_METHODS = ["personal_sign", "eth_signTypedData_v4", "eth_sendTransaction", "wallet_sendCalls"];
+// The server's lists (actors: embedded_wallet::needs_approval): the frame is shown for each, and
+// answers the ones it cannot perform (signAllTransactions) with 4200 there. The EVM list is the
+// server's own (generated): the session refuses the host's other EVM wallet methods first.
+const EVM_SIGNING_METHODS: readonly string[] = EMBEDDED_EVM_METHODS;
 export const SOLANA_SIGNING_METHODS = [
   "solana:signTransaction",
   "solana:signAndSendTransaction",

@@ -89,7 +89,9 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              /** Connector ids the session gives out itself, which no announced wallet may take. */\n\
              export const EMBEDDED_CONNECTOR_ID = {:?};\n\
              export const INJECTED_CONNECTOR_ID = {:?};\n\
-             export const SOLANA_CONNECTOR_PREFIX = {:?};\n",
+             export const SOLANA_CONNECTOR_PREFIX = {:?};\n\n\
+             /** The EVM methods the embedded wallet performs (after the visitor's approval in the frame); the session refuses any other with 4200. */\n\
+             export const EMBEDDED_EVM_METHODS = {} as const;\n",
             toasts::MAX_VISIBLE,
             toasts::DEFAULT_DURATION_MS,
             toasts::RESHOW_DELAY_MS,
@@ -107,6 +109,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             vestibule_actors::machines::embedded_wallet::AUTH_CONNECTOR_ID,
             connector::INJECTED_CONNECTOR_ID,
             connector::SOLANA_CONNECTOR_PREFIX,
+            serde_json::to_string(vestibule_actors::machines::embedded_wallet::EMBEDDED_EVM_METHODS).expect("names serialize"),
         ),
     );
 

@@ -5,6 +5,7 @@
 
 use super::{Decision, MODAL_CLOSED, modal};
 use crate::machines::connection::ConnectionStatus;
+use crate::machines::embedded_wallet::{AUTH_CONNECTOR_ID, EMBEDDED_EVM_METHODS};
 use crate::machines::host_requests::{
     self, HostRequest, HostRoute, MAX_ID_LEN, MAX_JSON_BYTES, MAX_METHOD_LEN, MAX_PENDING, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, classify,
     codes,
@@ -218,6 +219,14 @@ fn forward(d: &mut Decision, mut received: HostRequest, account: Option<Eip155>,
         settle(d, &id, error(codes::UNAUTHORIZED, UNAUTHORIZED));
         return Ok(());
     };
+    if account.connector_id == AUTH_CONNECTOR_ID && !EMBEDDED_EVM_METHODS.contains(&received.method.as_str()) {
+        // The embedded wallet would refuse it in the frame: answered here, before an approval
+        // view shows for a request that cannot be approved (EIP-1193: 4200 unsupported method).
+        let message = format!("The embedded wallet does not support {}", received.method);
+        d.push(Event::HostRequestReceived { request: received });
+        settle(d, &id, error(codes::UNSUPPORTED_METHOD, message));
+        return Ok(());
+    }
     let kind = RequestKind::Rpc { method: received.method.clone(), params: received.params.clone() };
     let wallet_request = d.issue_request(&account.connector_id, Namespace::Eip155, kind)?;
     received.wallet_request = Some(wallet_request);
