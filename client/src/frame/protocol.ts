@@ -8,7 +8,7 @@
 import type { Namespace } from "../generated/Namespace";
 import type { RequestKind } from "../generated/RequestKind";
 import type { WalletOutcome } from "../generated/WalletOutcome";
-import { EMBEDDED_EVM_METHODS } from "../generated/constants";
+import { EMBEDDED_EVM_METHODS } from "../generated/embeddedWallet";
 
 export const PROTOCOL_VERSION = 1;
 

@@ -47,6 +47,3 @@ export const MAX_REPORTED_WALLETS = 32;
 export const EMBEDDED_CONNECTOR_ID = "auth";
 export const INJECTED_CONNECTOR_ID = "injected";
 export const SOLANA_CONNECTOR_PREFIX = "solana:";
-
-/** The EVM methods the embedded wallet performs (after the visitor's approval in the frame); the session refuses any other with 4200. */
-export const EMBEDDED_EVM_METHODS = ["personal_sign","eth_signTypedData_v4","eth_sendTransaction"] as const;

@@ -115,4 +115,5 @@ export type * from "./WalletRequests";
 export type * from "./WireEvent";
 export * from "./charts";
 export * from "./constants";
+export * from "./embeddedWallet";
 export * from "./fixtureFrames";

@@ -89,9 +89,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              /** Connector ids the session gives out itself, which no announced wallet may take. */\n\
              export const EMBEDDED_CONNECTOR_ID = {:?};\n\
              export const INJECTED_CONNECTOR_ID = {:?};\n\
-             export const SOLANA_CONNECTOR_PREFIX = {:?};\n\n\
-             /** The EVM methods the embedded wallet performs (after the visitor's approval in the frame); the session refuses any other with 4200. */\n\
-             export const EMBEDDED_EVM_METHODS = {} as const;\n",
+             export const SOLANA_CONNECTOR_PREFIX = {:?};\n",
             toasts::MAX_VISIBLE,
             toasts::DEFAULT_DURATION_MS,
             toasts::RESHOW_DELAY_MS,
@@ -109,6 +107,15 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             vestibule_actors::machines::embedded_wallet::AUTH_CONNECTOR_ID,
             connector::INJECTED_CONNECTOR_ID,
             connector::SOLANA_CONNECTOR_PREFIX,
+        ),
+    );
+    // A module of its own: only the secure frame's code reads it, and a constant in constants.ts
+    // that both the widget's core and the frame import would land in the core's chunk.
+    files.insert(
+        "embeddedWallet.ts".into(),
+        format!(
+            "{HEADER}\n/** The EVM methods the embedded wallet performs (after the visitor's approval in the frame); the session refuses any other with 4200. */\n\
+             export const EMBEDDED_EVM_METHODS = {} as const;\n",
             serde_json::to_string(vestibule_actors::machines::embedded_wallet::EMBEDDED_EVM_METHODS).expect("names serialize"),
         ),
     );
@@ -139,7 +146,7 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
     let mut index = String::from(HEADER);
     for name in files.keys() {
         let module = name.trim_end_matches(".ts");
-        if module == "charts" || module == "constants" || module == "fixtureFrames" {
+        if module == "charts" || module == "constants" || module == "fixtureFrames" || module == "embeddedWallet" {
             index.push_str(&format!("export * from \"./{module}\";\n"));
         } else {
             index.push_str(&format!("export type * from \"./{module}\";\n"));
