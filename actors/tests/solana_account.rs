@@ -61,6 +61,48 @@ fn signing(token: &str, amount: &str) -> (Given, String) {
     (g, request_id)
 }
 
+// --- the cluster --------------------------------------------------------------------------------
+
+fn on_two_clusters() -> Given {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    use vestibule_actors::model::options::NetworkOption;
+    let mut options = multichain_options(None);
+    options.networks.push(NetworkOption::Known(SOLANA_TESTNET.parse().unwrap()));
+    connected(started_with(options))
+}
+
+#[test]
+fn given_a_solana_account_when_switching_cluster_then_the_session_moves_it_without_asking_the_wallet() {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    let g = on_two_clusters().and(C::Navigate { view: View::Networks, params: None, replace: None });
+    let solana_network = |state: &vestibule_actors::session::SessionState| {
+        state.connection.namespace(Namespace::Solana).network.as_ref().map(|n| n.caip_network_id.to_string())
+    };
+    assert_eq!(solana_network(&g.state).as_deref(), Some(SOLANA_DEVNET));
+    let then = g.when(C::SwitchNetwork { network: SOLANA_TESTNET.parse().unwrap() });
+    assert!(!then.event_types().contains(&"WalletRequestIssued"), "{:?}", then.event_types());
+    let state = then.state();
+    assert_eq!(solana_network(&state).as_deref(), Some(SOLANA_TESTNET));
+    let caip = state.connection.namespace(Namespace::Solana).caip_address.as_ref().map(|a| a.to_string());
+    assert_eq!(caip, Some(format!("{SOLANA_TESTNET}:{}", solana_address())));
+    assert_eq!(state.router.current(), View::Account);
+}
+
+#[test]
+fn given_no_active_solana_account_when_switching_to_a_cluster_then_not_connected() {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    let then = given(started_with(multichain_options(None))).when(C::SwitchNetwork { network: SOLANA_DEVNET.parse().unwrap() });
+    assert_eq!(then.error(), &vestibule_actors::session::DomainError::NotConnected);
+    // The positive path from the same options, connected: accepted.
+    let g = on_two_clusters();
+    assert!(
+        g.when(C::SwitchNetwork { network: SOLANA_TESTNET.parse().unwrap() })
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::NetworkChanged { .. }))
+    );
+}
+
 // --- balances -------------------------------------------------------------------------------------
 
 #[test]

@@ -4,9 +4,11 @@
 //! The SwitchNetwork view shows while it is pending, with the wallet's error and a retry. The
 //! switch is finished by the wallet's `chainChanged` (or its answer to the switch), which moves the
 //! connection; balances and activity then follow the new chain (`account::follow_connection`).
-//! The embedded wallet (`auth`) is not asked: the session moves its connection itself.
+//! The embedded wallet (`auth`) and Solana wallets are not asked: each request they sign names
+//! the connection's network, so the session moves the connection itself.
 
-use super::{Decision, wallet_error_message};
+use super::{Decision, sign_in, wallet_error_message};
+use crate::machines::connection::ConnectionStatus;
 use crate::machines::embedded_wallet::AUTH_CONNECTOR_ID;
 use crate::machines::host_requests;
 use crate::machines::network_switch::{SWITCH_DECLINED, SwitchStatus, SwitchStep, UNRECOGNIZED_CHAIN};
@@ -21,7 +23,8 @@ fn chain_id_hex(network: &CaipNetworkId) -> Option<String> {
     Some(format!("{id:#x}"))
 }
 
-/// `SwitchNetwork`: one of the session's eip155 networks, while an eip155 account is connected.
+/// `SwitchNetwork`: one of the session's networks of the active account's namespace (eip155 or
+/// solana), while that account is connected.
 pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), DomainError> {
     if !d.state.options.enable_network_switch {
         return Err(DomainError::FeatureDisabled("enableNetworkSwitch"));
@@ -30,11 +33,11 @@ pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), Doma
         field: "network".into(),
         message: format!("{target} is not one of the session's networks"),
     })?;
+    if target.namespace == Namespace::Solana {
+        return switch_solana(d, &chain);
+    }
     if target.namespace != Namespace::Eip155 {
-        return Err(DomainError::InvalidInput {
-            field: "network".into(),
-            message: "only eip155 networks are switched by the wallet".into(),
-        });
+        return Err(DomainError::InvalidInput { field: "network".into(), message: "only eip155 and solana networks are switched".into() });
     }
     let account = d.state.evm_account().ok_or(DomainError::NotConnected)?;
     if d.state.network_switch.in_progress() {
@@ -49,28 +52,49 @@ pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), Doma
         return Ok(());
     }
     if account.connector_id == AUTH_CONNECTOR_ID {
-        return switch_embedded(d, &chain);
+        // Spec §4 "Auth-connected wallet: switch through the embedded wallet". Asking the frame
+        // `wallet_switchEthereumChain` would be refused: it signs, it does not switch.
+        if d.state.network_switch.status == SwitchStatus::Failed {
+            d.push(Event::NetworkSwitchCancelled {});
+        }
+        moved_by_the_session(d, Namespace::Eip155, &chain);
+        // A host's wallet_switchEthereumChain waiting for it: EIP-3326 answers null.
+        super::host::switch_settled(d, WalletOutcome::Ok { result: serde_json::Value::Null });
+        // Then, as after a wallet's chainChanged, a sign-in for the account on its new chain.
+        sign_in::request_if_needed(d);
+        return Ok(());
     }
     ask(d, &account.connector_id, &chain, SwitchStep::Switch)
 }
 
-/// Spec §4 "Auth-connected wallet: switch through the embedded wallet". The embedded wallet holds
-/// no chain of its own: each request the frame signs names the connection's network at that
-/// moment, so the session moves the connection itself, with nothing to ask. (Asking the frame
-/// `wallet_switchEthereumChain` would be refused: it signs, it does not switch.)
-fn switch_embedded(d: &mut Decision, chain: &ChainDefinition) -> Result<(), DomainError> {
-    if d.state.network_switch.status == SwitchStatus::Failed {
-        d.push(Event::NetworkSwitchCancelled {});
+/// A Solana account's cluster. A Wallet Standard wallet is on no cluster: each transaction the
+/// session asks it to sign names its chain (the connection's network), and the embedded wallet
+/// does the same, so the session moves the connection itself, with nothing to ask. A wallet whose
+/// account cannot sign for that cluster says so when asked to sign.
+fn switch_solana(d: &mut Decision, chain: &ChainDefinition) -> Result<(), DomainError> {
+    let conn = d.state.connection.namespace(Namespace::Solana);
+    if d.state.connection.active_namespace != Some(Namespace::Solana) || conn.status != ConnectionStatus::Connected {
+        return Err(DomainError::NotConnected);
     }
-    d.push(Event::NetworkChanged { namespace: Namespace::Eip155, network: NetworkRef::of(chain) });
+    if conn.network.as_ref().map(|n| &n.caip_network_id) == Some(&chain.caip_network_id) {
+        d.navigate(View::Account, None, NavigationMode::Reset);
+        return Ok(());
+    }
+    moved_by_the_session(d, Namespace::Solana, chain);
+    sign_in::request_if_needed(d);
+    Ok(())
+}
+
+/// The connection of `namespace` moves to `chain` with no wallet asked (the embedded wallet's EVM
+/// account, a Solana account): each request signed later names the connection's network at that
+/// moment. Balances and activity follow (`account::follow_connection`).
+fn moved_by_the_session(d: &mut Decision, namespace: Namespace, chain: &ChainDefinition) {
+    d.push(Event::NetworkChanged { namespace, network: NetworkRef::of(chain) });
     // From the views of switching, as a wallet's switch returns; a host's request for another
     // view (an approval waiting on the stack) keeps its view.
     if matches!(d.state.router.current(), View::Networks | View::SwitchNetwork) {
         d.navigate(View::Account, None, NavigationMode::Reset);
     }
-    // A host's wallet_switchEthereumChain waiting for it: EIP-3326 answers null.
-    super::host::switch_settled(d, WalletOutcome::Ok { result: serde_json::Value::Null });
-    Ok(())
 }
 
 /// `RetrySwitchNetwork`: the failed switch's target again.

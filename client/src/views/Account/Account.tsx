@@ -93,7 +93,7 @@ export function Account() {
   const source = useBalancesSource();
   const native = useSessionSelector((s) => s.balances.native);
   const totalUsd = useSessionSelector((s) => s.balances.totalUsd);
-  const canSwitch = useSessionSelector((s) => s.options.enableNetworkSwitch && s.connection.activeNamespace === "eip155") ?? false;
+  const canSwitch = useSessionSelector((s) => s.options.enableNetworkSwitch && (s.connection.activeNamespace === "eip155" || s.connection.activeNamespace === "solana")) ?? false;
   const network = conn?.network ?? null;
   // Spec section 8: balances are kept 30 s and a failure blocks a retry 30 s; the server applies
   // both, so asking whenever the view shows is safe.

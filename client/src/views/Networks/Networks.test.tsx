@@ -6,7 +6,7 @@ import { cleanup, fireEvent, render, screen, within } from "@testing-library/rea
 import { afterEach, beforeAll, expect, it } from "vitest";
 import type { SessionState } from "../../generated/SessionState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
-import { connectedState, onView, stateView, type StateView } from "../../testing/stateView";
+import { connectedState, onView, SOLANA_NETWORK, stateView, withSolanaAccount, type StateView } from "../../testing/stateView";
 
 let base: SessionState;
 let view: StateView | null = null;
@@ -76,4 +76,17 @@ it("waits while a switch is pending", async () => {
   // Positive probe: the same view with nothing pending lets the visitor choose.
   await draw(base);
   expect(screen.getByRole("button", { name: /Devnet B/ }).hasAttribute("disabled")).toBe(false);
+});
+
+it("with a Solana account active, lists the Solana clusters and switches among them", async () => {
+  const solana = withSolanaAccount(base);
+  const testnet = { ...solana.networks.find((n) => n.caipNetworkId === SOLANA_NETWORK)!, caipNetworkId: "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z", name: "Solana Testnet" };
+  const v = await draw({ ...solana, networks: [...solana.networks, testnet] });
+  const buttons = within(screen.getByRole("list", { name: "Networks" })).getAllByRole("button");
+  expect(buttons.map((b) => [b.getAttribute("data-network"), b.getAttribute("aria-current"), b.hasAttribute("disabled")])).toEqual([
+    [SOLANA_NETWORK, "true", false],
+    [testnet.caipNetworkId, null, false],
+  ]);
+  fireEvent.click(buttons[1]);
+  expect(v.commands.at(-1)).toEqual({ type: "SwitchNetwork", network: testnet.caipNetworkId });
 });

@@ -1,22 +1,25 @@
-// The Networks view (spec §2, §4 Network switch paths): the session's networks that the connected
-// wallet can be asked to switch to (eip155: the server switches EVM wallets only), the current one
-// marked. Choosing another sends `SwitchNetwork`; the server asks the wallet and shows SwitchNetwork
-// while it is pending. An account on a chain outside the session's networks is on the synthetic
+// The Networks view (spec §2, §4 Network switch paths): the session's networks of the active
+// account's namespace (eip155, or solana: a Solana account's cluster is the session's to move),
+// the current one marked. Choosing another sends `SwitchNetwork`; for an EVM browser wallet the
+// server asks the wallet and shows SwitchNetwork while it is pending. An account on a chain outside the session's networks is on the synthetic
 // unsupported network, and the server brings the visitor here to pick one. With the host's
 // `enableNetworkSwitch` off, the list only informs: the switch has to be made in the wallet.
 
+import type { SessionState } from "../../generated/SessionState";
 import { useRegion, useSessionSelector, useWidget } from "../../context/widgetContext";
 import { Stylesheet } from "../../components/Stylesheet/Stylesheet";
 import css from "./Networks.css?inline";
 
 export function Networks() {
   const widget = useWidget();
+  // The active account's namespace: eip155, or solana (whose cluster the session moves itself).
+  const namespaceOf = (s: SessionState) => (s.connection.activeNamespace === "solana" ? "solana" : "eip155");
   const networks = useSessionSelector(
-    (s) => s.networks.filter((n) => n.caipNetworkId.startsWith("eip155:")),
+    (s) => s.networks.filter((n) => n.caipNetworkId.startsWith(`${namespaceOf(s)}:`)),
     (a, b) => a?.map((n) => n.caipNetworkId).join() === b?.map((n) => n.caipNetworkId).join(),
   );
-  const current = useSessionSelector((s) => s.connection.namespaces.eip155?.network) ?? null;
-  const connected = useSessionSelector((s) => s.connection.namespaces.eip155?.status === "connected") ?? false;
+  const current = useSessionSelector((s) => s.connection.namespaces[namespaceOf(s)]?.network) ?? null;
+  const connected = useSessionSelector((s) => s.connection.namespaces[namespaceOf(s)]?.status === "connected") ?? false;
   const enabled = useSessionSelector((s) => s.options.enableNetworkSwitch) ?? false;
   const switching = useRegion("networkSwitch");
   const busy = switching === "switching" || switching === "adding";
