@@ -111,6 +111,27 @@ fn given_an_embedded_sign_in_approval_when_the_frame_signs_then_signed_in_and_th
 }
 
 #[test]
+fn given_a_signed_in_embedded_account_when_it_switches_network_then_a_sign_in_for_the_new_chain_is_asked() {
+    let mut options = with_email(sign_in_options(false));
+    options.networks =
+        ["eip155:1", "eip155:42161"].map(|id| vestibule_actors::model::options::NetworkOption::Known(id.parse().unwrap())).into();
+    let g = logged_in(embedded_session(options, false), &signer_address()).and(C::SiwxSign {});
+    let (request_id, message) = sign_request(&g);
+    let g = g.and(C::ResolveWalletRequest {
+        request_id,
+        outcome: WalletOutcome::Ok { result: serde_json::json!(personal_sign(&SIGNER_KEY, &message)) },
+    });
+    assert!(has_sign_in_session(&g.state) && g.state.siwx.challenge.is_none());
+    let moved = g.and(C::OpenModal { view: None }).and(C::SwitchNetwork { network: "eip155:42161".parse().unwrap() });
+    let challenge = moved.state.siwx.challenge.as_ref().expect("a message for the account on its new chain");
+    assert_eq!(challenge.account, format!("eip155:42161:{}", signer_address()));
+    assert_eq!(moved.state.router.current(), View::SiwxSignMessage);
+    // Back on the chain it signed in on: its session holds, nothing is asked.
+    let back = moved.and(C::SwitchNetwork { network: "eip155:1".parse().unwrap() });
+    assert!(back.state.siwx.challenge.is_none());
+}
+
+#[test]
 fn given_an_embedded_sign_in_approval_when_declined_then_sign_in_reopens_with_its_error() {
     let g = embedded_siwx(false).and(C::SiwxSign {});
     let (request_id, _) = sign_request(&g);
