@@ -179,8 +179,8 @@ id_registry = "${farcaster.idRegistry}"
 }
 
 /** The host page: the widget on the anvil chain with email and socials on; `window.v` is the widget. */
-function hostHtml(anvilUrl, socials = ["google", "discord"], extraOptions = "") {
-  const networks = [{ caipNetworkId: `eip155:${CHAIN}`, name: `Anvil ${CHAIN}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: [anvilUrl], testnet: true }];
+function hostHtml(anvilUrl, socials = ["google", "discord"], extraOptions = "", extraNetworks = []) {
+  const networks = [{ caipNetworkId: `eip155:${CHAIN}`, name: `Anvil ${CHAIN}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: [anvilUrl], testnet: true }, ...extraNetworks];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Embedded host</title></head><body>
 <main><h1>Host</h1></main>
 <script src="/vestibule.js"></script>
@@ -242,6 +242,8 @@ export async function startEmbeddedWorld({ otpTtl = "10m", farcaster: withFarcas
     writeFileSync(join(staticDir, "embedded-host.html"), hostHtml(anvilUrl, withFarcaster ? ["google", "farcaster", "discord"] : undefined));
     // The same host with sign-in required (SIWX through the embedded wallet).
     writeFileSync(join(staticDir, "embedded-host-siwx.html"), hostHtml(anvilUrl, undefined, ", siwx: { required: true, signOutOnDisconnect: false }"));
+    // The same host with Ethereum (the catalogue's, no chain service) as a second network.
+    writeFileSync(join(staticDir, "embedded-host-two-chains.html"), hostHtml(anvilUrl, undefined, "", ["eip155:1"]));
     writeFileSync(join(staticDir, "foreign.html"), FOREIGN_HTML);
 
     const keysDir = mkdtempSync(join(tmpdir(), "vestibule-e2e-keys-"));
@@ -270,7 +272,7 @@ export async function startEmbeddedWorld({ otpTtl = "10m", farcaster: withFarcas
         await new Promise((ok) => setTimeout(ok, 100));
       }
       if (!existsSync(join(FRAME_DIST, "frame.html"))) throw new Error(`the built secure frame is missing (${FRAME_DIST}/frame.html; issue 15's client part builds it)`);
-      return { ...gateway, frameOrigin, hostUrl: `${gateway.url}/embedded-host.html`, siwxHostUrl: `${gateway.url}/embedded-host-siwx.html`, foreignUrl: `${gateway.url.replace("127.0.0.1", "localhost")}/foreign.html` };
+      return { ...gateway, frameOrigin, hostUrl: `${gateway.url}/embedded-host.html`, siwxHostUrl: `${gateway.url}/embedded-host-siwx.html`, twoChainsHostUrl: `${gateway.url}/embedded-host-two-chains.html`, foreignUrl: `${gateway.url.replace("127.0.0.1", "localhost")}/foreign.html` };
     };
 
     const gateway = await addGateway();
@@ -292,14 +294,14 @@ export async function startEmbeddedWorld({ otpTtl = "10m", farcaster: withFarcas
        * A fresh browser context (a new device: its own IndexedDB) on the host page of `gw`
        * (default: the first gateway), the widget started. `errors`: the page's uncaught errors.
        */
-      async open({ gw = gateway, context, siwx = false } = {}) {
+      async open({ gw = gateway, context, siwx = false, twoChains = false } = {}) {
         context ??= await browser.newContext();
         const page = await context.newPage();
         page.setDefaultTimeout(WAIT.ui);
         const errors = [];
         page.on("pageerror", (e) => errors.push(e));
         recordApiRefusals(page, gw);
-        await page.goto(siwx ? gw.siwxHostUrl : gw.hostUrl);
+        await page.goto(siwx ? gw.siwxHostUrl : twoChains ? gw.twoChainsHostUrl : gw.hostUrl);
         await page.waitForFunction(() => window.v?.state()?.started === true, null, { timeout: WAIT.ui });
         return { context, page, errors, gw };
       },

@@ -9,6 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   afterCooldown,
+  CHAIN,
   answerInFrame,
   eip155,
   emailLogin,
@@ -32,7 +33,7 @@ import {
   WAIT,
 } from "./embedded.mjs";
 
-const world = embeddedWorldForFile({ sessions: 6 });
+const world = embeddedWorldForFile({ sessions: 7 });
 const T = { timeout: 180_000 };
 
 const short = (address) => `${address.slice(0, 4)}…${address.slice(-6)}`;
@@ -184,6 +185,24 @@ test("personal_sign and eth_sendTransaction from the host's provider, approved i
   const rejected = await within(rejecting, 60_000, "personal_sign rejected in the frame");
   assert.equal(rejected.code, 4001, JSON.stringify(rejected));
   assert.equal(rejected.result, undefined);
+});
+
+test("the embedded account switches network from the Networks view and by the host's wallet_switchEthereumChain; the frame is not asked", T, async () => {
+  const { context, page } = await world.open({ twoChains: true });
+  await emailLogin(world, page, "carol@example.test");
+  const chainId = async () => (await within(hostRequest(page, "eth_chainId", []), 30_000, "eth_chainId")).result;
+  assert.equal(await chainId(), `0x${CHAIN.toString(16)}`);
+  const dialog = await openModal(page);
+  await dialog.getByTestId("account-network").click();
+  await dialog.locator('[data-network="eip155:1"]').click();
+  await dialog.getByTestId("account-network").filter({ hasText: "Ethereum" }).waitFor({ timeout: WAIT.ui });
+  assert.equal(await chainId(), "0x1");
+  assert.equal(await page.evaluate(() => window.v.state().networkSwitch.status), "idle", "no switch waited for the frame");
+  // The host's switch back: null (EIP-3326), at once.
+  const back = await within(hostRequest(page, "wallet_switchEthereumChain", [{ chainId: `0x${CHAIN.toString(16)}` }]), 30_000, "the host's switch");
+  assert.equal(back.result, null, JSON.stringify(back));
+  assert.equal(await chainId(), `0x${CHAIN.toString(16)}`);
+  await context.close();
 });
 
 test("a disallowed host method shows Requested RPC call is not allowed and is rejected with 4200", T, async () => {
