@@ -472,6 +472,28 @@ fn given_an_embedded_account_when_the_host_switches_chain_then_it_gets_null_and_
     assert!(!state.modal.is_open());
 }
 
+#[test]
+fn given_an_embedded_account_when_the_host_switches_to_a_chain_outside_the_session_then_4902_and_network_not_found() {
+    let g = connected_by_email_on_two_chains();
+    let then = g.when(ClientCommand::HostRequest {
+        request_id: "h-1".into(),
+        method: "wallet_switchEthereumChain".into(),
+        params: serde_json::json!([{ "chainId": "0x89" }]),
+    });
+    let state = then.state();
+    let outcome = state.host_requests.items.get("h-1").and_then(|r| r.outcome.clone());
+    assert_eq!(
+        outcome,
+        Some(vestibule_actors::machines::requests::WalletOutcome::Error { code: 4902, message: "Unrecognized chain ID eip155:137".into() })
+    );
+    assert!(!then.event_types().contains(&"WalletRequestIssued"));
+    assert_eq!(toasts(&state), [vestibule_actors::machines::network_switch::NETWORK_NOT_FOUND]);
+    assert_eq!(
+        state.connection.namespace(Namespace::Eip155).network.as_ref().map(|n| n.caip_network_id.to_string()).as_deref(),
+        Some("eip155:1")
+    );
+}
+
 fn farcaster_ready() -> Given {
     frame_ready_at(given(started_embedded(embedded_options(vec![SocialProvider::Farcaster]))), T0)
 }

@@ -15,6 +15,9 @@ pub const ID: &str = "networkSwitch";
 /// EIP-3326: the wallet does not know the chain.
 pub const UNRECOGNIZED_CHAIN: i64 = 4902;
 pub const SWITCH_DECLINED: &str = "Switch declined";
+/// Catalogue, alerts (spec §8 "Network Not Found (also on a switch)"): a switch to a chain that is
+/// not one of the session's, asked of the embedded wallet, which holds no other.
+pub const NETWORK_NOT_FOUND: &str = "Network Not Found";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

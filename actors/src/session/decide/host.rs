@@ -10,6 +10,7 @@ use crate::machines::host_requests::{
     self, HostRequest, HostRoute, MAX_ID_LEN, MAX_JSON_BYTES, MAX_METHOD_LEN, MAX_PENDING, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, classify,
     codes,
 };
+use crate::machines::network_switch::{NETWORK_NOT_FOUND, UNRECOGNIZED_CHAIN};
 use crate::machines::requests::{RequestKind, WalletOutcome};
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::toasts::ToastVariant;
@@ -268,6 +269,14 @@ fn switch_chain(d: &mut Decision, mut received: HostRequest, account: Eip155) ->
         return Ok(());
     };
     let in_session = d.state.networks.iter().any(|n| n.caip_network_id == target);
+    if !in_session && account.connector_id == AUTH_CONNECTOR_ID {
+        // The embedded wallet signs on the session's networks only: EIP-3326's unknown chain,
+        // and the catalogue's alert (a browser wallet is asked: it may know the chain).
+        d.push(Event::HostRequestReceived { request: received });
+        d.toast(NETWORK_NOT_FOUND, ToastVariant::Error);
+        settle(d, &id, error(UNRECOGNIZED_CHAIN, format!("Unrecognized chain ID {target}")));
+        return Ok(());
+    }
     if !(in_session && d.state.options.enable_network_switch && d.state.evm_account().is_some()) {
         return forward(d, received, Some(account), false);
     }
