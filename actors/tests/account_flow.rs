@@ -307,6 +307,9 @@ fn given_a_switch_when_the_wallet_does_not_know_the_chain_then_it_is_added_then_
     let RequestKind::Rpc { method, params } = &add.kind else { panic!() };
     assert_eq!(method, "wallet_addEthereumChain");
     assert_eq!(params[0]["chainId"], serde_json::json!("0xa4b1"));
+    // A catalogue chain: its public endpoint and explorer (MetaMask refuses an empty rpcUrls).
+    assert_eq!(params[0]["rpcUrls"], serde_json::json!(["https://arb1.arbitrum.io/rpc"]));
+    assert_eq!(params[0]["blockExplorerUrls"], serde_json::json!(["https://arbiscan.io"]));
     let request = g.pending_request();
     let g = g.and(C::ResolveWalletRequest { request_id: request, outcome: WalletOutcome::Ok { result: serde_json::Value::Null } });
     assert_eq!(g.state.network_switch.status, SwitchStatus::Switching);

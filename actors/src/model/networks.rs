@@ -111,15 +111,43 @@ const EVM_CHAINS: &[(u64, &str, &str, &str, bool)] = &[
     (999, "Zora Goerli", "Zora Goerli", "ETH", true),
 ];
 
+/// (chain id, public JSON-RPC endpoint, block explorer) of the catalogue's live EVM networks, as
+/// their operators publish them. The endpoint is what a wallet that does not know the chain is
+/// asked to add (`wallet_addEthereumChain`: EIP-3085 wants at least one RPC URL, and MetaMask
+/// refuses an empty list, so a switch to such a chain failed); the explorer is where a sent
+/// transaction links. Never the gateway's own endpoints (`[networks]`), which may carry keys.
+/// Retired testnets (Goerli and its rollups, Mumbai, ...) have none.
+const PUBLIC_ENDPOINTS: &[(u64, &str, &str)] = &[
+    (1, "https://ethereum-rpc.publicnode.com", "https://etherscan.io"),
+    (11155111, "https://ethereum-sepolia-rpc.publicnode.com", "https://sepolia.etherscan.io"),
+    (10, "https://mainnet.optimism.io", "https://optimistic.etherscan.io"),
+    (42161, "https://arb1.arbitrum.io/rpc", "https://arbiscan.io"),
+    (137, "https://polygon-rpc.com", "https://polygonscan.com"),
+    (42220, "https://forno.celo.org", "https://celoscan.io"),
+    (1313161554, "https://mainnet.aurora.dev", "https://explorer.aurora.dev"),
+    (56, "https://bsc-dataseed.bnbchain.org", "https://bscscan.com"),
+    (97, "https://data-seed-prebsc-1-s1.bnbchain.org:8545", "https://testnet.bscscan.com"),
+    (43114, "https://api.avax.network/ext/bc/C/rpc", "https://snowtrace.io"),
+    (43113, "https://api.avax-test.network/ext/bc/C/rpc", "https://testnet.snowtrace.io"),
+    (324, "https://mainnet.era.zksync.io", "https://explorer.zksync.io"),
+    (100, "https://rpc.gnosischain.com", "https://gnosisscan.io"),
+    (8453, "https://mainnet.base.org", "https://basescan.org"),
+    (84532, "https://sepolia.base.org", "https://sepolia.basescan.org"),
+    (7777777, "https://rpc.zora.energy", "https://explorer.zora.energy"),
+];
+
 /// Every network the catalogue knows, EVM first.
 pub fn catalogue() -> Vec<ChainDefinition> {
-    let evm = EVM_CHAINS.iter().map(|&(id, name, currency, symbol, testnet)| ChainDefinition {
-        caip_network_id: CaipNetworkId::eip155(id),
-        name: name.into(),
-        native_currency: NativeCurrency { name: currency.into(), symbol: symbol.into(), decimals: 18 },
-        rpc_urls: vec![],
-        block_explorers: vec![],
-        testnet,
+    let evm = EVM_CHAINS.iter().map(|&(id, name, currency, symbol, testnet)| {
+        let endpoints = PUBLIC_ENDPOINTS.iter().find(|(chain, ..)| *chain == id);
+        ChainDefinition {
+            caip_network_id: CaipNetworkId::eip155(id),
+            name: name.into(),
+            native_currency: NativeCurrency { name: currency.into(), symbol: symbol.into(), decimals: 18 },
+            rpc_urls: endpoints.map(|(_, rpc, _)| vec![rpc.to_string()]).unwrap_or_default(),
+            block_explorers: endpoints.map(|(.., explorer)| vec![explorer.to_string()]).unwrap_or_default(),
+            testnet,
+        }
     });
     let sol = |id: &str, name: &str, testnet| ChainDefinition {
         caip_network_id: id.parse().expect("catalogue ids are valid"),
@@ -165,6 +193,23 @@ mod tests {
         assert_eq!(ids.len(), all.len());
         assert_eq!(lookup(&"eip155:42161".parse().unwrap()).unwrap().name, "Arbitrum One");
         assert_eq!(lookup(&SOLANA_MAINNET.parse().unwrap()).unwrap().native_currency.decimals, 9);
+    }
+
+    #[test]
+    fn every_live_evm_mainnet_has_a_public_https_endpoint_and_explorer_a_wallet_can_be_asked_to_add() {
+        let evm: Vec<_> = catalogue().into_iter().filter(|c| c.namespace() == Namespace::Eip155).collect();
+        for chain in evm.iter().filter(|c| !c.testnet) {
+            assert_eq!(chain.rpc_urls.len(), 1, "{}", chain.caip_network_id);
+            assert_eq!(chain.block_explorers.len(), 1, "{}", chain.caip_network_id);
+            for url in chain.rpc_urls.iter().chain(&chain.block_explorers) {
+                let host = url.strip_prefix("https://").unwrap_or_default();
+                assert!(!host.is_empty() && !host.starts_with('/') && !url.contains(char::is_whitespace), "{url}");
+            }
+        }
+        // Every entry names a catalogue chain (a typo would leave its chain without endpoints).
+        for (id, ..) in PUBLIC_ENDPOINTS {
+            assert!(evm.iter().any(|c| c.caip_network_id == CaipNetworkId::eip155(*id)), "{id}");
+        }
     }
 
     #[test]

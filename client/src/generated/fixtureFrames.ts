@@ -65,8 +65,12 @@ export const fixtureFrames: ServerMessage[] = [
             "symbol": "ETH",
             "decimals": 18
           },
-          "rpcUrls": [],
-          "blockExplorers": [],
+          "rpcUrls": [
+            "https://ethereum-rpc.publicnode.com"
+          ],
+          "blockExplorers": [
+            "https://etherscan.io"
+          ],
           "testnet": false
         }
       ],
@@ -247,7 +251,7 @@ export const fixtureFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "c2dba5d2112e95d6"
+    "stateHash": "9d52eff63e80a0f0"
   },
   {
     "type": "diff",
@@ -314,7 +318,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "2971873140a4e509"
+    "stateHash": "87f0fa7559847e92"
   },
   {
     "type": "diff",
@@ -336,7 +340,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "7dcda59449131599"
+    "stateHash": "8b365b88b0d07503"
   },
   {
     "type": "diff",
@@ -445,7 +449,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "4214ac074953083a"
+    "stateHash": "9d1d61f8bb190c83"
   },
   {
     "type": "diff",
@@ -592,7 +596,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "dd181e260a1d5696"
+    "stateHash": "2c03de3c5f9f158d"
   },
   {
     "type": "diff",
@@ -706,7 +710,7 @@ export const fixtureFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "52f743670bcc5d3a"
+    "stateHash": "4a688d0de86dd576"
   },
   {
     "type": "diff",
@@ -905,7 +909,7 @@ export const fixtureFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "84d9ce76d7fe0b52"
+    "stateHash": "2c1d5bd563d1b1f8"
   },
   {
     "type": "diff",
@@ -962,7 +966,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "00ad34422c2cd4b6"
+    "stateHash": "28df38f4315b36a7"
   },
   {
     "type": "diff",
@@ -1019,7 +1023,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "68a13b1661c87421"
+    "stateHash": "c090458020564128"
   },
   {
     "type": "diff",
@@ -1066,7 +1070,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t4"
       }
     ],
-    "stateHash": "dca66dace90fd7bd"
+    "stateHash": "5a9124e69a68d308"
   },
   {
     "type": "diff",
@@ -1113,7 +1117,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "t5"
       }
     ],
-    "stateHash": "7d55a760a67e8f70"
+    "stateHash": "863de0c53ff2da73"
   },
   {
     "type": "diff",
@@ -1201,7 +1205,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": 1700000005350
       }
     ],
-    "stateHash": "00e5e1ff0d7c4f35"
+    "stateHash": "b388ab91ddc955c2"
   },
   {
     "type": "diff",
@@ -1256,7 +1260,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": null
       }
     ],
-    "stateHash": "9c91264015d7379c"
+    "stateHash": "5b27f458bd3dfa30"
   },
   {
     "type": "diff",
@@ -1306,7 +1310,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "paused"
       }
     ],
-    "stateHash": "093060914047e480"
+    "stateHash": "94bbbe56ea7d4bc5"
   },
   {
     "type": "diff",
@@ -1405,7 +1409,7 @@ export const fixtureFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "875a8e264b5ecb8d"
+    "stateHash": "0d31b0a4bc65c319"
   }
 ];
 
@@ -1475,8 +1479,12 @@ export const signInFrames: ServerMessage[] = [
             "symbol": "ETH",
             "decimals": 18
           },
-          "rpcUrls": [],
-          "blockExplorers": [],
+          "rpcUrls": [
+            "https://ethereum-rpc.publicnode.com"
+          ],
+          "blockExplorers": [
+            "https://etherscan.io"
+          ],
           "testnet": false
         }
       ],
@@ -1657,7 +1665,7 @@ export const signInFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "571a666ccd67ba48"
+    "stateHash": "8c8e13aeb94dbce4"
   },
   {
     "type": "diff",
@@ -1724,7 +1732,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "af86e73fece2c2af"
+    "stateHash": "f253d6b01303dc7a"
   },
   {
     "type": "diff",
@@ -1746,7 +1754,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "4dc2da5c21e5da69"
+    "stateHash": "f5e722b996bf915e"
   },
   {
     "type": "diff",
@@ -1855,7 +1863,7 @@ export const signInFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "deddb1824479e2ed"
+    "stateHash": "b7f3ab1fa3cd37bf"
   },
   {
     "type": "diff",
@@ -2086,7 +2094,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "ready"
       }
     ],
-    "stateHash": "b04783b0ec878d27"
+    "stateHash": "8d8573bd78a6798b"
   },
   {
     "type": "diff",
@@ -2222,7 +2230,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "98af63b648bab075"
+    "stateHash": "f7944d0292ef633f"
   },
   {
     "type": "diff",
@@ -2363,7 +2371,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "3cac54ce91067b81"
+    "stateHash": "08a3e598a39b07da"
   },
   {
     "type": "diff",
@@ -2499,7 +2507,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "t3"
       }
     ],
-    "stateHash": "6ca7690c9a39b56f"
+    "stateHash": "b088096bca4f5d3e"
   },
   {
     "type": "diff",
@@ -2644,7 +2652,7 @@ export const signInFrames: ServerMessage[] = [
         "path": "/toasts/order/1"
       }
     ],
-    "stateHash": "a04812105a8d4ac2"
+    "stateHash": "e839ffe99d77c695"
   },
   {
     "type": "diff",
@@ -2666,7 +2674,7 @@ export const signInFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "04d639205949e3fc"
+    "stateHash": "86650fc1074a189d"
   }
 ];
 
@@ -2736,8 +2744,12 @@ export const connectMethodsFrames: ServerMessage[] = [
             "symbol": "ETH",
             "decimals": 18
           },
-          "rpcUrls": [],
-          "blockExplorers": [],
+          "rpcUrls": [
+            "https://ethereum-rpc.publicnode.com"
+          ],
+          "blockExplorers": [
+            "https://etherscan.io"
+          ],
           "testnet": false
         }
       ],
@@ -2920,7 +2932,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "6113fa0ad315c008"
+    "stateHash": "211c59c6d2398e2f"
   },
   {
     "type": "diff",
@@ -3002,7 +3014,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "434d717aed73337e"
+    "stateHash": "f94a0fc1152a6278"
   },
   {
     "type": "diff",
@@ -3024,7 +3036,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "0b603c4f5389b5ea"
+    "stateHash": "4f89b0acf2d30fa7"
   },
   {
     "type": "diff",
@@ -3086,7 +3098,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "2c0fe40972568049"
+    "stateHash": "68c1252ea2acec74"
   },
   {
     "type": "diff",
@@ -3143,7 +3155,7 @@ export const connectMethodsFrames: ServerMessage[] = [
         "value": "t2"
       }
     ],
-    "stateHash": "0e44fa7bbe1b44b4"
+    "stateHash": "6cf7188f2721275a"
   }
 ];
 
@@ -3213,8 +3225,12 @@ export const multichainFrames: ServerMessage[] = [
             "symbol": "ETH",
             "decimals": 18
           },
-          "rpcUrls": [],
-          "blockExplorers": [],
+          "rpcUrls": [
+            "https://ethereum-rpc.publicnode.com"
+          ],
+          "blockExplorers": [
+            "https://etherscan.io"
+          ],
           "testnet": false
         },
         {
@@ -3407,7 +3423,7 @@ export const multichainFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "b8ebd72fc4af3e4b"
+    "stateHash": "d72708d455c04bd1"
   },
   {
     "type": "diff",
@@ -3510,7 +3526,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "b463d92eb8d863f4"
+    "stateHash": "5de9454b46ce03c5"
   },
   {
     "type": "diff",
@@ -3532,7 +3548,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "182792e3726496bc"
+    "stateHash": "5901562bc2c96999"
   },
   {
     "type": "diff",
@@ -3641,7 +3657,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "a298e46cfd807a82"
+    "stateHash": "03920cfe11c115b8"
   },
   {
     "type": "diff",
@@ -3864,7 +3880,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "dea4f9a3e785a0fc"
+    "stateHash": "b61400d9fba2bb1f"
   },
   {
     "type": "diff",
@@ -3920,7 +3936,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "358f48ced6c914b9"
+    "stateHash": "ca2aa5a03dfe6e8b"
   },
   {
     "type": "diff",
@@ -3994,7 +4010,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "9d6ece8b7e254ded"
+    "stateHash": "9c6606eb3d80ed29"
   },
   {
     "type": "diff",
@@ -4103,7 +4119,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "feed25d1ff26ee4c"
+    "stateHash": "d439fe256fc42fca"
   },
   {
     "type": "diff",
@@ -4325,7 +4341,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "9700f934c4b5adf1"
+    "stateHash": "91a52e9e2237b3b2"
   },
   {
     "type": "diff",
@@ -4347,7 +4363,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "d878ab52a40cce4d"
+    "stateHash": "d05ab8f10eb3d14c"
   },
   {
     "type": "diff",
@@ -4391,6 +4407,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "b141557b3426db0d"
+    "stateHash": "15ebc2b0ce90bd63"
   }
 ];
