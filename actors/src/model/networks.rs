@@ -149,12 +149,17 @@ pub fn catalogue() -> Vec<ChainDefinition> {
             testnet,
         }
     });
-    let sol = |id: &str, name: &str, testnet| ChainDefinition {
+    // The Solana Foundation's public endpoint and explorer of each cluster (the explorer names the
+    // cluster in its query; the widget keeps it when it links a transaction).
+    let sol = |id: &str, name: &str, cluster: &str, testnet| ChainDefinition {
         caip_network_id: id.parse().expect("catalogue ids are valid"),
         name: name.into(),
         native_currency: NativeCurrency { name: "Solana".into(), symbol: "SOL".into(), decimals: 9 },
-        rpc_urls: vec![],
-        block_explorers: vec![],
+        rpc_urls: vec![format!("https://api.{cluster}.solana.com")],
+        block_explorers: vec![match cluster {
+            "mainnet-beta" => "https://explorer.solana.com".to_string(),
+            _ => format!("https://explorer.solana.com/?cluster={cluster}"),
+        }],
         testnet,
     };
     let btc = |id: &str, name: &str, testnet| ChainDefinition {
@@ -166,9 +171,9 @@ pub fn catalogue() -> Vec<ChainDefinition> {
         testnet,
     };
     evm.chain([
-        sol(SOLANA_MAINNET, "Solana", false),
-        sol(SOLANA_DEVNET, "Solana Devnet", true),
-        sol(SOLANA_TESTNET, "Solana Testnet", true),
+        sol(SOLANA_MAINNET, "Solana", "mainnet-beta", false),
+        sol(SOLANA_DEVNET, "Solana Devnet", "devnet", true),
+        sol(SOLANA_TESTNET, "Solana Testnet", "testnet", true),
         btc(BITCOIN_MAINNET, "Bitcoin", false),
         btc(BITCOIN_TESTNET, "Bitcoin Testnet", true),
     ])
@@ -221,5 +226,9 @@ mod tests {
             assert_eq!(solana_cluster_chain(&id), Some(format!("solana:{cluster}")));
         }
         assert_eq!(solana_cluster_chain(&"eip155:1".parse().unwrap()), None);
+        let devnet = lookup(&SOLANA_DEVNET.parse().unwrap()).unwrap();
+        assert_eq!(devnet.rpc_urls, ["https://api.devnet.solana.com"]);
+        assert_eq!(devnet.block_explorers, ["https://explorer.solana.com/?cluster=devnet"]);
+        assert_eq!(lookup(&SOLANA_MAINNET.parse().unwrap()).unwrap().block_explorers, ["https://explorer.solana.com"]);
     }
 }

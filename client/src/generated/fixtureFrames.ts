@@ -3241,8 +3241,12 @@ export const multichainFrames: ServerMessage[] = [
             "symbol": "SOL",
             "decimals": 9
           },
-          "rpcUrls": [],
-          "blockExplorers": [],
+          "rpcUrls": [
+            "https://api.devnet.solana.com"
+          ],
+          "blockExplorers": [
+            "https://explorer.solana.com/?cluster=devnet"
+          ],
           "testnet": true
         }
       ],
@@ -3423,7 +3427,7 @@ export const multichainFrames: ServerMessage[] = [
         "lastEffectId": 0
       }
     },
-    "stateHash": "d72708d455c04bd1"
+    "stateHash": "074bc1c06365b746"
   },
   {
     "type": "diff",
@@ -3526,7 +3530,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "5de9454b46ce03c5"
+    "stateHash": "0bbb18c016376a72"
   },
   {
     "type": "diff",
@@ -3548,7 +3552,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "5901562bc2c96999"
+    "stateHash": "2a69c168e547ea10"
   },
   {
     "type": "diff",
@@ -3657,7 +3661,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "03920cfe11c115b8"
+    "stateHash": "226b3ae1d260b187"
   },
   {
     "type": "diff",
@@ -3880,7 +3884,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "b61400d9fba2bb1f"
+    "stateHash": "6f2bb89deea65073"
   },
   {
     "type": "diff",
@@ -3936,7 +3940,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "ca2aa5a03dfe6e8b"
+    "stateHash": "61bb9277c5a17578"
   },
   {
     "type": "diff",
@@ -4010,7 +4014,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "Connect"
       }
     ],
-    "stateHash": "9c6606eb3d80ed29"
+    "stateHash": "d9ae0eee99a15a62"
   },
   {
     "type": "diff",
@@ -4119,7 +4123,7 @@ export const multichainFrames: ServerMessage[] = [
         }
       }
     ],
-    "stateHash": "d439fe256fc42fca"
+    "stateHash": "33971792ccb2bca0"
   },
   {
     "type": "diff",
@@ -4341,7 +4345,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "91a52e9e2237b3b2"
+    "stateHash": "663fc9c28bb0c1bc"
   },
   {
     "type": "diff",
@@ -4363,7 +4367,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "d05ab8f10eb3d14c"
+    "stateHash": "a44d71c067866392"
   },
   {
     "type": "diff",
@@ -4407,6 +4411,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "15ebc2b0ce90bd63"
+    "stateHash": "45ba163fd9755ce2"
   }
 ];
