@@ -453,6 +453,42 @@ fn given_an_embedded_account_when_switching_network_then_the_session_moves_it_wi
 }
 
 #[test]
+fn given_an_embedded_request_waiting_for_approval_when_switching_network_then_refused_until_it_is_answered() {
+    let g = connected_by_email_on_two_chains().and(ClientCommand::HostRequest {
+        request_id: "h-1".into(),
+        method: "personal_sign".into(),
+        params: serde_json::json!(["0x68", ALICE]),
+    });
+    let arbitrum: vestibule_actors::model::caip::CaipNetworkId = "eip155:42161".parse().expect("valid");
+    // The frame reads the network when it signs: a switch now would sign (and show) another chain.
+    let refused = g.when(ClientCommand::SwitchNetwork { network: arbitrum.clone() });
+    assert!(matches!(refused.error(), DomainError::InvalidInput { field, .. } if field == "network"), "{:?}", refused.error());
+    // The host's switch is answered with the refusal, and the network stays.
+    let host = g.when(ClientCommand::HostRequest {
+        request_id: "h-2".into(),
+        method: "wallet_switchEthereumChain".into(),
+        params: serde_json::json!([{ "chainId": "0xa4b1" }]),
+    });
+    let state = host.state();
+    assert!(matches!(state.host_requests.items["h-2"].outcome, Some(vestibule_actors::machines::requests::WalletOutcome::Error { .. })));
+    assert_eq!(
+        state.connection.namespace(Namespace::Eip155).network.as_ref().map(|n| n.caip_network_id.to_string()).as_deref(),
+        Some("eip155:1")
+    );
+    // Answered: the switch goes through.
+    let request_id = g.pending_request();
+    let answered = g.and(ClientCommand::ResolveWalletRequest {
+        request_id,
+        outcome: vestibule_actors::machines::requests::WalletOutcome::Ok { result: serde_json::json!("0x01") },
+    });
+    let moved = answered.and(ClientCommand::SwitchNetwork { network: arbitrum });
+    assert_eq!(
+        moved.state.connection.namespace(Namespace::Eip155).network.as_ref().map(|n| n.caip_network_id.to_string()).as_deref(),
+        Some("eip155:42161")
+    );
+}
+
+#[test]
 fn given_an_embedded_account_when_the_host_switches_chain_then_it_gets_null_and_the_modal_it_opened_closes() {
     let g = connected_by_email_on_two_chains();
     assert!(!g.state.modal.is_open());

@@ -89,6 +89,22 @@ fn given_a_solana_account_when_switching_cluster_then_the_session_moves_it_witho
 }
 
 #[test]
+fn given_a_solana_send_in_progress_when_switching_cluster_then_refused() {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    let mut options = multichain_options(None);
+    options.networks.push(vestibule_actors::model::options::NetworkOption::Known(SOLANA_TESTNET.parse().unwrap()));
+    let g = connected(started_serving(options));
+    let id = g.state.balances.pending.as_ref().expect("a fetch").id;
+    let g = g.and(Command::BalancesFetched { id, outcome: Ok(solana_balances_of(&devnet(), &solana_address())) });
+    let sending = g.clone().and(C::SubmitSend { form: form(Some(&native()), "0.5", SOLANA_RECEIVER) });
+    assert_eq!(sending.state.send.status, SendStatus::Sending);
+    let testnet: CaipNetworkId = SOLANA_TESTNET.parse().unwrap();
+    assert_eq!(sending.when(C::SwitchNetwork { network: testnet.clone() }).error(), &vestibule_actors::session::DomainError::SendPending);
+    // The positive probe: before the send, the same switch moves the connection.
+    assert!(g.when(C::SwitchNetwork { network: testnet }).events().iter().any(|e| matches!(e, Event::NetworkChanged { .. })));
+}
+
+#[test]
 fn given_no_active_solana_account_when_switching_to_a_cluster_then_not_connected() {
     use vestibule_actors::model::networks::SOLANA_TESTNET;
     let then = given(started_with(multichain_options(None))).when(C::SwitchNetwork { network: SOLANA_DEVNET.parse().unwrap() });

@@ -14,6 +14,7 @@ use crate::machines::host_requests;
 use crate::machines::network_switch::{SWITCH_DECLINED, SwitchStatus, SwitchStep, UNRECOGNIZED_CHAIN};
 use crate::machines::requests::{RequestKind, WalletOutcome, WalletRequest};
 use crate::machines::router::{NavigationMode, View};
+use crate::machines::send::SendStatus;
 use crate::model::caip::{CaipNetworkId, Namespace};
 use crate::model::networks::{ChainDefinition, NetworkRef};
 use crate::session::{DomainError, Event};
@@ -54,6 +55,7 @@ pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), Doma
     if account.connector_id == AUTH_CONNECTOR_ID {
         // Spec §4 "Auth-connected wallet: switch through the embedded wallet". Asking the frame
         // `wallet_switchEthereumChain` would be refused: it signs, it does not switch.
+        nothing_in_flight(d, Namespace::Eip155)?;
         if d.state.network_switch.status == SwitchStatus::Failed {
             d.push(Event::NetworkSwitchCancelled {});
         }
@@ -80,8 +82,26 @@ fn switch_solana(d: &mut Decision, chain: &ChainDefinition) -> Result<(), Domain
         d.navigate(View::Account, None, NavigationMode::Reset);
         return Ok(());
     }
+    nothing_in_flight(d, Namespace::Solana)?;
     moved_by_the_session(d, Namespace::Solana, chain);
     sign_in::request_if_needed(d);
+    Ok(())
+}
+
+/// A connection the session moves itself must have nothing in flight on its network: the wallet
+/// (the frame) reads the network when it comes to sign, so a transfer being built or a request
+/// waiting for the visitor's approval would be signed, and shown, for another chain than the one
+/// it was made for. A browser wallet asked to switch keeps its own order; this is the session's.
+fn nothing_in_flight(d: &Decision, namespace: Namespace) -> Result<(), DomainError> {
+    if d.state.send.status == SendStatus::Sending {
+        return Err(DomainError::SendPending);
+    }
+    if d.state.requests.items.values().any(|r| r.namespace == namespace) {
+        return Err(DomainError::InvalidInput {
+            field: "network".into(),
+            message: "a request to the wallet is waiting on this network; answer it first".into(),
+        });
+    }
     Ok(())
 }
 
