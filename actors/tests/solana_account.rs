@@ -105,6 +105,22 @@ fn given_a_solana_send_in_progress_when_switching_cluster_then_refused() {
 }
 
 #[test]
+fn given_a_switched_solana_account_when_the_page_reloads_then_its_sync_keeps_the_cluster_the_visitor_chose() {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    let synced_after_reload = |g: Given| {
+        let g = g.and(C::PageLoaded {});
+        let request_id = g.pending_request();
+        let all = ["solana:mainnet", "solana:devnet", "solana:testnet"];
+        let g = g.and(C::ResolveWalletRequest { request_id, outcome: solana_ok(&[&solana_address()], &all) });
+        g.state.connection.namespace(Namespace::Solana).network.as_ref().map(|n| n.caip_network_id.to_string())
+    };
+    // Not switched: the session's first Solana network the account supports.
+    assert_eq!(synced_after_reload(on_two_clusters()).as_deref(), Some(SOLANA_DEVNET));
+    let switched = on_two_clusters().and(C::SwitchNetwork { network: SOLANA_TESTNET.parse().unwrap() });
+    assert_eq!(synced_after_reload(switched).as_deref(), Some(SOLANA_TESTNET));
+}
+
+#[test]
 fn given_no_active_solana_account_when_switching_to_a_cluster_then_not_connected() {
     use vestibule_actors::model::networks::SOLANA_TESTNET;
     let then = given(started_with(multichain_options(None))).when(C::SwitchNetwork { network: SOLANA_DEVNET.parse().unwrap() });

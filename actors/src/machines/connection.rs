@@ -163,11 +163,15 @@ pub struct WalletAccounts {
 }
 
 /// Checks a wallet's answer and resolves its network against the session's networks: a chain the
-/// session does not support becomes the synthetic unsupported network.
+/// session does not support becomes the synthetic unsupported network. `current`: the network the
+/// connection was on before (a sync), which a Solana account that can sign for it keeps: the
+/// session moves a Solana connection between clusters itself, so the wallet's list of chains does
+/// not say which one the visitor chose.
 pub fn read_wallet_accounts(
     namespace: Namespace,
     result: &serde_json::Value,
     networks: &[ChainDefinition],
+    current: Option<&CaipNetworkId>,
 ) -> Result<(Vec<Account>, NetworkRef), String> {
     let answer: WalletAccounts = serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
     if answer.accounts.len() > MAX_WALLET_ACCOUNTS || answer.chains.len() > MAX_WALLET_ACCOUNTS {
@@ -184,7 +188,7 @@ pub fn read_wallet_accounts(
         })
         .collect::<Result<Vec<_>, String>>()?;
     let network = match (namespace, &answer.chain_id) {
-        (Namespace::Solana, None) => resolve_solana_network(&answer.chains, networks)?,
+        (Namespace::Solana, None) => resolve_solana_network(&answer.chains, networks, current)?,
         (_, Some(chain_id)) => resolve_network(namespace, chain_id, networks)?,
         (_, None) => return Err("the wallet's answer has no chainId".into()),
     };
@@ -195,14 +199,20 @@ pub fn read_wallet_accounts(
 /// connection takes the session's first Solana network (in the order of its `networks`) that the
 /// account supports, named by its genesis-hash CAIP-2 id or its Wallet Standard name
 /// (`solana:devnet`); an account that lists no chain takes the session's first Solana network; one
-/// that supports none of them is on the synthetic unsupported network.
-pub fn resolve_solana_network(chains: &[String], networks: &[ChainDefinition]) -> Result<NetworkRef, String> {
+/// that supports none of them is on the synthetic unsupported network. `current`, when the account
+/// supports it, is kept ([`read_wallet_accounts`]).
+pub fn resolve_solana_network(
+    chains: &[String],
+    networks: &[ChainDefinition],
+    current: Option<&CaipNetworkId>,
+) -> Result<NetworkRef, String> {
     let solana: Vec<&ChainDefinition> = networks.iter().filter(|c| c.namespace() == Namespace::Solana).collect();
     let supports = |c: &ChainDefinition| {
         let id = c.caip_network_id.to_string();
         chains.iter().any(|chain| *chain == id || Some(chain) == solana_cluster_chain(&c.caip_network_id).as_ref())
     };
-    if let Some(chain) = solana.iter().find(|c| chains.is_empty() || supports(c)) {
+    let kept = solana.iter().find(|c| Some(&c.caip_network_id) == current && (chains.is_empty() || supports(c)));
+    if let Some(chain) = kept.or_else(|| solana.iter().find(|c| chains.is_empty() || supports(c))) {
         return Ok(NetworkRef::of(chain));
     }
     let first = chains.first().ok_or("the session has no Solana network")?;

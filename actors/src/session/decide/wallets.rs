@@ -168,7 +168,7 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
                 WalletOutcome::Ok { .. } => None,
             };
             let answer = match &outcome {
-                WalletOutcome::Ok { result } => connection::read_wallet_accounts(ns, result, &d.state.networks)
+                WalletOutcome::Ok { result } => connection::read_wallet_accounts(ns, result, &d.state.networks, None)
                     .and_then(
                         |(accounts, network)| {
                             if accounts.is_empty() { Err("the wallet returned no account".into()) } else { Ok((accounts, network)) }
@@ -210,7 +210,8 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
         RequestKind::Sync if waiting => {
             let synced = match &outcome {
                 WalletOutcome::Ok { result } => {
-                    connection::read_wallet_accounts(ns, result, &d.state.networks).and_then(|(accounts, network)| {
+                    let current = d.state.connection.namespace(ns).network.as_ref().map(|n| &n.caip_network_id);
+                    connection::read_wallet_accounts(ns, result, &d.state.networks, current).and_then(|(accounts, network)| {
                         if accounts.is_empty() { Err("the wallet no longer grants an account".into()) } else { Ok((accounts, network)) }
                     })
                 }
