@@ -131,6 +131,28 @@ it("starts the inputs again when the server resets the form, and lists the sent 
   expect(screen.getByTestId("sent-transaction").textContent).toContain("Reverted");
 });
 
+it("links each sent transaction to its own network's explorer (a switch between two sends)", async () => {
+  const state = sendState();
+  const [mainnet] = state.networks;
+  const arbitrum = { ...mainnet, caipNetworkId: "eip155:42161", name: "Arbitrum One", blockExplorers: ["https://arbiscan.io"] };
+  const networks = [{ ...mainnet, blockExplorers: ["https://etherscan.io"] }, arbitrum];
+  const transfer = (network: string) => ({ requestId: "r1", network, kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver });
+  const [first, second] = [`0x${"ab".repeat(32)}`, `0x${"cd".repeat(32)}`];
+  await draw({
+    ...state,
+    networks,
+    send: {
+      ...state.send,
+      sent: [
+        { hash: second, transfer: transfer("eip155:42161"), status: "confirmed", blockNumber: 9, sentMs: 2 },
+        { hash: first, transfer: transfer("eip155:1"), status: "confirmed", blockNumber: 7, sentMs: 1 },
+      ],
+    },
+  });
+  const links = screen.getAllByTestId("sent-transaction").map((row) => within(row).getByRole("link").getAttribute("href"));
+  expect(links).toEqual([`https://arbiscan.io/tx/${second}`, `https://etherscan.io/tx/${first}`]);
+});
+
 it("sends typing not sent yet when the view goes away, but not after the server reset the form", async () => {
   const v = await draw(sendState());
   vi.useFakeTimers();

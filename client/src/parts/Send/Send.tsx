@@ -43,8 +43,21 @@ export function explorerTxUrl(explorer: string, hash: string): string {
 /** What the receiver field shows before anything is typed, by the account's namespace. */
 const RECEIVER_PLACEHOLDER: Record<string, string> = { eip155: "0x…", solana: "Solana address (base58)" };
 
+/** The status, linked to the transaction's page when its network has an explorer. */
+function StatusLink({ explorer, hash, children }: { explorer: string | undefined; hash: string; children: string }) {
+  if (!explorer) return <>{children}</>;
+  return (
+    <a href={explorerTxUrl(explorer, hash)} target="_blank" rel="noreferrer noopener">
+      {children}
+    </a>
+  );
+}
+
 function Sent({ sent }: { sent: SentTransaction[] }) {
-  const explorer = useSessionSelector((s) => s.networks.find((n) => n.caipNetworkId === sent[0]?.transfer.network)?.blockExplorers[0]);
+  // Each transaction links to its own network's explorer: a switch between sends leaves the
+  // earlier ones on another chain.
+  const networks = useSessionSelector((s) => s.networks);
+  const explorerOf = (network: string) => networks?.find((n) => n.caipNetworkId === network)?.blockExplorers[0];
   return (
     <section className="vst-send__sent" aria-label="Sent transactions">
       <h3 className="vst-send__heading">Sent</h3>
@@ -56,13 +69,9 @@ function Sent({ sent }: { sent: SentTransaction[] }) {
             </span>
             <span className="vst-send__status" data-status={s.status}>
               {s.status === "pending" && <Spinner />}
-              {explorer ? (
-                <a href={explorerTxUrl(explorer, s.hash)} target="_blank" rel="noreferrer noopener">
-                  {STATUS_TEXT[s.status]}
-                </a>
-              ) : (
-                STATUS_TEXT[s.status]
-              )}
+              <StatusLink explorer={explorerOf(s.transfer.network)} hash={s.hash}>
+                {STATUS_TEXT[s.status]}
+              </StatusLink>
             </span>
           </li>
         ))}
