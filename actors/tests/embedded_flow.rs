@@ -427,12 +427,17 @@ fn given_no_network_the_embedded_wallet_has_an_account_on_when_logging_in_then_c
 // --- network switch ----------------------------------------------------------------------------------
 
 fn connected_by_email_on_two_chains() -> Given {
-    let options = SessionOptions {
+    connected_by_email_on_two_chains_with(|_| {})
+}
+
+fn connected_by_email_on_two_chains_with(adjust: impl FnOnce(&mut SessionOptions)) -> Given {
+    let mut options = SessionOptions {
         networks: ["eip155:1", "eip155:42161"]
             .map(|id| vestibule_actors::model::options::NetworkOption::Known(id.parse().expect("valid")))
             .into(),
         ..embedded_options(vec![])
     };
+    adjust(&mut options);
     otp_sent(frame_ready_at(given(started_embedded(options)), T0)).and(verified(LoginMethod::Email, Some(wallet())))
 }
 
@@ -506,6 +511,21 @@ fn given_an_embedded_account_when_the_host_switches_chain_then_it_gets_null_and_
     });
     assert_eq!(settled, Some(vestibule_actors::machines::requests::WalletOutcome::Ok { result: serde_json::Value::Null }));
     assert!(!state.modal.is_open());
+}
+
+#[test]
+fn given_network_switching_off_when_the_host_switches_an_embedded_account_to_its_own_chain_then_null() {
+    let g = connected_by_email_on_two_chains_with(|o| o.enable_network_switch = false);
+    let switch = |chain: &str| ClientCommand::HostRequest {
+        request_id: "h-1".into(),
+        method: "wallet_switchEthereumChain".into(),
+        params: serde_json::json!([{ "chainId": chain }]),
+    };
+    let outcome = |then: &vestibule_actors::testing::Then| then.state().host_requests.items.get("h-1").and_then(|r| r.outcome.clone());
+    let ok = vestibule_actors::machines::requests::WalletOutcome::Ok { result: serde_json::Value::Null };
+    assert_eq!(outcome(&g.when(switch("0x1"))), Some(ok.clone()));
+    // Another chain with switching off is not switched (the frame does not switch).
+    assert_ne!(outcome(&g.when(switch("0xa4b1"))), Some(ok));
 }
 
 #[test]

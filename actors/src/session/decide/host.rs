@@ -269,6 +269,13 @@ fn switch_chain(d: &mut Decision, mut received: HostRequest, account: Eip155) ->
         return Ok(());
     };
     let in_session = d.state.networks.iter().any(|n| n.caip_network_id == target);
+    if account.connector_id == AUTH_CONNECTOR_ID && account.network.as_ref() == Some(&target) && !d.state.network_switch.in_progress() {
+        // Already there (EIP-3326 answers null), whatever the host's switching setting: the
+        // embedded wallet has nothing to be asked.
+        d.push(Event::HostRequestReceived { request: received });
+        settle(d, &id, WalletOutcome::Ok { result: serde_json::Value::Null });
+        return Ok(());
+    }
     if !in_session && account.connector_id == AUTH_CONNECTOR_ID {
         // The embedded wallet signs on the session's networks only: EIP-3326's unknown chain,
         // and the catalogue's alert (a browser wallet is asked: it may know the chain).
