@@ -20,7 +20,9 @@ use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::protocol::CommandStatus;
 use vestibule_actors::runtime::{CommandReply, Inspect, ManualClock, RuntimeConfig};
 use vestibule_actors::session::upcast::SessionUpcaster;
-use vestibule_actors::session::{ClientCommand, ClientErrorKind, RefusalCode, STATE_SCHEMA_VERSION};
+use vestibule_actors::session::{
+    CLIENT_ERROR_REPORT_WINDOW_MS, ClientCommand, ClientErrorKind, MAX_CLIENT_ERROR_REPORTS, RefusalCode, STATE_SCHEMA_VERSION,
+};
 use vestibule_actors::testing::random_command;
 use vestibule_store::{EventLog, SessionId, SledEventLog, StoreConfig, layout};
 
@@ -37,10 +39,13 @@ fn budget_config(max_log_bytes: u64) -> RuntimeConfig {
     RuntimeConfig { max_log_bytes, snapshot_every: NO_PERIODIC_SNAPSHOTS, ..quiet_config() }
 }
 
-/// A command that writes one event of about 600 bytes and changes nothing else.
+/// A command that writes one event of about 600 bytes and changes nothing else. A session takes
+/// a few of them a minute, so the tests send one every [`REPORT_SPACING_MS`] of their clock.
 fn report(i: usize) -> ClientCommand {
     ClientCommand::ReportClientError { kind: ClientErrorKind::Render, detail: format!("{i} {}", "é".repeat(290)) }
 }
+
+const REPORT_SPACING_MS: u64 = CLIENT_ERROR_REPORT_WINDOW_MS / MAX_CLIENT_ERROR_REPORTS as u64;
 
 fn code(reply: &CommandReply) -> Option<RefusalCode> {
     reply.error.as_ref().map(|e| e.code)
@@ -73,12 +78,14 @@ fn fill(dir: &std::path::Path, budget: u64, command: fn(usize) -> ClientCommand)
     let dir = dir.to_path_buf();
     System::new().block_on(async move {
         let log: Arc<dyn EventLog> = open_sled(&dir);
-        let registry = registry(log.clone(), Arc::new(ManualClock::at(T0)), budget_config(budget));
+        let clock = Arc::new(ManualClock::at(T0));
+        let registry = registry(log.clone(), clock.clone(), budget_config(budget));
         let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
         let session = registry.session(id);
         let first = session.send(execute("c0", command(0))).await.unwrap();
         let mut refused = None;
         for i in 1..1000 {
+            clock.advance(REPORT_SPACING_MS);
             let reply = session.send(execute(&format!("c{i}"), command(i))).await.unwrap();
             if code(&reply) == Some(RefusalCode::LogFull) {
                 refused = Some(i);
@@ -125,14 +132,19 @@ fn given_a_small_budget_when_commands_fill_it_then_new_ones_are_refused_with_log
         let (registry, metrics) = registry_with_metrics(log.clone(), clock.clone(), budget_config(4096));
         let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
         let session = registry.session(id);
-        // A toast that goes by itself in 5 s: its deadline is the runtime's own command.
-        let shown = session.send(execute("toast", toast("going", Some(5000), false))).await.unwrap();
+        // A toast that goes by itself in a minute (after the fill): its deadline is the runtime's
+        // own command.
+        const TOAST_MS: u64 = 60_000;
+        let shown = session.send(execute("toast", toast("going", Some(TOAST_MS), false))).await.unwrap();
         assert_eq!(shown.status, CommandStatus::Accepted);
 
         // When commands that write events are sent until one is refused.
         let mut answers = Vec::new();
         let refused = loop {
             let id = format!("r{}", answers.len());
+            if answers.len() >= MAX_CLIENT_ERROR_REPORTS {
+                clock.advance(REPORT_SPACING_MS);
+            }
             let reply = session.send(execute(&id, report(answers.len()))).await.unwrap();
             if reply.status == CommandStatus::Refused {
                 break reply;
@@ -162,10 +174,11 @@ fn given_a_small_budget_when_commands_fill_it_then_new_ones_are_refused_with_log
         // A repeated earlier id still gets its first answer.
         let (first_id, first) = &answers[0];
         assert_eq!(&session.send(execute(first_id, report(0))).await.unwrap(), first);
-        assert_eq!(session.send(execute("toast", toast("going", Some(5000), false))).await.unwrap(), shown);
+        assert_eq!(session.send(execute("toast", toast("going", Some(TOAST_MS), false))).await.unwrap(), shown);
 
         // The runtime's own commands still run: the toast's deadline dismisses it.
-        clock.advance(6000);
+        assert!(!session.send(Inspect).await.unwrap().unwrap().state.toasts.order.is_empty(), "the toast is still shown");
+        clock.advance(TOAST_MS);
         let mut dismissed = false;
         for _ in 0..1000 {
             if session.send(Inspect).await.unwrap().unwrap().state.toasts.order.is_empty() {
@@ -184,6 +197,42 @@ fn given_a_small_budget_when_commands_fill_it_then_new_ones_are_refused_with_log
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &metrics_registry).unwrap();
         assert!(text.contains("vestibule_commands_total{outcome=\"log_full\"} 5"), "{text}");
+    });
+}
+
+/// A widget caught in a loop (or a client that is not the widget) must not spend the session's log
+/// on reports: past a few a minute they are refused `rate_limited`, write nothing, and are not
+/// remembered, so the same report is taken once the window has room.
+#[test]
+fn given_a_minute_of_reports_when_one_more_comes_then_it_is_refused_until_the_window_has_room() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let log: Arc<dyn EventLog> = open_sled(dir.path());
+        let clock = Arc::new(ManualClock::at(T0));
+        let registry = registry(log.clone(), clock.clone(), quiet_config());
+        let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
+        let session = registry.session(id);
+        // Given as many reports as a minute takes, the probe of the positive path: each accepted.
+        for i in 0..MAX_CLIENT_ERROR_REPORTS {
+            let reply = session.send(execute(&format!("r{i}"), report(i))).await.unwrap();
+            assert_eq!(reply.status, CommandStatus::Accepted, "report {i}: {reply:?}");
+            clock.advance(1000);
+        }
+        let seq = log.latest_seq(id).await.unwrap();
+
+        // When one more comes within the minute, then it is refused and nothing is written.
+        let refused = session.send(execute("one-more", report(99))).await.unwrap();
+        assert_eq!(code(&refused), Some(RefusalCode::RateLimited), "{refused:?}");
+        assert_eq!(log.latest_seq(id).await.unwrap(), seq, "nothing appended");
+        assert_eq!(log.answer(id, "one-more").await.unwrap(), None, "the refusal is not remembered");
+        // Other commands still run.
+        let opened = session.send(execute("open", ClientCommand::OpenModal { view: None })).await.unwrap();
+        assert_eq!(opened.status, CommandStatus::Accepted);
+
+        // Once the first report is a minute old, the same report is taken.
+        clock.advance(CLIENT_ERROR_REPORT_WINDOW_MS - MAX_CLIENT_ERROR_REPORTS as u64 * 1000);
+        let taken = session.send(execute("one-more", report(99))).await.unwrap();
+        assert_eq!(taken.status, CommandStatus::Accepted, "{taken:?}");
     });
 }
 

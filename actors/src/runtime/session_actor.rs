@@ -348,6 +348,9 @@ pub struct ModalSession {
     /// Whether the last look at the state's effects left host reads or receipt waits unasked for
     /// lack of a client: kept while hibernated, so that the attach that brings one wakes it.
     waiting_for_a_client: bool,
+    /// The widget's error reports taken lately (at most a few; none allocated until the first).
+    /// Kept while hibernated; a restart forgets it, and the log budget still bounds the rest.
+    client_error_reports: session::ClientErrorReportWindow,
 }
 
 fn ready<T: 'static>(value: T) -> ResponseActFuture<ModalSession, T> {
@@ -382,6 +385,7 @@ impl ModalSession {
             log_full_logged: false,
             client: None,
             waiting_for_a_client: false,
+            client_error_reports: Default::default(),
         }
     }
 
@@ -633,6 +637,19 @@ impl ModalSession {
             return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error("the session is not loaded"))));
         };
         let now = self.shell.clock.now_ms();
+        if matches!(command, Command::Client(ClientCommand::ReportClientError { .. })) && !self.client_error_reports.take(now) {
+            // Refused before deciding, and transient (not remembered): the same report may be
+            // sent again once the window has room.
+            self.metrics().command("refused");
+            let message = format!(
+                "at most {} error reports per {} s",
+                session::MAX_CLIENT_ERROR_REPORTS,
+                session::CLIENT_ERROR_REPORT_WINDOW_MS / 1000
+            );
+            let reply = CommandReply::refused(self.seq, CommandError::new(RefusalCode::RateLimited, message));
+            self.after_activity(ctx);
+            return self.remember(source, reply);
+        }
         // An effect's answer that the log will not take must still end what waits for it.
         let fallback = matches!(source, Source::Effect).then(|| command.failed_effect_answer(TOO_LARGE_TO_KEEP)).flatten();
         match self.decide_pure(&awake.state, command, now) {

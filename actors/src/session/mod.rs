@@ -9,7 +9,10 @@ mod state;
 pub mod upcast;
 pub mod wire;
 
-pub use client_error::{ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS};
+pub use client_error::{
+    ClientErrorKind, MAX_DETAIL_CHARS as MAX_CLIENT_ERROR_DETAIL_CHARS, MAX_REPORTS_PER_WINDOW as MAX_CLIENT_ERROR_REPORTS,
+    REPORT_WINDOW_MS as CLIENT_ERROR_REPORT_WINDOW_MS, ReportWindow as ClientErrorReportWindow,
+};
 pub use command::{ClientCommand, Command, ReceiptOutcome};
 pub use decide::{CONNECTION_REJECTED, Evolved, FAILED_TO_CONNECT, MODAL_CLOSED, UNKNOWN_ERROR, decide, decide_evolved};
 pub use error::{CommandError, DomainError, MAX_REFUSAL_MESSAGE_CHARS, RefusalCode, bounded_message};

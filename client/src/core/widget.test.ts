@@ -4,11 +4,11 @@
 // inspector attaches.
 
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ERROR_REPORTS } from "../generated/constants";
 import { fixtureFrames } from "../generated/fixtureFrames";
 import { isDiff, isWelcome, scriptedWidget, settle } from "../testing/harness";
 import { createInspection, debugHandle } from "./debug";
 import { backoffDelay } from "./transport/machine";
-import { ERROR_REPORTS } from "./widget";
 
 afterEach(() => vi.useRealTimers());
 

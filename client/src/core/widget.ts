@@ -9,6 +9,7 @@
 import type { InspectionEvent } from "xstate";
 import type { ClientCommand } from "../generated/ClientCommand";
 import type { ClientErrorKind } from "../generated/ClientErrorKind";
+import { ERROR_REPORTS } from "../generated/constants";
 import type { SessionState } from "../generated/SessionState";
 import { createChartMirror, type ChartMirror } from "./charts/chartMirror";
 import { isEmbeddedRequest, newRequests, perform, WalletDiscovery } from "./effects/walletEffects";
@@ -78,9 +79,6 @@ export interface Widget {
   readonly signal: AbortSignal;
 }
 
-/** Spec section 7: error reports are limited to 5 per 60 s. */
-export const ERROR_REPORTS = { max: 5, windowMs: 60_000 } as const;
-
 function randomId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -127,6 +125,7 @@ export function createWidget(o: WidgetOptions): Widget {
   const send = (c: ClientCommand) => void command(c).catch(() => undefined);
   const reportError = (kind: ClientErrorKind, detail: string) => {
     clientErrors++;
+    // The session's own limit (spec section 7): a report it would refuse is not sent.
     const now = Date.now();
     while (reports.length && now - reports[0] >= ERROR_REPORTS.windowMs) reports.shift();
     if (reports.length >= ERROR_REPORTS.max) return;

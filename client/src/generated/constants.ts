@@ -23,6 +23,9 @@ export const EVENT_TYPES = ["SessionStarted","ModalOpened","ModalClosed","Naviga
 
 export const TOASTS = { maxVisible: 3, defaultDurationMs: 4000, reshowDelayMs: 150, swipeMinDistancePx: 20, swipeMinVelocityPxPerMs: 0.11 } as const;
 
+/** The widget's error reports (`ReportClientError`) a session takes in any window; more are refused `rate_limited`. */
+export const ERROR_REPORTS = { max: 5, windowMs: 60000 } as const;
+
 /** The numbers the widget draws with (spec sections 2, 5, 9). */
 export const DISPLAY = {"modalWidthPx":360,"modalZIndex":999,"viewTransitionMs":150,"headerTransitionMs":120,"heightTransitionMs":150,"toastWidthPx":356,"toastGapPx":14,"addressHeadChars":4,"addressTailChars":6,"maxEmailChars":30} as const;
 

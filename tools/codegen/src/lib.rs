@@ -71,6 +71,8 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              export const CLOSE_CODES = {{\n{codes}}} as const;\n\n\
              export const EVENT_TYPES = {event_types} as const;\n\n\
              export const TOASTS = {{ maxVisible: {}, defaultDurationMs: {}, reshowDelayMs: {}, swipeMinDistancePx: {}, swipeMinVelocityPxPerMs: {} }} as const;\n\n\
+             /** The widget's error reports (`ReportClientError`) a session takes in any window; more are refused `rate_limited`. */\n\
+             export const ERROR_REPORTS = {{ max: {}, windowMs: {} }} as const;\n\n\
              /** The numbers the widget draws with (spec sections 2, 5, 9). */\n\
              export const DISPLAY = {} as const;\n\n\
              /** The theme variables a host may set (`themeVariables`); any other name is refused. */\n\
@@ -95,6 +97,8 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             toasts::RESHOW_DELAY_MS,
             toasts::SWIPE_MIN_DISTANCE_PX,
             toasts::SWIPE_MIN_VELOCITY_PX_PER_MS,
+            vestibule_actors::session::MAX_CLIENT_ERROR_REPORTS,
+            vestibule_actors::session::CLIENT_ERROR_REPORT_WINDOW_MS,
             serde_json::to_string(&vestibule_actors::model::display::DISPLAY).expect("display constants serialize"),
             serde_json::to_string(vestibule_actors::model::options::THEME_VARIABLES).expect("names serialize"),
             serde_json::to_string(<ProtocolErrorCode as strum::VariantNames>::VARIANTS).expect("names serialize"),
