@@ -28,7 +28,8 @@ function compareUtf8(a: string, b: string): number {
   return x.length - y.length;
 }
 
-const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+/** The bytes in lowercase hex (also the widget's and the provider's random ids). */
+export const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 const sha256Hex = (text: string): string => hex(sha256(new TextEncoder().encode(text)));
 
 /** A top-level member's hash, as the state hash's object holds it. */

@@ -10,6 +10,7 @@
 
 import type { CommandError } from "../generated/CommandError";
 import type { Namespace } from "../generated/Namespace";
+import { hex } from "./canonical";
 import type { Widget } from "./widget";
 
 type Listener = (...args: unknown[]) => void;
@@ -105,10 +106,7 @@ export function refusalError(error: CommandError | undefined): ProviderRpcError 
   }
 }
 
-function randomId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(6));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const randomId = (): string => hex(crypto.getRandomValues(new Uint8Array(6)));
 
 /** Sends `method` through the session and resolves with its answer from the mirrored state. Ids
  * are unique across page loads (a random prefix per provider). */

@@ -11,6 +11,7 @@ import type { ClientCommand } from "../generated/ClientCommand";
 import type { ClientErrorKind } from "../generated/ClientErrorKind";
 import { ERROR_REPORTS } from "../generated/constants";
 import type { SessionState } from "../generated/SessionState";
+import { hex } from "./canonical";
 import { createChartMirror, type ChartMirror } from "./charts/chartMirror";
 import { isEmbeddedRequest, newRequests, perform, WalletDiscovery } from "./effects/walletEffects";
 import { createEmbeddedShell, type EmbeddedHost } from "./effects/secureFrameHost";
@@ -79,10 +80,7 @@ export interface Widget {
   readonly signal: AbortSignal;
 }
 
-function randomId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const randomId = (): string => hex(crypto.getRandomValues(new Uint8Array(8)));
 
 export function createWidget(o: WidgetOptions): Widget {
   const page = o.window ?? window;

@@ -12,6 +12,7 @@ import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
 import type { SessionState } from "../../generated/SessionState";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
+import { hex } from "../canonical";
 import { errorMessage } from "./errorMessage";
 import { EMBEDDED_CONNECTOR } from "./secureFrameHost";
 import { isReportable, reportableIcon, trimName } from "./walletChecks";
@@ -81,7 +82,7 @@ export class WalletDiscovery {
 }
 
 function toHex(text: string): string {
-  return "0x" + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
+  return "0x" + hex(new TextEncoder().encode(text));
 }
 
 const codeOf = (e: unknown): number | undefined =>
