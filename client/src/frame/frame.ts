@@ -9,7 +9,7 @@ import { createApprovalRequester } from "./approvalWindow";
 import { openDeviceStore } from "./deviceStore";
 import { frameKeyPair, publicKeyText } from "./hpke";
 import { newMessageId, PROTOCOL_VERSION, readHostMessage, type FrameAnswers, type HostMessage, type HostRequestType } from "./protocol";
-import { completeLogin, performRequest, type FrameContext, type FrameLogin } from "./wallet";
+import { createLoginSlot, performRequest, type FrameContext } from "./wallet";
 
 async function start() {
   const query = new URLSearchParams(location.search);
@@ -43,12 +43,19 @@ async function start() {
   if (!frameId || !frameToken) throw new ApiError("bad_answer", "The frame registration was not understood");
   const ctx: FrameContext = { frameId, frameToken, keyPair, post, store };
   writeStored(tokenKey, frameToken);
-  let login: FrameLogin | null = null;
+  const login = createLoginSlot(ctx);
+  // A login (the page's code, social result, ...) verified by the frame API: kept, and handed on
+  // to a reload (a SIGN_OUT stops that).
+  const verified = async (verify: () => Promise<unknown>) => {
+    const done = await login.verify(verify);
+    writeStored(tokenKey, frameToken);
+    return done;
+  };
   // A resumed login with a wallet: rebuild it now, before FRAME_READY, so the session's re-sync
   // of the connection finds the account. (One without a wallet yet is left to a new login.)
   const carried = registered !== null && typeof registered === "object" && "login" in registered ? registered.login : null;
   if (carried !== null && typeof carried === "object" && "wallet" in carried && carried.wallet) {
-    login = await completeLogin(ctx, carried).catch(() => null);
+    await login.verify(async () => carried).catch(() => null);
   }
   const root = document.getElementById("approval") ?? document.body;
   const approval = createApprovalRequester(document, root, { site: parentOrigin });
@@ -63,12 +70,13 @@ async function start() {
       case "CONNECT_OTP":
       case "CONNECT_SOCIAL": {
         try {
-          const result =
+          // A SIGN_OUT while the code is checked wins: the login is refused ("Login cancelled").
+          const done = await verified(() =>
             message.type === "CONNECT_OTP"
-              ? await post("/api/email/verify", { frameToken, challengeId: message.payload.challengeId, otp: message.payload.otp })
-              : await post("/api/social/complete", { frameToken, resultUri: message.payload.resultUri });
-          login = await completeLogin(ctx, result);
-          return answer(id, message.type, { address: login.eip155Address });
+              ? post("/api/email/verify", { frameToken, challengeId: message.payload.challengeId, otp: message.payload.otp })
+              : post("/api/social/complete", { frameToken, resultUri: message.payload.resultUri }),
+          );
+          return answer(id, message.type, { address: done.eip155Address });
         } catch (e) {
           return refuse(id, message.type, message.type === "CONNECT_OTP" ? otpErrorMessage(e) : e instanceof Error ? e.message : "Failed to connect");
         }
@@ -76,9 +84,8 @@ async function start() {
       case "CONNECT_FARCASTER":
         try {
           // The server waits for the Farcaster app's signature (it polls the relay) and checks it.
-          const result = await post("/api/farcaster/complete", { frameToken });
-          login = await completeLogin(ctx, result);
-          return answer(id, "CONNECT_FARCASTER", { address: login.eip155Address });
+          const done = await verified(() => post("/api/farcaster/complete", { frameToken }));
+          return answer(id, "CONNECT_FARCASTER", { address: done.eip155Address });
         } catch {
           return refuse(id, "CONNECT_FARCASTER", "Failed to connect to farcaster");
         }
@@ -92,7 +99,7 @@ async function start() {
       case "RPC_REQUEST": {
         // Taken now: a request still being read when the host hides the page is not shown after.
         const ticket = approval.ticket();
-        const outcome = await performRequest(ctx, login, message.payload, (text) => approval.ask(text, ticket));
+        const outcome = await performRequest(ctx, login.current(), message.payload, (text) => approval.ask(text, ticket));
         log(`RPC_REQUEST ${message.payload.kind.type}: ${outcome.status}`);
         return answer(id, "RPC_REQUEST", { outcome });
       }
@@ -104,8 +111,9 @@ async function start() {
         return answer(id, "HIDE_APPROVAL", {});
       case "SIGN_OUT":
         // A request still waiting (its window perhaps open) is rejected: signed out, nothing signs.
+        // A login still being verified is cancelled: it completes with nothing kept.
         approval.cancel();
-        login = null;
+        login.signOut();
         removeStored(tokenKey);
         return answer(id, "SIGN_OUT", {});
       case "SYNC_THEME":

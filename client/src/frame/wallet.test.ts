@@ -1,6 +1,7 @@
 // The frame's wallet against a fake frame API: a new user's wallet is created and bound, a known
 // wallet is recovered on a new device from sealed server + recovery shares (same address), and
-// signing requests are approved (signatures verify) or rejected (4001).
+// signing requests are approved (signatures verify) or rejected (4001); a SIGN_OUT wins over a
+// login whose verification is still in flight.
 
 import { base64urlnopad } from "@scure/base";
 import { describe, expect, it } from "vitest";
@@ -9,7 +10,7 @@ import { frameKeyPair, openShare } from "./hpke";
 import { addressesOf, bindingText, combineShares, splitSeed } from "./keys";
 import { memoryDeviceStore } from "./deviceStore";
 import { seal } from "./testSupport";
-import { completeLogin, performRequest, USER_REJECTED, type FrameContext, type FrameLogin, type RpcRequest } from "./wallet";
+import { completeLogin, createLoginSlot, LOGIN_CANCELLED, performRequest, USER_REJECTED, type FrameContext, type FrameLogin, type RpcRequest } from "./wallet";
 
 const FRAME = "frame-1";
 const SEED = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
@@ -83,6 +84,108 @@ describe("login", () => {
       wallet: { walletId: "w1", eip155Address: "0x0000000000000000000000000000000000000001", solanaAddress: "x", serverShare: await seal(keyPair.publicKey, server, FRAME), recoveryShare: await seal(keyPair.publicKey, recovery, FRAME) },
     };
     await expect(completeLogin(ctx, result)).rejects.toThrow("does not match");
+  });
+});
+
+describe("a SIGN_OUT during a login's verification", () => {
+  /** A verification the test answers when it wants (the frame API's answer to the code). */
+  function inFlight() {
+    let answer: (value: unknown) => void = () => undefined;
+    const pending = new Promise<unknown>((resolve) => (answer = resolve));
+    return { verify: () => pending, answer };
+  }
+
+  it("wins: a user without a wallet verified after it gets none created and no login; a later login works", async () => {
+    // Given a login whose code the frame API is still checking
+    const { ctx, store, calls } = await context({ "/api/wallet": () => ({ walletId: "w1" }) });
+    const slot = createLoginSlot(ctx);
+    const check = inFlight();
+    const login = slot.verify(check.verify);
+    // When the host signs the frame out, then the code verifies (a user without a wallet)
+    slot.signOut();
+    check.answer({ userId: "u1", wallet: null });
+    // Then the login fails "Login cancelled": no login, no wallet created, no share stored
+    await expect(login).rejects.toThrow(LOGIN_CANCELLED);
+    expect(slot.current()).toBeNull();
+    expect(calls).toEqual([]);
+    expect(store.shares.size).toBe(0);
+    // The probe: a later login with the same answer creates the wallet and is the frame's login.
+    const later = await slot.verify(async () => ({ userId: "u1", wallet: null }));
+    expect(later.walletId).toBe("w1");
+    expect(slot.current()).toEqual(later);
+    expect(calls.map(([path]) => path)).toEqual(["/api/wallet"]);
+    expect(store.shares.has("w1")).toBe(true);
+  });
+
+  it("wins on a new device too: the recovery share verified after it is not stored", async () => {
+    // Given a known wallet's login on a new device, its code still being checked
+    const { server, recovery } = await splitSeed(SEED);
+    const { ctx, store, keyPair } = await context({});
+    const result = {
+      userId: "u1",
+      wallet: { walletId: "w1", ...addressesOf(SEED), serverShare: await seal(keyPair.publicKey, server, FRAME), recoveryShare: await seal(keyPair.publicKey, recovery, FRAME) },
+    };
+    const slot = createLoginSlot(ctx);
+    const check = inFlight();
+    const login = slot.verify(check.verify);
+    // When the host signs the frame out, then the code verifies
+    slot.signOut();
+    check.answer(result);
+    // Then nothing is kept
+    await expect(login).rejects.toThrow(LOGIN_CANCELLED);
+    expect(slot.current()).toBeNull();
+    expect(store.shares.size).toBe(0);
+    // The probe: the same answer to a later login recovers the wallet and keeps the recovery share.
+    const later = await slot.verify(async () => result);
+    expect(later.eip155Address).toBe(addressesOf(SEED).eip155Address);
+    expect(slot.current()).toEqual(later);
+    expect(store.shares.get("w1")).toEqual(recovery);
+  });
+
+  it("wins while the login completes: the recovery share is not stored, the login not kept", async () => {
+    // Given a new device's login whose code verified, the frame looking its store over
+    const { server, recovery } = await splitSeed(SEED);
+    const { ctx, store, keyPair } = await context({});
+    const result = {
+      userId: "u1",
+      wallet: { walletId: "w1", ...addressesOf(SEED), serverShare: await seal(keyPair.publicKey, server, FRAME), recoveryShare: await seal(keyPair.publicKey, recovery, FRAME) },
+    };
+    let looked: () => void = () => undefined;
+    const looking = new Promise<void>((resolve) => (looked = resolve));
+    const lookup = inFlight();
+    ctx.store = { ...store, get: async (id) => (looked(), await lookup.verify(), store.get(id)) };
+    const slot = createLoginSlot(ctx);
+    const login = slot.verify(async () => result);
+    await looking;
+    // When the host signs the frame out, then the lookup answers (no share here)
+    slot.signOut();
+    lookup.answer(undefined);
+    // Then nothing is kept
+    await expect(login).rejects.toThrow(LOGIN_CANCELLED);
+    expect(slot.current()).toBeNull();
+    expect(store.shares.size).toBe(0);
+    // The probe: a later login keeps the recovery share and the login.
+    const later = await slot.verify(async () => result);
+    expect(slot.current()).toEqual(later);
+    expect(store.shares.get("w1")).toEqual(recovery);
+  });
+
+  it("a wallet already bound when the SIGN_OUT comes keeps its device share (the service counts it here), not the login", async () => {
+    // Given a new user's wallet being bound by the frame API
+    const binding = inFlight();
+    let asked: () => void = () => undefined;
+    const binds = new Promise<void>((resolve) => (asked = resolve));
+    const { ctx, store } = await context({ "/api/wallet": () => (asked(), binding.verify()) });
+    const slot = createLoginSlot(ctx);
+    const login = slot.verify(async () => ({ userId: "u1", wallet: null }));
+    await binds;
+    // When the host signs the frame out, then the wallet is bound
+    slot.signOut();
+    binding.answer({ walletId: "w1" });
+    // Then the login is cancelled, the device share kept
+    await expect(login).rejects.toThrow(LOGIN_CANCELLED);
+    expect(slot.current()).toBeNull();
+    expect(store.shares.has("w1")).toBe(true);
   });
 });
 

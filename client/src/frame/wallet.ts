@@ -52,11 +52,44 @@ export const USER_REJECTED: WalletOutcome = { status: "error", code: 4001, messa
 
 // ---- login ------------------------------------------------------------------------------------
 
+/** The answer to a login completing after a SIGN_OUT. */
+export const LOGIN_CANCELLED = "Login cancelled";
+
+/** The frame's login. A SIGN_OUT wins over a verification still in flight (the visitor closed the
+ * modal, the session cancelled the login): when that verification completes, nothing is kept (no
+ * login, no share stored, no wallet created) and it fails with "Login cancelled". */
+export function createLoginSlot(ctx: FrameContext) {
+  let login: FrameLogin | null = null;
+  // Bumped by every sign-out: a verification started before it is cancelled.
+  let generation = 0;
+  return {
+    current: () => login,
+    /** Verifies (`verify` asks the frame API: the code, the social result, ...) and completes the
+     * login with its answer, unless a sign-out came meanwhile. */
+    async verify(verify: () => Promise<unknown>): Promise<FrameLogin> {
+      const mine = generation;
+      const live = () => {
+        if (mine !== generation) throw new Error(LOGIN_CANCELLED);
+      };
+      const answer = await verify();
+      live();
+      const done = await completeLogin(ctx, answer, live);
+      live();
+      return (login = done);
+    },
+    signOut() {
+      generation++;
+      login = null;
+    },
+  };
+}
+
 /** After a verified login: recovers the wallet (device or recovery share + server share) or, for a
- * user without one, creates it. Answers the wallet's addresses. */
-export async function completeLogin(ctx: FrameContext, answer: unknown): Promise<FrameLogin> {
+ * user without one, creates it. Answers the wallet's addresses. `live` throws once the login is
+ * cancelled: checked before anything is stored or created. */
+export async function completeLogin(ctx: FrameContext, answer: unknown, live: () => void = () => undefined): Promise<FrameLogin> {
   const login: LoginResult = readLoginResult(answer);
-  if (!login.wallet) return createWallet(ctx, login.userId);
+  if (!login.wallet) return createWallet(ctx, login.userId, live);
   const { walletId, eip155Address, solanaAddress, serverShare, recoveryShare } = login.wallet;
   const device = await ctx.store.get(walletId);
   const other = device ?? (recoveryShare ? await openShare(ctx.keyPair, recoveryShare, ctx.frameId) : null);
@@ -66,19 +99,25 @@ export async function completeLogin(ctx: FrameContext, answer: unknown): Promise
   try {
     if (!sameAddress(addressesOf(seed).eip155Address, eip155Address)) throw new Error("The recovered key does not match the wallet's address");
     // A new device keeps the recovery share as its own from now on.
-    if (!device) await ctx.store.put(walletId, other);
+    if (!device) {
+      live();
+      await ctx.store.put(walletId, other);
+    }
     return { userId: login.userId, walletId, eip155Address, solanaAddress };
   } finally {
     wipe(seed, server, other);
   }
 }
 
-async function createWallet(ctx: FrameContext, userId: string): Promise<FrameLogin> {
+async function createWallet(ctx: FrameContext, userId: string, live: () => void): Promise<FrameLogin> {
   const seed = newSeed();
   const shares = await splitSeed(seed);
   try {
     const addresses = addressesOf(seed);
     const signatures = signBinding(seed, ctx.frameId, userId);
+    live();
+    // Once bound, the wallet is this device's (the service counts the device share as here): the
+    // share is kept even if a sign-out comes meanwhile (the login itself is then not kept).
     const answer = await ctx.post("/api/wallet", {
       frameToken: ctx.frameToken,
       ...addresses,

@@ -31,20 +31,25 @@ export function createEmbeddedShell(page: Window, send: (c: ClientCommand) => vo
   let origin: string | null = null;
   let slot: Element | null = null;
   let state: SessionState | null = null;
-  let signedIn = false;
+  let live = false;
   const loaded = () => bridge ?? Promise.reject(new Error("The embedded wallet is not loaded"));
   return {
     frameOrigin: () => origin,
     follow(next, sessionId) {
       state = next;
-      // The session's embedded user gone (Disconnect of the auth connector): the frame forgets its
-      // login too. Fire and forget: the session has already signed out.
-      const had = signedIn;
-      signedIn = !!next.embedded?.user;
-      if (had && !signedIn) bridge?.then((b) => b.request("SIGN_OUT", {})).catch(() => undefined);
-      const features = next.options.features;
+      // The frame may hold a login while the session has an embedded user or a login under way
+      // (the frame may have verified the code already). When neither is left (Disconnect of the
+      // auth connector, a login cancelled or failed), the frame forgets its login. Once, fire and
+      // forget: the session has already moved on.
       // Optional chaining: a gateway without the embedded wallet sends no `embedded` part.
-      const frameOrigin = next.embedded?.frameOrigin;
+      const embedded = next.embedded;
+      const login = embedded?.login.status;
+      const underWay = !!login && login !== "idle" && login !== "failed";
+      const had = live;
+      live = !!embedded?.user || underWay;
+      if (had && !live) bridge?.then((b) => b.request("SIGN_OUT", {})).catch(() => undefined);
+      const features = next.options.features;
+      const frameOrigin = embedded?.frameOrigin;
       if (bridge || !frameOrigin || (!features.email && features.socials.length === 0)) return;
       origin = frameOrigin;
       const query = {
