@@ -321,6 +321,7 @@ fn given_a_connected_solana_account_when_it_signs_then_signed_in_with_ed25519() 
         connector_id: "dev.sol".into(),
         accounts: vec![Account { address: address.clone(), account_type: AccountType::Eoa }],
         network,
+        signable_networks: None,
     });
     let g = given(history).and(C::SiwxSign {});
     let (request_id, message) = sign_request(&g);

@@ -22,12 +22,17 @@ fn devnet() -> CaipNetworkId {
 }
 
 fn connected(start: Vec<Event>) -> Given {
+    connected_listing(start, &["solana:devnet"])
+}
+
+/// Connected by a wallet whose account lists `chains` (Wallet Standard names or CAIP-2 ids).
+fn connected_listing(start: Vec<Event>, chains: &[&str]) -> Given {
     let g = given(start)
         .and(C::ReportWallets { wallets: vec![dev_wallet(), dev_solana_wallet()] })
         .and(C::OpenModal { view: None })
         .and(C::SelectConnector { connector_id: DEV_SOLANA_CONNECTOR.into() });
     let request_id = g.pending_request();
-    g.and(C::ResolveWalletRequest { request_id, outcome: solana_ok(&[&solana_address()], &["solana:devnet"]) })
+    g.and(C::ResolveWalletRequest { request_id, outcome: solana_ok(&[&solana_address()], chains) })
 }
 
 fn served() -> Given {
@@ -63,12 +68,49 @@ fn signing(token: &str, amount: &str) -> (Given, String) {
 
 // --- the cluster --------------------------------------------------------------------------------
 
+/// A session on devnet and testnet, its account's wallet listing both.
 fn on_two_clusters() -> Given {
+    on_two_clusters_listing(&["solana:devnet", "solana:testnet"])
+}
+
+fn on_two_clusters_listing(chains: &[&str]) -> Given {
     use vestibule_actors::model::networks::SOLANA_TESTNET;
     use vestibule_actors::model::options::NetworkOption;
     let mut options = multichain_options(None);
     options.networks.push(NetworkOption::Known(SOLANA_TESTNET.parse().unwrap()));
-    connected(started_with(options))
+    connected_listing(started_with(options), chains)
+}
+
+#[test]
+fn given_a_solana_account_whose_wallet_lists_one_cluster_when_switching_to_another_then_refused() {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    let testnet: CaipNetworkId = SOLANA_TESTNET.parse().unwrap();
+    // Given: the wallet lists devnet only (by its Wallet Standard name); the state says so.
+    let g = on_two_clusters_listing(&["solana:devnet"]).and(C::Navigate { view: View::Networks, params: None, replace: None });
+    let signable = &g.state.connection.namespace(Namespace::Solana).signable_networks;
+    assert_eq!(signable.as_deref(), Some(&[devnet()][..]));
+    // When / then: a switch to testnet is refused, naming it, and nothing moves.
+    let then = g.when(C::SwitchNetwork { network: testnet.clone() });
+    match then.error() {
+        vestibule_actors::session::DomainError::InvalidInput { field, message } => {
+            assert_eq!((field.as_str(), message.as_str()), ("network", "the wallet's account does not support Solana Testnet"));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // The positive probe: the same account listing testnet too (by its CAIP-2 id) moves there.
+    let listing_both = on_two_clusters_listing(&["solana:devnet", SOLANA_TESTNET]);
+    let signable = &listing_both.state.connection.namespace(Namespace::Solana).signable_networks;
+    assert_eq!(signable.as_deref(), Some(&[devnet(), testnet.clone()][..]));
+    assert!(listing_both.when(C::SwitchNetwork { network: testnet }).events().iter().any(|e| matches!(e, Event::NetworkChanged { .. })));
+}
+
+#[test]
+fn given_a_solana_wallet_that_lists_no_chain_when_switching_cluster_then_it_moves() {
+    use vestibule_actors::model::networks::SOLANA_TESTNET;
+    let g = on_two_clusters_listing(&[]);
+    assert_eq!(g.state.connection.namespace(Namespace::Solana).signable_networks, None, "a wallet that does not say: any");
+    let then = g.when(C::SwitchNetwork { network: SOLANA_TESTNET.parse().unwrap() });
+    assert!(then.events().iter().any(|e| matches!(e, Event::NetworkChanged { .. })), "{:?}", then.event_types());
 }
 
 #[test]
@@ -93,7 +135,7 @@ fn given_a_solana_send_in_progress_when_switching_cluster_then_refused() {
     use vestibule_actors::model::networks::SOLANA_TESTNET;
     let mut options = multichain_options(None);
     options.networks.push(vestibule_actors::model::options::NetworkOption::Known(SOLANA_TESTNET.parse().unwrap()));
-    let g = connected(started_serving(options));
+    let g = connected_listing(started_serving(options), &["solana:devnet", "solana:testnet"]);
     let id = g.state.balances.pending.as_ref().expect("a fetch").id;
     let g = g.and(Command::BalancesFetched { id, outcome: Ok(solana_balances_of(&devnet(), &solana_address())) });
     let sending = g.clone().and(C::SubmitSend { form: form(Some(&native()), "0.5", SOLANA_RECEIVER) });

@@ -70,6 +70,13 @@ pub struct NamespaceConnection {
     /// attempt: how the page learns that its connect was rejected.
     #[ts(type = "string | null")]
     pub last_error: Option<String>,
+    /// The session's networks (of this namespace) the account can sign on, when its wallet says:
+    /// a Solana wallet's account lists the chains it supports. Absent: any (an EVM wallet switches
+    /// chains itself; the embedded wallet signs on every cluster). The Networks view offers only
+    /// these, and a switch to another is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub signable_networks: Option<Vec<CaipNetworkId>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -162,6 +169,15 @@ pub struct WalletAccounts {
     pub chains: Vec<String>,
 }
 
+/// A wallet's answer, read ([`read_wallet_accounts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletConnection {
+    pub accounts: Vec<Account>,
+    pub network: NetworkRef,
+    /// The session's networks the account can sign on, when the wallet listed its chains.
+    pub signable_networks: Option<Vec<CaipNetworkId>>,
+}
+
 /// Checks a wallet's answer and resolves its network against the session's networks: a chain the
 /// session does not support becomes the synthetic unsupported network. `current`: the network the
 /// connection was on before (a sync), which a Solana account that can sign for it keeps: the
@@ -172,7 +188,7 @@ pub fn read_wallet_accounts(
     result: &serde_json::Value,
     networks: &[ChainDefinition],
     current: Option<&CaipNetworkId>,
-) -> Result<(Vec<Account>, NetworkRef), String> {
+) -> Result<WalletConnection, String> {
     let answer: WalletAccounts = serde_json::from_value(result.clone()).map_err(|e| format!("the wallet's answer is malformed: {e}"))?;
     if answer.accounts.len() > MAX_WALLET_ACCOUNTS || answer.chains.len() > MAX_WALLET_ACCOUNTS {
         return Err("the wallet returned too many accounts or chains".into());
@@ -187,12 +203,32 @@ pub fn read_wallet_accounts(
             Ok(Account { address, account_type: AccountType::Eoa })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let network = match (namespace, &answer.chain_id) {
-        (Namespace::Solana, None) => resolve_solana_network(&answer.chains, networks, current)?,
-        (_, Some(chain_id)) => resolve_network(namespace, chain_id, networks)?,
+    let (network, signable_networks) = match (namespace, &answer.chain_id) {
+        (Namespace::Solana, None) => {
+            (resolve_solana_network(&answer.chains, networks, current)?, signable_solana_networks(&answer.chains, networks))
+        }
+        (_, Some(chain_id)) => (resolve_network(namespace, chain_id, networks)?, None),
         (_, None) => return Err("the wallet's answer has no chainId".into()),
     };
-    Ok((accounts, network))
+    Ok(WalletConnection { accounts, network, signable_networks })
+}
+
+/// Whether a Solana account that lists `chains` can sign on `network`: named by its genesis-hash
+/// CAIP-2 id or its Wallet Standard name (`solana:devnet`).
+fn lists_cluster(chains: &[String], network: &ChainDefinition) -> bool {
+    let id = network.caip_network_id.to_string();
+    let standard_name = solana_cluster_chain(&network.caip_network_id);
+    chains.iter().any(|chain| *chain == id || Some(chain) == standard_name.as_ref())
+}
+
+/// The session's Solana networks an account that lists `chains` can sign on; `None` when it lists
+/// none (a wallet that does not say: any).
+fn signable_solana_networks(chains: &[String], networks: &[ChainDefinition]) -> Option<Vec<CaipNetworkId>> {
+    if chains.is_empty() {
+        return None;
+    }
+    let solana = networks.iter().filter(|c| c.namespace() == Namespace::Solana);
+    Some(solana.filter(|c| lists_cluster(chains, c)).map(|c| c.caip_network_id.clone()).collect())
 }
 
 /// A Solana wallet's account is not "on" a network: it lists the chains it can sign for. The
@@ -207,10 +243,7 @@ pub fn resolve_solana_network(
     current: Option<&CaipNetworkId>,
 ) -> Result<NetworkRef, String> {
     let solana: Vec<&ChainDefinition> = networks.iter().filter(|c| c.namespace() == Namespace::Solana).collect();
-    let supports = |c: &ChainDefinition| {
-        let id = c.caip_network_id.to_string();
-        chains.iter().any(|chain| *chain == id || Some(chain) == solana_cluster_chain(&c.caip_network_id).as_ref())
-    };
+    let supports = |c: &ChainDefinition| lists_cluster(chains, c);
     let kept = solana.iter().find(|c| Some(&c.caip_network_id) == current && (chains.is_empty() || supports(c)));
     if let Some(chain) = kept.or_else(|| solana.iter().find(|c| chains.is_empty() || supports(c))) {
         return Ok(NetworkRef::of(chain));
@@ -336,7 +369,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
                 ..disconnected()
             };
         }
-        Event::Connected { namespace, connector_id, accounts, network } => {
+        Event::Connected { namespace, connector_id, accounts, network, signable_networks } => {
             let ns = state.namespaces.entry(*namespace).or_default();
             let address = accounts.first().map(|a| a.address.clone());
             *ns = NamespaceConnection {
@@ -349,6 +382,7 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
                 pending_request: None,
                 syncing: false,
                 last_error: None,
+                signable_networks: signable_networks.clone(),
             };
             state.active_namespace = Some(*namespace);
         }
@@ -359,13 +393,14 @@ pub fn evolve(mut state: ConnectionState, event: &Event) -> ConnectionState {
             ns.pending_request = Some(request_id.clone());
             ns.syncing = true;
         }
-        Event::Synced { namespace, accounts, network } => {
+        Event::Synced { namespace, accounts, network, signable_networks } => {
             let ns = state.namespaces.entry(*namespace).or_default();
             ns.status = ConnectionStatus::Connected;
             ns.address = accounts.first().map(|a| a.address.clone());
             ns.caip_address = ns.address.clone().map(|address| CaipAddress { network: network.caip_network_id.clone(), address });
             ns.accounts = accounts.clone();
             ns.network = Some(network.clone());
+            ns.signable_networks = signable_networks.clone();
             ns.pending_request = None;
             ns.syncing = false;
             if state.active_namespace.is_none() {

@@ -77,6 +77,11 @@ pub enum Event {
         connector_id: String,
         accounts: Vec<Account>,
         network: NetworkRef,
+        /// The session's networks the account can sign on, when the wallet listed its chains
+        /// (`NamespaceConnection::signable_networks`); absent in logs written before it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        signable_networks: Option<Vec<CaipNetworkId>>,
     },
     ConnectFailed {
         namespace: Namespace,
@@ -95,6 +100,10 @@ pub enum Event {
         namespace: Namespace,
         accounts: Vec<Account>,
         network: NetworkRef,
+        /// As in `Connected`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        signable_networks: Option<Vec<CaipNetworkId>>,
     },
     SyncFailed {
         namespace: Namespace,

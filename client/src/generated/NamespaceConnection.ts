@@ -20,4 +20,11 @@ syncing: boolean,
  * Why the last connect failed ("Connection rejected", "Modal closed", ...), until the next
  * attempt: how the page learns that its connect was rejected.
  */
-lastError: string | null, };
+lastError: string | null, 
+/**
+ * The session's networks (of this namespace) the account can sign on, when its wallet says:
+ * a Solana wallet's account lists the chains it supports. Absent: any (an EVM wallet switches
+ * chains itself; the embedded wallet signs on every cluster). The Networks view offers only
+ * these, and a switch to another is refused.
+ */
+signableNetworks?: Array<string>, };

@@ -4175,7 +4175,10 @@ export const multichainFrames: ServerMessage[] = [
             "caipNetworkId": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
             "name": "Solana Devnet",
             "supported": true
-          }
+          },
+          "signableNetworks": [
+            "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+          ]
         }
       },
       {
@@ -4286,6 +4289,13 @@ export const multichainFrames: ServerMessage[] = [
         "value": null
       },
       {
+        "op": "add",
+        "path": "/connection/namespaces/solana/signableNetworks",
+        "value": [
+          "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+        ]
+      },
+      {
         "op": "replace",
         "path": "/connection/namespaces/solana/status",
         "value": "connected"
@@ -4345,7 +4355,7 @@ export const multichainFrames: ServerMessage[] = [
         "path": "/router/stack/1"
       }
     ],
-    "stateHash": "663fc9c28bb0c1bc"
+    "stateHash": "b68ac30c26df0d3f"
   },
   {
     "type": "diff",
@@ -4367,7 +4377,7 @@ export const multichainFrames: ServerMessage[] = [
         "value": "open"
       }
     ],
-    "stateHash": "a44d71c067866392"
+    "stateHash": "74dce8ce9945eec6"
   },
   {
     "type": "diff",
@@ -4411,6 +4421,6 @@ export const multichainFrames: ServerMessage[] = [
         "value": "active"
       }
     ],
-    "stateHash": "45ba163fd9755ce2"
+    "stateHash": "fe7ba8725f055171"
   }
 ];

@@ -491,7 +491,8 @@ fn connect_auth(d: &mut Decision) {
             d.push(Event::ConnectStarted { namespace: ns, connector_id: AUTH_CONNECTOR_ID.into(), request_id: LOGIN_REQUEST_ID.into() });
         }
         let accounts = vec![Account { address, account_type: AccountType::Eoa }];
-        d.push(Event::Connected { namespace: ns, connector_id: AUTH_CONNECTOR_ID.into(), accounts, network });
+        // The embedded wallet signs on every network of the session: no list.
+        d.push(Event::Connected { namespace: ns, connector_id: AUTH_CONNECTOR_ID.into(), accounts, network, signable_networks: None });
     }
     // Spec: connecting with no sign-in session opens SIWXSignMessage.
     if !sign_in::request_if_needed(d) {

@@ -71,8 +71,8 @@ pub(super) fn switch(d: &mut Decision, target: CaipNetworkId) -> Result<(), Doma
 
 /// A Solana account's cluster. A Wallet Standard wallet is on no cluster: each transaction the
 /// session asks it to sign names its chain (the connection's network), and the embedded wallet
-/// does the same, so the session moves the connection itself, with nothing to ask. A wallet whose
-/// account cannot sign for that cluster says so when asked to sign.
+/// does the same, so the session moves the connection itself, with nothing to ask. An account
+/// whose wallet listed the chains it supports moves only to one of them.
 fn switch_solana(d: &mut Decision, chain: &ChainDefinition) -> Result<(), DomainError> {
     let conn = d.state.connection.namespace(Namespace::Solana);
     if d.state.connection.active_namespace != Some(Namespace::Solana) || conn.status != ConnectionStatus::Connected {
@@ -81,6 +81,12 @@ fn switch_solana(d: &mut Decision, chain: &ChainDefinition) -> Result<(), Domain
     if conn.network.as_ref().map(|n| &n.caip_network_id) == Some(&chain.caip_network_id) {
         d.navigate(View::Account, None, NavigationMode::Reset);
         return Ok(());
+    }
+    if conn.signable_networks.as_ref().is_some_and(|signable| !signable.contains(&chain.caip_network_id)) {
+        return Err(DomainError::InvalidInput {
+            field: "network".into(),
+            message: format!("the wallet's account does not support {}", chain.name),
+        });
     }
     nothing_in_flight(d, Namespace::Solana)?;
     moved_by_the_session(d, Namespace::Solana, chain);

@@ -2,7 +2,7 @@
 //! requests and its own events (accounts, chain, disconnect), and disconnecting.
 
 use super::{CONNECTION_REJECTED, Decision, FAILED_TO_CONNECT, UNKNOWN_ERROR, sign_in};
-use crate::machines::connection::{self, ConnectionStatus};
+use crate::machines::connection::{self, ConnectionStatus, WalletConnection};
 use crate::machines::requests::{RequestKind, WalletOutcome};
 use crate::machines::router::{NavigationMode, RouteParams, View};
 use crate::machines::toasts::ToastVariant;
@@ -169,19 +169,16 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
             };
             let answer = match &outcome {
                 WalletOutcome::Ok { result } => connection::read_wallet_accounts(ns, result, &d.state.networks, None)
-                    .and_then(
-                        |(accounts, network)| {
-                            if accounts.is_empty() { Err("the wallet returned no account".into()) } else { Ok((accounts, network)) }
-                        },
-                    )
+                    .and_then(|read| if read.accounts.is_empty() { Err("the wallet returned no account".into()) } else { Ok(read) })
                     .map_err(|_| FAILED_TO_CONNECT.to_string()),
                 e if e.is_user_rejection() => Err(CONNECTION_REJECTED.to_string()),
                 e => Err(wallet_error_message(e)),
             };
             match answer {
-                Ok((accounts, network)) => {
+                Ok(WalletConnection { accounts, network, signable_networks }) => {
                     let connector = d.state.connection.connector(&request.connector_id).cloned();
-                    d.push(Event::Connected { namespace: ns, connector_id: request.connector_id.clone(), accounts, network });
+                    let connector_id = request.connector_id.clone();
+                    d.push(Event::Connected { namespace: ns, connector_id, accounts, network, signable_networks });
                     d.push(Event::RecentWalletUsed {
                         wallet: RecentWallet {
                             id: request.connector_id.clone(),
@@ -211,14 +208,16 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
             let synced = match &outcome {
                 WalletOutcome::Ok { result } => {
                     let current = d.state.connection.namespace(ns).network.as_ref().map(|n| &n.caip_network_id);
-                    connection::read_wallet_accounts(ns, result, &d.state.networks, current).and_then(|(accounts, network)| {
-                        if accounts.is_empty() { Err("the wallet no longer grants an account".into()) } else { Ok((accounts, network)) }
+                    connection::read_wallet_accounts(ns, result, &d.state.networks, current).and_then(|read| {
+                        if read.accounts.is_empty() { Err("the wallet no longer grants an account".into()) } else { Ok(read) }
                     })
                 }
                 e => Err(wallet_error_message(e)),
             };
             match synced {
-                Ok((accounts, network)) => d.push(Event::Synced { namespace: ns, accounts, network }),
+                Ok(WalletConnection { accounts, network, signable_networks }) => {
+                    d.push(Event::Synced { namespace: ns, accounts, network, signable_networks })
+                }
                 Err(message) => d.push(Event::SyncFailed { namespace: ns, message }),
             }
         }

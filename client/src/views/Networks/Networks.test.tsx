@@ -90,3 +90,32 @@ it("with a Solana account active, lists the Solana clusters and switches among t
   fireEvent.click(buttons[1]);
   expect(v.commands.at(-1)).toEqual({ type: "SwitchNetwork", network: testnet.caipNetworkId });
 });
+
+it("offers only the clusters a Solana account's wallet lists", async () => {
+  // Given a Solana account on devnet whose wallet lists devnet only, in a session with testnet too.
+  const testnet = { ...base.networks[0], caipNetworkId: "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z", name: "Solana Testnet", testnet: true };
+  const solana = withSolanaAccount(base);
+  const withTestnet = { ...solana, networks: [...solana.networks, testnet] };
+  const listing = (signableNetworks?: string[]): SessionState => ({
+    ...withTestnet,
+    connection: {
+      ...withTestnet.connection,
+      namespaces: { ...withTestnet.connection.namespaces, solana: { ...withTestnet.connection.namespaces.solana!, signableNetworks } },
+    },
+  });
+  const v = await draw(listing([SOLANA_NETWORK]));
+  // Then testnet is shown, marked, and cannot be chosen.
+  const button = screen.getByRole("button", { name: /Solana Testnet/ });
+  expect(button.textContent).toContain("Not in your wallet");
+  expect(button.hasAttribute("disabled")).toBe(true);
+  fireEvent.click(button);
+  expect(v.commands.filter((c) => c.type === "SwitchNetwork")).toEqual([]);
+  cleanup();
+  view?.stop();
+  // Positive probe: a wallet that lists no chains (any) lets the visitor choose it.
+  const w = await draw(listing(undefined));
+  const choosable = screen.getByRole("button", { name: /Solana Testnet/ });
+  expect(choosable.textContent).not.toContain("Not in your wallet");
+  fireEvent.click(choosable);
+  expect(w.commands.at(-1)).toEqual({ type: "SwitchNetwork", network: testnet.caipNetworkId });
+});

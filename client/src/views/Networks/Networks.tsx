@@ -3,7 +3,9 @@
 // the current one marked. Choosing another sends `SwitchNetwork`; for an EVM browser wallet the
 // server asks the wallet and shows SwitchNetwork while it is pending. An account on a chain outside the session's networks is on the synthetic
 // unsupported network, and the server brings the visitor here to pick one. With the host's
-// `enableNetworkSwitch` off, the list only informs: the switch has to be made in the wallet.
+// `enableNetworkSwitch` off, the list only informs: the switch has to be made in the wallet. A
+// network the account's wallet does not list (`signableNetworks`, a Solana wallet's chains) is
+// shown but cannot be chosen: the server would refuse it.
 
 import type { SessionState } from "../../generated/SessionState";
 import { useRegion, useSessionSelector, useWidget } from "../../context/widgetContext";
@@ -20,6 +22,7 @@ export function Networks() {
   );
   const current = useSessionSelector((s) => s.connection.namespaces[namespaceOf(s)]?.network) ?? null;
   const connected = useSessionSelector((s) => s.connection.namespaces[namespaceOf(s)]?.status === "connected") ?? false;
+  const signable = useSessionSelector((s) => s.connection.namespaces[namespaceOf(s)]?.signableNetworks) ?? null;
   const enabled = useSessionSelector((s) => s.options.enableNetworkSwitch) ?? false;
   const switching = useRegion("networkSwitch");
   const busy = switching === "switching" || switching === "adding";
@@ -37,6 +40,7 @@ export function Networks() {
       <ul className="vst-networks__list" aria-label="Networks">
         {(networks ?? []).map((n) => {
           const isCurrent = current?.caipNetworkId === n.caipNetworkId;
+          const walletLacks = signable !== null && !signable.includes(n.caipNetworkId);
           return (
             <li key={n.caipNetworkId}>
               <button
@@ -44,7 +48,7 @@ export function Networks() {
                 className="vst-button vst-networks__network"
                 aria-current={isCurrent ? "true" : undefined}
                 data-network={n.caipNetworkId}
-                disabled={!enabled || !connected || busy}
+                disabled={!enabled || !connected || busy || walletLacks}
                 onClick={() => widget.send({ type: "SwitchNetwork", network: n.caipNetworkId })}
               >
                 <span className="vst-networks__mark" aria-hidden="true">
@@ -52,6 +56,7 @@ export function Networks() {
                 </span>
                 <span className="vst-networks__name">{n.name}</span>
                 {n.testnet && <span className="vst-networks__badge">Testnet</span>}
+                {walletLacks && <span className="vst-networks__badge">Not in your wallet</span>}
                 {isCurrent && <span className="vst-networks__current">Connected</span>}
               </button>
             </li>
