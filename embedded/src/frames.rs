@@ -90,10 +90,14 @@ impl FrameRegistry {
         self.frames.is_empty()
     }
 
-    /// Makes room for one more frame of `session_id`: drops expired frames, the session's oldest
-    /// ones beyond [`MAX_FRAMES_PER_SESSION`] − 1 and, when the registry is full, the frames of
-    /// sessions that are no longer live (`is_live`). Returns the ids of the frames dropped.
-    pub fn make_room(&mut self, session_id: &str, now_ms: u64, is_live: impl Fn(&str) -> bool) -> Vec<String> {
+    /// Makes room for one more frame of `session_id`, registered by `client` (keyed as the frames'
+    /// `client`): drops expired frames, the session's oldest ones beyond [`MAX_FRAMES_PER_SESSION`]
+    /// − 1 and, when the registry is full, the frames of sessions that are no longer live
+    /// (`is_live`); when it is still full (every frame a live session's), the client address that
+    /// holds the most frames gives up its oldest, the registering client's own on a tie. So a few
+    /// addresses holding many live sessions open cannot keep everyone else out: the registry is
+    /// shared out by address. Returns the ids of the frames dropped.
+    pub fn make_room(&mut self, session_id: &str, client: Option<IpAddr>, now_ms: u64, is_live: impl Fn(&str) -> bool) -> Vec<String> {
         let mut dropped: Vec<String> = Vec::new();
         let mut drop_where = |frames: &mut HashMap<String, Frame>, gone: &dyn Fn(&Frame) -> bool| {
             frames.retain(|id, frame| {
@@ -119,6 +123,17 @@ impl FrameRegistry {
                 live.entry(frame.session_id.clone()).or_insert_with(|| is_live(&frame.session_id));
             }
             drop_where(&mut self.frames, &|frame| !live[&frame.session_id]);
+        }
+        if self.frames.len() >= self.capacity {
+            let mut held: HashMap<Option<IpAddr>, usize> = HashMap::new();
+            for frame in self.frames.values() {
+                *held.entry(frame.client).or_default() += 1;
+            }
+            let most = held.into_iter().max_by_key(|&(address, count)| (count, address == client)).map(|(address, _)| address);
+            let oldest = self.frames.values().filter(|f| Some(f.client) == most).min_by_key(|f| f.expires_ms).map(|f| f.frame_id.clone());
+            if let Some(oldest) = oldest {
+                drop_where(&mut self.frames, &|frame| frame.frame_id == oldest);
+            }
         }
         dropped
     }
@@ -261,11 +276,11 @@ mod tests {
         let mut registry = FrameRegistry::new(64);
         let mut ids = vec![];
         for at in 0..MAX_FRAMES_PER_SESSION as u64 {
-            assert!(registry.make_room("s", at, |_| true).is_empty());
+            assert!(registry.make_room("s", None, at, |_| true).is_empty());
             ids.push(registry.register("s", key(&entropy), vec![], at, &entropy).unwrap().0);
         }
         registry.register("other", key(&entropy), vec![], 0, &entropy).unwrap();
-        assert_eq!(registry.make_room("s", 10, |_| true), vec![ids[0].clone()]);
+        assert_eq!(registry.make_room("s", None, 10, |_| true), vec![ids[0].clone()]);
         let (newest, _) = registry.register("s", key(&entropy), vec![], 10, &entropy).unwrap();
         assert!(registry.of_session("s", &ids[0], 11).is_err());
         for id in ids[1..].iter().chain([&newest]) {
@@ -280,12 +295,38 @@ mod tests {
         let mut registry = FrameRegistry::new(2);
         let (gone, _) = registry.register("ended", key(&entropy), vec![], 0, &entropy).unwrap();
         let (kept, _) = registry.register("live", key(&entropy), vec![], 0, &entropy).unwrap();
-        assert_eq!(registry.make_room("new", 1, |s| s != "ended"), vec![gone]);
+        assert_eq!(registry.make_room("new", None, 1, |s| s != "ended"), vec![gone]);
         registry.register("new", key(&entropy), vec![], 1, &entropy).unwrap();
         assert!(registry.of_session("live", &kept, 2).is_ok());
-        // Every session live: nothing goes, and the registry refuses.
-        assert!(registry.make_room("newer", 2, |_| true).is_empty());
+        // Full without making room: the registry refuses.
         assert_eq!(registry.register("newer", key(&entropy), vec![], 2, &entropy).unwrap_err(), FrameError::Full);
+    }
+
+    #[test]
+    fn given_a_registry_full_of_live_frames_when_making_room_then_the_address_holding_the_most_gives_up_its_oldest() {
+        let entropy = SeededEntropy::new(7);
+        let address = |n: u8| Some(IpAddr::from([10, 0, 0, n]));
+        let mut registry = FrameRegistry::new(4);
+        // Given: address 1 holds three live frames (registered in this order), address 2 one.
+        let register = |registry: &mut FrameRegistry, session: &str, client, at| {
+            assert!(registry.make_room(session, client, at, |_| true).is_empty());
+            let (id, _) = registry.register(session, key(&entropy), vec![], at, &entropy).unwrap();
+            registry.get_mut(&id).unwrap().client = client;
+            id
+        };
+        let held: Vec<String> = (0..3).map(|i| register(&mut registry, &format!("a{i}"), address(1), i)).collect();
+        let other = register(&mut registry, "b", address(2), 3);
+        // When a third address registers, then address 1's oldest frame goes, and only it.
+        assert_eq!(registry.make_room("c", address(3), 4, |_| true), vec![held[0].clone()]);
+        registry.register("c", key(&entropy), vec![], 4, &entropy).unwrap();
+        assert!(registry.of_session("b", &other, 5).is_ok(), "the address with one frame keeps it");
+        assert!(registry.of_session("a1", &held[1], 5).is_ok());
+
+        // On a tie, the registering address gives up its own oldest.
+        let mut tied = FrameRegistry::new(4);
+        let _first = [register(&mut tied, "x0", address(1), 0), register(&mut tied, "x1", address(1), 1)];
+        let second = [register(&mut tied, "y0", address(2), 2), register(&mut tied, "y1", address(2), 3)];
+        assert_eq!(tied.make_room("y2", address(2), 4, |_| true), vec![second[0].clone()]);
     }
 
     #[test]

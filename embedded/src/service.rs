@@ -54,6 +54,22 @@ fn frame_rpc_params(method: &str, params: serde_json::Value) -> Result<serde_jso
     }
 }
 
+/// The calls that name an account must name the frame's own (`address`): the frame asks the nonce
+/// of, and estimates gas from, its wallet's address only, and the gateway's node is no oracle of
+/// other accounts' nonces or of calls from any sender.
+fn frame_rpc_for_address(method: &str, params: &serde_json::Value, address: &str) -> Result<(), EmbeddedError> {
+    let own = |value: Option<&serde_json::Value>| value.and_then(|v| v.as_str()).is_some_and(|a| a.eq_ignore_ascii_case(address));
+    match method {
+        "eth_getTransactionCount" if !own(params.get(0)) => {
+            Err(EmbeddedError::BadRequest("eth_getTransactionCount takes the wallet's own address".into()))
+        }
+        "eth_estimateGas" if !own(params.get(0).and_then(|tx| tx.get("from"))) => {
+            Err(EmbeddedError::BadRequest("eth_estimateGas takes a transaction from the wallet's own address".into()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A chain call counted in its user's allowance until dropped: answered, failed, or abandoned by a
 /// client that went away while it ran.
 struct ChainCallInFlight<'a> {
@@ -720,13 +736,15 @@ impl EmbeddedService {
             })
     }
 
-    /// Forgets the frame's login (the visitor disconnected).
-    pub fn sign_out(&self, frame_id: &str) {
+    /// Forgets the login of `session_id`'s frame `frame_id` (the visitor disconnected). A frame of
+    /// another session is left alone: a page can tell its session any frame id (`FRAME_READY`), so
+    /// the id alone must not sign a stranger's frame out.
+    pub fn sign_out(&self, session_id: &str, frame_id: &str) {
+        let now = self.now();
         let mut state = self.state();
-        if let Some(frame) = state.frames.get_mut(frame_id) {
-            frame.login = None;
-            frame.email_update = None;
-        }
+        let Ok(frame) = state.frames.of_session(session_id, frame_id, now) else { return };
+        frame.login = None;
+        frame.email_update = None;
         state.otp.forget_owner(frame_id);
         state.farcaster.forget(frame_id);
         state.social.forget_frame(frame_id);
@@ -761,7 +779,7 @@ impl EmbeddedService {
         let now = self.now();
         let mut state = self.state();
         let last_mail_ms = state.frames.last_mail_of_session(session_id, now);
-        for dropped in state.frames.make_room(session_id, now, |session| self.notices.session_is_live(session)) {
+        for dropped in state.frames.make_room(session_id, client.map(client_key), now, |session| self.notices.session_is_live(session)) {
             state.otp.forget_owner(&dropped);
             state.farcaster.forget(&dropped);
             state.social.forget_frame(&dropped);
@@ -1130,6 +1148,7 @@ impl EmbeddedService {
             let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
             let session_id = frame.session_id.clone();
             let wallet = self.vault.wallet_of_user(&login.user_id)?.ok_or(EmbeddedError::NoWallet)?;
+            frame_rpc_for_address(method, &params, &wallet.eip155_address)?;
             state.chain_calls.begin(&login.user_id, now).map_err(|refusal| match refusal {
                 rpc_limits::Refusal::RateLimited { retry_after_secs } => EmbeddedError::RpcRateLimited { retry_after_secs },
                 rpc_limits::Refusal::TooManyInFlight => EmbeddedError::RpcRateLimited { retry_after_secs: 1 },
@@ -1169,7 +1188,8 @@ impl EmbeddedService {
             Err(error) => Err(error),
         };
         outcome.map_err(|error| {
-            tracing::warn!(%error, "social login failed");
+            // Escaped (`?`): the error may quote what a provider, a relay or the page sent.
+            tracing::warn!(error = ?error.to_string(), "social login failed");
             self.notices.notify(&session_id, &frame_id, Notice::SocialFailed { message: "Failed to connect".into() });
             match error {
                 SocialError::Frame(inner) => inner,
@@ -1269,7 +1289,7 @@ impl EmbeddedService {
             Err(error) => Err(SocialError::Provider(error.to_string())),
         };
         outcome.map_err(|error| {
-            tracing::warn!(%error, "Farcaster login failed");
+            tracing::warn!(error = ?error.to_string(), "Farcaster login failed");
             self.notices.notify(&session_id, &frame_id, Notice::SocialFailed { message: crate::farcaster::FARCASTER_FAILED.into() });
             match error {
                 SocialError::Frame(inner @ EmbeddedError::Unauthorized) => inner,

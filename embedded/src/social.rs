@@ -182,7 +182,9 @@ pub fn parse_result_uri(frame_origin: &str, result_uri: &str) -> Result<Callback
         match key.as_ref() {
             "state" => result.state = value.into_owned(),
             "code" => result.code = Some(value.into_owned()),
-            "error" => result.error = Some(value.chars().take(128).collect()),
+            // Whoever holds the page writes this (RFC 6749's codes are printable ASCII): no line
+            // breaks or escape sequences reach the log.
+            "error" => result.error = Some(value.chars().filter(|c| !c.is_control()).take(128).collect()),
             _ => {}
         }
     }
@@ -566,6 +568,13 @@ mod tests {
         ] {
             assert!(parse_result_uri("https://frame.example", bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn given_a_result_uri_whose_error_carries_control_characters_when_parsed_then_they_are_dropped() {
+        let uri = "https://frame.example/oauth/callback?state=s&error=access_denied%0A2026-12-07%20INFO%20forged%1B%5B31m";
+        let parsed = parse_result_uri("https://frame.example", uri).unwrap();
+        assert_eq!(parsed.error.as_deref(), Some("access_denied2026-12-07 INFO forged[31m"));
     }
 
     #[test]

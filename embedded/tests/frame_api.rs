@@ -149,8 +149,13 @@ async fn given_a_frame_when_the_visitor_logs_in_by_email_and_binds_a_wallet_then
     assert!(login["wallet"]["serverShare"].is_object());
     assert!(login["wallet"].get("recoveryShare").is_none(), "{login}");
 
-    // After sign-out the frame gets no share.
-    h.service.sign_out(&known_id);
+    // Another session naming this frame cannot sign it out (any page can tell its session any
+    // frame id): the frame still gets its share.
+    h.service.sign_out("s2", &known_id);
+    let (status, _) = post(&app, "/api/wallet/share", json!({ "frameToken": known_token })).await;
+    assert_eq!(status, StatusCode::OK, "a stranger's sign-out was taken");
+    // After its own session's sign-out the frame gets no share.
+    h.service.sign_out("s3", &known_id);
     let (status, body) = post(&app, "/api/wallet/share", json!({ "frameToken": known_token })).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::FORBIDDEN, Some("not_logged_in")));
 }
@@ -448,8 +453,24 @@ async fn given_a_frame_with_a_wallet_when_it_calls_the_chain_then_allowed_method
     let (status, _) =
         post(&app, "/api/rpc", json!({ "frameToken": token, "chainId": "eip155:1", "method": "eth_accounts", "params": [] })).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+    // The calls that name an account go through for the wallet's own address (in any case) only:
+    // the node is no oracle of other accounts.
+    let own = keys.eip155_address().to_uppercase().replacen("0X", "0x", 1);
+    let stranger = "0x0000000000000000000000000000000000000001";
+    for (params, through) in [(json!([own, "pending"]), true), (json!([stranger, "pending"]), false), (json!([]), false)] {
+        let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_getTransactionCount", params.clone())).await;
+        assert_eq!(status == StatusCode::OK, through, "eth_getTransactionCount {params}: {status} {body}");
+    }
+    for (params, through) in [
+        (json!([{ "from": keys.eip155_address(), "to": stranger, "value": "0x1" }]), true),
+        (json!([{ "from": stranger, "to": stranger, "data": "0x" }]), false),
+        (json!([{ "to": stranger }]), false),
+    ] {
+        let (status, body) = post(&app, "/api/rpc", chain_call(&token, "eth_estimateGas", params.clone())).await;
+        assert_eq!(status == StatusCode::OK, through, "eth_estimateGas {params}: {status} {body}");
+    }
     let calls = chain.0.lock().unwrap().clone();
-    assert_eq!(calls.len(), 2);
+    assert_eq!(calls.len(), 4, "the two sendRaw/chainId calls and the two of the wallet's own address");
     assert!(
         calls
             .iter()

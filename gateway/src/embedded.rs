@@ -205,8 +205,8 @@ impl EmbeddedEffects for ServiceEmbedded {
         })
     }
 
-    fn sign_out(&self, _session: SessionId, frame_id: String) -> ChainFuture<()> {
-        self.service.sign_out(&frame_id);
+    fn sign_out(&self, session: SessionId, frame_id: String) -> ChainFuture<()> {
+        self.service.sign_out(&session.to_string(), &frame_id);
         Box::pin(std::future::ready(()))
     }
 
