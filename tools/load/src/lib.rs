@@ -350,6 +350,47 @@ fn progress(metrics: &Metrics, connected: usize, sessions: usize, last: &mut (u6
     );
 }
 
+/// Where the visitors run: one single-threaded tokio runtime per core, each on a thread of its own,
+/// the visitors dealt out among them. A visitor then stays on one thread: the memory its frames
+/// and mirror free goes back to the allocator's heap of the thread that allocated it (mimalloc
+/// takes cross-thread frees through a slower, deferred path), and no worker steals another's
+/// tasks. At saturation the generator shares the cores with the gateway
+/// (`docs/performance.md`, "CPU per command"), so whatever it spends per command the gateway does
+/// not get. The run's own loop (progress, kills, failover) stays on the caller's runtime.
+struct VisitorThreads {
+    runtimes: Vec<tokio::runtime::Handle>,
+    /// Dropped with this: each thread's runtime then stops, ending the visitors still on it.
+    _stop: tokio::sync::watch::Sender<()>,
+}
+
+impl VisitorThreads {
+    fn start() -> anyhow::Result<Self> {
+        let (stop, stopped) = tokio::sync::watch::channel(());
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let mut runtimes = Vec::with_capacity(threads);
+        for n in 0..threads {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtimes.push(runtime.handle().clone());
+            let mut stopped = stopped.clone();
+            // Not joined: the runtime is dropped on its own thread once `stop` is, outside any
+            // async context (where dropping a runtime panics).
+            std::thread::Builder::new().name(format!("visitors-{n}")).spawn(move || {
+                runtime.block_on(async move { while stopped.changed().await.is_ok() {} });
+            })?;
+        }
+        Ok(Self { runtimes, _stop: stop })
+    }
+
+    /// Runs visitor `index`'s task on its thread.
+    fn spawn<T: Send + 'static>(
+        &self,
+        index: usize,
+        task: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> tokio::task::JoinHandle<T> {
+        self.runtimes[index % self.runtimes.len()].spawn(task)
+    }
+}
+
 /// Runs a load test; returns the report and whether its checks passed.
 pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     if args.sessions == 0 {
@@ -450,6 +491,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
     let stop = Arc::new(tokio::sync::watch::channel(false).0);
     // Visitors done with their `--cycles` (and their chain effects).
     let finished = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let visitor_threads = VisitorThreads::start()?;
     let mut tasks = Vec::with_capacity(args.sessions);
     for index in 0..args.sessions {
         let scenario = Scenario::for_visitor(args.scenario, index);
@@ -466,7 +508,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<(Report, bool)> {
         // How long a visitor keeps trying to (re)connect: to the end of the traffic, or, when
         // counting kills or cycles, long enough for any restart (a visitor that gives up fails the run).
         let connect_deadline = move || if counting { Instant::now() + RECONNECT_PATIENCE } else { traffic_end };
-        tasks.push(tokio::spawn(async move {
+        tasks.push(visitor_threads.spawn(index, async move {
             tokio::time::sleep_until(start_at.into()).await;
             let connected_first = visitor.connect(connect_deadline()).await;
             if let Err(e) = connected_first {
