@@ -818,23 +818,27 @@ impl EmbeddedService {
             match state.frames.authenticate(previous_token, now) {
                 Ok(previous) if previous.session_id == session_id => {
                     let (previous_id, login, expires_ms) = (previous.frame_id.clone(), previous.login.clone(), previous.expires_ms());
+                    let last_mail_ms = previous.last_mail_ms;
                     state.frames.remove(&previous_id);
                     state.otp.forget_owner(&previous_id);
                     state.farcaster.forget(&previous_id);
                     state.social.forget_frame(&previous_id);
-                    Some((login, expires_ms))
+                    Some((login, expires_ms, last_mail_ms))
                 }
                 _ => None,
             }
         };
         let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets, client)?;
-        let Some((login, previous_expires_ms)) = carried else {
+        let Some((login, previous_expires_ms, previous_mail_ms)) = carried else {
             return Ok((frame_id, frame_token, None));
         };
         let now = self.now();
         let mut state = self.state();
         let frame = state.frames.of_session(session_id, &frame_id, now)?;
         frame.expire_by(previous_expires_ms);
+        // The frame it replaces is gone before the new one registers, so its last mail is carried
+        // here: a reload does not start a fresh `email_cooldown` (as for a frame registered anew).
+        frame.last_mail_ms = frame.last_mail_ms.max(previous_mail_ms);
         let Some(login) = login else {
             return Ok((frame_id, frame_token, None));
         };

@@ -862,6 +862,32 @@ async fn given_a_frame_that_just_had_a_code_mailed_when_it_asks_for_another_addr
 }
 
 #[actix_web::test]
+async fn given_the_only_frame_of_a_session_just_had_a_code_mailed_when_a_reload_resumes_it_then_the_new_frame_waits_out_the_cooldown() {
+    use vestibule_embedded::EmbeddedError;
+    let h = harness(vec![]);
+    let app = app!(h);
+    // Given the session's one frame, that just had a code mailed to a@
+    let (frame_id, token) = frame_from(&app, "s1", 51, "192.0.2.11:40001").await;
+    h.service.send_login_otp("s1", &frame_id, "a@example.com").await.unwrap();
+    h.clock.advance_ms(10_000);
+
+    // When the page reloads and its new frame resumes the first one's token (which drops it)
+    let (_, public) = test_key_pair(&SeededEntropy::new(52));
+    let (status, resumed) = post(&app, "/api/frames", json!({ "sessionId": "s1", "hpkePublicKey": public, "resumeToken": token })).await;
+    assert_eq!(status, StatusCode::OK, "{resumed}");
+    let resumed_id = resumed["frameId"].as_str().unwrap().to_owned();
+
+    // Then the new frame waits out what is left of the first one's cooldown, nothing mailed
+    let error = h.service.send_login_otp("s1", &resumed_id, "b@example.com").await.unwrap_err();
+    assert!(matches!(error, EmbeddedError::Cooldown { retry_after_secs: 20 }), "a resumed frame starts afresh: {error:?}");
+    assert_eq!(mails_to(&h, "b@example.com"), 0);
+    // and is mailed once 30 s have passed since the first mail (positive probe)
+    h.clock.advance_ms(20_000);
+    h.service.send_login_otp("s1", &resumed_id, "b@example.com").await.unwrap();
+    assert_eq!(mails_to(&h, "b@example.com"), 1);
+}
+
+#[actix_web::test]
 async fn given_a_logged_in_frame_that_just_had_a_login_code_mailed_when_it_starts_an_email_change_then_the_frames_cooldown_holds_it() {
     use vestibule_embedded::EmbeddedError;
     let h = harness(vec![]);
