@@ -145,7 +145,8 @@ const LOADING_PAGE: &str =
 async fn loading_page(service: web::Data<EmbeddedService>) -> HttpResponse {
     let page =
         tokio::fs::read(service.config().frame_assets_dir.join("loading.html")).await.unwrap_or_else(|_| LOADING_PAGE.as_bytes().to_vec());
-    html(StatusCode::OK, "default-src 'self'", page)
+    // A popup's first page: no page frames it.
+    html(StatusCode::OK, "default-src 'self'; frame-ancestors 'none'", page)
 }
 
 #[derive(Deserialize)]
@@ -160,11 +161,12 @@ fn escape_attribute(text: &str) -> String {
 /// The provider's redirect target. Its script (/frame/assets/callback.js) reads the host origin
 /// from `data-host-origin` on <body> (the pending login's host origin) and posts the result there.
 async fn oauth_callback(service: web::Data<EmbeddedService>, query: web::Query<CallbackQuery>) -> HttpResponse {
-    let csp = "default-src 'self'; script-src 'self'";
+    // The provider's redirect lands in the popup: no page frames it.
+    let csp = "default-src 'self'; script-src 'self'; frame-ancestors 'none'";
     let Some(host_origin) = query.state.as_deref().and_then(|state| service.callback_host_origin(state)) else {
         return html(
             StatusCode::BAD_REQUEST,
-            "default-src 'none'",
+            "default-src 'none'; frame-ancestors 'none'",
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Sign-in failed</title></head><body><p>This sign-in link is unknown or expired. Close this window and try again.</p></body></html>",
         );
     };

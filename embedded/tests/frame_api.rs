@@ -247,8 +247,10 @@ async fn given_the_frame_pages_then_the_frame_names_its_ancestors_the_approval_w
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     let response = test::call_service(&app, test::TestRequest::get().uri("/frame/assets/callback.js").to_request()).await;
     assert_eq!(response.status(), StatusCode::OK);
+    // The popup's pages may be framed by no page either.
     let response = test::call_service(&app, test::TestRequest::get().uri("/loading").to_request()).await;
     assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers().get("content-security-policy").unwrap(), "default-src 'self'; frame-ancestors 'none'");
     // The approval window's page may be framed by no page, the project's included.
     let response = test::call_service(&app, test::TestRequest::get().uri("/approve").to_request()).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -257,6 +259,7 @@ async fn given_the_frame_pages_then_the_frame_names_its_ancestors_the_approval_w
     assert_eq!(test::read_body(response).await, "<!doctype html><title>approve</title>");
     let response = test::call_service(&app, test::TestRequest::get().uri("/oauth/callback?code=c&state=unknown").to_request()).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(response.headers().get("content-security-policy").unwrap(), "default-src 'none'; frame-ancestors 'none'");
     let body = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();
     assert!(!body.contains("<script"), "no message for an unknown state");
 }

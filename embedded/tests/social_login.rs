@@ -185,7 +185,7 @@ async fn given_an_oidc_provider_when_the_visitor_completes_the_popup_then_the_fr
         test::call_service(&app, test::TestRequest::get().uri(&format!("/oauth/callback?code={GOOD_CODE}&state={state}")).to_request())
             .await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers().get("content-security-policy").unwrap(), "default-src 'self'; script-src 'self'");
+    assert_eq!(response.headers().get("content-security-policy").unwrap(), "default-src 'self'; script-src 'self'; frame-ancestors 'none'");
     let page = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();
     assert!(page.contains(r#"data-host-origin="https://host.example""#), "{page}");
     assert!(page.contains(r#"<script src="/frame/assets/callback.js"></script>"#));
