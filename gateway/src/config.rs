@@ -20,8 +20,11 @@ pub struct GatewayConfig {
     pub listen: String,
     /// The reverse proxies (TLS terminators, load balancers) in front of the gateway, as addresses
     /// or CIDR ranges: a request from one of them is counted under the client address it forwards
-    /// in `X-Forwarded-For` (`client_address.rs`). None by default: each socket's peer is the client.
+    /// in `forwarded_header` (`client_address.rs`). None by default: each socket's peer is the client.
     pub trusted_proxies: crate::client_address::TrustedProxies,
+    /// The header those proxies append the client's address to: `x-forwarded-for` (the default)
+    /// or RFC 7239's `forwarded`. Only that one is read: the other is whatever the client sent.
+    pub forwarded_header: crate::client_address::ForwardedHeader,
     /// Data directory of the event log.
     pub data: PathBuf,
     /// Directory served at `/` (the demo app and the widget's script).
@@ -138,6 +141,7 @@ impl Default for GatewayConfig {
         Self {
             listen: "127.0.0.1:8080".into(),
             trusted_proxies: Default::default(),
+            forwarded_header: Default::default(),
             data: PathBuf::from("data"),
             static_dir: PathBuf::from("client/dist"),
             workers: 0,
@@ -712,6 +716,16 @@ mod tests {
         let path = dir.path().join("v.toml");
         std::fs::write(&path, text).unwrap();
         GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV)
+    }
+
+    #[test]
+    fn the_proxies_header_is_x_forwarded_for_unless_the_file_names_forwarded() {
+        use crate::client_address::ForwardedHeader;
+        assert_eq!(load_toml("").unwrap().forwarded_header, ForwardedHeader::XForwardedFor);
+        let named = load_toml("trusted_proxies = [\"10.0.0.0/8\"]\nforwarded_header = \"forwarded\"\n").unwrap();
+        assert_eq!(named.forwarded_header, ForwardedHeader::Forwarded);
+        let error = load_toml("forwarded_header = \"x-real-ip\"\n").unwrap_err().to_string();
+        assert!(error.contains("forwarded_header") || error.contains("x-real-ip"), "{error}");
     }
 
     const EMBEDDED: &str = "[embedded]\nframe_listen = \"127.0.0.1:0\"\nshare_key_file = \"s\"\nrecovery_key_file = \"r\"\n";

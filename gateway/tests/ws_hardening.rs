@@ -190,7 +190,18 @@ async fn hello_forwarded(
     session: Option<(&str, &str)>,
 ) -> (Value, Option<u16>) {
     let headers: Vec<(&'static str, &str)> = forwarded_for.map(|f| ("X-Forwarded-For", f)).into_iter().collect();
-    let mut ws = connect_from_with(gateway, source, &headers).await;
+    hello_with_headers(gateway, source, &headers, session).await
+}
+
+/// A hello for a new session (or to resume `session`) from `source` with `headers` on the upgrade:
+/// the welcome, or the error frame and the close code.
+async fn hello_with_headers(
+    gateway: &Gateway,
+    source: std::net::IpAddr,
+    headers: &[(&'static str, &str)],
+    session: Option<(&str, &str)>,
+) -> (Value, Option<u16>) {
+    let mut ws = connect_from_with(gateway, source, headers).await;
     let mut hello = json!({ "type": "hello", "protocol": PROTOCOL_VERSION, "projectId": "test" });
     if let Some((id, token)) = session {
         hello["sessionId"] = json!(id);
@@ -263,6 +274,37 @@ async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_bounds_and_nob
     let (refused, code) = hello_forwarded(&gateway, stranger, Some("198.51.100.3"), None).await;
     assert_eq!((refused["code"].as_str(), code), (Some("rate_limited"), Some(1013)), "{refused}");
     assert_eq!(gateway.metric("vestibule_refusals_total{kind=\"new_sessions_rate_limited\"}").await, 2.0);
+}
+
+#[tokio::test]
+async fn behind_proxies_that_write_forwarded_each_client_is_counted_by_its_for_and_x_forwarded_for_is_not_read() {
+    // Given a gateway whose trusted proxy (127.0.0.1) writes RFC 7239 `Forwarded`, where one address
+    // may create 2 sessions in a burst (then one a minute)
+    let config = format!(
+        "trusted_proxies = [\"127.0.0.1\"]\nforwarded_header = \"forwarded\"\n{CONFIG}\n[limits]\nsessions_per_minute = 1\nsession_burst = 2\n"
+    );
+    let gateway = Gateway::start(&config);
+    let proxy: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    let welcomed = |(frame, _): &(Value, Option<u16>)| frame["type"] == "welcome";
+    // When the proxy forwards three new sessions of one client (the last behind the client's own
+    // element) and one of another
+    for _ in 0..2 {
+        let first = hello_with_headers(&gateway, proxy, &[("Forwarded", "for=203.0.113.7;proto=https")], None).await;
+        assert!(welcomed(&first), "{first:?}");
+    }
+    let (refused, code) = hello_with_headers(&gateway, proxy, &[("Forwarded", "for=6.6.6.6, for=203.0.113.7")], None).await;
+    let other = hello_with_headers(&gateway, proxy, &[("Forwarded", "for=\"[2001:db8::7]:4711\"")], None).await;
+    // Then the first client's third is refused at its rate, the other client's welcomed
+    assert_eq!((refused["code"].as_str(), code), (Some("rate_limited"), Some(1013)), "{refused}");
+    assert!(welcomed(&other), "{other:?}");
+    // And an `X-Forwarded-For` (the client's own, passed through) is not read: these hellos count
+    // under the proxy's own address, whose burst of 2 the third exceeds
+    for forged in ["198.51.100.1", "198.51.100.2"] {
+        let (frame, _) = hello_with_headers(&gateway, proxy, &[("X-Forwarded-For", forged)], None).await;
+        assert_eq!(frame["type"], "welcome", "{frame}");
+    }
+    let (refused, code) = hello_with_headers(&gateway, proxy, &[("X-Forwarded-For", "198.51.100.3")], None).await;
+    assert_eq!((refused["code"].as_str(), code), (Some("rate_limited"), Some(1013)), "{refused}");
 }
 
 /// A WebSocket to the `test` project whose receive buffer is small, so that what the client does

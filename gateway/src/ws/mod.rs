@@ -133,7 +133,7 @@ fn slot_refusal(_: SlotRefusal) -> Refusal {
 
 /// The client's address: the socket's peer, or the address a trusted proxy forwarded for it.
 fn client_of(state: &AppState, peer: Option<std::net::SocketAddr>, headers: &HeaderMap) -> Option<IpAddr> {
-    peer.map(|peer| state.config.trusted_proxies.client_of(peer.ip(), headers))
+    peer.map(|peer| state.config.trusted_proxies.client_of(peer.ip(), headers, state.config.forwarded_header))
 }
 
 fn log_refusal(state: &AppState, headers: &HeaderMap, client: Option<IpAddr>, refusal: Refusal) {
