@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 use vestibule_actors::machines::host_requests::{
-    HostRequestsStatus, HostRoute, MAX_JSON_BYTES, MAX_PENDING, MAX_SETTLED, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, codes,
+    HostRequestsStatus, HostRoute, MAX_CALL_GAS, MAX_JSON_BYTES, MAX_PENDING, MAX_PENDING_JSON_BYTES, MAX_SETTLED, NOT_ALLOWED,
+    NOT_ALLOWED_DELAY_MS, codes,
 };
 use vestibule_actors::machines::modal::ModalStatus;
 use vestibule_actors::machines::network_switch::SwitchStatus;
@@ -293,6 +294,46 @@ fn given_params_over_the_bound_when_the_host_asks_then_rejected_invalid_params_a
     let g = connected_served().and(host("big", "eth_call", big));
     assert_eq!(error_code(&g, "big"), Some(codes::INVALID_PARAMS));
     assert_eq!(g.state.host_requests.get("big").unwrap().params, Value::Null);
+}
+
+#[test]
+fn given_a_read_with_state_overrides_or_unbounded_gas_when_the_host_asks_then_rejected_invalid_params_without_the_node() {
+    // A looping override with all the gas there is kept the devnet's node busy for good (outside
+    // attack): such reads never reach the chain service.
+    let looping = json!({ DEMO_TOKEN: { "code": "0x5b600056" } });
+    let call = |gas: &str| json!({ "to": DEMO_TOKEN, "data": "0x", "gas": gas });
+    let within = format!("0x{MAX_CALL_GAS:x}");
+    let over = format!("0x{:x}", MAX_CALL_GAS + 1);
+    for (method, params) in [
+        ("eth_call", json!([call(&within), "latest", looping])),
+        ("eth_estimateGas", json!([call(&within), "latest", looping])),
+        ("eth_call", json!([call(&over), "latest"])),
+        ("eth_estimateGas", json!([call("0xffffffffffffffff")])),
+        ("eth_call", json!([call("lots"), "latest"])),
+    ] {
+        let g = connected_served().and(host("r", method, params.clone()));
+        assert_eq!(error_code(&g, "r"), Some(codes::INVALID_PARAMS), "{method} {params}");
+        assert_eq!(g.state.host_requests.chain_reads().count(), 0, "{method} {params}: the node is not asked");
+    }
+    // The positive probe: the same call with a block's gas, and without, is asked of the node.
+    for params in [json!([call(&within), "latest"]), json!([{ "to": DEMO_TOKEN, "data": "0x" }])] {
+        let g = connected_served().and(host("r", "eth_call", params.clone()));
+        assert_eq!(g.state.host_requests.chain_reads().count(), 1, "{params}");
+    }
+}
+
+#[test]
+fn given_pending_requests_near_the_byte_budget_when_one_more_would_pass_it_then_refused() {
+    // 58 KiB messages: two fit in 128 KiB, a third does not (16 of them held 1.9 MB of state).
+    let message = |i: usize| json!([format!("0x{i:02x}{}", "ab".repeat(29 * 1024)), ALICE]);
+    let g = connected_served().and(host("s0", "personal_sign", message(0))).and(host("s1", "personal_sign", message(1)));
+    assert!(g.state.host_requests.get("s1").is_some_and(|r| r.is_pending()), "two are taken (positive probe)");
+    assert_eq!(
+        g.when(host("s2", "personal_sign", message(2))).error(),
+        &DomainError::TooMany { what: "bytes of pending host requests' params".into(), max: MAX_PENDING_JSON_BYTES }
+    );
+    // A small request still fits.
+    assert!(g.when(host("small", "eth_blockNumber", Value::Null)).result.is_ok());
 }
 
 #[test]

@@ -28,6 +28,14 @@ pub const MAX_PENDING: usize = 16;
 pub const MAX_SETTLED: usize = 16;
 /// A request's params, or an answer, larger than this (as JSON) is refused.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
+/// The params of all pending requests together (as JSON): a request that would take them over is
+/// refused, so that one session's waiting requests hold at most this much (twice: the wallet's
+/// request carries them too), not 16 × 64 KiB.
+pub const MAX_PENDING_JSON_BYTES: usize = 128 * 1024;
+/// The most gas a host's `eth_call` or `eth_estimateGas` may ask the gateway's node for: a block's
+/// worth and more. A node that runs calls without a cap of its own (anvil) would otherwise execute
+/// a looping call for good.
+pub const MAX_CALL_GAS: u64 = 50_000_000;
 /// The longest request id and method name taken.
 pub const MAX_ID_LEN: usize = 64;
 pub const MAX_METHOD_LEN: usize = 64;
@@ -204,6 +212,11 @@ impl HostRequestsState {
 
     pub fn pending_count(&self) -> usize {
         self.pending().count()
+    }
+
+    /// The bytes (as JSON) of the pending requests' params.
+    pub fn pending_json_bytes(&self) -> usize {
+        self.pending().map(|r| serde_json::to_string(&r.params).map_or(0, |json| json.len())).sum()
     }
 
     /// The pending host request a wallet request performs.

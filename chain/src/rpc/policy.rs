@@ -68,16 +68,38 @@ pub fn is_retryable_status(status: u16) -> bool {
 /// The JSON-RPC code of a revert (EIP-1474's "execution error", as geth and anvil report reverts).
 pub const EXECUTION_REVERTED_CODE: i64 = 3;
 
+/// What an execution's own failure says, in the words of geth, anvil (revm), hardhat and
+/// nethermind: deterministic, so never worth another attempt.
+/// (revm's names, as anvil writes them in "EVM error …", run together: `OutOfGas`,
+/// `InvalidFEOpcode`, `OpcodeNotFound`, `StackUnderflow`, `InvalidJump`; not "EVM error" alone,
+/// which also covers its database's failures, transient in a forked node.)
+const EXECUTION_FAILURES: &[&str] = &[
+    "revert",
+    "out of gas",
+    "outofgas",
+    "invalid opcode",
+    "invalidfeopcode",
+    "opcodenotfound",
+    "stack underflow",
+    "stackunderflow",
+    "stack overflow",
+    "stackoverflow",
+    "invalid jump",
+    "invalidjump",
+];
+
 /// Whether a JSON-RPC error is transient. Nodes and providers report rate limits under several
-/// codes, so "limit exceeded" in the message counts as much as the code. A revert never does,
-/// whatever its code: it is the contract's answer, and its text is whatever the caller's
-/// transaction or init code chose ("execution reverted: limit exceeded" would otherwise buy four
-/// full executions on the node per call).
+/// codes, so "limit exceeded" in the message counts as much as the code. An execution's own
+/// failure never does, whatever its code: a revert is the contract's answer, and its text is
+/// whatever the caller's transaction or init code chose ("execution reverted: limit exceeded"
+/// would otherwise buy four full executions on the node per call); running out of gas or an
+/// invalid opcode (anvil's -32603 "EVM error OutOfGas") is as deterministic (an outside attack
+/// bought four 30M-gas executions per call with them).
 pub fn is_retryable_rpc_error(code: i64, message: &str) -> bool {
     let message = message.to_ascii_lowercase();
     // Reverts: code 3 (geth, anvil), -32000 "execution reverted" (geth without data), -32603
     // "…reverted with reason string…" (hardhat), "Reverted 0x…" (nethermind).
-    if code == EXECUTION_REVERTED_CODE || message.contains("revert") {
+    if code == EXECUTION_REVERTED_CODE || EXECUTION_FAILURES.iter().any(|failure| message.contains(failure)) {
         return false;
     }
     RETRYABLE_RPC_CODES.contains(&code) || message.contains("limit exceeded")
@@ -219,6 +241,12 @@ mod tests {
         assert!(!is_retryable_rpc_error(-32601, "method not found"));
         assert!(!is_retryable_rpc_error(-32602, "invalid params"));
         assert!(!is_retryable_rpc_error(3, "execution reverted: no"));
+        // An execution's own failure is as deterministic as a revert.
+        assert!(!is_retryable_rpc_error(-32603, "EVM error OutOfGas"));
+        assert!(!is_retryable_rpc_error(-32603, "EVM error InvalidFEOpcode"));
+        assert!(!is_retryable_rpc_error(-32000, "out of gas"));
+        assert!(!is_retryable_rpc_error(-32000, "invalid opcode: INVALID"));
+        assert!(is_retryable_rpc_error(-32603, "EVM error Database(fetch failed)"), "a forked node's database: transient");
     }
 
     #[test]

@@ -7,8 +7,8 @@ use super::{Decision, MODAL_CLOSED, modal};
 use crate::machines::connection::ConnectionStatus;
 use crate::machines::embedded_wallet::{AUTH_CONNECTOR_ID, EMBEDDED_EVM_METHODS};
 use crate::machines::host_requests::{
-    self, HostRequest, HostRoute, MAX_ID_LEN, MAX_JSON_BYTES, MAX_METHOD_LEN, MAX_PENDING, NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, classify,
-    codes,
+    self, HostRequest, HostRoute, MAX_CALL_GAS, MAX_ID_LEN, MAX_JSON_BYTES, MAX_METHOD_LEN, MAX_PENDING, MAX_PENDING_JSON_BYTES,
+    NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, classify, codes,
 };
 use crate::machines::network_switch::{NETWORK_NOT_FOUND, UNRECOGNIZED_CHAIN};
 use crate::machines::requests::{RequestKind, WalletOutcome};
@@ -89,6 +89,18 @@ fn check_call(call: &serde_json::Value, from: Option<&str>) -> Result<(), String
     Ok(())
 }
 
+/// A read's `gas`, when given: a quantity of at most [`MAX_CALL_GAS`].
+fn check_gas(call: &serde_json::Value) -> Result<(), String> {
+    match call.get("gas") {
+        None | Some(serde_json::Value::Null) => Ok(()),
+        Some(serde_json::Value::String(gas)) => match gas.strip_prefix("0x").and_then(|hex| u64::from_str_radix(hex, 16).ok()) {
+            Some(gas) if gas <= MAX_CALL_GAS => Ok(()),
+            _ => Err(format!("'gas' must be a quantity of at most {MAX_CALL_GAS}")),
+        },
+        Some(_) => Err("'gas' must be a hex quantity".into()),
+    }
+}
+
 /// Checks the calls a method carries (`eth_call`, `eth_estimateGas`, `eth_sendTransaction`,
 /// `wallet_sendCalls`).
 fn check_params(method: &str, params: &serde_json::Value, from: Option<&str>) -> Result<(), String> {
@@ -97,7 +109,15 @@ fn check_params(method: &str, params: &serde_json::Value, from: Option<&str>) ->
     }
     let first = params.get(0);
     match method {
-        "eth_call" | "eth_estimateGas" => check_call(first.ok_or("a call object is required")?, None),
+        "eth_call" | "eth_estimateGas" => {
+            // The call and a block: state overrides (a third param) are not passed to the node.
+            if params.as_array().is_some_and(|all| all.len() > 2) {
+                return Err("state overrides are not forwarded".into());
+            }
+            let call = first.ok_or("a call object is required")?;
+            check_call(call, None)?;
+            check_gas(call)
+        }
         "eth_sendTransaction" => {
             let call = first.ok_or("a transaction object is required")?;
             check_call(call, from)
@@ -142,7 +162,11 @@ pub(super) fn request(d: &mut Decision, id: String, method: String, params: serd
         return Err(DomainError::TooMany { what: "pending host requests".into(), max: MAX_PENDING });
     }
     let route = classify(&method);
-    let too_large = serde_json::to_string(&params).map_or(true, |s| s.len() > MAX_JSON_BYTES);
+    let bytes = serde_json::to_string(&params).map_or(usize::MAX, |s| s.len());
+    let too_large = bytes > MAX_JSON_BYTES;
+    if !too_large && d.state.host_requests.pending_json_bytes() + bytes > MAX_PENDING_JSON_BYTES {
+        return Err(DomainError::TooMany { what: "bytes of pending host requests' params".into(), max: MAX_PENDING_JSON_BYTES });
+    }
     let params = if too_large { serde_json::Value::Null } else { params };
     let mut received = HostRequest {
         id: id.clone(),
