@@ -200,6 +200,10 @@ fn given_a_valid_native_send_when_submitted_then_the_wallet_is_asked_eth_send_tr
     assert_eq!(params[0]["to"], serde_json::json!(ALICE));
     assert_eq!(params[0]["value"], serde_json::json!("0x14d1120d7b160000"), "1.5 ETH in wei");
     assert_eq!(request.namespace, Namespace::Eip155);
+    // The transfer records its sender, which its receipt must name.
+    let sender = state.connection.namespace(Namespace::Eip155).address.clone().expect("connected");
+    assert_eq!(state.send.sending.as_ref().map(|t| t.from.as_str()), Some(sender.as_str()));
+    assert_eq!(params[0]["from"], serde_json::json!(sender));
 }
 
 #[test]

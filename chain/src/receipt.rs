@@ -21,6 +21,10 @@ pub enum ReceiptOutcome {
     SentElsewhere {
         to: Option<Address>,
     },
+    /// Mined, but sent by another account than the one asked for: not the transfer either.
+    SentByAnother {
+        from: Option<Address>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +36,9 @@ pub struct MinedReceipt {
     pub gas_used: u64,
     pub effective_gas_price: Option<u128>,
     pub contract_address: Option<Address>,
+    /// The account that sent it (as the node's receipt names it).
+    #[serde(default)]
+    pub from: Option<Address>,
     /// The address it was sent to (none for a deployment).
     #[serde(default)]
     pub to: Option<Address>,
@@ -131,6 +138,7 @@ fn mined(receipt: NodeReceipt) -> MinedReceipt {
         gas_used: receipt.gas_used.to(),
         effective_gas_price: receipt.effective_gas_price.map(|p| p.to()),
         contract_address: receipt.contract_address,
+        from: receipt.from,
         to: receipt.to,
         accounts,
     }

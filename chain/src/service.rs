@@ -659,8 +659,9 @@ impl ChainService {
 
     /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`, polling less
     /// often as it waits ([`crate::receipt::receipt_poll_delay`]). With `sent_to`, a transaction
-    /// mined to another address is [`ReceiptOutcome::SentElsewhere`]: the hash came from a wallet
-    /// (the browser), and any mined transaction's hash would otherwise pass for the transfer.
+    /// mined to another address is [`ReceiptOutcome::SentElsewhere`]; with `sent_from`, one sent by
+    /// another account is [`ReceiptOutcome::SentByAnother`]: the hash came from a wallet (the
+    /// browser), and any mined transaction's hash would otherwise pass for the transfer.
     /// Once the transfer is mined, the activity pages of the accounts it touched (sender,
     /// recipient, the sides of its token transfers) are dropped before this returns, so the next
     /// page asked is read anew.
@@ -670,12 +671,16 @@ impl ChainService {
         hash: B256,
         max_wait: Duration,
         sent_to: Option<Address>,
+        sent_from: Option<Address>,
     ) -> Result<ReceiptOutcome, ChainError> {
         let entry = self.network(network)?;
         let outcome = wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await?;
         match outcome {
             ReceiptOutcome::Mined(mined) if sent_to.is_some_and(|to| mined.to != Some(to)) => {
                 Ok(ReceiptOutcome::SentElsewhere { to: mined.to })
+            }
+            ReceiptOutcome::Mined(mined) if sent_from.is_some_and(|from| mined.from != Some(from)) => {
+                Ok(ReceiptOutcome::SentByAnother { from: mined.from })
             }
             ReceiptOutcome::Mined(mined) => {
                 self.invalidate_activity(network, &mined.accounts, mined.block_number);

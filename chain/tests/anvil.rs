@@ -226,7 +226,7 @@ async fn receipts_of_mined_reverted_and_unknown_transactions() {
 
     let tx = TransactionRequest::default().to(ANVIL_1).value(U256::from(1));
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), None).await.unwrap() else {
+    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), None, None).await.unwrap() else {
         panic!("not mined")
     };
     assert_eq!((mined.hash, mined.status, mined.gas_used), (hash, TransactionStatus::Confirmed, 21_000));
@@ -236,24 +236,29 @@ async fn receipts_of_mined_reverted_and_unknown_transactions() {
     let transfer = SendCall::erc20_transfer(vdt, ANVIL_1, ether(1));
     let tx = TransactionRequest::default().to(transfer.to).input(transfer.data.into()).gas_limit(100_000);
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let ReceiptOutcome::Mined(reverted) = service.receipt(NET, hash, Duration::from_secs(30), None).await.unwrap() else {
+    let ReceiptOutcome::Mined(reverted) = service.receipt(NET, hash, Duration::from_secs(30), None, None).await.unwrap() else {
         panic!("not mined")
     };
     assert_eq!(reverted.status, TransactionStatus::Failed);
 
     let unknown = alloy::primitives::B256::repeat_byte(0x42);
-    assert_eq!(service.receipt(NET, unknown, Duration::from_millis(120), None).await, Ok(ReceiptOutcome::NotYetMined));
+    assert_eq!(service.receipt(NET, unknown, Duration::from_millis(120), None, None).await, Ok(ReceiptOutcome::NotYetMined));
 
     // Review finding: the hash is the wallet's word. A mined transaction to another address than
     // the transfer was built to is not the transfer (the positive side: to its own address, it is).
     let tx = TransactionRequest::default().to(ANVIL_1).value(U256::from(2));
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let elsewhere = service.receipt(NET, hash, Duration::from_secs(30), Some(vdt)).await.unwrap();
+    let elsewhere = service.receipt(NET, hash, Duration::from_secs(30), Some(vdt), None).await.unwrap();
     assert_eq!(elsewhere, ReceiptOutcome::SentElsewhere { to: Some(ANVIL_1) });
-    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), Some(ANVIL_1)).await.unwrap() else {
+    // Nor is one sent by another account than the transfer's (an outside attack had a stranger's
+    // transaction to the same address recorded as the visitor's transfer).
+    let stranger = service.receipt(NET, hash, Duration::from_secs(30), Some(ANVIL_1), Some(ANVIL_1)).await.unwrap();
+    assert_eq!(stranger, ReceiptOutcome::SentByAnother { from: Some(ANVIL_0) });
+    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), Some(ANVIL_1), Some(ANVIL_0)).await.unwrap()
+    else {
         panic!("not mined")
     };
-    assert_eq!(mined.to, Some(ANVIL_1));
+    assert_eq!((mined.to, mined.from), (Some(ANVIL_1), Some(ANVIL_0)));
 }
 
 #[tokio::test]

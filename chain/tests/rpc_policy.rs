@@ -298,7 +298,7 @@ async fn a_receipt_that_never_comes_is_asked_for_31_times_in_two_minutes_not_120
     let service = service(&[node.url()]);
     let hash = alloy::primitives::B256::repeat_byte(0x42);
     let started = tokio::time::Instant::now();
-    let outcome = service.receipt(NET, hash, Duration::from_secs(120), None).await;
+    let outcome = service.receipt(NET, hash, Duration::from_secs(120), None, None).await;
     assert_eq!(outcome, Ok(vestibule_chain::ReceiptOutcome::NotYetMined));
     assert_eq!(started.elapsed(), Duration::from_secs(120));
     assert_eq!(node.received().len(), 31);

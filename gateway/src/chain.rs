@@ -166,7 +166,14 @@ impl ChainEffects for ServiceEffects {
         })
     }
 
-    fn receipt(&self, network: CaipNetworkId, hash: String, sent_to: String, client: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(
+        &self,
+        network: CaipNetworkId,
+        hash: String,
+        sent_to: String,
+        sent_from: String,
+        client: Option<IpAddr>,
+    ) -> ChainFuture<ReceiptOutcome> {
         let service = self.service.clone();
         let wait = self.receipt_wait;
         let (turns, queued) = (self.receipt_waits.clone(), self.queued.clone());
@@ -199,7 +206,9 @@ impl ChainEffects for ServiceEffects {
             let Some(sent_to) = parse_address(&sent_to) else {
                 return ReceiptOutcome::NotMined(format!("not an address: {sent_to}"));
             };
-            match service.receipt(id, hash, wait, Some(sent_to)).await {
+            // A transfer recorded before its sender was (empty) is checked by its recipient only.
+            let sent_from = parse_address(&sent_from);
+            match service.receipt(id, hash, wait, Some(sent_to), sent_from).await {
                 Ok(vestibule_chain::ReceiptOutcome::Mined(r)) => ReceiptOutcome::Mined {
                     success: r.status == chain_activity::TransactionStatus::Confirmed,
                     block_number: r.block_number,
@@ -207,6 +216,10 @@ impl ChainEffects for ServiceEffects {
                 Ok(vestibule_chain::ReceiptOutcome::SentElsewhere { to }) => ReceiptOutcome::NotMined(format!(
                     "the transaction mined is not this transfer: it was sent to {}",
                     to.map_or_else(|| "no address (a deployment)".to_string(), |to| to.to_checksum(None))
+                )),
+                Ok(vestibule_chain::ReceiptOutcome::SentByAnother { from }) => ReceiptOutcome::NotMined(format!(
+                    "the transaction mined is not this transfer: it was sent by {}",
+                    from.map_or_else(|| "an unknown account".to_string(), |from| from.to_checksum(None))
                 )),
                 Ok(vestibule_chain::ReceiptOutcome::NotYetMined) => {
                     ReceiptOutcome::NotMined(format!("no receipt within {} s", wait.as_secs()))

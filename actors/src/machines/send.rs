@@ -124,6 +124,10 @@ pub struct Transfer {
     /// The amount as validated (every digit).
     pub amount: String,
     pub receiver: String,
+    /// The account that sent it (the connected account when it was submitted): an EVM transfer's
+    /// receipt must name it as its sender. Empty in logs written before it was recorded.
+    #[serde(default)]
+    pub from: String,
 }
 
 impl Transfer {
@@ -296,6 +300,7 @@ mod tests {
             symbol: "ETH".into(),
             amount: "1".into(),
             receiver: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8".into(),
+            from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266".into(),
         };
         assert_eq!(native.sent_to(), "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
         let token =

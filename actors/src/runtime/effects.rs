@@ -51,14 +51,16 @@ pub trait ChainEffects: Send + Sync + 'static {
     /// One page of `fetch.address`'s activity on `fetch.network`, from `fetch.cursor`.
     fn activity(&self, fetch: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>>;
     /// Waits (bounded) for the receipt of `hash` on `network`. `sent_to`: the address the transfer
-    /// was built to ([`crate::machines::send::Transfer::sent_to`]); a mined transaction to another
-    /// is not this transfer (the hash is the wallet's word, not the server's). `client`: as for
-    /// [`ChainEffects::host_read`]; the waits one client address may have at once are bounded.
+    /// was built to ([`crate::machines::send::Transfer::sent_to`]); `sent_from`: the account that
+    /// sent it (empty: not recorded). A mined transaction to another address, or from another
+    /// account, is not this transfer (the hash is the wallet's word, not the server's). `client`:
+    /// as for [`ChainEffects::host_read`]; the waits one client address may have at once are bounded.
     fn receipt(
         &self,
         network: CaipNetworkId,
         hash: String,
         sent_to: String,
+        sent_from: String,
         client: Option<std::net::IpAddr>,
     ) -> ChainFuture<ReceiptOutcome>;
     /// A host app's safe read (`HostRequestsState::chain_reads`; spec §6): `method` with `params`
@@ -101,7 +103,7 @@ impl ChainEffects for NoChain {
     fn activity(&self, _: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>> {
         Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
     }
-    fn receipt(&self, _: CaipNetworkId, _: String, _: String, _: Option<std::net::IpAddr>) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, _: CaipNetworkId, _: String, _: String, _: String, _: Option<std::net::IpAddr>) -> ChainFuture<ReceiptOutcome> {
         Box::pin(std::future::ready(ReceiptOutcome::NotMined("no chain service is configured".to_string())))
     }
     fn host_read(

@@ -110,8 +110,8 @@ const TOO_LARGE_TO_KEEP: &str = "the answer is too large to keep";
 enum ChainAsk {
     Balances(crate::machines::balances::BalanceFetch),
     Activity(crate::machines::activity::ActivityFetch),
-    /// The network, the hash, and the address the transfer was built to.
-    Receipt(crate::model::caip::CaipNetworkId, String, String),
+    /// The network, the hash, the address the transfer was built to, and its sender.
+    Receipt(crate::model::caip::CaipNetworkId, String, String, String),
     HostRead {
         request_id: String,
         network: crate::model::caip::CaipNetworkId,
@@ -981,7 +981,8 @@ impl ModalSession {
         let waiting_for_a_client =
             !for_a_client && (state.send.awaiting_receipts().next().is_some() || state.host_requests.chain_reads().next().is_some());
         for sent in state.send.awaiting_receipts().filter(|_| for_a_client) {
-            let ask = ChainAsk::Receipt(sent.transfer.network.clone(), sent.hash.clone(), sent.transfer.sent_to().to_string());
+            let transfer = &sent.transfer;
+            let ask = ChainAsk::Receipt(transfer.network.clone(), sent.hash.clone(), transfer.sent_to().to_string(), transfer.from.clone());
             wanted.push((("receipt", sent.hash.clone()), ask));
         }
         if let Some(send) = state.send.solana.clone() {
@@ -1031,10 +1032,10 @@ impl ModalSession {
                     let id = fetch.id;
                     Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
                 }
-                ChainAsk::Receipt(network, hash, sent_to) => {
+                ChainAsk::Receipt(network, hash, sent_to, sent_from) => {
                     let client = self.client;
                     Box::pin(async move {
-                        Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to, client).await, hash }
+                        Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to, sent_from, client).await, hash }
                     })
                 }
                 ChainAsk::HostRead { request_id, network, method, params } => {

@@ -8,4 +8,9 @@ export type Transfer = { requestId: string, network: string, kind: TransferKind,
 /**
  * The amount as validated (every digit).
  */
-amount: string, receiver: string, };
+amount: string, receiver: string, 
+/**
+ * The account that sent it (the connected account when it was submitted): an EVM transfer's
+ * receipt must name it as its sender. Empty in logs written before it was recorded.
+ */
+from: string, };

@@ -135,6 +135,7 @@ fn validate_solana(d: &Decision, form: &SendForm, account: &ChainAccount) -> Res
         symbol: token.symbol.clone(),
         amount: crate::model::evm::format_units(amount, token.decimals),
         receiver: receiver.to_string(),
+        from: account.address.clone(),
     };
     Ok((send, transfer))
 }
@@ -244,10 +245,10 @@ fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmA
     let amount = held_amount(form, token)?;
     let from = account.address.clone();
     let (kind, params) = match &token.address {
-        None => (TransferKind::Native, serde_json::json!({ "from": from, "to": receiver.to_checksum(None), "value": quantity(amount) })),
+        None => (TransferKind::Native, serde_json::json!({ "from": &from, "to": receiver.to_checksum(None), "value": quantity(amount) })),
         Some(contract) => {
             let data = erc20_transfer_data(receiver, amount);
-            (TransferKind::Erc20, serde_json::json!({ "from": from, "to": contract, "value": "0x0", "data": data }))
+            (TransferKind::Erc20, serde_json::json!({ "from": &from, "to": contract, "value": "0x0", "data": data }))
         }
     };
     let transfer = Transfer {
@@ -258,6 +259,7 @@ fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmA
         symbol: token.symbol.clone(),
         amount: crate::model::evm::format_units(amount, token.decimals),
         receiver: receiver.to_checksum(None),
+        from,
     };
     Ok((transfer, params))
 }
