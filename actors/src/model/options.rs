@@ -371,6 +371,8 @@ impl SessionOptions {
                     if chain.name.is_empty() || chain.name.len() > 64 {
                         return err(&format!("networks[{i}].name"), "1 to 64 characters".into());
                     }
+                    custom_chain_checked(chain)
+                        .map_err(|(field, message)| OptionsError { field: format!("networks[{i}].{field}"), message })?;
                     chain.clone()
                 }
             };
@@ -390,6 +392,38 @@ impl SessionOptions {
         }
         Ok(resolved)
     }
+}
+
+/// A host's own chain definition beyond its name: an EVM chain id in its one spelling (decimal,
+/// no leading zero, 1 to 2^53 − 1: EIP-2294's bound, as wallets take it) and endpoints a wallet
+/// may be given (`wallet_addEthereumChain`) and a link may open: http(s) URLs (ws(s) too for
+/// RPC), never `javascript:` or `data:`.
+fn custom_chain_checked(chain: &ChainDefinition) -> Result<(), (&'static str, String)> {
+    const MAX_EVM_CHAIN_ID: u64 = (1 << 53) - 1;
+    if chain.caip_network_id.namespace == crate::model::caip::Namespace::Eip155 {
+        let reference = &chain.caip_network_id.reference;
+        let id = reference.parse::<u64>().ok().filter(|id| (1..=MAX_EVM_CHAIN_ID).contains(id) && id.to_string() == *reference);
+        if id.is_none() {
+            return Err(("caipNetworkId", format!("an EVM chain id is a decimal from 1 to {MAX_EVM_CHAIN_ID} without leading zeros")));
+        }
+    }
+    let url = |schemes: &[&str], text: &str| text.len() <= MAX_TEXT && schemes.iter().any(|scheme| text.starts_with(scheme));
+    for (field, urls, schemes) in [
+        ("rpcUrls", &chain.rpc_urls, &["https://", "http://", "wss://", "ws://"][..]),
+        ("blockExplorers", &chain.block_explorers, &["https://", "http://"][..]),
+    ] {
+        if urls.len() > MAX_LIST {
+            return Err((field, format!("at most {MAX_LIST} entries")));
+        }
+        if let Some(bad) = urls.iter().find(|u| !url(schemes, u)) {
+            let shown: String = bad.chars().take(40).collect();
+            return Err((
+                field,
+                format!("{shown:?} is not an {} URL of at most {MAX_TEXT} characters", schemes.join(" or ").replace("://", "")),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -428,6 +462,33 @@ mod tests {
         let resolved = options.validate().unwrap();
         assert_eq!(resolved[0].name, "Ethereum");
         assert_eq!(resolved[1].caip_network_id.to_string(), "eip155:31337");
+    }
+
+    #[test]
+    fn a_custom_chain_has_one_spelling_of_its_evm_id_and_only_http_or_ws_endpoints() {
+        let custom = |id: &str, rpc: &str, explorer: &str| {
+            parse(serde_json::json!({ "networks": [{
+                "caipNetworkId": id, "name": "Mine",
+                "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 },
+                "rpcUrls": [rpc], "blockExplorers": [explorer]
+            }] }))
+            .unwrap()
+            .validate()
+            .map(|_| ())
+            .map_err(|e| e.field)
+        };
+        // The positive probe: a plain definition passes (ws RPC too).
+        assert_eq!(custom("eip155:31337", "http://127.0.0.1:8545", "https://scan.example"), Ok(()));
+        assert_eq!(custom("eip155:31337", "wss://node.example", "https://scan.example"), Ok(()));
+        for id in ["eip155:01", "eip155:0", "eip155:18446744073709551616", "eip155:9007199254740992", "eip155:0x1"] {
+            assert_eq!(custom(id, "http://127.0.0.1:8545", "https://scan.example"), Err("networks[0].caipNetworkId".into()), "{id}");
+        }
+        for rpc in ["javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", ""] {
+            assert_eq!(custom("eip155:31337", rpc, "https://scan.example"), Err("networks[0].rpcUrls".into()), "{rpc}");
+        }
+        for explorer in ["javascript:alert(1)", "wss://scan.example", " https://scan.example"] {
+            assert_eq!(custom("eip155:31337", "http://127.0.0.1:8545", explorer), Err("networks[0].blockExplorers".into()), "{explorer}");
+        }
     }
 
     #[test]
