@@ -9,7 +9,7 @@ import type { HostRequest } from "../../generated/HostRequest";
 import type { SessionState } from "../../generated/SessionState";
 import { WidgetRoot } from "../../components/WidgetRoot/WidgetRoot";
 import { connectedState, NETWORK, onView, stateView, settleLazyView, type StateView } from "../../testing/stateView";
-import { formatUnits, messageText } from "./ApproveTransaction";
+import { formatUnits, messageText, requestDetails } from "./ApproveTransaction";
 
 const TO = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -118,4 +118,31 @@ it("formats quantities exactly in the network's units and decodes printable mess
   expect(messageText("0xe282ac")).toBe("€");
   expect(messageText("0xff")).toBe("0xff");
   expect(messageText("plain text")).toBe("plain text");
+});
+
+it("shows what is signed whatever the params' order or spelling", () => {
+  const eth = { name: "Ether", symbol: "ETH", decimals: 18 };
+  const details = (method: string, params: unknown) => requestDetails(request("r", method, params), eth);
+  // personal_sign in EIP-191's order and in the legacy [address, message] one: the message either way.
+  expect(details("personal_sign", ["0x48656c6c6f", TO])).toEqual([["Message", "Hello"]]);
+  expect(details("personal_sign", [TO, "0x48656c6c6f"])).toEqual([["Message", "Hello"]]);
+  // Characters that reorder or hide text are spelled out.
+  expect(details("personal_sign", ["pay \u202Eevil\u200B"])).toEqual([["Message", "pay [U+202E]evil[U+200B]"]]);
+  // Calldata in `input` with an empty `data` is still data; a value that is no quantity is not 0.
+  expect(details("eth_sendTransaction", [{ to: TO, data: "0x", input: "0xa9059cbb" }])).toContainEqual(["Data", "Carries data"]);
+  expect(details("eth_sendTransaction", [{ to: TO, value: 5 }])).toContainEqual(["Value", "Unreadable"]);
+  // The positive probes: a plain transfer reads as before.
+  expect(details("eth_sendTransaction", [{ to: TO, value: "0x14d1120d7b160000" }])).toEqual([
+    ["To", expect.any(String)],
+    ["Value", "1.5 ETH"],
+    ["Data", "None"],
+  ]);
+  // Typed data names its contract and chain too.
+  const typed = { primaryType: "Permit", domain: { name: "Token", verifyingContract: TO, chainId: 1 } };
+  expect(details("eth_signTypedData_v4", [TO, JSON.stringify(typed)])).toEqual([
+    ["Type", "Permit"],
+    ["Domain", "Token"],
+    ["Contract", expect.any(String)],
+    ["Chain", "1"],
+  ]);
 });

@@ -46,8 +46,21 @@ export function formatUnits(raw: string, decimals: number): string | null {
   return fraction ? `${whole}.${fraction}` : whole.toString();
 }
 
+// Characters that reorder or hide text (bidi controls, zero-width ones): shown by their code point,
+// so that a message cannot read differently here than what is signed.
+const HIDDEN_CHARACTERS = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
+
+/** Text from a request as it is shown: every hiding or reordering character spelled out. */
+export function shownText(text: string): string {
+  return text.replace(HIDDEN_CHARACTERS, (c) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}]`);
+}
+
 /** A personal_sign message as text: hex decoded as UTF-8 when it is printable, else as given. */
 export function messageText(message: string): string {
+  return shownText(decodedMessage(message));
+}
+
+function decodedMessage(message: string): string {
   const hex = /^0x([0-9a-fA-F]{2})*$/.test(message) ? message.slice(2) : null;
   if (hex === null) return message;
   const bytes = new Uint8Array(hex.length / 2);
@@ -78,14 +91,19 @@ export function requestDetails(request: HostRequest, currency: NativeCurrency | 
       const to = field(tx, "to");
       rows.push(["To", typeof to === "string" ? truncateAddress(to) : "New contract"]);
       const value = field(tx, "value");
-      const amount = typeof value === "string" ? formatUnits(value, currency?.decimals ?? 18) : "0";
-      if (amount !== null) rows.push(["Value", `${amount} ${currency?.symbol ?? ""}`.trim()]);
-      const data = field(tx, "data") ?? field(tx, "input");
-      rows.push(["Data", typeof data === "string" && data !== "0x" ? "Carries data" : "None"]);
+      // Absent is zero; anything else that does not read as a quantity is said so, not shown as 0.
+      const amount = value === undefined || value === null ? "0" : typeof value === "string" ? formatUnits(value, currency?.decimals ?? 18) : null;
+      rows.push(["Value", amount === null ? "Unreadable" : `${amount} ${currency?.symbol ?? ""}`.trim()]);
+      // Either field carries calldata (a wallet reads whichever is set).
+      const carries = [field(tx, "data"), field(tx, "input")].some((d) => d !== undefined && d !== null && d !== "0x" && d !== "");
+      rows.push(["Data", carries ? "Carries data" : "None"]);
       break;
     }
     case "personal_sign": {
-      const message = first(request.params);
+      // EIP-191 order is [message, address]; some libraries still send [address, message].
+      const [a, b] = [first(request.params), first(request.params, 1)];
+      const legacy = typeof a === "string" && /^0x[0-9a-fA-F]{40}$/.test(a) && typeof b === "string";
+      const message = legacy ? b : a;
       if (typeof message === "string") rows.push(["Message", messageText(message)]);
       break;
     }
@@ -100,9 +118,12 @@ export function requestDetails(request: HostRequest, currency: NativeCurrency | 
         }
       }
       const primary = field(typed, "primaryType");
-      const domain = field(field(typed, "domain"), "name");
-      if (typeof primary === "string") rows.push(["Type", primary]);
-      if (typeof domain === "string") rows.push(["Domain", domain]);
+      const domain = field(typed, "domain");
+      const [name, contract, chainId] = [field(domain, "name"), field(domain, "verifyingContract"), field(domain, "chainId")];
+      if (typeof primary === "string") rows.push(["Type", shownText(primary)]);
+      if (typeof name === "string") rows.push(["Domain", shownText(name)]);
+      if (typeof contract === "string") rows.push(["Contract", truncateAddress(contract)]);
+      if (typeof chainId === "string" || typeof chainId === "number") rows.push(["Chain", String(chainId)]);
       break;
     }
     case "wallet_sendCalls": {
