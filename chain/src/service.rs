@@ -798,6 +798,11 @@ pub enum LogsRange {
 pub fn logs_range(params: &serde_json::Value, max: u64) -> Result<LogsRange, String> {
     use serde_json::Value;
     let Some(filter) = params.get(0).and_then(Value::as_object) else { return Ok(LogsRange::Bounded) };
+    // Only the filter's own keys, spelled exactly: Go's JSON decoding (geth, erigon) matches keys
+    // whatever their case, so a `FromBlock` this check did not read would be the node's range.
+    if let Some(other) = filter.keys().find(|key| !matches!(key.as_str(), "fromBlock" | "toBlock" | "address" | "topics" | "blockHash")) {
+        return Err(format!("an eth_getLogs filter takes fromBlock, toBlock, address, topics or blockHash, not {other:?}"));
+    }
     if filter.get("blockHash").is_some_and(|h| !h.is_null()) {
         return Ok(LogsRange::Bounded);
     }
@@ -882,5 +887,12 @@ mod tests {
             assert!(range(bad.clone(), json!("latest")).is_err(), "{bad}");
         }
         assert_eq!(logs_range(&json!("not a filter"), 10_000), Ok(LogsRange::Bounded));
+        // A key spelled otherwise, which a Go node would read as `fromBlock`, is refused (the
+        // positive probe: spelled exactly, with the other keys of a filter, it is checked).
+        for key in ["FromBlock", "fromblock", "TOBLOCK", "blockhash", "extra"] {
+            assert!(logs_range(&json!([{ key: "0x0" }]), 10_000).unwrap_err().contains(key), "{key}");
+        }
+        let full = json!([{ "fromBlock": "0x0", "toBlock": "0x10", "address": "0x00", "topics": [] }]);
+        assert_eq!(logs_range(&full, 10_000), Ok(LogsRange::Bounded));
     }
 }
