@@ -261,8 +261,8 @@ async fn a_proxied_resume_beyond_the_sessions_connections_is_rate_limited() {
 }
 
 /// A frame larger than a NATS message may be (nats-server's `max_payload`, 1 MiB by default) still
-/// reaches a proxied connection: here the welcome of a session whose state holds 16 pending host
-/// requests of ~62 KB each. It once never came (the owner's publish was refused and dropped; the
+/// reaches a proxied connection: here the welcome of a session whose state holds 16 answered host
+/// requests with answers of ~62 KB each and two pending ones with ~62 KB of params. It once never came (the owner's publish was refused and dropped; the
 /// next frame was a gap, 4004, and every resume through a proxy ended the same way), while a direct
 /// connection got it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -275,11 +275,20 @@ async fn a_frame_larger_than_a_nats_message_reaches_a_proxied_connection() {
     let mut on_a = Client::create(&a, json!({})).await;
     let address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
     connect_wallet(&mut on_a, address, "0x1").await;
-    // Signing requests wait on the transaction stack with their params in the state.
-    let message = format!("0x{}", "ab".repeat(31_000));
+    // Answered signatures keep their answers (the newest 16, up to 64 KiB each), and signing
+    // requests wait on the transaction stack with their params (up to 128 KiB together).
+    let large = format!("0x{}", "ab".repeat(31_000));
     for i in 0..16 {
         let request =
-            json!({ "type": "HostRequest", "requestId": format!("r{i}"), "method": "personal_sign", "params": [message, address] });
+            json!({ "type": "HostRequest", "requestId": format!("r{i}"), "method": "personal_sign", "params": ["0x00", address] });
+        assert_eq!(on_a.command(request).await["status"], "accepted");
+        let asked =
+            on_a.state["hostRequests"]["items"][format!("r{i}")]["walletRequest"].as_str().expect("asked of the wallet").to_string();
+        let answer = json!({ "type": "ResolveWalletRequest", "requestId": asked, "outcome": { "status": "ok", "result": large } });
+        assert_eq!(on_a.command(answer).await["status"], "accepted");
+    }
+    for i in 16..18 {
+        let request = json!({ "type": "HostRequest", "requestId": format!("r{i}"), "method": "personal_sign", "params": [large, address] });
         assert_eq!(on_a.command(request).await["status"], "accepted");
     }
     let state_bytes = on_a.state.to_string().len();
