@@ -204,6 +204,9 @@ fn given_a_valid_native_send_when_submitted_then_the_wallet_is_asked_eth_send_tr
     let sender = state.connection.namespace(Namespace::Eip155).address.clone().expect("connected");
     assert_eq!(state.send.sending.as_ref().map(|t| t.from.as_str()), Some(sender.as_str()));
     assert_eq!(params[0]["from"], serde_json::json!(sender));
+    // And the value and calldata it was built with, which the mined transaction must carry.
+    let transfer = state.send.sending.as_ref().unwrap();
+    assert_eq!((transfer.value.as_str(), transfer.data.as_str()), ("0x14d1120d7b160000", "0x"));
 }
 
 #[test]
@@ -216,6 +219,8 @@ fn given_a_valid_erc20_send_when_submitted_then_the_wallet_is_asked_to_call_tran
     let data = params[0]["data"].as_str().unwrap();
     assert!(data.starts_with("0xa9059cbb"), "transfer(address,uint256)");
     assert!(data.ends_with(&format!("{:064x}", 2_000_000_000_000_000_000u128)), "2 tokens of 18 decimals");
+    let transfer = state.send.sending.as_ref().unwrap();
+    assert_eq!((transfer.value.as_str(), transfer.data.as_str()), ("0x0", data));
 }
 
 fn sending(asset: &str) -> Given {

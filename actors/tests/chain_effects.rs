@@ -69,7 +69,7 @@ impl ChainEffects for SilentChain {
     ) -> ChainFuture<Result<vestibule_actors::machines::activity::ActivityPage, String>> {
         never()
     }
-    fn receipt(&self, _: CaipNetworkId, _: String, _: String, _: String, _: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, _: String, _: vestibule_actors::machines::send::Transfer, _: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
         self.receipt_polls.fetch_add(1, Ordering::SeqCst);
         let live = LivePoll(self.receipt_polls.clone());
         Box::pin(async move {

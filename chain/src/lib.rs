@@ -32,6 +32,6 @@ pub use config::{ChainConfig, ConfigError};
 pub use error::{ActivityError, BalanceError, ChainError};
 pub use metrics::ChainMetrics;
 pub use network::NetworkId;
-pub use receipt::ReceiptOutcome;
+pub use receipt::{ExpectedTransaction, ReceiptOutcome};
 pub use service::{ChainService, ChainServiceBuilder, SolanaSendError};
 pub use tx_errors::TransactionError;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use alloy::primitives::{Address, B256, U64, U128};
+use alloy::primitives::{Address, B256, Bytes, U64, U128, U256};
 use alloy::rpc::client::RpcClient;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,61 @@ pub enum ReceiptOutcome {
     SentByAnother {
         from: Option<Address>,
     },
+    /// Mined, from and to the addresses asked for, but with another value or calldata: another
+    /// transaction of the same account to the same address (an earlier transfer, another amount).
+    OtherCall {
+        value: U256,
+    },
+}
+
+/// What the transaction behind a hash must be to be the transfer a session built. The hash is a
+/// wallet's answer (the browser's word): without these checks any mined transaction's hash would
+/// pass for the transfer. A field left `None` is not compared (a transfer recorded before it was).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpectedTransaction {
+    /// The address it was built to: the receiver, or an ERC-20 transfer's token contract.
+    pub to: Option<Address>,
+    /// The account that submitted it.
+    pub from: Option<Address>,
+    /// The value and calldata it was built with.
+    pub call: Option<(U256, Bytes)>,
+}
+
+impl ExpectedTransaction {
+    /// What is wrong with `mined` by its receipt alone (the addresses), if anything.
+    fn mismatch(&self, mined: &MinedReceipt) -> Option<ReceiptOutcome> {
+        if self.to.is_some_and(|to| mined.to != Some(to)) {
+            return Some(ReceiptOutcome::SentElsewhere { to: mined.to });
+        }
+        if self.from.is_some_and(|from| mined.from != Some(from)) {
+            return Some(ReceiptOutcome::SentByAnother { from: mined.from });
+        }
+        None
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct NodeTransaction {
+    value: U256,
+    input: Bytes,
+}
+
+/// `mined` checked against `expected`: its addresses by its receipt, then (when a call is
+/// expected) its value and calldata by `eth_getTransactionByHash`, which a receipt does not carry.
+pub async fn check_mined(client: &RpcClient, mined: MinedReceipt, expected: &ExpectedTransaction) -> Result<ReceiptOutcome, ChainError> {
+    if let Some(wrong) = expected.mismatch(&mined) {
+        return Ok(wrong);
+    }
+    let Some((value, input)) = &expected.call else { return Ok(ReceiptOutcome::Mined(mined)) };
+    let transaction: Option<NodeTransaction> = client.request("eth_getTransactionByHash", (mined.hash,)).await.map_err(ChainError::from)?;
+    // The node gave the receipt, so it knows the transaction; none would be a node out of step.
+    let Some(transaction) = transaction else {
+        return Err(ChainError::Decode(format!("no transaction {} where its receipt was", mined.hash)));
+    };
+    if transaction.value != *value || transaction.input != *input {
+        return Ok(ReceiptOutcome::OtherCall { value: transaction.value });
+    }
+    Ok(ReceiptOutcome::Mined(mined))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,7 +23,7 @@ use crate::clock::{Clock, TokioClock};
 use crate::config::{ActivitySourceKind, ChainConfig, ConfigError, NetworkSettings};
 use crate::metrics::{ChainMetrics, NetworkMetrics};
 use crate::prices::{AssetId, PriceSource, StaticPrices};
-use crate::receipt::{ReceiptOutcome, wait_for_receipt};
+use crate::receipt::{ExpectedTransaction, ReceiptOutcome, check_mined, wait_for_receipt};
 use crate::rpc::chain_id::{ChainIdGate, watch};
 use crate::rpc::{HttpEndpoint, RpcPolicy, endpoints_client};
 use crate::send::{SendCall, SendError, SendForm, build_send};
@@ -658,10 +658,11 @@ impl ChainService {
     }
 
     /// Waits up to `max_wait` for the receipt of the transaction `hash` on `network`, polling less
-    /// often as it waits ([`crate::receipt::receipt_poll_delay`]). With `sent_to`, a transaction
-    /// mined to another address is [`ReceiptOutcome::SentElsewhere`]; with `sent_from`, one sent by
-    /// another account is [`ReceiptOutcome::SentByAnother`]: the hash came from a wallet (the
-    /// browser), and any mined transaction's hash would otherwise pass for the transfer.
+    /// often as it waits ([`crate::receipt::receipt_poll_delay`]). The hash came from a wallet (the
+    /// browser): once mined, the transaction is checked against `expected`, and one sent to another
+    /// address is [`ReceiptOutcome::SentElsewhere`], by another account
+    /// [`ReceiptOutcome::SentByAnother`], with another value or calldata
+    /// [`ReceiptOutcome::OtherCall`].
     /// Once the transfer is mined, the activity pages of the accounts it touched (sender,
     /// recipient, the sides of its token transfers) are dropped before this returns, so the next
     /// page asked is read anew.
@@ -670,22 +671,18 @@ impl ChainService {
         network: NetworkId,
         hash: B256,
         max_wait: Duration,
-        sent_to: Option<Address>,
-        sent_from: Option<Address>,
+        expected: &ExpectedTransaction,
     ) -> Result<ReceiptOutcome, ChainError> {
         let entry = self.network(network)?;
         let outcome = wait_for_receipt(&entry.client, hash, max_wait, self.inner.receipt_poll_interval).await?;
         match outcome {
-            ReceiptOutcome::Mined(mined) if sent_to.is_some_and(|to| mined.to != Some(to)) => {
-                Ok(ReceiptOutcome::SentElsewhere { to: mined.to })
-            }
-            ReceiptOutcome::Mined(mined) if sent_from.is_some_and(|from| mined.from != Some(from)) => {
-                Ok(ReceiptOutcome::SentByAnother { from: mined.from })
-            }
-            ReceiptOutcome::Mined(mined) => {
-                self.invalidate_activity(network, &mined.accounts, mined.block_number);
-                Ok(ReceiptOutcome::Mined(mined))
-            }
+            ReceiptOutcome::Mined(mined) => match check_mined(&entry.client, mined, expected).await? {
+                ReceiptOutcome::Mined(mined) => {
+                    self.invalidate_activity(network, &mined.accounts, mined.block_number);
+                    Ok(ReceiptOutcome::Mined(mined))
+                }
+                other => Ok(other),
+            },
             other => Ok(other),
         }
     }

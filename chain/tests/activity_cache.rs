@@ -20,7 +20,9 @@ use vestibule_chain::clock::ManualClock;
 use vestibule_chain::config::{ActivityConfig, NetworkConfig};
 use vestibule_chain::metrics::NetworkMetrics;
 use vestibule_chain::receipt::ReceiptOutcome;
-use vestibule_chain::{ActivityCursor, ActivityPage, ActivitySource, ChainConfig, ChainError, ChainService, NetworkId};
+use vestibule_chain::{
+    ActivityCursor, ActivityPage, ActivitySource, ChainConfig, ChainError, ChainService, ExpectedTransaction, NetworkId,
+};
 
 const NET: NetworkId = NetworkId::eip155(31337);
 const ANVIL_1: Address = address!("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
@@ -159,12 +161,21 @@ async fn pages_are_shared_across_sessions_until_the_account_transacts() {
     assert_eq!(still_cached, first, "until the service sees the receipt, the page is kept");
     assert_eq!(s.pages(), 4);
     // A receipt that is not the transfer's (sent elsewhere than asked) drops nothing.
-    let elsewhere = s.service.receipt(NET, sent, Duration::from_secs(30), Some(ANVIL_2), None).await.unwrap();
+    let elsewhere = s
+        .service
+        .receipt(NET, sent, Duration::from_secs(30), &ExpectedTransaction { to: Some(ANVIL_2), ..Default::default() })
+        .await
+        .unwrap();
     assert_eq!(elsewhere, ReceiptOutcome::SentElsewhere { to: Some(ANVIL_1) });
     assert_eq!(metrics.activity_pages_dropped_of("invalidated"), 0);
     assert_eq!(s.service.activity(NET, Some(dev), None).await.unwrap(), first, "still cached");
     assert_eq!(s.pages(), 4);
-    let ReceiptOutcome::Mined(mined) = s.service.receipt(NET, sent, Duration::from_secs(30), Some(ANVIL_1), None).await.unwrap() else {
+    let ReceiptOutcome::Mined(mined) = s
+        .service
+        .receipt(NET, sent, Duration::from_secs(30), &ExpectedTransaction { to: Some(ANVIL_1), ..Default::default() })
+        .await
+        .unwrap()
+    else {
         panic!("not mined")
     };
     assert_eq!(mined.accounts, {
@@ -258,7 +269,10 @@ async fn a_page_in_flight_when_the_account_transacts_is_not_kept() {
     }
     // While that page is being built, a send of the account is mined.
     let sent = transfer(&dev_provider, dev, ANVIL_2, 2).await;
-    assert!(matches!(s.service.receipt(NET, sent, Duration::from_secs(30), None, None).await.unwrap(), ReceiptOutcome::Mined(_)));
+    assert!(matches!(
+        s.service.receipt(NET, sent, Duration::from_secs(30), &ExpectedTransaction::default()).await.unwrap(),
+        ReceiptOutcome::Mined(_)
+    ));
     gate.add_permits(1);
     asked.await.unwrap().unwrap();
 
@@ -280,7 +294,11 @@ async fn a_newest_page_that_lags_the_receipt_is_not_kept() {
     let before = s.service.activity(NET, Some(dev), None).await.unwrap();
 
     let sent = transfer(&dev_provider, dev, ANVIL_2, 2).await;
-    let ReceiptOutcome::Mined(mined) = s.service.receipt(NET, sent, Duration::from_secs(30), None, None).await.unwrap() else { panic!() };
+    let ReceiptOutcome::Mined(mined) =
+        s.service.receipt(NET, sent, Duration::from_secs(30), &ExpectedTransaction::default()).await.unwrap()
+    else {
+        panic!()
+    };
     // The node's search has not caught up with its receipt: the page lacks the send, and is not kept.
     *s.source.lagging.lock().unwrap() = Some(before.clone());
     assert_eq!(s.service.activity(NET, Some(dev), None).await.unwrap(), before);

@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use alloy::primitives::{Address, U256, address};
+use alloy::primitives::{Address, Bytes, U256, address};
 use alloy::providers::{DynProvider, Provider};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol_types::SolCall;
@@ -17,7 +17,7 @@ use vestibule_chain::config::{ActivityConfig, NetworkConfig, TokenConfig};
 use vestibule_chain::erc20::IERC20;
 use vestibule_chain::receipt::ReceiptOutcome;
 use vestibule_chain::send::{SendAsset, SendCall, SendForm};
-use vestibule_chain::{ActivityCursor, ActivityError, ChainConfig, ChainService, NetworkId, TransactionError};
+use vestibule_chain::{ActivityCursor, ActivityError, ChainConfig, ChainService, ExpectedTransaction, NetworkId, TransactionError};
 
 const NET: NetworkId = NetworkId::eip155(31337);
 const ANVIL_0: Address = address!("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
@@ -219,14 +219,15 @@ async fn activity_lists_native_and_token_transfers_newest_first_by_pages() {
 #[tokio::test]
 async fn receipts_of_mined_reverted_and_unknown_transactions() {
     let anvil = Anvil::start(31337);
-    let (_, dev) = dev_wallet();
+    let (dev_key, dev) = dev_wallet();
     let vdt = anvil.deploy_token(18, dev, ether(1)).await;
     let service = service(&anvil, &[vdt], 20);
     let anvil0 = anvil.wallet(ANVIL_KEY_0);
 
     let tx = TransactionRequest::default().to(ANVIL_1).value(U256::from(1));
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), None, None).await.unwrap() else {
+    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), &ExpectedTransaction::default()).await.unwrap()
+    else {
         panic!("not mined")
     };
     assert_eq!((mined.hash, mined.status, mined.gas_used), (hash, TransactionStatus::Confirmed, 21_000));
@@ -236,29 +237,70 @@ async fn receipts_of_mined_reverted_and_unknown_transactions() {
     let transfer = SendCall::erc20_transfer(vdt, ANVIL_1, ether(1));
     let tx = TransactionRequest::default().to(transfer.to).input(transfer.data.into()).gas_limit(100_000);
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let ReceiptOutcome::Mined(reverted) = service.receipt(NET, hash, Duration::from_secs(30), None, None).await.unwrap() else {
+    let ReceiptOutcome::Mined(reverted) =
+        service.receipt(NET, hash, Duration::from_secs(30), &ExpectedTransaction::default()).await.unwrap()
+    else {
         panic!("not mined")
     };
     assert_eq!(reverted.status, TransactionStatus::Failed);
 
     let unknown = alloy::primitives::B256::repeat_byte(0x42);
-    assert_eq!(service.receipt(NET, unknown, Duration::from_millis(120), None, None).await, Ok(ReceiptOutcome::NotYetMined));
+    assert_eq!(
+        service.receipt(NET, unknown, Duration::from_millis(120), &ExpectedTransaction::default()).await,
+        Ok(ReceiptOutcome::NotYetMined)
+    );
 
     // Review finding: the hash is the wallet's word. A mined transaction to another address than
     // the transfer was built to is not the transfer (the positive side: to its own address, it is).
     let tx = TransactionRequest::default().to(ANVIL_1).value(U256::from(2));
     let hash = *anvil0.send_transaction(tx).await.unwrap().tx_hash();
-    let elsewhere = service.receipt(NET, hash, Duration::from_secs(30), Some(vdt), None).await.unwrap();
+    let elsewhere =
+        service.receipt(NET, hash, Duration::from_secs(30), &ExpectedTransaction { to: Some(vdt), ..Default::default() }).await.unwrap();
     assert_eq!(elsewhere, ReceiptOutcome::SentElsewhere { to: Some(ANVIL_1) });
     // Nor is one sent by another account than the transfer's (an outside attack had a stranger's
     // transaction to the same address recorded as the visitor's transfer).
-    let stranger = service.receipt(NET, hash, Duration::from_secs(30), Some(ANVIL_1), Some(ANVIL_1)).await.unwrap();
+    let stranger = service
+        .receipt(NET, hash, Duration::from_secs(30), &ExpectedTransaction { to: Some(ANVIL_1), from: Some(ANVIL_1), call: None })
+        .await
+        .unwrap();
     assert_eq!(stranger, ReceiptOutcome::SentByAnother { from: Some(ANVIL_0) });
-    let ReceiptOutcome::Mined(mined) = service.receipt(NET, hash, Duration::from_secs(30), Some(ANVIL_1), Some(ANVIL_0)).await.unwrap()
+    let ReceiptOutcome::Mined(mined) = service
+        .receipt(NET, hash, Duration::from_secs(30), &ExpectedTransaction { to: Some(ANVIL_1), from: Some(ANVIL_0), call: None })
+        .await
+        .unwrap()
     else {
         panic!("not mined")
     };
     assert_eq!((mined.to, mined.from), (Some(ANVIL_1), Some(ANVIL_0)));
+
+    // Nor is another transaction of the same account to the same address (an outside review: an
+    // earlier transfer's hash, or one of another amount, was confirmed as the visitor's): the
+    // value and calldata it was built with are compared too.
+    let expect =
+        |value: u64, data: Bytes| ExpectedTransaction { to: Some(ANVIL_1), from: Some(ANVIL_0), call: Some((U256::from(value), data)) };
+    let other_amount = service.receipt(NET, hash, Duration::from_secs(30), &expect(3, Bytes::new())).await.unwrap();
+    assert_eq!(other_amount, ReceiptOutcome::OtherCall { value: U256::from(2) });
+    let other_data = service.receipt(NET, hash, Duration::from_secs(30), &expect(2, Bytes::from_static(&[0xa9]))).await.unwrap();
+    assert_eq!(other_data, ReceiptOutcome::OtherCall { value: U256::from(2) });
+    let same = service.receipt(NET, hash, Duration::from_secs(30), &expect(2, Bytes::new())).await.unwrap();
+    assert!(matches!(same, ReceiptOutcome::Mined(m) if m.hash == hash), "the transfer as built is confirmed");
+
+    // An ERC-20 transfer: the calldata names the receiver and the amount.
+    anvil.set_balance(dev, ether(1)).await;
+    let vdt_sender = anvil.wallet_of(dev_key);
+    let sent = SendCall::erc20_transfer(vdt, ANVIL_1, U256::from(7));
+    let tx = TransactionRequest::default().to(sent.to).input(sent.data.clone().into());
+    let hash = *vdt_sender.send_transaction(tx).await.unwrap().tx_hash();
+    let built = |amount: u64| ExpectedTransaction {
+        to: Some(vdt),
+        from: Some(dev),
+        call: Some((U256::ZERO, SendCall::erc20_transfer(vdt, ANVIL_1, U256::from(amount)).data)),
+    };
+    let ReceiptOutcome::Mined(_) = service.receipt(NET, hash, Duration::from_secs(30), &built(7)).await.unwrap() else {
+        panic!("not mined")
+    };
+    let eight = service.receipt(NET, hash, Duration::from_secs(30), &built(8)).await.unwrap();
+    assert_eq!(eight, ReceiptOutcome::OtherCall { value: U256::ZERO });
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use support::stub::{Reply, StubNode, answer, ok, refused_url};
 use vestibule_chain::config::NetworkConfig;
 use vestibule_chain::rpc::{RpcFailure, RpcPolicy};
-use vestibule_chain::{ChainConfig, ChainError, ChainService, NetworkId};
+use vestibule_chain::{ChainConfig, ChainError, ChainService, ExpectedTransaction, NetworkId};
 
 const NET: NetworkId = NetworkId::eip155(1);
 
@@ -298,7 +298,7 @@ async fn a_receipt_that_never_comes_is_asked_for_31_times_in_two_minutes_not_120
     let service = service(&[node.url()]);
     let hash = alloy::primitives::B256::repeat_byte(0x42);
     let started = tokio::time::Instant::now();
-    let outcome = service.receipt(NET, hash, Duration::from_secs(120), None, None).await;
+    let outcome = service.receipt(NET, hash, Duration::from_secs(120), &ExpectedTransaction::default()).await;
     assert_eq!(outcome, Ok(vestibule_chain::ReceiptOutcome::NotYetMined));
     assert_eq!(started.elapsed(), Duration::from_secs(120));
     assert_eq!(node.received().len(), 31);

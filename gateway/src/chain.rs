@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use alloy::primitives::{Address, B256};
+use alloy::primitives::{Address, B256, Bytes, U256};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use prometheus_client::metrics::gauge::Gauge;
@@ -17,7 +17,7 @@ use vestibule_actors::machines::activity::{
 };
 use vestibule_actors::machines::balances::{BalanceFetch, BalancesSnapshot, TokenBalance};
 use vestibule_actors::machines::requests::WalletOutcome;
-use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend, SolanaSubmitFailure};
+use vestibule_actors::machines::send::{PreparedSolanaTransfer, SolanaSend, SolanaSubmitFailure, Transfer};
 use vestibule_actors::model::caip::CaipNetworkId;
 use vestibule_actors::runtime::{ChainEffects, ChainFuture};
 use vestibule_actors::session::ReceiptOutcome;
@@ -29,7 +29,9 @@ use vestibule_chain::rpc::RpcFailure;
 use vestibule_chain::slots::ClientTurns;
 use vestibule_chain::solana::parse_solana_address;
 use vestibule_chain::solana::rpc::{SignatureOutcome, TransferRequest};
-use vestibule_chain::{AccountAddress, ActivityCursor, ChainError, ChainService, NetworkId, SolanaSendError, TransactionError};
+use vestibule_chain::{
+    AccountAddress, ActivityCursor, ChainError, ChainService, ExpectedTransaction, NetworkId, SolanaSendError, TransactionError,
+};
 
 /// How long one receipt effect waits for a sent transaction to be mined before reporting
 /// `NotMined` (the session records that; the chain service polls meanwhile, less often as it
@@ -119,6 +121,23 @@ fn parse_address(text: &str) -> Option<Address> {
     text.parse().ok()
 }
 
+/// What an EVM transfer's mined transaction must be: to the address it was built to, from its
+/// sender, with its value and calldata. The sender, value and calldata are empty in a transfer
+/// recorded before the session kept them, and are then not compared.
+fn expected_transaction(transfer: &Transfer) -> Result<ExpectedTransaction, String> {
+    let to = parse_address(transfer.sent_to()).ok_or_else(|| format!("not an address: {}", transfer.sent_to()))?;
+    let from = parse_address(&transfer.from);
+    let call = match (transfer.value.as_str(), transfer.data.as_str()) {
+        ("", "") => None,
+        (value, data) => {
+            let value: U256 = value.parse().map_err(|_| format!("not a value: {value}"))?;
+            let data: Bytes = data.parse().map_err(|_| format!("not calldata: {data}"))?;
+            Some((value, data))
+        }
+    };
+    Ok(ExpectedTransaction { to: Some(to), from, call })
+}
+
 impl ChainEffects for ServiceEffects {
     fn served_networks(&self) -> Vec<CaipNetworkId> {
         self.service.networks().iter().filter_map(|n| n.to_string().parse().ok()).collect()
@@ -166,14 +185,7 @@ impl ChainEffects for ServiceEffects {
         })
     }
 
-    fn receipt(
-        &self,
-        network: CaipNetworkId,
-        hash: String,
-        sent_to: String,
-        sent_from: String,
-        client: Option<IpAddr>,
-    ) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, hash: String, transfer: Transfer, client: Option<IpAddr>) -> ChainFuture<ReceiptOutcome> {
         let service = self.service.clone();
         let wait = self.receipt_wait;
         let (turns, queued) = (self.receipt_waits.clone(), self.queued.clone());
@@ -182,12 +194,13 @@ impl ChainEffects for ServiceEffects {
             let _turn = match turns.try_take(client) {
                 Some(turn) => turn,
                 None => {
-                    tracing::debug!(%network, "a receipt wait waits its turn: the client has as many as it may");
+                    tracing::debug!(network = %transfer.network, "a receipt wait waits its turn: the client has as many as it may");
                     let _queued = QueuedWait::new(queued);
                     turns.take(client).await
                 }
             };
-            let Some(id) = network_id(&network) else {
+            let network = &transfer.network;
+            let Some(id) = network_id(network) else {
                 return ReceiptOutcome::NotMined(format!("Unsupported chain: {network}"));
             };
             if id.is_solana() {
@@ -203,12 +216,11 @@ impl ChainEffects for ServiceEffects {
             let Ok(hash) = hash.parse::<B256>() else {
                 return ReceiptOutcome::NotMined(format!("not a transaction hash: {hash}"));
             };
-            let Some(sent_to) = parse_address(&sent_to) else {
-                return ReceiptOutcome::NotMined(format!("not an address: {sent_to}"));
+            let expected = match expected_transaction(&transfer) {
+                Ok(expected) => expected,
+                Err(message) => return ReceiptOutcome::NotMined(message),
             };
-            // A transfer recorded before its sender was (empty) is checked by its recipient only.
-            let sent_from = parse_address(&sent_from);
-            match service.receipt(id, hash, wait, Some(sent_to), sent_from).await {
+            match service.receipt(id, hash, wait, &expected).await {
                 Ok(vestibule_chain::ReceiptOutcome::Mined(r)) => ReceiptOutcome::Mined {
                     success: r.status == chain_activity::TransactionStatus::Confirmed,
                     block_number: r.block_number,
@@ -221,6 +233,9 @@ impl ChainEffects for ServiceEffects {
                     "the transaction mined is not this transfer: it was sent by {}",
                     from.map_or_else(|| "an unknown account".to_string(), |from| from.to_checksum(None))
                 )),
+                Ok(vestibule_chain::ReceiptOutcome::OtherCall { .. }) => {
+                    ReceiptOutcome::NotMined("the transaction mined is not this transfer: it carries another amount or call".to_string())
+                }
                 Ok(vestibule_chain::ReceiptOutcome::NotYetMined) => {
                     ReceiptOutcome::NotMined(format!("no receipt within {} s", wait.as_secs()))
                 }

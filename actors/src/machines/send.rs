@@ -128,6 +128,14 @@ pub struct Transfer {
     /// receipt must name it as its sender. Empty in logs written before it was recorded.
     #[serde(default)]
     pub from: String,
+    /// An EVM transfer's transaction as built: its value (a hex quantity) and its calldata (hex,
+    /// `0x` for a native transfer). The mined transaction must carry both, or it is another
+    /// transaction to the same address. Empty for Solana, and in logs written before they were
+    /// recorded (not compared then).
+    #[serde(default)]
+    pub value: String,
+    #[serde(default)]
+    pub data: String,
 }
 
 impl Transfer {
@@ -301,6 +309,8 @@ mod tests {
             amount: "1".into(),
             receiver: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8".into(),
             from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266".into(),
+            value: "0xde0b6b3a7640000".into(),
+            data: "0x".into(),
         };
         assert_eq!(native.sent_to(), "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
         let token =

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use crate::machines::activity::{ActivityFetch, ActivityPage};
 use crate::machines::balances::{BalanceFetch, BalancesSnapshot};
 use crate::machines::requests::WalletOutcome;
-use crate::machines::send::{PreparedSolanaTransfer, SolanaSend, SolanaSubmitFailure};
+use crate::machines::send::{PreparedSolanaTransfer, SolanaSend, SolanaSubmitFailure, Transfer};
 use crate::machines::siwx::ContractCheck;
 use crate::model::caip::CaipNetworkId;
 use crate::model::options::SocialProvider;
@@ -50,19 +50,13 @@ pub trait ChainEffects: Send + Sync + 'static {
     fn balances(&self, fetch: BalanceFetch) -> ChainFuture<Result<BalancesSnapshot, String>>;
     /// One page of `fetch.address`'s activity on `fetch.network`, from `fetch.cursor`.
     fn activity(&self, fetch: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>>;
-    /// Waits (bounded) for the receipt of `hash` on `network`. `sent_to`: the address the transfer
-    /// was built to ([`crate::machines::send::Transfer::sent_to`]); `sent_from`: the account that
-    /// sent it (empty: not recorded). A mined transaction to another address, or from another
-    /// account, is not this transfer (the hash is the wallet's word, not the server's). `client`:
+    /// Waits (bounded) for the receipt of `hash`, the wallet's answer to `transfer`, on the
+    /// transfer's network. The hash is the wallet's word, not the server's: a mined transaction to
+    /// another address than the transfer was built to ([`Transfer::sent_to`]), from another account
+    /// than its sender, or with another value or calldata than it was built with, is not this
+    /// transfer (a field the transfer does not record, in an older log, is not compared). `client`:
     /// as for [`ChainEffects::host_read`]; the waits one client address may have at once are bounded.
-    fn receipt(
-        &self,
-        network: CaipNetworkId,
-        hash: String,
-        sent_to: String,
-        sent_from: String,
-        client: Option<std::net::IpAddr>,
-    ) -> ChainFuture<ReceiptOutcome>;
+    fn receipt(&self, hash: String, transfer: Transfer, client: Option<std::net::IpAddr>) -> ChainFuture<ReceiptOutcome>;
     /// A host app's safe read (`HostRequestsState::chain_reads`; spec §6): `method` with `params`
     /// on `network`'s nodes. The node's result, or an EIP-1193 / JSON-RPC error (the node's own
     /// error as it answered; a node that cannot be reached is 4901, "chain disconnected").
@@ -103,7 +97,7 @@ impl ChainEffects for NoChain {
     fn activity(&self, _: ActivityFetch) -> ChainFuture<Result<ActivityPage, String>> {
         Box::pin(std::future::ready(Err("no chain service is configured".to_string())))
     }
-    fn receipt(&self, _: CaipNetworkId, _: String, _: String, _: String, _: Option<std::net::IpAddr>) -> ChainFuture<ReceiptOutcome> {
+    fn receipt(&self, _: String, _: Transfer, _: Option<std::net::IpAddr>) -> ChainFuture<ReceiptOutcome> {
         Box::pin(std::future::ready(ReceiptOutcome::NotMined("no chain service is configured".to_string())))
     }
     fn host_read(

@@ -110,8 +110,8 @@ const TOO_LARGE_TO_KEEP: &str = "the answer is too large to keep";
 enum ChainAsk {
     Balances(crate::machines::balances::BalanceFetch),
     Activity(crate::machines::activity::ActivityFetch),
-    /// The network, the hash, the address the transfer was built to, and its sender.
-    Receipt(crate::model::caip::CaipNetworkId, String, String, String),
+    /// The hash the wallet answered, and the transfer it answered for.
+    Receipt(String, crate::machines::send::Transfer),
     HostRead {
         request_id: String,
         network: crate::model::caip::CaipNetworkId,
@@ -981,8 +981,7 @@ impl ModalSession {
         let waiting_for_a_client =
             !for_a_client && (state.send.awaiting_receipts().next().is_some() || state.host_requests.chain_reads().next().is_some());
         for sent in state.send.awaiting_receipts().filter(|_| for_a_client) {
-            let transfer = &sent.transfer;
-            let ask = ChainAsk::Receipt(transfer.network.clone(), sent.hash.clone(), transfer.sent_to().to_string(), transfer.from.clone());
+            let ask = ChainAsk::Receipt(sent.hash.clone(), sent.transfer.clone());
             wanted.push((("receipt", sent.hash.clone()), ask));
         }
         if let Some(send) = state.send.solana.clone() {
@@ -1032,11 +1031,9 @@ impl ModalSession {
                     let id = fetch.id;
                     Box::pin(async move { Command::ActivityFetched { id, outcome: chain.activity(fetch).await } })
                 }
-                ChainAsk::Receipt(network, hash, sent_to, sent_from) => {
+                ChainAsk::Receipt(hash, transfer) => {
                     let client = self.client;
-                    Box::pin(async move {
-                        Command::ReceiptObserved { outcome: chain.receipt(network, hash.clone(), sent_to, sent_from, client).await, hash }
-                    })
+                    Box::pin(async move { Command::ReceiptObserved { outcome: chain.receipt(hash.clone(), transfer, client).await, hash } })
                 }
                 ChainAsk::HostRead { request_id, network, method, params } => {
                     let client = self.client;

@@ -24,7 +24,7 @@ use crate::session::Event;
 
 /// Version of [`SessionState`]'s shape. Snapshots of another version are ignored (and rebuilt from
 /// the log), so bump this whenever the state's serialized form changes.
-pub const STATE_SCHEMA_VERSION: u32 = 10;
+pub const STATE_SCHEMA_VERSION: u32 = 11;
 
 // Each top-level field is a `Region`: the unit the runtime re-serializes, hashes and diffs after a
 // decision, and the unit sessions share. The larger regions sit behind an `Arc` and are changed

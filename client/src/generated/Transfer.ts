@@ -13,4 +13,11 @@ amount: string, receiver: string,
  * The account that sent it (the connected account when it was submitted): an EVM transfer's
  * receipt must name it as its sender. Empty in logs written before it was recorded.
  */
-from: string, };
+from: string, 
+/**
+ * An EVM transfer's transaction as built: its value (a hex quantity) and its calldata (hex,
+ * `0x` for a native transfer). The mined transaction must carry both, or it is another
+ * transaction to the same address. Empty for Solana, and in logs written before they were
+ * recorded (not compared then).
+ */
+value: string, data: string, };

@@ -136,6 +136,8 @@ fn validate_solana(d: &Decision, form: &SendForm, account: &ChainAccount) -> Res
         amount: crate::model::evm::format_units(amount, token.decimals),
         receiver: receiver.to_string(),
         from: account.address.clone(),
+        value: String::new(),
+        data: String::new(),
     };
     Ok((send, transfer))
 }
@@ -244,11 +246,16 @@ fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmA
     let receiver = parse_evm_address(&form.receiver).ok_or_else(|| INVALID_RECEIVER.to_string())?;
     let amount = held_amount(form, token)?;
     let from = account.address.clone();
-    let (kind, params) = match &token.address {
-        None => (TransferKind::Native, serde_json::json!({ "from": &from, "to": receiver.to_checksum(None), "value": quantity(amount) })),
+    let (kind, value, data, params) = match &token.address {
+        None => {
+            let value = quantity(amount);
+            let params = serde_json::json!({ "from": &from, "to": receiver.to_checksum(None), "value": &value });
+            (TransferKind::Native, value, "0x".to_string(), params)
+        }
         Some(contract) => {
             let data = erc20_transfer_data(receiver, amount);
-            (TransferKind::Erc20, serde_json::json!({ "from": &from, "to": contract, "value": "0x0", "data": data }))
+            let params = serde_json::json!({ "from": &from, "to": contract, "value": "0x0", "data": &data });
+            (TransferKind::Erc20, "0x0".to_string(), data, params)
         }
     };
     let transfer = Transfer {
@@ -260,6 +267,8 @@ fn validate(d: &Decision, form: &SendForm, account: &crate::session::state::EvmA
         amount: crate::model::evm::format_units(amount, token.decimals),
         receiver: receiver.to_checksum(None),
         from,
+        value,
+        data,
     };
     Ok((transfer, params))
 }
