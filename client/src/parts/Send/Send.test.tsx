@@ -102,7 +102,7 @@ it("starts from the server's form (a reload keeps what was typed)", async () => 
 it("shows the server's message, and is busy while the wallet is asked", async () => {
   const v = await draw(sendState({ error: "An amount and receiver address are required" }));
   expect(screen.getByRole("alert").textContent).toBe("An amount and receiver address are required");
-  const transfer = { requestId: "r1", network: "eip155:1", kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver, from: SENDER };
+  const transfer = { requestId: "r1", network: "eip155:1", kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver, from: SENDER, value: "0x16345785d8a0000", data: "0x" };
   act(() => v.show(sendState({ status: "sending", sending: transfer, form: { token: eth.asset, amount: "0.1", receiver } })));
   const button = screen.getByRole("button", { name: "Confirm in your wallet…" });
   expect(button.hasAttribute("disabled")).toBe(true);
@@ -117,7 +117,7 @@ it("starts the inputs again when the server resets the form, and lists the sent 
   const form = { token: eth.asset, amount: "0.1", receiver };
   const explorer = (state: SessionState): SessionState => ({ ...state, networks: state.networks.map((n) => ({ ...n, blockExplorers: ["https://explorer.test/"] })) });
   const v = await draw(explorer(sendState({ form })));
-  const transfer = { requestId: "r1", network: "eip155:1", kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver, from: SENDER };
+  const transfer = { requestId: "r1", network: "eip155:1", kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver, from: SENDER, value: "0x16345785d8a0000", data: "0x" };
   const hash = `0x${"ab".repeat(32)}`;
   act(() => v.show(sendState({ formVersion: 1, sent: [{ hash, transfer, status: "pending", blockNumber: null, sentMs: 1 }] })));
   expect((screen.getByLabelText("Amount") as HTMLInputElement).value).toBe("");
@@ -139,7 +139,7 @@ it("links each sent transaction to its own network's explorer (a switch between 
   const [mainnet] = state.networks;
   const arbitrum = { ...mainnet, caipNetworkId: "eip155:42161", name: "Arbitrum One", blockExplorers: ["https://arbiscan.io"] };
   const networks = [{ ...mainnet, blockExplorers: ["https://etherscan.io"] }, arbitrum];
-  const transfer = (network: string) => ({ requestId: "r1", network, kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver, from: SENDER });
+  const transfer = (network: string) => ({ requestId: "r1", network, kind: "native" as const, asset: eth.asset, symbol: "ETH", amount: "0.1", receiver, from: SENDER, value: "0x16345785d8a0000", data: "0x" });
   const [first, second] = [`0x${"ab".repeat(32)}`, `0x${"cd".repeat(32)}`];
   await draw({
     ...state,
@@ -194,7 +194,7 @@ it("sends from a Solana account: SOL and SPL tokens, a base58 receiver, the Sola
   fireEvent.click(screen.getByRole("button", { name: "Send" }));
   expect(v.commands.at(-1)).toEqual({ type: "SubmitSend", form: { token: vdt.asset, amount: "2.5", receiver: to } });
   const signature = "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
-  const transfer = { requestId: "r1", network: SOLANA_NETWORK, kind: "native" as const, asset: sol.asset, symbol: "SOL", amount: "0.5", receiver: to, from: SOLANA_ADDRESS };
+  const transfer = { requestId: "r1", network: SOLANA_NETWORK, kind: "native" as const, asset: sol.asset, symbol: "SOL", amount: "0.5", receiver: to, from: SOLANA_ADDRESS, value: "", data: "" };
   act(() => v.show({ ...state, send: { ...state.send, formVersion: 1, sent: [{ hash: signature, transfer, status: "confirmed", blockNumber: 12, sentMs: 1 }] } }));
   const row = screen.getByTestId("sent-transaction");
   expect(row.textContent).toContain("0.5 SOL");
