@@ -165,6 +165,18 @@ async fn contract_refusals_and_rpc_problems_have_their_reasons() {
     let ok = verify_message(&eoa_text, &personal_sign(&stranger, &eoa_text), &policy(), Some(&checker)).await.unwrap();
     assert_eq!(ok.method, SignatureMethod::Eip191);
 
+    // An outside review: the identity precompile (0x…04) echoes its input, which starts with the
+    // selector that is also the magic value; read as a lenient `bytes4` it said yes to any
+    // signature. Its answer is no ABI word of the magic value, and it has no code anyway.
+    let identity = Address::with_last_byte(4);
+    let hash = eip191_hash(text.as_bytes());
+    let stranger_sig = personal_sign(&stranger, &text);
+    assert!(!checker.is_valid_signature(identity, hash, &stranger_sig).await.unwrap());
+    assert!(!checker.has_code(identity).await.unwrap());
+    assert!(!checker.contract_accepts(identity, hash, &stranger_sig).await.unwrap());
+    // The positive side: the contract account with its owner's signature.
+    assert!(checker.contract_accepts(wallet, hash, &personal_sign(&owner(), &text)).await.unwrap());
+
     // An endpoint that does not answer.
     let dead_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let dead = Eip1271Checker::new(&format!("http://127.0.0.1:{dead_port}")).unwrap();
@@ -255,6 +267,30 @@ async fn a_contract_account_signs_in_through_the_gateway() {
     }
     assert_eq!(other.state["siwx"]["error"], "The signature could not be verified");
     assert!(other.state["siwx"]["sessions"].as_object().unwrap().is_empty());
+
+    // Nor can anyone sign in as the identity precompile (0x…04), which echoed the magic value to
+    // any signature (an outside review signed in as it and got a token).
+    let mut precompile = Client::create(&gateway, json!({ "networks": [anvil_network()], "siwx": {} })).await;
+    connect_wallet(&mut precompile, &Address::with_last_byte(4).to_checksum(None), &format!("0x{ANVIL_CHAIN_ID:x}")).await;
+    sign(&mut precompile, &PrivateKeySigner::from_slice(&[0x52; 32]).unwrap()).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while precompile.state["siwx"]["error"].is_null()
+        && precompile.state["siwx"]["sessions"].as_object().is_none_or(|s| s.is_empty())
+        && Instant::now() < deadline
+    {
+        let frame = recv_json(&mut precompile.ws).await;
+        precompile.apply_diff(&frame);
+    }
+    assert_eq!(precompile.state["siwx"]["error"], "The signature could not be verified", "{}", precompile.state["siwx"]);
+    assert!(precompile.state["siwx"]["sessions"].as_object().unwrap().is_empty());
+}
+
+fn anvil_network() -> serde_json::Value {
+    json!({
+        "caipNetworkId": format!("eip155:{ANVIL_CHAIN_ID}"),
+        "name": "Anvil",
+        "nativeCurrency": { "name": "Ether", "symbol": "ETH", "decimals": 18 }
+    })
 }
 
 /// Decision 0913: a chain under `[networks]` needs no `[siwx] rpc_urls`; the contract is asked

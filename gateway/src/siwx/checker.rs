@@ -117,9 +117,9 @@ impl ContractSignatureChecker for RpcContractChecker {
             let signature =
                 decode_signature(&check.signature, vestibule_actors::siwx::Namespace::Eip155).ok_or("the signature is not hex")?;
             let hash = eip191_hash(check.message.as_bytes());
-            match tokio::time::timeout(timeout, checker.is_valid_signature(address, hash, &signature)).await {
+            match tokio::time::timeout(timeout, checker.contract_accepts(address, hash, &signature)).await {
                 Ok(Ok(true)) => Ok(()),
-                Ok(Ok(false)) => Err("the contract refused the signature".into()),
+                Ok(Ok(false)) => Err("no contract at the address accepts the signature".into()),
                 Ok(Err(e)) => Err(format!("the chain could not be asked: {e}")),
                 Err(_) => Err(format!("the chain did not answer within {timeout:?}")),
             }

@@ -1,6 +1,6 @@
 //! EIP-1271 (`isValidSignature(bytes32,bytes)`) through a JSON-RPC provider.
 
-use alloy::primitives::{Address, B256, Bytes, FixedBytes};
+use alloy::primitives::{Address, B256, Bytes};
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::sol;
 use alloy::transports::http::reqwest::Url;
@@ -78,12 +78,17 @@ impl Eip1271Checker {
     }
 
     /// Whether the contract at `address` says `signature` is its signature of `hash`: `true` only
-    /// for the magic value. A revert, no return data or undecodable return data is `false`; only a
-    /// failure to get an answer is an error.
+    /// when its answer is exactly the ABI word of the magic value (the selector and 28 zero bytes).
+    /// A revert, no return data or any other return data is `false`; only a failure to get an
+    /// answer is an error. The answer is read as raw bytes because a lenient `bytes4` decode
+    /// takes any answer that starts with the selector: the identity precompile (`0x…04`) echoes
+    /// the call's input, whose first four bytes are the selector (an outside review signed in as
+    /// it with any signature). An address without code is for the caller to refuse
+    /// ([`Self::has_code`]): precompiles have none.
     pub async fn is_valid_signature(&self, address: Address, hash: B256, signature: &[u8]) -> Result<bool, RpcError> {
         let contract = IERC1271::new(address, &self.provider);
-        match contract.isValidSignature(hash, Bytes::copy_from_slice(signature)).call().await {
-            Ok(magic) => Ok(magic == FixedBytes(MAGIC_VALUE)),
+        match contract.isValidSignature(hash, Bytes::copy_from_slice(signature)).call_raw().await {
+            Ok(answer) => Ok(is_magic_word(&answer)),
             Err(alloy::contract::Error::AbiError(_) | alloy::contract::Error::ZeroData(..)) => Ok(false),
             Err(alloy::contract::Error::TransportError(e)) => match e.as_error_resp() {
                 Some(resp) if resp.code == 3 || resp.message.to_ascii_lowercase().contains("revert") => Ok(false),
@@ -91,5 +96,34 @@ impl Eip1271Checker {
             },
             Err(e) => Err(RpcError(e.to_string())),
         }
+    }
+
+    /// [`Self::is_valid_signature`] for an address that has code: an account without any (an
+    /// EOA, a precompile) is no contract account, whatever a call to it returns.
+    pub async fn contract_accepts(&self, address: Address, hash: B256, signature: &[u8]) -> Result<bool, RpcError> {
+        Ok(self.has_code(address).await? && self.is_valid_signature(address, hash, signature).await?)
+    }
+}
+
+/// `bytes4` returned by the ABI: one 32-byte word, the value left-aligned, the rest zero.
+fn is_magic_word(answer: &[u8]) -> bool {
+    answer.len() == 32 && answer[..4] == MAGIC_VALUE && answer[4..].iter().all(|b| *b == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_abi_word_of_the_magic_value_is_a_yes() {
+        let mut word = [0u8; 32];
+        word[..4].copy_from_slice(&MAGIC_VALUE);
+        assert!(is_magic_word(&word));
+        // What the identity precompile echoes: the selector, then the call's arguments.
+        let echoed = [&MAGIC_VALUE[..], &[0x11; 28][..], &[0u8; 64][..]].concat();
+        assert!(!is_magic_word(&echoed));
+        assert!(!is_magic_word(&echoed[..32]), "dirty low-order bytes");
+        assert!(!is_magic_word(&MAGIC_VALUE), "four bytes alone are no ABI word");
+        assert!(!is_magic_word(&[]));
     }
 }
