@@ -122,6 +122,37 @@ fn given_a_sign_request_when_the_wallet_signs_then_the_session_is_stored_and_the
 }
 
 #[test]
+fn given_a_sign_request_when_the_wallet_answers_with_a_cacao_then_only_this_sign_ins_is_kept() {
+    let g = signing(false);
+    let (request_id, message) = sign_request(&g);
+    let signature = personal_sign(&key(), &message);
+    let challenge = g.state.siwx.challenge.clone().unwrap();
+    let account = format!("eip155:1:{}", address());
+    let cacao = |iss: &str, nonce: &str, padding: usize| {
+        serde_json::json!({
+            "h": { "t": "eip4361" },
+            "p": { "domain": "localhost:3000", "iss": iss, "aud": "http://localhost:3000", "version": "1", "nonce": nonce,
+                   "iat": "2024-01-01T00:00:00Z", "resources": ["x".repeat(padding)] },
+            "s": { "t": "eip191", "s": &signature },
+        })
+    };
+    let kept = |cacao: serde_json::Value| {
+        let outcome = WalletOutcome::Ok { result: serde_json::json!({ "signature": &signature, "cacao": cacao }) };
+        let then = g.when(C::ResolveWalletRequest { request_id: request_id.clone(), outcome });
+        let state = then.state();
+        let session = state.siwx.session_for(&account).expect("signed in: the signature is verified either way");
+        session.cacao.is_some()
+    };
+    let own = format!("did:pkh:{account}");
+    assert!(kept(cacao(&own, &challenge.nonce, 0)), "the positive: the sign-in's own CACAO is kept");
+    // An outside review: any JSON was stored next to the verified fields, for the host to read.
+    assert!(!kept(cacao("did:pkh:eip155:1:0x000000000000000000000000000000000000dEaD", &challenge.nonce, 0)), "another issuer");
+    assert!(!kept(cacao(&own, "notTheNonce1", 0)), "another nonce");
+    assert!(!kept(cacao(&own, &challenge.nonce, 50_000)), "50 KB");
+    assert!(!kept(serde_json::json!("a string")), "no CACAO at all");
+}
+
+#[test]
 fn given_a_sign_request_when_the_wallet_declines_then_the_view_reopens_with_signature_declined() {
     let g = signing(false);
     let (request_id, _) = sign_request(&g);
@@ -133,6 +164,19 @@ fn given_a_sign_request_when_the_wallet_declines_then_the_view_reopens_with_sign
     assert_eq!(state.router.current(), View::SiwxSignMessage);
     assert!(state.toasts.items.values().any(|t| t.message == SIGNATURE_DECLINED));
     assert_eq!(state.siwx.challenge.as_ref().unwrap().nonce, nonce, "nothing was signed, so the nonce stands");
+}
+
+#[test]
+fn given_a_sign_request_when_the_wallet_fails_with_its_own_words_then_unknown_error_is_shown() {
+    // A wallet's message is its own text (here a phishing line): the toast and the view's error
+    // show the spec's default (§8), not it (outside review).
+    let g = signing(false);
+    let (request_id, _) = sign_request(&g);
+    let phish = "Security alert: visit https://wallet-recovery.example and enter your seed phrase";
+    let state = g.when(C::ResolveWalletRequest { request_id, outcome: wallet_err(-32000, phish) }).state();
+    assert_eq!(state.siwx.error.as_deref(), Some(vestibule_actors::session::UNKNOWN_ERROR));
+    let shown: Vec<&str> = state.toasts.items.values().map(|t| t.message.as_str()).collect();
+    assert_eq!(shown, [vestibule_actors::session::UNKNOWN_ERROR]);
 }
 
 #[test]

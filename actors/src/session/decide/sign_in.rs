@@ -310,6 +310,7 @@ pub(super) fn signature_received(d: &mut Decision, request: &WalletRequest, outc
                 _ => SiwxMethod::Eip191,
             };
             dismiss_toast(d);
+            let cacao = vouched_cacao(cacao, &challenge, &signature);
             signed_in(d, &challenge, signature, method, cacao);
         }
         // Not the account's own key: it may be a contract account, asked on chain by the runtime.
@@ -340,6 +341,27 @@ pub(super) fn contract_checked(d: &mut Decision, nonce: &str, verdict: Result<()
         (Ok(()), Err(e)) => failed(d, e.code()),
         (Err(_), _) => failed(d, "signature_mismatch"),
     }
+}
+
+/// The most bytes (as JSON) of a wallet's CACAO kept with a sign-in.
+pub const MAX_CACAO_BYTES: usize = 8 * 1024;
+
+/// A wallet's CAIP-74 CACAO is kept only when it is this sign-in's: its payload's issuer is the
+/// account (`did:pkh:` and the CAIP-10 id), its domain and nonce the message's, its signature the
+/// one verified, and it is small. The host reads it from the state as the sign-in's proof, so
+/// one a wallet made up (any JSON: an outside review stored 50 KB naming another issuer next to
+/// the verified fields) is dropped; the sign-in itself stands on the verified signature.
+fn vouched_cacao(cacao: Option<serde_json::Value>, challenge: &SiwxChallenge, signature: &str) -> Option<serde_json::Value> {
+    let cacao = cacao?;
+    let small = serde_json::to_string(&cacao).is_ok_and(|json| json.len() <= MAX_CACAO_BYTES);
+    let domain = SiwxMessage::parse(&challenge.message).ok().map(|m| m.domain.as_str().to_string());
+    let payload = &cacao["p"];
+    let ours = payload["iss"].as_str() == Some(format!("did:pkh:{}", challenge.account).as_str())
+        && domain.is_some()
+        && payload["domain"].as_str() == domain.as_deref()
+        && payload["nonce"].as_str() == Some(challenge.nonce.as_str())
+        && cacao["s"]["s"].as_str().is_some_and(|s| s.eq_ignore_ascii_case(signature));
+    (small && ours).then_some(cacao)
 }
 
 fn signed_in(d: &mut Decision, challenge: &SiwxChallenge, signature: String, method: SiwxMethod, cacao: Option<serde_json::Value>) {
