@@ -5,7 +5,7 @@ use vestibule_actors::machines::requests::RequestKind;
 use vestibule_actors::machines::router::View;
 use vestibule_actors::model::caip::Namespace;
 use vestibule_actors::model::connector::{ConnectorType, DiscoveredWallet};
-use vestibule_actors::session::{CONNECTION_REJECTED, ClientCommand as C, DomainError, Event, MODAL_CLOSED};
+use vestibule_actors::session::{CONNECTION_REJECTED, ClientCommand as C, DomainError, Event, FAILED_TO_CONNECT, MODAL_CLOSED};
 use vestibule_actors::testing::*;
 
 fn discovered() -> Given {
@@ -72,10 +72,56 @@ fn given_a_pending_connect_when_the_wallet_rejects_with_4001_then_connection_rej
 }
 
 #[test]
-fn given_a_pending_connect_when_the_wallet_fails_otherwise_then_its_message_or_unknown_error() {
-    let g = selecting();
-    let then = g.when(C::ResolveWalletRequest { request_id: g.pending_request(), outcome: wallet_err(-32603, "") });
-    assert!(then.events().iter().any(|e| matches!(e, Event::ConnectFailed { message, .. } if message == "Unknown error")));
+fn given_a_pending_connect_when_the_wallet_fails_otherwise_then_failed_to_connect_not_its_words() {
+    // Any page script can be a wallet, and its error message is its own text: a phishing line, a
+    // URL written backwards between bidi overrides, 70 kB. The visitor sees the spec's phrase only,
+    // in the toast and as the connection's last error (outside review).
+    let messages = [
+        "",
+        "Wallet locked: your funds are at risk. Recover them now at https://wallet-recovery.example (enter your seed phrase)",
+        "Approve \u{202E}cod.evil//:sptth\u{202C} to continue",
+        &"A".repeat(70_000),
+    ];
+    for message in messages {
+        let g = selecting();
+        let request_id = g.pending_request();
+        let then = g.when(C::ResolveWalletRequest { request_id: request_id.clone(), outcome: wallet_err(-32000, message) });
+        assert!(
+            then.events()
+                .iter()
+                .any(|e| matches!(e, Event::ConnectFailed { message, code, .. } if message == FAILED_TO_CONNECT && *code == Some(-32000))),
+            "{:?}",
+            then.event_types()
+        );
+        let state = then.state();
+        assert_eq!(state.connection.namespace(Namespace::Eip155).last_error.as_deref(), Some(FAILED_TO_CONNECT));
+        let shown: Vec<&str> = state.toasts.items.values().map(|t| t.message.as_str()).collect();
+        assert_eq!(shown, [FAILED_TO_CONNECT]);
+        // The wallet's own answer is still recorded with its request.
+        assert!(
+            then.events()
+                .iter()
+                .any(|e| matches!(e, Event::WalletRequestSettled { outcome, .. } if *outcome == wallet_err(-32000, message)))
+        );
+    }
+}
+
+#[test]
+fn given_announced_names_that_hide_or_reorder_text_when_reported_then_only_they_are_left_out() {
+    // "\u{202E}ksaMateM" reads as "MetaMask"; a zero-width space makes a second "DevWallet"; control
+    // characters and padding of wide spaces push what follows out of view (outside review).
+    let named = |name: &str, rdns: &str| DiscoveredWallet { name: name.into(), rdns: Some(rdns.into()), ..dev_wallet() };
+    let wallets = vec![
+        named("\u{202E}ksaMateM", "com.evil.two"),
+        named("Dev\u{200B}Wallet\u{200B}", "com.evil.three"),
+        named("\u{0}\u{7}Ctl\u{1b}[31m", "com.evil.five"),
+        named("Rabby \u{2003}\u{2003} recommended", "com.evil.four"),
+        dev_wallet(),
+        named("Zoë's Wallet 2", "com.zoe"),
+    ];
+    let state = given(started()).when(C::ReportWallets { wallets }).state();
+    let names: Vec<&str> = state.connection.connectors.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["Dev Wallet", "Zoë's Wallet 2"], "the honest wallets stay, the four disguised ones go");
 }
 
 #[test]

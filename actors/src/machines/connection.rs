@@ -286,6 +286,15 @@ pub fn connectors_from(
         if wallet.name.trim().is_empty() || wallet.name.len() > MAX_WALLET_NAME_BYTES {
             return Err(DomainError::InvalidInput { field: field("name"), message: format!("1 to {MAX_WALLET_NAME_BYTES} characters") });
         }
+        // Any page script can announce a wallet, under any name, and the Connect view shows it: a
+        // name with characters that reorder or hide text could read as another wallet's
+        // ("\u{202E}ksaMateM" as "MetaMask", "Dev\u{200B}Wallet" beside "Dev Wallet"). Such a
+        // wallet is left out, not the whole report, so that one hostile announcement does not hide
+        // the page's other wallets (the widget leaves them out before reporting, as a courtesy).
+        if wallet.name.trim().chars().any(crate::model::display::is_hidden) {
+            tracing::debug!(name = wallet.name.escape_debug().to_string(), "a wallet's name has hidden characters; left out");
+            continue;
+        }
         let namespace = wallet.namespace.unwrap_or(Namespace::Eip155);
         let id = match (namespace, wallet.kind) {
             (Namespace::Eip155, ConnectorType::Announced) => {

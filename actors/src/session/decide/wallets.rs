@@ -148,11 +148,15 @@ pub(super) fn disconnect(d: &mut Decision, namespace: Namespace, reason: &str) {
     super::embedded::after_disconnect(d);
 }
 
-pub(super) fn wallet_error_message(outcome: &WalletOutcome) -> String {
-    match outcome {
-        WalletOutcome::Error { message, .. } if !message.trim().is_empty() => message.trim().chars().take(200).collect(),
-        _ => UNKNOWN_ERROR.into(),
-    }
+/// What the visitor is shown when a wallet fails a request, other than by their own refusal: the
+/// spec's default for an error (§8, "Unknown error"), never the wallet's own words. Any page script
+/// can be a wallet and write anything there: text that reads other than it is stored (bidi
+/// overrides: "Approve \u{202E}cod.evil//:sptth\u{202C}" reads "Approve https://live.doc"), or a
+/// phishing line ("Recover them now at https://... (enter your seed phrase)") in the widget's own
+/// error toast. The wallet's message stays in the request's recorded outcome (and goes to a host
+/// whose request it answers), not on screen.
+pub(super) fn wallet_error_message(_outcome: &WalletOutcome) -> String {
+    UNKNOWN_ERROR.into()
 }
 
 pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: WalletOutcome) -> Result<(), DomainError> {
@@ -171,8 +175,9 @@ pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: Walle
                 WalletOutcome::Ok { result } => connection::read_wallet_accounts(ns, result, &d.state.networks, None)
                     .and_then(|read| if read.accounts.is_empty() { Err("the wallet returned no account".into()) } else { Ok(read) })
                     .map_err(|_| FAILED_TO_CONNECT.to_string()),
+                // Spec §8's phrases, not the wallet's words (see `wallet_error_message`).
                 e if e.is_user_rejection() => Err(CONNECTION_REJECTED.to_string()),
-                e => Err(wallet_error_message(e)),
+                _ => Err(FAILED_TO_CONNECT.to_string()),
             };
             match answer {
                 Ok(WalletConnection { accounts, network, signable_networks }) => {
