@@ -52,6 +52,26 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().insert_header((header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")).body(text)
 }
 
+/// The replay timeline's policy. The page draws what visitors recorded (their wallets' names and
+/// icons, their options) in the operator's browser, which holds the admin token: nothing may be
+/// loaded from anywhere but this gateway (a visitor's image URL told an outside host when the
+/// operator looked; an outside review), only `data:` images besides, and no page may frame it.
+pub const REPLAY_PAGE_POLICY: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
+     connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// The headers `/replay.html` is served with.
+pub fn replay_page_headers() -> actix_web::middleware::DefaultHeaders {
+    actix_web::middleware::DefaultHeaders::new()
+        .add((header::CONTENT_SECURITY_POLICY, REPLAY_PAGE_POLICY))
+        .add((header::X_FRAME_OPTIONS, "DENY"))
+        .add((header::REFERRER_POLICY, "no-referrer"))
+}
+
+/// `GET /replay.html`: the built page, under [`REPLAY_PAGE_POLICY`].
+pub async fn replay_page(request: actix_web::HttpRequest, path: std::path::PathBuf) -> actix_web::Result<HttpResponse> {
+    Ok(actix_files::NamedFile::open_async(path).await?.into_response(&request))
+}
+
 /// Served at `/` when the client has not been built.
 pub async fn not_built() -> HttpResponse {
     HttpResponse::Ok().content_type("text/html; charset=utf-8").body(

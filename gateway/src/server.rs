@@ -19,7 +19,7 @@ use std::time::Duration;
 use actix_http::{HttpService, Protocol, Request};
 use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_config};
 use actix_web::dev::AppConfig;
-use actix_web::http::Method;
+use actix_web::http::{Method, header};
 use actix_web::{App, web};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -415,6 +415,8 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
                     .app_data(frame_state.clone())
                     .wrap(actix_web::middleware::from_fn(crate::client_address::mark_client_address))
                     .wrap(actix_web::middleware::from_fn(http::bounded_request))
+                    // No answer is to be read as another type than it says (a visitor's text as script).
+                    .wrap(actix_web::middleware::DefaultHeaders::new().add((header::X_CONTENT_TYPE_OPTIONS, "nosniff")))
                     .configure(move |cfg| vestibule_embedded::configure_frame_routes(cfg, service))
                     .into_factory()
                     .map_err(|e| e.error_response());
@@ -592,6 +594,8 @@ fn app(
         .app_data(http::json_config())
         .app_data(http::query_config())
         .wrap(actix_web::middleware::from_fn(http::bounded_request))
+        // No answer is to be read as another type than it says (a visitor's text as script).
+        .wrap(actix_web::middleware::DefaultHeaders::new().add((header::X_CONTENT_TYPE_OPTIONS, "nosniff")))
         .service(http::endpoint("/ws", Method::GET, ws::not_an_upgrade))
         .service(http::endpoint("/ws/check", Method::GET, ws::check))
         .service(http::endpoint("/healthz", Method::GET, http::healthz))
@@ -607,7 +611,15 @@ fn app(
         .service(http::endpoint("/debug/sessions/{id}/state", Method::GET, crate::debug_api::state_at))
         .service(http::endpoint("/debug/sessions/{id}/follow", Method::GET, crate::debug_api::follow));
     if has_static {
-        app.service(actix_files::Files::new("/", static_dir).index_file("index.html"))
+        let replay_page = static_dir.join("replay.html");
+        let serve_replay_page = move |request: actix_web::HttpRequest| http::replay_page(request, replay_page.clone());
+        app.service(
+            web::resource("/replay.html")
+                .wrap(http::replay_page_headers())
+                .route(web::get().to(serve_replay_page.clone()))
+                .route(web::head().to(serve_replay_page)),
+        )
+        .service(actix_files::Files::new("/", static_dir).index_file("index.html"))
     } else {
         app.route("/", web::get().to(http::not_built))
     }

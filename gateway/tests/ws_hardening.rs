@@ -177,6 +177,35 @@ async fn a_100_kb_header_is_refused_with_431_on_plain_requests_and_upgrades() {
     assert_eq!(status, 200);
 }
 
+#[tokio::test]
+async fn the_replay_page_loads_nothing_from_elsewhere_and_no_answer_is_sniffed() {
+    // The built client's pages, where the gateway serves its static files from.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("no-static")).unwrap();
+    std::fs::write(data.join("no-static/replay.html"), "<!doctype html><title>replay</title>").unwrap();
+    std::fs::write(data.join("no-static/index.html"), "<!doctype html><title>demo</title>").unwrap();
+    let gateway = Gateway::start_at(&data, CONFIG, "127.0.0.1:0");
+
+    // An outside review: a visitor's recorded image URL was fetched by the operator's browser on
+    // the timeline (which holds the admin token), and the page could be framed.
+    let (status, head, body) = gateway.http_get_head("/replay.html").await;
+    assert_eq!((status, body.as_str()), (200, "<!doctype html><title>replay</title>"));
+    let policy = head.lines().find_map(|l| l.strip_prefix("content-security-policy: ")).expect("a policy");
+    for directive in ["default-src 'self'", "img-src 'self' data:", "connect-src 'self'", "frame-ancestors 'none'"] {
+        assert!(policy.split(';').any(|d| d.trim() == directive), "{directive} in {policy}");
+    }
+    assert!(head.contains("x-frame-options: deny") && head.contains("referrer-policy: no-referrer"), "{head}");
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    // Other pages are served as before, without the timeline's policy, and nothing is sniffed.
+    let (status, head, body) = gateway.http_get_head("/").await;
+    assert_eq!((status, body.as_str()), (200, "<!doctype html><title>demo</title>"));
+    assert!(!head.contains("content-security-policy") && head.contains("x-content-type-options: nosniff"), "{head}");
+    let (status, head, _) = gateway.http_get_head("/healthz").await;
+    assert_eq!(status, 200);
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+}
+
 /// The first frame after a hello from `source` (with `session`: a resume).
 async fn hello_from(gateway: &Gateway, source: std::net::IpAddr, session: Option<(&str, &str)>) -> (Value, Option<u16>) {
     hello_forwarded(gateway, source, None, session).await

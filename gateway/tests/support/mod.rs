@@ -168,14 +168,24 @@ impl Gateway {
 
     /// Sends one request (which asks to close) and reads the answer to the end: its status and body.
     async fn http_exchange(&self, request: String) -> (u16, String) {
+        let (status, _, body) = self.http_exchange_with_head(request).await;
+        (status, body)
+    }
+
+    /// GET `path`: the status, the head (status line and headers, lower-cased) and the body.
+    pub async fn http_get_head(&self, path: &str) -> (u16, String, String) {
+        self.http_exchange_with_head(format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr)).await
+    }
+
+    async fn http_exchange_with_head(&self, request: String) -> (u16, String, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = TcpStream::connect(&self.addr).await.unwrap();
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).await.unwrap();
         let status = response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-        (status, body)
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((response.as_str(), ""));
+        (status, head.to_ascii_lowercase(), body.to_string())
     }
 
     pub async fn metric(&self, name_and_labels: &str) -> f64 {
