@@ -658,6 +658,9 @@ impl Scan {
     }
 }
 
+/// The most bytes of records a frame holds: it fits an empty segment of the largest size.
+const MAX_FRAME_BYTES: u64 = super::MAX_SEGMENT_BYTES - frame::HEADER_LEN as u64;
+
 /// Reads the frame at `offset` into `records`: `Ok(Some(frame length))`, `Ok(None)` at the end of
 /// the data, or the reason it is bad.
 fn read_frame(r: &mut impl Read, offset: u64, file_len: u64, records: &mut Vec<u8>) -> io::Result<Result<Option<u64>, BadFrame>> {
@@ -676,6 +679,13 @@ fn read_frame(r: &mut impl Read, offset: u64, file_len: u64, records: &mut Vec<u
     let header = Header::parse(&h);
     if header.is_end() {
         return Ok(Ok(None));
+    }
+    // No writer makes a frame longer than a segment holds (`Writer::max_frame`), and no segment is
+    // over `MAX_SEGMENT_BYTES`: a longer length is damage or a forgery, refused before its bytes are
+    // allocated (a crafted sparse file whose frame claimed 4 GiB made `sessions list` allocate it).
+    if u64::from(header.len) > MAX_FRAME_BYTES {
+        let reason = format!("a frame claims {} bytes, more than any segment holds ({MAX_FRAME_BYTES})", header.len);
+        return Ok(Err(BadFrame { reason, claimed_end: None }));
     }
     let end = header_end + u64::from(header.len);
     if end > file_len {
@@ -899,6 +909,21 @@ mod tests {
         let mut out = Vec::new();
         record::put_copy(&mut out, &s, from, released as u32, origin, inner);
         out
+    }
+
+    /// Given a frame header claiming more bytes than any segment holds, in a file long enough to
+    /// hold them (a sparse one), when the frame is read, then it is a bad frame, refused before a
+    /// byte of it is allocated (the outside review's 4 GiB frame made `sessions list` abort).
+    #[test]
+    fn a_frame_longer_than_any_segment_is_refused_before_it_is_allocated() {
+        let len = u32::try_from(MAX_FRAME_BYTES + 1).unwrap();
+        let mut header = len.to_be_bytes().to_vec();
+        header.extend_from_slice(&0x1234_5678u32.to_be_bytes());
+        let mut records = Vec::new();
+        let read = read_frame(&mut header.as_slice(), 0, u64::MAX, &mut records).expect("refused, not an I/O error");
+        let bad = read.expect_err("a bad frame");
+        assert!(bad.reason.contains("more than any segment holds") && bad.claimed_end.is_none(), "{}", bad.reason);
+        assert_eq!(records.capacity(), 0, "nothing was allocated for it");
     }
 
     /// Segments 1, 2, … each holding one frame of the given records.
