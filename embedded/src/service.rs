@@ -679,7 +679,9 @@ impl EmbeddedService {
 
     async fn mail(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), EmbeddedError> {
         self.mailer.send_code(to, code, purpose).await.map_err(|error| {
-            // The error names the transport failure, never the code.
+            // The error names the transport failure, never the code, nor the address (a relay's
+            // refusal quotes it: "550 5.1.1 <ada@example.com>: Recipient address rejected").
+            let error = without_address(&error.to_string(), to);
             tracing::warn!(%error, "mailing a one-time code failed");
             EmbeddedError::Mail
         })
@@ -1346,9 +1348,38 @@ impl EmbeddedService {
     }
 }
 
+/// `text` with every spelling of `address` (any case) replaced by `<recipient>`.
+fn without_address(text: &str, address: &str) -> String {
+    if address.is_empty() {
+        return text.to_string();
+    }
+    let (lower, needle) = (text.to_lowercase(), address.to_lowercase());
+    // Lower-casing can change byte lengths outside ASCII: then only the exact spelling is replaced.
+    if lower.len() != text.len() || needle.len() != address.len() {
+        return text.replace(address, "<recipient>");
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (at, _) in lower.match_indices(&needle) {
+        out.push_str(&text[rest..at]);
+        out.push_str("<recipient>");
+        rest = at + needle.len();
+    }
+    out.push_str(&text[rest..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::valid_email;
+    use super::*;
+
+    #[test]
+    fn a_mail_servers_refusal_is_logged_without_the_address() {
+        let refusal = "permanent error (550): 5.1.1 <Ada@Example.com>: Recipient address rejected";
+        assert_eq!(without_address(refusal, "ada@example.com"), "permanent error (550): 5.1.1 <<recipient>>: Recipient address rejected");
+        // The positive side: an error that names no address is unchanged.
+        assert_eq!(without_address("connection refused", "ada@example.com"), "connection refused");
+    }
 
     #[test]
     fn given_addresses_when_checked_then_only_plausible_single_mailboxes_pass() {
