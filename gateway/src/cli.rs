@@ -85,6 +85,11 @@ pub enum Command {
         /// Replace the local part of email addresses with ***.
         #[arg(long)]
         mask_emails: bool,
+        /// Keep signatures (a sign-in's signature and CACAO, signed transactions, the answers of
+        /// signing requests). By default they are replaced with a marker: a signed sign-in message
+        /// proves the visitor's sign-in to whoever holds it until it expires (docs/replay.md).
+        #[arg(long)]
+        keep_signatures: bool,
     },
     /// Read a session exported with `vestibule export` into a data directory (or the configured log).
     Import {
@@ -182,8 +187,8 @@ pub enum BenchCommand {
         /// Directory for the temporary logs (on the disk the log will use). Default: the temp dir.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Seconds measured per concurrency level.
-        #[arg(long, default_value_t = 4.0)]
+        /// Seconds measured per concurrency level (more than 0, at most a day).
+        #[arg(long, default_value_t = 4.0, value_parser = parse_bench_secs)]
         secs: f64,
         /// Concurrency levels, comma separated.
         #[arg(long, value_delimiter = ',', default_value = "1,16,256")]
@@ -192,6 +197,17 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `bench store --secs`: a finite number of seconds above 0 and at most a day. NaN, infinities,
+/// negative and huge values panicked converting to a `Duration`, leaving the temporary logs behind.
+fn parse_bench_secs(text: &str) -> Result<f64, String> {
+    let secs: f64 = text.parse().map_err(|e| format!("{e}"))?;
+    if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 {
+        Ok(secs)
+    } else {
+        Err(format!("{secs} is not a number of seconds above 0 and at most 86400"))
+    }
 }
 
 /// The NATS that `bench store --backend jetstream` measures: the configuration file's
@@ -214,6 +230,17 @@ fn bench_jetstream_config(
     }
     config.validate().map_err(|e| anyhow::anyhow!("--servers/--replicas/--config: {e}"))?;
     Ok(config)
+}
+
+/// An error of a tool that reads logs and exports, as a terminal may show it: its parts from a log
+/// or a file are escaped where they are put in, and this escapes whatever was not (a store's or
+/// serde's message quoting the data), keeping the line breaks of the message itself. An I/O error
+/// is kept as it is (a closed pipe ends `replay … | head` quietly).
+fn terminal_safe_error(e: anyhow::Error) -> anyhow::Error {
+    if e.downcast_ref::<std::io::Error>().is_some() {
+        return e;
+    }
+    anyhow::anyhow!(crate::replay::terminal_safe_message(&format!("{e:#}")))
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -279,50 +306,59 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Replay { store, session, to, format, patch, verify, allow_unverified } => {
             let id = crate::replay::parse_session(&session)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(async {
-                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
-                let options = crate::replay::ReplayOptions { to, json: format == "json", verify, patch };
-                let verification = crate::replay::replay_verifying(log.as_ref(), id, &options, &mut std::io::stdout().lock()).await?;
-                if !verify {
-                    return Ok(0);
-                }
-                eprintln!("{}", verification.summary());
-                match verification.failure(id, allow_unverified) {
-                    Some(d) => {
-                        eprintln!("verify FAILED at seq {}: {}", d.seq, d.reason);
-                        Ok(1)
+            runtime
+                .block_on(async {
+                    let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
+                    let options = crate::replay::ReplayOptions { to, json: format == "json", verify, patch };
+                    let verification = crate::replay::replay_verifying(log.as_ref(), id, &options, &mut std::io::stdout().lock()).await?;
+                    if !verify {
+                        return Ok(0);
                     }
-                    None if verification.unverified > 0 => {
-                        eprintln!("verify ok for the decisions that carry a state hash; the others are unverified (--allow-unverified)");
-                        Ok(0)
+                    eprintln!("{}", verification.summary());
+                    match verification.failure(id, allow_unverified) {
+                        Some(d) => {
+                            eprintln!("verify FAILED at seq {}: {}", d.seq, d.reason);
+                            Ok(1)
+                        }
+                        None if verification.unverified > 0 => {
+                            eprintln!(
+                                "verify ok for the decisions that carry a state hash; the others are unverified (--allow-unverified)"
+                            );
+                            Ok(0)
+                        }
+                        None => {
+                            eprintln!("verify ok: the fold matches every stored state hash and snapshot");
+                            Ok(0)
+                        }
                     }
-                    None => {
-                        eprintln!("verify ok: the fold matches every stored state hash and snapshot");
-                        Ok(0)
-                    }
-                }
-            })
+                })
+                .map_err(terminal_safe_error)
         }
-        Command::Export { store, session, mask_emails } => {
+        Command::Export { store, session, mask_emails, keep_signatures } => {
             let id = crate::replay::parse_session(&session)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(async {
-                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
-                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                let n = crate::replay::export(log.as_ref(), id, mask_emails, &mut out).await?;
-                std::io::Write::flush(&mut out)?;
-                eprintln!("exported {n} events");
-                Ok(0)
-            })
+            runtime
+                .block_on(async {
+                    let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
+                    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                    let options = crate::replay::ExportOptions { mask_emails, keep_signatures };
+                    let n = crate::replay::export(log.as_ref(), id, options, &mut out).await?;
+                    std::io::Write::flush(&mut out)?;
+                    eprintln!("exported {n} events");
+                    Ok(0)
+                })
+                .map_err(terminal_safe_error)
         }
         Command::Import { store, file, new_id } => {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(async {
-                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), true).await?;
-                let (id, n) = crate::replay::import(log.as_ref(), &file, new_id).await?;
-                println!("imported {n} events as session {id}");
-                Ok(0)
-            })
+            runtime
+                .block_on(async {
+                    let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), true).await?;
+                    let (id, n) = crate::replay::import(log.as_ref(), &file, new_id).await?;
+                    println!("imported {n} events as session {id}");
+                    Ok(0)
+                })
+                .map_err(terminal_safe_error)
         }
     }
 }

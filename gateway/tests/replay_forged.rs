@@ -59,7 +59,12 @@ async fn verify_fails_when_a_decision_lacks_the_state_hash_the_gateway_always_wr
     let last_seq = events.last().unwrap()["seq"].as_u64().unwrap();
     let connected = events.iter().find(|e| e["type"] == "Connected").expect("a Connected event").clone();
     let connected_seq = connected["seq"].as_u64().unwrap();
-    let with = |events: Vec<Value>| std::iter::once(header.clone()).chain(events).collect::<Vec<_>>();
+    // The header counts the events (an import compares the count), as a forger would set it.
+    let with = |events: Vec<Value>| {
+        let mut header = header.clone();
+        header["events"] = json!(events.len());
+        std::iter::once(header).chain(events).collect::<Vec<_>>()
+    };
 
     // As exported: every decision's last event carries its hash, and all of them verify.
     let (code, err, _) = import_and_verify(dir.path(), "as-is", &with(events.to_vec()));

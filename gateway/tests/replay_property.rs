@@ -39,7 +39,9 @@ fn run(seed: u64, commands: usize) {
         seen.push((live.seq, live.state.clone()));
 
         let mut exported = Vec::new();
-        replay::export(log.as_ref(), id, false, &mut exported).await.unwrap();
+        // Signatures kept: the imported log is compared with the live states, which hold them.
+        let options = replay::ExportOptions { mask_emails: false, keep_signatures: true };
+        replay::export(log.as_ref(), id, options, &mut exported).await.unwrap();
         let file = dir.path().join("session.jsonl");
         std::fs::write(&file, &exported).unwrap();
         let other = vestibule_gateway::store::open_at(StoreConfig::at(dir.path().join("imported"))).unwrap();
