@@ -42,6 +42,16 @@ pub const MAX_CONNECTORS: usize = 32;
 pub const MAX_WALLET_NAME_BYTES: usize = 64;
 /// An announced (EIP-6963) wallet's rdns, its connector id: 1 to this many bytes.
 pub const MAX_WALLET_RDNS_BYTES: usize = 128;
+/// A wallet's error message (`ResolveWalletRequest`): the session keeps at most this many characters
+/// of it (it is never shown; a host whose request it answers is given it). Any page script can be a
+/// wallet, and a 70 kB message would otherwise be written to the log as it came.
+pub const MAX_WALLET_ERROR_CHARS: usize = 1024;
+/// A wallet's answer, as JSON, that the widget sends on: at most this many bytes. A command over
+/// the gateway's frame limit (`limits.max_frame_bytes`, 64 KiB by default) closes the socket (1009)
+/// and is dropped, and the request it answered would wait for ever; so a larger answer (5,000
+/// accounts) is sent as an error instead. 1 KiB below the default limit leaves room for the command
+/// around it (its type, id, request id and outcome's fields).
+pub const MAX_WALLET_ANSWER_BYTES: usize = 63 * 1024;
 /// The legacy `window.ethereum` provider's connector id.
 pub const INJECTED_CONNECTOR_ID: &str = "injected";
 /// A Wallet Standard (Solana) wallet's connector id is this and its name.

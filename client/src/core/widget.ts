@@ -101,10 +101,11 @@ export function createWidget(o: WidgetOptions): Widget {
       const http = o.gatewayUrl.replace(/^ws/, "http").replace(/\/ws$/, "/ws/check");
       const response = await fetchImpl(`${http}?projectId=${encodeURIComponent(o.projectId)}`, { signal: AbortSignal.any([signal, checkSignal]) });
       if (response.ok) return null;
-      const body: unknown = await response.json();
-      const code = body !== null && typeof body === "object" && "code" in body ? protocolErrorCode(body.code) : undefined;
-      const message = body !== null && typeof body === "object" && "message" in body && typeof body.message === "string" ? body.message : undefined;
-      return code && message ? { code, message } : { code: "internal", message: "Server Error" };
+      // Any JSON: a primitive's fields read as undefined, as a missing one's do.
+      const body = ((await response.json()) ?? {}) as { code?: unknown; message?: unknown };
+      const { message } = body;
+      const code = protocolErrorCode(body.code);
+      return code && message && typeof message === "string" ? { code, message } : { code: "internal", message: "Server Error" };
     },
     inspect: o.inspect,
   });

@@ -3,9 +3,10 @@
 // - an EIP-6963 announcement cannot take a connector id the session reserves (the embedded wallet's
 //   `auth`, `injected`, `solana:<name>`), and the embedded connector's events never come from a page
 //   wallet;
-// - a wallet answer that is not JSON (a bigint, a cycle) is answered as JSON or as a failure, and a
+// - a wallet answer that is not JSON (a bigint, a cycle) or too large for a frame is answered as JSON or as a failure, and a
 //   Solana `change` event with odd accounts is filtered: the transport lives on either way;
-// - one malformed announcement is dropped on its own: the others are still reported.
+// - one malformed announcement (or one whose name hides or reorders text) is dropped on its own:
+//   the others are still reported.
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { getWallets } from "@wallet-standard/app";
@@ -168,8 +169,25 @@ describe("wallet answers that are not JSON", () => {
     cyclic.self = cyclic;
     const s = await askedToConnect((method) => (method === "eth_chainId" ? "0x1" : cyclic));
     expect(commandsOf(s, "ResolveWalletRequest")).toEqual([
-      { type: "ResolveWalletRequest", requestId: "r1", outcome: { status: "error", code: -32603, message: expect.stringMatching(/^The wallet's answer is not JSON: .*circular/) } },
+      { type: "ResolveWalletRequest", requestId: "r1", outcome: { status: "error", code: -32603, message: expect.stringMatching(/^The wallet's answer cannot be sent: .*circular/) } },
     ]);
+    await stillSends(s);
+  });
+
+  // Over the gateway's frame limit (64 KiB by default) the socket is closed 1009 and the command
+  // dropped: the Connecting view waited until the visitor closed the modal (outside review).
+  it.each([
+    ["5,000 accounts", (method: string) => (method === "eth_chainId" ? "0x1" : Array.from({ length: 5000 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`))],
+    ["a 70 kB error message", (method: string) => {
+      if (method === "eth_chainId") return "0x1";
+      throw { code: -32000, message: "A".repeat(70_000) };
+    }],
+  ])("given a wallet answering a connect with %s, when the answer is sent, then it is a failure that fits the frame and the widget keeps working", async (_name, answer) => {
+    const s = await askedToConnect(answer);
+    const [resolve] = commandsOf(s, "ResolveWalletRequest");
+    expect(resolve).toMatchObject({ type: "ResolveWalletRequest", requestId: "r1", outcome: { status: "error" } });
+    const frame = s.socket().sent.find((m) => m.type === "command" && (m.command as { type?: string }).type === "ResolveWalletRequest");
+    expect(new Blob([JSON.stringify(frame)]).size).toBeLessThan(64 * 1024);
     await stillSends(s);
   });
 
@@ -223,6 +241,20 @@ describe("malformed announcements", () => {
     const { wallets } = await reportedAfterWelcome();
     expect(wallets).toEqual(DEV_WALLET_REPORTED);
     expect(warn.mock.calls.length).toBeGreaterThanOrEqual(6);
+  });
+
+  // The server leaves such a wallet out (outside review: "\u202EksaMateM" read as "MetaMask");
+  // the widget does not even report it.
+  it("given page wallets whose names hide or reorder text, when the widget reports its wallets, then only the honest ones are reported", async () => {
+    announce({ name: "Dev Wallet", rdns: "dev.vestibule.wallet" }, fakeProvider());
+    announce({ name: "\u202EksaMateM", rdns: "com.evil.two" }, fakeProvider());
+    announce({ name: "Dev\u200BWallet\u200B", rdns: "com.evil.three" }, fakeProvider());
+    announce({ name: "\u0000\u0007Ctl\u001b[31m", rdns: "com.evil.five" }, fakeProvider());
+    announce({ name: "Rabby \u2003\u2003 by this site", rdns: "com.evil.four" }, fakeProvider());
+    announce({ name: "Zoë's Wallet 2", rdns: "com.zoe" }, fakeProvider());
+    const { wallets } = await reportedAfterWelcome();
+    expect(Array.isArray(wallets) && wallets.map((w: { name?: string }) => w.name)).toEqual(["Dev Wallet", "Zoë's Wallet 2"]);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining("ignored"), "com.evil.two");
   });
 
   it("given more page wallets than the server takes in one report, when the widget reports them, then it sends the first 32 (not a report refused whole)", async () => {

@@ -46,6 +46,9 @@ export const WALLET_NAME_MAX_BYTES = 64;
 export const WALLET_RDNS_MAX_BYTES = 128;
 export const WALLET_ICON_MAX_BYTES = 8192;
 export const MAX_REPORTED_WALLETS = 32;
+/** A wallet's answer the widget sends: JSON of at most this many bytes, else an error; an error's message cut to this many characters. */
+export const WALLET_ANSWER_MAX_BYTES = 64512;
+export const WALLET_ERROR_MAX_CHARS = 1024;
 /** Connector ids the session gives out itself, which no announced wallet may take. */
 export const EMBEDDED_CONNECTOR_ID = "auth";
 export const INJECTED_CONNECTOR_ID = "injected";

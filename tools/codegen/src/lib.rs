@@ -88,6 +88,9 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
              export const WALLET_RDNS_MAX_BYTES = {};\n\
              export const WALLET_ICON_MAX_BYTES = {};\n\
              export const MAX_REPORTED_WALLETS = {};\n\
+             /** A wallet's answer the widget sends: JSON of at most this many bytes, else an error; an error's message cut to this many characters. */\n\
+             export const WALLET_ANSWER_MAX_BYTES = {};\n\
+             export const WALLET_ERROR_MAX_CHARS = {};\n\
              /** Connector ids the session gives out itself, which no announced wallet may take. */\n\
              export const EMBEDDED_CONNECTOR_ID = {:?};\n\
              export const INJECTED_CONNECTOR_ID = {:?};\n\
@@ -108,6 +111,8 @@ pub fn generate() -> std::io::Result<BTreeMap<String, String>> {
             connector::MAX_WALLET_RDNS_BYTES,
             connector::MAX_ICON_BYTES,
             connector::MAX_CONNECTORS,
+            connector::MAX_WALLET_ANSWER_BYTES,
+            connector::MAX_WALLET_ERROR_CHARS,
             vestibule_actors::machines::embedded_wallet::AUTH_CONNECTOR_ID,
             connector::INJECTED_CONNECTOR_ID,
             connector::SOLANA_CONNECTOR_PREFIX,

@@ -7,7 +7,7 @@ use crate::machines::requests::{RequestKind, WalletOutcome};
 use crate::machines::router::{NavigationMode, RouteParams, View};
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::Namespace;
-use crate::model::connector::{DiscoveredWallet, RecentWallet};
+use crate::model::connector::{DiscoveredWallet, MAX_WALLET_ERROR_CHARS, RecentWallet};
 use crate::session::{DomainError, Event};
 
 /// The page's discovered wallets (EIP-6963 and the like), as connectors in the spec's order.
@@ -161,6 +161,14 @@ pub(super) fn wallet_error_message(_outcome: &WalletOutcome) -> String {
 
 pub(super) fn resolve_request(d: &mut Decision, request_id: &str, outcome: WalletOutcome) -> Result<(), DomainError> {
     let request = d.state.requests.get(request_id).cloned().ok_or_else(|| DomainError::UnknownRequest(request_id.to_string()))?;
+    // The wallet's message is recorded, not shown: at most MAX_WALLET_ERROR_CHARS of it (a hostile
+    // wallet's 60 kB message would otherwise go to the log, and to a host, as it came).
+    let outcome = match outcome {
+        WalletOutcome::Error { code, message } if message.chars().nth(MAX_WALLET_ERROR_CHARS).is_some() => {
+            WalletOutcome::Error { code, message: message.chars().take(MAX_WALLET_ERROR_CHARS).collect() }
+        }
+        outcome => outcome,
+    };
     d.end_request(Event::WalletRequestSettled { id: request.id.clone(), outcome: outcome.clone() });
     let ns = request.namespace;
     let conn = d.state.connection.namespace(ns).clone();

@@ -17,7 +17,7 @@ import type { DiscoveredWallet } from "../../generated/DiscoveredWallet";
 import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
 import { SOLANA_CLUSTERS } from "../../generated/constants";
-import { isReportable, reportableIcon, SOLANA_CONNECTOR_PREFIX, trimName } from "./walletChecks";
+import { hasMethod, isReportable, reportableIcon, SOLANA_CONNECTOR_PREFIX, trimName } from "./walletChecks";
 import { walletFailure } from "./walletEffects";
 
 export { SOLANA_CONNECTOR_PREFIX };
@@ -59,10 +59,6 @@ interface SignTransactionFeature {
 }
 interface SignAndSendFeature {
   signAndSendTransaction(...inputs: Array<{ account: WalletAccount; transaction: Uint8Array; chain: `${string}:${string}` }>): Promise<ReadonlyArray<{ signature: Uint8Array }>>;
-}
-
-function hasMethod<K extends string>(value: unknown, method: K): value is Record<K, (...args: never[]) => unknown> {
-  return value !== null && typeof value === "object" && method in value && typeof (value as Record<string, unknown>)[method] === "function";
 }
 
 /** A feature of `wallet` with `method`, typed by what this module calls (the method is all that is

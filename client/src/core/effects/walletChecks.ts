@@ -40,13 +40,27 @@ export function isText(text: unknown, max: number): text is string {
   return bytes.length <= max && new TextDecoder().decode(bytes) === text;
 }
 
-/** Whether the server takes a wallet of this name (trimmed) and, for an EIP-6963 one, rdns (not a
+/** Characters a wallet's name may not hold: controls, format characters (bidi overrides and
+ * isolates, zero-width characters, tags), private-use and unassigned ones, and white space but the
+ * space ("\u202EksaMateM" reads "MetaMask"). A courtesy: the rule is the server's
+ * (actors/src/model/display.rs `is_hidden`, which also has variation selectors and fillers), and it
+ * leaves out only the wallet that breaks it, so what this misses costs no other wallet. */
+const HIDDEN = /(?! )[\p{C}\s]/u;
+
+/** Whether the server takes a wallet of this name (trimmed: 1 to WALLET_NAME_MAX_BYTES bytes, no
+ * hidden characters) and, for an EIP-6963 one, rdns (1 to WALLET_RDNS_MAX_BYTES bytes, not a
  * reserved connector id); a wallet it does not take is left out, with a console warning. */
 export function isReportable(name: string, rdns?: string): boolean {
-  const ok = isText(name, WALLET_NAME_MAX_BYTES) && (rdns === undefined || (isText(rdns, WALLET_RDNS_MAX_BYTES) && !isReservedConnectorId(rdns)));
-  if (!ok) console.warn(`Vestibule: ignored the wallet (name not 1-${WALLET_NAME_MAX_BYTES} bytes, or rdns not 1-${WALLET_RDNS_MAX_BYTES} bytes or reserved):`, rdns ?? name);
+  const ok = isText(name, WALLET_NAME_MAX_BYTES) && !HIDDEN.test(name) && (rdns === undefined || (isText(rdns, WALLET_RDNS_MAX_BYTES) && !isReservedConnectorId(rdns)));
+  if (!ok) console.warn("Vestibule: ignored a wallet:", rdns ?? name);
   return ok;
 }
 
 /** The icon as reported: a `data:image/` URL the server keeps, or nothing. */
 export const reportableIcon = (icon: unknown): string | undefined => (isText(icon, WALLET_ICON_MAX_BYTES) && icon.startsWith("data:image/") ? icon : undefined);
+
+/** Whether `value` is an object with a function `method` (a provider's `request`, a Wallet Standard
+ * feature's method). */
+export function hasMethod<K extends string>(value: unknown, method: K): value is Record<K, (...args: never[]) => unknown> {
+  return value !== null && typeof value === "object" && method in value && typeof (value as Record<string, unknown>)[method] === "function";
+}

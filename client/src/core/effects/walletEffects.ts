@@ -15,7 +15,7 @@ import type { WalletRequest } from "../../generated/WalletRequest";
 import { hex } from "../canonical";
 import { errorMessage } from "./errorMessage";
 import { EMBEDDED_CONNECTOR } from "./secureFrameHost";
-import { isReportable, reportableIcon, trimName } from "./walletChecks";
+import { hasMethod, isReportable, reportableIcon, trimName } from "./walletChecks";
 
 export interface Eip1193Provider {
   request(args: { method: string; params?: unknown }): Promise<unknown>;
@@ -41,7 +41,7 @@ function isAnnounced(detail: unknown): detail is Announced {
   return (
     info !== null && typeof info === "object" && "rdns" in info && typeof info.rdns === "string" &&
     "name" in info && typeof info.name === "string" &&
-    provider !== null && typeof provider === "object" && "request" in provider && typeof provider.request === "function"
+    hasMethod(provider, "request")
   );
 }
 

@@ -4,6 +4,7 @@
 // throws.
 
 import { describe, expect, it } from "vitest";
+import { WALLET_ANSWER_MAX_BYTES, WALLET_ERROR_MAX_CHARS } from "../../generated/constants";
 import { plainOutcome } from "./walletJson";
 
 const ok = (result: unknown) => plainOutcome({ status: "ok", result });
@@ -47,12 +48,32 @@ describe("plainOutcome", () => {
     ["a throwing toJSON", () => ({ toJSON: () => { throw new Error("nope"); } }), /nope/],
     ["a getter that throws what cannot be printed", () => ({ get boom(): never { throw Object.create(null); } }), /cannot be read/],
   ])("given %s, when read, then the request fails with -32603 and says why", (_name, value, reason) => {
-    expect(ok(value())).toEqual({ status: "error", code: -32603, message: expect.stringMatching(/^The wallet's answer is not JSON: /) });
+    expect(ok(value())).toEqual({ status: "error", code: -32603, message: expect.stringMatching(/^The wallet's answer cannot be sent: /) });
     const outcome = ok(value());
     if (outcome.status === "error") expect(outcome.message).toMatch(reason);
   });
 
   it("given an error outcome, when read, then it is passed on as it is", () => {
     expect(plainOutcome({ status: "error", code: 4001, message: "User rejected" })).toEqual({ status: "error", code: 4001, message: "User rejected" });
+  });
+
+  // The command carrying the answer must fit the gateway's frame (outside review: 5,000 accounts,
+  // or a 70 kB message, closed the socket 1009 and the connect waited for ever).
+  it("given an answer whose JSON is over the bound in UTF-8 bytes, when read, then the request fails and says so", () => {
+    const addresses = Array.from({ length: 5000 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+    expect(ok(addresses)).toEqual({ status: "error", code: -32603, message: "The wallet's answer cannot be sent: it is too large" });
+    // Two bytes each in UTF-8: under the bound in UTF-16 units, over it in bytes.
+    expect(ok("é".repeat(WALLET_ANSWER_MAX_BYTES / 2))).toMatchObject({ status: "error", code: -32603 });
+    // The positive probe: an answer at the bound (its JSON quotes included) goes out as it is.
+    const fits = "a".repeat(WALLET_ANSWER_MAX_BYTES - 2);
+    expect(ok(fits)).toEqual({ status: "ok", result: fits });
+  });
+
+  it("given an error whose message is longer than the session keeps, when read, then it is cut there, between code points", () => {
+    const cut = plainOutcome({ status: "error", code: -32000, message: "A".repeat(70_000) });
+    expect(cut).toEqual({ status: "error", code: -32000, message: "A".repeat(WALLET_ERROR_MAX_CHARS) });
+    // An emoji is two UTF-16 units and one character (as Rust counts): never cut in half.
+    const emoji = plainOutcome({ status: "error", code: -32000, message: "😀".repeat(WALLET_ERROR_MAX_CHARS + 1) });
+    expect(emoji).toEqual({ status: "error", code: -32000, message: "😀".repeat(WALLET_ERROR_MAX_CHARS) });
   });
 });
