@@ -4,8 +4,9 @@
 //! Offline, and never destructive. In order:
 //! 1. `DIR` must hold a sled log, and no one may hold it: the sled log is opened (which takes its
 //!    lock) and stays open until the switch is done, so no gateway can write to it meanwhile.
-//! 2. A temporary directory left by an interrupted run, `DIR.migrating`, is deleted (it never held
-//!    anything but a copy), and the free disk is checked against an estimate of the copy's size.
+//! 2. A temporary directory left by an interrupted run, `DIR.migrating`, is deleted if it holds
+//!    only what a run writes there (a segment log, copies of `DIR`'s other entries); one holding
+//!    anything else is not a leftover and is refused, untouched. Then the free disk is checked against an estimate of the copy's size.
 //! 3. Every live session is copied into a segment log in `DIR.migrating`: its metadata record,
 //!    its event records, its answers and its snapshots, byte for byte as sled stores them
 //!    ([`CopiedRecord`]). Sessions that are expired but not yet purged are not copied (sled no
@@ -159,6 +160,12 @@ pub enum MigrateError {
     NoSpace { dir: PathBuf, needed: u64, free: u64 },
     #[error("{} holds a sled log, not a temporary copy: move it away by hand, then run the migration again", .0.display())]
     ForeignTemporary(PathBuf),
+    #[error(
+        "{} holds {entry}, which a migration does not write there: it is not a leftover of one; move it away by hand, then \
+         run the migration again",
+        tmp.display()
+    )]
+    ForeignLeftover { tmp: PathBuf, entry: String },
     #[error("the copy differs from the sled log ({reason}); the sled log is untouched, the copy is left in {} to inspect", tmp.display())]
     Differs { reason: String, tmp: PathBuf },
     #[error(
@@ -224,9 +231,9 @@ pub async fn migrate_to_segments(options: &MigrateOptions, mut progress: impl Fn
         Err(e) => return Err(e.into()),
     };
     let mut report = MigrateReport { dir: dir.to_path_buf(), ..MigrateReport::default() };
-    report.removed_leftover = remove_leftover(&tmp)?;
-
     let carried = carried_entries(dir)?;
+    report.removed_leftover = remove_leftover(&tmp, &carried)?;
+
     let survey = survey(sled.raw_tree(), dir)?;
     let carried_bytes: u64 = carried.iter().map(|p| tree_size(p)).sum();
     report.needed_bytes = survey.bytes + survey.records * RECORD_OVERHEAD + 2 * options.segment_bytes + carried_bytes;
@@ -327,14 +334,32 @@ fn check_source(dir: &Path, tmp: &Path) -> Result<(), MigrateError> {
     }
 }
 
-/// Deletes the temporary directory of an interrupted run, unless it holds a sled log (then it is not
-/// ours: refused).
-fn remove_leftover(tmp: &Path) -> Result<Option<PathBuf>, MigrateError> {
-    if tmp.symlink_metadata().is_err() {
+/// Deletes the temporary directory of an interrupted run, if it holds only what a run writes there:
+/// the segment log's files (`NNNNNNNN.seg`, `index-….ckpt` and their `.tmp`, `LOCK`) and copies of
+/// the entries `carried` from the data directory. Anything else (a sled log, an operator's files, a
+/// symlink to elsewhere) is not ours: refused, and nothing deleted (any `DIR.migrating` was deleted
+/// whole, whatever it held).
+fn remove_leftover(tmp: &Path, carried: &[PathBuf]) -> Result<Option<PathBuf>, MigrateError> {
+    let Ok(meta) = tmp.symlink_metadata() else {
         return Ok(None);
-    }
+    };
     if let Ok(Some(LocalBackend::Sled)) = LocalBackend::detect(tmp) {
         return Err(MigrateError::ForeignTemporary(tmp.to_path_buf()));
+    }
+    let foreign = |entry: String| MigrateError::ForeignLeftover { tmp: tmp.to_path_buf(), entry };
+    if !meta.is_dir() {
+        return Err(foreign("itself: it is not a directory".into()));
+    }
+    let carried: Vec<_> = carried.iter().filter_map(|p| p.file_name()).collect();
+    for entry in std::fs::read_dir(tmp).map_err(io_error("cannot read", tmp))? {
+        let entry = entry.map_err(io_error("cannot read", tmp))?;
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        let segment = text.strip_suffix(".seg").is_some_and(|n| n.len() == 8 && n.bytes().all(|b| b.is_ascii_digit()));
+        let checkpoint = text.starts_with("index-") && (text.ends_with(".ckpt") || text.ends_with(".ckpt.tmp"));
+        if !(segment || checkpoint || text == "LOCK" || carried.contains(&name.as_os_str())) {
+            return Err(foreign(text.into_owned()));
+        }
     }
     std::fs::remove_dir_all(tmp).map_err(io_error("cannot delete the leftover", tmp))?;
     Ok(Some(tmp.to_path_buf()))

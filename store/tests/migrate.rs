@@ -286,3 +286,28 @@ async fn what_is_not_a_sled_log_nobody_holds_is_refused() {
     assert_eq!(LocalBackend::detect(&foreign).unwrap(), Some(LocalBackend::Sled));
     assert_eq!(LocalBackend::detect(&segments).unwrap(), Some(LocalBackend::Segments));
 }
+
+/// Given a `DIR.migrating` that holds files a migration never writes there (the outside review put
+/// an operator's notes in one), when the migration runs, then it refuses, naming the file, and
+/// deletes nothing; a leftover of a run (a segment log and copies of `DIR`'s entries) still goes.
+#[tokio::test]
+async fn a_temporary_directory_holding_what_a_migration_does_not_write_is_refused_untouched() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("data");
+    populate(&dir).await;
+    write_key(&dir);
+    let tmp = temporary_dir(&dir);
+    drop(SegmentEventLog::open(config(&tmp)).unwrap());
+    std::fs::create_dir(tmp.join("keys")).unwrap();
+    std::fs::write(tmp.join("notes.txt"), b"mine").unwrap();
+
+    let refused = migrate(&dir).await.unwrap_err();
+    assert!(matches!(&refused, MigrateError::ForeignLeftover { entry, .. } if entry == "notes.txt"), "{refused:?}");
+    assert!(refused.to_string().contains("move it away by hand"), "{refused}");
+    assert_eq!(std::fs::read(tmp.join("notes.txt")).unwrap(), b"mine", "nothing was deleted");
+    assert_eq!(LocalBackend::detect(&dir).unwrap(), Some(LocalBackend::Sled));
+
+    std::fs::remove_file(tmp.join("notes.txt")).unwrap();
+    let report = migrate(&dir).await.unwrap();
+    assert_eq!(report.removed_leftover.as_deref(), Some(tmp.as_path()), "a run's own leftover is deleted");
+}
