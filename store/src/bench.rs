@@ -53,6 +53,19 @@ pub struct BenchOptions {
     pub replay_events: u64,
 }
 
+impl BenchOptions {
+    /// Refuses durations a measurement cannot take: NaN, infinite, 0 or less, or over a day
+    /// (`Duration::from_secs_f64` panicked on them, midway, leaving the temporary logs behind).
+    pub fn check(&self) -> Result<(), StoreError> {
+        for (name, secs, zero_ok) in [("secs_per_level", self.secs_per_level, false), ("warmup_secs", self.warmup_secs, true)] {
+            if !(secs.is_finite() && (secs > 0.0 || (zero_ok && secs == 0.0)) && secs <= 86_400.0) {
+                return Err(StoreError::Engine(format!("bench: {name} is {secs}, not a number of seconds above 0 and at most 86400")));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for BenchOptions {
     fn default() -> Self {
         Self {
@@ -87,6 +100,22 @@ impl SegmentsBench {
     pub fn new(dir: Option<PathBuf>) -> Self {
         let base = dir.unwrap_or_else(std::env::temp_dir);
         SegmentsBench { root: base.join(format!("vestibule-segments-bench-{}-{}", std::process::id(), SessionId::random())) }
+    }
+}
+
+/// Whatever ended the bench (a panic included), its directory goes: nothing else is ever put in it.
+impl Drop for SegmentsBench {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Removes a bench's directory when dropped: at its end, and when it panics midway.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -229,12 +258,12 @@ fn fsync_ms(dir: &Path) -> Result<f64, StoreError> {
 /// Run the whole benchmark. Takes about `2 * (secs_per_level + rounds * warmup_secs)` per level,
 /// plus the replay (a few seconds): about 40 s with the defaults.
 pub fn run(options: BenchOptions) -> Result<BenchReport, StoreError> {
+    options.check()?;
     let base = options.dir.clone().unwrap_or_else(std::env::temp_dir);
     let root = base.join(format!("vestibule-store-bench-{}-{}", std::process::id(), SessionId::random()));
     std::fs::create_dir_all(&root).map_err(|source| StoreError::Io { dir: root.clone(), source })?;
-    let result = run_in(&root, options);
-    let _ = std::fs::remove_dir_all(&root);
-    result
+    let root = RemoveOnDrop(root);
+    run_in(&root.0, options)
 }
 
 fn run_in(root: &Path, options: BenchOptions) -> Result<BenchReport, StoreError> {
@@ -296,6 +325,7 @@ fn run_in(root: &Path, options: BenchOptions) -> Result<BenchReport, StoreError>
 /// The same workload and replay on `backend` (no ceiling, no fsync probe). Builds its own runtime,
 /// as [`run`]; every log it opened is removed at the end, failed or not.
 pub fn run_on(backend: &dyn BenchBackend, options: BenchOptions) -> Result<BenchReport, StoreError> {
+    options.check()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -560,5 +590,22 @@ mod tests {
         assert!(table.contains("ceiling/s") && table.contains("replay"), "{table}");
         // Cleaned up after itself.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Given a duration that is not one (the outside review's `--secs NaN|inf|-1|1e300`), when the
+    /// bench runs, then it is an error, not a panic midway, and no temporary log is left behind.
+    #[test]
+    fn a_duration_that_is_not_one_is_refused_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        for secs in [f64::NAN, f64::INFINITY, -1.0, 0.0, 1e300] {
+            let options =
+                BenchOptions { dir: Some(dir.path().to_path_buf()), secs_per_level: secs, replay_events: 10, ..BenchOptions::default() };
+            let sled = std::panic::catch_unwind(|| run(options.clone())).unwrap_or_else(|_| panic!("{secs}: panicked"));
+            assert!(sled.unwrap_err().to_string().contains("secs_per_level"), "{secs}");
+            let segments = SegmentsBench::new(Some(dir.path().to_path_buf()));
+            let on = std::panic::catch_unwind(|| run_on(&segments, options)).unwrap_or_else(|_| panic!("{secs}: panicked on segments"));
+            assert!(on.is_err(), "{secs}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary log left");
     }
 }
