@@ -691,8 +691,15 @@ pub fn random_step(rng: &mut impl rand::Rng, state: &SessionState, now_ms: u64) 
         }
     }
     if let Some(read) = state.host_requests.chain_reads().next().filter(|_| rng.random_bool(0.5)) {
-        let outcome =
-            if rng.random_bool(0.7) { WalletOutcome::Ok { result: serde_json::json!("0x1") } } else { wallet_err(3, "execution reverted") };
+        // For about half the ids, a large answer (an `eth_getLogs` page), so that answers over
+        // their bytes' budget are forgotten in the random runs too. Chosen by the id, not drawn,
+        // so that the runs' other draws (and the transitions they reach) stay as they were.
+        let large = read.id.bytes().last().is_some_and(|b| b % 2 == 0);
+        let outcome = match rng.random_bool(0.7) {
+            true if large => WalletOutcome::Ok { result: serde_json::json!(format!("0x{}", "ab".repeat(31_000))) },
+            true => WalletOutcome::Ok { result: serde_json::json!("0x1") },
+            false => wallet_err(3, "execution reverted"),
+        };
         return (Command::HostReadAnswered { request_id: read.id.clone(), outcome }, now_ms + rng.random_range(0..50));
     }
     if state.embedded.frame_origin.is_some() && rng.random_bool(0.35) {

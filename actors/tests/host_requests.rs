@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 use vestibule_actors::machines::host_requests::{
-    HostRequestsStatus, HostRoute, MAX_CALL_GAS, MAX_JSON_BYTES, MAX_PENDING, MAX_PENDING_JSON_BYTES, MAX_SETTLED, NOT_ALLOWED,
-    NOT_ALLOWED_DELAY_MS, codes,
+    HostRequestsStatus, HostRoute, MAX_CALL_GAS, MAX_JSON_BYTES, MAX_PENDING, MAX_PENDING_JSON_BYTES, MAX_SETTLED, MAX_SETTLED_JSON_BYTES,
+    NOT_ALLOWED, NOT_ALLOWED_DELAY_MS, codes,
 };
 use vestibule_actors::machines::modal::ModalStatus;
 use vestibule_actors::machines::network_switch::SwitchStatus;
@@ -362,6 +362,26 @@ fn given_many_answered_requests_then_only_the_newest_answers_are_kept() {
     assert_eq!(g.state.host_requests.items.len(), MAX_SETTLED);
     assert!(g.state.host_requests.get("a0").is_none());
     assert!(g.state.host_requests.get(&format!("a{}", MAX_SETTLED + 4)).is_some());
+}
+
+#[test]
+fn given_large_answers_then_the_oldest_are_forgotten_so_the_answers_kept_stay_within_their_budget() {
+    // Each answer a little under the 64 KiB bound: two fit in the budget together, three do not.
+    let large = WalletOutcome::Ok { result: json!(format!("0x{}", "ab".repeat(30_000))) };
+    assert!(2 * 60_004 < MAX_SETTLED_JSON_BYTES && 3 * 60_004 > MAX_SETTLED_JSON_BYTES);
+    let answer = |g: Given, id: &str| {
+        g.and(host(id, "eth_blockNumber", Value::Null)).and(Command::HostReadAnswered { request_id: id.into(), outcome: large.clone() })
+    };
+    let g = answer(answer(connected_served(), "r0"), "r1");
+    assert!(["r0", "r1"].iter().all(|id| g.state.host_requests.get(id).is_some_and(|r| r.outcome.is_some())), "two are kept");
+    // An outside review: 16 answers of 64 KiB each were kept, about 1 MB per session.
+    let g = g.and(host("r2", "eth_blockNumber", Value::Null));
+    let then = g.when(Command::HostReadAnswered { request_id: "r2".into(), outcome: large.clone() });
+    assert!(then.events().contains(&Event::HostAnswersForgotten { ids: vec!["r0".into()] }), "{:?}", then.event_types());
+    let state = then.state();
+    assert!(state.host_requests.get("r0").is_none(), "the oldest is forgotten");
+    assert_eq!(state.host_requests.get("r2").and_then(|r| r.outcome.clone()), Some(large), "never the new one");
+    assert!(state.host_requests.get("r1").is_some());
 }
 
 // --- the ApproveTransaction view: Cancel, and closing while sign-in is required ------------------

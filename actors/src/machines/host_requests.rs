@@ -32,6 +32,10 @@ pub const MAX_JSON_BYTES: usize = 64 * 1024;
 /// refused, so that one session's waiting requests hold at most this much (twice: the wallet's
 /// request carries them too), not 16 × 64 KiB.
 pub const MAX_PENDING_JSON_BYTES: usize = 128 * 1024;
+/// The answers kept together (as JSON): when a new answer would take them over, the oldest are
+/// forgotten first (never the new one), so that one session holds at most about this much of
+/// answers, not 16 × 64 KiB.
+pub const MAX_SETTLED_JSON_BYTES: usize = 128 * 1024;
 /// The most gas a host's `eth_call` or `eth_estimateGas` may ask the gateway's node for: a block's
 /// worth and more. A node that runs calls without a cap of its own (anvil) would otherwise execute
 /// a looping call for good.
@@ -216,7 +220,29 @@ impl HostRequestsState {
 
     /// The bytes (as JSON) of the pending requests' params.
     pub fn pending_json_bytes(&self) -> usize {
-        self.pending().map(|r| serde_json::to_string(&r.params).map_or(0, |json| json.len())).sum()
+        self.pending().map(|r| json_len(&r.params)).sum()
+    }
+
+    /// The answered requests to forget, oldest first, so that with `id`'s new answer of `bytes`
+    /// the answers kept take at most [`MAX_SETTLED_JSON_BYTES`]. Never `id` itself.
+    pub fn answers_to_forget(&self, id: &str, bytes: usize) -> Vec<String> {
+        let answered: Vec<(&str, usize)> = self
+            .order
+            .iter()
+            .filter_map(|o| self.items.get(o))
+            .filter(|r| r.id != id)
+            .filter_map(|r| Some((r.id.as_str(), json_len(r.outcome.as_ref()?))))
+            .collect();
+        let mut total = bytes + answered.iter().map(|(_, b)| b).sum::<usize>();
+        let mut forget = Vec::new();
+        for (old, old_bytes) in answered {
+            if total <= MAX_SETTLED_JSON_BYTES {
+                break;
+            }
+            total -= old_bytes;
+            forget.push(old.to_string());
+        }
+        forget
     }
 
     /// The pending host request a wallet request performs.
@@ -233,6 +259,22 @@ impl HostRequestsState {
     pub fn next_deadline(&self) -> Option<u64> {
         self.pending().filter_map(|r| r.deadline_ms).min()
     }
+}
+
+/// The bytes of `value` as JSON, counted without building the text.
+pub fn json_len(value: &impl Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 /// `HostRequestsDrained` when settling `id` leaves nothing pending.
@@ -260,6 +302,14 @@ pub fn evolve(mut state: HostRequestsState, event: &Event) -> HostRequestsState 
             for old in settled.iter().take(settled.len().saturating_sub(MAX_SETTLED)) {
                 state.items.remove(old);
                 state.order.retain(|o| o != old);
+            }
+        }
+        Event::HostAnswersForgotten { ids } => {
+            for id in ids {
+                if state.items.get(id).is_some_and(|r| !r.is_pending()) {
+                    state.items.remove(id);
+                    state.order.retain(|o| o != id);
+                }
             }
         }
         Event::HostRequestsDrained {} => state.status = HostRequestsStatus::Idle,

@@ -330,6 +330,11 @@ pub enum Event {
         id: String,
         outcome: WalletOutcome,
     },
+    /// Answers dropped (oldest first) so that the answers kept stay within their bytes' budget
+    /// (`host_requests::MAX_SETTLED_JSON_BYTES`).
+    HostAnswersForgotten {
+        ids: Vec<String>,
+    },
     HostRequestsDrained {},
     /// Spec §4: a signing request waits on the transaction stack.
     TransactionStackPushed {

@@ -276,6 +276,7 @@ pub fn regions_touched_by(event: &Event) -> Regions {
         | Event::NetworkSwitchCancelled {} => Regions::of(&[Region::NetworkSwitch]),
         Event::HostRequestReceived { .. }
         | Event::HostRequestSettled { .. }
+        | Event::HostAnswersForgotten { .. }
         | Event::HostRequestsDrained {}
         | Event::TransactionStackPushed { .. }
         | Event::TransactionStackPopped { .. } => Regions::of(&[Region::HostRequests]),

@@ -365,7 +365,11 @@ pub(super) fn settle(d: &mut Decision, id: &str, outcome: WalletOutcome) {
     }
     let outcome = bounded(outcome);
     let drained = host_requests::drained_after(&d.state.host_requests, id);
+    let forget = d.state.host_requests.answers_to_forget(id, host_requests::json_len(&outcome));
     d.push(Event::HostRequestSettled { id: id.to_string(), outcome });
+    if !forget.is_empty() {
+        d.push(Event::HostAnswersForgotten { ids: forget });
+    }
     if let Some(drained) = drained {
         d.push(drained);
     }
