@@ -156,7 +156,15 @@ fn an_import_larger_than_a_sessions_log_budget_is_refused_before_anything_is_wri
 fn a_since_before_1970_is_refused_and_not_wrapped_around() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
+    // A log to list (a directory without one is refused): an import of one event makes it.
+    let header = json!({ "format": "vestibule-session-log", "version": 1, "session": "0123456789abcdef0123456789abcdef",
+        "project": "test", "createdMs": 1, "events": 1, "emailsMasked": false });
+    let event =
+        json!({ "seq": 1, "timeMs": 1, "type": "ModalOpened", "schemaVersion": 1, "correlationId": "c1", "checksum": null, "payload": {} });
+    let file = dir.path().join("one.jsonl");
+    std::fs::write(&file, format!("{header}\n{event}\n")).unwrap();
+    let (code, _, err) = vestibule(&["import", "--data", path(&data), path(&file)]);
+    assert_eq!(code, 0, "{err}");
     let (code, _, err) = vestibule(&["sessions", "list", "--data", path(&data), "--since", "1900-01-01T00:00:00Z"]);
     assert_ne!(code, 0);
     assert!(err.contains("before 1970-01-01T00:00:00Z"), "{err}");

@@ -282,3 +282,20 @@ fn given_a_duration_that_is_not_one_when_bench_store_runs_then_clap_refuses_it_a
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary log left in --dir");
 }
+
+#[test]
+fn given_a_directory_holding_no_log_when_a_reading_tool_opens_it_then_it_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(notes.join("todo.txt"), b"mine").unwrap();
+    for args in [vec!["sessions", "list"], vec!["replay", SESSION], vec!["export", SESSION]] {
+        let mut args = args.clone();
+        args.extend(["--data", path(&notes)]);
+        let (code, _, err) = vestibule(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("holds no event log"), "{args:?}: {err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&notes).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("todo.txt")], "no log was made in it");
+}

@@ -72,6 +72,13 @@ pub async fn open_store(data: Option<&Path>, config: Option<&Path>, create: bool
     };
     if create {
         std::fs::create_dir_all(&data)?;
+    } else if data.is_dir() && vestibule_store::LocalBackend::detect(&data)?.is_none() {
+        // Opening makes a log where there is none (sled's files, or a preallocated segment): a
+        // tool that only reads would leave one in whatever directory it was given.
+        anyhow::bail!(
+            "{} holds no event log (neither sled's files nor segments): is it the gateway's --data directory?",
+            terminal_safe(&data.display().to_string())
+        );
     }
     match configured {
         Some(store) => open_configured(store),
