@@ -329,8 +329,18 @@ impl SessionOptions {
             if longest.into_iter().any(|text| text.len() > MAX_TEXT) {
                 return err(&format!("customWallets[{i}]"), format!("id, name, homepage and rdns are at most {MAX_TEXT} characters"));
             }
-            if wallet.image_url.as_ref().is_some_and(|url| url.len() > crate::model::connector::MAX_ICON_BYTES) {
-                return err(&format!("customWallets[{i}].imageUrl"), format!("at most {} bytes", crate::model::connector::MAX_ICON_BYTES));
+            if let Some(url) = &wallet.image_url {
+                let field = format!("customWallets[{i}].imageUrl");
+                if url.len() > crate::model::connector::MAX_ICON_BYTES {
+                    return err(&field, format!("at most {} bytes", crate::model::connector::MAX_ICON_BYTES));
+                }
+                // The Connect view draws it as the wallet's image: an https: image or an inline
+                // data:image/ one, nothing else (an http: image is a tracker on the visitor's
+                // connection, and a javascript: or other scheme has no business there).
+                let image = url.starts_with("https://") || url.starts_with("data:image/");
+                if !image || url.chars().any(char::is_control) {
+                    return err(&field, "an https: or data:image/ URL".into());
+                }
             }
         }
         let texts = self
@@ -346,9 +356,12 @@ impl SessionOptions {
                 return err("options", format!("a value is longer than {MAX_TEXT} characters"));
             }
         }
-        for key in self.theme_variables.keys() {
+        for (key, value) in &self.theme_variables {
             if !THEME_VARIABLES.contains(&key.as_str()) {
                 return err(&format!("themeVariables.{key}"), format!("unknown theme variable; known: {}", THEME_VARIABLES.join(", ")));
+            }
+            if let Err(expected) = theme_value_checked(key, value) {
+                return err(&format!("themeVariables.{key}"), expected.into());
             }
         }
         for (field, url) in [("termsConditionsUrl", &self.terms_conditions_url), ("privacyPolicyUrl", &self.privacy_policy_url)] {
@@ -392,6 +405,63 @@ impl SessionOptions {
         }
         Ok(resolved)
     }
+}
+
+/// A theme variable's value, by what the theme does with it (docs/client.md, "Theme contract"):
+/// the widget sets it as a custom property (`style.setProperty`), so a free-form value could load
+/// an image from anywhere (`url(`), close the declaration, or carry escapes and control characters.
+/// Each variable takes only the form it is read in: a colour (`#hex`, a name, or `rgb()`, `hsl()`
+/// and the like with numbers inside), a percentage as a number from 0 to 100, a font stack (names,
+/// quoted or not, between commas), a length (a number in px, rem, em, pt or %), an integer.
+/// Else what was expected.
+fn theme_value_checked(name: &str, value: &str) -> Result<(), &'static str> {
+    let number = |text: &str| {
+        !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') && text.parse::<f64>().is_ok_and(f64::is_finite)
+    };
+    let (ok, expected) = match name {
+        "--vst-accent" | "--vst-color-mix" => (
+            is_colour(value),
+            "a colour: #rgb, #rrggbb (or with alpha), a colour name, or rgb(), hsl(), hwb(), lab(), lch(), oklab() or oklch() with numbers",
+        ),
+        "--vst-color-mix-strength" => {
+            (number(value) && value.parse::<f64>().is_ok_and(|n| (0.0..=100.0).contains(&n)), "a number from 0 to 100")
+        }
+        "--vst-font-family" => (
+            !value.is_empty()
+                && value.chars().all(|c| c.is_alphanumeric() || matches!(c, ' ' | ',' | '-' | '_' | '.' | '"' | '\''))
+                && value.matches('"').count() % 2 == 0
+                && value.matches('\'').count() % 2 == 0,
+            "font names between commas (letters, digits, spaces, - _ . and quotes)",
+        ),
+        "--vst-font-size-master" | "--vst-border-radius-master" => (
+            value == "0" || ["px", "rem", "em", "pt", "%"].iter().any(|unit| value.strip_suffix(unit).is_some_and(number)),
+            "a length: a number in px, rem, em, pt or %",
+        ),
+        "--vst-z-index" => {
+            (value.strip_prefix('-').unwrap_or(value).bytes().all(|b| b.is_ascii_digit()) && value.parse::<i32>().is_ok(), "an integer")
+        }
+        // Every name of THEME_VARIABLES is above; a new one must say what it takes.
+        _ => (false, "a known theme variable"),
+    };
+    if ok { Ok(()) } else { Err(expected) }
+}
+
+/// `#` and 3, 4, 6 or 8 hex digits; a colour keyword (letters only); or a colour function whose
+/// arguments are numbers, units, `none`, commas, slashes and spaces (nothing that opens another
+/// function).
+fn is_colour(value: &str) -> bool {
+    if let Some(hex) = value.strip_prefix('#') {
+        return matches!(hex.len(), 3 | 4 | 6 | 8) && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    }
+    if !value.is_empty() && value.len() <= 32 && value.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return true;
+    }
+    const FUNCTIONS: [&str; 9] = ["rgb", "rgba", "hsl", "hsla", "hwb", "lab", "lch", "oklab", "oklch"];
+    let Some((function, rest)) = value.split_once('(') else { return false };
+    let Some(arguments) = rest.strip_suffix(')') else { return false };
+    FUNCTIONS.contains(&function.to_ascii_lowercase().as_str())
+        && !arguments.trim().is_empty()
+        && arguments.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b',' | b'%' | b'/' | b' ' | b'-' | b'+'))
 }
 
 /// A host's own chain definition beyond its name: an EVM chain id in its one spelling (decimal,
@@ -526,5 +596,103 @@ mod tests {
         assert_eq!(parse(wallet("B".repeat(513), String::new())).unwrap().validate().unwrap_err().field, "customWallets[1]");
         let image = format!("data:image/png;base64,{}", "A".repeat(9000));
         assert_eq!(parse(wallet("B".into(), image)).unwrap().validate().unwrap_err().field, "customWallets[1].imageUrl");
+    }
+
+    #[test]
+    fn given_a_custom_wallet_image_when_validated_then_only_an_https_or_data_image_url_is_taken() {
+        // An outside review: any string was kept (http: trackers, javascript:, other schemes).
+        let image = |url: &str| {
+            parse(serde_json::json!({ "customWallets": [{ "id": "w", "name": "W", "imageUrl": url }] }))
+                .unwrap()
+                .validate()
+                .map(|_| ())
+                .map_err(|e| e.field)
+        };
+        for url in ["https://wallet.example/logo.png", "data:image/png;base64,iVBORw0KGgo=", "data:image/svg+xml,%3Csvg%2F%3E"] {
+            assert_eq!(image(url), Ok(()), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:9/track.png",
+            "javascript:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "ftp://wallet.example/logo.png",
+            "//wallet.example/logo.png",
+            " https://wallet.example/logo.png",
+            "https://wallet.example/\u{0}logo.png",
+            "",
+        ] {
+            assert_eq!(image(url), Err("customWallets[0].imageUrl".into()), "{url:?}");
+        }
+    }
+
+    #[test]
+    fn given_theme_variables_when_validated_then_each_takes_only_the_form_the_theme_reads() {
+        // An outside review: values were free-form and set with style.setProperty (url(...) loads
+        // an image from anywhere; `;`, braces, escapes and control characters have no place in a
+        // colour, a length or a font stack).
+        let theme = |name: &str, value: &str| {
+            parse(serde_json::json!({ "themeVariables": { name: value } })).unwrap().validate().map(|_| ()).map_err(|e| e.field)
+        };
+        let taken: [(&str, &[&str]); 7] = [
+            (
+                "--vst-accent",
+                &[
+                    "#3b5bdb",
+                    "#FFF",
+                    "#3b5bdb80",
+                    "rebeccapurple",
+                    "rgb(1, 2, 3)",
+                    "rgb(1 2 3 / 50%)",
+                    "hsl(210deg 50% 40%)",
+                    "oklch(0.7 0.1 200)",
+                ],
+            ),
+            ("--vst-color-mix", &["#000000", "rgba(255, 0, 0, 0.5)"]),
+            ("--vst-color-mix-strength", &["0", "50", "12.5", "100"]),
+            (
+                "--vst-font-family",
+                &[
+                    "system-ui, -apple-system, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif",
+                    "Courier New, monospace",
+                    "'Noto Sans JP', sans-serif",
+                ],
+            ),
+            ("--vst-font-size-master", &["10px", "0.625rem", "1em", "8pt", "0"]),
+            ("--vst-border-radius-master", &["4px", "0", "50%"]),
+            ("--vst-z-index", &["999", "2147483647", "-1"]),
+        ];
+        for (name, values) in taken {
+            for value in values {
+                assert_eq!(theme(name, value), Ok(()), "{name}: {value}");
+            }
+        }
+        let hostile = [
+            "url(https://tracker.example/x.png)",
+            "expression(alert(1))",
+            "red;background:red",
+            "red}body{color:red",
+            "\\75rl(x)",
+            "<style>",
+            "red\u{0}",
+            "#fff\n",
+        ];
+        for name in THEME_VARIABLES {
+            for value in hostile {
+                assert_eq!(theme(name, value), Err(format!("themeVariables.{name}")), "{name}: {value:?}");
+            }
+        }
+        let refused: [(&str, &[&str]); 6] = [
+            ("--vst-accent", &["#12345", "rgb(calc(1) 2 3)", "rgb(1,2,3) url(x)", "var(--x)", ""]),
+            ("--vst-color-mix-strength", &["101", "-1", "50%", "1e3", "NaN"]),
+            ("--vst-font-family", &["\"Unclosed, serif", "Arial, /* x */ serif", ""]),
+            ("--vst-font-size-master", &["10", "10vw", "-2px", "calc(10px)"]),
+            ("--vst-border-radius-master", &["4 px", "px"]),
+            ("--vst-z-index", &["1.5", "99999999999", "+1", "-"]),
+        ];
+        for (name, values) in refused {
+            for value in values {
+                assert_eq!(theme(name, value), Err(format!("themeVariables.{name}")), "{name}: {value:?}");
+            }
+        }
     }
 }
