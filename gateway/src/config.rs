@@ -274,6 +274,10 @@ impl SegmentSettings {
     }
 }
 
+/// The smallest `limits.max_frame_bytes` taken: a wallet's answer the widget sends
+/// (`MAX_WALLET_ANSWER_BYTES`, 63 KiB) and a host's request (64 KiB of params) must fit.
+pub const MIN_FRAME_BYTES: usize = 64 * 1024;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
@@ -587,8 +591,14 @@ impl GatewayConfig {
             return err("listen", format!("{:?} is not an address such as 127.0.0.1:8080", self.listen));
         }
         let l = &self.limits;
-        if l.max_frame_bytes < 1024 || l.max_frame_bytes > 16 * 1024 * 1024 {
-            return err("limits.max_frame_bytes", "between 1024 and 16777216".into());
+        // The widget sends a wallet's answer of up to `MAX_WALLET_ANSWER_BYTES` and a host's
+        // request of up to 64 KiB of params: a smaller frame would close the socket on them (1009)
+        // where the session has a clear answer to give.
+        if l.max_frame_bytes < MIN_FRAME_BYTES || l.max_frame_bytes > 16 * 1024 * 1024 {
+            return err(
+                "limits.max_frame_bytes",
+                format!("between {MIN_FRAME_BYTES} (a wallet's answer or a host's request must fit) and 16777216"),
+            );
         }
         if l.commands_per_second == 0 || l.command_burst == 0 {
             return err("limits.commands_per_second", "must be at least 1 (and command_burst too)".into());
@@ -777,9 +787,9 @@ mod tests {
     fn a_file_overrides_defaults_and_flags_override_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.toml");
-        std::fs::write(&path, "listen = \"127.0.0.1:9000\"\n[limits]\nmax_frame_bytes = 2048\n").unwrap();
+        std::fs::write(&path, "listen = \"127.0.0.1:9000\"\n[limits]\nmax_frame_bytes = 131072\n").unwrap();
         let c = GatewayConfig::load_with_env(Some(&path), &Overrides::default(), TEST_ENV).unwrap();
-        assert_eq!((c.listen.as_str(), c.limits.max_frame_bytes), ("127.0.0.1:9000", 2048));
+        assert_eq!((c.listen.as_str(), c.limits.max_frame_bytes), ("127.0.0.1:9000", 131072));
         let flags = Overrides { listen: Some("127.0.0.1:9001".into()), ..Default::default() };
         let c = GatewayConfig::load_with_env(Some(&path), &flags, TEST_ENV).unwrap();
         assert_eq!(c.listen, "127.0.0.1:9001");
@@ -791,6 +801,11 @@ mod tests {
         assert!(e.contains("max_frame_bytes"), "{e}");
         let e = load_toml("[limits]\nmax_frame_bytes = 10\n").unwrap_err().to_string();
         assert!(e.contains("limits.max_frame_bytes"), "{e}");
+        // Below what a wallet's answer or a host's request takes (the widget bounds its answers to
+        // fit 64 KiB), and at it.
+        let e = load_toml("[limits]\nmax_frame_bytes = 32768\n").unwrap_err().to_string();
+        assert!(e.contains("limits.max_frame_bytes") && e.contains("65536"), "{e}");
+        assert!(load_toml("[limits]\nmax_frame_bytes = 65536\n").is_ok());
         let e = load_toml("listn = \"x\"\n").unwrap_err().to_string();
         assert!(e.contains("listn"), "{e}");
         let e = load_toml("[[projects]]\nid = \"a\"\nallowed_origins = [\"https://a.*.b\"]\n").unwrap_err().to_string();

@@ -15,6 +15,7 @@ use crate::machines::requests::{RequestKind, WalletOutcome};
 use crate::machines::router::{NavigationMode, View};
 use crate::machines::toasts::ToastVariant;
 use crate::model::caip::{CaipNetworkId, Namespace};
+use crate::model::connector::MAX_WALLET_ERROR_CHARS;
 use crate::session::{DomainError, Event};
 
 /// EIP-1193's wording for 4100.
@@ -388,7 +389,9 @@ fn bounded(outcome: WalletOutcome) -> WalletOutcome {
         WalletOutcome::Ok { result } if serde_json::to_string(result).map_or(true, |s| s.len() > MAX_JSON_BYTES) => {
             error(codes::INTERNAL, format!("The answer is larger than {MAX_JSON_BYTES} bytes"))
         }
-        WalletOutcome::Error { code, message } if message.len() > 1024 => error(*code, message.chars().take(1024).collect::<String>()),
+        WalletOutcome::Error { code, message } if message.chars().nth(MAX_WALLET_ERROR_CHARS).is_some() => {
+            error(*code, message.chars().take(MAX_WALLET_ERROR_CHARS).collect::<String>())
+        }
         _ => outcome,
     }
 }
