@@ -304,6 +304,11 @@ pub struct Limits {
     /// `log_full` (not remembered: the refusal writes nothing). Copied into the runtime's
     /// `max_log_bytes` (decision 0107).
     pub session_log_bytes: u64,
+    /// Bytes of event log one client address (an IPv4 address, or an IPv6 /64) may write across
+    /// all its sessions per hour, all of which may be written at once; once spent, its commands are
+    /// refused with `rate_limited` (writing nothing) until the share refills. The session budget
+    /// alone let one address fill session after session as fast as it may create them.
+    pub client_log_bytes_per_hour: u64,
     /// Plain HTTP connections (not upgraded) per client address.
     pub http_connections_per_ip: usize,
     /// Plain HTTP connections in total; lowered at start to a quarter of what the open-file limit
@@ -389,6 +394,7 @@ impl Default for Limits {
             max_connections: 50_000,
             connections_per_session: 16,
             session_log_bytes: vestibule_actors::runtime::DEFAULT_SESSION_LOG_BYTES,
+            client_log_bytes_per_hour: 128 * 1024 * 1024,
             http_connections_per_ip: 128,
             max_http_connections: 1024,
             reserved_fds: 128,
@@ -620,6 +626,12 @@ impl GatewayConfig {
             return err(
                 "limits.session_log_bytes",
                 "must be at least 1 (bytes one session may write to its event log; the default is 16777216, 16 MiB)".into(),
+            );
+        }
+        if l.client_log_bytes_per_hour < 1024 * 1024 {
+            return err(
+                "limits.client_log_bytes_per_hour",
+                "must be at least 1048576, 1 MiB (bytes one client address may write to the event log per hour; the default is 134217728, 128 MiB)".into(),
             );
         }
         if l.connections_per_ip == 0 || l.max_connections == 0 {

@@ -34,9 +34,7 @@ impl TokenBucket {
 
     /// Takes a token if one is available at `now`.
     pub fn try_take_at(&mut self, now: Instant) -> bool {
-        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.last = self.last.max(now);
-        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        self.refill_at(now);
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
             true
@@ -47,6 +45,25 @@ impl TokenBucket {
 
     pub fn try_take(&mut self) -> bool {
         self.try_take_at(Instant::now())
+    }
+
+    fn refill_at(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = self.last.max(now);
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+    }
+
+    /// Whether any token is left at `now` (after [`Self::spend_at`] the bucket may be in debt).
+    fn has_tokens_at(&mut self, now: Instant) -> bool {
+        self.refill_at(now);
+        self.tokens > 0.0
+    }
+
+    /// Spends `amount` tokens at `now`, going into debt if there are fewer: what was already
+    /// done (bytes written) is counted in full, and the debt is refilled before anything more.
+    fn spend_at(&mut self, amount: f64, now: Instant) {
+        self.refill_at(now);
+        self.tokens -= amount;
     }
 
     /// Whether it has refilled to its burst by `now`: it is then the same as a new bucket.
@@ -109,6 +126,38 @@ impl<K: Hash + Eq + Copy> KeyedBuckets<K> {
     /// Sessions with a bucket entry (live or not yet swept), for tests.
     pub fn tracked(&self) -> usize {
         self.buckets.lock().expect("bucket lock").len()
+    }
+}
+
+/// Bytes of event log per client address ([`client_key`]), across all its sessions:
+/// `[limits] client_log_bytes_per_hour`, all of which may be written at once. Once spent, the
+/// address's commands are refused until it has refilled; bytes a write took past the share are a
+/// debt paid before the next one.
+pub struct ClientLogShares {
+    buckets: KeyedBuckets<IpAddr>,
+}
+
+impl ClientLogShares {
+    pub fn per_hour(bytes: u64) -> Self {
+        let burst = u32::try_from(bytes).unwrap_or(u32::MAX);
+        Self { buckets: KeyedBuckets::new(bytes as f64 / 3600.0, burst) }
+    }
+
+    pub fn may_write_at(&self, client: IpAddr, now: Instant) -> bool {
+        self.buckets.bucket_at(client_key(client), now).lock().expect("bucket lock").has_tokens_at(now)
+    }
+
+    pub fn wrote_at(&self, client: IpAddr, bytes: u64, now: Instant) {
+        self.buckets.bucket_at(client_key(client), now).lock().expect("bucket lock").spend_at(bytes as f64, now);
+    }
+}
+
+impl vestibule_actors::runtime::ClientWriteShares for ClientLogShares {
+    fn may_write(&self, client: IpAddr) -> bool {
+        self.may_write_at(client, Instant::now())
+    }
+    fn wrote(&self, client: IpAddr, bytes: u64) {
+        self.wrote_at(client, bytes, Instant::now());
     }
 }
 
@@ -400,6 +449,25 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn given_an_address_that_wrote_its_share_when_time_passes_then_it_writes_again_once_its_debt_is_refilled() {
+        let shares = ClientLogShares::per_hour(3_600_000); // 1,000 bytes a second
+        let t0 = Instant::now();
+        let (a, b): (IpAddr, IpAddr) = ([192, 0, 2, 1].into(), [192, 0, 2, 2].into());
+        assert!(shares.may_write_at(a, t0));
+        // Given: the whole share at once, and 5,000 bytes past it (a write is counted in full).
+        shares.wrote_at(a, 3_605_000, t0);
+        assert!(!shares.may_write_at(a, t0));
+        assert!(!shares.may_write_at(a, t0 + Duration::from_secs(4)), "4,000 of the 5,000 bytes of debt refilled");
+        assert!(shares.may_write_at(a, t0 + Duration::from_secs(6)));
+        // Another address has its own share; the addresses of one IPv6 /64 share one.
+        assert!(shares.may_write_at(b, t0));
+        let (v6, same_64): (IpAddr, IpAddr) = ("2001:db8::1".parse().unwrap(), "2001:db8::ffff".parse().unwrap());
+        shares.wrote_at(v6, 3_700_000, t0);
+        assert!(!shares.may_write_at(same_64, t0));
+        assert!(shares.may_write_at("2001:db8:0:1::1".parse().unwrap(), t0), "another /64");
+    }
 
     #[test]
     fn the_bucket_allows_a_burst_then_the_rate() {

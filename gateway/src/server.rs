@@ -317,6 +317,7 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     runtime.max_log_bytes = config.limits.session_log_bytes;
     let mut registry = Registry::new(log.clone(), Arc::new(SystemClock), runtime, metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker))
+        .with_client_write_shares(Arc::new(crate::limits::ClientLogShares::per_hour(config.limits.client_log_bytes_per_hour)))
         .with_chain(
             crate::chain::ServiceEffects::new(chain)
                 .with_receipt_waits_per_client(config.limits.receipt_waits_per_client, metrics.receipt_waits_queued.clone())

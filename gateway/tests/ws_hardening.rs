@@ -178,6 +178,44 @@ async fn a_100_kb_header_is_refused_with_431_on_plain_requests_and_upgrades() {
 }
 
 #[tokio::test]
+async fn a_client_address_writes_at_most_its_share_of_the_log_across_its_sessions() {
+    // The smallest share there is: 1 MiB per hour, all of it at once.
+    let gateway = Gateway::start(&format!("{CONFIG}\n[limits]\nclient_log_bytes_per_hour = 1048576\n"));
+    // Reports of seven wallets with 8 KB icons, each different (so each is written): about 56 KB.
+    let report = |n: usize| {
+        let wallets: Vec<Value> = (0..7)
+            .map(|w| {
+                let icon = format!("data:image/png;base64,{}{}", "A".repeat(8_000), format!("{n:08}{w}"));
+                json!({ "name": format!("Wallet {w}"), "rdns": format!("example.wallet{w}"), "icon": icon, "kind": "ANNOUNCED" })
+            })
+            .collect();
+        json!({ "type": "ReportWallets", "wallets": wallets })
+    };
+    // An outside review filled session after session from one address at 15 MB/s: each session's
+    // own 16 MiB budget was the only bound. Here sessions of 127.0.0.1 write until refused.
+    let source: std::net::IpAddr = [127, 0, 0, 1].into();
+    let (mut written, mut refused) = (0usize, None);
+    'sessions: for _ in 0..4 {
+        let mut client = Client::create_from(&gateway, source, json!({})).await;
+        for _ in 0..8 {
+            let result = client.command(report(written)).await;
+            if result["status"] != "accepted" {
+                refused = Some(result);
+                break 'sessions;
+            }
+            written += 1;
+        }
+    }
+    let refused = refused.expect("refused before 32 reports of 56 KB");
+    assert_eq!(refused["error"]["code"], "rate_limited", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("client_log_bytes_per_hour"), "{refused}");
+    assert!((16..=19).contains(&written), "about 1 MiB of 56 KB reports was written first: {written}");
+    // Another address is not held back (the positive probe).
+    let mut other = Client::create_from(&gateway, [127, 0, 0, 2].into(), json!({})).await;
+    assert_eq!(other.command(report(0)).await["status"], "accepted");
+}
+
+#[tokio::test]
 async fn the_replay_page_loads_nothing_from_elsewhere_and_no_answer_is_sniffed() {
     // The built client's pages, where the gateway serves its static files from.
     let dir = tempfile::tempdir().unwrap();

@@ -41,6 +41,7 @@ commands_per_second = 1000
 command_burst = 1000
 sessions_per_minute = 1000000
 session_burst = 1000000
+client_log_bytes_per_hour = 1099511627776
 
 [store]
 backend = "jetstream"

@@ -1,7 +1,7 @@
 //! The registry: one `ModalSession` actor per session id on this node, started on demand and
 //! forgotten when it stops.
 
-use super::effects::{ChainEffects, ContractSignatureChecker, EmbeddedEffects};
+use super::effects::{ChainEffects, ClientWriteShares, ContractSignatureChecker, EmbeddedEffects};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -99,6 +99,7 @@ impl Registry {
                     checker: None,
                     chain: Arc::new(super::effects::NoChain),
                     embedded: Arc::new(super::effects::NoEmbedded),
+                    write_shares: Arc::new(super::effects::UnlimitedWrites),
                     interner: Default::default(),
                 }),
             }),
@@ -126,6 +127,15 @@ impl Registry {
     pub fn with_embedded(mut self, embedded: Arc<dyn EmbeddedEffects>) -> Self {
         let inner = Arc::get_mut(&mut self.inner).expect("with_embedded is called before the registry is shared");
         Arc::get_mut(&mut inner.shell).expect("no session has started yet").embedded = embedded;
+        self
+    }
+
+    /// Bounds what one client address may write to the event log across its sessions: its
+    /// commands are refused `rate_limited` while `shares` says it has used up its share. Call
+    /// before the registry is shared.
+    pub fn with_client_write_shares(mut self, shares: Arc<dyn ClientWriteShares>) -> Self {
+        let inner = Arc::get_mut(&mut self.inner).expect("with_client_write_shares is called before the registry is shared");
+        Arc::get_mut(&mut inner.shell).expect("no session has started yet").write_shares = shares;
         self
     }
 

@@ -140,6 +140,8 @@ pub(crate) struct SessionShell {
     pub checker: Option<Arc<dyn ContractSignatureChecker>>,
     pub chain: Arc<dyn super::effects::ChainEffects>,
     pub embedded: Arc<dyn super::effects::EmbeddedEffects>,
+    /// What each client address may write across its sessions.
+    pub write_shares: Arc<dyn super::effects::ClientWriteShares>,
     pub interner: Interner,
 }
 
@@ -633,6 +635,16 @@ impl ModalSession {
             self.after_activity(ctx);
             return ready(self.answer_unremembered(&source, reply));
         }
+        if matches!(source, Source::Client { .. }) && self.client.is_some_and(|client| !self.shell.write_shares.may_write(client)) {
+            // Like a full log: before deciding, writing nothing, not remembered (the same command
+            // may come again once the address's share has refilled).
+            self.metrics().command("rate_limited");
+            let message =
+                "this client address has written its share of the event log for now (limits.client_log_bytes_per_hour); retry later";
+            let reply = CommandReply::refused(self.seq, CommandError::new(RefusalCode::RateLimited, message));
+            self.after_activity(ctx);
+            return ready(self.answer_unremembered(&source, reply));
+        }
         let Some(awake) = self.awake.as_ref() else {
             return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error("the session is not loaded"))));
         };
@@ -783,6 +795,9 @@ impl ModalSession {
     fn wrote(&mut self, bytes: u64, unfolded: bool, ctx: &mut Context<Self>) {
         let was_full = self.log_full();
         self.log_bytes += bytes;
+        if let Some(client) = self.client {
+            self.shell.write_shares.wrote(client, bytes);
+        }
         if unfolded {
             self.unfolded_answer_bytes += bytes;
         }

@@ -25,6 +25,7 @@ command_burst = 1000
 sessions_per_minute = 1000000
 session_burst = 1000000
 session_log_bytes = 1099511627776
+client_log_bytes_per_hour = 1099511627776
 "#;
 
 impl GatewayProcess {
