@@ -189,16 +189,29 @@ fn summary(payload: &Value) -> String {
     terminal_safe(&text).into_owned()
 }
 
-/// `machine: from -> to` for every region an event moved.
-fn transitions(before: &Value, after: &Value) -> Vec<String> {
+/// Every machine's chart, built once per replay.
+fn charts() -> Vec<(&'static str, vestibule_actors::chart::Statechart)> {
+    machines::ALL.iter().map(|m| (m.id, (m.chart)())).collect()
+}
+
+/// Every machine's chart regions and the state each is in: `(machine, region, state)`.
+fn chart_states(charts: &[(&'static str, vestibule_actors::chart::Statechart)], state: &Value) -> Vec<(&'static str, String, String)> {
+    let mut states = Vec::new();
+    for (machine, chart) in charts {
+        for (region, name) in chart.states_in(state) {
+            states.push((*machine, region, name));
+        }
+    }
+    states
+}
+
+/// `machine: from -> to` for every region an event moved (`before` and `after` from [`chart_states`]).
+fn transitions(before: &[(&'static str, String, String)], after: &[(&'static str, String, String)]) -> Vec<String> {
     let mut moved = Vec::new();
-    for m in machines::ALL {
-        let chart = (m.chart)();
-        for ((region, from), (_, to)) in chart.states_in(before).into_iter().zip(chart.states_in(after)) {
-            if from != to {
-                let name = if region == m.id { m.id.to_string() } else { format!("{}/{region}", m.id) };
-                moved.push(format!("{name}: {from} -> {to}"));
-            }
+    for ((machine, region, from), (_, _, to)) in before.iter().zip(after) {
+        if from != to {
+            let name = if region == machine { machine.to_string() } else { format!("{machine}/{region}") };
+            moved.push(format!("{name}: {from} -> {to}"));
         }
     }
     moved
@@ -362,7 +375,12 @@ pub async fn replay_verifying(
     let end = options.to.unwrap_or(meta.latest_seq).min(meta.latest_seq);
     let snapshot = if options.verify { log.get_snapshot(id, STATE_SCHEMA_VERSION).await? } else { None };
     let mut state = SessionState::default();
+    // The state as JSON and as canonical bytes, each event re-serializing only the regions it
+    // touches (`Event::regions`, as the session actor does): serializing the whole state per event
+    // made a replay cost its events times the state's size.
     let mut json_state = wire::to_value(&state);
+    let mut canonical = wire::CanonicalState::of(&state);
+    let charts = charts();
     let mut progress = Progress::new(end, "replaying");
     let mut verification = Verification::default();
     let mut run: Option<Run> = None;
@@ -373,9 +391,15 @@ pub async fn replay_verifying(
         for e in &envelopes {
             let event = decode(e)?;
             state = session::evolve(state, &event);
-            let after = wire::to_value(&state);
-            let moved = transitions(&json_state, &after);
-            let patch = options.patch.then(|| json_patch::diff(&json_state, &after));
+            let touched = event.regions();
+            let before_states = chart_states(&charts, &json_state);
+            let before = options.patch.then(|| json_state.clone());
+            for region in touched.iter() {
+                json_state[region.key()] = wire::region_value(&state, region);
+            }
+            let after = &json_state;
+            let moved = transitions(&before_states, &chart_states(&charts, after));
+            let patch = before.map(|before| json_patch::diff(&before, after));
             if options.json {
                 let mut line = json!({ "seq": e.seq, "timeMs": e.time_ms, "type": e.event_type, "correlationId": e.correlation_id, "payload": e.payload, "transitions": moved });
                 if let Some(p) = &patch {
@@ -405,28 +429,28 @@ pub async fn replay_verifying(
                     r.last = e.seq;
                     r.hashed = e.checksum.is_some();
                 }
+                canonical.update(&state, touched);
                 if verification.mismatch.is_none() {
                     // Events written before decision 0311 carry protocol 1's whole-state hash.
                     if let Some(sum) = &e.checksum
-                        && *sum != wire::state_hash(&after)
-                        && *sum != wire::legacy_state_hash(&after)
+                        && *sum != canonical.hash()
+                        && *sum != canonical.legacy_hash()
                     {
                         // The stored hash is the log's (or an edited export's): spelled out, so it
                         // cannot print a line of its own after `verify FAILED`.
-                        let (hash, sum) = (wire::state_hash(&after), terminal_safe(sum));
+                        let (hash, sum) = (canonical.hash(), terminal_safe(sum));
                         verification.mismatch =
                             Some(Divergence { seq: e.seq, reason: format!("the state hash is {hash}, but {sum} was sent to clients") });
                     }
                     if let Some(s) = snapshot.as_ref().filter(|s| s.seq == e.seq) {
                         verification.snapshot = Some(s.seq);
-                        if s.state.to_value() != after {
+                        if s.state.to_value() != *after {
                             verification.mismatch =
                                 Some(Divergence { seq: e.seq, reason: "the fold differs from the stored snapshot".into() });
                         }
                     }
                 }
             }
-            json_state = after;
             progress.tick(e.seq);
         }
         if envelopes.is_empty() {
@@ -889,6 +913,49 @@ mod tests {
         let first = run(Some(2)).await;
         assert_eq!((first.decisions, first.checked), (1, 1));
         assert!(first.failure(id, false).is_none());
+    }
+
+    /// Replay re-serializes only the regions each event touches: given events of several regions,
+    /// each its own decision with the state hash the gateway would write, when replayed with
+    /// `--patch --verify`, then every hash checks and the patches rebuild the whole folded state.
+    #[tokio::test]
+    async fn the_regions_replay_keeps_are_the_whole_state_at_every_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = vestibule_store::SegmentEventLog::open(StoreConfig::at(dir.path())).unwrap();
+        let id = SessionId::random();
+        log.create_session(id, NewSession { project: "p".into(), created_ms: 1, resume_token_hash: None }).await.unwrap();
+        let toast = json!({ "id": "t1", "message": "hi", "variant": "success", "autoCloseMs": null, "atMs": 1 });
+        let events = [
+            Event::ModalOpened {},
+            Event::from_parts("ToastQueued", toast).unwrap(),
+            Event::from_parts("ToastShown", json!({ "id": "t1", "deadlineMs": 9 })).unwrap(),
+            Event::ModalClosed {},
+        ];
+        let mut state = SessionState::default();
+        let mut new = Vec::new();
+        for (i, event) in events.iter().enumerate() {
+            state = session::evolve(state, event);
+            let event_type = event.type_name();
+            new.push(NewEvent {
+                time_ms: 1,
+                event_type: event_type.into(),
+                schema_version: Event::schema_version(event_type),
+                correlation_id: Some(format!("c{i}")),
+                checksum: Some(wire::state_hash(&wire::to_value(&state))),
+                payload: event.payload_json(),
+            });
+        }
+        log.append(id, 0, new).await.unwrap();
+        let options = ReplayOptions { to: None, json: true, verify: true, patch: true };
+        let mut out = Vec::new();
+        let verification = replay_verifying(&log, id, &options, &mut out).await.unwrap();
+        assert_eq!((verification.checked, verification.failure(id, false).map(|d| d.seq)), (4, None));
+        let mut rebuilt = wire::to_value(&SessionState::default());
+        for line in String::from_utf8(out).unwrap().lines() {
+            let line: Value = serde_json::from_str(line).unwrap();
+            json_patch::patch(&mut rebuilt, &serde_json::from_value::<json_patch::Patch>(line["patch"].clone()).unwrap()).unwrap();
+        }
+        assert_eq!(rebuilt, wire::to_value(&state));
     }
 
     #[test]
