@@ -18,7 +18,7 @@ use rand::{Rng, SeedableRng};
 use support::{T0, advance_timers, execute, quiet_config, registry, registry_with_metrics, settle, toast, until};
 use vestibule_actors::model::options::SessionOptions;
 use vestibule_actors::protocol::CommandStatus;
-use vestibule_actors::runtime::{CommandReply, Inspect, ManualClock, RuntimeConfig};
+use vestibule_actors::runtime::{ClientWriteShares, CommandReply, Inspect, ManualClock, RuntimeConfig, WriteRefusal};
 use vestibule_actors::session::upcast::SessionUpcaster;
 use vestibule_actors::session::{
     CLIENT_ERROR_REPORT_WINDOW_MS, ClientCommand, ClientErrorKind, MAX_CLIENT_ERROR_REPORTS, RefusalCode, STATE_SCHEMA_VERSION,
@@ -370,4 +370,61 @@ fn answers_written_without_events_are_still_counted_after_the_session_passivates
             assert_eq!(woken.log_bytes, counted.log_bytes, "{what}: the count survived");
         });
     }
+}
+
+/// The gateway's verdict on clients' writes (`[limits] client_log_bytes_per_hour`,
+/// `min_free_disk_bytes`), set by the test.
+struct Verdict(std::sync::Mutex<Option<WriteRefusal>>);
+
+impl ClientWriteShares for Verdict {
+    fn refusal(&self, _: Option<std::net::IpAddr>) -> Option<WriteRefusal> {
+        *self.0.lock().unwrap()
+    }
+    fn wrote(&self, _: std::net::IpAddr, _: u64) {}
+}
+
+/// While the gateway says a client may not write (its address spent its share, or the disk is
+/// nearly full), its commands are refused before they are decided, with the reason's code, write
+/// nothing and are not remembered; the runtime's own commands still run; once the gateway says
+/// yes again, the same command is taken.
+#[test]
+fn given_the_gateway_refuses_clients_writes_when_a_command_comes_then_refused_with_the_reason_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    System::new().block_on(async move {
+        let log: Arc<dyn EventLog> = open_sled(dir.path());
+        let clock = Arc::new(ManualClock::at(T0));
+        let verdict = Arc::new(Verdict(std::sync::Mutex::new(None)));
+        let registry = registry(log.clone(), clock.clone(), quiet_config()).with_client_write_shares(verdict.clone());
+        let (id, _) = registry.create("test", ORIGIN, SessionOptions::default()).await.unwrap();
+        let session = registry.session(id);
+        // A toast with a deadline: the runtime's own command (its dismissal) comes later.
+        let shown = session.send(execute("toast", toast("hello", Some(1000), false))).await.unwrap();
+        assert!(!session.send(Inspect).await.unwrap().unwrap().state.toasts.order.is_empty(), "the toast is shown");
+        assert_eq!(shown.status, CommandStatus::Accepted, "the positive path: {shown:?}");
+        for (refusal, expected) in
+            [(WriteRefusal::ClientShare, RefusalCode::RateLimited), (WriteRefusal::DiskLow, RefusalCode::StorageUnavailable)]
+        {
+            *verdict.0.lock().unwrap() = Some(refusal);
+            let seq = log.latest_seq(id).await.unwrap();
+            let refused = session.send(execute("open", ClientCommand::OpenModal { view: None })).await.unwrap();
+            assert_eq!(code(&refused), Some(expected), "{refused:?}");
+            assert_eq!(log.latest_seq(id).await.unwrap(), seq, "nothing appended");
+            assert_eq!(log.answer(id, "open").await.unwrap(), None, "the refusal is not remembered");
+        }
+        // The toast's deadline still runs (the runtime's command, not a client's).
+        clock.advance(1500);
+        let mut dismissed = false;
+        for _ in 0..1000 {
+            if session.send(Inspect).await.unwrap().unwrap().state.toasts.order.is_empty() {
+                dismissed = true;
+                break;
+            }
+            settle().await;
+        }
+        assert!(dismissed, "the toast's deadline ran");
+        // And once the gateway says yes, the same command is taken.
+        *verdict.0.lock().unwrap() = None;
+        let taken = session.send(execute("open", ClientCommand::OpenModal { view: None })).await.unwrap();
+        assert_eq!(taken.status, CommandStatus::Accepted, "{taken:?}");
+    });
 }

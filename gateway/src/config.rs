@@ -309,6 +309,10 @@ pub struct Limits {
     /// refused with `rate_limited` (writing nothing) until the share refills. The session budget
     /// alone let one address fill session after session as fast as it may create them.
     pub client_log_bytes_per_hour: u64,
+    /// Free bytes the event log's disk (the data directory's) must keep: below it, new sessions
+    /// and clients' commands are refused (retry later) and `/healthz` says `disk_low`, before a
+    /// full disk fails the store. Read every 5 s; 0 watches nothing. Not read for a JetStream log.
+    pub min_free_disk_bytes: u64,
     /// Plain HTTP connections (not upgraded) per client address.
     pub http_connections_per_ip: usize,
     /// Plain HTTP connections in total; lowered at start to a quarter of what the open-file limit
@@ -395,6 +399,7 @@ impl Default for Limits {
             connections_per_session: 16,
             session_log_bytes: vestibule_actors::runtime::DEFAULT_SESSION_LOG_BYTES,
             client_log_bytes_per_hour: 128 * 1024 * 1024,
+            min_free_disk_bytes: 1024 * 1024 * 1024,
             http_connections_per_ip: 128,
             max_http_connections: 1024,
             reserved_fds: 128,

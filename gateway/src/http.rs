@@ -27,6 +27,10 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
     if state.is_shutting_down() {
         return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "shutting_down" }));
     }
+    // Not failed, but taking no new visitors: send them elsewhere until there is room.
+    if state.disk.is_low() {
+        return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "disk_low" }));
+    }
     // In a cluster, a gateway that lost its lease (cut from NATS) runs no session until it has
     // registered again: the load balancer should send visitors elsewhere meanwhile.
     if state.cluster.as_ref().is_some_and(|c| c.leases.epoch().is_none()) {

@@ -6,6 +6,7 @@ pub mod client_address;
 pub mod cluster;
 pub mod config;
 pub mod debug_api;
+pub mod disk;
 pub mod embedded;
 pub mod http;
 pub mod limits;

@@ -152,15 +152,6 @@ impl ClientLogShares {
     }
 }
 
-impl vestibule_actors::runtime::ClientWriteShares for ClientLogShares {
-    fn may_write(&self, client: IpAddr) -> bool {
-        self.may_write_at(client, Instant::now())
-    }
-    fn wrote(&self, client: IpAddr, bytes: u64) {
-        self.wrote_at(client, bytes, Instant::now());
-    }
-}
-
 /// The address a client is counted under: an IPv4 address, or the /64 an IPv6 address belongs to
 /// (one subscriber is usually given a whole /64, so counting single IPv6 addresses would limit
 /// nothing).

@@ -311,13 +311,20 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         Some(embedded) => Some(start_embedded(embedded, &config, &projects, chain.clone())?),
         None => None,
     };
+    // The disk the log is on (a JetStream log is on NATS's, which NATS watches).
+    let min_free = if config.store.backend == crate::config::StoreBackend::Jetstream { 0 } else { config.limits.min_free_disk_bytes };
+    let disk = Arc::new(crate::disk::DiskWatch::new(config.data.clone(), min_free));
+    disk.check();
     let mut runtime = config.runtime.clone();
     runtime.embedded_frame_origin = embedded.as_ref().map(|e| e.service.config().frame_origin().to_string());
     runtime.max_connections = config.limits.connections_per_session;
     runtime.max_log_bytes = config.limits.session_log_bytes;
     let mut registry = Registry::new(log.clone(), Arc::new(SystemClock), runtime, metrics.runtime.clone())
         .with_contract_checker(Arc::new(checker))
-        .with_client_write_shares(Arc::new(crate::limits::ClientLogShares::per_hour(config.limits.client_log_bytes_per_hour)))
+        .with_client_write_shares(Arc::new(crate::disk::ClientWrites {
+            shares: crate::limits::ClientLogShares::per_hour(config.limits.client_log_bytes_per_hour),
+            disk: disk.clone(),
+        }))
         .with_chain(
             crate::chain::ServiceEffects::new(chain)
                 .with_receipt_waits_per_client(config.limits.receipt_waits_per_client, metrics.receipt_waits_queued.clone())
@@ -361,7 +368,15 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     };
     let token_keys = crate::siwx::token::TokenKeys::from_secret(token_secret);
     store::spawn_retention(registry.clone(), &config, cluster.clone());
-    let state = web::Data::new(AppState::new(config, projects, registry, metrics, token_keys, sockets.clone(), cluster.clone()));
+    let state =
+        web::Data::new(AppState::new(config, projects, registry, metrics, token_keys, sockets.clone(), cluster.clone(), disk.clone()));
+    actix_web::rt::spawn(async move {
+        let mut every = actix_web::rt::time::interval(crate::disk::CHECK_EVERY);
+        loop {
+            every.tick().await;
+            disk.check();
+        }
+    });
     if let Some(cluster) = cluster {
         cluster.serve(state.clone().into_inner()).await?;
     }

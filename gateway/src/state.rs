@@ -27,6 +27,8 @@ pub struct AppState {
     pub token_keys: TokenKeys,
     /// Leases and routing between gateways, when `[cluster] enabled` (docs/scale-out.md).
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// The free space of the event log's disk (`limits.min_free_disk_bytes`).
+    pub disk: Arc<crate::disk::DiskWatch>,
     /// Every WebSocket connection's task, so that a graceful stop can wait for them to close: they
     /// run in tasks of their own, not in actix-server's, which would keep its connection task (its
     /// HTTP dispatcher, about 2 KiB) for the WebSocket's life.
@@ -45,6 +47,7 @@ impl AppState {
         token_keys: TokenKeys,
         sockets: Sockets,
         cluster: Option<Arc<crate::cluster::Cluster>>,
+        disk: Arc<crate::disk::DiskWatch>,
     ) -> Self {
         let l = &config.limits;
         let command_limits = SessionRateLimits::new(l.commands_per_second as f64, l.command_burst);
@@ -58,6 +61,7 @@ impl AppState {
             sockets,
             command_limits,
             new_session_limits,
+            disk,
             debug_gates,
             token_keys,
             cluster,

@@ -216,6 +216,24 @@ async fn a_client_address_writes_at_most_its_share_of_the_log_across_its_session
 }
 
 #[tokio::test]
+async fn a_disk_below_its_minimum_takes_no_new_sessions_and_healthz_says_so() {
+    // A minimum no disk has: the disk is low from the start.
+    let gateway = Gateway::start(&format!("{CONFIG}\n[limits]\nmin_free_disk_bytes = 9223372036854775807\n"));
+    let (status, body) = gateway.http_get("/healthz", None).await;
+    assert_eq!((status, body.contains("disk_low")), (503, true), "{body}");
+    let (frame, close) = hello_from(&gateway, [127, 0, 0, 1].into(), None).await;
+    assert_eq!((frame["type"].as_str(), close), (Some("error"), Some(1013)), "{frame}");
+    assert!(frame["message"].as_str().unwrap().contains("disk is nearly full"), "{frame}");
+
+    // The positive side: with the default minimum (1 GiB) on this disk, both are fine.
+    let healthy = Gateway::start(CONFIG);
+    let (status, body) = healthy.http_get("/healthz", None).await;
+    assert_eq!(status, 200, "{body}");
+    let (frame, _) = hello_from(&healthy, [127, 0, 0, 1].into(), None).await;
+    assert_eq!(frame["type"], "welcome", "{frame}");
+}
+
+#[tokio::test]
 async fn the_replay_page_loads_nothing_from_elsewhere_and_no_answer_is_sniffed() {
     // The built client's pages, where the gateway serves its static files from.
     let dir = tempfile::tempdir().unwrap();

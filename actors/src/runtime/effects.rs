@@ -167,25 +167,35 @@ impl EmbeddedEffects for NoEmbedded {
     }
 }
 
-/// What one client address may write to the event log across all its sessions (the gateway's
-/// `[limits] client_log_bytes_per_hour`). A session's own budget (`max_log_bytes`) bounds one
-/// session; without a share per address, one address could fill session after session at the
-/// rate it may create them (an outside review wrote 15 MB/s to the disk from one address, and
-/// retention keeps what it wrote for 30 days).
+/// Whether clients' commands may be written now: what one client address may write to the event
+/// log across all its sessions (the gateway's `[limits] client_log_bytes_per_hour`), and whether
+/// the log's disk has room (`[limits] min_free_disk_bytes`). A session's own budget
+/// (`max_log_bytes`) bounds one session; without a share per address, one address could fill
+/// session after session at the rate it may create them (an outside review wrote 15 MB/s to the
+/// disk from one address, and retention keeps what it wrote for 30 days).
 pub trait ClientWriteShares: Send + Sync + 'static {
-    /// Whether a command of `client`'s may be written now: refused (`rate_limited`, nothing
-    /// written) while the address has used up its share.
-    fn may_write(&self, client: std::net::IpAddr) -> bool;
+    /// Why a command of `client`'s (when the session knows it) may not be written now, if so: it
+    /// is then refused before it is decided, writing nothing.
+    fn refusal(&self, client: Option<std::net::IpAddr>) -> Option<WriteRefusal>;
     /// A session written to on `client`'s behalf wrote `bytes` to its log.
     fn wrote(&self, client: std::net::IpAddr, bytes: u64);
 }
 
-/// No share per address (the registry's default; the gateway sets its own).
+/// Why a client's command is not written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteRefusal {
+    /// Its address has written its share for now (`rate_limited`).
+    ClientShare,
+    /// The disk the log is on is nearly full (`storage_unavailable`).
+    DiskLow,
+}
+
+/// No share per address and no disk watch (the registry's default; the gateway sets its own).
 pub(crate) struct UnlimitedWrites;
 
 impl ClientWriteShares for UnlimitedWrites {
-    fn may_write(&self, _: std::net::IpAddr) -> bool {
-        true
+    fn refusal(&self, _: Option<std::net::IpAddr>) -> Option<WriteRefusal> {
+        None
     }
     fn wrote(&self, _: std::net::IpAddr, _: u64) {}
 }

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::close;
 
-pub use effects::{ChainEffects, ChainFuture, ClientWriteShares, ContractSignatureChecker, EmbeddedEffects};
+pub use effects::{ChainEffects, ChainFuture, ClientWriteShares, ContractSignatureChecker, EmbeddedEffects, WriteRefusal};
 pub use frames::{DiffFrame, Folded, fold_log, fold_log_counting};
 pub use metrics::RuntimeMetrics;
 pub use registry::{AttachError, CreateError, DeliverError, Registry};

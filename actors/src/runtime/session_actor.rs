@@ -635,15 +635,23 @@ impl ModalSession {
             self.after_activity(ctx);
             return ready(self.answer_unremembered(&source, reply));
         }
-        if matches!(source, Source::Client { .. }) && self.client.is_some_and(|client| !self.shell.write_shares.may_write(client)) {
+        let refusal = matches!(source, Source::Client { .. }).then(|| self.shell.write_shares.refusal(self.client)).flatten();
+        if let Some(refusal) = refusal {
             // Like a full log: before deciding, writing nothing, not remembered (the same command
-            // may come again once the address's share has refilled).
-            self.metrics().command("rate_limited");
-            let message =
-                "this client address has written its share of the event log for now (limits.client_log_bytes_per_hour); retry later";
-            let reply = CommandReply::refused(self.seq, CommandError::new(RefusalCode::RateLimited, message));
+            // may come again once the address's share has refilled, or the disk has room).
+            let error = match refusal {
+                super::WriteRefusal::ClientShare => CommandError::new(
+                    RefusalCode::RateLimited,
+                    "this client address has written its share of the event log for now (limits.client_log_bytes_per_hour); retry later",
+                ),
+                super::WriteRefusal::DiskLow => CommandError::new(
+                    RefusalCode::StorageUnavailable,
+                    "the event log's disk is nearly full (limits.min_free_disk_bytes); retry later",
+                ),
+            };
+            self.metrics().command(if error.code == RefusalCode::RateLimited { "rate_limited" } else { "storage_unavailable" });
             self.after_activity(ctx);
-            return ready(self.answer_unremembered(&source, reply));
+            return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, error)));
         }
         let Some(awake) = self.awake.as_ref() else {
             return ready(self.answer_unremembered(&source, CommandReply::refused(self.seq, internal_error("the session is not loaded"))));

@@ -328,6 +328,11 @@ impl Connection {
                 format!("too many new sessions from this address (at most {} a minute); try again later", limits.sessions_per_minute);
             return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
         }
+        if hello.session_id.is_none() && self.state.disk.is_low() {
+            self.state.metrics.refusal("new_sessions_disk_low");
+            let message = "the server's disk is nearly full and takes no new sessions; try again later";
+            return Err(self.fail(ws, ProtocolErrorCode::Internal, message, close::TRY_AGAIN_LATER).await);
+        }
         // `resume_token`: the token a resume was authorized with, which a proxied attach carries to
         // the session's owner (crate::cluster).
         let (session_id, new_token, resume_token, last_seq) = match hello.session_id {
