@@ -294,14 +294,16 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 active_since_ms: since.as_deref().map(crate::replay::parse_time).transpose()?,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(async {
-                let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
-                let n = crate::replay::list(log.as_ref(), filter, format == "json", &mut std::io::stdout().lock()).await?;
-                if format == "text" {
-                    eprintln!("{n} sessions");
-                }
-                Ok(0)
-            })
+            runtime
+                .block_on(async {
+                    let log = crate::replay::open_store(store.data.as_deref(), store.config.as_deref(), false).await?;
+                    let n = crate::replay::list(log.as_ref(), filter, format == "json", &mut std::io::stdout().lock()).await?;
+                    if format == "text" {
+                        eprintln!("{n} sessions");
+                    }
+                    Ok(0)
+                })
+                .map_err(terminal_safe_error)
         }
         Command::Replay { store, session, to, format, patch, verify, allow_unverified } => {
             let id = crate::replay::parse_session(&session)?;
