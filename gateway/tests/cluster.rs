@@ -260,22 +260,29 @@ async fn a_proxied_resume_beyond_the_sessions_connections_is_rate_limited() {
     assert_eq!(b.metric("vestibule_cluster_proxied_total").await, 1.0);
 }
 
-/// A frame larger than a NATS message may be (nats-server's `max_payload`, 1 MiB by default) still
-/// reaches a proxied connection: here the welcome of a session whose state holds 16 answered host
-/// requests with answers of ~62 KB each and two pending ones with ~62 KB of params. It once never came (the owner's publish was refused and dropped; the
+/// A frame larger than a NATS message may be (nats-server's `max_payload`, here 400 KiB) still
+/// reaches a proxied connection: here the welcome of a session whose state holds answered host
+/// requests with answers of ~62 KB each (the two the answers' budget keeps) and two pending ones
+/// with ~62 KB of params. It once never came (the owner's publish was refused and dropped; the
 /// next frame was a gap, 4004, and every resume through a proxy ended the same way), while a direct
 /// connection got it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_larger_than_a_nats_message_reaches_a_proxied_connection() {
-    let server = start_server().await;
+    // A session's state is bounded well under the default 1 MiB, so the server's messages are made
+    // smaller than it can be: 400 KiB, about the least that still carries a 64 KiB command.
+    let server = tokio::task::spawn_blocking(|| NatsServer::start_with_config("max_payload: 409600")).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = cluster_config(&server, LONG_TTL);
     let a = Gateway::start_at(&dir.path().join("a"), &config, "127.0.0.1:0");
     let b = Gateway::start_at(&dir.path().join("b"), &config, "127.0.0.1:0");
-    let mut on_a = Client::create(&a, json!({})).await;
+    // Custom wallets with long image URLs, which the state holds in its options and connectors.
+    let wallets: Vec<Value> = (0..6)
+        .map(|i| json!({ "id": format!("w{i}"), "name": format!("W{i}"), "imageUrl": format!("https://img.example/{i}/{}", "x".repeat(7_900)) }))
+        .collect();
+    let mut on_a = Client::create(&a, json!({ "customWallets": wallets })).await;
     let address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
     connect_wallet(&mut on_a, address, "0x1").await;
-    // Answered signatures keep their answers (the newest 16, up to 64 KiB each), and signing
+    // Answered signatures keep their answers (the newest, up to 128 KiB together), and signing
     // requests wait on the transaction stack with their params (up to 128 KiB together).
     let large = format!("0x{}", "ab".repeat(31_000));
     for i in 0..16 {
@@ -292,7 +299,7 @@ async fn a_frame_larger_than_a_nats_message_reaches_a_proxied_connection() {
         assert_eq!(on_a.command(request).await["status"], "accepted");
     }
     let state_bytes = on_a.state.to_string().len();
-    assert!(state_bytes > 1024 * 1024, "the state ({state_bytes} bytes) is over nats-server's default max_payload");
+    assert!(state_bytes > 409_600, "the state ({state_bytes} bytes) is over this nats-server's max_payload");
 
     // The whole state through B, proxied to A.
     let (mut on_b, welcome) = Client::resume(&b, &on_a.session_id, &on_a.resume_token, None, Value::Null).await;
