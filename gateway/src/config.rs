@@ -205,6 +205,11 @@ pub struct StoreSettings {
     pub jetstream: vestibule_store_jetstream::JetStreamConfig,
     /// Segment size, checkpoints and compaction when `backend = "segments"`.
     pub segments: SegmentSettings,
+    /// sled's page cache, in bytes (`backend = "sled"`). sled holds several times this (about 10×
+    /// at 32 MiB, measured), and what it holds grew with every byte written up to that: at sled's
+    /// own default of 256 MiB a gateway held 1.3 GB after 1 GB of events, with no session left
+    /// (docs/performance.md, "sled's memory").
+    pub sled_cache_bytes: u64,
 }
 
 impl Default for StoreSettings {
@@ -215,6 +220,7 @@ impl Default for StoreSettings {
             flush_interval: Duration::from_millis(10),
             jetstream: Default::default(),
             segments: Default::default(),
+            sled_cache_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -633,6 +639,9 @@ impl GatewayConfig {
                 "must be at least 1 (bytes one session may write to its event log; the default is 16777216, 16 MiB)".into(),
             );
         }
+        if !(1024 * 1024..=64 * 1024 * 1024 * 1024).contains(&self.store.sled_cache_bytes) {
+            return err("store.sled_cache_bytes", "between 1048576 (1 MiB) and 68719476736 (64 GiB)".into());
+        }
         if l.client_log_bytes_per_hour < 1024 * 1024 {
             return err(
                 "limits.client_log_bytes_per_hour",
@@ -968,6 +977,15 @@ mod tests {
         std::fs::write(&devnet, r#"{ "networks": { "eip155:1": { "rpcUrl": "ftp://x" } } }"#).unwrap();
         let e = GatewayConfig::load_with_env(None, &flags, TEST_ENV).unwrap_err().to_string();
         assert!(e.contains(r#"networks."eip155:1".rpc_urls[0]"#), "{e}");
+    }
+
+    #[test]
+    fn sleds_cache_is_32_mib_unless_set_and_is_checked() {
+        assert_eq!(crate::store::store_config(&GatewayConfig::default()).cache_capacity_bytes, 32 * 1024 * 1024);
+        let c = load_toml("[store]\nsled_cache_bytes = 8388608\n").unwrap();
+        assert_eq!(crate::store::store_config(&c).cache_capacity_bytes, 8 << 20);
+        let e = load_toml("[store]\nsled_cache_bytes = 1024\n").unwrap_err().to_string();
+        assert!(e.contains("store.sled_cache_bytes"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub fn store_config(config: &GatewayConfig) -> StoreConfig {
     let segments = &config.store.segments;
     StoreConfig::at(config.data.clone())
         .with_durability(durability)
+        .with_cache_capacity_bytes(config.store.sled_cache_bytes)
         .with_segment_bytes(segments.segment_bytes)
         .with_checkpoint_bytes(segments.checkpoint_bytes)
         .with_compaction(segments.compact_below_percent, segments.compact_step_bytes)

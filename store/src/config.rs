@@ -81,6 +81,11 @@ impl StoreConfig {
         self
     }
 
+    pub fn with_cache_capacity_bytes(mut self, bytes: u64) -> Self {
+        self.cache_capacity_bytes = bytes;
+        self
+    }
+
     pub fn with_lock_wait_ms(mut self, ms: u64) -> Self {
         self.lock_wait_ms = ms;
         self
