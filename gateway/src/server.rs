@@ -635,7 +635,14 @@ fn app(
                 .route(web::get().to(serve_replay_page.clone()))
                 .route(web::head().to(serve_replay_page)),
         )
-        .service(actix_files::Files::new("/", static_dir).index_file("index.html"))
+        // The replay page only under its route above, with its policy: the files service would
+        // serve it bare at `/replay.html/` or `//replay.html` (an outside review loaded a
+        // visitor's recorded image URL there).
+        .service(
+            actix_files::Files::new("/", static_dir)
+                .index_file("index.html")
+                .path_filter(|path, _| path.file_name() != Some("replay.html".as_ref())),
+        )
     } else {
         app.route("/", web::get().to(http::not_built))
     }

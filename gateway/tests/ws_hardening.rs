@@ -253,6 +253,13 @@ async fn the_replay_page_loads_nothing_from_elsewhere_and_no_answer_is_sniffed()
     }
     assert!(head.contains("x-frame-options: deny") && head.contains("referrer-policy: no-referrer"), "{head}");
     assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    // Nor under another spelling of its path, which the static files would serve bare (an outside
+    // review): there the page is refused or comes with its policy.
+    for path in ["/replay.html/", "//replay.html", "/./replay.html", "/%72eplay.html", "/static/../replay.html"] {
+        let (status, head, body) = gateway.http_get_head(path).await;
+        let bare = body.contains("<title>replay</title>") && !head.contains("content-security-policy");
+        assert!(!bare, "{path}: {status} {head}");
+    }
     // Other pages are served as before, without the timeline's policy, and nothing is sniffed.
     let (status, head, body) = gateway.http_get_head("/").await;
     assert_eq!((status, body.as_str()), (200, "<!doctype html><title>demo</title>"));
