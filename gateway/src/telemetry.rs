@@ -12,6 +12,20 @@ use crate::config::LogFormat;
 /// answered 400 anyway. Off unless `VESTIBULE_LOG` names actix_http itself.
 const QUIET_PEER_ERRORS: &str = "actix_http::h1::dispatcher=off";
 
+/// The WebSocket library logs every frame it reads or writes at TRACE, whole: hellos with their
+/// resume tokens, commands with visitors' email addresses (an outside review found the tokens in a
+/// `VESTIBULE_LOG=trace` log). Never logged, whatever the setting: the operator's directives for
+/// these targets (or any of their modules) are dropped and these put in their place. Its DEBUG
+/// lines (close frames) stay.
+const NEVER_FRAMES: [&str; 2] = ["tungstenite=debug", "tokio_tungstenite=debug"];
+
+/// Whether a directive of `VESTIBULE_LOG` names a target of `NEVER_FRAMES` (or a module of one).
+fn names_a_frame_logger(directive: &str) -> bool {
+    ["tungstenite", "tokio_tungstenite"]
+        .iter()
+        .any(|target| directive.strip_prefix(target).is_some_and(|rest| rest.is_empty() || rest.starts_with(['=', ':', '['])))
+}
+
 pub fn init(format: LogFormat) {
     let builder = tracing_subscriber::fmt().with_env_filter(filter(std::env::var("VESTIBULE_LOG").ok())).with_writer(std::io::stderr);
     let _ = match format {
@@ -23,9 +37,11 @@ pub fn init(format: LogFormat) {
 /// The filter for `VESTIBULE_LOG`'s value (`info` when unset or invalid).
 fn filter(setting: Option<String>) -> EnvFilter {
     let setting = setting.filter(|s| EnvFilter::try_new(s).is_ok()).unwrap_or_else(|| "info".to_owned());
+    let setting = setting.split(',').filter(|directive| !names_a_frame_logger(directive.trim())).collect::<Vec<_>>().join(",");
     let quiet = !setting.contains("actix_http");
     let filter = EnvFilter::new(&setting);
-    if quiet { filter.add_directive(QUIET_PEER_ERRORS.parse().expect("a valid directive")) } else { filter }
+    let filter = if quiet { filter.add_directive(QUIET_PEER_ERRORS.parse().expect("a valid directive")) } else { filter };
+    NEVER_FRAMES.iter().fold(filter, |filter, directive| filter.add_directive(directive.parse().expect("a valid directive")))
 }
 
 #[cfg(test)]
@@ -45,6 +61,8 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             tracing::error!(target: "actix_http::h1::dispatcher", "stream error: request parse error");
             tracing::info!(target: "vestibule_gateway::server", "listening");
+            tracing::trace!(target: "tungstenite::protocol", "Received message {{\"type\":\"hello\",\"resumeToken\":\"SECRET\"}}");
+            tracing::debug!(target: "tungstenite::protocol", "Received close frame");
         });
         String::from_utf8(out.lock().unwrap().clone()).unwrap()
     }
@@ -68,5 +86,20 @@ mod tests {
             assert!(!out.contains("stream error"), "{setting:?}: {out}");
         }
         assert!(logged(Some("info,actix_http=error")).contains("stream error"), "whoever asks for actix_http's lines gets them");
+    }
+
+    #[test]
+    fn websocket_frames_are_never_logged_whatever_the_setting() {
+        for setting in [
+            "trace",
+            "tungstenite=trace",
+            "trace,tungstenite=trace,tokio_tungstenite=trace",
+            "tungstenite::protocol=trace",
+            "tokio_tungstenite[x]=trace,tungstenite::protocol::frame=trace",
+        ] {
+            let out = logged(Some(setting));
+            assert!(out.contains("Received close frame"), "{setting}: the library's debug lines are written: {out}");
+            assert!(!out.contains("SECRET"), "{setting}: a frame was logged: {out}");
+        }
     }
 }
