@@ -3,7 +3,7 @@
 // once, in order, and its mirror equals the server's state.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { devWalletPage, launch, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, launch, startGateway, storedCredentials, verifyAllSessions } from "./support.mjs";
 
 const TOKEN = "e2e-admin-token-0123456789";
 let gateway;
@@ -47,7 +47,7 @@ test("offline and back: the diffs made meanwhile arrive once each, in order, and
       last = mirror.seq;
     });
   });
-  const session = await page.evaluate(() => localStorage.getItem("vestibule:demo:session"));
+  const { sessionId: session } = await storedCredentials(page);
 
   // A toast whose timer runs out while the page is offline. Its timer may beat the page going
   // offline on a slow machine (the dismissal then arrives while the page can still hear it): that

@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { SOLANA_DEV_KEY, startSolanaPeer } from "../../peers/solana.mjs";
 import { base58, compileMessage, ed25519, instructions, randomKeypair } from "../../peers/solana/tx.mjs";
-import { devWalletPage, injectDevSolanaWallet, launch, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, injectDevSolanaWallet, launch, startGateway, storedCredentials, verifyAllSessions } from "./support.mjs";
 
 const DEVNET = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
 let gateway;
@@ -107,11 +107,12 @@ test("Sign-In With Solana: the wallet signs the session's SIWS message, the serv
   const session = await page.evaluate((a) => window.__vestibule.state().siwx.sessions[a], account);
   assert.equal(session.method, "ed25519");
   // The host app's backend gets a token for the Solana account.
-  const token = await page.evaluate(async () => {
-    const body = JSON.stringify({ sessionId: localStorage.getItem("vestibule:demo:session"), resumeToken: localStorage.getItem("vestibule:demo:token") });
+  const credentials = await storedCredentials(page);
+  const token = await page.evaluate(async (credentials) => {
+    const body = JSON.stringify(credentials);
     const response = await fetch("/siwx/token", { method: "POST", headers: { "content-type": "application/json" }, body });
     return { status: response.status, body: await response.json() };
-  });
+  }, credentials);
   assert.equal(token.status, 200);
   assert.equal(token.body.claims.sub, account);
   assert.equal(token.body.claims.method, "ed25519");

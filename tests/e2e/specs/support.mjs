@@ -87,6 +87,15 @@ export async function injectDevSolanaWallet(context, config = {}) {
 }
 
 /** Every session in the data directory replays with --verify (the gateway must be stopped). */
+/** The session id and resume token the widget keeps in `page`'s storage (its keys name the
+ * gateway's socket URL and the project: client/src/core/transport/transport.ts). */
+export function storedCredentials(page) {
+  return page.evaluate(() => {
+    const kept = (suffix) => Object.entries(localStorage).find(([key]) => key.startsWith("vestibule:ws") && key.endsWith(suffix))?.[1] ?? null;
+    return { sessionId: kept(":session"), resumeToken: kept(":token") };
+  });
+}
+
 export function verifyAllSessions(data) {
   const list = execFileSync(BIN, ["sessions", "list", "--data", data, "--format", "json"], { encoding: "utf8" });
   const ids = list.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).session);

@@ -4,7 +4,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { devWalletPage, launch, ROOT, startGateway, verifyAllSessions } from "./support.mjs";
+import { devWalletPage, launch, ROOT, startGateway, storedCredentials, verifyAllSessions } from "./support.mjs";
 
 const TOKEN = "e2e-admin-token-0123456789";
 const SHOTS = join(ROOT, "docs/screenshots");
@@ -33,7 +33,7 @@ test("the timeline shows the modal as the visitor saw it at a chosen seq", async
   await page.getByTestId("status").filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   await page.getByTestId("connect").click();
   await page.getByRole("dialog").getByText("Disconnect").waitFor();
-  const session = await page.evaluate(() => window.__vestibule.state() && localStorage.getItem("vestibule:demo:session"));
+  const session = (await page.evaluate(() => window.__vestibule.state())) && (await storedCredentials(page)).sessionId;
   await context.close();
 
   // Open the timeline on the recorded session.

@@ -41,11 +41,13 @@ class FakeSocket implements SocketLike {
   }
 }
 
-function setup(storage = new MemoryStore()) {
+const DEMO = storageKeys("ws://gateway/ws?projectId=demo");
+
+function setup(storage = new MemoryStore(), gatewayUrl = "ws://gateway/ws") {
   const sockets: FakeSocket[] = [];
   let n = 0;
   const transport = createTransport({
-    gatewayUrl: "ws://gateway/ws",
+    gatewayUrl,
     projectId: "demo",
     storage,
     createSocket: (url) => {
@@ -68,8 +70,8 @@ describe("transport shell", () => {
     expect(sockets[0].url).toBe("ws://gateway/ws?projectId=demo");
     sockets[0].onopen?.();
     sockets[0].serve(welcome);
-    expect(storage.getItem(storageKeys("demo").session)).toBe(welcome.sessionId);
-    expect(storage.getItem(storageKeys("demo").token)).toBe(welcome.resumeToken);
+    expect(storage.getItem(DEMO.session)).toBe(welcome.sessionId);
+    expect(storage.getItem(DEMO.token)).toBe(welcome.resumeToken);
     const result = transport.command({ type: "OpenModal" });
     const sent = sockets[0].of("command")[0];
     expect(sent).toEqual({ type: "command", id: "id0", command: { type: "OpenModal" } });
@@ -79,14 +81,30 @@ describe("transport shell", () => {
 
   it("resumes a stored session after a reload, and forgets it when the gateway says it is not ours", () => {
     const storage = new MemoryStore();
-    storage.setItem(storageKeys("demo").session, welcome.sessionId);
-    storage.setItem(storageKeys("demo").token, "fixture-token");
+    storage.setItem(DEMO.session, welcome.sessionId);
+    storage.setItem(DEMO.token, "fixture-token");
     const { sockets } = setup(storage);
     sockets[0].onopen?.();
     expect(sockets[0].of("hello")[0]).toMatchObject({ sessionId: welcome.sessionId, resumeToken: "fixture-token" });
     sockets[0].serve({ type: "error", code: "unauthorized", message: "unauthorized" });
     sockets[0].onclose?.({ code: 4001 });
     expect(storage.map.size).toBe(0);
+  });
+
+  it("sends a stored resume token only to the gateway that gave it", () => {
+    // An outside review: a page of the same origin pointed at another gateway with the same
+    // project id, and the widget sent that gateway the first one's session id and resume token.
+    const storage = new MemoryStore();
+    storage.setItem(DEMO.session, welcome.sessionId);
+    storage.setItem(DEMO.token, "fixture-token");
+    const elsewhere = setup(storage, "wss://other.example/ws");
+    elsewhere.sockets[0].onopen?.();
+    expect(elsewhere.sockets[0].of("hello")[0]).not.toHaveProperty("resumeToken");
+    elsewhere.transport.stop();
+    // The gateway that gave it gets it back (the positive path of the same check).
+    const { sockets } = setup(storage);
+    sockets[0].onopen?.();
+    expect(sockets[0].of("hello")[0]).toMatchObject({ sessionId: welcome.sessionId, resumeToken: "fixture-token" });
   });
 
   it("counts frames it cannot read and goes on", () => {

@@ -55,10 +55,12 @@ function isServerMessage(value: unknown): value is ServerMessage {
   return value !== null && typeof value === "object" && "type" in value && typeof value.type === "string" && SERVER_MESSAGE_TYPES.has(value.type);
 }
 
-export const storageKeys = (projectId: string) => ({ session: `vestibule:${projectId}:session`, token: `vestibule:${projectId}:token` });
+/** Where a session's credentials are kept: per gateway and project (`url` is the socket's, which
+ * names both), so that a resume token is only ever sent to the gateway that gave it, not to another
+ * gateway a page of the same origin points at. */
+export const storageKeys = (url: string) => ({ session: `vestibule:${url}:session`, token: `vestibule:${url}:token` });
 
-function readCredentials(storage: KeyValueStore, projectId: string): Credentials | null {
-  const k = storageKeys(projectId);
+function readCredentials(storage: KeyValueStore, k: ReturnType<typeof storageKeys>): Credentials | null {
   const sessionId = storage.getItem(k.session);
   const resumeToken = storage.getItem(k.token);
   return sessionId && resumeToken ? { sessionId, resumeToken } : null;
@@ -80,6 +82,7 @@ export interface Transport {
 
 export function createTransport(o: TransportOptions): Transport {
   const url = `${o.gatewayUrl}?projectId=${encodeURIComponent(o.projectId)}`;
+  const k = storageKeys(url);
   const pending = new Map<string, { resolve: (r: CommandResult) => void; reject: (e: Error) => void }>();
 
   const socket = fromCallback<SocketCommand, SocketInput>(({ input, sendBack, receive }) => {
@@ -107,12 +110,11 @@ export function createTransport(o: TransportOptions): Transport {
     // The options as plain JSON, copied now: options that cannot be (a bigint, a cycle) are the
     // host's mistake, thrown at its call rather than later by the machine's hello (which would end
     // the transport for good).
-    input: { url, projectId: o.projectId, options: o.options && JSON.parse(JSON.stringify(o.options)), credentials: readCredentials(o.storage, o.projectId) },
+    input: { url, projectId: o.projectId, options: o.options && JSON.parse(JSON.stringify(o.options)), credentials: readCredentials(o.storage, k) },
     inspect: o.inspect,
   });
   const subscriptions = [
     actor.on("credentials", ({ credentials }: Extract<TransportEmitted, { type: "credentials" }>) => {
-      const k = storageKeys(o.projectId);
       if (credentials) {
         o.storage.setItem(k.session, credentials.sessionId);
         o.storage.setItem(k.token, credentials.resumeToken);
