@@ -3,9 +3,17 @@
 //! answer instead of going upstream. At most `capacity` distinct calls are shared at once; past
 //! that, calls go upstream on their own. Answers are not kept once the call completes: caching
 //! results is the callers' business (balances keep theirs for 30 s).
+//!
+//! A shared call runs as a task of its own, so that it completes while any caller still waits for
+//! it, whoever started it; once no caller waits (all were dropped: a session answered its host
+//! 4900 on a reload), the call is stopped, retries and all. Callers bound what they may have at
+//! the nodes by what they hold (`ChainService`'s forwarded-call slots): an upstream call that went
+//! on after its last caller let go of its slot would be a call no bound counts (an outside review
+//! kept 352 calls at a node against caps of 32 per client and 256 in all, by reloading).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use alloy::rpc::json_rpc::{Id, RequestPacket, ResponsePacket};
@@ -60,6 +68,32 @@ type SharedAnswer = Shared<oneshot::Receiver<Result<ResponsePacket, RpcFailure>>
 struct InFlight {
     leader_ids: Vec<Id>,
     answer: SharedAnswer,
+    /// Which call this is (a later one may take the same key once this one is stopped).
+    generation: u64,
+    /// Held by each caller waiting for the answer, not by the table: when the last is dropped the
+    /// call is stopped.
+    waiters: Weak<StopWhenUnwaited>,
+}
+
+type Table = Arc<Mutex<HashMap<CallKey, InFlight>>>;
+
+/// Stops the upstream task of the call `generation` of `key`, and takes it out of the table, when
+/// dropped: by the last caller waiting for it (a completed task is not affected).
+struct StopWhenUnwaited {
+    task: tokio::task::AbortHandle,
+    table: Table,
+    key: CallKey,
+    generation: u64,
+}
+
+impl Drop for StopWhenUnwaited {
+    fn drop(&mut self) {
+        self.task.abort();
+        let mut table = self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if table.get(&self.key).is_some_and(|call| call.generation == self.generation) {
+            table.remove(&self.key);
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -78,7 +112,13 @@ impl<S> Layer<S> for DedupLayer {
     type Service = DedupService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        DedupService { inner, capacity: self.capacity, metrics: self.metrics.clone(), in_flight: Default::default() }
+        DedupService {
+            inner,
+            capacity: self.capacity,
+            metrics: self.metrics.clone(),
+            in_flight: Default::default(),
+            generations: Default::default(),
+        }
     }
 }
 
@@ -87,7 +127,8 @@ pub struct DedupService<S> {
     inner: S,
     capacity: usize,
     metrics: NetworkMetrics,
-    in_flight: Arc<Mutex<HashMap<CallKey, InFlight>>>,
+    in_flight: Table,
+    generations: Arc<AtomicU64>,
 }
 
 impl<S> DedupService<S> {
@@ -113,36 +154,49 @@ where
         let key = CallKey::of(&packet);
         let own_ids = ids(&packet);
         let mut in_flight = self.in_flight.lock().unwrap();
-        if let Some(existing) = in_flight.get(&key) {
+        if let Some(existing) = in_flight.get(&key)
+            && let Some(waiting) = existing.waiters.upgrade()
+        {
             self.metrics.deduplicated();
-            return follow(existing.answer.clone(), existing.leader_ids.clone(), own_ids);
+            return follow(existing.answer.clone(), existing.leader_ids.clone(), own_ids, waiting);
         }
         if in_flight.len() >= self.capacity {
             drop(in_flight);
             return self.inner.clone().oneshot(packet).boxed();
         }
         // The upstream call runs as its own task, so it completes (and leaves the table) even if
-        // the caller that started it goes away while others wait for it.
+        // the caller that started it goes away while others wait for it; it is stopped when none
+        // waits any more (`StopWhenUnwaited`).
         let (answer_tx, answer_rx) = oneshot::channel();
         let answer = answer_rx.shared();
-        in_flight.insert(key.clone(), InFlight { leader_ids: own_ids.clone(), answer: answer.clone() });
-        drop(in_flight);
+        let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         let upstream = self.inner.clone();
         let table = self.in_flight.clone();
-        tokio::spawn(async move {
+        let finished_key = key.clone();
+        let task = tokio::spawn(async move {
             let result = upstream
                 .oneshot(packet)
                 .await
                 .map_err(|e| RpcFailure::from_transport_error(&e).unwrap_or_else(|| RpcFailure::BadResponse(e.to_string())));
-            table.lock().unwrap().remove(&key);
+            let mut table = table.lock().unwrap();
+            if table.get(&finished_key).is_some_and(|call| call.generation == generation) {
+                table.remove(&finished_key);
+            }
             let _ = answer_tx.send(result);
         });
-        follow(answer, own_ids.clone(), own_ids)
+        let waiting = Arc::new(StopWhenUnwaited { task: task.abort_handle(), table: self.in_flight.clone(), key: key.clone(), generation });
+        // Replaces a call whose waiters are all gone (it is being stopped).
+        in_flight
+            .insert(key, InFlight { leader_ids: own_ids.clone(), answer: answer.clone(), generation, waiters: Arc::downgrade(&waiting) });
+        drop(in_flight);
+        follow(answer, own_ids.clone(), own_ids, waiting)
     }
 }
 
-fn follow(answer: SharedAnswer, leader_ids: Vec<Id>, own_ids: Vec<Id>) -> TransportFut<'static> {
+/// The shared answer with the caller's ids; `waiting` is held until the caller has it or is dropped.
+fn follow(answer: SharedAnswer, leader_ids: Vec<Id>, own_ids: Vec<Id>, waiting: Arc<StopWhenUnwaited>) -> TransportFut<'static> {
     Box::pin(async move {
+        let _waiting = waiting;
         match answer.await {
             Ok(Ok(packet)) => Ok(readdress(packet, &leader_ids, &own_ids)),
             Ok(Err(failure)) => Err(failure.into_transport_error()),
@@ -162,11 +216,23 @@ mod tests {
     use super::*;
     use crate::metrics::ChainMetrics;
 
-    /// An upstream that counts calls and answers each request with its method name once released.
+    /// An upstream that counts calls and answers each request with its method name once released;
+    /// `stopped` counts the calls dropped before they answered.
     #[derive(Clone)]
     struct Upstream {
         calls: Arc<AtomicUsize>,
         gate: Arc<Semaphore>,
+        stopped: Arc<AtomicUsize>,
+    }
+
+    /// Counts a call as stopped unless it answered.
+    struct Unanswered(Arc<AtomicUsize>, bool);
+    impl Drop for Unanswered {
+        fn drop(&mut self) {
+            if !self.1 {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
     }
 
     impl Service<RequestPacket> for Upstream {
@@ -181,8 +247,11 @@ mod tests {
         fn call(&mut self, packet: RequestPacket) -> Self::Future {
             self.calls.fetch_add(1, Ordering::SeqCst);
             let gate = self.gate.clone();
+            let unanswered = Unanswered(self.stopped.clone(), false);
             Box::pin(async move {
-                let _open = gate.acquire().await.unwrap();
+                let mut unanswered = unanswered;
+                gate.acquire().await.unwrap().forget(); // one permit, one answer
+                unanswered.1 = true;
                 let request = packet.as_single().unwrap();
                 let result = RawValue::from_string(format!("{:?}", request.method())).unwrap();
                 Ok(ResponsePacket::Single(Response { id: request.id().clone(), payload: ResponsePayload::Success(result) }))
@@ -197,7 +266,7 @@ mod tests {
     #[tokio::test]
     async fn past_its_capacity_calls_go_upstream_unshared_and_answers_keep_their_ids() {
         let metrics = Arc::new(ChainMetrics::default()).for_network(&crate::NetworkId::eip155(1));
-        let upstream = Upstream { calls: Arc::default(), gate: Arc::new(Semaphore::new(0)) };
+        let upstream = Upstream { calls: Arc::default(), gate: Arc::new(Semaphore::new(0)), stopped: Arc::default() };
         let service = DedupLayer::new(1, metrics.clone()).layer(upstream.clone());
 
         let first = service.clone().oneshot(request("eth_blockNumber", 1));
@@ -218,5 +287,57 @@ mod tests {
         assert_eq!(upstream.calls.load(Ordering::SeqCst), 2, "the identical call was shared, the other went on its own");
         assert_eq!(metrics.deduplicated_calls(), 1);
         assert_eq!(service.in_flight(), 0, "completed calls leave the table");
+    }
+
+    #[tokio::test]
+    async fn a_shared_call_goes_on_while_anyone_waits_and_stops_when_no_one_does() {
+        let metrics = Arc::new(ChainMetrics::default()).for_network(&crate::NetworkId::eip155(1));
+        let upstream = Upstream { calls: Arc::default(), gate: Arc::new(Semaphore::new(0)), stopped: Arc::default() };
+        let service = DedupLayer::new(8, metrics).layer(upstream.clone());
+        let until = |what: &'static str, done: Box<dyn Fn() -> bool>| async move {
+            for _ in 0..100_000 {
+                if done() {
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+            panic!("{what} never happened");
+        };
+
+        // The caller that started a call goes; another waits for the same call: it goes on.
+        let leader = tokio::spawn(service.clone().oneshot(request("eth_call", 1)));
+        let calls = upstream.calls.clone();
+        until("the call upstream", Box::new(move || calls.load(Ordering::SeqCst) == 1)).await;
+        let follower = tokio::spawn(service.clone().oneshot(request("eth_call", 2)));
+        until(
+            "the follower's wait",
+            Box::new({
+                let metrics = service.metrics.clone();
+                move || metrics.deduplicated_calls() == 1
+            }),
+        )
+        .await;
+        leader.abort();
+        assert!(leader.await.unwrap_err().is_cancelled());
+        upstream.gate.add_permits(1);
+        let answer = follower.await.unwrap().unwrap();
+        assert_eq!(answer.as_single().unwrap().id, Id::Number(2), "the follower has the answer of the call the leader started");
+        assert_eq!(upstream.stopped.load(Ordering::SeqCst), 0);
+
+        // Every caller goes (an outside review: 352 calls at a node after their callers had let go
+        // of their slots): the call upstream is stopped and leaves the table.
+        let alone = tokio::spawn(service.clone().oneshot(request("eth_getBalance", 3)));
+        let calls = upstream.calls.clone();
+        until("the second call upstream", Box::new(move || calls.load(Ordering::SeqCst) == 2)).await;
+        alone.abort();
+        let stopped = upstream.stopped.clone();
+        until("the call stopped", Box::new(move || stopped.load(Ordering::SeqCst) == 1)).await;
+        assert_eq!(service.in_flight(), 0, "a stopped call leaves the table");
+
+        // The same call again is a new one, answered.
+        let again = tokio::spawn(service.clone().oneshot(request("eth_getBalance", 4)));
+        upstream.gate.add_permits(1);
+        assert_eq!(again.await.unwrap().unwrap().as_single().unwrap().id, Id::Number(4));
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 3);
     }
 }
