@@ -650,6 +650,11 @@ impl ChainService {
             ChainError::Rpc { code: LIMIT_EXCEEDED, message: "limit exceeded".to_string(), data: None }
         })?;
         let params = if params.is_null() { serde_json::Value::Array(vec![]) } else { params };
+        // Ethereum's and Solana's JSON-RPC methods take their params by position; by name (which
+        // JSON-RPC 2.0 allows, and some nodes read) they would pass checks that read positions.
+        if !params.is_array() {
+            return Err(ChainError::Rpc { code: -32602, message: format!("{method} takes its params in an array"), data: None });
+        }
         if method == "eth_getLogs" {
             check_logs_range(&entry.client, &params).await?;
         }
@@ -789,12 +794,18 @@ pub enum LogsRange {
 }
 
 /// The block range of `eth_getLogs` params (`[filter]`), checked against `max` blocks: pure.
-/// `Err` (the message for -32602) when both ends are known and more than `max` blocks apart, or
-/// an end is neither a hex quantity nor a block tag. Params of another shape are the node's to
-/// refuse.
+/// `Err` (the message for -32602) when both ends are known and more than `max` blocks apart, an
+/// end is neither a hex quantity nor a block tag, or the params are not one filter object in an
+/// array: a node that reads params by name (`{"filter": {...}}`, which JSON-RPC 2.0 allows) would
+/// otherwise run a range this check never saw (an outside review).
 pub fn logs_range(params: &serde_json::Value, max: u64) -> Result<LogsRange, String> {
     use serde_json::Value;
-    let Some(filter) = params.get(0).and_then(Value::as_object) else { return Ok(LogsRange::Bounded) };
+    let filter = match params.as_array().map(Vec::as_slice) {
+        Some([Value::Object(filter)]) => filter,
+        _ => {
+            return Err("eth_getLogs takes one filter object in an array: [{ fromBlock, toBlock, address, topics, blockHash }]".to_string());
+        }
+    };
     // Only the filter's own keys, spelled exactly: Go's JSON decoding (geth, erigon) matches keys
     // whatever their case, so a `FromBlock` this check did not read would be the node's range.
     if let Some(other) = filter.keys().find(|key| !matches!(key.as_str(), "fromBlock" | "toBlock" | "address" | "topics" | "blockHash")) {
@@ -883,7 +894,19 @@ mod tests {
         for bad in [json!(12), json!("12"), json!("0x"), json!("0xzz"), json!("oldest"), json!({ "blockNumber": "0x1" })] {
             assert!(range(bad.clone(), json!("latest")).is_err(), "{bad}");
         }
-        assert_eq!(logs_range(&json!("not a filter"), 10_000), Ok(LogsRange::Bounded));
+        // Params of any other shape are refused (an outside review: by name, they reached the node
+        // unchecked); the positive probe is every accepted `[filter]` above.
+        for shape in [
+            json!("not a filter"),
+            json!({ "filter": { "fromBlock": "0x0", "toBlock": "0xffffff" } }),
+            json!({ "fromBlock": "0x0", "toBlock": "0xffffff" }),
+            json!([]),
+            json!([{ "fromBlock": "0x0" }, { "toBlock": "0xffffff" }]),
+            json!(["0x0"]),
+            json!(null),
+        ] {
+            assert!(logs_range(&shape, 10_000).unwrap_err().contains("one filter object"), "{shape}");
+        }
         // A key spelled otherwise, which a Go node would read as `fromBlock`, is refused (the
         // positive probe: spelled exactly, with the other keys of a filter, it is checked).
         for key in ["FromBlock", "fromblock", "TOBLOCK", "blockhash", "extra"] {
