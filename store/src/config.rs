@@ -49,6 +49,11 @@ pub struct StoreConfig {
     /// Bytes of a segment one compaction step reads between two group commits (whole frames,
     /// at least one). The sled backend ignores it.
     pub compact_step_bytes: u64,
+    /// The sled backend opens a directory only with at least this much free on its disk, plus
+    /// 1/32 of its `db` file: sled recovers its log in place when it opens, and a recovery cut short
+    /// by a full disk left the directory unreadable for good (an outside review). The segment log
+    /// ignores it (its recovery fails cleanly on a full disk).
+    pub min_free_bytes_to_open: u64,
 }
 
 impl Default for StoreConfig {
@@ -66,6 +71,7 @@ impl Default for StoreConfig {
             checkpoint_bytes: 64 * 1024 * 1024,
             compact_below_percent: 25,
             compact_step_bytes: 1024 * 1024,
+            min_free_bytes_to_open: 64 * 1024 * 1024,
         }
     }
 }

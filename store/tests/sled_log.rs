@@ -427,3 +427,56 @@ fn io_errors_name_the_directory() {
         other => panic!("expected Io, got {other:?}"),
     }
 }
+
+/// Every file under `dir` with its bytes.
+fn files_of(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path)
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+#[tokio::test]
+async fn a_directory_is_not_opened_without_room_on_its_disk_and_is_left_untouched() {
+    // An outside review: sled's recovery on a full disk rewrote its `db` in place, was cut short,
+    // and left the directory unreadable for good once space was freed. A disk with less free than
+    // the margin is what a huge margin stands for here.
+    let dir = tempfile::tempdir().unwrap();
+    let s = SessionId::random();
+    {
+        let log = open(dir.path());
+        log.create_session(s, new_session("p")).await.unwrap();
+        log.append(s, 0, events(1..=3)).await.unwrap();
+    }
+    // sled is done with its files once it lets go of its lock on `db` (a moment after the drop).
+    let db = std::fs::File::open(dir.path().join("db")).unwrap();
+    let mut tries = 0;
+    while rustix::fs::flock(&db, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        tries += 1;
+        assert!(tries < 30_000, "sled never let go of its lock");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    rustix::fs::flock(&db, rustix::fs::FlockOperation::Unlock).unwrap();
+    let before = files_of(dir.path());
+    let no_room = StoreConfig { min_free_bytes_to_open: u64::MAX / 2, ..config(dir.path(), Durability::Durable) };
+    match SledEventLog::open(no_room) {
+        Err(StoreError::Io { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::StorageFull, "{source}");
+            assert!(source.to_string().contains("nothing was changed"), "{source}");
+        }
+        other => panic!("expected a refusal for want of room, got {other:?}"),
+    }
+    assert!(before == files_of(dir.path()), "not one file written, created or removed");
+    // With room (the default margin on this disk), the same directory opens with its events.
+    let log = open(dir.path());
+    assert_eq!(log.read(s, 1, None).await.unwrap().len(), 3);
+}
