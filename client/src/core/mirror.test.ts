@@ -84,4 +84,13 @@ describe("mirror", () => {
     expect(applyWelcome(welcomed(fixtureFrames), resumed)).toEqual({ kind: "resumed" });
     expect(applyWelcome(EMPTY_MIRROR, resumed)).toMatchObject({ kind: "gap" });
   });
+
+  it("a resumed welcome at the mirror's own seq must carry the mirror's hash: no diff follows to prove it", () => {
+    // An outside review: the gateway lost the tab's last event (buffered durability), another tab
+    // moved the session to the same seq, and the resumed tab kept a state the server never had.
+    const mirror = welcomed(fixtureFrames);
+    const at = (stateHash: string): Welcome => ({ type: "welcome", protocol: PROTOCOL_VERSION, sessionId: "s", seq: mirror.seq, resumed: true, stateHash });
+    expect(applyWelcome(mirror, at(mirror.hash))).toEqual({ kind: "resumed" });
+    expect(applyWelcome(mirror, at("another state"))).toEqual({ kind: "hashMismatch", seq: mirror.seq, expected: "another state", actual: mirror.hash });
+  });
 });

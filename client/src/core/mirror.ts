@@ -42,7 +42,13 @@ function isServerState(_doc: object, hashes: MemberHashes, expected: string): _d
 const isObject = (v: unknown): v is object => v !== null && typeof v === "object" && !Array.isArray(v);
 
 export function applyWelcome(mirror: Mirror, frame: Welcome): Applied {
-  if (frame.resumed) return mirror.state ? { kind: "resumed" } : { kind: "gap", expected: mirror.seq, got: frame.seq };
+  if (frame.resumed) {
+    if (!mirror.state) return { kind: "gap", expected: mirror.seq, got: frame.seq };
+    // At the mirror's own seq no diff follows to prove the state: a server that lost the mirror's
+    // last events (buffered durability) and moved on to the same seq has another state (an outside
+    // review). Later seqs are proved by their diffs' hashes.
+    return frame.seq !== mirror.seq || frame.stateHash === mirror.hash ? { kind: "resumed" } : { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: mirror.hash };
+  }
   const state: unknown = frame.state ?? null;
   if (!isObject(state)) return { kind: "hashMismatch", seq: frame.seq, expected: frame.stateHash, actual: "not a state object" };
   const hashes = memberHashes(state);

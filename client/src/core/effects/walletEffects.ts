@@ -125,7 +125,7 @@ export async function perform(request: WalletRequest, provider: Eip1193Provider 
         return { status: "ok", result: signature };
       }
       case "signTransaction":
-        return { status: "error", code: 4200, message: "An EVM wallet does not sign Solana transactions" };
+        return { status: "error", code: 4200, message: "Unsupported method" }; // an EVM wallet signs no Solana transaction
       case "rpc": {
         const result = await provider.request({ method: kind.method, params: kind.params });
         return { status: "ok", result };

@@ -28,7 +28,9 @@ const isWelcome = (f: ServerMessage): f is Welcome => f.type === "welcome";
 const isDiff = (f: ServerMessage): f is Diff => f.type === "diff";
 const welcome = fixtureFrames.find(isWelcome)!;
 const diffs = fixtureFrames.filter(isDiff);
-const resumedWelcome = (seq: number): Welcome => ({ type: "welcome", protocol: PROTOCOL_VERSION, sessionId: welcome.sessionId, seq, resumed: true, stateHash: "unused" });
+/** The server's state hash at `seq` in the fixture session. */
+const hashAt = (seq: number) => (seq === welcome.seq ? welcome.stateHash : diffs.find((d) => d.seq === seq)!.stateHash);
+const resumedWelcome = (seq: number, stateHash = hashAt(seq)): Welcome => ({ type: "welcome", protocol: PROTOCOL_VERSION, sessionId: welcome.sessionId, seq, resumed: true, stateHash });
 const CREDENTIALS: Credentials = { sessionId: welcome.sessionId, resumeToken: "fixture-token" };
 
 interface Sent {
@@ -229,6 +231,20 @@ describe("transport machine: diffs", () => {
     // A good welcome ends it: the next resync is immediate again.
     t.welcome();
     expect(t.context().failures).toBe(0);
+  });
+
+  it("given a mirror at seq n, when a resumed welcome at n carries another state's hash, then the whole state is asked for", () => {
+    // The gateway lost this tab's last event and another tab moved the session to the same seq.
+    const t = given();
+    t.welcome();
+    t.serve(diffs[0]);
+    t.drop(1006);
+    t.clock.increment(backoffDelay(1));
+    t.welcome(resumedWelcome(diffs[0].seq, "another state at the same seq"));
+    expect(t.on(2, "hello")[0]).toMatchObject({ lastSeq: diffs[0].seq });
+    expect(t.context().stats.hashMismatches).toBe(1);
+    t.open();
+    expect(t.on(3, "hello")[0]).not.toHaveProperty("lastSeq");
   });
 
   it("given a chart disagreement, when the shell asks to resync, then it is counted and the whole state is asked for", () => {

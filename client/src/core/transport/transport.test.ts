@@ -128,7 +128,7 @@ describe("transport shell", () => {
     vi.advanceTimersByTime(backoffDelay(1));
     expect(sockets).toHaveLength(2);
     sockets[1].onopen?.();
-    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined, seq: diffs[0].seq });
+    sockets[1].serve({ ...welcome, resumed: true, state: undefined, resumeToken: undefined, seq: diffs[0].seq, stateHash: diffs[0].stateHash });
     expect(sockets[1].of("command")).toEqual([{ type: "command", id: "id0", command: { type: "CloseModal" } }]);
     sockets[1].serve({ type: "result", commandId: "id0", status: "accepted", seq: 9 });
     await expect(pending).resolves.toMatchObject({ status: "accepted" });
