@@ -72,6 +72,52 @@ pub struct Cluster {
     /// `attach` or `exec` without the session's resume token, an `attach` naming a subject for
     /// frames not under its gateway's own.
     refused: std::sync::atomic::AtomicU64,
+    /// Attaches being served per session, from their authorization until their welcome is
+    /// published (or they fail): at most [`ATTACHES_IN_FLIGHT`] each.
+    attaching: Arc<Mutex<HashMap<SessionId, usize>>>,
+    /// Attaches refused for now (answered `full`): the session had [`ATTACHES_IN_FLIGHT`] in
+    /// flight, or its resumes were over `limits.session_resumes_per_minute`.
+    attaches_refused: std::sync::atomic::AtomicU64,
+    /// Attaches the proxy had given up on before the owner built their welcome (not built).
+    attaches_given_up: std::sync::atomic::AtomicU64,
+}
+
+/// Attaches of one session an owner serves at once (each builds a welcome, which may carry the
+/// whole state, and publishes it over NATS); one more is answered `full`, and the proxy refuses
+/// its client with `rate_limited` (close 1013: the widget backs off and resumes). Without a bound,
+/// one client resuming its own large session over and over through another gateway had the owner
+/// build and publish welcomes without end (outside review).
+const ATTACHES_IN_FLIGHT: usize = 4;
+
+/// A session's place among the attaches in flight ([`Cluster::attaching`]), freed when dropped.
+struct AttachSlot {
+    attaching: Arc<Mutex<HashMap<SessionId, usize>>>,
+    session: SessionId,
+}
+
+impl AttachSlot {
+    /// A place for one more attach of `session`, if it has fewer than [`ATTACHES_IN_FLIGHT`].
+    fn take(attaching: &Arc<Mutex<HashMap<SessionId, usize>>>, session: SessionId) -> Option<Self> {
+        let mut counts = attaching.lock().expect("attaching lock");
+        let count = counts.entry(session).or_default();
+        if *count >= ATTACHES_IN_FLIGHT {
+            return None;
+        }
+        *count += 1;
+        Some(Self { attaching: attaching.clone(), session })
+    }
+}
+
+impl Drop for AttachSlot {
+    fn drop(&mut self) {
+        let mut counts = self.attaching.lock().expect("attaching lock");
+        if let Some(count) = counts.get_mut(&self.session) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.session);
+            }
+        }
+    }
 }
 
 /// How many attaches given up on (by their subject for frames) an owner remembers before it has
@@ -202,7 +248,9 @@ enum AttachReply {
     Failed {
         message: String,
     },
-    /// The session has as many connections attached as it may (`limits.connections_per_session`).
+    /// Refused for now, the client retries later: the session has as many connections attached
+    /// as it may (`limits.connections_per_session`), as many attaches in flight as it may
+    /// ([`ATTACHES_IN_FLIGHT`]), or was resumed more often than `limits.session_resumes_per_minute`.
     Full {
         message: String,
     },
@@ -291,7 +339,8 @@ pub enum RouteError {
     Unavailable,
     #[error("{0}")]
     Failed(String),
-    /// The session has as many connections attached as it may; the client retries later.
+    /// Refused for now (the session has as many connections or attaches in flight as it may, or
+    /// was resumed too often); the client retries later.
     #[error("{0}")]
     Full(String),
 }
@@ -311,6 +360,9 @@ impl Cluster {
             proxied: Default::default(),
             attempts: Default::default(),
             refused: Default::default(),
+            attaching: Default::default(),
+            attaches_refused: Default::default(),
+            attaches_given_up: Default::default(),
         })
     }
 
@@ -341,6 +393,16 @@ impl Cluster {
             "vestibule_cluster_route_refused",
             "Route requests refused for want of proof: a cmd or detach without its link's secret, an attach or exec without the session's resume token",
             counter(self.refused.load(std::sync::atomic::Ordering::Relaxed)),
+        );
+        registry.register(
+            "vestibule_cluster_attaches_refused",
+            "Proxied attaches refused for now (the proxy's client is told to retry later): the session had as many attaches in flight as it may, or was resumed too often",
+            counter(self.attaches_refused.load(std::sync::atomic::Ordering::Relaxed)),
+        );
+        registry.register(
+            "vestibule_cluster_attaches_given_up",
+            "Proxied attaches the proxy had given up on (its client left, or the answer came too late) before their welcome was built",
+            counter(self.attaches_given_up.load(std::sync::atomic::Ordering::Relaxed)),
         );
         let served: Gauge = Gauge::default();
         served.set(self.served.lock().expect("served lock").by_link.len() as i64);
@@ -512,32 +574,37 @@ impl Cluster {
             client,
         };
         let body = serde_json::to_vec(&request).expect("serializes");
+        // From here until the owner's answer is read, the attach is given up on if it ends: no
+        // answer in time (the owner may still attach it, too late), an answer that cannot be used,
+        // or this future dropped because the client left (`Connection::handshake`). The owner
+        // drops that link, which nobody would ever detach otherwise, or does not build it.
+        let mut given_up =
+            GiveUpOnDrop { client: self.client().clone(), detach: self.subject(owner, "detach"), frames: Some(request.frames) };
         let reply = match self.client().request(self.subject(owner, "attach"), body.into()).await {
             Ok(reply) => reply,
             Err(e) => {
                 tracing::info!(session = %session, owner, error = %e, "the owner did not answer an attach; retrying");
-                // The owner may still attach it (an answer that came too late): tell it to drop
-                // that link, which nobody would ever detach otherwise.
-                let given_up = serde_json::to_vec(&DetachRequest::GivenUp { frames: request.frames }).expect("serializes");
-                let _ = self.client().publish(self.subject(owner, "detach"), given_up.into()).await;
                 return Err(Attempt::Retry);
             }
         };
         let (link, secret) = match serde_json::from_slice::<AttachReply>(&reply.payload) {
             Ok(AttachReply::Attached { link, secret }) => match LinkSecret::from_hex(&secret) {
                 Some(secret) => (link, secret),
-                None => {
-                    // Unusable (no command could reach it): the owner drops it as given up on.
-                    let given_up = serde_json::to_vec(&DetachRequest::GivenUp { frames: request.frames }).expect("serializes");
-                    let _ = self.client().publish(self.subject(owner, "detach"), given_up.into()).await;
-                    return Err(Attempt::Failed("the attach reply's link secret is not 128 bits of hex".into()));
-                }
+                // Unusable (no command could reach it): the owner drops it as given up on.
+                None => return Err(Attempt::Failed("the attach reply's link secret is not 128 bits of hex".into())),
             },
-            Ok(AttachReply::Moved) => return Err(Attempt::Retry),
-            Ok(AttachReply::Failed { message }) => return Err(Attempt::Failed(message)),
-            Ok(AttachReply::Full { message }) => return Err(Attempt::Full(message)),
-            Err(e) => return Err(Attempt::Failed(format!("unreadable attach reply: {e}"))),
+            // The owner attached nothing: nothing to give up.
+            reply => {
+                given_up.frames = None;
+                return Err(match reply {
+                    Ok(AttachReply::Failed { message }) => Attempt::Failed(message),
+                    Ok(AttachReply::Full { message }) => Attempt::Full(message),
+                    Err(e) => Attempt::Failed(format!("unreadable attach reply: {e}")),
+                    Ok(AttachReply::Moved | AttachReply::Attached { .. }) => Attempt::Retry,
+                });
+            }
         };
+        given_up.frames = None;
         let (link_to_client, outbound, dropped) = ConnectionLink::new(connection, state.config.limits.outbound_queue);
         let (leases, owner_name) = (self.leases.clone(), owner.to_string());
         actix_web::rt::spawn(async move {
@@ -762,9 +829,32 @@ impl Cluster {
             }
             Err(AttachError::Store(e)) => return Err(AttachReply::Failed { message: e.to_string() }),
         }
+        // Resumes of the session across the cluster: the proxy counted this one in its own bucket,
+        // the owner counts it in the session's (as 0113 does for commands), so that resumes spread
+        // over several gateways do not multiply the rate.
+        if !state.new_session_limits.try_resume_of(session, &state.config.limits) {
+            self.attaches_refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let limit = state.config.limits.session_resumes_per_minute;
+            return Err(AttachReply::Full {
+                message: format!("too many resumes of this session (at most {limit} a minute); try again later"),
+            });
+        }
+        let Some(slot) = AttachSlot::take(&self.attaching, session) else {
+            self.attaches_refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(session = %session, proxy = %request.from, "attach refused: as many in flight for the session as it may");
+            return Err(AttachReply::Full { message: "the session is busy attaching other connections; try again later".into() });
+        };
         match self.leases.acquire(session).await {
             Ok(Owner::Me) => {}
             _ => return Err(AttachReply::Moved),
+        }
+        // Before the actor builds the welcome (the whole state, for a resume without `lastSeq`): an
+        // attach the proxy has given up on (its client left, or it stopped waiting) costs nothing
+        // more. One given up on later is detached below, or by `abandon` once served.
+        if self.served.lock().expect("served lock").was_abandoned(&request.frames) {
+            self.attaches_given_up.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::debug!(session = %session, proxy = %request.from, "the proxy gave up on this attach before its welcome");
+            return Err(AttachReply::Failed { message: "the proxy gave up on this attach".into() });
         }
         // The gateway's next connection id, sequential (the session's actor knows its connections
         // by id, local and proxied alike): not secret, and not needed to be, since a `cmd` or
@@ -797,6 +887,7 @@ impl Cluster {
         Ok(Forward {
             link,
             secret,
+            slot: Some(slot),
             addr,
             outbound,
             dropped,
@@ -809,9 +900,10 @@ impl Cluster {
 
     /// Publishes a served link's frames to its proxy until the session drops it, the proxy detaches
     /// or the proxy's registration is gone.
-    async fn forward(&self, f: Forward, state: &AppState) {
+    async fn forward(&self, mut f: Forward, state: &AppState) {
         // A session stopped because this gateway is stopping cleanly: the proxy's visitor is told
         // the server is going away (1001), as this gateway's own visitors are, not that it failed.
+        let mut slot = f.slot.take();
         let closing = |code: Option<u16>| if state.is_shutting_down() { close::GOING_AWAY } else { code.unwrap_or(close::INTERNAL) };
         let mut n = 0u64;
         let mut check = tokio::time::interval(self.leases.ttl() / 5);
@@ -856,6 +948,8 @@ impl Cluster {
                     Ok(frame) => {
                         let (kind, seq, body) = frame_body(frame);
                         publish(&mut n, kind, seq, body).await;
+                        // The welcome is out: the attach is no longer in flight.
+                        drop(slot.take());
                     }
                     Err(_) => {
                         let code = closing(f.dropped.code());
@@ -885,6 +979,26 @@ impl Cluster {
     }
 }
 
+/// An attach the proxy is waiting for: when dropped still armed (`frames`), tells the owner the
+/// attach that named `frames` is given up on (`detach {frames}`), so that it drops the link if it
+/// attached it, or does not attach it (nor build its welcome) if that comes first.
+struct GiveUpOnDrop {
+    client: async_nats::Client,
+    detach: String,
+    frames: Option<String>,
+}
+
+impl Drop for GiveUpOnDrop {
+    fn drop(&mut self) {
+        let Some(frames) = self.frames.take() else { return };
+        let body = serde_json::to_vec(&DetachRequest::GivenUp { frames }).expect("serializes");
+        let (client, subject) = (self.client.clone(), std::mem::take(&mut self.detach));
+        actix_web::rt::spawn(async move {
+            let _ = client.publish(subject, body.into()).await;
+        });
+    }
+}
+
 /// Room left in a NATS message for a frame part's headers (`n`, `k`, `s`, `c`).
 const PART_HEADROOM: usize = 1024;
 /// The smallest part a frame is split into, whatever the server's `max_payload`.
@@ -902,6 +1016,9 @@ fn split_frame(body: bytes::Bytes, part_size: usize) -> Vec<bytes::Bytes> {
 struct Forward {
     link: u64,
     secret: LinkSecret,
+    /// The attach's place among the session's attaches in flight, given back once its first frame
+    /// (the welcome) is published.
+    slot: Option<AttachSlot>,
     addr: actix::Addr<ModalSession>,
     outbound: OutboundReceiver,
     dropped: DropNotice,
@@ -909,4 +1026,22 @@ struct Forward {
     frames: String,
     proxy: String,
     proxy_epoch: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_serves_a_bounded_number_of_attaches_of_one_session_at_once() {
+        let attaching = Arc::default();
+        let (session, other) = (SessionId::random(), SessionId::random());
+        let mut held: Vec<AttachSlot> = (0..ATTACHES_IN_FLIGHT).map(|_| AttachSlot::take(&attaching, session).unwrap()).collect();
+        assert!(AttachSlot::take(&attaching, session).is_none(), "one more than the bound");
+        assert!(AttachSlot::take(&attaching, other).is_some(), "another session has its own");
+        held.pop();
+        let again = AttachSlot::take(&attaching, session).expect("a place freed when an attach is done");
+        drop((held, again));
+        assert!(attaching.lock().unwrap().is_empty(), "nothing kept for sessions with none in flight");
+    }
 }

@@ -298,6 +298,19 @@ pub struct Limits {
     pub sessions_per_minute: u32,
     /// New sessions an address may create at once, above that rate.
     pub session_burst: u32,
+    /// Resumes (a `hello` with a `sessionId`) per minute per client address, on this gateway,
+    /// counted before the resume token is checked; one more is refused with `rate_limited` (close
+    /// 1013). A resume's welcome may carry the whole state (hundreds of KB), and in a cluster it
+    /// crosses NATS: without this, one client resuming over and over overloaded the owner.
+    pub resumes_per_minute: u32,
+    /// Resumes an address may make at once, above that rate.
+    pub resume_burst: u32,
+    /// Resumes per minute of one session, counted once its resume token is checked, on the gateway
+    /// the client reached and, for a proxied resume, again on the session's owner (so the limit
+    /// holds across a cluster); one more is refused with `rate_limited` (close 1013).
+    pub session_resumes_per_minute: u32,
+    /// Resumes of one session at once, above that rate.
+    pub session_resume_burst: u32,
     /// WebSocket connections per client address (IPv6: per /64).
     pub connections_per_ip: usize,
     /// WebSocket connections in total; lowered at start to what the open-file limit allows.
@@ -400,6 +413,10 @@ impl Default for Limits {
             command_burst: 40,
             sessions_per_minute: 60,
             session_burst: 120,
+            resumes_per_minute: 600,
+            resume_burst: 600,
+            session_resumes_per_minute: 30,
+            session_resume_burst: 30,
             connections_per_ip: 256,
             max_connections: 50_000,
             connections_per_session: 16,
@@ -622,6 +639,12 @@ impl GatewayConfig {
         }
         if l.sessions_per_minute == 0 || l.session_burst == 0 {
             return err("limits.sessions_per_minute", "must be at least 1 (and session_burst too)".into());
+        }
+        if l.resumes_per_minute == 0 || l.resume_burst == 0 {
+            return err("limits.resumes_per_minute", "must be at least 1 (and resume_burst too)".into());
+        }
+        if l.session_resumes_per_minute == 0 || l.session_resume_burst == 0 {
+            return err("limits.session_resumes_per_minute", "must be at least 1 (and session_resume_burst too)".into());
         }
         if l.unacked_diffs == 0 || l.outbound_queue <= l.unacked_diffs {
             return err("limits.outbound_queue", format!("must be larger than limits.unacked_diffs ({})", l.unacked_diffs));

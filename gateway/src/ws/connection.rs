@@ -164,14 +164,7 @@ impl Connection {
                 Ok(attached) => {
                     tracing::Span::current().record("session", tracing::field::display(attached.session_id));
                     let ending = self.serve(&mut ws, &attached).await;
-                    match attached.target {
-                        Target::Local(addr) => addr.do_send(Detach { connection: self.id }),
-                        Target::Remote { owner, link } => {
-                            if let Some(cluster) = &self.state.cluster {
-                                cluster.detach(&owner, &link);
-                            }
-                        }
-                    }
+                    self.detach(attached.target);
                     ending
                 }
                 Err(ending) => ending,
@@ -180,6 +173,51 @@ impl Connection {
             Box::pin(self.finish(&mut ws, ending)).await;
         }
         .instrument(span)
+    }
+
+    /// Takes this connection off its session.
+    fn detach(&self, target: Target) {
+        match target {
+            Target::Local(addr) => addr.do_send(Detach { connection: self.id }),
+            Target::Remote { owner, link } => {
+                if let Some(cluster) = &self.state.cluster {
+                    cluster.detach(&owner, &link);
+                }
+            }
+        }
+    }
+
+    /// A frame the client sent before its welcome while its resume was routed (`early`), answered
+    /// once the welcome is out: the welcome is the first frame a client gets. The widget sends
+    /// nothing before its welcome; this keeps the order for a client that does.
+    async fn answer_early(&self, ws: &mut Socket, attached: Attached, early: Option<Incoming>) -> Result<Attached, Ending> {
+        let Some(early) = early else { return Ok(attached) };
+        let answered = async {
+            // The first frame the session queues for a connection is its welcome. None: the session
+            // dropped the link, which `serve` reports.
+            match attached.outbound.recv_async().await {
+                Ok(Outbound::Message(text) | Outbound::Diff { text, .. }) => self.send_text(ws, shared_text(&text)).await?,
+                Err(_) => return Ok(()),
+            }
+            match early {
+                Incoming::Text(text) => {
+                    let limits = &self.state.config.limits;
+                    let mut window = AckWindow::new(limits.unacked_diffs, limits.ack_timeout);
+                    Box::pin(self.on_text(ws, text.as_str(), &attached, &mut window, &mut false)).await
+                }
+                _ => {
+                    self.state.metrics.refusal("binary_frame");
+                    self.send_text(ws, error_frame(ProtocolErrorCode::MalformedMessage, "frames are JSON text", None).into()).await
+                }
+            }
+        };
+        match answered.await {
+            Ok(()) => Ok(attached),
+            Err(ending) => {
+                self.detach(attached.target);
+                Err(ending)
+            }
+        }
     }
 
     /// Sends the close frame (or answers the client's), then lets the socket go.
@@ -328,6 +366,18 @@ impl Connection {
                 format!("too many new sessions from this address (at most {} a minute); try again later", limits.sessions_per_minute);
             return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
         }
+        // Resumes, before the token is checked (a read of the session's metadata): a resume's
+        // welcome may carry the whole state, so one client must not ask for them as fast as it can
+        // open sockets (docs/protocol.md).
+        if hello.session_id.is_some()
+            && let Some(client) = self.client()
+            && !self.state.new_session_limits.try_resume_from(client, limits)
+        {
+            self.state.metrics.refusal("resumes_rate_limited");
+            tracing::info!("resume refused: too many from this address");
+            let message = format!("too many resumes from this address (at most {} a minute); try again later", limits.resumes_per_minute);
+            return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
+        }
         if hello.session_id.is_none() && self.state.disk.is_low() {
             self.state.metrics.refusal("new_sessions_disk_low");
             let message = "the server's disk is nearly full and takes no new sessions; try again later";
@@ -362,6 +412,16 @@ impl Connection {
                     _ => Err(AttachError::Unauthorized),
                 };
                 match authorized {
+                    // Counted once the token is checked: nobody else can spend a session's resumes.
+                    Ok((id, _)) if !self.state.new_session_limits.try_resume_of(id, limits) => {
+                        self.state.metrics.refusal("session_resumes_rate_limited");
+                        tracing::info!(session = %id, "resume refused: the session was resumed too often");
+                        let message = format!(
+                            "too many resumes of this session (at most {} a minute); try again later",
+                            limits.session_resumes_per_minute
+                        );
+                        return Err(self.fail(ws, ProtocolErrorCode::RateLimited, &message, close::TRY_AGAIN_LATER).await);
+                    }
                     Ok((id, token)) => (id, None, Some(token), hello.last_seq),
                     Err(AttachError::Unauthorized) => {
                         self.state.metrics.refusal(ProtocolErrorCode::Unauthorized.as_str());
@@ -375,16 +435,39 @@ impl Connection {
                 }
             }
         };
+        // A frame the client sent while its resume was routed (cluster mode), answered after the welcome.
+        let mut early = None;
         if let Some(resume_token) = &resume_token
             && let Some(cluster) = &self.state.cluster
         {
-            match cluster.route(&self.state, session_id, resume_token, last_seq, self.id, self.client()).await {
+            // The route may wait (an owner slow to answer, a dead one's lease not lapsed yet: up to
+            // 2 × TTL). Meanwhile the socket is read: once the client has left, the route is
+            // dropped, which stops its retries and gives up on an attach in flight (the owner then
+            // drops or never builds it). A frame the client sent meanwhile is kept for after the
+            // welcome; the socket is not read further until then.
+            let route = cluster.route(&self.state, session_id, resume_token, last_seq, self.id, self.client());
+            tokio::pin!(route);
+            let routed = loop {
+                tokio::select! {
+                    routed = &mut route => break routed,
+                    incoming = next_incoming(ws), if early.is_none() => match incoming {
+                        Incoming::Control => {}
+                        Incoming::Text(_) | Incoming::Binary => early = Some(incoming),
+                        gone => {
+                            tracing::debug!(session = %session_id, "the client left while its resume was routed");
+                            return Err(self.refuse_frame(ws, gone).await);
+                        }
+                    },
+                }
+            };
+            match routed {
                 Ok(Route::Local) => {}
                 Ok(Route::Remote(remote)) => {
                     let commands = self.state.command_limits.bucket(session_id);
                     tracing::debug!(session = %session_id, owner = %remote.owner, "proxied to the session's owner");
                     let target = Target::Remote { owner: remote.owner, link: Box::new(remote.link) };
-                    return Ok(Attached { session_id, target, outbound: remote.outbound, dropped: remote.dropped, commands });
+                    let attached = Attached { session_id, target, outbound: remote.outbound, dropped: remote.dropped, commands };
+                    return self.answer_early(ws, attached, early).await;
                 }
                 Err(RouteError::Full(message)) => {
                     self.state.metrics.refusal(ProtocolErrorCode::RateLimited.as_str());
@@ -404,7 +487,7 @@ impl Connection {
         match addr.send(Attach { link, last_seq, new_resume_token: new_token }).await {
             Ok(Ok(())) => {
                 let commands = self.state.command_limits.bucket(session_id);
-                Ok(Attached { session_id, target: Target::Local(addr), outbound, dropped, commands })
+                self.answer_early(ws, Attached { session_id, target: Target::Local(addr), outbound, dropped, commands }, early).await
             }
             Ok(Err(CommandError { code: RefusalCode::RateLimited, message })) => {
                 self.state.metrics.refusal(ProtocolErrorCode::RateLimited.as_str());
