@@ -24,6 +24,10 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
         tracing::error!(%reason, "health check: the event log has failed");
         return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "store_failed" }));
     }
+    if let Some(reason) = state.disk.replaced() {
+        tracing::error!(%reason, "health check: the data directory was replaced");
+        return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "store_failed" }));
+    }
     if state.is_shutting_down() {
         return HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "shutting_down" }));
     }

@@ -54,6 +54,10 @@ impl Running {
         if let Some(reason) = self.state.registry.log().failure() {
             anyhow::bail!("the event log failed ({reason}); exiting so that a restart reopens it");
         }
+        // Not closed (closing writes the segment log's checkpoint by path, into the other directory).
+        if let Some(reason) = self.state.disk.replaced() {
+            anyhow::bail!("{reason}; exiting without writing more");
+        }
         // Give stopping sessions a moment to finish in-flight appends before the final flush.
         tokio::time::sleep(Duration::from_millis(100)).await;
         // Closing flushes, and leaves what a close leaves (the segment log's index checkpoint):
@@ -312,8 +316,15 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
         None => None,
     };
     // The disk the log is on (a JetStream log is on NATS's, which NATS watches).
-    let min_free = if config.store.backend == crate::config::StoreBackend::Jetstream { 0 } else { config.limits.min_free_disk_bytes };
-    let disk = Arc::new(crate::disk::DiskWatch::new(config.data.clone(), min_free));
+    let local = config.store.backend != crate::config::StoreBackend::Jetstream;
+    let min_free = if local { config.limits.min_free_disk_bytes } else { 0 };
+    let disk = crate::disk::DiskWatch::new(config.data.clone(), min_free);
+    // The log is open: its directory must stay at the data path.
+    let disk = Arc::new(if local {
+        disk.watching_the_directory().map_err(|e| anyhow::anyhow!("the data directory {}: {e}", config.data.display()))?
+    } else {
+        disk
+    });
     disk.check();
     let mut runtime = config.runtime.clone();
     runtime.embedded_frame_origin = embedded.as_ref().map(|e| e.service.config().frame_origin().to_string());
@@ -455,9 +466,16 @@ pub async fn start(config: GatewayConfig) -> anyhow::Result<Running> {
     let handle = server.handle();
     let serving = actix_web::rt::spawn(server);
     let failing_log = state.registry.log().clone();
+    let replaced_disk = state.disk.clone();
     actix_web::rt::spawn(async move {
-        let reason = failing_log.failed().await;
-        tracing::error!(%reason, "the event log failed: closing connections and exiting for a restart");
+        tokio::select! {
+            reason = failing_log.failed() => {
+                tracing::error!(%reason, "the event log failed: closing connections and exiting for a restart");
+            }
+            reason = replaced_disk.until_replaced() => {
+                tracing::error!(%reason, "closing connections and exiting: a restart opens the directory now at the data path");
+            }
+        }
         stop_gracefully(&failure_state, &failure_handle).await;
     });
     Ok(Running { addr, state, server: handle, serving })
