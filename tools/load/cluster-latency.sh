@@ -41,6 +41,10 @@ commands_per_second = 1000
 command_burst = 1000
 sessions_per_minute = 1000000
 session_burst = 1000000
+resumes_per_minute = 1000000
+resume_burst = 1000000
+session_resumes_per_minute = 1000000
+session_resume_burst = 1000000
 client_log_bytes_per_hour = 1099511627776
 
 [store]
