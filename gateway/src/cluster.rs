@@ -832,7 +832,7 @@ impl Cluster {
         // Resumes of the session across the cluster: the proxy counted this one in its own bucket,
         // the owner counts it in the session's (as 0113 does for commands), so that resumes spread
         // over several gateways do not multiply the rate.
-        if !state.new_session_limits.try_resume_of(session, &state.config.limits) {
+        if !state.hello_limits.try_resume_of(session) {
             self.attaches_refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let limit = state.config.limits.session_resumes_per_minute;
             return Err(AttachReply::Full {

@@ -86,7 +86,7 @@ pub struct KeyedBuckets<K> {
 /// refilled, so that closing and reopening them does not reset it either.
 pub type SessionRateLimits = KeyedBuckets<SessionId>;
 
-/// The rates of `hello`s a gateway takes (the name is older than the resume limits):
+/// The rates of `hello`s a gateway takes:
 /// - new sessions per client address ([`client_key`]): creating sessions costs the event log a
 ///   write and keeps data until retention expires them, so one client must not create them as
 ///   fast as it can open sockets (`limits.sessions_per_minute`, `session_burst`);
@@ -95,46 +95,36 @@ pub type SessionRateLimits = KeyedBuckets<SessionId>;
 ///   the whole state (hundreds of KB), built by the session's actor and, in a cluster, published
 ///   over NATS by its owner; one client resuming its own large session over and over overloaded
 ///   the owner of a cluster (outside review).
-///
-/// The resume buckets are made at the first resume, from the limits it is given (the application
-/// state builds this with the new-session rate only; the limits never change while serving).
-pub struct AddressRateLimits {
+pub struct HelloRateLimits {
     new_sessions: KeyedBuckets<IpAddr>,
-    resumes: std::sync::OnceLock<ResumeLimits>,
+    resumes_by_client: KeyedBuckets<IpAddr>,
+    resumes_by_session: KeyedBuckets<SessionId>,
 }
 
-struct ResumeLimits {
-    by_client: KeyedBuckets<IpAddr>,
-    by_session: KeyedBuckets<SessionId>,
-}
-
-impl AddressRateLimits {
-    /// New sessions: `rate_per_second` per client address, `burst` at once.
-    pub fn new(rate_per_second: f64, burst: u32) -> Self {
-        Self { new_sessions: KeyedBuckets::new(rate_per_second, burst), resumes: std::sync::OnceLock::new() }
+impl HelloRateLimits {
+    pub fn new(limits: &crate::config::Limits) -> Self {
+        let per_second = |per_minute: u32| f64::from(per_minute) / 60.0;
+        Self {
+            new_sessions: KeyedBuckets::new(per_second(limits.sessions_per_minute), limits.session_burst),
+            resumes_by_client: KeyedBuckets::new(per_second(limits.resumes_per_minute), limits.resume_burst),
+            resumes_by_session: KeyedBuckets::new(per_second(limits.session_resumes_per_minute), limits.session_resume_burst),
+        }
     }
 
     /// Takes a new session from `client`'s bucket if one is available now.
-    pub fn try_take(&self, client: IpAddr) -> bool {
+    pub fn try_new_session(&self, client: IpAddr) -> bool {
         self.new_sessions.try_take(client_key(client))
     }
 
-    fn resumes(&self, limits: &crate::config::Limits) -> &ResumeLimits {
-        self.resumes.get_or_init(|| ResumeLimits {
-            by_client: KeyedBuckets::new(limits.resumes_per_minute as f64 / 60.0, limits.resume_burst),
-            by_session: KeyedBuckets::new(limits.session_resumes_per_minute as f64 / 60.0, limits.session_resume_burst),
-        })
-    }
-
     /// Takes a resume from `client`'s bucket (`limits.resumes_per_minute`) if one is available now.
-    pub fn try_resume_from(&self, client: IpAddr, limits: &crate::config::Limits) -> bool {
-        self.resumes(limits).by_client.try_take(client_key(client))
+    pub fn try_resume_from(&self, client: IpAddr) -> bool {
+        self.resumes_by_client.try_take(client_key(client))
     }
 
     /// Takes a resume from `session`'s bucket (`limits.session_resumes_per_minute`) if one is
     /// available now.
-    pub fn try_resume_of(&self, session: SessionId, limits: &crate::config::Limits) -> bool {
-        self.resumes(limits).by_session.try_take(session)
+    pub fn try_resume_of(&self, session: SessionId) -> bool {
+        self.resumes_by_session.try_take(session)
     }
 }
 
@@ -509,18 +499,24 @@ mod tests {
 
     #[test]
     fn resumes_are_counted_per_address_and_per_session_apart_from_new_sessions() {
-        let limits = crate::config::Limits { resume_burst: 3, session_resume_burst: 2, ..Default::default() };
-        let hellos = AddressRateLimits::new(1.0 / 60.0, 1);
+        let limits = crate::config::Limits {
+            resume_burst: 3,
+            session_resume_burst: 2,
+            sessions_per_minute: 1,
+            session_burst: 1,
+            ..Default::default()
+        };
+        let hellos = HelloRateLimits::new(&limits);
         let (a, b): (IpAddr, IpAddr) = ([192, 0, 2, 1].into(), [192, 0, 2, 2].into());
-        assert!((0..3).all(|_| hellos.try_resume_from(a, &limits)));
-        assert!(!hellos.try_resume_from(a, &limits), "the address's burst is spent");
-        assert!(hellos.try_resume_from(b, &limits), "another address has its own");
+        assert!((0..3).all(|_| hellos.try_resume_from(a)));
+        assert!(!hellos.try_resume_from(a), "the address's burst is spent");
+        assert!(hellos.try_resume_from(b), "another address has its own");
         let (s, t) = (SessionId::random(), SessionId::random());
-        assert!(hellos.try_resume_of(s, &limits) && hellos.try_resume_of(s, &limits));
-        assert!(!hellos.try_resume_of(s, &limits), "the session's burst is spent");
-        assert!(hellos.try_resume_of(t, &limits), "another session has its own");
-        assert!(hellos.try_take(a), "new sessions are counted apart");
-        assert!(!hellos.try_take(a));
+        assert!(hellos.try_resume_of(s) && hellos.try_resume_of(s));
+        assert!(!hellos.try_resume_of(s), "the session's burst is spent");
+        assert!(hellos.try_resume_of(t), "another session has its own");
+        assert!(hellos.try_new_session(a), "new sessions are counted apart");
+        assert!(!hellos.try_new_session(a));
     }
 
     #[test]

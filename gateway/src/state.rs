@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use vestibule_actors::runtime::Registry;
 
 use crate::config::{GatewayConfig, Project};
-use crate::limits::{AddressRateLimits, SessionRateLimits, Sockets};
+use crate::limits::{HelloRateLimits, SessionRateLimits, Sockets};
 use crate::metrics::GatewayMetrics;
 use crate::siwx::token::TokenKeys;
 
@@ -20,7 +20,8 @@ pub struct AppState {
     pub sockets: Sockets,
     /// Command rate limits, one bucket per session.
     pub command_limits: SessionRateLimits,
-    pub new_session_limits: AddressRateLimits,
+    /// New sessions and resumes, per client address and per session.
+    pub hello_limits: HelloRateLimits,
     /// What the debug API may run at once (`limits.debug_follows`, `limits.debug_state_folds`).
     pub debug_gates: crate::debug_api::DebugGates,
     /// Signs the sign-in tokens the host app's backend verifies.
@@ -51,7 +52,7 @@ impl AppState {
     ) -> Self {
         let l = &config.limits;
         let command_limits = SessionRateLimits::new(l.commands_per_second as f64, l.command_burst);
-        let new_session_limits = AddressRateLimits::new(l.sessions_per_minute as f64 / 60.0, l.session_burst);
+        let hello_limits = HelloRateLimits::new(l);
         let debug_gates = crate::debug_api::DebugGates::new(l);
         Self {
             projects: projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
@@ -60,7 +61,7 @@ impl AppState {
             metrics,
             sockets,
             command_limits,
-            new_session_limits,
+            hello_limits,
             disk,
             debug_gates,
             token_keys,

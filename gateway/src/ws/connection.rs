@@ -357,7 +357,7 @@ impl Connection {
         let registry = &self.state.registry;
         if hello.session_id.is_none()
             && let Some(client) = self.client()
-            && !self.state.new_session_limits.try_take(client)
+            && !self.state.hello_limits.try_new_session(client)
         {
             self.state.metrics.refusal("new_sessions_rate_limited");
             tracing::info!("new session refused: too many from this address");
@@ -371,7 +371,7 @@ impl Connection {
         // open sockets (docs/protocol.md).
         if hello.session_id.is_some()
             && let Some(client) = self.client()
-            && !self.state.new_session_limits.try_resume_from(client, limits)
+            && !self.state.hello_limits.try_resume_from(client)
         {
             self.state.metrics.refusal("resumes_rate_limited");
             tracing::info!("resume refused: too many from this address");
@@ -413,7 +413,7 @@ impl Connection {
                 };
                 match authorized {
                     // Counted once the token is checked: nobody else can spend a session's resumes.
-                    Ok((id, _)) if !self.state.new_session_limits.try_resume_of(id, limits) => {
+                    Ok((id, _)) if !self.state.hello_limits.try_resume_of(id) => {
                         self.state.metrics.refusal("session_resumes_rate_limited");
                         tracing::info!(session = %id, "resume refused: the session was resumed too often");
                         let message = format!(
