@@ -12,5 +12,6 @@ export default defineConfig({
     rollupOptions: { input: { main: "index.html", replay: "replay.html", embed: "embed-example.html", wagmi: "wagmi.html" } },
   },
   // Unit tests run in Node; component tests (`*.test.tsx`) declare `@vitest-environment happy-dom`.
-  test: { environment: "node" },
+  // Waits and test timeouts are patience, not speed (src/testing/setup.ts).
+  test: { environment: "node", setupFiles: ["src/testing/setup.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
 } as Parameters<typeof defineConfig>[0]);

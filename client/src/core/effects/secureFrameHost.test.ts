@@ -11,6 +11,9 @@ import { withEmbedded } from "../../testing/embedded";
 import { connectedState } from "../../testing/stateView";
 import { createEmbeddedShell } from "./secureFrameHost";
 
+/** How long a wait may take at most: patience on a busy machine, not an expected speed. */
+const PATIENCE = { timeout: 30_000 };
+
 const requests: { type: string; payload: unknown }[] = [];
 vi.mock("./secureFrame", () => ({
   createSecureFrameBridge: () => ({
@@ -46,7 +49,7 @@ it("sends SIGN_OUT to the frame when the embedded user disappears, once", async 
   // arrival sent nothing and the repeated signed-out state did not send again.
   shell.follow(withEmbedded(base, { user: USER }), "s1");
   shell.follow(withEmbedded(base), "s1");
-  await vi.waitFor(() => expect(requests).toHaveLength(2));
+  await vi.waitFor(() => expect(requests).toHaveLength(2), PATIENCE);
   expect(requests).toEqual([SIGN_OUT, SIGN_OUT]);
   abort.abort();
 });
@@ -58,7 +61,7 @@ it("sends nothing when no user was signed in", async () => {
   // The probe: a user who signs in and out afterwards is told SIGN_OUT, and that is all there is.
   shell.follow(withEmbedded(base, { user: USER }), "s1");
   shell.follow(withEmbedded(base), "s1");
-  await vi.waitFor(() => expect(requests).toHaveLength(1));
+  await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENCE);
   expect(requests).toEqual([SIGN_OUT]);
 });
 
@@ -82,7 +85,7 @@ it("sends SIGN_OUT, once, when a login under way is cancelled with no user (the 
   // sends a second one; seeing exactly two means the cancel sent one, not two.
   shell.follow(login(social), "s1");
   shell.follow(login({ status: "failed", message: "Popup closed" }), "s1");
-  await vi.waitFor(() => expect(requests).toHaveLength(2));
+  await vi.waitFor(() => expect(requests).toHaveLength(2), PATIENCE);
   expect(requests).toEqual([SIGN_OUT, SIGN_OUT]);
 });
 
@@ -98,7 +101,7 @@ it("sends nothing for a rejected code that keeps the login under way", async () 
   // Then nothing is sent. The probe: the same login cancelled afterwards sends SIGN_OUT, and that
   // is all there is.
   shell.follow(withEmbedded(base), "s1");
-  await vi.waitFor(() => expect(requests).toHaveLength(1));
+  await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENCE);
   expect(requests).toEqual([SIGN_OUT]);
 });
 
@@ -116,7 +119,7 @@ it("sends nothing for a login that succeeds", async () => {
   shell.follow(withEmbedded(base), "s1");
   shell.follow(login(awaiting), "s1");
   shell.follow(withEmbedded(base), "s1");
-  await vi.waitFor(() => expect(requests).toHaveLength(2));
+  await vi.waitFor(() => expect(requests).toHaveLength(2), PATIENCE);
   expect(requests).toEqual([SIGN_OUT, SIGN_OUT]);
 });
 
@@ -131,6 +134,6 @@ it("sends SIGN_OUT once when the user goes while a login is under way (signed ou
   // Then one SIGN_OUT. The probe: a later login cancelled sends the second, and that is all.
   shell.follow(login(awaiting), "s1");
   shell.follow(withEmbedded(base), "s1");
-  await vi.waitFor(() => expect(requests).toHaveLength(2));
+  await vi.waitFor(() => expect(requests).toHaveLength(2), PATIENCE);
   expect(requests).toEqual([SIGN_OUT, SIGN_OUT]);
 });
