@@ -21,6 +21,7 @@ pub mod receipt;
 pub mod rpc;
 pub mod send;
 pub mod service;
+pub mod shared_task;
 pub mod slots;
 pub mod solana;
 pub mod tls;

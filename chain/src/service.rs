@@ -27,6 +27,7 @@ use crate::receipt::{ExpectedTransaction, ReceiptOutcome, check_mined, wait_for_
 use crate::rpc::chain_id::{ChainIdGate, watch};
 use crate::rpc::{HttpEndpoint, RpcPolicy, endpoints_client};
 use crate::send::{SendCall, SendError, SendForm, build_send};
+use crate::shared_task::{Joined, SharedTasks};
 use crate::slots::CallSlots;
 use crate::solana::SolAddress;
 use crate::solana::rpc::{MintCache, PreparedTransaction, SignatureOutcome, TransferRequest};
@@ -62,7 +63,6 @@ pub const MAX_HOST_LOGS_BLOCK_RANGE: u64 = 10_000;
 const MAX_CACHED_BALANCES: usize = 100_000;
 
 type BalanceKey = (NetworkId, AccountAddress);
-type SharedBalances = Shared<oneshot::Receiver<Result<Balances, BalanceError>>>;
 type SharedActivity = Shared<oneshot::Receiver<Result<ActivityPage, ChainError>>>;
 
 /// Activity pages for every session, and the fetches in flight (each with an id: a fetch whose
@@ -126,7 +126,9 @@ struct Inner {
     /// SPL mints' decimals and programs.
     mints: MintCache,
     balances: Mutex<TtlCache<BalanceKey, Balances>>,
-    balances_in_flight: Mutex<HashMap<BalanceKey, SharedBalances>>,
+    /// Fetches in flight, shared by the sessions that ask for the same account, stopped when none
+    /// waits any more (a session that moved on to another account, or ended).
+    balances_in_flight: SharedTasks<BalanceKey, Result<Balances, BalanceError>>,
     activity: Mutex<ActivityState>,
     receipt_poll_interval: Duration,
     host_reads: &'static [&'static str],
@@ -329,7 +331,7 @@ impl ChainServiceBuilder {
                 metadata,
                 mints: MintCache::default(),
                 balances: Mutex::new(TtlCache::new(BALANCE_CACHE_TTL, MAX_CACHED_BALANCES)),
-                balances_in_flight: Mutex::default(),
+                balances_in_flight: SharedTasks::default(),
                 activity: Mutex::new(ActivityState {
                     cache: ActivityCache::new(ACTIVITY_CACHE_TTL, self.activity_cache.0, self.activity_cache.1),
                     in_flight: HashMap::new(),
@@ -461,38 +463,34 @@ impl ChainService {
             entry.metrics.balance_cache(true);
             return Ok(cached);
         }
-        let shared = {
-            let mut in_flight = self.inner.balances_in_flight.lock().unwrap();
-            match in_flight.get(&key) {
-                Some(shared) => {
-                    entry.metrics.balance_cache(true);
-                    shared.clone()
-                }
-                None => {
-                    if fresh {
-                        entry.metrics.balance_fresh_fetch();
-                    } else {
-                        entry.metrics.balance_cache(false);
-                    }
-                    let (tx, rx) = oneshot::channel();
-                    let shared = rx.shared();
-                    in_flight.insert(key, shared.clone());
-                    // Its own task: the fetch completes, is cached and leaves the table even if
-                    // the session that started it goes away.
-                    let this = self.clone();
-                    tokio::spawn(async move {
-                        let result = this.fetch_balances(network, address).await;
-                        if let Ok(balances) = &result {
-                            this.inner.balances.lock().unwrap().insert(key, balances.clone(), this.inner.clock.now());
-                        }
-                        this.inner.balances_in_flight.lock().unwrap().remove(&key);
-                        let _ = tx.send(result);
-                    });
-                    shared
-                }
+        // Its own task, shared by every session asking for the account meanwhile: it completes and
+        // is cached if the session that started it goes away while others wait, and stops when
+        // none waits any more (an outside review had 50 sessions naming new accounts keep ~2,000
+        // fetches at a slow node, still running after every socket had closed).
+        let this = self.clone();
+        let fetch = move |()| async move {
+            let result = this.fetch_balances(network, address).await;
+            if let Ok(balances) = &result {
+                this.inner.balances.lock().unwrap().insert(key, balances.clone(), this.inner.clock.now());
             }
+            result
         };
-        shared.await.unwrap_or_else(|_| Err(BalanceError { cause: ChainError::Decode("the balance fetch was cancelled".into()) }))
+        let waiting = match self.inner.balances_in_flight.join_or_spawn(key, usize::MAX, (), fetch) {
+            Joined::Shared(waiting) => {
+                entry.metrics.balance_cache(true);
+                waiting
+            }
+            Joined::Started(waiting) => {
+                if fresh {
+                    entry.metrics.balance_fresh_fetch();
+                } else {
+                    entry.metrics.balance_cache(false);
+                }
+                waiting
+            }
+            Joined::Full(()) => unreachable!("no bound on distinct accounts in flight"),
+        };
+        waiting.await.unwrap_or_else(|| Err(BalanceError { cause: ChainError::Decode("the balance fetch was cancelled".into()) }))
     }
 
     async fn fetch_balances(&self, network: NetworkId, address: AccountAddress) -> Result<Balances, BalanceError> {

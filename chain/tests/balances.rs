@@ -146,3 +146,34 @@ async fn an_unconfigured_network_is_an_unsupported_chain() {
     let error = service.balances(NetworkId::eip155(1), HOLDER).await.unwrap_err();
     assert_eq!(std::error::Error::source(&error).unwrap().to_string(), "Unsupported chain");
 }
+
+/// Polls `done` until it holds (on a paused clock: each poll advances it by 1 ms).
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..30_000 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("{what} never happened");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fetch_that_no_session_waits_for_any_more_is_stopped_at_the_node() {
+    // An outside review: 50 sessions naming new accounts kept ~2,000 balance fetches at a slow
+    // node, still running after every socket had closed.
+    let node = StubNode::start(|_, _| Reply::Hang).await;
+    let service = service(&config(&node.url()));
+    let asking = tokio::spawn({
+        let service = service.clone();
+        async move { service.balances(NET, HOLDER).await }
+    });
+    until("the fetch at the node", || node.received().len() == 1).await;
+    assert_eq!(node.given_up(), 0, "asked, and waited for");
+    let aborted = tokio::time::Instant::now();
+    asking.abort();
+    until("the node's request given up", || node.given_up() == 1).await;
+    // On tokio's paused clock: at once, not when the request's own timeout would have ended it.
+    assert!(aborted.elapsed() < Duration::from_secs(1), "given up {:?} after the session stopped waiting", aborted.elapsed());
+    assert_eq!(node.received().len(), 1, "and not asked again");
+}

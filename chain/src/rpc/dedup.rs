@@ -4,27 +4,22 @@
 //! that, calls go upstream on their own. Answers are not kept once the call completes: caching
 //! results is the callers' business (balances keep theirs for 30 s).
 //!
-//! A shared call runs as a task of its own, so that it completes while any caller still waits for
-//! it, whoever started it; once no caller waits (all were dropped: a session answered its host
-//! 4900 on a reload), the call is stopped, retries and all. Callers bound what they may have at
-//! the nodes by what they hold (`ChainService`'s forwarded-call slots): an upstream call that went
-//! on after its last caller let go of its slot would be a call no bound counts (an outside review
-//! kept 352 calls at a node against caps of 32 per client and 256 in all, by reloading).
+//! A shared call runs as a task of its own, stopped once no caller waits for it
+//! ([`crate::shared_task`]): callers bound what they may have at the nodes by what they hold
+//! (`ChainService`'s forwarded-call slots), and a call that went on after its last caller let go of
+//! its slot would be a call no bound counts.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use alloy::rpc::json_rpc::{Id, RequestPacket, ResponsePacket};
 use alloy::transports::{TransportError, TransportFut};
 use futures_util::FutureExt;
-use futures_util::future::Shared;
-use tokio::sync::oneshot;
 use tower::{Layer, Service, ServiceExt};
 
 use super::failure::RpcFailure;
 use crate::metrics::NetworkMetrics;
+use crate::shared_task::{Joined, SharedTasks};
 
 /// What makes two calls the same: single or batch, and each request's method and params.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -63,38 +58,9 @@ pub fn readdress(answer: ResponsePacket, leader_ids: &[Id], own_ids: &[Id]) -> R
     }
 }
 
-type SharedAnswer = Shared<oneshot::Receiver<Result<ResponsePacket, RpcFailure>>>;
-
-struct InFlight {
-    leader_ids: Vec<Id>,
-    answer: SharedAnswer,
-    /// Which call this is (a later one may take the same key once this one is stopped).
-    generation: u64,
-    /// Held by each caller waiting for the answer, not by the table: when the last is dropped the
-    /// call is stopped.
-    waiters: Weak<StopWhenUnwaited>,
-}
-
-type Table = Arc<Mutex<HashMap<CallKey, InFlight>>>;
-
-/// Stops the upstream task of the call `generation` of `key`, and takes it out of the table, when
-/// dropped: by the last caller waiting for it (a completed task is not affected).
-struct StopWhenUnwaited {
-    task: tokio::task::AbortHandle,
-    table: Table,
-    key: CallKey,
-    generation: u64,
-}
-
-impl Drop for StopWhenUnwaited {
-    fn drop(&mut self) {
-        self.task.abort();
-        let mut table = self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if table.get(&self.key).is_some_and(|call| call.generation == self.generation) {
-            table.remove(&self.key);
-        }
-    }
-}
+/// A shared call's outcome, with the ids of the call that went upstream (each caller's answer
+/// carries its own ids).
+type Outcome = (Vec<Id>, Result<ResponsePacket, RpcFailure>);
 
 #[derive(Debug, Clone)]
 pub struct DedupLayer {
@@ -112,13 +78,7 @@ impl<S> Layer<S> for DedupLayer {
     type Service = DedupService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        DedupService {
-            inner,
-            capacity: self.capacity,
-            metrics: self.metrics.clone(),
-            in_flight: Default::default(),
-            generations: Default::default(),
-        }
+        DedupService { inner, capacity: self.capacity, metrics: self.metrics.clone(), in_flight: Arc::default() }
     }
 }
 
@@ -127,14 +87,13 @@ pub struct DedupService<S> {
     inner: S,
     capacity: usize,
     metrics: NetworkMetrics,
-    in_flight: Table,
-    generations: Arc<AtomicU64>,
+    in_flight: Arc<SharedTasks<CallKey, Outcome>>,
 }
 
 impl<S> DedupService<S> {
     /// Distinct calls in flight now.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.lock().unwrap().len()
+        self.in_flight.len()
     }
 }
 
@@ -151,58 +110,33 @@ where
     }
 
     fn call(&mut self, packet: RequestPacket) -> Self::Future {
-        let key = CallKey::of(&packet);
         let own_ids = ids(&packet);
-        let mut in_flight = self.in_flight.lock().unwrap();
-        if let Some(existing) = in_flight.get(&key)
-            && let Some(waiting) = existing.waiters.upgrade()
-        {
-            self.metrics.deduplicated();
-            return follow(existing.answer.clone(), existing.leader_ids.clone(), own_ids, waiting);
-        }
-        if in_flight.len() >= self.capacity {
-            drop(in_flight);
-            return self.inner.clone().oneshot(packet).boxed();
-        }
-        // The upstream call runs as its own task, so it completes (and leaves the table) even if
-        // the caller that started it goes away while others wait for it; it is stopped when none
-        // waits any more (`StopWhenUnwaited`).
-        let (answer_tx, answer_rx) = oneshot::channel();
-        let answer = answer_rx.shared();
-        let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         let upstream = self.inner.clone();
-        let table = self.in_flight.clone();
-        let finished_key = key.clone();
-        let task = tokio::spawn(async move {
+        let leader_ids = own_ids.clone();
+        let joined = self.in_flight.join_or_spawn(CallKey::of(&packet), self.capacity, packet, move |packet| async move {
             let result = upstream
                 .oneshot(packet)
                 .await
                 .map_err(|e| RpcFailure::from_transport_error(&e).unwrap_or_else(|| RpcFailure::BadResponse(e.to_string())));
-            let mut table = table.lock().unwrap();
-            if table.get(&finished_key).is_some_and(|call| call.generation == generation) {
-                table.remove(&finished_key);
-            }
-            let _ = answer_tx.send(result);
+            (leader_ids, result)
         });
-        let waiting = Arc::new(StopWhenUnwaited { task: task.abort_handle(), table: self.in_flight.clone(), key: key.clone(), generation });
-        // Replaces a call whose waiters are all gone (it is being stopped).
-        in_flight
-            .insert(key, InFlight { leader_ids: own_ids.clone(), answer: answer.clone(), generation, waiters: Arc::downgrade(&waiting) });
-        drop(in_flight);
-        follow(answer, own_ids.clone(), own_ids, waiting)
+        let waiting = match joined {
+            Joined::Shared(waiting) => {
+                self.metrics.deduplicated();
+                waiting
+            }
+            Joined::Started(waiting) => waiting,
+            // Past its capacity, a call goes upstream on its own.
+            Joined::Full(packet) => return self.inner.clone().oneshot(packet).boxed(),
+        };
+        Box::pin(async move {
+            match waiting.await {
+                Some((leader_ids, Ok(packet))) => Ok(readdress(packet, &leader_ids, &own_ids)),
+                Some((_, Err(failure))) => Err(failure.into_transport_error()),
+                None => Err(RpcFailure::BadResponse("the upstream call was dropped".into()).into_transport_error()),
+            }
+        })
     }
-}
-
-/// The shared answer with the caller's ids; `waiting` is held until the caller has it or is dropped.
-fn follow(answer: SharedAnswer, leader_ids: Vec<Id>, own_ids: Vec<Id>, waiting: Arc<StopWhenUnwaited>) -> TransportFut<'static> {
-    Box::pin(async move {
-        let _waiting = waiting;
-        match answer.await {
-            Ok(Ok(packet)) => Ok(readdress(packet, &leader_ids, &own_ids)),
-            Ok(Err(failure)) => Err(failure.into_transport_error()),
-            Err(_) => Err(RpcFailure::BadResponse("the upstream call was dropped".into()).into_transport_error()),
-        }
-    })
 }
 
 #[cfg(test)]

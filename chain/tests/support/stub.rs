@@ -41,7 +41,7 @@ pub enum Reply {
     Status { status: u16, retry_after: Option<String> },
     /// Waits `after` (tokio time), then replies.
     Delayed(Duration, Box<Reply>),
-    /// Never answers (the connection stays open).
+    /// Never answers (the connection stays open until the client hangs up, which is counted).
     Hang,
     /// Closes the connection without answering.
     Close,
@@ -60,6 +60,8 @@ type Script = dyn Fn(usize, &Value) -> Reply + Send + Sync;
 pub struct StubNode {
     pub addr: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
+    /// Requests left unanswered ([`Reply::Hang`]) whose client hung up.
+    given_up: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -70,17 +72,24 @@ impl StubNode {
         let received = Arc::new(Mutex::new(Vec::new()));
         let script: Arc<Script> = Arc::new(script);
         let log = received.clone();
+        let given_up = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = given_up.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { return };
-                tokio::spawn(serve(stream, log.clone(), script.clone()));
+                tokio::spawn(serve(stream, log.clone(), script.clone(), counted.clone()));
             }
         });
-        Self { addr, received, task }
+        Self { addr, received, given_up, task }
     }
 
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Requests left unanswered ([`Reply::Hang`]) whose client has hung up.
+    pub fn given_up(&self) -> usize {
+        self.given_up.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn received(&self) -> Vec<Received> {
@@ -100,7 +109,7 @@ impl Drop for StubNode {
     }
 }
 
-async fn serve(mut stream: TcpStream, log: Arc<Mutex<Vec<Received>>>, script: Arc<Script>) {
+async fn serve(mut stream: TcpStream, log: Arc<Mutex<Vec<Received>>>, script: Arc<Script>, given_up: Arc<std::sync::atomic::AtomicUsize>) {
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     let (header_end, content_length) = loop {
@@ -136,7 +145,12 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Vec<Received>>>, script: Ar
                 tokio::time::sleep(wait).await;
                 reply = *then;
             }
-            Reply::Hang => return std::future::pending().await,
+            Reply::Hang => {
+                // Never answers; counts the client hanging up (a read of 0 bytes, or an error).
+                while matches!(stream.read(&mut chunk).await, Ok(n) if n > 0) {}
+                given_up.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                return std::future::pending().await;
+            }
             Reply::Close => return,
             Reply::Json(value) => return write(&mut stream, 200, None, &value.to_string()).await,
             Reply::Status { status, retry_after } => {
