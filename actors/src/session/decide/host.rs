@@ -439,20 +439,39 @@ pub(super) fn cancel(d: &mut Decision, id: &str) -> Result<(), DomainError> {
 /// here.
 fn withdraw(d: &mut Decision, id: &str, reason: &str) {
     let Some(request) = d.state.host_requests.get(id).filter(|r| r.is_pending()).cloned() else { return };
-    let wallet_request =
-        if request.route == HostRoute::NetworkSwitch { d.state.network_switch.request_id.clone() } else { request.wallet_request };
-    match wallet_request.filter(|w| d.state.requests.get(w).is_some()) {
-        Some(w) => d.end_request(Event::WalletRequestCancelled { id: w, reason: reason.into() }),
+    match wallet_request_of(d, &request) {
+        Some(w) => d.end_request(Event::WalletRequestCancelled { id: w.id, reason: reason.into() }),
         None => settle(d, id, error(cancel_code(reason), reason)),
     }
 }
 
+/// The wallet request a host request waits on, if it is still waiting (for a network switch, the
+/// switch's).
+fn wallet_request_of(d: &Decision, request: &HostRequest) -> Option<crate::machines::requests::WalletRequest> {
+    let id =
+        if request.route == HostRoute::NetworkSwitch { d.state.network_switch.request_id.clone() } else { request.wallet_request.clone() };
+    id.and_then(|w| d.state.requests.get(&w).cloned())
+}
+
 /// The modal closed: the requests on the transaction stack are rejected ("Modal closed", 4001)
-/// and their wallet requests cancelled. Safe reads are not aborted (spec §6).
+/// and their wallet requests cancelled, but for those a browser wallet was asked: its prompt is
+/// its own, outside the modal, and the visitor may still approve it, so the wallet's answer settles
+/// them (an outside review: the host was told 4001 while the wallet went on to send the
+/// transaction, whose hash was then lost; a dapp believing the rejection offers to send again).
+/// The embedded wallet's requests are withdrawn: its approval is the session's to refuse. Safe
+/// reads are not aborted (spec §6).
 pub(super) fn modal_closed(d: &mut Decision) {
     let stacked: Vec<String> = d.state.host_requests.stack.clone();
     for id in stacked {
-        withdraw(d, &id, MODAL_CLOSED);
+        let at_a_browser_wallet = d
+            .state
+            .host_requests
+            .get(&id)
+            .and_then(|request| wallet_request_of(d, request))
+            .is_some_and(|w| w.connector_id != AUTH_CONNECTOR_ID);
+        if !at_a_browser_wallet {
+            withdraw(d, &id, MODAL_CLOSED);
+        }
     }
 }
 
