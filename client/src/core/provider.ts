@@ -12,6 +12,7 @@ import type { CommandError } from "../generated/CommandError";
 import type { Namespace } from "../generated/Namespace";
 import { hex } from "./canonical";
 import type { Widget } from "./widget";
+import { callEach } from "./callEach";
 
 type Listener = (...args: unknown[]) => void;
 
@@ -129,9 +130,7 @@ export async function requestThroughSession(widget: Widget, requestId: string, m
 
 export function createProvider(widget: Widget): HostProvider {
   const listeners = new Map<string, Set<Listener>>();
-  const emit = (event: string, ...args: unknown[]) => {
-    for (const l of [...(listeners.get(event) ?? [])]) l(...args);
-  };
+  const emit = (event: string, ...args: unknown[]) => callEach(listeners.get(event), ...args);
   const active = () => {
     const conn = widget.state()?.connection.namespaces.eip155;
     return conn?.status === "connected" ? conn : undefined;

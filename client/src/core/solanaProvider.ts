@@ -10,6 +10,7 @@ import type { Wallet, WalletAccount } from "@wallet-standard/base";
 import { base58Encode, solanaFeatures, walletChainOf } from "./effects/solanaWallets";
 import { ProviderRpcError, requestConnection } from "./provider";
 import type { Widget } from "./widget";
+import { callEach } from "./callEach";
 
 export type SolanaEvent = "connect" | "disconnect" | "accountChanged";
 type Listener = (...args: unknown[]) => void;
@@ -33,9 +34,7 @@ export interface SolanaHostProvider {
 
 export function createSolanaProvider(widget: Widget): SolanaHostProvider {
   const listeners = new Map<SolanaEvent, Set<Listener>>();
-  const emit = (event: SolanaEvent, ...args: unknown[]) => {
-    for (const l of [...(listeners.get(event) ?? [])]) l(...args);
-  };
+  const emit = (event: SolanaEvent, ...args: unknown[]) => callEach(listeners.get(event), ...args);
   const connection = () => {
     const conn = widget.state()?.connection.namespaces.solana;
     return conn?.status === "connected" && conn.address ? conn : undefined;

@@ -23,6 +23,7 @@ import { protocolErrorCode, type Refusal } from "./refusal";
 import type { CommandResult, TransportStats } from "./transport/machine";
 import { openBrowserSocket } from "./transport/browserSocket";
 import { createTransport, type KeyValueStore, type SocketLike, type TransportActor } from "./transport/transport";
+import { callEach } from "./callEach";
 
 export interface WidgetOptions {
   /** `ws(s)://host/ws` */
@@ -114,9 +115,7 @@ export function createWidget(o: WidgetOptions): Widget {
   const discovery = new WalletDiscovery(page);
   const solanaDiscovery = new SolanaDiscovery();
   const listeners = new Set<() => void>();
-  const notify = () => {
-    for (const l of [...listeners]) l();
-  };
+  const notify = () => callEach(listeners);
   let clientErrors = 0;
   const reports: number[] = [];
 

@@ -18,7 +18,7 @@ import type { WalletOutcome } from "../../generated/WalletOutcome";
 import type { WalletRequest } from "../../generated/WalletRequest";
 import { SOLANA_CLUSTERS } from "../../generated/constants";
 import { hasMethod, isReportable, reportableIcon, SOLANA_CONNECTOR_PREFIX, trimName } from "./walletChecks";
-import { walletFailure } from "./walletEffects";
+import { NOT_IN_THIS_BROWSER, walletFailure } from "./walletEffects";
 
 export { SOLANA_CONNECTOR_PREFIX };
 
@@ -137,7 +137,7 @@ const accountsResult = (accounts: readonly WalletAccount[]) => ({
 
 /** Performs one of the session's requests with a Solana wallet; never throws. */
 export async function performSolana(request: WalletRequest, wallet: Wallet | undefined): Promise<WalletOutcome> {
-  if (!wallet) return { status: "error", code: 4900, message: "The wallet is not available in this browser" };
+  if (!wallet) return NOT_IN_THIS_BROWSER;
   try {
     const kind = request.kind;
     const connect = solanaFeatures.connect(wallet);

@@ -103,10 +103,13 @@ export function walletFailure(e: unknown): WalletOutcome {
   }
 }
 
+/** A request to a wallet this page does not have (EIP-1193 4900). */
+export const NOT_IN_THIS_BROWSER: WalletOutcome = { status: "error", code: 4900, message: "The wallet is not in this browser" };
+
 /** Performs one wallet request; never throws (a failure is an outcome). The answer is the wallet's:
  * the widget makes it plain JSON (walletJson.ts) before it is sent. */
 export async function perform(request: WalletRequest, provider: Eip1193Provider | undefined): Promise<WalletOutcome> {
-  if (!provider) return { status: "error", code: 4900, message: "The wallet is not available in this browser" };
+  if (!provider) return NOT_IN_THIS_BROWSER;
   try {
     const kind = request.kind;
     switch (kind.type) {

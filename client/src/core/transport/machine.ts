@@ -329,7 +329,7 @@ export const transportMachine = setup({
         "SOCKET.CLOSE": [
           { guard: "newSession", actions: [{ type: "dropCommands", params: { which: "sent", reason: "the session ended" } }, "forgetSession"], target: "backoff" },
           { guard: "refusedClose", actions: "refuseFromLastError", target: "refused" },
-          { guard: "brokenFrame", actions: [{ type: "dropCommands", params: { which: "sent", reason: "the gateway closed the connection on a frame it could not take" } }, "countFailure"], target: "backoff" },
+          { guard: "brokenFrame", actions: [{ type: "dropCommands", params: { which: "sent", reason: "a frame the gateway refused" } }, "countFailure"], target: "backoff" },
           { guard: "isOffline", target: "offline" },
           // Before its welcome: the browser does not say why an upgrade failed; ask the gateway.
           { guard: not(stateIn("#transport.live.ready")), target: "checking" },
