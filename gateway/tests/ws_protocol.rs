@@ -271,6 +271,21 @@ async fn garbage_unknown_types_and_oversized_frames_get_their_error_or_close_whi
         (Some("result"), Some("c-typo"), Some("refused"), Some("invalid_input")),
         "{refused}"
     );
+    // Nested deeper than JSON parsing allows (a host request's params 130 arrays deep, an outside
+    // review): refused under its id all the same, or the widget never settled it and sent it again
+    // after every reconnect.
+    let deep = format!(
+        r#"{{"type":"command","id":"c-deep","command":{{"type":"HostRequest","requestId":"r","method":"eth_call","params":{}1{}}}}}"#,
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    client.ws.send(tokio_tungstenite::tungstenite::Message::text(deep)).await.unwrap();
+    let refused_deep = recv_json(&mut client.ws).await;
+    assert_eq!(
+        (refused_deep["type"].as_str(), refused_deep["commandId"].as_str(), refused_deep["error"]["code"].as_str()),
+        (Some("result"), Some("c-deep"), Some("invalid_input")),
+        "{refused_deep}"
+    );
     // Its message names the problem (serde lists every command type after it) within 200 characters.
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(message.contains("OpenModall") && message.chars().count() <= 201 && message.ends_with('…'), "{message}");

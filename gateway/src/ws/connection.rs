@@ -81,11 +81,74 @@ fn refused_result(id: &str, code: RefusalCode, message: &str) -> String {
 }
 
 /// The id of a `command` frame that does not read as one, if it has a valid id: its refusal can then
-/// be a result the client can match to what it sent.
-fn unreadable_command_id(value: Option<&serde_json::Value>) -> Option<&str> {
-    let value = value?;
-    let id = value.get("id")?.as_str()?;
-    (value.get("type")?.as_str()? == "command" && valid_command_id(id)).then_some(id)
+/// be a result the client can match to what it sent. Read from the top level of the frame's object
+/// only ([`top_level_strings`]), so that a command nested deeper than JSON parsing allows (its
+/// params 130 arrays deep) is still refused by its id: refused without one, it was never settled
+/// and the widget sent it again after every reconnect (an outside review).
+fn unreadable_command_id(text: &str) -> Option<String> {
+    let [kind, id] = top_level_strings(text, ["type", "id"]);
+    (kind.as_deref() == Some("command") && id.as_deref().is_some_and(valid_command_id)).then_some(id?)
+}
+
+/// The string values of the `keys` members of the JSON object `text`, at its top level, in one pass
+/// without recursion, however deep the other members nest. A value that is not a plain string (one
+/// with escapes included) reads as absent.
+fn top_level_strings<const N: usize>(text: &str, keys: [&str; N]) -> [Option<String>; N] {
+    let mut found: [Option<String>; N] = std::array::from_fn(|_| None);
+    if !text.trim_start().starts_with('{') {
+        return found;
+    }
+    let bytes = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    // The last string that ended at depth 1 followed by a colon: the member being read.
+    let mut member: Option<(usize, usize)> = None;
+    let mut expecting_key = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut end = start;
+                let mut escaped = false;
+                while end < bytes.len() && bytes[end] != b'"' {
+                    if bytes[end] == b'\\' {
+                        escaped = true;
+                        end += 1;
+                    }
+                    end += 1;
+                }
+                if depth == 1 {
+                    if expecting_key {
+                        member = Some((start, end.min(bytes.len())));
+                        expecting_key = false;
+                    } else if let Some((key_start, key_end)) = member.take()
+                        && !escaped
+                        && let Some(slot) = keys.iter().position(|k| k.as_bytes() == &bytes[key_start..key_end])
+                    {
+                        found[slot] = text.get(start..end).map(str::to_string);
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 1 && bytes[i] == b'{' {
+                    expecting_key = true;
+                }
+                if depth == 2 {
+                    member = None;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => {
+                expecting_key = true;
+                member = None;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
 }
 
 fn error_frame(code: ProtocolErrorCode, message: &str, close: Option<u16>) -> String {
@@ -633,12 +696,12 @@ impl Connection {
             Ok(message) => message,
             Err(e) => {
                 // Tell apart an unknown message type from malformed JSON, for the client's sake.
-                let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
-                if let Some(id) = unreadable_command_id(value.as_ref()) {
+                if let Some(id) = unreadable_command_id(text) {
                     self.state.metrics.refusal(RefusalCode::InvalidInput.as_str());
                     let message = bounded_message(format!("the command does not read as one: {e}"));
-                    return self.send_text(ws, refused_result(id, RefusalCode::InvalidInput, &message).into()).await;
+                    return self.send_text(ws, refused_result(&id, RefusalCode::InvalidInput, &message).into()).await;
                 }
+                let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
                 let known = ["hello", "command", "ack", "ping"];
                 let code = match value.as_ref().and_then(|v| v.get("type")).and_then(|t| t.as_str()) {
                     Some(t) if !known.contains(&t) => ProtocolErrorCode::UnknownMessageType,
@@ -722,6 +785,33 @@ async fn linger(ws: &mut Socket) {
         match tokio::time::timeout_at(deadline, socket.read(&mut buf)).await {
             Ok(Ok(n)) if n > 0 => drained += n,
             _ => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{top_level_strings, unreadable_command_id};
+
+    #[test]
+    fn the_id_of_a_command_is_read_from_the_top_level_however_deep_the_rest_nests() {
+        let deep = format!(r#"{{"type":"command","command":{{"params":{}1{}}},"id":"c-1"}}"#, "[".repeat(500), "]".repeat(500));
+        assert!(serde_json::from_str::<serde_json::Value>(&deep).is_err(), "deeper than serde_json reads");
+        assert_eq!(unreadable_command_id(&deep).as_deref(), Some("c-1"));
+        // Members of nested objects, strings holding quotes, braces and escapes are not the top level's.
+        let nested = r#"{"command":{"id":"inner","type":"command"},"note":"a \"}\" b","type":"command","id":"outer"}"#;
+        assert_eq!(top_level_strings(nested, ["type", "id"]), [Some("command".to_string()), Some("outer".to_string())]);
+        // No id, an invalid one, another message type, not an object: none.
+        for text in [
+            r#"{"type":"command"}"#,
+            r#"{"type":"command","id":"bad id!"}"#,
+            r#"{"type":"hello","id":"c-1"}"#,
+            r#"["type","command","id","c-1"]"#,
+            r#"{"type":"command","id":42}"#,
+            "{",
+            "",
+        ] {
+            assert_eq!(unreadable_command_id(text), None, "{text}");
         }
     }
 }
