@@ -57,6 +57,12 @@ pub struct EmbeddedConfig {
     /// Sign In With Farcaster over a relay; none = Farcaster login fails.
     #[serde(default)]
     pub farcaster: Option<FarcasterConfig>,
+    /// The project that the users of a vault written before users were kept per project belong
+    /// to (their email and social logins, so their wallets). Needed once, to open such a vault on
+    /// a gateway with several projects (with one project they go to it); the gateway refuses to
+    /// start until it is set. Must name a configured project.
+    #[serde(default)]
+    pub legacy_users_project: Option<String>,
 }
 
 /// The real IdRegistry on OP mainnet.

@@ -37,6 +37,8 @@ pub struct PendingEmailUpdate {
 pub struct Frame {
     pub frame_id: String,
     pub session_id: String,
+    /// The project of the frame's session (its logins find and make that project's users only).
+    pub project: String,
     pub public_key: FramePublicKey,
     pub device_wallets: Vec<String>,
     pub login: Option<FrameLogin>,
@@ -165,6 +167,7 @@ impl FrameRegistry {
             Frame {
                 frame_id: frame_id.clone(),
                 session_id: session_id.to_owned(),
+                project: String::new(),
                 public_key,
                 device_wallets,
                 login: None,

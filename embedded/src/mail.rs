@@ -29,21 +29,48 @@ pub enum MailError {
 
 #[async_trait::async_trait]
 pub trait Mailer: Send + Sync + 'static {
-    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), MailError>;
+    /// Mails `code` to `to`; `project` is the id of the project whose page asked for it, which the
+    /// mail names (pass it through [`project_name`] before it reaches a header or the text).
+    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose, project: &str) -> Result<(), MailError>;
 }
 
 pub const SUBJECT: &str = "Your Vestibule sign-in code";
 
-/// The plain-text body: the six digits on a line of their own, and how long they are good for.
-pub fn mail_body(code: &OtpCode, purpose: MailPurpose, expires_in: Duration) -> String {
+/// The longest project name a mail carries (characters).
+pub const PROJECT_NAME_MAX: usize = 64;
+
+/// A project id as a mail shows it: no control, format (bidirectional, zero-width) or separator
+/// characters (so nothing it holds can start a header or reorder the text), at most
+/// [`PROJECT_NAME_MAX`] characters.
+pub fn project_name(project: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}' | '\u{E0000}'..='\u{E007F}')
+    };
+    let name: String = project.chars().filter(|&c| !hidden(c)).take(PROJECT_NAME_MAX).collect();
+    let name = name.trim();
+    if name.is_empty() { "(unnamed project)".to_owned() } else { name.to_owned() }
+}
+
+/// The subject: [`SUBJECT`] and the project that asked.
+pub fn mail_subject(project: &str) -> String {
+    format!("{SUBJECT} for {}", project_name(project))
+}
+
+/// The plain-text body: the project that asked for the code, the six digits on a line of their
+/// own, and how long they are good for.
+pub fn mail_body(code: &OtpCode, purpose: MailPurpose, expires_in: Duration, project: &str) -> String {
     let minutes = expires_in.as_secs().div_ceil(60).max(1);
+    let project = project_name(project);
     let why = match purpose {
-        MailPurpose::Login => "Use this code to sign in:",
-        MailPurpose::UpdatePrimary => "Someone asked to change the email of your account. Use this code to confirm it is you:",
-        MailPurpose::UpdateSecondary => "Use this code to confirm your new email address:",
+        MailPurpose::Login => format!("Use this code to sign in to \"{project}\":"),
+        MailPurpose::UpdatePrimary => {
+            format!("Someone asked to change the email of your account with \"{project}\". Use this code to confirm it is you:")
+        }
+        MailPurpose::UpdateSecondary => format!("Use this code to confirm your new email address with \"{project}\":"),
     };
     format!(
-        "{why}\n\n{}\n\nThe code expires in {minutes} minutes. Never share it: whoever types it signs in as you and controls your wallet. If you did not ask for it, ignore this mail.\n",
+        "{why}\n\n{}\n\nThis code was asked for through \"{project}\" and opens only the wallet you have there. Type it only on the site you are signing in to, and only if that site is \"{project}\". The code expires in {minutes} minutes. Never share it: whoever types it signs in as you and controls your wallet there. If you did not ask for it, ignore this mail.\n",
         code.reveal()
     )
 }
@@ -90,14 +117,14 @@ impl LettreMailer {
 
 #[async_trait::async_trait]
 impl Mailer for LettreMailer {
-    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), MailError> {
+    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose, project: &str) -> Result<(), MailError> {
         let to: Mailbox = to.parse().map_err(|_| MailError::Address("recipient".into()))?;
         let message = Message::builder()
             .from(self.from.clone())
             .to(to)
-            .subject(SUBJECT)
+            .subject(mail_subject(project))
             .header(ContentType::TEXT_PLAIN)
-            .body(mail_body(code, purpose, self.expires_in))
+            .body(mail_body(code, purpose, self.expires_in, project))
             .map_err(|error| MailError::Transport(error.to_string()))?;
         match &self.transport {
             // lettre's timeout bounds the connection only: a server that accepts and then says
@@ -130,9 +157,19 @@ mod tests {
     #[test]
     fn given_a_code_when_the_body_is_written_then_the_digits_stand_on_their_own_line_with_the_expiry() {
         let code = code();
-        let body = mail_body(&code, MailPurpose::Login, Duration::from_secs(600));
+        let body = mail_body(&code, MailPurpose::Login, Duration::from_secs(600), "alpha");
         assert_eq!(find_code(&body).as_deref(), Some(code.reveal()));
         assert!(body.contains("expires in 10 minutes"), "{body}");
+        assert!(body.contains("sign in to \"alpha\""), "{body}");
+    }
+
+    #[test]
+    fn given_a_project_id_with_line_breaks_or_hidden_characters_when_named_in_a_mail_then_they_are_dropped_and_it_is_bounded() {
+        assert_eq!(project_name("alpha\r\nBcc: evil@example.com"), "alphaBcc: evil@example.com");
+        assert_eq!(project_name("al\u{202E}ph\u{200B}a\u{2028}"), "alpha");
+        assert_eq!(project_name(&"x".repeat(500)).chars().count(), PROJECT_NAME_MAX);
+        assert_eq!(project_name("\u{0}\n "), "(unnamed project)");
+        assert!(!mail_subject("a\r\nb").contains(['\r', '\n']));
     }
 
     #[actix_web::test]
@@ -149,10 +186,14 @@ mod tests {
         };
         let mailer = LettreMailer::new(&config, Duration::from_secs(600)).unwrap();
         let code = code();
-        mailer.send_code("visitor@example.com", &code, MailPurpose::Login).await.unwrap();
+        mailer.send_code("visitor@example.com", &code, MailPurpose::Login, "alpha\r\nBcc: evil@example.com").await.unwrap();
         let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
         let mail = std::fs::read_to_string(file).unwrap();
         assert!(mail.contains(SUBJECT) && mail.contains("visitor@example.com"));
+        // The project is named in the subject and the text, and its id adds no header.
+        assert!(mail.contains("Subject: Your Vestibule sign-in code for alphaBcc: evil@example.com"), "{mail}");
+        assert!(mail.contains("sign in to \"alphaBcc: evil@example.com\""), "{mail}");
+        assert!(!mail.lines().any(|line| line.starts_with("Bcc:")), "{mail}");
         assert_eq!(find_code(&mail).as_deref(), Some(code.reveal()));
     }
 }

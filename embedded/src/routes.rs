@@ -211,11 +211,11 @@ async fn register_frame(
     let body = body.into_inner();
     let client = client_address(&req);
     let Some(previous) = body.resume_token.as_deref() else {
-        let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, client)?;
+        let (frame_id, frame_token) = service.register_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, client).await?;
         return Ok(secret().json(serde_json::json!({ "frameId": frame_id, "frameToken": frame_token })));
     };
     let (frame_id, frame_token, login) =
-        service.resume_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, previous, client)?;
+        service.resume_frame(&body.session_id, &body.hpke_public_key, body.device_wallets, previous, client).await?;
     let mut answer = serde_json::json!({ "frameId": frame_id, "frameToken": frame_token });
     if let Some(login) = login {
         answer["login"] = serde_json::to_value(login).map_err(|_| EmbeddedError::Internal)?;

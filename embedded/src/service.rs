@@ -144,7 +144,14 @@ pub trait NoticeSink: Send + Sync + 'static {
     /// sessions no longer live are the first to go when the registry is full). Only for the id's
     /// one spelling: the registry counts a session's frames by its id as text.
     fn session_is_live(&self, session_id: &str) -> bool;
+    /// The project the session belongs to, as recorded when it was created (none: no such
+    /// session). A frame takes its project from its session, never from what the frame or its
+    /// page says: the users (so the wallets) its logins reach are that project's only.
+    fn session_project(&self, session_id: &str) -> ProjectLookup;
 }
+
+/// The answer of [`NoticeSink::session_project`].
+pub type ProjectLookup = std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + 'static>>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RpcFailure {
@@ -388,9 +395,17 @@ pub struct EmbeddedServiceBuilder {
     db: Option<sled::Db>,
     relay: Option<Arc<dyn RelayClient>>,
     custody: Option<Arc<dyn CustodyLookup>>,
+    projects: Vec<String>,
 }
 
 impl EmbeddedServiceBuilder {
+    /// The gateway's projects (each has the embedded wallet): a vault written before users were
+    /// kept per project is migrated to the only one, or to `[embedded] legacy_users_project`,
+    /// which must be one of them.
+    pub fn projects(mut self, projects: impl IntoIterator<Item = String>) -> Self {
+        self.projects = projects.into_iter().collect();
+        self
+    }
     pub fn rpc(mut self, rpc: Arc<dyn FrameRpc>) -> Self {
         self.rpc = Some(rpc);
         self
@@ -436,7 +451,15 @@ impl EmbeddedServiceBuilder {
             }
         };
         let throttle = Throttle::open(&db, ThrottleRules::from_config(&self.config)).map_err(|error| error.to_string())?;
-        let vault = Vault::open(db, self.keys).map_err(|error| error.to_string())?;
+        let legacy_project = match (&self.config.legacy_users_project, self.projects.as_slice()) {
+            (Some(named), projects) if !projects.is_empty() && !projects.contains(named) => {
+                return Err(format!("legacy_users_project {named:?} names no configured project (projects: {})", projects.join(", ")));
+            }
+            (Some(named), _) => Some(named.clone()),
+            (None, [only]) => Some(only.clone()),
+            (None, _) => None,
+        };
+        let vault = Vault::open(db, self.keys, legacy_project.as_deref(), &self.projects).map_err(|error| error.to_string())?;
         let ttl_ms = self.config.otp_ttl.as_millis() as u64;
         let state = State {
             otp: OtpStore::new(&*self.entropy, ttl_ms, self.config.otp_attempts, OTP_CAPACITY),
@@ -523,6 +546,7 @@ impl EmbeddedService {
             db: None,
             relay: None,
             custody: None,
+            projects: Vec::new(),
         }
     }
 
@@ -558,7 +582,12 @@ impl EmbeddedService {
             return Err(EmbeddedError::BadEmail);
         }
         let email = normalize_email(email);
-        let existing_wallet = match self.vault.user_by_email(&email)? {
+        // The frame's project: the address's user there, never another project's.
+        let project = {
+            let now = self.now();
+            self.state().frames.of_session(session_id, frame_id, now)?.project.clone()
+        };
+        let existing_wallet = match self.vault.user_by_email(&project, &email)? {
             Some(user) => self.vault.wallet_of_user(&user.user_id)?,
             None => None,
         };
@@ -579,7 +608,7 @@ impl EmbeddedService {
             let taken = self.spend_mail(&mut state, session_id, frame_id, now)?;
             (challenge_id, code, step, taken)
         };
-        if let Err(error) = self.mail(&email, &code, MailPurpose::Login).await {
+        if let Err(error) = self.mail(&email, &code, MailPurpose::Login, &project).await {
             // Nothing was sent: the code is void and the visitor may retry at once.
             self.state().otp.forget_owner(frame_id);
             self.give_back(taken, Some(&email));
@@ -677,8 +706,8 @@ impl EmbeddedService {
         error
     }
 
-    async fn mail(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), EmbeddedError> {
-        self.mailer.send_code(to, code, purpose).await.map_err(|error| {
+    async fn mail(&self, to: &str, code: &OtpCode, purpose: MailPurpose, project: &str) -> Result<(), EmbeddedError> {
+        self.mailer.send_code(to, code, purpose, project).await.map_err(|error| {
             // The error names the transport failure, never the code, nor the address (a relay's
             // refusal quotes it: "550 5.1.1 <ada@example.com>: Recipient address rejected").
             let error = without_address(&error.to_string(), to);
@@ -696,12 +725,16 @@ impl EmbeddedService {
         // code mailed to it (`verify_email_update`): refused here, at once and without a mail,
         // the change would tell anyone logged in which addresses have an account.
         let new_email = normalize_email(new_email);
-        let (current, code, taken) = {
+        let (current, code, taken, project) = {
             let now = self.now();
             let mut state = self.state();
             let frame = state.frames.of_session(session_id, frame_id, now)?;
             let login = frame.login.clone().ok_or(EmbeddedError::NotLoggedIn)?;
             let user = self.vault.user(&login.user_id)?.ok_or(EmbeddedError::NotLoggedIn)?;
+            if user.project != frame.project {
+                return Err(EmbeddedError::Unauthorized);
+            }
+            let project = user.project;
             let current = user.email.ok_or(EmbeddedError::BadRequest("this account has no email to change".into()))?;
             self.check_mail(&mut state, session_id, frame_id, &current, now)?;
             let purpose = OtpPurpose::UpdatePrimary { user_id: login.user_id, new_email: new_email.clone() };
@@ -711,9 +744,9 @@ impl EmbeddedService {
             frame.email_update = Some(PendingEmailUpdate { challenge_id, step: EmailUpdateStep::Primary, new_email });
             self.throttle.record_mail(&current, now)?;
             let taken = self.spend_mail(&mut state, session_id, frame_id, now)?;
-            (current, code, taken)
+            (current, code, taken, project)
         };
-        if let Err(error) = self.mail(&current, &code, MailPurpose::UpdatePrimary).await {
+        if let Err(error) = self.mail(&current, &code, MailPurpose::UpdatePrimary, &project).await {
             self.give_back(taken, Some(&current));
             return Err(error);
         }
@@ -767,14 +800,39 @@ impl EmbeddedService {
     /// Registers a frame of a live session; `client` is the peer address of the request that
     /// registers it (the frame's codes spend that address's budget of mails). The new frame takes
     /// over the latest mail of the session's frames, so its `email_cooldown` does not start afresh.
-    pub fn register_frame(
+    /// The frame belongs to its session's project, as the gateway recorded it ([`NoticeSink::
+    /// session_project`]), whatever the page that loaded the frame said.
+    pub async fn register_frame(
         &self,
         session_id: &str,
         hpke_public_key: &str,
         device_wallets: Vec<String>,
         client: Option<IpAddr>,
     ) -> Result<(String, String), EmbeddedError> {
+        let project = self.live_session_project(session_id).await?;
+        self.register_frame_of(session_id, &project, hpke_public_key, device_wallets, client)
+    }
+
+    /// The project of a live session; an id that names none is `UnknownSession`.
+    async fn live_session_project(&self, session_id: &str) -> Result<String, EmbeddedError> {
         if session_id.is_empty() || session_id.len() > 128 || !self.notices.session_is_live(session_id) {
+            return Err(EmbeddedError::UnknownSession);
+        }
+        match self.notices.session_project(session_id).await {
+            Some(project) if !project.is_empty() => Ok(project),
+            _ => Err(EmbeddedError::UnknownSession),
+        }
+    }
+
+    fn register_frame_of(
+        &self,
+        session_id: &str,
+        project: &str,
+        hpke_public_key: &str,
+        device_wallets: Vec<String>,
+        client: Option<IpAddr>,
+    ) -> Result<(String, String), EmbeddedError> {
+        if !self.notices.session_is_live(session_id) {
             return Err(EmbeddedError::UnknownSession);
         }
         let public_key = FramePublicKey::from_b64url(hpke_public_key).map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
@@ -790,6 +848,7 @@ impl EmbeddedService {
         let frame = state.frames.get_mut(&frame_id).ok_or(EmbeddedError::Internal)?;
         frame.client = client.map(client_key);
         frame.last_mail_ms = last_mail_ms;
+        frame.project = project.to_owned();
         Ok((frame_id, frame_token))
     }
 
@@ -803,7 +862,7 @@ impl EmbeddedService {
     /// use: the server share only (with the device's own share that signs; a device without one,
     /// e.g. a browser that refused the frame its storage, logs in again), and the old frame's
     /// expiry (a token does not renew itself by being resumed).
-    pub fn resume_frame(
+    pub async fn resume_frame(
         &self,
         session_id: &str,
         hpke_public_key: &str,
@@ -814,11 +873,12 @@ impl EmbeddedService {
         // The new frame's key is checked before the old frame goes, and the old one goes before the
         // new one registers, so that making room for the new frame cannot drop the login it carries.
         FramePublicKey::from_b64url(hpke_public_key).map_err(|error| EmbeddedError::BadRequest(error.to_string()))?;
+        let project = self.live_session_project(session_id).await?;
         let carried = {
             let now = self.now();
             let mut state = self.state();
             match state.frames.authenticate(previous_token, now) {
-                Ok(previous) if previous.session_id == session_id => {
+                Ok(previous) if previous.session_id == session_id && previous.project == project => {
                     let (previous_id, login, expires_ms) = (previous.frame_id.clone(), previous.login.clone(), previous.expires_ms());
                     let last_mail_ms = previous.last_mail_ms;
                     state.frames.remove(&previous_id);
@@ -830,7 +890,7 @@ impl EmbeddedService {
                 _ => None,
             }
         };
-        let (frame_id, frame_token) = self.register_frame(session_id, hpke_public_key, device_wallets, client)?;
+        let (frame_id, frame_token) = self.register_frame_of(session_id, &project, hpke_public_key, device_wallets, client)?;
         let Some((login, previous_expires_ms, previous_mail_ms)) = carried else {
             return Ok((frame_id, frame_token, None));
         };
@@ -855,7 +915,7 @@ impl EmbeddedService {
         let now = self.now();
         let mut state = self.state();
         let frame = state.frames.authenticate(frame_token, now)?;
-        let (frame_id, session_id) = (frame.frame_id.clone(), frame.session_id.clone());
+        let (frame_id, session_id, project) = (frame.frame_id.clone(), frame.session_id.clone(), frame.project.clone());
         if !matches!(state.otp.purpose_of(challenge_id, &frame_id), None | Some(OtpPurpose::Login { .. })) {
             return Err(EmbeddedError::BadRequest("that challenge is not a login".into()));
         }
@@ -873,7 +933,9 @@ impl EmbeddedService {
         }
         match state.otp.verify(challenge_id, &frame_id, otp, now) {
             Ok(OtpPurpose::Login { email }) => {
-                let user = self.vault.login_email_user(&email, now, &*self.entropy)?;
+                // The user of this address in the frame's project: a code typed into another
+                // project's page never reaches this project's wallet, nor the reverse.
+                let user = self.vault.login_email_user(&project, &email, now, &*self.entropy)?;
                 self.throttle.reset_failures(&email, now)?;
                 let frame = state.frames.authenticate(frame_token, now)?;
                 self.complete_login(frame, user, LoginMethod::Email, None)
@@ -936,6 +998,12 @@ impl EmbeddedService {
         username: Option<String>,
         recovery: Recovery,
     ) -> Result<LoginResult, EmbeddedError> {
+        // Never a share of another project's user to this frame (the vault finds users per
+        // project; this holds it for every path that logs a frame in).
+        if user.project != frame.project {
+            tracing::error!("a login of one project's user reached a frame of another project; refused");
+            return Err(EmbeddedError::Unauthorized);
+        }
         let wallet = match self.vault.wallet_of_user(&user.user_id)? {
             Some(wallet) => {
                 let server_share = self.vault.open_server_share(&wallet)?;
@@ -1019,7 +1087,8 @@ impl EmbeddedService {
         let next = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
-            let (frame_id, session_id, client) = (frame.frame_id.clone(), frame.session_id.clone(), frame.client);
+            let (frame_id, session_id, client, project) =
+                (frame.frame_id.clone(), frame.session_id.clone(), frame.client, frame.project.clone());
             let pending = frame.email_update.clone().ok_or(EmbeddedError::BadRequest("no email change is pending".into()))?;
             if pending.step != step {
                 return Err(EmbeddedError::BadRequest("that is not the pending step of the email change".into()));
@@ -1079,7 +1148,7 @@ impl EmbeddedService {
                     state.mail_budget.take(client, now);
                     self.throttle.record_mail(&new_email, now)?;
                     let taken = MailTaken { frame_id: frame_id.clone(), client, at_ms: now, frame_previous: None };
-                    Some((session_id, frame_id, new_email, code, taken))
+                    Some((session_id, frame_id, new_email, code, taken, project))
                 }
                 Ok(OtpPurpose::UpdateSecondary { user_id, new_email }) => {
                     // `EmailTaken` here goes to whoever proved they read the new address's mail.
@@ -1121,8 +1190,8 @@ impl EmbeddedService {
                 }
             }
         };
-        if let Some((session_id, frame_id, new_email, code, taken)) = next {
-            if let Err(error) = self.mail(&new_email, &code, MailPurpose::UpdateSecondary).await {
+        if let Some((session_id, frame_id, new_email, code, taken, project)) = next {
+            if let Err(error) = self.mail(&new_email, &code, MailPurpose::UpdateSecondary, &project).await {
                 self.give_back(taken, Some(&new_email));
                 return Err(error);
             }
@@ -1181,16 +1250,16 @@ impl EmbeddedService {
 
     pub async fn complete_social(&self, frame_token: &str, result_uri: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
-        let (session_id, frame_id, pending) = {
+        let (session_id, frame_id, project, pending) = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
-            let (session_id, frame_id) = (frame.session_id.clone(), frame.frame_id.clone());
+            let (session_id, frame_id, project) = (frame.session_id.clone(), frame.frame_id.clone(), frame.project.clone());
             let taken = crate::social::parse_result_uri(self.config.frame_origin(), result_uri)
                 .and_then(|result| state.social.take(&result.state, &session_id, &frame_id, now).map(|pending| (result, pending)));
-            (session_id, frame_id, taken)
+            (session_id, frame_id, project, taken)
         };
         let outcome = match pending {
-            Ok((result, pending)) => self.finish_social(frame_token, result, pending).await,
+            Ok((result, pending)) => self.finish_social(frame_token, &project, result, pending).await,
             Err(error) => Err(error),
         };
         outcome.map_err(|error| {
@@ -1207,6 +1276,7 @@ impl EmbeddedService {
     async fn finish_social(
         &self,
         frame_token: &str,
+        project: &str,
         result: crate::social::CallbackResult,
         pending: crate::social::PendingSocial,
     ) -> Result<LoginResult, SocialError> {
@@ -1225,7 +1295,7 @@ impl EmbeddedService {
         let now = self.now();
         let user = self
             .vault
-            .login_social_user(&pending.provider, &identity.subject, identity.username.as_deref(), now, &*self.entropy)
+            .login_social_user(project, &pending.provider, &identity.subject, identity.username.as_deref(), now, &*self.entropy)
             .map_err(|error| SocialError::Frame(error.into()))?;
         let mut state = self.state();
         let frame = state.frames.authenticate(frame_token, now).map_err(|error| SocialError::Frame(error.into()))?;
@@ -1283,15 +1353,15 @@ impl EmbeddedService {
     /// message and its signer against the fid's custody address, and logs the frame in.
     pub async fn complete_farcaster(&self, frame_token: &str) -> Result<LoginResult, EmbeddedError> {
         let now = self.now();
-        let (session_id, frame_id, pending) = {
+        let (session_id, frame_id, project, pending) = {
             let mut state = self.state();
             let frame = state.frames.authenticate(frame_token, now)?;
-            let (session_id, frame_id) = (frame.session_id.clone(), frame.frame_id.clone());
+            let (session_id, frame_id, project) = (frame.session_id.clone(), frame.frame_id.clone(), frame.project.clone());
             let pending = state.farcaster.take(&frame_id, &session_id, now);
-            (session_id, frame_id, pending)
+            (session_id, frame_id, project, pending)
         };
         let outcome = match pending {
-            Ok(pending) => self.finish_farcaster(frame_token, pending).await,
+            Ok(pending) => self.finish_farcaster(frame_token, &project, pending).await,
             Err(error) => Err(SocialError::Provider(error.to_string())),
         };
         outcome.map_err(|error| {
@@ -1304,7 +1374,12 @@ impl EmbeddedService {
         })
     }
 
-    async fn finish_farcaster(&self, frame_token: &str, pending: crate::farcaster::PendingFarcaster) -> Result<LoginResult, SocialError> {
+    async fn finish_farcaster(
+        &self,
+        frame_token: &str,
+        project: &str,
+        pending: crate::farcaster::PendingFarcaster,
+    ) -> Result<LoginResult, SocialError> {
         let as_social = |error: FarcasterError| SocialError::Provider(error.to_string());
         let (Some(config), Some(relay), Some(custody)) = (&self.config.farcaster, &self.relay, &self.custody) else {
             return Err(as_social(FarcasterError::NotConfigured));
@@ -1327,7 +1402,7 @@ impl EmbeddedService {
         let subject = signed.fid.to_string();
         let user = self
             .vault
-            .login_social_user("farcaster", &subject, signed.username.as_deref(), now, &*self.entropy)
+            .login_social_user(project, "farcaster", &subject, signed.username.as_deref(), now, &*self.entropy)
             .map_err(|error| SocialError::Frame(error.into()))?;
         let mut state = self.state();
         let frame = state.frames.authenticate(frame_token, now).map_err(|error| SocialError::Frame(error.into()))?;
@@ -1342,9 +1417,9 @@ impl EmbeddedService {
         self.vault.raw_values()
     }
 
-    /// The id of the user whose login address is `email` (for tests).
-    pub fn vault_user_id_by_email(&self, email: &str) -> Option<String> {
-        self.vault.user_by_email(&normalize_email(email)).ok().flatten().map(|user| user.user_id)
+    /// The id of the user of `project` whose login address is `email` (for tests).
+    pub fn vault_user_id_by_email(&self, project: &str, email: &str) -> Option<String> {
+        self.vault.user_by_email(project, &normalize_email(email)).ok().flatten().map(|user| user.user_id)
     }
 }
 

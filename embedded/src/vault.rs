@@ -2,6 +2,12 @@
 //! the server and recovery shares sealed at rest under two different keys (AES-256-GCM, the wallet
 //! id in the AAD so a ciphertext moved to another wallet does not open). Every write is flushed
 //! before it is acknowledged, so nothing acknowledged is lost on a crash.
+//!
+//! Users are kept per project (layout 2): an email or a social identity finds the user of the
+//! project the login came through, so a wallet made on one project's site is never reached
+//! through another project's (its host page sees the code the visitor types). A vault written
+//! before (layout 1: users keyed by email or identity alone) is migrated once, on open, to the
+//! project it belongs to ([`Vault::open`]).
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
@@ -20,6 +26,9 @@ pub const SHARE_LEN: usize = 33;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct User {
     pub user_id: String,
+    /// The project the user logged in through (empty only in a layout-1 record, never after open).
+    #[serde(default)]
+    pub project: String,
     pub email: Option<String>,
     pub username: Option<String>,
     pub created_ms: u64,
@@ -52,6 +61,33 @@ pub enum VaultError {
     EmailTaken,
     #[error("no such user")]
     NoUser,
+    #[error("a project id must not be empty nor hold a NUL character")]
+    BadProject,
+    #[error(
+        "the embedded vault holds {users} user(s) from before users were kept per project, and several projects are \
+         configured; say which project they belong to with `[embedded] legacy_users_project = \"<project id>\"` \
+         (configured projects: {projects})"
+    )]
+    LegacyUnassigned { users: usize, projects: String },
+}
+
+/// The tree holding the vault's layout version.
+const META_TREE: &str = "embedded/vault-meta";
+const LAYOUT_KEY: &[u8] = b"layout";
+/// Layout 2: `emails` keyed `{project}\0{email}`, `identities` `{project}\0{provider}\0{subject}`,
+/// users carry their project. (Layout 1, unversioned: keyed by email or identity alone.)
+pub const LAYOUT: &[u8] = b"2";
+
+/// `{project}\0{rest}`: a key of the project's users.
+fn scoped(project: &str, rest: &str) -> Result<Vec<u8>, VaultError> {
+    if project.is_empty() || project.contains('\0') {
+        return Err(VaultError::BadProject);
+    }
+    let mut key = Vec::with_capacity(project.len() + 1 + rest.len());
+    key.extend_from_slice(project.as_bytes());
+    key.push(0);
+    key.extend_from_slice(rest.as_bytes());
+    Ok(key)
 }
 
 pub struct Vault {
@@ -61,6 +97,7 @@ pub struct Vault {
     identities: sled::Tree,
     wallets: sled::Tree,
     user_wallets: sled::Tree,
+    meta: sled::Tree,
     keys: ShareKeys,
 }
 
@@ -76,44 +113,120 @@ fn flatten(error: TransactionError<VaultError>) -> VaultError {
 }
 
 impl Vault {
-    pub fn open(db: sled::Db, keys: ShareKeys) -> Result<Self, VaultError> {
-        Ok(Self {
+    /// Opens the vault. A vault of layout 1 (users keyed by email or identity alone, before they
+    /// were kept per project) is migrated in one transaction, flushed, to `legacy_project`: the
+    /// gateway's one project, or the one `[embedded] legacy_users_project` names. With users of
+    /// layout 1 and no such project, it is refused ([`VaultError::LegacyUnassigned`], naming
+    /// `projects`): guessing would hand one project's wallets to another.
+    pub fn open(db: sled::Db, keys: ShareKeys, legacy_project: Option<&str>, projects: &[String]) -> Result<Self, VaultError> {
+        let vault = Self {
             users: db.open_tree("embedded/users")?,
             emails: db.open_tree("embedded/emails")?,
             identities: db.open_tree("embedded/identities")?,
             wallets: db.open_tree("embedded/wallets")?,
             user_wallets: db.open_tree("embedded/user-wallets")?,
+            meta: db.open_tree(META_TREE)?,
             db,
             keys,
-        })
+        };
+        vault.upgrade(legacy_project, projects)?;
+        Ok(vault)
+    }
+
+    fn upgrade(&self, legacy_project: Option<&str>, projects: &[String]) -> Result<(), VaultError> {
+        match self.meta.get(LAYOUT_KEY)? {
+            Some(layout) if layout.as_ref() == LAYOUT => return Ok(()),
+            Some(layout) => return Err(VaultError::Corrupt(format!("unknown vault layout {:?}", String::from_utf8_lossy(&layout)))),
+            None => {}
+        }
+        if self.users.is_empty() && self.emails.is_empty() && self.identities.is_empty() {
+            self.meta.insert(LAYOUT_KEY, LAYOUT)?;
+            self.db.flush()?;
+            return Ok(());
+        }
+        let Some(project) = legacy_project else {
+            return Err(VaultError::LegacyUnassigned { users: self.users.len(), projects: projects.join(", ") });
+        };
+        scoped(project, "")?;
+        let read = |tree: &sled::Tree| tree.iter().collect::<Result<Vec<_>, _>>();
+        let (users, emails, identities) = (read(&self.users)?, read(&self.emails)?, read(&self.identities)?);
+        let mut migrated = Vec::with_capacity(users.len());
+        for (user_id, bytes) in &users {
+            let mut user: User = decode(bytes)?;
+            user.project = project.to_owned();
+            migrated.push((user_id.clone(), encode(&user)));
+        }
+        let rekey = |key: &[u8]| {
+            let mut scoped = project.as_bytes().to_vec();
+            scoped.push(0);
+            scoped.extend_from_slice(key);
+            scoped
+        };
+        (&self.users, &self.emails, &self.identities, &self.meta)
+            .transaction(|(users_tx, emails_tx, identities_tx, meta_tx)| {
+                for (user_id, record) in &migrated {
+                    users_tx.insert(user_id.as_ref(), record.as_slice())?;
+                }
+                // Old keys go first: a layout-1 identity key has one NUL, a scoped one two, so
+                // none of the new keys is an old one, but the order keeps that obvious.
+                for (key, _) in &emails {
+                    emails_tx.remove(key.as_ref())?;
+                }
+                for (key, _) in &identities {
+                    identities_tx.remove(key.as_ref())?;
+                }
+                for (key, user_id) in &emails {
+                    emails_tx.insert(rekey(key), user_id.as_ref())?;
+                }
+                for (key, user_id) in &identities {
+                    identities_tx.insert(rekey(key), user_id.as_ref())?;
+                }
+                meta_tx.insert(LAYOUT_KEY, LAYOUT)?;
+                Ok::<_, ConflictableTransactionError<VaultError>>(())
+            })
+            .map_err(flatten)?;
+        self.db.flush()?;
+        tracing::info!(users = users.len(), project, "the embedded vault's users were migrated to their project (layout 2)");
+        Ok(())
     }
 
     pub fn user(&self, user_id: &str) -> Result<Option<User>, VaultError> {
         self.users.get(user_id)?.map(|bytes| decode(&bytes)).transpose()
     }
 
-    pub fn user_by_email(&self, email: &str) -> Result<Option<User>, VaultError> {
-        match self.emails.get(normalize_email(email))? {
+    /// The user of `project` whose login address is `email`.
+    pub fn user_by_email(&self, project: &str, email: &str) -> Result<Option<User>, VaultError> {
+        match self.emails.get(scoped(project, &normalize_email(email))?)? {
             Some(user_id) => self.user(&String::from_utf8_lossy(&user_id)),
             None => Ok(None),
         }
     }
 
-    /// The user owning `email`, created on first login.
-    pub fn login_email_user(&self, email: &str, now_ms: u64, entropy: &dyn Entropy) -> Result<User, VaultError> {
+    /// The user of `project` owning `email`, created on first login through that project.
+    pub fn login_email_user(&self, project: &str, email: &str, now_ms: u64, entropy: &dyn Entropy) -> Result<User, VaultError> {
         let email = normalize_email(email);
-        if let Some(user) = self.user_by_email(&email)? {
+        if let Some(user) = self.user_by_email(project, &email)? {
             return Ok(user);
         }
-        let user = User { user_id: crate::random_hex(entropy, 16), email: Some(email.clone()), username: None, created_ms: now_ms };
+        let key = scoped(project, &email)?;
+        let user = User {
+            user_id: crate::random_hex(entropy, 16),
+            project: project.to_owned(),
+            email: Some(email.clone()),
+            username: None,
+            created_ms: now_ms,
+        };
         let record = encode(&user);
         let created = (&self.users, &self.emails)
             .transaction(|(users, emails)| {
-                if let Some(existing) = emails.get(email.as_bytes())? {
+                if let Some(existing) = emails.get(&key)? {
                     return Ok(String::from_utf8_lossy(&existing).into_owned());
                 }
+                if users.get(user.user_id.as_bytes())?.is_some() {
+                    return abort(VaultError::Corrupt("a new user's id is taken".into()));
+                }
                 users.insert(user.user_id.as_bytes(), record.as_slice())?;
-                emails.insert(email.as_bytes(), user.user_id.as_bytes())?;
+                emails.insert(key.as_slice(), user.user_id.as_bytes())?;
                 Ok(user.user_id.clone())
             })
             .map_err(flatten)?;
@@ -121,30 +234,40 @@ impl Vault {
         self.user(&created)?.ok_or(VaultError::NoUser)
     }
 
-    /// The user of a social identity, created on first login. The provider's email is kept for
-    /// display only: it does not join the account of that email (a provider's unverified email
-    /// must not open someone else's wallet).
+    /// The user of a social identity in `project`, created on first login through that project.
+    /// The provider's email is kept for display only: it does not join the account of that email
+    /// (a provider's unverified email must not open someone else's wallet).
     pub fn login_social_user(
         &self,
+        project: &str,
         provider: &str,
         subject: &str,
         username: Option<&str>,
         now_ms: u64,
         entropy: &dyn Entropy,
     ) -> Result<User, VaultError> {
-        let identity = format!("{provider}\u{0}{subject}");
-        if let Some(user_id) = self.identities.get(identity.as_bytes())? {
+        let identity = scoped(project, &format!("{provider}\u{0}{subject}"))?;
+        if let Some(user_id) = self.identities.get(&identity)? {
             return self.user(&String::from_utf8_lossy(&user_id))?.ok_or(VaultError::NoUser);
         }
-        let user = User { user_id: crate::random_hex(entropy, 16), email: None, username: username.map(str::to_owned), created_ms: now_ms };
+        let user = User {
+            user_id: crate::random_hex(entropy, 16),
+            project: project.to_owned(),
+            email: None,
+            username: username.map(str::to_owned),
+            created_ms: now_ms,
+        };
         let record = encode(&user);
         let user_id = (&self.users, &self.identities)
             .transaction(|(users, identities)| {
-                if let Some(existing) = identities.get(identity.as_bytes())? {
+                if let Some(existing) = identities.get(&identity)? {
                     return Ok(String::from_utf8_lossy(&existing).into_owned());
                 }
+                if users.get(user.user_id.as_bytes())?.is_some() {
+                    return abort(VaultError::Corrupt("a new user's id is taken".into()));
+                }
                 users.insert(user.user_id.as_bytes(), record.as_slice())?;
-                identities.insert(identity.as_bytes(), user.user_id.as_bytes())?;
+                identities.insert(identity.as_slice(), user.user_id.as_bytes())?;
                 Ok(user.user_id.clone())
             })
             .map_err(flatten)?;
@@ -152,9 +275,13 @@ impl Vault {
         self.user(&user_id)?.ok_or(VaultError::NoUser)
     }
 
-    /// Moves a user's login email to `new_email` (after both codes of the update were verified).
+    /// Moves a user's login email to `new_email` (after both codes of the update were verified),
+    /// within the user's project: another project's user of that address is another account.
     pub fn update_email(&self, user_id: &str, new_email: &str) -> Result<User, VaultError> {
         let new_email = normalize_email(new_email);
+        let project = self.user(user_id)?.ok_or(VaultError::NoUser)?.project;
+        let new_key = scoped(&project, &new_email)?;
+        let old_key = |old: &str| scoped(&project, old);
         (&self.users, &self.emails)
             .transaction(|(users, emails)| {
                 let Some(bytes) = users.get(user_id.as_bytes())? else {
@@ -164,15 +291,21 @@ impl Vault {
                     Ok(user) => user,
                     Err(error) => return abort(error),
                 };
-                if let Some(owner) = emails.get(new_email.as_bytes())?
+                if user.project != project {
+                    return abort(VaultError::NoUser);
+                }
+                if let Some(owner) = emails.get(new_key.as_slice())?
                     && owner.as_ref() != user_id.as_bytes()
                 {
                     return abort(VaultError::EmailTaken);
                 }
                 if let Some(old) = &user.email {
-                    emails.remove(old.as_bytes())?;
+                    match old_key(old) {
+                        Ok(key) => emails.remove(key)?,
+                        Err(error) => return abort(error),
+                    };
                 }
-                emails.insert(new_email.as_bytes(), user_id.as_bytes())?;
+                emails.insert(new_key.as_slice(), user_id.as_bytes())?;
                 user.email = Some(new_email.clone());
                 users.insert(user_id.as_bytes(), encode(&user))?;
                 Ok(())
@@ -294,14 +427,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let entropy = SeededEntropy::new(1);
         let wallet = {
-            let vault = Vault::open(sled::open(dir.path()).unwrap(), keys()).unwrap();
-            let user = vault.login_email_user(" A@Example.com ", 5, &entropy).unwrap();
+            let vault = Vault::open(sled::open(dir.path()).unwrap(), keys(), None, &[]).unwrap();
+            let user = vault.login_email_user("p", " A@Example.com ", 5, &entropy).unwrap();
             assert_eq!(user.email.as_deref(), Some("a@example.com"));
             vault.bind_wallet(&user.user_id, "0xabc", "Sol111", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap()
         };
         // Reopened as a restart would (sled lets go of its lock a moment after the last handle)
-        let vault = Vault::open(crate::reopen_sled(dir.path()), keys()).unwrap();
-        let user = vault.user_by_email("a@example.com").unwrap().unwrap();
+        let vault = Vault::open(crate::reopen_sled(dir.path()), keys(), None, &[]).unwrap();
+        let user = vault.user_by_email("p", "a@example.com").unwrap().unwrap();
         let stored = vault.wallet_of_user(&user.user_id).unwrap().unwrap();
         assert_eq!(stored, wallet);
         assert_eq!(vault.open_server_share(&stored).unwrap(), SERVER_SHARE);
@@ -319,10 +452,10 @@ mod tests {
     fn given_a_wrong_key_when_opening_then_it_fails_and_the_two_keys_are_not_interchangeable() {
         let entropy = SeededEntropy::new(2);
         let db = temp_db();
-        let vault = Vault::open(db.clone(), keys()).unwrap();
-        let user = vault.login_email_user("a@example.com", 0, &entropy).unwrap();
+        let vault = Vault::open(db.clone(), keys(), None, &[]).unwrap();
+        let user = vault.login_email_user("p", "a@example.com", 0, &entropy).unwrap();
         let wallet = vault.bind_wallet(&user.user_id, "0xabc", "Sol111", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
-        let wrong = Vault::open(db, ShareKeys { server: [3; 32], recovery: [1; 32] }).unwrap();
+        let wrong = Vault::open(db, ShareKeys { server: [3; 32], recovery: [1; 32] }, None, &[]).unwrap();
         assert!(matches!(wrong.open_server_share(&wallet), Err(VaultError::ShareKey)));
         assert!(matches!(wrong.open_recovery_share(&wallet), Err(VaultError::ShareKey)));
     }
@@ -330,9 +463,9 @@ mod tests {
     #[test]
     fn given_two_wallets_when_their_ciphertexts_are_swapped_then_neither_opens() {
         let entropy = SeededEntropy::new(3);
-        let vault = Vault::open(temp_db(), keys()).unwrap();
-        let alice = vault.login_email_user("alice@example.com", 0, &entropy).unwrap();
-        let bob = vault.login_email_user("bob@example.com", 0, &entropy).unwrap();
+        let vault = Vault::open(temp_db(), keys(), None, &[]).unwrap();
+        let alice = vault.login_email_user("p", "alice@example.com", 0, &entropy).unwrap();
+        let bob = vault.login_email_user("p", "bob@example.com", 0, &entropy).unwrap();
         let mut a = vault.bind_wallet(&alice.user_id, "0xa", "SolA", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
         let mut b = vault.bind_wallet(&bob.user_id, "0xb", "SolB", &RECOVERY_SHARE, &SERVER_SHARE, &entropy).unwrap();
         std::mem::swap(&mut a.server_share, &mut b.server_share);
@@ -346,8 +479,8 @@ mod tests {
     #[test]
     fn given_a_user_with_a_wallet_when_binding_again_then_it_is_refused() {
         let entropy = SeededEntropy::new(4);
-        let vault = Vault::open(temp_db(), keys()).unwrap();
-        let user = vault.login_email_user("a@example.com", 0, &entropy).unwrap();
+        let vault = Vault::open(temp_db(), keys(), None, &[]).unwrap();
+        let user = vault.login_email_user("p", "a@example.com", 0, &entropy).unwrap();
         vault.bind_wallet(&user.user_id, "0xa", "SolA", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
         assert!(matches!(
             vault.bind_wallet(&user.user_id, "0xb", "SolB", &SERVER_SHARE, &RECOVERY_SHARE, &entropy),
@@ -359,18 +492,97 @@ mod tests {
     #[test]
     fn given_users_when_logging_in_again_or_updating_email_then_the_same_account_is_found() {
         let entropy = SeededEntropy::new(5);
-        let vault = Vault::open(temp_db(), keys()).unwrap();
-        let first = vault.login_email_user("a@example.com", 0, &entropy).unwrap();
-        assert_eq!(vault.login_email_user("A@EXAMPLE.COM", 9, &entropy).unwrap(), first);
-        let social = vault.login_social_user("github", "42", Some("octo"), 0, &entropy).unwrap();
-        assert_eq!(vault.login_social_user("github", "42", None, 1, &entropy).unwrap(), social);
-        assert_ne!(vault.login_social_user("discord", "42", None, 1, &entropy).unwrap(), social);
+        let vault = Vault::open(temp_db(), keys(), None, &[]).unwrap();
+        let first = vault.login_email_user("p", "a@example.com", 0, &entropy).unwrap();
+        assert_eq!(vault.login_email_user("p", "A@EXAMPLE.COM", 9, &entropy).unwrap(), first);
+        let social = vault.login_social_user("p", "github", "42", Some("octo"), 0, &entropy).unwrap();
+        assert_eq!(vault.login_social_user("p", "github", "42", None, 1, &entropy).unwrap(), social);
+        assert_ne!(vault.login_social_user("p", "discord", "42", None, 1, &entropy).unwrap(), social);
 
         let updated = vault.update_email(&first.user_id, "new@example.com").unwrap();
         assert_eq!(updated.email.as_deref(), Some("new@example.com"));
-        assert!(vault.user_by_email("a@example.com").unwrap().is_none());
-        assert_eq!(vault.user_by_email("new@example.com").unwrap().unwrap().user_id, first.user_id);
-        let other = vault.login_email_user("b@example.com", 0, &entropy).unwrap();
+        assert!(vault.user_by_email("p", "a@example.com").unwrap().is_none());
+        assert_eq!(vault.user_by_email("p", "new@example.com").unwrap().unwrap().user_id, first.user_id);
+        let other = vault.login_email_user("p", "b@example.com", 0, &entropy).unwrap();
         assert!(matches!(vault.update_email(&other.user_id, "new@example.com"), Err(VaultError::EmailTaken)));
+    }
+
+    #[test]
+    fn given_one_email_when_logging_in_through_two_projects_then_each_has_its_own_user_and_wallet() {
+        let entropy = SeededEntropy::new(6);
+        let vault = Vault::open(temp_db(), keys(), None, &[]).unwrap();
+        let alpha = vault.login_email_user("alpha", "v@example.com", 0, &entropy).unwrap();
+        vault.bind_wallet(&alpha.user_id, "0xa", "SolA", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
+        let beta = vault.login_email_user("beta", "V@example.com", 1, &entropy).unwrap();
+        assert_ne!(beta.user_id, alpha.user_id);
+        assert_eq!((alpha.project.as_str(), beta.project.as_str()), ("alpha", "beta"));
+        assert!(vault.wallet_of_user(&beta.user_id).unwrap().is_none(), "beta's user reaches no wallet of alpha's");
+        assert_eq!(vault.login_email_user("alpha", "v@example.com", 2, &entropy).unwrap(), alpha);
+        let social_alpha = vault.login_social_user("alpha", "github", "42", None, 0, &entropy).unwrap();
+        assert_ne!(vault.login_social_user("beta", "github", "42", None, 0, &entropy).unwrap().user_id, social_alpha.user_id);
+        // An email change stays in the user's project: beta's user of the address does not block it.
+        vault.login_email_user("beta", "new@example.com", 3, &entropy).unwrap();
+        let moved = vault.update_email(&alpha.user_id, "new@example.com").unwrap();
+        assert_eq!(vault.user_by_email("alpha", "new@example.com").unwrap().unwrap().user_id, moved.user_id);
+        assert!(vault.user_by_email("alpha", "v@example.com").unwrap().is_none());
+        assert_ne!(vault.user_by_email("beta", "new@example.com").unwrap().unwrap().user_id, moved.user_id);
+        assert!(matches!(vault.login_email_user("", "x@example.com", 0, &entropy), Err(VaultError::BadProject)));
+        assert!(matches!(vault.login_email_user("a\0b", "x@example.com", 0, &entropy), Err(VaultError::BadProject)));
+    }
+
+    /// Writes a vault as layout 1 stored it (no layout key; emails and identities keyed alone).
+    fn legacy_vault(dir: &std::path::Path) -> (String, String, WalletRecord) {
+        let entropy = SeededEntropy::new(7);
+        let db = sled::open(dir).unwrap();
+        let vault = Vault::open(db.clone(), keys(), None, &[]).unwrap();
+        let user = vault.login_email_user("tmp", "old@example.com", 0, &entropy).unwrap();
+        let social = vault.login_social_user("tmp", "github", "42", Some("octo"), 0, &entropy).unwrap();
+        let wallet = vault.bind_wallet(&user.user_id, "0xold", "SolOld", &SERVER_SHARE, &RECOVERY_SHARE, &entropy).unwrap();
+        // Back to layout 1: keys without the project, records without it, no layout key.
+        for tree in [&vault.emails, &vault.identities] {
+            for (key, value) in tree.iter().map(Result::unwrap) {
+                tree.remove(&key).unwrap();
+                tree.insert(&key[b"tmp\0".len()..], value).unwrap();
+            }
+        }
+        for (key, value) in vault.users.iter().map(Result::unwrap) {
+            let mut record: serde_json::Value = serde_json::from_slice(&value).unwrap();
+            record.as_object_mut().unwrap().remove("project");
+            vault.users.insert(key, serde_json::to_vec(&record).unwrap()).unwrap();
+        }
+        vault.meta.remove(LAYOUT_KEY).unwrap();
+        db.flush().unwrap();
+        (user.user_id, social.user_id, wallet)
+    }
+
+    #[test]
+    fn given_a_layout_1_vault_when_opened_with_its_project_then_its_users_move_there_once_and_nowhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let (user_id, social_id, wallet) = legacy_vault(dir.path());
+        let projects = ["alpha".to_owned(), "beta".to_owned()];
+        // Several projects and none named: refused, naming the key, nothing changed.
+        let error = Vault::open(crate::reopen_sled(dir.path()), keys(), None, &projects).err().unwrap().to_string();
+        assert!(error.contains("legacy_users_project") && error.contains("alpha, beta"), "{error}");
+        let vault = Vault::open(crate::reopen_sled(dir.path()), keys(), Some("alpha"), &projects).unwrap();
+        let user = vault.user_by_email("alpha", "old@example.com").unwrap().unwrap();
+        assert_eq!((user.user_id.as_str(), user.project.as_str()), (user_id.as_str(), "alpha"));
+        assert_eq!(vault.wallet_of_user(&user.user_id).unwrap().unwrap(), wallet);
+        assert_eq!(vault.open_recovery_share(&wallet).unwrap(), RECOVERY_SHARE);
+        assert_eq!(vault.login_social_user("alpha", "github", "42", None, 1, &SeededEntropy::new(8)).unwrap().user_id, social_id);
+        assert!(vault.user_by_email("beta", "old@example.com").unwrap().is_none(), "not reached through beta");
+        let entropy = SeededEntropy::new(9);
+        assert_ne!(vault.login_social_user("beta", "github", "42", None, 1, &entropy).unwrap().user_id, social_id);
+        assert_ne!(vault.login_email_user("beta", "old@example.com", 1, &entropy).unwrap().user_id, user_id);
+        drop(vault);
+        // Migrated once: reopened with another project named, alpha's users stay alpha's.
+        let vault = Vault::open(crate::reopen_sled(dir.path()), keys(), Some("beta"), &projects).unwrap();
+        assert_eq!(vault.user_by_email("alpha", "old@example.com").unwrap().unwrap().user_id, user_id);
+    }
+
+    #[test]
+    fn given_an_empty_vault_when_opened_with_several_projects_then_it_opens_as_layout_2() {
+        let projects = ["alpha".to_owned(), "beta".to_owned()];
+        let vault = Vault::open(temp_db(), keys(), None, &projects).unwrap();
+        assert_eq!(vault.meta.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
     }
 }

@@ -354,7 +354,7 @@ async fn given_a_relay_that_answers_slowly_when_polled_then_it_gives_up_once_the
 async fn given_no_farcaster_configuration_when_started_then_it_fails_to_connect_to_farcaster() {
     let h = support::harness(vec![]);
     let (_, public) = test_key_pair(&SeededEntropy::new(4));
-    let (frame_id, _) = h.service.register_frame("s1", &public, vec![], None).unwrap();
+    let (frame_id, _) = h.service.register_frame("s1", &public, vec![], None).await.unwrap();
     let error = h.service.start_farcaster("s1", &frame_id).await.unwrap_err();
     assert_eq!(error.to_string(), "Failed to connect to farcaster");
 }
@@ -380,7 +380,7 @@ async fn given_a_channel_when_an_auth_address_of_the_fid_signs_then_the_frame_is
 async fn given_a_relay_answering_a_channel_url_that_is_not_a_safe_https_link_when_started_then_it_fails_to_connect_to_farcaster() {
     let w = world(address(&key(5)), Duration::from_secs(120));
     let (_, public) = test_key_pair(&SeededEntropy::new(5));
-    let (frame_id, token) = w.service.register_frame("s1", &public, vec![], None).unwrap();
+    let (frame_id, token) = w.service.register_frame("s1", &public, vec![], None).await.unwrap();
     // Given a relay whose channel URL is not https, carries credentials, hides characters or is too long
     for url in [
         "http://warpcast.com/~/siwf?channelToken={token}",

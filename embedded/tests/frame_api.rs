@@ -353,7 +353,7 @@ async fn given_an_address_with_an_account_when_another_user_moves_to_it_then_not
         post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("email_taken")), "{body}");
     assert_eq!(body["error"]["message"], "That email belongs to another account");
-    let user_of = |email: &str| h.service.vault_user_id_by_email(email);
+    let user_of = |email: &str| h.service.vault_user_id_by_email(support::PROJECT, email);
     assert_eq!((user_of("taken@example.com"), user_of("prober@example.com")), (Some(owner), Some(prober)));
     // The change is over: the used code does not count again.
     let (status, _) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
@@ -554,6 +554,7 @@ impl vestibule_embedded::Mailer for FailingMailer {
         _: &str,
         _: &vestibule_embedded::OtpCode,
         _: vestibule_embedded::MailPurpose,
+        _: &str,
     ) -> Result<(), vestibule_embedded::MailError> {
         Err(vestibule_embedded::MailError::Transport("connection refused".into()))
     }
@@ -572,7 +573,7 @@ async fn given_a_mail_server_that_fails_when_a_code_is_sent_then_the_error_is_ma
     .build()
     .unwrap();
     let (_, public) = test_key_pair(&SeededEntropy::new(8));
-    let (frame_id, _) = service.register_frame("s1", &public, vec![], None).unwrap();
+    let (frame_id, _) = service.register_frame("s1", &public, vec![], None).await.unwrap();
     for _ in 0..2 {
         let error = service.send_login_otp("s1", &frame_id, "a@example.com").await.unwrap_err();
         assert_eq!((error.code(), error.status()), ("mail_failed", 502));
@@ -798,12 +799,13 @@ impl vestibule_embedded::Mailer for FlakyMailer {
         to: &str,
         code: &vestibule_embedded::OtpCode,
         purpose: vestibule_embedded::MailPurpose,
+        project: &str,
     ) -> Result<(), vestibule_embedded::MailError> {
         let failing = self.failing.lock().unwrap().clone();
         if failing.iter().any(|r| r == "*" || r == to) {
             return Err(vestibule_embedded::MailError::Transport("554 transaction failed".into()));
         }
-        self.inner.send_code(to, code, purpose).await
+        self.inner.send_code(to, code, purpose, project).await
     }
 }
 
@@ -1035,7 +1037,7 @@ async fn given_an_email_change_when_its_second_code_is_due_then_it_spends_the_cl
     let secondary = mailer.inner.last_code("new@example.com");
     let (status, _) = post(&app, "/api/email/update/verify", json!({ "frameToken": token, "step": "secondary", "otp": secondary })).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(h.service.vault_user_id_by_email("new@example.com").is_some());
+    assert!(h.service.vault_user_id_by_email(support::PROJECT, "new@example.com").is_some());
 }
 
 // ---- a page reload: the frame token hands a login on (resume_frame) ----

@@ -89,7 +89,7 @@ async fn given_an_smtp_server_when_a_login_code_is_sent_then_the_mail_arrives_wi
         .issue(OtpPurpose::Login { email: "visitor@example.com".into() }, "frame", 0, &entropy)
         .unwrap();
 
-    mailer.send_code("visitor@example.com", &code, MailPurpose::Login).await.unwrap();
+    mailer.send_code("visitor@example.com", &code, MailPurpose::Login, "project-1").await.unwrap();
 
     let mail = read_one_mail(&maildir);
     assert!(mail.contains(&format!("Subject: {SUBJECT}")), "{mail}");
@@ -114,7 +114,7 @@ async fn given_no_smtp_server_when_a_code_is_sent_then_the_error_says_so_without
     let entropy = SeededEntropy::new(98);
     let (_, code) =
         OtpStore::new(&entropy, 600_000, 5, 8).issue(OtpPurpose::Login { email: "v@example.com".into() }, "f", 0, &entropy).unwrap();
-    let error = mailer.send_code("v@example.com", &code, MailPurpose::Login).await.unwrap_err().to_string();
+    let error = mailer.send_code("v@example.com", &code, MailPurpose::Login, "project-1").await.unwrap_err().to_string();
     assert!(!error.contains(code.reveal()), "{error}");
 }
 
@@ -138,8 +138,10 @@ async fn given_an_smtp_server_that_accepts_and_says_nothing_when_a_code_is_sent_
         OtpStore::new(&entropy, 600_000, 5, 8).issue(OtpPurpose::Login { email: "v@example.com".into() }, "f", 0, &entropy).unwrap();
     let started = tokio::time::Instant::now();
     // Fenced, so that a mailer without its own bound fails here instead of hanging the test.
-    let sent =
-        tokio::time::timeout(4 * vestibule_embedded::mail::SEND_TIMEOUT, mailer.send_code("v@example.com", &code, MailPurpose::Login));
+    let sent = tokio::time::timeout(
+        4 * vestibule_embedded::mail::SEND_TIMEOUT,
+        mailer.send_code("v@example.com", &code, MailPurpose::Login, "project-1"),
+    );
     let error = sent.await.expect("the mailer gave up by itself").unwrap_err().to_string();
     assert_eq!(started.elapsed(), vestibule_embedded::mail::SEND_TIMEOUT, "{error}");
     assert!(error.contains("did not finish"), "{error}");

@@ -53,6 +53,15 @@ impl NoticeSink for SessionNotices {
         let (Some(registry), Ok(id)) = (self.registry.get(), session_id.parse::<SessionId>()) else { return false };
         registry.is_running(id)
     }
+
+    /// The project the session was created for (its record in the event log): a frame registered
+    /// for it reaches that project's users and wallets only.
+    fn session_project(&self, session_id: &str) -> service::ProjectLookup {
+        let (Some(registry), Ok(id)) = (self.registry.get().cloned(), session_id.parse::<SessionId>()) else {
+            return Box::pin(std::future::ready(None));
+        };
+        Box::pin(async move { registry.log().session_meta(id).await.ok().flatten().map(|meta| meta.project) })
+    }
 }
 
 /// The session's runtime command for a notice of the embedded service about frame `frame_id`.

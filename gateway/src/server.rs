@@ -560,6 +560,7 @@ fn start_embedded(
         projects.iter().map(|p| (p.id.clone(), p.allowed_origins.iter().map(|o| o.to_string()).collect())).collect();
     let service = vestibule_embedded::EmbeddedService::builder(embedded.clone(), keys, Arc::new(mailer), notices.clone())
         .rpc(Arc::new(crate::embedded::ChainFrameRpc { chain }))
+        .projects(projects.iter().map(|p| p.id.clone()))
         .allowed_origins(move |project| ancestors.iter().find(|(id, _)| id == project).map(|(_, origins)| origins.clone()))
         .build()
         .map_err(|e| anyhow::anyhow!("configuration: `embedded`: {e}"))?;

@@ -284,3 +284,92 @@ async fn a_request_that_has_arrived_may_take_longer_than_its_arrival_is_allowed(
     assert_eq!((status, body["error"]["code"].as_str()), (400, Some("farcaster_failed")), "{body}");
     assert!(polls.load(std::sync::atomic::Ordering::Relaxed) >= 31, "the relay was polled {polls:?} times");
 }
+
+/// A session of project `other` (its own allowed origin), mirrored as [`Client`] does.
+async fn other_project_client(gateway: &Gateway, options: Value) -> Client {
+    let mut ws = connect(&gateway.ws_url("other"), "https://other.example").await.expect("upgrade accepted");
+    send(
+        &mut ws,
+        json!({ "type": "hello", "protocol": vestibule_actors::protocol::PROTOCOL_VERSION, "projectId": "other", "options": options }),
+    )
+    .await;
+    let welcome = recv_json(&mut ws).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    Client {
+        ws,
+        session_id: welcome["sessionId"].as_str().unwrap().to_string(),
+        resume_token: welcome["resumeToken"].as_str().unwrap().to_string(),
+        seq: welcome["seq"].as_u64().unwrap(),
+        state: welcome["state"].clone(),
+        diffs: vec![],
+        next_command: 0,
+    }
+}
+
+/// The one mail in `dir` (taken away): its text.
+fn take_mail(dir: &Path) -> String {
+    let path = std::fs::read_dir(dir).unwrap().next().expect("a mail was written").unwrap().path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(path).unwrap();
+    text
+}
+
+/// A frame the page of `client` registers and announces (no device share), logged in by email
+/// with the code the visitor types: the login's answer and the mail.
+async fn email_login(client: &mut Client, frame_origin: &str, mail_dir: &Path, seed: u64, email: &str) -> (Value, Value, String) {
+    let (status, frame) = register_frame(frame_origin, &client.session_id, &SeededEntropy::new(seed)).await;
+    assert_eq!(status, 200, "{frame}");
+    client.command(json!({ "type": "EmbeddedFrameReady", "frameId": frame["frameId"] })).await;
+    wait_for(client, "the frame is ready", Duration::from_secs(30), |s| s["embedded"]["frame"]["status"] == "ready").await;
+    client.command(json!({ "type": "ConnectEmail", "email": email })).await;
+    wait_for(client, "the code is mailed", Duration::from_secs(30), |s| s["embedded"]["login"]["challengeId"].is_string()).await;
+    let challenge = client.state["embedded"]["login"]["challengeId"].as_str().unwrap().to_string();
+    let mail = take_mail(mail_dir);
+    let code = mail.lines().map(str::trim).find(|l| l.len() == 6 && l.bytes().all(|b| b.is_ascii_digit())).expect("a code").to_string();
+    let (status, login) = post_frame_api(
+        frame_origin,
+        "/api/email/verify",
+        json!({ "frameToken": frame["frameToken"], "challengeId": challenge, "otp": code }),
+    )
+    .await;
+    assert_eq!(status, 200, "{login}");
+    (frame, login, mail)
+}
+
+/// The outside review's take-over (2026-12-08), against the real gateway: a visitor's wallet made
+/// through project `test`; project `other` opens a session of its own, registers a frame from its
+/// backend and has the visitor type its code. The frame is `other`'s (its session's project, as the
+/// event log recorded it), so the login finds `other`'s user of the address: no wallet, no share.
+#[tokio::test]
+async fn a_login_through_another_project_reaches_another_user_and_none_of_the_first_projects_wallet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail_dir = dir.path().join("mail");
+    let gateway = Gateway::start(&embedded_config(dir.path()));
+    let options = json!({ "features": { "email": true } });
+    let mut visitor = Client::create(&gateway, options.clone()).await;
+    let frame_origin = visitor.state["embedded"]["frameOrigin"].as_str().expect("the embedded wallet is on").to_string();
+
+    let (frame, login, mail) = email_login(&mut visitor, &frame_origin, &mail_dir, 1, "victim@example.com").await;
+    assert!(mail.contains("sign-in code for test"), "the mail names the project: {mail}");
+    let user = login["userId"].as_str().unwrap().to_string();
+    let keys = vestibule_embedded::binding::test_keys::WalletKeys::from_seed(9);
+    let frame_id = frame["frameId"].as_str().unwrap();
+    let (evm, sol) = keys.sign_binding(frame_id, &user);
+    let (status, bound) = post_frame_api(
+        &frame_origin,
+        "/api/wallet",
+        json!({
+            "frameToken": frame["frameToken"], "eip155Address": keys.eip155_address(), "solanaAddress": keys.solana_address(),
+            "serverShare": vestibule_embedded::b64url(&[1u8; 33]), "recoveryShare": vestibule_embedded::b64url(&[2u8; 33]),
+            "eip155Signature": evm, "solanaSignature": sol }),
+    )
+    .await;
+    assert_eq!(status, 200, "{bound}");
+    tokio::time::sleep(Duration::from_secs(31)).await; // the address's cooldown between mails
+
+    let mut other = other_project_client(&gateway, options).await;
+    let (_, login, mail) = email_login(&mut other, &frame_origin, &mail_dir, 2, "victim@example.com").await;
+    assert!(mail.contains("sign-in code for other"), "the mail names the project: {mail}");
+    assert_ne!(login["userId"].as_str().unwrap(), user);
+    assert_eq!(login["wallet"], Value::Null, "no share of the first project's wallet: {login}");
+}

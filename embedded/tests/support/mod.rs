@@ -17,6 +17,8 @@ pub const HOST_ORIGIN: &str = "https://host.example";
 #[derive(Default)]
 pub struct RecordingMailer {
     pub sent: Mutex<Vec<(String, String, MailPurpose)>>,
+    /// The project each mail named, in the order of `sent`.
+    pub projects: Mutex<Vec<String>>,
 }
 
 impl RecordingMailer {
@@ -29,7 +31,8 @@ impl RecordingMailer {
 
 #[async_trait::async_trait]
 impl Mailer for RecordingMailer {
-    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose) -> Result<(), vestibule_embedded::MailError> {
+    async fn send_code(&self, to: &str, code: &OtpCode, purpose: MailPurpose, project: &str) -> Result<(), vestibule_embedded::MailError> {
+        self.projects.lock().unwrap().push(project.to_owned());
         self.sent.lock().unwrap().push((to.to_owned(), code.reveal().to_owned(), purpose));
         Ok(())
     }
@@ -42,7 +45,12 @@ pub struct RecordingSink {
     pub frames: Mutex<Vec<String>>,
     /// Sessions that are no longer live (every other session id is).
     pub ended: Mutex<Vec<String>>,
+    /// The project of each session named here; every other session is of `PROJECT`.
+    pub projects: Mutex<std::collections::HashMap<String, String>>,
 }
+
+/// The project of the harness's sessions unless `RecordingSink::projects` says otherwise.
+pub const PROJECT: &str = "project-1";
 
 impl RecordingSink {
     pub fn take(&self) -> Vec<(String, Notice)> {
@@ -65,6 +73,11 @@ impl NoticeSink for RecordingSink {
     fn session_is_live(&self, session_id: &str) -> bool {
         !self.ended.lock().unwrap().iter().any(|ended| ended == session_id)
     }
+
+    fn session_project(&self, session_id: &str) -> vestibule_embedded::service::ProjectLookup {
+        let project = self.projects.lock().unwrap().get(session_id).cloned().unwrap_or_else(|| PROJECT.to_owned());
+        Box::pin(std::future::ready(Some(project)))
+    }
 }
 
 pub fn config(dir: &Path) -> EmbeddedConfig {
@@ -84,6 +97,7 @@ pub fn config(dir: &Path) -> EmbeddedConfig {
         smtp: None,
         social: Default::default(),
         farcaster: None,
+        legacy_users_project: None,
     }
 }
 
