@@ -134,7 +134,8 @@ async fn host_requests_are_answered_by_the_node_the_wallet_or_refused_and_the_se
     assert!(client.state["toasts"].to_string().contains("Requested RPC call is not allowed"), "{:#}", client.state["toasts"]);
     assert!(provider.get_balance(dev).await.unwrap() > U256::ZERO, "the node's state is untouched");
 
-    // A signature pending on the stack is rejected when the visitor closes the modal.
+    // A signature a browser wallet was asked for waits for the wallet's answer when the visitor
+    // closes the modal: the wallet's prompt is its own, and the visitor may still approve it.
     let result = client
         .command(json!({ "type": "HostRequest", "requestId": "sign-1", "method": "personal_sign", "params": ["0x68656c6c6f", dev] }))
         .await;
@@ -143,8 +144,12 @@ async fn host_requests_are_answered_by_the_node_the_wallet_or_refused_and_the_se
     assert_eq!(kind["method"], "personal_sign");
     let result = client.command(json!({ "type": "CloseModal" })).await;
     assert_eq!(result["status"], "accepted", "{result}");
-    assert_eq!(answer(&mut client, "sign-1").await, json!({ "status": "error", "code": 4001, "message": "Modal closed" }));
-    assert!(client.state["requests"]["items"][&sign_request].is_null(), "its wallet request is cancelled");
+    assert!(client.state["hostRequests"]["items"]["sign-1"]["outcome"].is_null(), "not settled by the close");
+    assert!(!client.state["requests"]["items"][&sign_request].is_null(), "its wallet request stays");
+    let declined = json!({ "status": "error", "code": 4001, "message": "User rejected the request." });
+    let result = client.command(json!({ "type": "ResolveWalletRequest", "requestId": sign_request, "outcome": declined })).await;
+    assert_eq!(result["status"], "accepted", "{result}");
+    assert_eq!(answer(&mut client, "sign-1").await["code"], 4001);
 
     // The session replays from its log alone (the node is gone): the node's answers are events.
     drop(node);
